@@ -1,0 +1,46 @@
+/** Tokens and server blocks produced by the Corefile lexer/parser (corefile.md §2, §3). */
+
+export interface Token {
+  /** Text after quote removal, escape handling and environment substitution. */
+  readonly text: string;
+  /** File the token was read from (as given, e.g. `Corefile` or `/etc/coredns/Corefile`). */
+  readonly file: string;
+  /** Line the token starts on (1-based). */
+  readonly line: number;
+  /** Line the token ends on (differs from `line` only for quoted tokens containing newlines). */
+  readonly endLine: number;
+  /** The token was written in quotes (so `"{"` is not a brace). */
+  readonly quoted: boolean;
+}
+
+/** A parsed server block: its keys and, per directive, all its tokens concatenated in file order. */
+export interface ServerBlock {
+  /** Keys as written (after env substitution), e.g. `.:53`, `dns://cluster.local`. Empty keys removed. */
+  readonly keys: Token[];
+  /**
+   * For each directive used in the block, the tokens of all its occurrences in file order. Each
+   * occurrence starts with the directive-name token, followed by its arguments and nested block.
+   */
+  readonly directives: Map<string, Token[]>;
+}
+
+/** A configuration error with a location; printed as `file:line - Error during parsing: message`. */
+export class ConfigError extends Error {
+  constructor(
+    message: string,
+    readonly file?: string,
+    readonly line?: number,
+    /** `plugin/<name>` prefix for setup errors; undefined for parse errors. */
+    readonly plugin?: string,
+  ) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+
+  /** One-line description with location, the way the CLI and the reload plugin print it. */
+  describe(): string {
+    const where = this.file !== undefined ? `${this.file}:${this.line ?? 0} - ` : '';
+    const prefix = this.plugin ? `plugin/${this.plugin}: ` : '';
+    return `${prefix}${where}Error during parsing: ${this.message}`;
+  }
+}

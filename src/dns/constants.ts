@@ -1,0 +1,105 @@
+/** DNS numeric constants used across the server. Names follow RFC 1035 / IANA registries. */
+
+export const Rcode = {
+  NOERROR: 0,
+  FORMERR: 1,
+  SERVFAIL: 2,
+  NXDOMAIN: 3,
+  NOTIMP: 4,
+  REFUSED: 5,
+  YXDOMAIN: 6,
+  YXRRSET: 7,
+  NXRRSET: 8,
+  NOTAUTH: 9,
+  NOTZONE: 10,
+  BADVERS: 16,
+} as const;
+
+const RCODE_NAMES: Record<number, string> = {
+  0: 'NOERROR', 1: 'FORMERR', 2: 'SERVFAIL', 3: 'NXDOMAIN', 4: 'NOTIMP', 5: 'REFUSED',
+  6: 'YXDOMAIN', 7: 'YXRRSET', 8: 'NXRRSET', 9: 'NOTAUTH', 10: 'NOTZONE', 16: 'BADVERS',
+  17: 'BADKEY', 18: 'BADTIME', 19: 'BADMODE', 20: 'BADNAME', 21: 'BADALG', 22: 'BADTRUNC', 23: 'BADCOOKIE',
+};
+
+/** Mnemonic of an RCODE, or its decimal number when unknown (as miekg/dns prints it). */
+export function rcodeName(rcode: number): string {
+  return RCODE_NAMES[rcode] ?? String(rcode);
+}
+
+export function rcodeFromName(name: string): number | undefined {
+  const upper = name.toUpperCase();
+  for (const [num, mnemonic] of Object.entries(RCODE_NAMES)) if (mnemonic === upper) return Number(num);
+  if (/^\d+$/.test(name)) return Number(name);
+  return undefined;
+}
+
+/** RCODEs that, returned without a written reply, make the server write a bare reply (corefile.md §7.4). */
+export function isServerWrittenRcode(rcode: number): boolean {
+  return rcode === Rcode.SERVFAIL || rcode === Rcode.REFUSED || rcode === Rcode.FORMERR || rcode === Rcode.NOTIMP;
+}
+
+export const Qtype = {
+  A: 1, NS: 2, CNAME: 5, SOA: 6, PTR: 12, HINFO: 13, MX: 15, TXT: 16, AAAA: 28, SRV: 33, NAPTR: 35,
+  DS: 43, RRSIG: 46, NSEC: 47, DNSKEY: 48, NSEC3: 50, SVCB: 64, HTTPS: 65, OPT: 41,
+  IXFR: 251, AXFR: 252, ANY: 255, CAA: 257,
+} as const;
+
+const QTYPE_NAMES: Record<number, string> = {
+  1: 'A', 2: 'NS', 3: 'MD', 4: 'MF', 5: 'CNAME', 6: 'SOA', 7: 'MB', 8: 'MG', 9: 'MR', 10: 'NULL', 11: 'WKS',
+  12: 'PTR', 13: 'HINFO', 14: 'MINFO', 15: 'MX', 16: 'TXT', 17: 'RP', 18: 'AFSDB', 24: 'SIG', 25: 'KEY',
+  28: 'AAAA', 29: 'LOC', 33: 'SRV', 35: 'NAPTR', 36: 'KX', 37: 'CERT', 39: 'DNAME', 41: 'OPT', 42: 'APL',
+  43: 'DS', 44: 'SSHFP', 45: 'IPSECKEY', 46: 'RRSIG', 47: 'NSEC', 48: 'DNSKEY', 49: 'DHCID', 50: 'NSEC3',
+  51: 'NSEC3PARAM', 52: 'TLSA', 55: 'HIP', 59: 'CDS', 60: 'CDNSKEY', 64: 'SVCB', 65: 'HTTPS', 99: 'SPF',
+  249: 'TKEY', 250: 'TSIG', 251: 'IXFR', 252: 'AXFR', 255: 'ANY', 256: 'URI', 257: 'CAA', 32768: 'TA', 32769: 'DLV',
+};
+
+/** Type mnemonic as CoreDNS prints it: `A`, `AAAA`, `TYPE65534` for unknown types. */
+export function qtypeName(qtype: number): string {
+  return QTYPE_NAMES[qtype] ?? `TYPE${qtype}`;
+}
+
+export function qtypeFromName(name: string): number | undefined {
+  const upper = name.toUpperCase();
+  for (const [num, mnemonic] of Object.entries(QTYPE_NAMES)) if (mnemonic === upper) return Number(num);
+  const m = /^TYPE(\d+)$/.exec(upper);
+  if (m) return Number(m[1]);
+  return undefined;
+}
+
+export const Qclass = { IN: 1, CH: 3, HS: 4, NONE: 254, ANY: 255 } as const;
+
+const QCLASS_NAMES: Record<number, string> = { 1: 'IN', 3: 'CH', 4: 'HS', 254: 'NONE', 255: 'ANY' };
+
+export function qclassName(qclass: number): string {
+  return QCLASS_NAMES[qclass] ?? `CLASS${qclass}`;
+}
+
+export function qclassFromName(name: string): number | undefined {
+  const upper = name.toUpperCase();
+  for (const [num, mnemonic] of Object.entries(QCLASS_NAMES)) if (mnemonic === upper) return Number(num);
+  const m = /^CLASS(\d+)$/.exec(upper);
+  if (m) return Number(m[1]);
+  return undefined;
+}
+
+export const Opcode = { QUERY: 0, IQUERY: 1, STATUS: 2, NOTIFY: 4, UPDATE: 5 } as const;
+
+/** Header flag bits (second 16-bit word of the header). */
+export const Flag = {
+  QR: 0x8000,
+  AA: 0x0400,
+  TC: 0x0200,
+  RD: 0x0100,
+  RA: 0x0080,
+  Z: 0x0040,
+  AD: 0x0020,
+  CD: 0x0010,
+} as const;
+
+/** EDNS0 option codes kept when the server echoes the client's OPT (corefile.md §7.4). */
+export const EdnsOption = { NSID: 3, EXPIRE: 9, COOKIE: 10, TCP_KEEPALIVE: 11, PADDING: 12 } as const;
+
+/** Largest UDP payload this server offers by default (DNS flag day 2020). */
+export const DEFAULT_MAX_UDP_SIZE = 1232;
+export const MIN_UDP_SIZE = 512;
+export const MAX_TCP_SIZE = 65535;

@@ -1,0 +1,237 @@
+/**
+ * Message encoder with name compression (dns-packet does not compress). Compression matters for
+ * fitting answers into 512-byte UDP replies as CoreDNS does, and it lets answer owners point at
+ * the question so they echo the client's letter case for free.
+ *
+ * Names in NS/CNAME/PTR/MX/SOA RDATA are compressed (RFC 1035 types, as miekg/dns does); other
+ * RDATA is encoded by dns-packet.
+ */
+import * as dnsPacket from 'dns-packet';
+import type { Answer, Question } from 'dns-packet';
+import { qclassFromName, qtypeFromName, Flag } from './constants.js';
+import type { Message } from './message.js';
+
+type CompressionMap = Map<string, number>;
+
+/** dns-packet's per-type RDATA codecs (exported at runtime, missing from @types/dns-packet). */
+interface RdataCodec {
+  encode: ((data: unknown, buf: Buffer, offset: number) => Buffer) & { bytes: number };
+  encodingLength(data: unknown): number;
+}
+const rdata = (dnsPacket as unknown as { record(type: string): RdataCodec }).record;
+
+/** Split a (dns-packet style or absolute) name into label byte arrays, honouring `\.` and `\DDD`. */
+export function nameToLabels(name: string): Buffer[] {
+  if (name === '' || name === '.') return [];
+  const labels: Buffer[] = [];
+  let cur: number[] = [];
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c === 0x5c /* \ */ && i + 1 < name.length) {
+      const d = name.slice(i + 1, i + 4);
+      if (/^\d{3}$/.test(d)) {
+        cur.push(Number(d) & 0xff);
+        i += 3;
+      } else {
+        cur.push(name.charCodeAt(i + 1) & 0xff);
+        i += 1;
+      }
+    } else if (c === 0x2e /* . */) {
+      if (cur.length) labels.push(Buffer.from(cur));
+      cur = [];
+    } else if (c < 0x80) {
+      cur.push(c);
+    } else {
+      for (const b of Buffer.from(name[i]!, 'utf8')) cur.push(b);
+    }
+  }
+  if (cur.length) labels.push(Buffer.from(cur));
+  return labels;
+}
+
+function writeName(name: string, buf: Buffer, off: number, comp: CompressionMap | null): number {
+  const labels = nameToLabels(name);
+  for (let i = 0; i < labels.length; i++) {
+    if (comp) {
+      const key = labels.slice(i).map((l) => l.toString('latin1').toLowerCase()).join('.');
+      const ptr = comp.get(key);
+      if (ptr !== undefined) {
+        buf.writeUInt16BE(0xc000 | ptr, off);
+        return off + 2;
+      }
+      if (off < 0x3fff) comp.set(key, off);
+    }
+    const l = labels[i]!;
+    if (l.length > 63) throw new Error(`label too long in ${name}`);
+    buf[off] = l.length;
+    l.copy(buf, off + 1);
+    off += l.length + 1;
+  }
+  buf[off] = 0;
+  return off + 1;
+}
+
+function typeCode(type: string): number {
+  const n = qtypeFromName(type);
+  if (n !== undefined) return n;
+  const m = /^UNKNOWN_(\d+)$/.exec(type);
+  if (m) return Number(m[1]);
+  throw new Error(`unknown record type ${type}`);
+}
+
+function classCode(klass: string | undefined): number {
+  if (klass === undefined) return 1;
+  const n = qclassFromName(klass);
+  if (n !== undefined) return n;
+  const m = /^UNKNOWN_(\d+)$/.exec(klass);
+  if (m) return Number(m[1]);
+  return 1;
+}
+
+function writeQuestion(q: Question, buf: Buffer, off: number, comp: CompressionMap): number {
+  off = writeName(q.name, buf, off, comp);
+  buf.writeUInt16BE(typeCode(q.type), off);
+  buf.writeUInt16BE(classCode(q.class), off + 2);
+  return off + 4;
+}
+
+interface OptRecord {
+  type: 'OPT';
+  udpPayloadSize?: number;
+  extendedRcode?: number;
+  ednsVersion?: number;
+  flags?: number;
+  options?: { code: number | string; data?: Buffer }[];
+}
+
+function writeRecord(rr: Answer, buf: Buffer, off: number, comp: CompressionMap): number {
+  if (rr.type === 'OPT') {
+    const opt = rr as unknown as OptRecord;
+    buf[off] = 0;
+    buf.writeUInt16BE(41, off + 1);
+    buf.writeUInt16BE(opt.udpPayloadSize ?? 4096, off + 3);
+    buf[off + 5] = opt.extendedRcode ?? 0;
+    buf[off + 6] = opt.ednsVersion ?? 0;
+    buf.writeUInt16BE(opt.flags ?? 0, off + 7);
+    // dns-packet's OPT option encoder (handles typed options such as CLIENT_SUBNET).
+    const codec = rdata('OPT');
+    codec.encode(opt.options ?? [], buf, off + 9);
+    return off + 9 + codec.encode.bytes;
+  }
+  off = writeName(rr.name, buf, off, comp);
+  buf.writeUInt16BE(typeCode(rr.type), off);
+  const r = rr as Answer & { class?: string; ttl?: number; flush?: boolean };
+  buf.writeUInt16BE(classCode(r.class) | (r.flush ? 0x8000 : 0), off + 2);
+  buf.writeUInt32BE((r.ttl ?? 0) >>> 0, off + 4);
+  const rdlenAt = off + 8;
+  let p = off + 10;
+  const data = (rr as { data: unknown }).data;
+  switch (rr.type) {
+    case 'NS':
+    case 'CNAME':
+    case 'PTR':
+    case 'DNAME':
+      p = rr.type === 'DNAME' ? writeName(data as string, buf, p, null) : writeName(data as string, buf, p, comp);
+      break;
+    case 'MX': {
+      const mx = data as { preference?: number; exchange: string };
+      buf.writeUInt16BE(mx.preference ?? 0, p);
+      p = writeName(mx.exchange, buf, p + 2, comp);
+      break;
+    }
+    case 'SOA': {
+      const soa = data as { mname: string; rname: string; serial?: number; refresh?: number; retry?: number; expire?: number; minimum?: number };
+      p = writeName(soa.mname, buf, p, comp);
+      p = writeName(soa.rname, buf, p, comp);
+      buf.writeUInt32BE((soa.serial ?? 0) >>> 0, p);
+      buf.writeUInt32BE((soa.refresh ?? 0) >>> 0, p + 4);
+      buf.writeUInt32BE((soa.retry ?? 0) >>> 0, p + 8);
+      buf.writeUInt32BE((soa.expire ?? 0) >>> 0, p + 12);
+      buf.writeUInt32BE((soa.minimum ?? 0) >>> 0, p + 16);
+      p += 20;
+      break;
+    }
+    case 'SRV': {
+      const srv = data as { priority?: number; weight?: number; port?: number; target: string };
+      buf.writeUInt16BE(srv.priority ?? 0, p);
+      buf.writeUInt16BE(srv.weight ?? 0, p + 2);
+      buf.writeUInt16BE(srv.port ?? 0, p + 4);
+      p = writeName(srv.target, buf, p + 6, null);
+      break;
+    }
+    default: {
+      // dns-packet writes RDLENGTH + RDATA itself.
+      const enc = rdata(rr.type);
+      enc.encode(data, buf, rdlenAt);
+      return rdlenAt + enc.encode.bytes;
+    }
+  }
+  buf.writeUInt16BE(p - off - 10, rdlenAt);
+  return p;
+}
+
+/** Upper bound of the encoded size (dns-packet's uncompressed length). */
+export function maxEncodingLength(msg: Message): number {
+  return dnsPacket.encodingLength(msg);
+}
+
+export interface EncodeResult {
+  buf: Buffer;
+  /** True when records had to be dropped to fit (answer or authority ones, so TC was set). */
+  truncated: boolean;
+}
+
+/**
+ * Encode `msg` with compression. With `limit`, whole records are dropped from the end (additional,
+ * then authority, then answer) until it fits; TC is set when answer or authority records were
+ * dropped (corefile.md §7.4). The OPT record is always kept.
+ */
+export function encodeFitted(msg: Message, limit = 65535): EncodeResult {
+  const size = maxEncodingLength(msg) + 16;
+  const buf = Buffer.allocUnsafe(Math.max(size, 512));
+  const comp: CompressionMap = new Map();
+  const flags = ((msg.flags ?? 0) & 0x7fff) | (msg.type === 'response' ? Flag.QR : 0);
+  buf.writeUInt16BE(msg.id ?? 0, 0);
+  buf.writeUInt16BE(flags, 2);
+  buf.writeUInt16BE(msg.questions.length, 4);
+  let off = 12;
+  for (const q of msg.questions) off = writeQuestion(q, buf, off, comp);
+  const opt = msg.additionals.find((r) => r.type === 'OPT');
+  const optLen = opt ? 11 + (rdata('OPT').encodingLength((opt as unknown as OptRecord).options ?? []) - 2) : 0;
+  const sections: Answer[][] = [msg.answers, msg.authorities, msg.additionals.filter((r) => r.type !== 'OPT')];
+  const counts = [0, 0, 0];
+  let truncated = false;
+  let full = false;
+  for (let s = 0; s < 3 && !full; s++) {
+    for (const rr of sections[s]!) {
+      const before = off;
+      const compBefore = comp.size;
+      off = writeRecord(rr, buf, off, comp);
+      if (off + optLen > limit) {
+        off = before;
+        if (comp.size !== compBefore) {
+          for (const [k, v] of comp) if (v >= before) comp.delete(k);
+        }
+        full = true;
+        if (s < 2) truncated = true;
+        break;
+      }
+      counts[s]!++;
+    }
+  }
+  let ar = counts[2]!;
+  if (opt) {
+    off = writeRecord(opt, buf, off, comp);
+    ar++;
+  }
+  buf.writeUInt16BE(counts[0]!, 6);
+  buf.writeUInt16BE(counts[1]!, 8);
+  buf.writeUInt16BE(ar, 10);
+  if (truncated) buf.writeUInt16BE(flags | Flag.TC, 2);
+  return { buf: Buffer.from(buf.subarray(0, off)), truncated };
+}
+
+/** Encode with compression, no size limit. */
+export function encodeMessage(msg: Message): Buffer {
+  return encodeFitted(msg).buf;
+}

@@ -1,0 +1,200 @@
+/**
+ * Reading requests straight from the packet bytes: header, the single question and the EDNS OPT
+ * record, with the checks of corefile.md §7.2. No dns-packet object is built here: this runs for
+ * every packet, and most answers never need one.
+ */
+import { Flag, Opcode, Qtype, Rcode } from './constants.js';
+
+export interface Edns {
+  /** Advertised UDP payload size. */
+  readonly udpSize: number;
+  readonly version: number;
+  readonly do: boolean;
+  /** Raw option bytes (the OPT RDATA), possibly empty. */
+  readonly options: Buffer;
+}
+
+export interface ParsedRequest {
+  readonly id: number;
+  /** Flags word of the request (QR, opcode, AA, TC, RD, RA, Z, AD, CD, RCODE). */
+  readonly flags: number;
+  readonly opcode: number;
+  /** Question name as asked, absolute (`Example.ORG.`). */
+  readonly name: string;
+  /** Lower-cased question name. */
+  readonly lname: string;
+  readonly qtype: number;
+  readonly qclass: number;
+  /** Offset just past the question section. */
+  readonly questionEnd: number;
+  readonly edns: Edns | null;
+}
+
+/** What to do with a packet that is not a well-formed query. */
+export type Rejection =
+  | { readonly kind: 'drop' }
+  /** Reply with this RCODE; `header` says whether the question could be read (echo it) or not. */
+  | { readonly kind: 'rcode'; readonly rcode: number; readonly id: number; readonly flags: number; readonly questionEnd: number; readonly edns: Edns | null };
+
+export type ParseResult = { readonly kind: 'query'; readonly req: ParsedRequest } | Rejection;
+
+const DROP: Rejection = { kind: 'drop' };
+
+/** Read a name at `off`; returns [name-as-text, offset after the name in the current run] or null. */
+export function readName(buf: Buffer, off: number): [string, number] | null {
+  let name = '';
+  let end = -1;
+  let jumps = 0;
+  let total = 0;
+  for (;;) {
+    if (off >= buf.length) return null;
+    const len = buf[off]!;
+    if (len === 0) {
+      if (end < 0) end = off + 1;
+      break;
+    }
+    if ((len & 0xc0) === 0xc0) {
+      if (off + 1 >= buf.length) return null;
+      if (end < 0) end = off + 2;
+      const ptr = ((len & 0x3f) << 8) | buf[off + 1]!;
+      if (++jumps > 126 || ptr >= off) return null; // loops and forward pointers
+      off = ptr;
+      continue;
+    }
+    if ((len & 0xc0) !== 0) return null; // reserved label types
+    if (off + 1 + len > buf.length) return null;
+    total += len + 1;
+    if (total > 254) return null;
+    for (let i = off + 1; i <= off + len; i++) {
+      const c = buf[i]!;
+      if (c > 0x20 && c < 0x7f && c !== 0x2e && c !== 0x5c && c !== 0x28 && c !== 0x29 && c !== 0x3b && c !== 0x22 && c !== 0x40 && c !== 0x24) {
+        name += String.fromCharCode(c);
+      } else if (c === 0x2e || c === 0x5c || c === 0x28 || c === 0x29 || c === 0x3b || c === 0x22 || c === 0x40 || c === 0x24) {
+        name += `\\${String.fromCharCode(c)}`;
+      } else {
+        name += `\\${c.toString().padStart(3, '0')}`;
+      }
+    }
+    name += '.';
+    off += len + 1;
+  }
+  return [name === '' ? '.' : name, end];
+}
+
+/** Skip a (possibly compressed) name in the current run; returns the next offset or -1. */
+function skipName(buf: Buffer, off: number): number {
+  let total = 0;
+  for (;;) {
+    if (off >= buf.length) return -1;
+    const len = buf[off]!;
+    if (len === 0) return off + 1;
+    if ((len & 0xc0) === 0xc0) return off + 2 <= buf.length ? off + 2 : -1;
+    if ((len & 0xc0) !== 0) return -1;
+    total += len + 1;
+    if (total > 254) return -1;
+    off += len + 1;
+  }
+}
+
+/** ASCII-only lower-casing (DNS names compare case-insensitively in ASCII only). */
+export function lowerName(name: string): string {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c >= 65 && c <= 90) return name.toLowerCase();
+  }
+  return name;
+}
+
+/**
+ * Parse and check a request (corefile.md §7.2). Unreadable header, or a response → drop; wrong
+ * opcode → NOTIMP; bad counts or undecodable records → FORMERR.
+ */
+export function parseRequest(buf: Buffer): ParseResult {
+  if (buf.length < 12) return DROP;
+  const id = buf.readUInt16BE(0);
+  const flags = buf.readUInt16BE(2);
+  if (flags & Flag.QR) return DROP;
+  const opcode = (flags >> 11) & 0xf;
+  const qd = buf.readUInt16BE(4);
+  const an = buf.readUInt16BE(6);
+  const ns = buf.readUInt16BE(8);
+  const ar = buf.readUInt16BE(10);
+  const formerr = (questionEnd = 12, edns: Edns | null = null): Rejection => ({ kind: 'rcode', rcode: Rcode.FORMERR, id, flags, questionEnd, edns });
+  if (opcode !== Opcode.QUERY && opcode !== Opcode.NOTIFY) {
+    return { kind: 'rcode', rcode: Rcode.NOTIMP, id, flags, questionEnd: 12, edns: null };
+  }
+  if (qd !== 1 || an > 1 || ns > 1 || ar > 2) return formerr();
+  const nameRead = readName(buf, 12);
+  if (!nameRead) return formerr();
+  const [name, afterName] = nameRead;
+  if (afterName + 4 > buf.length) return formerr();
+  const qtype = buf.readUInt16BE(afterName);
+  const qclass = buf.readUInt16BE(afterName + 2);
+  const questionEnd = afterName + 4;
+  let off = questionEnd;
+  let edns: Edns | null = null;
+  const rrs = an + ns + ar;
+  for (let i = 0; i < rrs; i++) {
+    const start = off;
+    off = skipName(buf, off);
+    if (off < 0 || off + 10 > buf.length) return formerr(questionEnd);
+    const type = buf.readUInt16BE(off);
+    const rdlen = buf.readUInt16BE(off + 8);
+    if (off + 10 + rdlen > buf.length) return formerr(questionEnd);
+    if (type === Qtype.OPT) {
+      // OPT must be in the additional section, owned by the root, and appear once.
+      if (i < an + ns || buf[start] !== 0 || edns) return formerr(questionEnd);
+      const optData = buf.subarray(off + 10, off + 10 + rdlen);
+      // Options must parse as code/length/value triples.
+      let o = 0;
+      while (o < optData.length) {
+        if (o + 4 > optData.length) return formerr(questionEnd);
+        o += 4 + optData.readUInt16BE(o + 2);
+      }
+      if (o !== optData.length) return formerr(questionEnd);
+      edns = {
+        udpSize: buf.readUInt16BE(off + 2),
+        version: buf[off + 5]!,
+        do: (buf.readUInt16BE(off + 6) & 0x8000) !== 0,
+        options: optData,
+      };
+    }
+    off += 10 + rdlen;
+  }
+  return {
+    kind: 'query',
+    req: { id, flags, opcode, name, lname: lowerName(name), qtype, qclass, questionEnd, edns },
+  };
+}
+
+/** Offset of the answer section start and the section counts of a reply, for in-place patching. */
+export function sectionCounts(buf: Buffer): { an: number; ns: number; ar: number } {
+  return { an: buf.readUInt16BE(6), ns: buf.readUInt16BE(8), ar: buf.readUInt16BE(10) };
+}
+
+/**
+ * Walk every RR of a wire message, calling `fn(section, rrOffset, typeOffset)`; `typeOffset`
+ * points at TYPE (TTL is at typeOffset+4, RDLENGTH at +8). Returns false if the message is malformed.
+ */
+export function forEachRecord(buf: Buffer, fn: (section: 0 | 1 | 2, rrOffset: number, typeOffset: number) => void): boolean {
+  const qd = buf.readUInt16BE(4);
+  let off = 12;
+  for (let i = 0; i < qd; i++) {
+    off = skipName(buf, off);
+    if (off < 0) return false;
+    off += 4;
+  }
+  const counts = [buf.readUInt16BE(6), buf.readUInt16BE(8), buf.readUInt16BE(10)] as const;
+  for (let s = 0; s < 3; s++) {
+    for (let i = 0; i < counts[s]!; i++) {
+      const start = off;
+      off = skipName(buf, off);
+      if (off < 0 || off + 10 > buf.length) return false;
+      const rdlen = buf.readUInt16BE(off + 8);
+      fn(s as 0 | 1 | 2, start, off);
+      off += 10 + rdlen;
+      if (off > buf.length) return false;
+    }
+  }
+  return true;
+}

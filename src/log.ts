@@ -1,0 +1,52 @@
+/**
+ * Server log lines in CoreDNS's shape: `[LEVEL] plugin/<name>: message` on stdout, no timestamp
+ * (the container runtime adds one). Levels: INFO, WARNING, ERROR, DEBUG, FATAL.
+ * Tests can capture lines with `setLogSink`.
+ */
+export type Level = 'INFO' | 'WARNING' | 'ERROR' | 'DEBUG' | 'FATAL';
+
+export interface Logger {
+  info(msg: string): void;
+  warning(msg: string): void;
+  error(msg: string): void;
+  debug(msg: string): void;
+  /** A line without plugin prefix, e.g. the log plugin's query lines: `[INFO] <line>`. */
+  raw(level: Level, line: string): void;
+}
+
+type Sink = (line: string) => void;
+
+let sink: Sink = (line) => {
+  process.stdout.write(`${line}\n`);
+};
+let debugEnabled = false;
+
+/** Replace where log lines go (tests); returns the previous sink. */
+export function setLogSink(s: Sink): Sink {
+  const prev = sink;
+  sink = s;
+  return prev;
+}
+
+export function enableDebug(on: boolean): void {
+  debugEnabled = on;
+}
+
+export function writeLine(level: Level, text: string): void {
+  if (level === 'DEBUG' && !debugEnabled) return;
+  sink(`[${level}] ${text}`);
+}
+
+/** A logger whose lines read `[LEVEL] <prefix>message`; prefix is built once. */
+export function logger(pluginName?: string): Logger {
+  const prefix = pluginName ? `plugin/${pluginName}: ` : '';
+  return {
+    info: (m) => writeLine('INFO', prefix + m),
+    warning: (m) => writeLine('WARNING', prefix + m),
+    error: (m) => writeLine('ERROR', prefix + m),
+    debug: (m) => writeLine('DEBUG', prefix + m),
+    raw: (level, line) => writeLine(level, line),
+  };
+}
+
+export const coreLog = logger();

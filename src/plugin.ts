@@ -1,0 +1,117 @@
+/**
+ * The contract between the server core and plugins.
+ *
+ * A plugin is a `PluginDef`: its `setup` reads the directive's tokens from a `Dispenser` (every
+ * occurrence in the server block, concatenated), may register lifecycle hooks on the
+ * `SetupContext`, and returns a `HandlerFactory` when it sits in the query chain (or null for
+ * setup-only plugins such as `health`, `ready`, `reload`, `bind`). The core builds each server
+ * block's chain once per (re)load in the fixed global order of `plugins/index.ts`.
+ *
+ * Query protocol (corefile.md §7.4): `serve` either writes a reply (`q.write`/`q.writeWire`) and
+ * returns its RCODE, or writes nothing and returns SERVFAIL/REFUSED/FORMERR/NOTIMP, in which case
+ * the server writes a bare reply. Errors for the `errors` plugin go through `q.fail(err, rcode)`.
+ * `serve` may return synchronously: a hit should not allocate a promise.
+ */
+import type { Dispenser } from './corefile/dispenser.js';
+import type { Logger } from './log.js';
+import type { Query } from './query.js';
+
+export type Rcode = number;
+
+export interface Handler {
+  /** Plugin name (the directive), used for the `plugin` metric label and logs. */
+  readonly name: string;
+  serve(q: Query): Rcode | Promise<Rcode>;
+}
+
+export type HandlerFactory = (next: Handler | null) => Handler;
+
+/** Server-block facts a plugin may need at setup. */
+export interface BlockInfo {
+  /** Normalised zones of the block's keys (`cluster.local.`, reverse zones expanded), in key order. */
+  readonly zones: readonly string[];
+  /** The listener names (`dns://:53`) the block's keys are served on. */
+  readonly servers: readonly string[];
+  /** Port of the first key. */
+  readonly port: number;
+  /** Addresses the block binds to (from `bind`), empty = all interfaces. */
+  readonly bindAddresses: readonly string[];
+}
+
+/** Process-level facts. */
+export interface ProcessInfo {
+  /** Path of the Corefile (`stdin` or `<default>` for the built-in one). */
+  readonly corefilePath: string;
+  /** The -dns.port value. */
+  readonly dnsPort: number;
+  readonly version: string;
+}
+
+/** A readiness probe: true when ready, or a short reason string when not. */
+export type ReadinessProbe = () => true | string;
+
+export interface SetupContext {
+  readonly block: BlockInfo;
+  readonly process: ProcessInfo;
+  /** Logger whose lines are prefixed `plugin/<name>: `. */
+  readonly log: Logger;
+  /**
+   * Run when the new instance starts serving (after listeners are up on first start; before the
+   * switch on reload). Errors abort the start (or the reload).
+   */
+  onStartup(fn: () => void | Promise<void>): void;
+  /**
+   * Run after the listeners are opened (first start) or after the switch (reload) — e.g. the loop
+   * plugin's self-query. Errors are fatal on first start.
+   */
+  onServing(fn: () => void | Promise<void>): void;
+  /** Run when this instance is replaced by a reload or the process stops. */
+  onShutdown(fn: () => void | Promise<void>): void;
+  /**
+   * Run once at final process shutdown (SIGTERM/SIGINT), before listeners close; DNS keeps being
+   * served meanwhile (health's lameduck sleeps here). Not run on reload.
+   */
+  onFinalShutdown(fn: () => void | Promise<void>): void;
+  /** Report readiness to the `ready` plugin under `name` (e.g. `kubernetes`). */
+  registerReady(name: string, probe: ReadinessProbe): void;
+  /**
+   * A process-wide resource kept across reloads while its key stays the same (watch indexes,
+   * HTTP side servers). `create` runs on first use; when a reload no longer asks for a key,
+   * `dispose` (if given) runs after the switch.
+   */
+  shared<T>(key: string, create: () => T, dispose?: (value: T) => void | Promise<void>): T;
+  /** The server core services plugins such as reload/ready/health need. */
+  readonly core: CoreServices;
+}
+
+/** Services offered by the running server to operational plugins. */
+export interface CoreServices {
+  /** Trigger a reload of the Corefile from its source (as SIGUSR1). Resolves when it finished. */
+  reload(reason: string): Promise<boolean>;
+  /** All readiness probes registered by the current instance, by name. */
+  readiness(): Map<string, ReadinessProbe[]>;
+  /** True once final shutdown has started (ready reports `Shutting down`). */
+  readonly shuttingDown: boolean;
+  /** Subscribe to final shutdown start (before lameduck). */
+  onShutdownStart(fn: () => void): void;
+  /** Hooks for the log plugin and others: the list of server addresses currently serving. */
+  servers(): readonly string[];
+}
+
+/** How a directive repeated within one server block is treated (corefile.md §8.3). */
+export type RepeatPolicy = 'error' | 'first' | 'all';
+
+export interface PluginDef {
+  /** The Corefile directive. */
+  readonly name: string;
+  /** Repeated in one block: `error` (once per block), `first` (later ones ignored), `all` (accumulate). */
+  readonly repeat: RepeatPolicy;
+  /** Parse the directive (all occurrences) and prepare the plugin; throw `ConfigError` on bad input. */
+  setup(d: Dispenser, ctx: SetupContext): HandlerFactory | null | Promise<HandlerFactory | null>;
+}
+
+/** Pass to `next`, or SERVFAIL with `plugin/<name>: no next plugin found` when there is none. */
+export function nextOrFailure(name: string, next: Handler | null, q: Query): Rcode | Promise<Rcode> {
+  if (next) return next.serve(q);
+  return q.fail(new Error(`plugin/${name}: no next plugin found`), 2);
+}

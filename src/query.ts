@@ -1,0 +1,184 @@
+/**
+ * One DNS query travelling down a server block's plugin chain, and the reply written for it.
+ *
+ * The request is parsed once from the raw packet (header, first question, EDNS) without building
+ * a dns-packet object; `request` decodes the whole message lazily for the plugins that need it.
+ * Plugins write their answer with `write` (decoded) or `writeWire` (ready wire bytes, the fast
+ * path); plugins above them in the chain see it in `reply` after `next.serve()` returns and may
+ * inspect or change it. The server encodes and sends `reply` once the chain is done.
+ */
+import { encodeMessage } from './dns/encode.js';
+import { decode, rcodeOf, type Message } from './dns/message.js';
+import { Flag } from './dns/constants.js';
+import type { ParsedRequest } from './dns/wire.js';
+
+export type Proto = 'udp' | 'tcp';
+
+/** Where a query came in: fixed per listener and client. */
+export interface Transport {
+  readonly proto: Proto;
+  /** 1 = IPv4, 2 = IPv6 (the `family` metric label). */
+  readonly family: 1 | 2;
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly localAddress: string;
+  readonly localPort: number;
+  /** The listener's name, used as the `server` metric label: `dns://:53`, `dns://127.0.0.1:1053`. */
+  readonly server: string;
+}
+
+/** The reply written by a plugin: wire bytes, a decoded message, or both (kept in sync lazily). */
+export class Reply {
+  private wireBytes: Buffer | null;
+  private msg: Message | null;
+
+  constructor(wire: Buffer | null, msg: Message | null, readonly plugin: string) {
+    this.wireBytes = wire;
+    this.msg = msg;
+  }
+
+  /** The decoded message, for changing it. Any cached wire form is dropped. */
+  message(): Message {
+    if (!this.msg) this.msg = decode(this.wireBytes!);
+    this.wireBytes = null;
+    return this.msg;
+  }
+
+  /** The decoded message, read-only use (keeps the wire form). */
+  peek(): Message {
+    if (!this.msg) this.msg = decode(this.wireBytes!);
+    return this.msg;
+  }
+
+  /** Wire form (encoded with name compression when it came as a message). */
+  wire(): Buffer {
+    if (!this.wireBytes) this.wireBytes = encodeMessage(this.msg!);
+    return this.wireBytes;
+  }
+
+  /** True when the reply is (still) held as wire bytes. */
+  get isWire(): boolean {
+    return this.wireBytes !== null;
+  }
+
+  get rcode(): number {
+    if (this.wireBytes) return this.wireBytes[3]! & 0xf; // extended RCODE only via peek()
+    return rcodeOf(this.msg!);
+  }
+
+  /** The 16-bit flags word (QR included). */
+  get flags(): number {
+    if (this.wireBytes) return this.wireBytes.readUInt16BE(2);
+    return ((this.msg!.flags ?? 0) & 0x7fff) | Flag.QR;
+  }
+
+  get answerCount(): number {
+    return this.wireBytes ? this.wireBytes.readUInt16BE(6) : this.msg!.answers.length;
+  }
+}
+
+export class Query {
+  /** The reply written so far, or null. */
+  reply: Reply | null = null;
+  /** Error returned by the plugin that failed (logged by `errors`). */
+  error: Error | null = null;
+  /** Plugin metadata (`{/name}` in log formats). */
+  readonly meta = new Map<string, string>();
+  /** Server-block zone that was matched (`.` if none); set by the router. */
+  zone = '.';
+  /** process.hrtime.bigint() when the packet was read. */
+  readonly start: bigint;
+  private decoded: Message | null = null;
+
+  constructor(
+    readonly raw: Buffer,
+    readonly req: ParsedRequest,
+    readonly transport: Transport,
+    start?: bigint,
+  ) {
+    this.start = start ?? process.hrtime.bigint();
+  }
+
+  /** Query id. */
+  get id(): number { return this.req.id; }
+  /** Question name as asked (client's letter case), absolute with trailing dot. */
+  get name(): string { return this.req.name; }
+  /** Lower-cased question name, absolute. */
+  get lname(): string { return this.req.lname; }
+  get qtype(): number { return this.req.qtype; }
+  get qclass(): number { return this.req.qclass; }
+  get proto(): Proto { return this.transport.proto; }
+  /** DO bit of the query's EDNS. */
+  get do(): boolean { return this.req.edns !== null && this.req.edns.do; }
+
+  /**
+   * Buffer size the reply must fit in: 512 for UDP without EDNS, the advertised EDNS size (at least
+   * 512) for UDP with EDNS, 65535 for TCP (the `{>bufsize}` of the log plugin).
+   */
+  get bufsize(): number {
+    if (this.transport.proto === 'tcp') return 65535;
+    return this.req.edns ? Math.max(512, this.req.edns.udpSize) : 512;
+  }
+
+  /** The full request decoded by dns-packet (lazily; do not mutate). */
+  get request(): Message {
+    if (!this.decoded) this.decoded = decode(this.raw);
+    return this.decoded;
+  }
+
+  /** Write a decoded reply. `plugin` is recorded for metrics (`plugin` label). */
+  write(msg: Message, plugin: string): void {
+    this.reply = new Reply(null, msg, plugin);
+  }
+
+  /** Write a ready wire reply (its id and question must already match the query). */
+  writeWire(buf: Buffer, plugin: string): void {
+    this.reply = new Reply(buf, null, plugin);
+  }
+
+  /** Record an error for the `errors` plugin; returns `rcode` for convenience. */
+  fail(err: Error, rcode: number): number {
+    this.error = err;
+    return rcode;
+  }
+
+  /**
+   * A copy of this query for another name/type (autopath, rewrite, internal lookups): same
+   * transport and EDNS, its own reply. The raw packet is rebuilt for the new question.
+   */
+  derive(name: string, qtype = this.req.qtype): Query {
+    const raw = rebuildQuestion(this.raw, this.req, name, qtype);
+    const lname = name.toLowerCase();
+    const req: ParsedRequest = { ...this.req, name, lname, qtype, questionEnd: 12 + wireNameLength(name) + 4 };
+    const q = new Query(raw, req, this.transport, this.start);
+    q.zone = this.zone;
+    return q;
+  }
+}
+
+function wireNameLength(name: string): number {
+  if (name === '.') return 1;
+  return Buffer.byteLength(name) + 1;
+}
+
+/** Raw packet identical to `raw` but with the question replaced (additional records kept). */
+function rebuildQuestion(raw: Buffer, req: ParsedRequest, name: string, qtype: number): Buffer {
+  const nameLen = wireNameLength(name);
+  const rest = raw.subarray(req.questionEnd);
+  const out = Buffer.allocUnsafe(12 + nameLen + 4 + rest.length);
+  raw.copy(out, 0, 0, 12);
+  out.writeUInt16BE(1, 4);
+  let off = 12;
+  if (name !== '.') {
+    for (const label of name.slice(0, -1).split('.')) {
+      const n = out.write(label, off + 1, 'utf8');
+      out[off] = n;
+      off += n + 1;
+    }
+  }
+  out[off++] = 0;
+  out.writeUInt16BE(qtype, off);
+  out.writeUInt16BE(req.qclass, off + 2);
+  rest.copy(out, off + 4);
+  return out;
+}

@@ -1,0 +1,142 @@
+/**
+ * DNS test vocabulary: build a Query for unit-testing a handler, and real UDP/TCP clients for
+ * end-to-end tests against 127.0.0.1.
+ */
+import * as dgram from 'node:dgram';
+import * as net from 'node:net';
+import * as dnsPacket from 'dns-packet';
+import type { RecordType } from 'dns-packet';
+import { decode, type Message } from '../../src/dns/message.js';
+import { parseRequest } from '../../src/dns/wire.js';
+import { Query, type Transport } from '../../src/query.js';
+
+export interface QueryOptions {
+  id?: number;
+  /** Add an OPT record with this UDP size (EDNS). */
+  edns?: number;
+  do?: boolean;
+  rd?: boolean;
+  cd?: boolean;
+  class?: 'IN' | 'CH' | 'HS' | 'ANY';
+  /** EDNS options to send (dns-packet shape). */
+  options?: { code: number; data: Buffer }[];
+}
+
+/** Encode a query packet. `name` may be given with or without the trailing dot. */
+export function encodeQuery(name: string, type: RecordType | string, o: QueryOptions = {}): Buffer {
+  const flags = (o.rd === false ? 0 : dnsPacket.RECURSION_DESIRED) | (o.cd ? dnsPacket.CHECKING_DISABLED : 0);
+  const additionals = o.edns !== undefined || o.do
+    ? [{ type: 'OPT', name: '.', udpPayloadSize: o.edns ?? 4096, flags: o.do ? dnsPacket.DNSSEC_OK : 0, options: o.options ?? [] }]
+    : [];
+  return dnsPacket.encode({
+    id: o.id ?? Math.floor(Math.random() * 65536),
+    type: 'query',
+    flags,
+    questions: [{ name: name === '.' ? '.' : name.replace(/\.$/, ''), type: type as RecordType, class: o.class ?? 'IN' }],
+    additionals: additionals as dnsPacket.Answer[],
+  });
+}
+
+export const TEST_TRANSPORT: Transport = {
+  proto: 'udp',
+  family: 1,
+  remoteAddress: '10.244.2.7',
+  remotePort: 40000,
+  localAddress: '127.0.0.1',
+  localPort: 53,
+  server: 'dns://:53',
+};
+
+/** A Query as the server would build it, for calling `handler.serve(q)` directly. */
+export function makeQuery(name: string, type: RecordType | string, o: QueryOptions & { transport?: Partial<Transport> } = {}): Query {
+  const raw = encodeQuery(name, type, o);
+  const parsed = parseRequest(raw);
+  if (parsed.kind !== 'query') throw new Error(`test query rejected: ${JSON.stringify(parsed)}`);
+  return new Query(raw, parsed.req, { ...TEST_TRANSPORT, ...o.transport });
+}
+
+/** Send one query over UDP to 127.0.0.1:port and decode the reply. */
+export function udpQuery(port: number, name: string, type: RecordType | string, o: QueryOptions & { timeoutMs?: number; host?: string } = {}): Promise<Message> {
+  return udpExchange(port, encodeQuery(name, type, o), o.timeoutMs, o.host).then(decode);
+}
+
+/** Send raw bytes over UDP and return the raw reply (rejects on timeout). */
+export function udpExchange(port: number, packet: Buffer, timeoutMs = 5000, host = '127.0.0.1'): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const sock = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
+    const timer = setTimeout(() => {
+      sock.close();
+      reject(new Error(`UDP query to ${host}:${port} timed out`));
+    }, timeoutMs);
+    sock.on('message', (msg) => {
+      clearTimeout(timer);
+      sock.close();
+      resolve(msg);
+    });
+    sock.on('error', (e) => {
+      clearTimeout(timer);
+      sock.close();
+      reject(e);
+    });
+    sock.send(packet, port, host);
+  });
+}
+
+/** Open a TCP connection and exchange several queries on it (pipelined), replies by id. */
+export async function tcpQueries(port: number, packets: Buffer[], timeoutMs = 5000, host = '127.0.0.1'): Promise<Message[]> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, host);
+    const replies: Message[] = [];
+    let pending = Buffer.alloc(0);
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`TCP exchange with ${host}:${port} timed out after ${replies.length}/${packets.length} replies`));
+    }, timeoutMs);
+    sock.on('connect', () => {
+      for (const p of packets) {
+        const len = Buffer.alloc(2);
+        len.writeUInt16BE(p.length);
+        sock.write(Buffer.concat([len, p]));
+      }
+    });
+    sock.on('data', (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 2) {
+        const len = pending.readUInt16BE(0);
+        if (pending.length < 2 + len) break;
+        replies.push(decode(pending.subarray(2, 2 + len)));
+        pending = pending.subarray(2 + len);
+      }
+      if (replies.length === packets.length) {
+        clearTimeout(timer);
+        sock.end();
+        resolve(replies);
+      }
+    });
+    sock.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+export async function tcpQuery(port: number, name: string, type: RecordType | string, o: QueryOptions = {}): Promise<Message> {
+  const [r] = await tcpQueries(port, [encodeQuery(name, type, o)]);
+  return r!;
+}
+
+/** RCODE of a decoded reply (low 4 bits). */
+export function rcode(m: Message): number {
+  return (m.flags ?? 0) & 0xf;
+}
+
+/** Answer records as `name ttl TYPE data` strings, for compact assertions. */
+export function rrStrings(rrs: dnsPacket.Answer[]): string[] {
+  return rrs.filter((r) => r.type !== 'OPT').map((r) => {
+    const a = r as dnsPacket.Answer & { ttl?: number; data?: unknown };
+    const data = typeof a.data === 'object' && a.data !== null && !Buffer.isBuffer(a.data)
+      ? Object.values(a.data as object).map((v) => (Buffer.isBuffer(v) ? v.toString() : String(v))).join(' ')
+      : Array.isArray(a.data) ? a.data.map(String).join(' ') : String(a.data);
+    return `${a.name}. ${a.ttl ?? 0} ${a.type} ${data}`;
+  });
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'plugins/**/*.test.ts', 'sandbox/**/*.test.ts', 'test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Network tests bind ephemeral ports on 127.0.0.1; files run in parallel workers.
+    pool: 'forks',
+  },
+});
