@@ -1,0 +1,345 @@
+{{/* vim: set filetype=mustache: */}}
+
+{{/* Chart name, 63-char limit. */}}
+{{- define "clusterdns.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Fully qualified app name, 63-char limit (DNS label). */}}
+{{- define "clusterdns.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "clusterdns.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Value of the k8s-app label: kube-dns unless overridden. */}}
+{{- define "clusterdns.k8sapplabel" -}}
+{{- default "kube-dns" .Values.k8sAppLabelOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "clusterdns.deploymentName" -}}
+{{- default (include "clusterdns.fullname" .) .Values.deployment.name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "clusterdns.serviceName" -}}
+{{- default "kube-dns" .Values.service.name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "clusterdns.configmapName" -}}
+{{- default "coredns" .Values.configmap.name | trunc 253 -}}
+{{- end -}}
+
+{{/* Common labels (YAML map). Every object gets these plus customLabels. */}}
+{{- define "clusterdns.labels" -}}
+app.kubernetes.io/name: {{ include "clusterdns.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service | quote }}
+app.kubernetes.io/part-of: clusterdns
+helm.sh/chart: {{ include "clusterdns.chart" . | quote }}
+{{- if .Values.isClusterService }}
+k8s-app: {{ include "clusterdns.k8sapplabel" . | quote }}
+kubernetes.io/cluster-service: "true"
+kubernetes.io/name: "CoreDNS"
+{{- end }}
+{{- with .Values.customLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Pod selector labels (YAML map). */}}
+{{- define "clusterdns.selectorLabels" -}}
+{{- if .Values.deployment.selector -}}
+{{ toYaml .Values.deployment.selector }}
+{{- else -}}
+app.kubernetes.io/name: {{ include "clusterdns.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+{{- if .Values.isClusterService }}
+k8s-app: {{ include "clusterdns.k8sapplabel" . | quote }}
+{{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/* Annotations every object gets (YAML map, may be empty). */}}
+{{- define "clusterdns.customAnnotations" -}}
+{{- with .Values.customAnnotations }}{{ toYaml . }}{{ end -}}
+{{- end -}}
+
+{{- define "clusterdns.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{ default (include "clusterdns.fullname" .) .Values.serviceAccount.name }}
+{{- else -}}
+{{ default "default" .Values.serviceAccount.name }}
+{{- end -}}
+{{- end -}}
+
+{{- define "clusterdns.clusterRoleName" -}}
+{{- default "system:clusterdns" .Values.clusterRole.nameOverride -}}
+{{- end -}}
+
+{{- define "clusterdns.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ default .Chart.AppVersion .Values.image.tag }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The port number of an address parameter like "0.0.0.0:9153", ":9153", "[::]:9153" or "".
+Call with (list parameters defaultPort).
+*/}}
+{{- define "clusterdns.addrPort" -}}
+{{- $params := trim (toString (index . 0)) -}}
+{{- $default := index . 1 -}}
+{{- $port := regexFind ":[0-9]+$" (first (splitList " " $params)) | trimPrefix ":" -}}
+{{- default $default $port -}}
+{{- end -}}
+
+{{/*
+Find a plugin across the server blocks. Returns a JSON object {"found":bool,"port":N} where the
+port is read from the plugin's first parameter. Call with (list $ "pluginName" defaultPort).
+*/}}
+{{- define "clusterdns.pluginPort" -}}
+{{- $root := index . 0 -}}
+{{- $name := index . 1 -}}
+{{- $default := index . 2 -}}
+{{- $result := dict "found" false "port" $default -}}
+{{- range $root.Values.servers -}}
+{{- range .plugins -}}
+{{- if and (eq .name $name) (not $result.found) -}}
+{{- $_ := set $result "found" true -}}
+{{- $_ := set $result "port" (include "clusterdns.addrPort" (list (default "" .parameters) (toString $default)) | int) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $result -}}
+{{- end -}}
+
+{{/*
+Collect the DNS ports from servers[] (like coredns.servicePorts/containerPorts): a JSON map
+port -> {udp, tcp, servicePort, nodePort, hostPort}. dns:// (or no scheme) serves UDP, and TCP
+too when use_tcp is true; tls://, https:// and grpc:// serve TCP. A block whose zones name no
+protocol serves UDP and TCP.
+*/}}
+{{- define "clusterdns.dnsPorts" -}}
+{{- $ports := dict -}}
+{{- range .Values.servers -}}
+{{- $port := toString (default 53 .port) -}}
+{{- if not (hasKey $ports $port) -}}
+{{- $_ := set $ports $port (dict "udp" false "tcp" false "servicePort" (int (default .port .servicePort)) "nodePort" 0 "hostPort" 0) -}}
+{{- end -}}
+{{- $p := index $ports $port -}}
+{{- $anyProto := false -}}
+{{- range .zones -}}
+{{- $scheme := default "" .scheme -}}
+{{- if has $scheme (list "" "dns://") -}}
+{{- $_ := set $p "udp" true -}}
+{{- $anyProto = true -}}
+{{- if .use_tcp -}}{{- $_ := set $p "tcp" true -}}{{- end -}}
+{{- else if has $scheme (list "tls://" "https://" "grpc://") -}}
+{{- $_ := set $p "tcp" true -}}
+{{- $anyProto = true -}}
+{{- end -}}
+{{- end -}}
+{{- if not $anyProto -}}
+{{- $_ := set $p "udp" true -}}
+{{- $_ := set $p "tcp" true -}}
+{{- end -}}
+{{- if .nodePort -}}{{- $_ := set $p "nodePort" (int .nodePort) -}}{{- end -}}
+{{- if .hostPort -}}{{- $_ := set $p "hostPort" (int .hostPort) -}}{{- end -}}
+{{- end -}}
+{{- toJson $ports -}}
+{{- end -}}
+
+{{/* Prometheus ports (TCP) from the prometheus plugin of every block: JSON list of ints. */}}
+{{- define "clusterdns.metricsPorts" -}}
+{{- $out := list -}}
+{{- range .Values.servers -}}
+{{- range .plugins -}}
+{{- if eq .name "prometheus" -}}
+{{- $p := include "clusterdns.addrPort" (list (default "" .parameters) "9153") | int -}}
+{{- if not (has $p $out) -}}{{- $out = append $out $p -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* Port names: dns/dns-tcp for 53 (kubeadm), dns-N/dns-tcp-N otherwise; metrics, metrics-N. */}}
+{{- define "clusterdns.portName" -}}
+{{- $kind := index . 0 -}}
+{{- $port := toString (index . 1) -}}
+{{- $first := index . 2 -}}
+{{- if eq $kind "udp" -}}{{ if eq $port "53" }}dns{{ else }}dns-{{ $port }}{{ end }}
+{{- else if eq $kind "tcp" -}}{{ if eq $port "53" }}dns-tcp{{ else }}dns-tcp-{{ $port }}{{ end }}
+{{- else -}}{{ if $first }}metrics{{ else }}metrics-{{ $port }}{{ end }}
+{{- end -}}
+{{- end -}}
+
+{{/* Service ports (YAML list). */}}
+{{- define "clusterdns.servicePorts" -}}
+{{- $ports := include "clusterdns.dnsPorts" . | fromJson -}}
+{{- $list := list -}}
+{{- range $port, $p := $ports -}}
+{{- range $proto := list "udp" "tcp" -}}
+{{- if index $p $proto -}}
+{{- $e := dict "name" (include "clusterdns.portName" (list $proto $port false)) "port" (int $p.servicePort) "protocol" (upper $proto) "targetPort" (int $port) -}}
+{{- if $p.nodePort -}}{{- $_ := set $e "nodePort" (int $p.nodePort) -}}{{- end -}}
+{{- $list = append $list $e -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $i, $port := include "clusterdns.metricsPorts" . | fromJsonArray -}}
+{{- $list = append $list (dict "name" (include "clusterdns.portName" (list "metrics" $port (eq $i 0))) "port" (int $port) "protocol" "TCP" "targetPort" (int $port)) -}}
+{{- end -}}
+{{- toYaml $list -}}
+{{- end -}}
+
+{{/* Container ports (YAML list), including the probe ports named as kubeadm names them. */}}
+{{- define "clusterdns.containerPorts" -}}
+{{- $ports := include "clusterdns.dnsPorts" . | fromJson -}}
+{{- $list := list -}}
+{{- range $port, $p := $ports -}}
+{{- range $proto := list "udp" "tcp" -}}
+{{- if index $p $proto -}}
+{{- $e := dict "name" (include "clusterdns.portName" (list $proto $port false)) "containerPort" (int $port) "protocol" (upper $proto) -}}
+{{- if $p.hostPort -}}{{- $_ := set $e "hostPort" (int $p.hostPort) -}}{{- end -}}
+{{- $list = append $list $e -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $i, $port := include "clusterdns.metricsPorts" . | fromJsonArray -}}
+{{- $list = append $list (dict "name" (include "clusterdns.portName" (list "metrics" $port (eq $i 0))) "containerPort" (int $port) "protocol" "TCP") -}}
+{{- end -}}
+{{- $health := include "clusterdns.pluginPort" (list . "health" 8080) | fromJson -}}
+{{- if $health.found -}}
+{{- $list = append $list (dict "name" "liveness-probe" "containerPort" (int $health.port) "protocol" "TCP") -}}
+{{- end -}}
+{{- $ready := include "clusterdns.pluginPort" (list . "ready" 8181) | fromJson -}}
+{{- if $ready.found -}}
+{{- $list = append $list (dict "name" "readiness-probe" "containerPort" (int $ready.port) "protocol" "TCP") -}}
+{{- end -}}
+{{- toYaml $list -}}
+{{- end -}}
+
+{{/*
+Memory quantity -> MiB (integer). Accepts plain bytes, k/M/G/T and Ki/Mi/Gi/Ti suffixes.
+*/}}
+{{- define "clusterdns.memoryMiB" -}}
+{{- $q := toString . -}}
+{{- if not (regexMatch "^[0-9]+(\\.[0-9]+)?(k|M|G|T|Ki|Mi|Gi|Ti)?$" $q) -}}
+{{- fail (printf "resources.limits.memory %q: unsupported quantity (use e.g. 256Mi, 1Gi, 300M or bytes)" $q) -}}
+{{- end -}}
+{{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" $q | float64 -}}
+{{- $unit := regexReplaceAll "^[0-9]+(\\.[0-9]+)?" $q "" -}}
+{{- $factors := dict "" 1.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 -}}
+{{- divf (mulf $num (get $factors $unit)) 1048576.0 | floor | int -}}
+{{- end -}}
+
+{{/* NODE_OPTIONS value ("" when there is nothing to set). */}}
+{{- define "clusterdns.nodeOptions" -}}
+{{- $opts := list -}}
+{{- $limits := default dict .Values.resources.limits -}}
+{{- if $limits.memory -}}
+{{- $mib := include "clusterdns.memoryMiB" $limits.memory | int -}}
+{{- $heap := div (mul $mib (int .Values.nodeOptions.maxOldSpacePercent)) 100 -}}
+{{- if lt $heap 32 -}}
+{{- fail (printf "resources.limits.memory %v leaves only %dMiB of V8 heap (need at least 32MiB)" $limits.memory $heap) -}}
+{{- end -}}
+{{- $opts = append $opts (printf "--max-old-space-size=%d" $heap) -}}
+{{- end -}}
+{{- with .Values.nodeOptions.extra -}}
+{{- $opts = append $opts . -}}
+{{- end -}}
+{{- join " " $opts -}}
+{{- end -}}
+
+{{/*
+Lameduck duration of the first health plugin, in whole seconds (rounded up); 0 when none.
+*/}}
+{{- define "clusterdns.lameduckSeconds" -}}
+{{- $secs := 0 -}}
+{{- $done := false -}}
+{{- range .Values.servers -}}
+{{- range .plugins -}}
+{{- if and (eq .name "health") (not $done) -}}
+{{- $done = true -}}
+{{- $m := regexFind "lameduck\\s+[0-9]+(ms|s|m|h)" (default "" .configBlock) -}}
+{{- if $m -}}
+{{- $d := regexFind "[0-9]+(ms|s|m|h)$" $m -}}
+{{- $n := regexFind "^[0-9]+" $d | int -}}
+{{- $u := regexReplaceAll "^[0-9]+" $d "" -}}
+{{- if eq $u "ms" -}}{{- $secs = div (add $n 999) 1000 -}}
+{{- else if eq $u "s" -}}{{- $secs = $n -}}
+{{- else if eq $u "m" -}}{{- $secs = mul $n 60 -}}
+{{- else -}}{{- $secs = mul $n 3600 -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $secs -}}
+{{- end -}}
+
+{{/*
+The Corefile rendered from extraConfig, servers[] and stubDomains. Every zone of a block carries
+the block's port (the coredns chart writes the port after the last zone only, which leaves the
+other zones on the default port).
+*/}}
+{{- define "clusterdns.corefile" -}}
+{{- $blocks := list -}}
+{{- range $name, $conf := .Values.extraConfig -}}
+{{- $params := "" -}}
+{{- if and $conf (kindIs "map" $conf) -}}{{- $params = toString (default "" $conf.parameters) -}}{{- end -}}
+{{- $blocks = append $blocks (trim (printf "%s %s" $name $params)) -}}
+{{- end -}}
+{{- range .Values.servers -}}
+{{- $port := .port -}}
+{{- $keys := list -}}
+{{- range .zones -}}
+{{- $k := printf "%s%s" (default "" .scheme) (default "." .zone) -}}
+{{- if $port -}}{{- $k = printf "%s:%v" $k $port -}}{{- end -}}
+{{- $keys = append $keys $k -}}
+{{- end -}}
+{{- if not $keys -}}
+{{- $keys = list (ternary (printf ".:%v" $port) "." (not (empty $port))) -}}
+{{- end -}}
+{{- $lines := list (printf "%s {" (join " " $keys)) -}}
+{{- range .plugins -}}
+{{- $line := printf "    %s" .name -}}
+{{- if and (hasKey . "parameters") (not (kindIs "invalid" .parameters)) (ne (toString .parameters) "") -}}
+{{- $line = printf "%s %v" $line .parameters -}}
+{{- end -}}
+{{- if .configBlock -}}
+{{- $lines = append $lines (printf "%s {" $line) -}}
+{{- range (splitList "\n" (trimSuffix "\n" .configBlock)) -}}
+{{- if trim . -}}{{- $lines = append $lines (printf "        %s" (regexReplaceAll "\\s+$" . "")) -}}{{- end -}}
+{{- end -}}
+{{- $lines = append $lines "    }" -}}
+{{- else -}}
+{{- $lines = append $lines $line -}}
+{{- end -}}
+{{- end -}}
+{{- $lines = append $lines "}" -}}
+{{- $blocks = append $blocks (join "\n" $lines) -}}
+{{- end -}}
+{{- $stubPort := 53 -}}
+{{- with .Values.servers -}}{{- $stubPort = default 53 (first .).port -}}{{- end -}}
+{{- range $domain, $servers := .Values.stubDomains -}}
+{{- $b := list (printf "%s:%v {" (trimSuffix "." $domain) $stubPort) "    errors" "    cache 30" "    loop" (printf "    forward . %s" (join " " $servers)) "}" -}}
+{{- $blocks = append $blocks (join "\n" $b) -}}
+{{- end -}}
+{{- join "\n\n" $blocks -}}
+{{- end -}}
