@@ -36,6 +36,8 @@ export interface BlockInfo {
   readonly port: number;
   /** Addresses the block binds to (from `bind`), empty = all interfaces. */
   readonly bindAddresses: readonly string[];
+  /** Names of the block's plugins that sit in the query chain, in chain order (`coredns_plugin_enabled`). */
+  readonly handlerPlugins: readonly string[];
 }
 
 /** Process-level facts. */
@@ -82,6 +84,11 @@ export interface SetupContext {
   shared<T>(key: string, create: () => T, dispose?: (value: T) => void | Promise<void>): T;
   /** The server core services plugins such as reload/ready/health need. */
   readonly core: CoreServices;
+  /**
+   * Restrict the block's listeners to these addresses (the `bind` plugin). Called during setup;
+   * accumulates across calls. Without it the block listens on all interfaces.
+   */
+  listenOn(addresses: readonly string[]): void;
 }
 
 /** Services offered by the running server to operational plugins. */
@@ -96,6 +103,12 @@ export interface CoreServices {
   onShutdownStart(fn: () => void): void;
   /** Hooks for the log plugin and others: the list of server addresses currently serving. */
   servers(): readonly string[];
+  /**
+   * Subscribe to the outcome of every (re)load, including the first start (ok=true) — the reload
+   * plugin logs the configuration hash and counts failures here. Returns an unsubscribe function;
+   * call it from `onShutdown` so a replaced instance stops listening.
+   */
+  onReloadResult(fn: (ok: boolean, error: Error | null) => void): () => void;
 }
 
 /** How a directive repeated within one server block is treated (corefile.md §8.3). */
@@ -106,6 +119,11 @@ export interface PluginDef {
   readonly name: string;
   /** Repeated in one block: `error` (once per block), `first` (later ones ignored), `all` (accumulate). */
   readonly repeat: RepeatPolicy;
+  /**
+   * The plugin answers queries of any class (forward): without such a plugin on a listener,
+   * non-IN queries are REFUSED before routing (corefile.md §7.2).
+   */
+  readonly handlesAllClasses?: boolean;
   /** Parse the directive (all occurrences) and prepare the plugin; throw `ConfigError` on bad input. */
   setup(d: Dispenser, ctx: SetupContext): HandlerFactory | null | Promise<HandlerFactory | null>;
 }

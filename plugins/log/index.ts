@@ -1,10 +1,156 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
-import type { PluginDef } from '../../src/plugin.js';
+/**
+ * log: one line per query whose name matches a rule, after the rest of the chain answered
+ * (plugins.md, log). Default format is CoreDNS's `{common}`, which log pipelines parse; a `json`
+ * block property (beyond CoreDNS) writes one JSON object per query through pino instead.
+ */
+import { pino, type Logger as PinoLogger } from 'pino';
+import { Qtype, Rcode } from '../../src/dns/constants.js';
+import { isSubdomain, normalizeZoneArg } from '../../src/dns/name.js';
+import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
+import type { Query } from '../../src/query.js';
+import { forEachRecord } from '../../src/dns/wire.js';
+import { compileFormat, COMMON_FORMAT, formatFlags, render, type LogEntry, type ReplyClass } from './format.js';
+
+interface Rule {
+  readonly zone: string;
+  readonly segments: ReturnType<typeof compileFormat>;
+  readonly classes: ReadonlySet<ReplyClass> | null; // null = all
+  readonly json: boolean;
+}
+
+/** success / denial / error, as CoreDNS's response.Classify does. */
+export function classify(rcode: number, answers: number, authoritySoa: boolean): ReplyClass {
+  if (rcode === Rcode.NOERROR) {
+    if (answers > 0) return 'success';
+    return authoritySoa ? 'denial' : 'success';
+  }
+  if (rcode === Rcode.NXDOMAIN) return answers > 0 ? 'error' : 'denial';
+  return 'error';
+}
+
+function replyFacts(q: Query, rcode: number): { flags: number; size: number; rcode: number; klass: ReplyClass } {
+  if (!q.reply) return { flags: -1, size: -1, rcode, klass: classify(rcode, 0, false) };
+  const r = q.reply;
+  let soa = false;
+  if (r.isWire) {
+    const buf = r.wire();
+    forEachRecord(buf, (section, _rr, typeOff) => {
+      if (section === 1 && buf.readUInt16BE(typeOff) === Qtype.SOA) soa = true;
+    });
+    return { flags: r.flags, size: buf.length, rcode: r.rcode, klass: classify(r.rcode, r.answerCount, soa) };
+  }
+  const m = r.peek();
+  soa = m.authorities.some((a) => a.type === 'SOA');
+  return { flags: r.flags, size: r.wire().length, rcode: r.rcode, klass: classify(r.rcode, m.answers.length, soa) };
+}
+
+class LogHandler implements Handler {
+  readonly name = 'log';
+  constructor(
+    private readonly next: Handler | null,
+    private readonly rules: readonly Rule[],
+    private readonly ctx: SetupContext,
+    private readonly json: PinoLogger | null,
+  ) {}
+
+  serve(q: Query): number | Promise<number> {
+    if (!this.next) {
+      return q.fail(new Error('plugin/log: no next plugin found'), Rcode.SERVFAIL);
+    }
+    const r = this.next.serve(q);
+    if (typeof r === 'number') {
+      this.write(q, r);
+      return r;
+    }
+    return r.then((rc) => {
+      this.write(q, rc);
+      return rc;
+    });
+  }
+
+  private write(q: Query, rcode: number): void {
+    let rule: Rule | undefined;
+    for (const ru of this.rules) {
+      if (isSubdomain(q.lname, ru.zone)) {
+        rule = ru;
+        break;
+      }
+    }
+    if (!rule) return;
+    const facts = replyFacts(q, rcode);
+    if (rule.classes && !rule.classes.has(facts.klass)) return;
+    const entry: LogEntry = { q, rcode: facts.rcode, flags: facts.flags, size: facts.size, durationNs: process.hrtime.bigint() - q.start, klass: facts.klass };
+    if (rule.json && this.json) {
+      this.json.info({
+        remote: q.transport.remoteAddress,
+        port: q.transport.remotePort,
+        id: q.id,
+        type: q.qtype,
+        name: q.lname,
+        proto: q.transport.proto,
+        size: q.raw.length,
+        do: q.do,
+        bufsize: q.bufsize,
+        rcode: facts.rcode,
+        rflags: formatFlags(facts.flags),
+        rsize: facts.size,
+        duration: Number(entry.durationNs) / 1e9,
+        class: facts.klass,
+      });
+      return;
+    }
+    this.ctx.log.raw('INFO', render(rule.segments, entry));
+  }
+}
+
+const CLASSES = new Set(['success', 'denial', 'error', 'all']);
 
 export const log: PluginDef = {
   name: 'log',
-  repeat: 'error',
-  setup(d) {
-    throw d.err('plugin log is not implemented yet');
+  repeat: 'all',
+  setup(d, ctx) {
+    const rules: Rule[] = [];
+    while (d.next()) {
+      const args = d.remainingArgs();
+      let names: string[];
+      let format = COMMON_FORMAT;
+      if (args.length === 0) names = ['.'];
+      else if (args.length === 1) names = [args[0]!];
+      else if (args[args.length - 1]!.includes('{')) {
+        format = args[args.length - 1]!;
+        names = args.slice(0, -1);
+      } else names = args;
+      let classes: Set<ReplyClass> | null = null;
+      let json = false;
+      while (d.nextBlock()) {
+        switch (d.val()) {
+          case 'class': {
+            const cl = d.remainingArgs();
+            if (cl.length === 0) throw d.argErr();
+            classes ??= new Set();
+            for (const c of cl) {
+              if (!CLASSES.has(c)) throw d.err(`unknown class: ${c}`);
+              if (c === 'all') classes.add('success').add('denial').add('error');
+              else classes.add(c as ReplyClass);
+            }
+            break;
+          }
+          case 'json':
+            if (d.nextArg()) throw d.argErr();
+            json = true;
+            break;
+          default:
+            throw d.err(`unknown property '${d.val()}'`);
+        }
+      }
+      const segments = compileFormat(format);
+      for (const n of names) {
+        // A name that does not normalise (e.g. `{combined}`) still makes a rule that never matches.
+        const zone = normalizeZoneArg(n)[0] ?? `${n.toLowerCase()}.`;
+        rules.push({ zone, segments, classes: classes && classes.size === 3 ? null : classes, json });
+      }
+    }
+    const json = rules.some((r) => r.json) ? pino({ base: null, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' }) : null;
+    return (next) => new LogHandler(next, rules, ctx, json);
   },
 };

@@ -1,10 +1,93 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
-import type { PluginDef } from '../../src/plugin.js';
+/**
+ * whoami: answers every query with the client's address and port in the additional section
+ * (plugins.md, whoami). Terminal: never calls the next plugin.
+ *
+ * The reply is built straight into wire bytes: header, the question copied from the request
+ * (client's letter case), then the A/AAAA and SRV records whose owners are compression pointers
+ * to the question name.
+ */
+import { isIPv4 } from 'node:net';
+import { Flag, Qtype } from '../../src/dns/constants.js';
+import { ipv6ToBytes } from '../../src/dns/name.js';
+import type { Handler, PluginDef } from '../../src/plugin.js';
+import type { Query } from '../../src/query.js';
+
+const POINTER_TO_QNAME = 0xc00c;
+
+function whoamiReply(q: Query): Buffer {
+  const raw = q.raw;
+  const qEnd = q.req.questionEnd;
+  const isV4 = isIPv4(q.transport.remoteAddress);
+  const addrLen = isV4 ? 4 : 16;
+  const proto = q.transport.proto === 'tcp' ? '_tcp' : '_udp';
+  // SRV owner: `_udp.<qname>` = one label + pointer to the question name (root: `_udp.`).
+  const rootQ = q.req.name === '.';
+  const srvOwnerLen = 1 + proto.length + (rootQ ? 1 : 2);
+  const addrOwnerLen = rootQ ? 1 : 2;
+  const size = qEnd + addrOwnerLen + 10 + addrLen + srvOwnerLen + 10 + 7;
+  const out = Buffer.allocUnsafe(size);
+  raw.copy(out, 0, 0, qEnd);
+  const reqFlags = raw.readUInt16BE(2);
+  out.writeUInt16BE(Flag.QR | Flag.AA | (reqFlags & (0x7800 | Flag.RD | Flag.CD)), 2);
+  out.writeUInt16BE(1, 4);
+  out.writeUInt16BE(0, 6);
+  out.writeUInt16BE(0, 8);
+  out.writeUInt16BE(2, 10);
+  let o = qEnd;
+  // Address record.
+  if (rootQ) out[o++] = 0;
+  else {
+    out.writeUInt16BE(POINTER_TO_QNAME, o);
+    o += 2;
+  }
+  out.writeUInt16BE(isV4 ? Qtype.A : Qtype.AAAA, o);
+  out.writeUInt16BE(q.qclass, o + 2);
+  out.writeUInt32BE(0, o + 4);
+  out.writeUInt16BE(addrLen, o + 8);
+  o += 10;
+  if (isV4) {
+    for (const part of q.transport.remoteAddress.split('.')) out[o++] = Number(part);
+  } else {
+    const b = ipv6ToBytes(q.transport.remoteAddress) ?? new Uint8Array(16);
+    out.set(b, o);
+    o += 16;
+  }
+  // SRV record `_udp.<qname> 0 IN SRV 0 0 <port> .`
+  out[o++] = proto.length;
+  o += out.write(proto, o, 'latin1');
+  if (rootQ) out[o++] = 0;
+  else {
+    out.writeUInt16BE(POINTER_TO_QNAME, o);
+    o += 2;
+  }
+  out.writeUInt16BE(Qtype.SRV, o);
+  out.writeUInt16BE(q.qclass, o + 2);
+  out.writeUInt32BE(0, o + 4);
+  out.writeUInt16BE(7, o + 8);
+  o += 10;
+  out.writeUInt16BE(0, o);
+  out.writeUInt16BE(0, o + 2);
+  out.writeUInt16BE(q.transport.remotePort, o + 4);
+  out[o + 6] = 0;
+  o += 7;
+  return o === size ? out : out.subarray(0, o);
+}
+
+class WhoamiHandler implements Handler {
+  readonly name = 'whoami';
+  serve(q: Query): number {
+    q.writeWire(whoamiReply(q), 'whoami');
+    return 0;
+  }
+}
 
 export const whoami: PluginDef = {
   name: 'whoami',
-  repeat: 'error',
+  repeat: 'first',
   setup(d) {
-    throw d.err('plugin whoami is not implemented yet');
+    d.next();
+    if (d.nextArg()) throw d.argErr();
+    if (d.nextBlock()) throw d.err(`Unknown property '${d.val()}'`);
+    return () => new WhoamiHandler();
   },
 };

@@ -1,0 +1,89 @@
+/**
+ * Go-style command-line flags, as CoreDNS's `flag` package accepts them: one or two dashes,
+ * `-name value` or `-name=value`, booleans as `-name` or `-name=true|false`. Node's parseArgs
+ * cannot read `-conf`, hence this small parser.
+ */
+export interface Flags {
+  conf: string;
+  dnsPort: number;
+  pidfile: string;
+  plugins: boolean;
+  version: boolean;
+  quiet: boolean;
+  validate: boolean;
+  /** Worker processes sharing the listeners (beyond CoreDNS; 1 = no cluster). */
+  workers: number;
+}
+
+export class FlagError extends Error {
+  /** 2 for flag syntax errors (Go's flag package), 1 for extra positional arguments (CoreDNS fatal). */
+  constructor(message: string, readonly exitCode = 2) {
+    super(message);
+  }
+}
+
+interface Spec {
+  key: keyof Flags;
+  kind: 'string' | 'int' | 'bool';
+  help: string;
+}
+
+const SPECS: Record<string, Spec> = {
+  conf: { key: 'conf', kind: 'string', help: 'Corefile to load (default "Corefile"; "stdin" reads standard input)' },
+  'dns.port': { key: 'dnsPort', kind: 'int', help: 'Default port (default "53")' },
+  p: { key: 'dnsPort', kind: 'int', help: 'Default port (default "53")' },
+  pidfile: { key: 'pidfile', kind: 'string', help: 'Path to write pid file' },
+  plugins: { key: 'plugins', kind: 'bool', help: 'List installed plugins' },
+  version: { key: 'version', kind: 'bool', help: 'Show version' },
+  quiet: { key: 'quiet', kind: 'bool', help: 'Quiet mode (no initialization output)' },
+  validate: { key: 'validate', kind: 'bool', help: 'Parse and set up the configuration, print every error, exit (non-zero on errors) without serving' },
+  workers: { key: 'workers', kind: 'int', help: 'Number of worker processes sharing the DNS sockets (default 1)' },
+};
+
+export function usage(): string {
+  const lines = ['Usage of clusterdns:'];
+  for (const [name, s] of Object.entries(SPECS)) {
+    lines.push(`  -${name}${s.kind === 'bool' ? '' : s.kind === 'int' ? ' int' : ' string'}`, `    \t${s.help}`);
+  }
+  return lines.join('\n');
+}
+
+export function parseFlags(argv: readonly string[]): Flags {
+  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, workers: 1 };
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      rest.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    const body = arg.startsWith('--') ? arg.slice(2) : arg.slice(1);
+    const eq = body.indexOf('=');
+    const name = eq >= 0 ? body.slice(0, eq) : body;
+    const spec = SPECS[name];
+    if (!spec) throw new FlagError(`flag provided but not defined: -${name}`);
+    let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined;
+    if (spec.kind === 'bool') {
+      const v = value ?? 'true';
+      if (!/^(1|0|t|f|true|false|TRUE|FALSE|True|False)$/.test(v)) throw new FlagError(`invalid boolean value "${v}" for -${name}`);
+      (flags[spec.key] as boolean) = /^(1|t|true)$/i.test(v);
+      continue;
+    }
+    if (value === undefined) {
+      if (i + 1 >= argv.length) throw new FlagError(`flag needs an argument: -${name}`);
+      value = argv[++i]!;
+    }
+    if (spec.kind === 'int') {
+      if (!/^-?\d+$/.test(value)) throw new FlagError(`invalid value "${value}" for flag -${name}: parse error`);
+      (flags[spec.key] as number) = Number(value);
+    } else {
+      (flags[spec.key] as string) = value;
+    }
+  }
+  if (rest.length) throw new FlagError(`extra command line arguments: [${rest.join(' ')}]`, 1);
+  return flags;
+}

@@ -1,0 +1,108 @@
+/**
+ * The per-packet path: parse, check, route, run the chain, fit and send the reply. Kept free of
+ * per-query closures on the synchronous path: a chain that returns a number is finished inline.
+ */
+import { isServerWrittenRcode, qtypeName, Qclass, Rcode, rcodeName } from '../dns/constants.js';
+import { parseRequest, type ParsedRequest } from '../dns/wire.js';
+import { coreLog } from '../log.js';
+import * as dnsMetrics from '../metrics/dns.js';
+import { Query, type Transport } from '../query.js';
+import type { Dispatch } from './listener.js';
+import { bareReply, finalizeReply } from './reply.js';
+import type { RouteTable } from './routes.js';
+
+export interface DispatchOptions {
+  /** Largest UDP reply offered to EDNS clients. */
+  maxUdpSize: number;
+}
+
+/** Observations for queries the server rejects before any chain: zone="dropped", plugin="". */
+function recordDropped(t: Transport, req: ParsedRequest, reqSize: number, reply: Buffer, start: bigint): void {
+  const server = t.server;
+  dnsMetrics.requestsTotal.labels(server, 'dropped', '', t.proto, String(t.family), dnsMetrics.typeLabel(qtypeName(req.qtype))).inc();
+  if (req.edns?.do) dnsMetrics.doRequestsTotal.labels(server, 'dropped', '').inc();
+  dnsMetrics.requestSize.labels(server, 'dropped', '', t.proto).observe(reqSize);
+  dnsMetrics.responseSize.labels(server, 'dropped', '', t.proto).observe(reply.length);
+  dnsMetrics.responsesTotal.labels(server, 'dropped', '', rcodeName(reply[3]! & 0xf), '').inc();
+  dnsMetrics.requestDuration.labels(server, 'dropped', '').observe(Number(process.hrtime.bigint() - start) / 1e9);
+}
+
+function finish(q: Query, rcode: number, respond: (b: Buffer) => void, opts: DispatchOptions): void {
+  let out: Buffer;
+  if (q.reply === null) {
+    // Nothing written: the server writes a bare reply with the returned RCODE (§7.4). A plugin
+    // that returned a success code without writing would leave the client waiting; answer
+    // SERVFAIL instead.
+    out = bareReply(q.raw, q.req.questionEnd, isServerWrittenRcode(rcode) ? rcode : Rcode.SERVFAIL, q.req.edns);
+  } else {
+    try {
+      out = finalizeReply(q.reply, q.req, q.transport.proto, opts.maxUdpSize);
+    } catch (e) {
+      coreLog.error(`failed to encode reply for ${q.lname} ${qtypeName(q.qtype)}: ${(e as Error).message}`);
+      out = bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, q.req.edns);
+    }
+  }
+  respond(out);
+}
+
+function panicked(q: Query, err: unknown, respond: (b: Buffer) => void): void {
+  dnsMetrics.panicsTotal.inc();
+  coreLog.error(`Recovered from panic in server: "${q.transport.server}" ${(err as Error)?.stack ?? String(err)}`);
+  respond(bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, q.req.edns));
+}
+
+export function makeDispatch(table: RouteTable, opts: DispatchOptions): Dispatch {
+  return (packet, transport, respond, done) => {
+    const start = process.hrtime.bigint();
+    const parsed = parseRequest(packet);
+    if (parsed.kind === 'drop') {
+      done();
+      return;
+    }
+    if (parsed.kind === 'rcode') {
+      respond(bareReply(packet, parsed.questionEnd, parsed.rcode, parsed.edns));
+      done();
+      return;
+    }
+    const req = parsed.req;
+    if (req.edns !== null && req.edns.version !== 0) {
+      // BADVERS: no further processing, not counted in metrics.
+      respond(bareReply(packet, req.questionEnd, Rcode.BADVERS, req.edns));
+      done();
+      return;
+    }
+    const route = req.qclass === Qclass.IN || table.anyClass ? table.lookup(req.lname, req.qtype) : undefined;
+    if (route === undefined || route.chain === null) {
+      const reply = bareReply(packet, req.questionEnd, Rcode.REFUSED, req.edns);
+      respond(reply);
+      recordDropped(transport, req, packet.length, reply, start);
+      done();
+      return;
+    }
+    const q = new Query(packet, req, transport, start);
+    q.zone = route.zone;
+    let result: number | Promise<number>;
+    try {
+      result = route.chain.serve(q);
+    } catch (e) {
+      panicked(q, e, respond);
+      done();
+      return;
+    }
+    if (typeof result === 'number') {
+      finish(q, result, respond, opts);
+      done();
+      return;
+    }
+    result.then(
+      (rc) => {
+        finish(q, rc, respond, opts);
+        done();
+      },
+      (e: unknown) => {
+        panicked(q, e, respond);
+        done();
+      },
+    );
+  };
+}

@@ -1,0 +1,264 @@
+/**
+ * One configuration instance: the Corefile parsed, every server block's plugins set up, chains
+ * built, and the listener addresses each block is served on. Building an instance does no network
+ * I/O; its hooks (startup, serving, shutdown) are run by the Server that owns it.
+ */
+import { isIPv6 } from 'node:net';
+import { PLUGINS } from '../../plugins/index.js';
+import { Dispenser } from '../corefile/dispenser.js';
+import { parseServerKey, type ServerKey } from '../corefile/keys.js';
+import { parseCorefileWithFiles } from '../corefile/parser.js';
+import { ConfigError, type ServerBlock, type Token } from '../corefile/types.js';
+import { logger } from '../log.js';
+import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SetupContext } from '../plugin.js';
+import { RouteTable } from './routes.js';
+import type { SharedResources } from './shared.js';
+
+export interface ConfigSource {
+  /** `Corefile` path, `stdin`, or `<default>` for the built-in configuration. */
+  readonly path: string;
+  readonly text: string;
+}
+
+/** The built-in Corefile used when none is found or it has no server blocks (corefile.md §1.2). */
+export const DEFAULT_COREFILE = '.:{PORT} {\nwhoami\nlog\n}\n';
+
+type Hook = () => void | Promise<void>;
+
+export interface BlockRuntime {
+  readonly keys: ServerKey[];
+  readonly info: MutableBlockInfo;
+  /** Handler factories in registry order. */
+  readonly factories: { name: string; factory: HandlerFactory }[];
+  chain: Handler | null;
+  /** Block has a plugin answering any class. */
+  anyClass: boolean;
+}
+
+interface MutableBlockInfo extends BlockInfo {
+  zones: string[];
+  servers: string[];
+  port: number;
+  bindAddresses: string[];
+  handlerPlugins: string[];
+}
+
+/** A listen address with the routes of every block key served on it. */
+export interface ListenSpec {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  readonly table: RouteTable;
+  /** `zone:port` banner lines for the start-up output. */
+  readonly banner: string[];
+}
+
+let nextInstanceId = 1;
+
+export class Instance {
+  readonly id = nextInstanceId++;
+  readonly blocks: BlockRuntime[] = [];
+  readonly listens = new Map<string, ListenSpec>();
+  readonly startup: Hook[] = [];
+  readonly serving: Hook[] = [];
+  readonly shutdown: Hook[] = [];
+  readonly finalShutdown: Hook[] = [];
+  readonly readiness = new Map<string, ReadinessProbe[]>();
+  /** Files the configuration was read from (main file and imports). */
+  files: string[] = [];
+  /** Server blocks as parsed (for the reload plugin's hash). */
+  parsed: ServerBlock[] = [];
+
+  constructor(readonly source: ConfigSource) {}
+
+  /** Run hooks in order, stopping at the first error. */
+  static async run(hooks: readonly Hook[]): Promise<void> {
+    for (const h of hooks) await h();
+  }
+
+  /** Run every hook even if some fail; returns the errors. */
+  static async runAll(hooks: readonly Hook[]): Promise<Error[]> {
+    const errors: Error[] = [];
+    for (const h of hooks) {
+      try {
+        await h();
+      } catch (e) {
+        errors.push(e as Error);
+      }
+    }
+    return errors;
+  }
+}
+
+export interface BuildOptions {
+  readonly dnsPort: number;
+  readonly process: ProcessInfo;
+  readonly shared: SharedResources;
+  readonly core: CoreServices;
+  readonly env?: Record<string, string | undefined>;
+  /** Collect all setup errors instead of stopping at the first (for -validate). */
+  readonly collectErrors?: boolean;
+}
+
+const DIRECTIVES = new Set(PLUGINS.map((p) => p.name));
+
+/** Split a directive's concatenated tokens into its occurrences (each starts at a line start, depth 0). */
+function occurrences(name: string, tokens: readonly Token[]): Token[][] {
+  const out: Token[][] = [];
+  let depth = 0;
+  let prev: Token | undefined;
+  for (const t of tokens) {
+    const lineStart = prev === undefined || prev.file !== t.file || prev.endLine < t.line;
+    if (depth === 0 && lineStart && t.text === name && !t.quoted) out.push([]);
+    out[out.length - 1]?.push(t);
+    if (!t.quoted && t.text === '{') depth++;
+    else if (!t.quoted && t.text === '}') depth = Math.max(0, depth - 1);
+    prev = t;
+  }
+  return out;
+}
+
+function asConfigError(e: unknown, def: PluginDef, tokens: readonly Token[]): ConfigError {
+  if (e instanceof ConfigError) {
+    return e.plugin ? e : new ConfigError(e.message, e.file, e.line, def.name);
+  }
+  const first = tokens[0];
+  return new ConfigError((e as Error)?.message ?? String(e), first?.file, first?.line, def.name);
+}
+
+function listenerName(host: string, port: number): string {
+  return `dns://${host === '' ? '' : isIPv6(host) ? `[${host}]` : host}:${port}`;
+}
+
+/** Parse and set up a configuration. Throws ConfigError (or an AggregateError of them with collectErrors). */
+export async function buildInstance(source: ConfigSource, opts: BuildOptions): Promise<Instance> {
+  let text = source.text;
+  const parseOpts = {
+    isDirective: (n: string) => DIRECTIVES.has(n),
+    env: opts.env ?? process.env,
+    warn: (m: string) => logger().warning(m),
+  };
+  let parsed = parseCorefileWithFiles(text, source.path, parseOpts);
+  let effectiveSource = source;
+  if (parsed.blocks.length === 0) {
+    text = DEFAULT_COREFILE.replace('{PORT}', String(opts.dnsPort));
+    effectiveSource = { path: source.path, text };
+    parsed = parseCorefileWithFiles(text, '<default>', parseOpts);
+  }
+  const inst = new Instance(effectiveSource);
+  inst.files = parsed.files;
+  inst.parsed = parsed.blocks;
+  const errors: ConfigError[] = [];
+
+  for (const block of parsed.blocks) {
+    const keys = block.keys.map((k) => parseServerKey(k, opts.dnsPort));
+    const zones: string[] = [];
+    for (const k of keys) for (const z of k.zones) if (!zones.includes(z)) zones.push(z);
+    const info: MutableBlockInfo = { zones, servers: [], port: keys[0]?.port ?? opts.dnsPort, bindAddresses: [], handlerPlugins: [] };
+    const rt: BlockRuntime = { keys, info, factories: [], chain: null, anyClass: false };
+    inst.blocks.push(rt);
+    for (const def of PLUGINS) {
+      const tokens = block.directives.get(def.name);
+      if (!tokens || tokens.length === 0) continue;
+      const occ = occurrences(def.name, tokens);
+      if (def.repeat === 'error' && occ.length > 1) {
+        const second = occ[1]![0]!;
+        const err = new ConfigError('this plugin can only be used once per Server Block', second.file, second.line, def.name);
+        if (!opts.collectErrors) throw err;
+        errors.push(err);
+        continue;
+      }
+      const use = def.repeat === 'first' ? occ[0]! : tokens;
+      const ctx = makeContext(inst, rt, def, opts);
+      try {
+        const factory = await def.setup(new Dispenser(use, def.name), ctx);
+        if (factory) {
+          rt.factories.push({ name: def.name, factory });
+          info.handlerPlugins.push(def.name);
+          if (def.handlesAllClasses) rt.anyClass = true;
+        }
+      } catch (e) {
+        const err = asConfigError(e, def, use);
+        if (!opts.collectErrors) throw err;
+        errors.push(err);
+      }
+    }
+  }
+  if (errors.length) throw new AggregateError(errors, errors.map((e) => e.describe()).join('\n'));
+
+  groupListeners(inst);
+  // Chains are built after grouping so factories can read the final BlockInfo.servers.
+  for (const b of inst.blocks) {
+    let next: Handler | null = null;
+    for (let i = b.factories.length - 1; i >= 0; i--) next = b.factories[i]!.factory(next);
+    b.chain = next;
+  }
+  // Now that chains exist, fill routes (RouteTable keeps Route objects immutable: rebuild).
+  for (const [name, spec] of inst.listens) {
+    const table = new RouteTable();
+    for (const b of inst.blocks) {
+      if (!b.info.servers.includes(name)) continue;
+      if (b.anyClass) table.anyClass = true;
+      for (const k of b.keys) {
+        if (k.port !== spec.port) continue;
+        for (const z of k.zones) table.add({ zone: z, chain: b.chain });
+      }
+    }
+    inst.listens.set(name, { ...spec, table });
+  }
+  return inst;
+}
+
+function groupListeners(inst: Instance): void {
+  // (host, port, zone) → defined?  and (port, zone) → hosts, for the §6.4 conflict rules.
+  const defined = new Map<string, string>();
+  for (const b of inst.blocks) {
+    const hosts = b.info.bindAddresses.length ? b.info.bindAddresses : [''];
+    for (const k of b.keys) {
+      for (const host of hosts) {
+        const name = listenerName(host, k.port);
+        for (const z of k.zones) {
+          const id = `${host}|${k.port}|${z}`;
+          if (defined.has(id)) {
+            throw new ConfigError(`cannot serve dns://${z}:${k.port}${host ? ` on ${host}` : ''} - it is already defined`, k.token.file, k.token.line);
+          }
+          const otherHost = [...defined.keys()].find((d) => d.endsWith(`|${k.port}|${z}`) && (d.startsWith('|') !== (host === '')));
+          if (otherHost !== undefined) {
+            const specific = host || otherHost.split('|')[0];
+            throw new ConfigError(`cannot serve dns://${z}:${k.port} on ${specific} - zone overlap listener capacity with dns://${z}:${k.port}`, k.token.file, k.token.line);
+          }
+          defined.set(id, name);
+        }
+        if (!b.info.servers.includes(name)) b.info.servers.push(name);
+        let spec = inst.listens.get(name);
+        if (!spec) {
+          spec = { name, host, port: k.port, table: new RouteTable(), banner: [] };
+          inst.listens.set(name, spec);
+        }
+        for (const z of k.zones) spec.banner.push(`${z}:${k.port}${host ? ` on ${host}` : ''}`);
+      }
+    }
+  }
+}
+
+function makeContext(inst: Instance, rt: BlockRuntime, def: PluginDef, opts: BuildOptions): SetupContext {
+  return {
+    block: rt.info,
+    process: opts.process,
+    log: logger(def.name),
+    core: opts.core,
+    onStartup: (fn) => void inst.startup.push(fn),
+    onServing: (fn) => void inst.serving.push(fn),
+    onShutdown: (fn) => void inst.shutdown.push(fn),
+    onFinalShutdown: (fn) => void inst.finalShutdown.push(fn),
+    registerReady: (name, probe) => {
+      const list = inst.readiness.get(name) ?? [];
+      list.push(probe);
+      inst.readiness.set(name, list);
+    },
+    shared: (key, create, dispose) => opts.shared.get(inst.id, key, create, dispose),
+    listenOn: (addresses) => {
+      for (const a of addresses) if (!rt.info.bindAddresses.includes(a)) rt.info.bindAddresses.push(a);
+    },
+  };
+}

@@ -1,0 +1,273 @@
+/**
+ * UDP and TCP sockets for one listen address (`dns://host:port`). A listener outlives
+ * configuration reloads: the router it dispatches to is swapped, the sockets stay open.
+ *
+ * TCP follows RFC 7766: two-byte length framing, many queries per connection, pipelined queries
+ * answered as they complete (out of order), an idle timeout, a read timeout for a started message,
+ * and caps on concurrent connections and in-flight queries per connection so that idle or slow
+ * clients cannot exhaust the server.
+ */
+import * as dgram from 'node:dgram';
+import * as net from 'node:net';
+import type { Transport } from '../query.js';
+
+/** Called for every packet; `respond` sends the reply bytes (at most once). */
+export type Dispatch = (packet: Buffer, transport: Transport, respond: (reply: Buffer) => void, done: () => void) => void;
+
+export interface TcpLimits {
+  /** Close a connection with no complete query for this long (ms). CoreDNS: 10 s. */
+  idleTimeoutMs: number;
+  /** Close a connection that started but did not finish a message within this long (ms). CoreDNS: 3 s. */
+  readTimeoutMs: number;
+  /** Maximum concurrent TCP connections per listener. */
+  maxConnections: number;
+  /** Maximum queries being processed per connection; reading pauses above it. */
+  maxInFlightPerConnection: number;
+}
+
+export const DEFAULT_TCP_LIMITS: TcpLimits = {
+  idleTimeoutMs: 10_000,
+  readTimeoutMs: 3_000,
+  maxConnections: 10_000,
+  maxInFlightPerConnection: 128,
+};
+
+function unmapV4(addr: string): string {
+  return addr.startsWith('::ffff:') && net.isIPv4(addr.slice(7)) ? addr.slice(7) : addr;
+}
+
+export class Listener {
+  private udp4: dgram.Socket | null = null;
+  private udp6: dgram.Socket | null = null;
+  private tcp: net.Server | null = null;
+  private readonly conns = new Set<net.Socket>();
+  private inFlight = 0;
+  private drainWaiters: (() => void)[] = [];
+  private closing = false;
+  /** Port actually bound (differs from the requested one only when 0 was asked). */
+  port: number;
+
+  constructor(
+    /** Listener name, e.g. `dns://:53` or `dns://127.0.0.1:1053`; the `server` metric label. */
+    readonly name: string,
+    /** Address to bind; '' = all interfaces (dual-stack). */
+    readonly host: string,
+    port: number,
+    private dispatch: Dispatch,
+    private readonly limits: TcpLimits = DEFAULT_TCP_LIMITS,
+  ) {
+    this.port = port;
+  }
+
+  setDispatch(d: Dispatch): void {
+    this.dispatch = d;
+  }
+
+  async open(): Promise<void> {
+    if (this.host === '') {
+      // All interfaces: one dual-stack IPv6 socket when the host has IPv6, else IPv4 only.
+      try {
+        this.udp6 = await this.bindUdp('udp6', '::', false);
+      } catch (e) {
+        if (!isAddrNotAvailable(e)) throw e;
+        this.udp4 = await this.bindUdp('udp4', '0.0.0.0', false);
+      }
+    } else if (net.isIPv6(this.host)) {
+      this.udp6 = await this.bindUdp('udp6', this.host, true);
+    } else {
+      this.udp4 = await this.bindUdp('udp4', this.host, false);
+    }
+    try {
+      await this.listenTcp();
+    } catch (e) {
+      this.udp4?.close();
+      this.udp6?.close();
+      throw e;
+    }
+  }
+
+  private bindUdp(type: 'udp4' | 'udp6', host: string, ipv6Only: boolean): Promise<dgram.Socket> {
+    return new Promise((resolve, reject) => {
+      const sock = dgram.createSocket({ type, ipv6Only, recvBufferSize: 4 << 20, sendBufferSize: 4 << 20 });
+      const onError = (e: Error) => {
+        sock.close();
+        reject(e);
+      };
+      sock.once('error', onError);
+      sock.bind({ port: this.port, address: host, exclusive: false }, () => {
+        sock.off('error', onError);
+        sock.on('error', () => {
+          /* ICMP errors on send are not fatal for a server socket */
+        });
+        this.port = sock.address().port;
+        const family: 1 | 2 = type === 'udp6' ? 2 : 1;
+        const localPort = this.port;
+        sock.on('message', (msg, rinfo) => this.onUdp(sock, msg, rinfo, family, localPort));
+        resolve(sock);
+      });
+    });
+  }
+
+  private onUdp(sock: dgram.Socket, msg: Buffer, rinfo: dgram.RemoteInfo, family: 1 | 2, localPort: number): void {
+    if (this.closing) return;
+    const remote = family === 2 ? unmapV4(rinfo.address) : rinfo.address;
+    const transport: Transport = {
+      proto: 'udp',
+      family: net.isIPv4(remote) ? 1 : 2,
+      remoteAddress: remote,
+      remotePort: rinfo.port,
+      localAddress: this.host,
+      localPort,
+      server: this.name,
+    };
+    this.inFlight++;
+    let answered = false;
+    this.dispatch(
+      msg,
+      transport,
+      (reply) => {
+        if (answered) return;
+        answered = true;
+        sock.send(reply, rinfo.port, rinfo.address);
+      },
+      () => this.finished(),
+    );
+  }
+
+  private finished(): void {
+    this.inFlight--;
+    if (this.inFlight === 0 && this.drainWaiters.length) {
+      for (const w of this.drainWaiters.splice(0)) w();
+    }
+  }
+
+  private listenTcp(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const srv = net.createServer({ noDelay: true, pauseOnConnect: false }, (c) => this.onConnection(c));
+      srv.maxConnections = this.limits.maxConnections;
+      const onError = (e: Error) => reject(e);
+      srv.once('error', onError);
+      const opts: net.ListenOptions = { port: this.port, exclusive: false };
+      if (this.host !== '') opts.host = this.host;
+      else if (this.udp4) opts.host = '0.0.0.0';
+      srv.listen(opts, () => {
+        srv.off('error', onError);
+        this.tcp = srv;
+        resolve();
+      });
+    });
+  }
+
+  private onConnection(c: net.Socket): void {
+    if (this.closing) {
+      c.destroy();
+      return;
+    }
+    this.conns.add(c);
+    const remote = unmapV4(c.remoteAddress ?? '');
+    const transport: Transport = {
+      proto: 'tcp',
+      family: net.isIPv4(remote) ? 1 : 2,
+      remoteAddress: remote,
+      remotePort: c.remotePort ?? 0,
+      localAddress: this.host,
+      localPort: this.port,
+      server: this.name,
+    };
+    let pending: Buffer | null = null;
+    let inFlight = 0;
+    let paused = false;
+    let readTimer: NodeJS.Timeout | null = null;
+    c.setTimeout(this.limits.idleTimeoutMs, () => c.destroy());
+    const clearReadTimer = () => {
+      if (readTimer) {
+        clearTimeout(readTimer);
+        readTimer = null;
+      }
+    };
+    c.on('close', () => {
+      clearReadTimer();
+      this.conns.delete(c);
+    });
+    c.on('error', () => c.destroy());
+    c.on('data', (chunk: Buffer) => {
+      let buf = pending ? Buffer.concat([pending, chunk]) : chunk;
+      pending = null;
+      while (buf.length >= 2) {
+        const len = buf.readUInt16BE(0);
+        if (buf.length < 2 + len) break;
+        const msg = buf.subarray(2, 2 + len);
+        buf = buf.subarray(2 + len);
+        if (len === 0) continue;
+        inFlight++;
+        this.inFlight++;
+        if (inFlight >= this.limits.maxInFlightPerConnection && !paused) {
+          paused = true;
+          c.pause();
+        }
+        let answered = false;
+        this.dispatch(
+          Buffer.from(msg),
+          transport,
+          (reply) => {
+            if (answered || c.destroyed) return;
+            answered = true;
+            const frame = Buffer.allocUnsafe(2 + reply.length);
+            frame.writeUInt16BE(reply.length, 0);
+            reply.copy(frame, 2);
+            c.write(frame);
+          },
+          () => {
+            inFlight--;
+            this.finished();
+            if (paused && inFlight < this.limits.maxInFlightPerConnection / 2) {
+              paused = false;
+              c.resume();
+            }
+          },
+        );
+      }
+      if (buf.length > 0) {
+        pending = Buffer.from(buf);
+        if (!readTimer) readTimer = setTimeout(() => c.destroy(), this.limits.readTimeoutMs);
+      } else {
+        clearReadTimer();
+      }
+    });
+  }
+
+  /** Number of queries being processed. */
+  get busy(): number {
+    return this.inFlight;
+  }
+
+  /**
+   * Stop accepting, wait for in-flight queries (at most `graceMs`), then close every connection.
+   */
+  async close(graceMs = 5000): Promise<void> {
+    this.closing = true;
+    this.udp4?.close();
+    this.udp6?.close();
+    const tcpClosed = new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve()));
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, graceMs);
+        this.drainWaiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    for (const c of this.conns) c.end();
+    const destroyTimer = setTimeout(() => {
+      for (const c of this.conns) c.destroy();
+    }, 1000);
+    await tcpClosed;
+    clearTimeout(destroyTimer);
+  }
+}
+
+function isAddrNotAvailable(e: unknown): boolean {
+  const code = (e as { code?: string }).code;
+  return code === 'EAFNOSUPPORT' || code === 'EADDRNOTAVAIL' || code === 'EINVAL';
+}

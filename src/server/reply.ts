@@ -1,0 +1,153 @@
+/**
+ * The last step of the reply pipeline (corefile.md §7.4): EDNS in replies, and fitting the reply
+ * into the client's buffer with truncation. Wire replies that already fit leave untouched except
+ * for an appended OPT record; only oversize replies are decoded and re-encoded.
+ */
+import { EdnsOption, Flag, Qtype, DEFAULT_MAX_UDP_SIZE } from '../dns/constants.js';
+import { encodeFitted } from '../dns/encode.js';
+import type { Message } from '../dns/message.js';
+import { forEachRecord, type Edns, type ParsedRequest } from '../dns/wire.js';
+import type { Reply } from '../query.js';
+import type { Proto } from '../query.js';
+
+/** Options of the query's OPT that are echoed when the reply has no OPT of its own. */
+const ECHOED_OPTIONS = new Set<number>([EdnsOption.NSID, EdnsOption.EXPIRE, EdnsOption.COOKIE, EdnsOption.TCP_KEEPALIVE, EdnsOption.PADDING]);
+
+/** OPT RR bytes for a reply to a query with EDNS: version 0, client's size, DO echoed, filtered options. */
+export function replyOpt(edns: Edns): Buffer {
+  let optBytes = 0;
+  for (let o = 0; o + 4 <= edns.options.length; ) {
+    const code = edns.options.readUInt16BE(o);
+    const len = edns.options.readUInt16BE(o + 2);
+    if (ECHOED_OPTIONS.has(code)) optBytes += 4 + len;
+    o += 4 + len;
+  }
+  const rr = Buffer.allocUnsafe(11 + optBytes);
+  rr[0] = 0;
+  rr.writeUInt16BE(Qtype.OPT, 1);
+  rr.writeUInt16BE(edns.udpSize, 3);
+  rr[5] = 0; // extended rcode
+  rr[6] = 0; // version
+  rr.writeUInt16BE(edns.do ? 0x8000 : 0, 7);
+  rr.writeUInt16BE(optBytes, 9);
+  let w = 11;
+  for (let o = 0; o + 4 <= edns.options.length; ) {
+    const code = edns.options.readUInt16BE(o);
+    const len = edns.options.readUInt16BE(o + 2);
+    if (ECHOED_OPTIONS.has(code)) {
+      edns.options.copy(rr, w, o, o + 4 + len);
+      w += 4 + len;
+    }
+    o += 4 + len;
+  }
+  return rr;
+}
+
+/** Buffer limit for a reply: 512 without EDNS, the client's size (≥512, ≤ ours) with EDNS, 65535 on TCP. */
+export function sizeLimit(req: ParsedRequest, proto: Proto, maxUdp = DEFAULT_MAX_UDP_SIZE): number {
+  if (proto === 'tcp') return 65535;
+  if (!req.edns) return 512;
+  return Math.max(512, Math.min(req.edns.udpSize, Math.max(512, maxUdp)));
+}
+
+/** Offset of the OPT record in a wire message, or -1 (and -2 if the message is malformed). */
+function findOpt(buf: Buffer): { rr: number; type: number } | null {
+  if (buf.readUInt16BE(10) === 0) return null;
+  let found: { rr: number; type: number } | null = null;
+  const ok = forEachRecord(buf, (section, rr, typeOff) => {
+    if (section === 2 && buf.readUInt16BE(typeOff) === Qtype.OPT) found = { rr, type: typeOff };
+  });
+  if (!ok) return null;
+  return found;
+}
+
+/**
+ * Produce the bytes to send for `reply` to `req` over `proto`. Sets the reply id to the query's,
+ * handles OPT per §7.4 and truncates to the client's buffer.
+ */
+export function finalizeReply(reply: Reply, req: ParsedRequest, proto: Proto, maxUdp = DEFAULT_MAX_UDP_SIZE): Buffer {
+  const limit = sizeLimit(req, proto, maxUdp);
+  if (reply.isWire) {
+    let buf = reply.wire();
+    if (req.edns) {
+      const opt = findOpt(buf);
+      if (!opt) {
+        const rr = replyOpt(req.edns);
+        const out = Buffer.allocUnsafe(buf.length + rr.length);
+        buf.copy(out, 0);
+        rr.copy(out, buf.length);
+        out.writeUInt16BE(out.readUInt16BE(10) + 1, 10);
+        buf = out;
+      } else {
+        // Normalise the plugin's/upstream's OPT: version 0, client's size, only DO kept.
+        if (buf === reply.wire()) buf = Buffer.from(buf);
+        buf.writeUInt16BE(req.edns.udpSize, opt.type + 2);
+        buf[opt.type + 5] = 0;
+        buf.writeUInt16BE(req.edns.do ? 0x8000 : 0, opt.type + 6);
+      }
+    }
+    if (buf.readUInt16BE(0) !== req.id) {
+      if (buf === reply.wire()) buf = Buffer.from(buf);
+      buf.writeUInt16BE(req.id, 0);
+    }
+    if (buf.length <= limit) return buf;
+    // Too large: decode and fit by dropping whole records.
+    return fitMessage(reply.message(), req, limit);
+  }
+  return fitMessage(reply.message(), req, limit);
+}
+
+function fitMessage(msg: Message, req: ParsedRequest, limit: number): Buffer {
+  msg.id = req.id;
+  msg.type = 'response';
+  const optIndex = msg.additionals.findIndex((r) => r.type === 'OPT');
+  if (req.edns) {
+    const opt = {
+      type: 'OPT' as const,
+      name: '.',
+      udpPayloadSize: req.edns.udpSize,
+      extendedRcode: 0,
+      ednsVersion: 0,
+      flags: req.edns.do ? 0x8000 : 0,
+      options: [] as { code: number; data: Buffer }[],
+    };
+    if (optIndex >= 0) {
+      const existing = msg.additionals[optIndex] as unknown as { options?: { code: number; data: Buffer }[]; extendedRcode?: number };
+      opt.options = existing.options ?? [];
+      opt.extendedRcode = existing.extendedRcode ?? 0;
+      msg.additionals[optIndex] = opt as unknown as Message['additionals'][number];
+    } else {
+      for (let o = 0; o + 4 <= req.edns.options.length; ) {
+        const code = req.edns.options.readUInt16BE(o);
+        const len = req.edns.options.readUInt16BE(o + 2);
+        if (ECHOED_OPTIONS.has(code)) opt.options.push({ code, data: Buffer.from(req.edns.options.subarray(o + 4, o + 4 + len)) });
+        o += 4 + len;
+      }
+      msg.additionals.push(opt as unknown as Message['additionals'][number]);
+    }
+  }
+  const { buf } = encodeFitted(msg, limit);
+  return buf;
+}
+
+/**
+ * A bare reply written by the server itself (rcode returned without a written reply, routing
+ * failures, FORMERR/NOTIMP): header copied from the query (id, opcode, RD, CD), QR set, the
+ * question if it could be read, the rcode, and an OPT only if the query had one.
+ */
+export function bareReply(raw: Buffer, questionEnd: number, rcode: number, edns: Edns | null): Buffer {
+  const flags = raw.readUInt16BE(2);
+  const keep = (flags & (0x7800 | Flag.RD | Flag.CD)) | Flag.QR | (rcode & 0xf);
+  const qlen = questionEnd > 12 ? questionEnd - 12 : 0;
+  const opt = edns ? replyOpt(edns) : null;
+  if (opt && rcode > 15) opt[5] = rcode >> 4;
+  const out = Buffer.allocUnsafe(12 + qlen + (opt ? opt.length : 0));
+  out.writeUInt16BE(raw.readUInt16BE(0), 0);
+  out.writeUInt16BE(keep, 2);
+  out.writeUInt16BE(qlen ? 1 : 0, 4);
+  out.writeUInt32BE(0, 6);
+  out.writeUInt16BE(opt ? 1 : 0, 10);
+  if (qlen) raw.copy(out, 12, 12, questionEnd);
+  if (opt) opt.copy(out, 12 + qlen);
+  return out;
+}

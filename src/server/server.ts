@@ -1,0 +1,246 @@
+/**
+ * The running server: listeners that survive reloads, the current configuration instance, and
+ * the lifecycle around them (start, reload with atomic switch, graceful shutdown). Implements the
+ * CoreServices that operational plugins use.
+ */
+import { ConfigError } from '../corefile/types.js';
+import { coreLog } from '../log.js';
+import type { CoreServices, ReadinessProbe } from '../plugin.js';
+import { buildInstance, Instance, type ConfigSource } from './instance.js';
+import { makeDispatch } from './dispatch.js';
+import { DEFAULT_TCP_LIMITS, Listener, type TcpLimits } from './listener.js';
+import { SharedResources } from './shared.js';
+import { PLATFORM_LINE, VERSION, VERSION_LINE } from '../version.js';
+import { DEFAULT_MAX_UDP_SIZE } from '../dns/constants.js';
+
+export interface ServerOptions {
+  readonly dnsPort: number;
+  /** Reads the configuration (again, on reload). */
+  readonly loadSource: () => Promise<ConfigSource>;
+  readonly quiet?: boolean;
+  readonly maxUdpSize?: number;
+  readonly tcpLimits?: TcpLimits;
+  readonly env?: Record<string, string | undefined>;
+  /** Where the start-up banner goes (stdout by default). */
+  readonly print?: (line: string) => void;
+}
+
+export type ReloadListener = (ok: boolean, error: Error | null, instance: Instance | null) => void;
+
+export class Server implements CoreServices {
+  readonly listeners = new Map<string, Listener>();
+  current: Instance | null = null;
+  readonly shared = new SharedResources();
+  private shutdownStarted = false;
+  private readonly shutdownSubscribers: (() => void)[] = [];
+  private readonly reloadListeners: ReloadListener[] = [];
+  private reloadChain: Promise<boolean> = Promise.resolve(true);
+
+  constructor(private readonly opts: ServerOptions) {}
+
+  get shuttingDown(): boolean {
+    return this.shutdownStarted;
+  }
+
+  onShutdownStart(fn: () => void): void {
+    this.shutdownSubscribers.push(fn);
+  }
+
+  /** Subscribe to reload outcomes (the reload plugin counts failures here). */
+  onReloadResult(fn: ReloadListener): () => void {
+    this.reloadListeners.push(fn);
+    return () => {
+      const i = this.reloadListeners.indexOf(fn);
+      if (i >= 0) this.reloadListeners.splice(i, 1);
+    };
+  }
+
+  readiness(): Map<string, ReadinessProbe[]> {
+    return this.current?.readiness ?? new Map();
+  }
+
+  servers(): readonly string[] {
+    return [...this.listeners.keys()];
+  }
+
+  /** Actual port of a listener (useful when port 0 was configured). */
+  portOf(name: string): number | undefined {
+    return this.listeners.get(name)?.port;
+  }
+
+  private build(source: ConfigSource, collectErrors = false): Promise<Instance> {
+    return buildInstance(source, {
+      dnsPort: this.opts.dnsPort,
+      process: { corefilePath: source.path, dnsPort: this.opts.dnsPort, version: VERSION },
+      shared: this.shared,
+      core: this,
+      env: this.opts.env,
+      collectErrors,
+    });
+  }
+
+  /** Parse and set up without serving (the -validate flag). Returns error descriptions. */
+  async validate(): Promise<string[]> {
+    let inst: Instance | null = null;
+    try {
+      inst = await this.build(await this.opts.loadSource(), true);
+      return [];
+    } catch (e) {
+      return describeErrors(e);
+    } finally {
+      if (inst) await this.shared.release(inst.id);
+    }
+  }
+
+  /** First start: build, run startup hooks, open listeners, print the banner, run serving hooks. */
+  async start(): Promise<void> {
+    const inst = await this.build(await this.opts.loadSource());
+    try {
+      await Instance.run(inst.startup);
+      await this.switchListeners(inst);
+    } catch (e) {
+      await Instance.runAll(inst.shutdown);
+      await this.shared.release(inst.id);
+      throw e;
+    }
+    this.current = inst;
+    this.printBanner(inst);
+    await Instance.run(inst.serving);
+    for (const l of [...this.reloadListeners]) l(true, null, inst);
+  }
+
+  private printBanner(inst: Instance): void {
+    if (this.opts.quiet) return;
+    const print = this.opts.print ?? ((l: string) => process.stdout.write(`${l}\n`));
+    const lines: string[] = [];
+    for (const spec of inst.listens.values()) {
+      const port = this.listeners.get(spec.name)?.port ?? spec.port;
+      for (const b of spec.banner) lines.push(spec.port === 0 ? b.replace(':0', `:${port}`) : b);
+    }
+    lines.sort();
+    for (const l of lines) {
+      const zone = l.slice(0, l.lastIndexOf(':'));
+      if (zone !== '.' && !zone.endsWith('.arpa.') && !/^[a-z0-9.-]+$/.test(zone)) {
+        print(`Warning: Domain "${zone}" does not follow RFC1035 preferred syntax`);
+      }
+      print(l);
+    }
+    print(VERSION_LINE);
+    print(PLATFORM_LINE);
+  }
+
+  /**
+   * Point every listener of `inst` at its new routes: reuse sockets whose address stays, open new
+   * ones, close those no longer configured. New sockets are opened before anything is switched so
+   * that a bind failure leaves the old configuration serving untouched.
+   */
+  private async switchListeners(inst: Instance): Promise<void> {
+    const opened: Listener[] = [];
+    const dispatchOpts = { maxUdpSize: this.opts.maxUdpSize ?? DEFAULT_MAX_UDP_SIZE };
+    try {
+      for (const spec of inst.listens.values()) {
+        if (this.listeners.has(spec.name)) continue;
+        const l = new Listener(spec.name, spec.host, spec.port, makeDispatch(spec.table, dispatchOpts), this.opts.tcpLimits ?? DEFAULT_TCP_LIMITS);
+        await l.open();
+        opened.push(l);
+      }
+    } catch (e) {
+      await Promise.all(opened.map((l) => l.close(0)));
+      const err = e as NodeJS.ErrnoException;
+      throw new Error(`listen ${err.code === 'EADDRINUSE' ? 'tcp/udp' : ''} ${err.message}`.replace(/\s+/g, ' ').trim());
+    }
+    for (const l of opened) this.listeners.set(l.name, l);
+    for (const spec of inst.listens.values()) {
+      this.listeners.get(spec.name)!.setDispatch(makeDispatch(spec.table, dispatchOpts));
+    }
+    const stale = [...this.listeners.entries()].filter(([name]) => !inst.listens.has(name));
+    for (const [name] of stale) this.listeners.delete(name);
+    await Promise.all(stale.map(([, l]) => l.close()));
+  }
+
+  /**
+   * Reload the configuration from its source (reload plugin, SIGUSR1). The new instance is built
+   * and started while the old one serves; on any failure the old one keeps serving untouched.
+   * Reloads are serialised.
+   */
+  reload(reason: string): Promise<boolean> {
+    const run = async (): Promise<boolean> => {
+      if (this.shutdownStarted || !this.current) return false;
+      let inst: Instance | null = null;
+      try {
+        inst = await this.build(await this.opts.loadSource());
+        await Instance.run(inst.startup);
+        await this.switchListeners(inst);
+      } catch (e) {
+        const text = describeErrors(e).join('; ');
+        coreLog.error(`Restart failed: ${text}`);
+        if (inst) {
+          await Instance.runAll(inst.shutdown);
+          await this.shared.release(inst.id);
+        }
+        for (const l of [...this.reloadListeners]) l(false, e as Error, null);
+        return false;
+      }
+      const old = this.current;
+      this.current = inst;
+      coreLog.debug(`reloaded configuration (${reason})`);
+      const errs = await Instance.runAll(old.shutdown);
+      for (const e of errs) coreLog.error(`shutdown of previous configuration: ${e.message}`);
+      await this.shared.release(old.id);
+      await Instance.runAll(inst.serving);
+      for (const l of [...this.reloadListeners]) l(true, null, inst);
+      return true;
+    };
+    this.reloadChain = this.reloadChain.then(run, run);
+    return this.reloadChain;
+  }
+
+  /**
+   * Final shutdown: tell subscribers (ready stops), run final-shutdown hooks (health's lameduck;
+   * DNS still served), close listeners after in-flight queries finish, run shutdown hooks.
+   * Returns the exit code (0, 4 if a callback failed, 3 if stopping failed).
+   */
+  async shutdown(): Promise<number> {
+    if (this.shutdownStarted) return 0;
+    this.shutdownStarted = true;
+    for (const fn of this.shutdownSubscribers) {
+      try {
+        fn();
+      } catch {
+        /* a subscriber must not stop the shutdown */
+      }
+    }
+    let code = 0;
+    const inst = this.current;
+    if (inst) {
+      const errs = await Instance.runAll(inst.finalShutdown);
+      if (errs.length) {
+        for (const e of errs) coreLog.error(`shutdown callback: ${e.message}`);
+        code = 4;
+      }
+    }
+    try {
+      await Promise.all([...this.listeners.values()].map((l) => l.close(5000)));
+    } catch {
+      code = 3;
+    }
+    this.listeners.clear();
+    if (inst) {
+      const errs = await Instance.runAll(inst.shutdown);
+      if (errs.length && code === 0) code = 4;
+      await this.shared.release(inst.id);
+    }
+    return code;
+  }
+}
+
+/** One description per configuration error (AggregateError from -validate, or a single one). */
+export function describeErrors(e: unknown): string[] {
+  if (e instanceof AggregateError) return e.errors.map((x) => describeOne(x));
+  return [describeOne(e)];
+}
+
+function describeOne(e: unknown): string {
+  if (e instanceof ConfigError) return e.describe();
+  return (e as Error)?.message ?? String(e);
+}
