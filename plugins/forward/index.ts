@@ -1,10 +1,76 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
-import type { PluginDef } from '../../src/plugin.js';
+/**
+ * The `forward` directive: every occurrence in a block becomes one forwarder; the forwarders are
+ * chained in file order in front of the next plugin (plugins.md, forward).
+ */
+import { Resolver } from 'node:dns/promises';
+import type * as tls from 'node:tls';
+import type { Handler, PluginDef } from '../../src/plugin.js';
+import { ForwardHandler } from './handler.js';
+import { Proxy, type ProxyOptions } from './proxy.js';
+import { parseForward, type ForwardConfig, type ToSpec } from './setup.js';
+
+function proxyOptions(cfg: ForwardConfig): ProxyOptions {
+  const t: tls.ConnectionOptions = {};
+  if (cfg.tls.ca) t.ca = cfg.tls.ca;
+  if (cfg.tls.cert) t.cert = cfg.tls.cert;
+  if (cfg.tls.key) t.key = cfg.tls.key;
+  return {
+    expireMs: cfg.expireMs,
+    maxAgeMs: cfg.maxAgeMs,
+    maxIdleConns: cfg.maxIdleConns,
+    sourceAddress: cfg.sourceAddress,
+    tls: t,
+    tlsServerName: cfg.tlsServerName,
+    forceTcp: cfg.forceTcp,
+    healthCheck: cfg.healthCheck,
+  };
+}
+
+/** Resolve a hostname TO to all its A and AAAA addresses. */
+async function resolveHostname(spec: Extract<ToSpec, { kind: 'hostname' }>, resolvers: string[]): Promise<string[]> {
+  const r = new Resolver();
+  if (resolvers.length > 0) r.setServers(resolvers);
+  const name = spec.name.slice(0, -1);
+  const [v4, v6] = await Promise.all([r.resolve4(name).catch(() => [] as string[]), r.resolve6(name).catch(() => [] as string[])]);
+  const all = [...v4, ...v6];
+  if (all.length === 0) throw new Error(`plugin/forward: failed to resolve upstream hostname ${name}`);
+  return all;
+}
 
 export const forward: PluginDef = {
   name: 'forward',
-  repeat: 'error',
-  setup(d) {
-    throw d.err('plugin forward is not implemented yet');
+  repeat: 'all',
+  handlesAllClasses: true,
+  setup(d, ctx) {
+    const configs = parseForward(d);
+    const instances = configs.map((cfg) => {
+      const opts = proxyOptions(cfg);
+      const proxies = cfg.to.flatMap((t) => (t.kind === 'addr' ? [new Proxy(t, opts)] : []));
+      return { cfg, opts, proxies };
+    });
+    ctx.onStartup(async () => {
+      for (const inst of instances) {
+        for (const t of inst.cfg.to) {
+          if (t.kind !== 'hostname') continue;
+          const addrs = await resolveHostname(t, inst.cfg.resolvers);
+          for (const host of addrs) {
+            if (inst.proxies.some((p) => p.addr.host === host && p.addr.port === t.port && p.addr.scheme === t.scheme)) continue;
+            inst.proxies.push(new Proxy({ scheme: t.scheme, host, port: t.port, serverName: t.serverName ?? (t.scheme === 'tls' ? t.name.slice(0, -1) : null) }, inst.opts));
+          }
+        }
+        for (const p of inst.proxies) p.start();
+      }
+    });
+    ctx.onShutdown(() => {
+      for (const inst of instances) for (const p of inst.proxies) p.stop();
+    });
+    return (next: Handler | null): Handler => {
+      let chain = next;
+      for (let k = instances.length - 1; k >= 0; k--) {
+        const inst = instances[k]!;
+        chain = new ForwardHandler(inst.cfg, inst.proxies, chain);
+      }
+      return chain!;
+    };
   },
 };

@@ -1,0 +1,145 @@
+/**
+ * The forward handler (plugins.md, forward, "Per-query algorithm"): one instance per `forward`
+ * line, chained in file order. Replies are passed to the client byte for byte, with only the id
+ * (and the question's letter case) put back to the client's.
+ */
+import { Flag, Rcode } from '../../src/dns/constants.js';
+import { isSubdomain } from '../../src/dns/name.js';
+import { nextOrFailure, type Handler } from '../../src/plugin.js';
+import type { Query } from '../../src/query.js';
+import * as m from './metrics.js';
+import { orderProxies, type PolicyState } from './policy.js';
+import type { Proxy } from './proxy.js';
+import type { ForwardConfig } from './setup.js';
+import { replyMatches, restoreClientHeader } from './wire.js';
+
+/** Overall budget per query across all attempts (CoreDNS `defaultTimeout`). */
+const QUERY_BUDGET_MS = 5000;
+
+export class ForwardHandler implements Handler {
+  readonly name = 'forward';
+  private inflight = 0;
+  private readonly policy: PolicyState = { counter: 0 };
+  private readonly limitError: Error;
+
+  constructor(
+    readonly cfg: ForwardConfig,
+    /** Upstreams in configured order (hostname TOs are appended once resolved). */
+    readonly proxies: Proxy[],
+    readonly next: Handler | null,
+  ) {
+    this.limitError = new Error(`concurrent queries exceeded maximum ${cfg.maxConcurrent}`);
+  }
+
+  /** Is `lname` forwarded by this instance: inside FROM and not excepted (FROM itself always is). */
+  match(lname: string): boolean {
+    if (!isSubdomain(lname, this.cfg.from)) return false;
+    if (lname === this.cfg.from) return true;
+    for (const e of this.cfg.except) if (isSubdomain(lname, e)) return false;
+    return true;
+  }
+
+  serve(q: Query): number | Promise<number> {
+    if (!this.match(q.lname)) return nextOrFailure(this.name, this.next, q);
+    const max = this.cfg.maxConcurrent;
+    if (max > 0) {
+      if (this.inflight >= max) {
+        m.maxConcurrentRejects.inc();
+        return q.fail(this.limitError, Rcode.REFUSED);
+      }
+      this.inflight++;
+      return this.forward(q).finally(() => {
+        this.inflight--;
+      });
+    }
+    return this.forward(q);
+  }
+
+  /** Queries in flight (for tests and the max_concurrent accounting). */
+  get inFlight(): number {
+    return this.inflight;
+  }
+
+  private async forward(q: Query): Promise<number> {
+    const proxies = this.proxies;
+    const n = proxies.length;
+    if (n === 0) return q.fail(new Error('no healthy proxies'), Rcode.SERVFAIL);
+    const list = orderProxies(proxies, this.cfg.policy, this.policy);
+    const cap = this.cfg.maxConnectAttempts ?? 2 * n;
+    const deadline = Date.now() + QUERY_BUDGET_MS;
+    const question = { lname: q.lname, qtype: q.qtype, qclass: q.qclass };
+    let proto: 'udp' | 'tcp' = this.cfg.forceTcp ? 'tcp' : this.cfg.preferUdp ? 'udp' : q.proto;
+    let upstreamErr: Error | null = null;
+    let lastReply: Buffer | null = null;
+    let fails = 0;
+    let i = 0;
+    let attempts = 0;
+    while (Date.now() < deadline && (cap === 0 || attempts < cap)) {
+      if (i >= list.length) {
+        i = 0;
+        fails = 0;
+      }
+      let proxy = list[i++]!;
+      if (proxy.down(this.cfg.maxFails)) {
+        fails++;
+        if (fails < n) continue;
+        m.healthcheckBroken.inc();
+        if (this.cfg.failfastAllUnhealthy) break;
+        // Health checking looks broken: try a random upstream anyway.
+        proxy = proxies[Math.floor(Math.random() * n)]!;
+      }
+      attempts++;
+      const timeout = Math.max(1, Math.min(this.cfg.readTimeoutMs, deadline - Date.now()));
+      let reply: Buffer;
+      try {
+        reply = await proxy.exchange(q.raw, question, proto, timeout);
+      } catch (e) {
+        upstreamErr = e as Error;
+        if (this.cfg.maxFails !== 0) proxy.healthcheck();
+        if (fails < n) continue;
+        break;
+      }
+      if (!replyMatches(reply, question)) {
+        // A reply for another question: FORMERR to the client (CoreDNS `state.Match`).
+        q.writeWire(formerrFor(q), this.name);
+        return Rcode.FORMERR;
+      }
+      const flags = reply.readUInt16BE(2);
+      if ((flags & Flag.TC) !== 0 && proto === 'udp' && this.cfg.preferUdp && !this.cfg.forceTcp) {
+        // prefer_udp: repeat the truncated query over TCP to the same upstream.
+        proto = 'tcp';
+        i--;
+        continue;
+      }
+      const rcode = flags & 0xf;
+      if (this.cfg.failover.includes(rcode) && fails < n) {
+        lastReply = reply;
+        fails++;
+        continue;
+      }
+      if (this.next instanceof ForwardHandler && (this.cfg.next.includes(rcode) || (this.cfg.nextOnNodata && rcode === Rcode.NOERROR && reply.readUInt16BE(6) === 0))) {
+        return this.next.serve(q);
+      }
+      return this.write(q, reply);
+    }
+    if (lastReply) return this.write(q, lastReply);
+    return q.fail(upstreamErr ?? new Error('no healthy proxies'), Rcode.SERVFAIL);
+  }
+
+  private write(q: Query, reply: Buffer): number {
+    restoreClientHeader(reply, q.id, q.raw, q.req.questionEnd);
+    q.writeWire(reply, this.name);
+    return reply[3]! & 0xf;
+  }
+}
+
+/** FORMERR reply to `q`: header from the query (id, opcode, RD, CD), QR=1, the question. */
+function formerrFor(q: Query): Buffer {
+  const out = Buffer.from(q.raw.subarray(0, q.req.questionEnd));
+  const keep = q.req.flags & (0x7800 | Flag.RD | Flag.CD);
+  out.writeUInt16BE(Flag.QR | keep | Rcode.FORMERR, 2);
+  out.writeUInt16BE(1, 4);
+  out.writeUInt32BE(0, 6);
+  out.writeUInt16BE(0, 10);
+  return out;
+}

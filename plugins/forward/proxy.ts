@@ -1,0 +1,201 @@
+/**
+ * One upstream of a forward instance: its connection pools (UDP, TCP or TLS), its health state
+ * and the background probe that runs after a failed exchange until the upstream answers again.
+ */
+import type * as tls from 'node:tls';
+import { Qclass, Qtype, rcodeName } from '../../src/dns/constants.js';
+import { nameToLabels } from '../../src/dns/encode.js';
+import * as m from './metrics.js';
+import { StreamPool } from './stream.js';
+import { UdpPool } from './udp.js';
+import { randomId, type QuestionKey } from './wire.js';
+
+export type Scheme = 'dns' | 'tls';
+
+export interface UpstreamAddress {
+  readonly scheme: Scheme;
+  /** IP address (no brackets). */
+  readonly host: string;
+  readonly port: number;
+  /** Per-upstream SNI (`tls://IP%name`). */
+  readonly serverName: string | null;
+}
+
+export interface HealthCheckConfig {
+  readonly intervalMs: number;
+  readonly recursionDesired: boolean;
+  /** Absolute probe name. */
+  readonly domain: string;
+}
+
+export interface ProxyOptions {
+  readonly expireMs: number;
+  readonly maxAgeMs: number;
+  readonly maxIdleConns: number;
+  readonly sourceAddress: string | null;
+  /** TLS client options for tls:// upstreams (without servername; see `tlsServerName`). */
+  readonly tls: tls.ConnectionOptions;
+  readonly tlsServerName: string | null;
+  readonly forceTcp: boolean;
+  readonly healthCheck: HealthCheckConfig;
+}
+
+/** `IP:port` as Go's net.JoinHostPort writes it (`[::1]:53`). */
+export function joinHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+const PROXY_NAME = 'forward';
+const PROBE_TIMEOUT_MS = 1000;
+const SWEEP_MS = 10_000;
+
+export class Proxy {
+  /** The `to` metric label: `IP:port`. */
+  readonly to: string;
+  /** Consecutive failed health probes. */
+  fails = 0;
+  private probing = false;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private readonly udp: UdpPool;
+  private readonly stream: StreamPool;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private readonly probeQuestion: QuestionKey;
+  private readonly probePacket: Buffer;
+
+  constructor(readonly addr: UpstreamAddress, private readonly o: ProxyOptions) {
+    this.to = joinHostPort(addr.host, addr.port);
+    const conn = (proto: string) => (hit: boolean): void => {
+      (hit ? m.proxyConnCacheHits : m.proxyConnCacheMisses).labels(PROXY_NAME, this.to, proto).inc();
+    };
+    this.udp = new UdpPool({
+      host: addr.host, port: addr.port, label: this.to, sourceAddress: o.sourceAddress,
+      expireMs: o.expireMs, size: 4, onConn: conn('udp'),
+    });
+    const isTls = addr.scheme === 'tls';
+    const servername = addr.serverName ?? o.tlsServerName;
+    this.stream = new StreamPool({
+      host: addr.host, port: addr.port, label: this.to, proto: isTls ? 'tcp-tls' : 'tcp',
+      tls: isTls ? { ...o.tls, ...(servername ? { servername } : {}), minVersion: 'TLSv1.2' } : null,
+      sourceAddress: o.sourceAddress, expireMs: o.expireMs, maxAgeMs: o.maxAgeMs, maxIdle: o.maxIdleConns,
+      onConn: conn(isTls ? 'tcp-tls' : 'tcp'),
+    });
+    this.probeQuestion = { lname: o.healthCheck.domain.toLowerCase(), qtype: Qtype.NS, qclass: Qclass.IN };
+    this.probePacket = buildQuery(o.healthCheck.domain, Qtype.NS, o.healthCheck.recursionDesired);
+  }
+
+  /** Start the idle-connection sweep (every 10 s). */
+  start(): void {
+    if (this.sweepTimer || this.stopped) return;
+    this.sweepTimer = setInterval(() => {
+      this.udp.sweep();
+      this.stream.sweep();
+    }, SWEEP_MS);
+    this.sweepTimer.unref();
+  }
+
+  /** Down when health probes failed more than `maxFails` times in a row (`0` = never down). */
+  down(maxFails: number): boolean {
+    return maxFails > 0 && this.fails > maxFails;
+  }
+
+  get isTls(): boolean {
+    return this.addr.scheme === 'tls';
+  }
+
+  /**
+   * Send `packet` (any id; a fresh random one is used) and return the raw reply. UDP replies are
+   * matched on id and question; stream replies on id (the caller checks the question).
+   */
+  async exchange(packet: Buffer, q: QuestionKey, proto: 'udp' | 'tcp', timeoutMs: number): Promise<Buffer> {
+    const started = process.hrtime.bigint();
+    m.forwardRequests.labels(this.to).inc();
+    let reply: Buffer;
+    if (proto === 'udp' && !this.isTls) {
+      reply = await this.udp.exchange(packet, q, timeoutMs);
+    } else {
+      const out = Buffer.from(packet);
+      out.writeUInt16BE(randomId(), 0);
+      reply = await this.stream.exchange(out, timeoutMs);
+    }
+    const secs = Number(process.hrtime.bigint() - started) / 1e9;
+    const rcode = rcodeName(reply.length >= 4 ? reply[3]! & 0xf : 2);
+    m.proxyRequestDuration.labels(PROXY_NAME, this.to, rcode).observe(secs);
+    m.forwardRequestDuration.labels(this.to, rcode).observe(secs);
+    m.forwardResponses.labels(rcode, this.to).inc();
+    return reply;
+  }
+
+  /** Start probing this upstream (no-op when a probe loop already runs). */
+  healthcheck(): void {
+    if (this.probing || this.stopped) return;
+    this.probing = true;
+    void this.probeOnce();
+  }
+
+  private async probeOnce(): Promise<void> {
+    if (this.stopped) return;
+    const ok = await this.probe();
+    if (this.stopped) return;
+    if (ok) {
+      this.fails = 0;
+      this.probing = false;
+      return;
+    }
+    this.fails++;
+    m.proxyHealthcheckFailures.labels(PROXY_NAME, this.to).inc();
+    m.forwardHealthcheckFailures.labels(this.to).inc();
+    this.probeTimer = setTimeout(() => {
+      this.probeTimer = null;
+      void this.probeOnce();
+    }, this.o.healthCheck.intervalMs);
+  }
+
+  /** One probe: `<domain> IN NS`; any reply, whatever its RCODE, counts as healthy. */
+  private async probe(): Promise<boolean> {
+    try {
+      const proto = this.o.forceTcp || this.isTls ? 'tcp' : 'udp';
+      if (proto === 'udp') await this.udp.exchange(this.probePacket, this.probeQuestion, PROBE_TIMEOUT_MS);
+      else {
+        const out = Buffer.from(this.probePacket);
+        out.writeUInt16BE(randomId(), 0);
+        await this.stream.exchange(out, PROBE_TIMEOUT_MS);
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stop probing and close every connection. */
+  stop(): void {
+    this.stopped = true;
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    this.probeTimer = null;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
+    this.udp.close();
+    this.stream.close();
+  }
+}
+
+/** A query packet for `name` (absolute), class IN, no EDNS. */
+export function buildQuery(name: string, qtype: number, rd: boolean): Buffer {
+  const labels = nameToLabels(name);
+  let len = 12 + 1 + 4;
+  for (const l of labels) len += l.length + 1;
+  const buf = Buffer.alloc(len);
+  buf.writeUInt16BE(randomId(), 0);
+  buf.writeUInt16BE(rd ? 0x0100 : 0, 2);
+  buf.writeUInt16BE(1, 4);
+  let off = 12;
+  for (const l of labels) {
+    buf[off] = l.length;
+    l.copy(buf, off + 1);
+    off += l.length + 1;
+  }
+  buf[off] = 0;
+  buf.writeUInt16BE(qtype, off + 1);
+  buf.writeUInt16BE(Qclass.IN, off + 3);
+  return buf;
+}

@@ -1,0 +1,207 @@
+/**
+ * TCP and DNS-over-TLS connections to one upstream, with a pool of idle connections (RFC 7766
+ * framing, one exchange at a time per connection). Idle connections older than `expire` (or
+ * older than `max_age` since they were opened) are closed when picked or by the sweep.
+ */
+import * as net from 'node:net';
+import * as tls from 'node:tls';
+
+export type StreamProto = 'tcp' | 'tcp-tls';
+
+/** Error raised when a connection taken from the pool turns out to be closed: retried on a new one. */
+export class CachedClosedError extends Error {}
+
+class StreamConn {
+  readonly created = Date.now();
+  lastUsed = Date.now();
+  closed = false;
+  private buf: Buffer = Buffer.alloc(0);
+  private waiter: ((frame: Buffer | Error) => void) | null = null;
+
+  constructor(readonly sock: net.Socket) {
+    sock.on('data', (chunk: Buffer) => {
+      this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+      while (this.buf.length >= 2) {
+        const len = this.buf.readUInt16BE(0);
+        if (this.buf.length < 2 + len) break;
+        const frame = this.buf.subarray(2, 2 + len);
+        this.buf = this.buf.subarray(2 + len);
+        const w = this.waiter;
+        if (w) w(Buffer.from(frame));
+      }
+    });
+    const end = (err?: Error): void => {
+      this.closed = true;
+      const w = this.waiter;
+      if (w) w(err ?? new Error('EOF'));
+    };
+    sock.on('error', (err) => end(err));
+    sock.on('close', () => end());
+    sock.on('end', () => end());
+  }
+
+  /** Write one framed query and wait for the frame answering it (by id and question). */
+  exchange(packet: Buffer, timeoutMs: number, label: string, proto: string): Promise<Buffer> {
+    const id = packet.readUInt16BE(0);
+    return new Promise<Buffer>((resolve, reject) => {
+      let got = false;
+      const timer = setTimeout(() => {
+        this.waiter = null;
+        this.destroy();
+        reject(new Error(`read ${proto} ${label}: i/o timeout`));
+      }, timeoutMs);
+      this.waiter = (frame) => {
+        if (frame instanceof Error) {
+          clearTimeout(timer);
+          this.waiter = null;
+          reject(got ? frame : Object.assign(frame, { noData: true }));
+          return;
+        }
+        got = true;
+        if (frame.length >= 12 && frame.readUInt16BE(0) !== id) return; // stale answer: keep reading
+        clearTimeout(timer);
+        this.waiter = null;
+        this.lastUsed = Date.now();
+        resolve(frame);
+      };
+      const framed = Buffer.allocUnsafe(2 + packet.length);
+      framed.writeUInt16BE(packet.length, 0);
+      packet.copy(framed, 2);
+      this.sock.write(framed);
+    });
+  }
+
+  destroy(): void {
+    this.closed = true;
+    this.sock.destroy();
+  }
+}
+
+export interface StreamPoolOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly label: string;
+  readonly proto: StreamProto;
+  /** TLS options (servername, CA, client cert) for `tcp-tls`. */
+  readonly tls: tls.ConnectionOptions | null;
+  readonly sourceAddress: string | null;
+  readonly expireMs: number;
+  /** 0 = no limit on a connection's lifetime. */
+  readonly maxAgeMs: number;
+  /** 0 = unlimited idle connections. */
+  readonly maxIdle: number;
+  readonly onConn: (hit: boolean) => void;
+}
+
+const MIN_DIAL_MS = 1000;
+const MAX_DIAL_MS = 30_000;
+
+export class StreamPool {
+  private idle: StreamConn[] = [];
+  /** Moving average of dial times (ms); the dial timeout is twice it, within [1 s, 30 s]. */
+  private avgDialMs = MAX_DIAL_MS / 2;
+  private closedPool = false;
+
+  constructor(private readonly o: StreamPoolOptions) {}
+
+  get dialTimeoutMs(): number {
+    return Math.min(MAX_DIAL_MS, Math.max(MIN_DIAL_MS, 2 * this.avgDialMs));
+  }
+
+  private usable(c: StreamConn, now: number): boolean {
+    if (c.closed) return false;
+    if (now - c.lastUsed > this.o.expireMs) return false;
+    if (this.o.maxAgeMs > 0 && now - c.created > this.o.maxAgeMs) return false;
+    return true;
+  }
+
+  private take(): StreamConn | null {
+    const now = Date.now();
+    while (this.idle.length > 0) {
+      const c = this.idle.shift()!;
+      if (this.usable(c, now)) return c;
+      c.destroy();
+    }
+    return null;
+  }
+
+  private dial(timeoutMs: number): Promise<StreamConn> {
+    const started = Date.now();
+    const what = this.o.proto === 'tcp' ? 'tcp' : 'tcp-tls';
+    return new Promise<StreamConn>((resolve, reject) => {
+      const base: net.NetConnectOpts = { host: this.o.host, port: this.o.port };
+      if (this.o.sourceAddress) base.localAddress = this.o.sourceAddress;
+      const sock = this.o.proto === 'tcp-tls'
+        ? tls.connect({ ...this.o.tls, host: this.o.host, port: this.o.port, ...(this.o.sourceAddress ? { localAddress: this.o.sourceAddress } : {}) })
+        : net.connect(base);
+      const timer = setTimeout(() => {
+        sock.destroy();
+        reject(new Error(`dial ${what} ${this.o.label}: i/o timeout`));
+      }, Math.min(timeoutMs, this.dialTimeoutMs));
+      const onError = (err: Error): void => {
+        clearTimeout(timer);
+        sock.destroy();
+        reject(new Error(`dial ${what} ${this.o.label}: ${err.message}`));
+      };
+      sock.once('error', onError);
+      sock.once(this.o.proto === 'tcp-tls' ? 'secureConnect' : 'connect', () => {
+        clearTimeout(timer);
+        sock.off('error', onError);
+        sock.setNoDelay(true);
+        const took = Date.now() - started;
+        this.avgDialMs = (this.avgDialMs * 3 + took) / 4;
+        resolve(new StreamConn(sock));
+      });
+    });
+  }
+
+  /** One exchange over a pooled or new connection; a cached connection found closed is replaced once. */
+  async exchange(packet: Buffer, timeoutMs: number): Promise<Buffer> {
+    const what = this.o.proto === 'tcp' ? 'tcp' : 'tcp-tls';
+    for (let attempt = 0; attempt < 2; attempt++) {
+      let conn = this.take();
+      const cached = conn !== null;
+      this.o.onConn(cached);
+      if (!conn) conn = await this.dial(timeoutMs);
+      let reply: Buffer;
+      try {
+        reply = await conn.exchange(packet, timeoutMs, this.o.label, what);
+      } catch (e) {
+        conn.destroy();
+        if (cached && (e as { noData?: boolean }).noData) continue; // closed by the upstream while idle
+        const msg = (e as Error).message;
+        throw new Error(msg.startsWith('read ') ? msg : `read ${what} ${this.o.label}: ${msg}`);
+      }
+      this.release(conn);
+      return reply; // the caller checks the question (FORMERR on mismatch)
+    }
+    throw new CachedClosedError(`read ${what} ${this.o.label}: connection closed`);
+  }
+
+  private release(c: StreamConn): void {
+    if (this.closedPool || c.closed || this.o.expireMs === 0 || (this.o.maxIdle > 0 && this.idle.length >= this.o.maxIdle)) {
+      c.destroy();
+      return;
+    }
+    c.lastUsed = Date.now();
+    this.idle.push(c);
+  }
+
+  sweep(now = Date.now()): void {
+    this.idle = this.idle.filter((c) => {
+      if (this.usable(c, now)) return true;
+      c.destroy();
+      return false;
+    });
+  }
+
+  get size(): number {
+    return this.idle.length;
+  }
+
+  close(): void {
+    this.closedPool = true;
+    for (const c of this.idle) c.destroy();
+    this.idle = [];
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * A small pool of connected UDP sockets to one upstream. Several queries share a socket; replies
+ * are matched by the random message id and the question, and a reply whose id is unknown (late
+ * answer to a query that already timed out) or whose question differs is ignored. Every query
+ * has its own timer, so nothing waits forever, and sockets idle longer than `expire` are closed.
+ */
+import * as dgram from 'node:dgram';
+import { isIPv6 } from 'node:net';
+import { replyMatches, randomId, type QuestionKey } from './wire.js';
+
+interface Pending {
+  readonly q: QuestionKey;
+  readonly resolve: (buf: Buffer) => void;
+  readonly reject: (err: Error) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+class UdpSocket {
+  readonly sock: dgram.Socket;
+  readonly pending = new Map<number, Pending>();
+  readonly ready: Promise<void>;
+  lastUsed = Date.now();
+  closed = false;
+
+  constructor(host: string, port: number, sourceAddress: string | null, private readonly onDead: (s: UdpSocket) => void) {
+    this.sock = dgram.createSocket(isIPv6(host) ? 'udp6' : 'udp4');
+    this.sock.on('message', (msg) => this.onMessage(msg));
+    this.sock.on('error', (err) => this.fail(err));
+    this.ready = new Promise<void>((resolve, reject) => {
+      const connect = (): void => {
+        this.sock.connect(port, host, () => resolve());
+      };
+      this.sock.once('error', reject);
+      if (sourceAddress) this.sock.bind(0, sourceAddress, connect);
+      else connect();
+    });
+    // The rejection is observed by send(); keep Node from reporting it as unhandled meanwhile.
+    this.ready.catch(() => undefined);
+  }
+
+  private onMessage(msg: Buffer): void {
+    if (msg.length < 12) return;
+    const p = this.pending.get(msg.readUInt16BE(0));
+    if (!p || !replyMatches(msg, p.q)) return;
+    this.pending.delete(msg.readUInt16BE(0));
+    clearTimeout(p.timer);
+    this.lastUsed = Date.now();
+    p.resolve(msg);
+  }
+
+  /** Fail every waiting query and close the socket. */
+  fail(err: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+    this.pending.clear();
+    try {
+      this.sock.close();
+    } catch {
+      // already closed
+    }
+    this.onDead(this);
+  }
+
+  freeId(): number {
+    for (let i = 0; i < 16; i++) {
+      const id = randomId();
+      if (!this.pending.has(id)) return id;
+    }
+    for (let id = 0; id < 0x10000; id++) if (!this.pending.has(id)) return id;
+    return -1;
+  }
+}
+
+export interface UdpPoolOptions {
+  readonly host: string;
+  readonly port: number;
+  /** `IP:port` of the upstream, for error messages. */
+  readonly label: string;
+  readonly sourceAddress: string | null;
+  /** Idle time after which a socket is closed (0: close after every exchange). */
+  readonly expireMs: number;
+  /** Sockets kept per upstream. */
+  readonly size: number;
+  /** Called with true on reuse of a cached socket, false when a new one was opened. */
+  readonly onConn: (hit: boolean) => void;
+}
+
+/** In-flight queries per socket before another socket is opened (when the pool has room). */
+const SOCKET_BUSY = 64;
+
+export class UdpPool {
+  private sockets: UdpSocket[] = [];
+
+  constructor(private readonly o: UdpPoolOptions) {}
+
+  private pick(): UdpSocket {
+    const now = Date.now();
+    // Close idle sockets past their expiry when we come by (the sweep timer does the rest).
+    this.sweep(now);
+    let best: UdpSocket | undefined;
+    for (const s of this.sockets) if (!best || s.pending.size < best.pending.size) best = s;
+    if (best && (best.pending.size < SOCKET_BUSY || this.sockets.length >= this.o.size)) {
+      this.o.onConn(true);
+      return best;
+    }
+    this.o.onConn(false);
+    const s = new UdpSocket(this.o.host, this.o.port, this.o.sourceAddress, (dead) => {
+      this.sockets = this.sockets.filter((x) => x !== dead);
+    });
+    this.sockets.push(s);
+    return s;
+  }
+
+  /**
+   * Send `packet` (its id is replaced by a fresh random one) and wait for the matching reply for
+   * at most `timeoutMs`.
+   */
+  async exchange(packet: Buffer, q: QuestionKey, timeoutMs: number): Promise<Buffer> {
+    const s = this.pick();
+    try {
+      await s.ready;
+    } catch (e) {
+      throw new Error(`dial udp ${this.o.label}: ${(e as Error).message}`);
+    }
+    if (s.closed) throw new Error(`read udp ${this.o.label}: socket closed`);
+    const id = s.freeId();
+    if (id < 0) throw new Error(`write udp ${this.o.label}: no free message id`);
+    const out = Buffer.from(packet);
+    out.writeUInt16BE(id, 0);
+    s.lastUsed = Date.now();
+    const reply = await new Promise<Buffer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (s.pending.get(id)?.timer === timer) s.pending.delete(id);
+        reject(new Error(`read udp ${this.o.label}: i/o timeout`));
+      }, timeoutMs);
+      s.pending.set(id, { q, resolve, reject, timer });
+      s.sock.send(out, (err) => {
+        if (!err) return;
+        const p = s.pending.get(id);
+        if (p && p.timer === timer) {
+          s.pending.delete(id);
+          clearTimeout(timer);
+          reject(new Error(`write udp ${this.o.label}: ${err.message}`));
+        }
+      });
+    });
+    if (this.o.expireMs === 0 && s.pending.size === 0) s.fail(new Error('expired'));
+    return reply;
+  }
+
+  /** Close sockets idle for longer than `expire` and without queries in flight. */
+  sweep(now = Date.now()): void {
+    for (const s of this.sockets) {
+      if (s.pending.size === 0 && now - s.lastUsed > this.o.expireMs) s.fail(new Error('expired'));
+    }
+  }
+
+  get size(): number {
+    return this.sockets.length;
+  }
+
+  close(): void {
+    for (const s of [...this.sockets]) s.fail(new Error(`read udp ${this.o.label}: use of closed network connection`));
+    this.sockets = [];
+  }
+}
