@@ -1,0 +1,83 @@
+/** Run the real `bin/clusterdns` (needs `npm run build`) for end-to-end tests of the command. */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort } from './net.js';
+
+export const BIN = resolve(import.meta.dirname, '../../bin/clusterdns');
+
+export interface Spawned {
+  readonly proc: ChildProcess;
+  readonly port: number;
+  readonly dir: string;
+  readonly corefilePath: string;
+  /** stdout+stderr lines so far. */
+  readonly output: string[];
+  /** Wait until a line matching `re` appears (rejects if the process exits first). */
+  waitFor(re: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function spawnServer(corefile: string, extraArgs: string[] = [], opts: { port?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Spawned> {
+  const port = opts.port ?? (await freePort());
+  const dir = mkdtempSync(join(tmpdir(), 'clusterdns-e2e-'));
+  const corefilePath = join(dir, 'Corefile');
+  writeFileSync(corefilePath, corefile);
+  const proc = spawn(process.execPath, [BIN, '-conf', corefilePath, '-dns.port', String(port), ...extraArgs], {
+    cwd: dir,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
+  const onData = (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n')) {
+      if (!line) continue;
+      output.push(line);
+      for (const w of [...waiters]) {
+        if (w.re.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  };
+  proc.stdout!.on('data', onData);
+  proc.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  const waitFor = (re: RegExp, timeoutMs = 20000) => {
+    const seen = output.find((l) => re.test(l));
+    if (seen) return Promise.resolve(seen);
+    return new Promise<string>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`timed out waiting for ${re}; output:\n${output.join('\n')}`)), timeoutMs);
+      waiters.push({ re, resolve: (l) => { clearTimeout(t); resolve(l); } });
+      void exited.then((code) => { clearTimeout(t); reject(new Error(`exited with ${code} before ${re}; output:\n${output.join('\n')}`)); });
+    });
+  };
+  return {
+    proc, port, dir, corefilePath, output, waitFor, exited,
+    stop: async (signal = 'SIGTERM') => {
+      if (proc.exitCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Run the command to completion (for -version, -validate, bad configs). */
+export function runCommand(args: string[], opts: { cwd?: string; input?: string } = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: opts.cwd, input: opts.input, encoding: 'utf8', timeout: 30000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Run an external client (dig, kdig) and return stdout. */
+export function runTool(cmd: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 30000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function hasTool(cmd: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+}
