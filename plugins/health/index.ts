@@ -1,10 +1,42 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
-import type { PluginDef } from '../../src/plugin.js';
+/**
+ * health (plugins.md, health): an HTTP liveness endpoint, process-wide per address, with a
+ * self-probe feeding the health metrics, and the lame-duck sleep at final shutdown.
+ * Not part of the query chain.
+ */
+import type { CoreServices, PluginDef } from '../../src/plugin.js';
+import { formatGoDuration } from './duration.js';
+import { HealthServer } from './server.js';
+import { parseHealth } from './setup.js';
+
+export { parseGoDuration, parseGoDurationNs, formatGoDuration, formatGoDurationNs, DurationError } from './duration.js';
+
+/** Final shutdowns that already went through lame duck (several blocks may configure it). */
+const lameducked = new WeakSet<CoreServices>();
+
+/** Sleep `ms` (the lame-duck period); DNS keeps being served meanwhile. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 export const health: PluginDef = {
   name: 'health',
-  repeat: 'error',
-  setup(d) {
-    throw d.err('plugin health is not implemented yet');
+  repeat: 'all',
+  setup(d, ctx) {
+    const cfg = parseHealth(d);
+    const server = ctx.shared(
+      `health:${cfg.address}`,
+      () => new HealthServer(cfg.address, ctx.log),
+      (s) => s.stop(),
+    );
+    ctx.onStartup(() => server.start());
+    if (cfg.lameduckMs > 0) {
+      ctx.onFinalShutdown(async () => {
+        if (lameducked.has(ctx.core)) return;
+        lameducked.add(ctx.core);
+        ctx.log.info(`Going into lameduck mode for ${formatGoDuration(cfg.lameduckMs)}`);
+        await sleep(cfg.lameduckMs);
+      });
+    }
+    return null;
   },
 };

@@ -1,10 +1,56 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
+/**
+ * prometheus (plugins.md, prometheus): records the `coredns_dns_*` family for the queries of its
+ * block and serves `/metrics` (one listener per address, kept across reloads). Also fills
+ * `coredns_plugin_enabled` for its block and sets `coredns_build_info`.
+ */
+import { buildInfo } from '../../src/metrics/dns.js';
 import type { PluginDef } from '../../src/plugin.js';
+import { REVISION, VERSION } from '../../src/version.js';
+import { publishEnabled } from './enabled.js';
+import { MetricsHandler } from './handler.js';
+import { MetricsServer, registerDefaultMetrics } from './server.js';
+import { parsePrometheus } from './setup.js';
+import { loadWebConfig } from './webconfig.js';
+
+let buildInfoSet = false;
+
+/** `coredns_build_info{version,revision,goversion}` = 1 (goversion carries the Node.js version). */
+export function setBuildInfo(): void {
+  if (buildInfoSet) return;
+  buildInfoSet = true;
+  buildInfo.labels(VERSION, REVISION, process.version).set(1);
+}
 
 export const prometheus: PluginDef = {
   name: 'prometheus',
   repeat: 'error',
-  setup(d) {
-    throw d.err('plugin prometheus is not implemented yet');
+  setup(d, ctx) {
+    const cfg = parsePrometheus(d);
+    const server = ctx.shared(`prometheus:${cfg.address}`, () => new MetricsServer(cfg.address), (s) => s.stop());
+    // TLS settings of a reload apply when the new instance serves (a failed reload keeps the old ones).
+    let tls: Awaited<ReturnType<typeof loadWebConfig>> | null = null;
+    ctx.onStartup(async () => {
+      setBuildInfo();
+      registerDefaultMetrics();
+      if (cfg.tlsConfigPath !== '') {
+        try {
+          tls = await loadWebConfig(cfg.tlsConfigPath);
+        } catch (e) {
+          throw new Error(`plugin/prometheus: ${(e as Error).message}`);
+        }
+      }
+      if (!server.listener.listening) server.listener.setTls(tls);
+      await server.start();
+    });
+    let withdraw: (() => void) | null = null;
+    ctx.onServing(() => {
+      server.listener.setTls(tls);
+      withdraw ??= publishEnabled(ctx.block);
+    });
+    ctx.onShutdown(() => {
+      withdraw?.();
+    });
+    const zones = ctx.block.zones.length ? ctx.block.zones : ['.'];
+    return (next) => new MetricsHandler(zones, next);
   },
 };

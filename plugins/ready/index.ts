@@ -1,10 +1,30 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
+/**
+ * ready (plugins.md, ready): the `/ready` endpoint, one listener per address shared by the blocks
+ * and kept across reloads; reports the readiness probes of the serving instance.
+ */
 import type { PluginDef } from '../../src/plugin.js';
+import { ReadyServer } from './server.js';
+import { parseReady } from './setup.js';
 
 export const ready: PluginDef = {
   name: 'ready',
   repeat: 'error',
-  setup(d) {
-    throw d.err('plugin ready is not implemented yet');
+  setup(d, ctx) {
+    const cfg = parseReady(d);
+    const server = ctx.shared(
+      `ready:${cfg.address}`,
+      () => new ReadyServer(cfg.address, ctx.log),
+      (s) => s.stop(),
+    );
+    ctx.onStartup(async () => {
+      server.attach(ctx.core);
+      if (!server.listener.listening) server.monitor = cfg.monitor;
+      await server.start();
+    });
+    // The monitor mode of the new configuration applies once it serves.
+    ctx.onServing(() => {
+      server.monitor = cfg.monitor;
+    });
+    return null;
   },
 };

@@ -1,10 +1,20 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
+/**
+ * reload (plugins.md, reload): poll the Corefile (and its imports) every INTERVAL ± JITTER/2 and
+ * reload gracefully when its token hash changes. Setup-only; process-wide.
+ */
 import type { PluginDef } from '../../src/plugin.js';
+import { loopForSetup } from './loop.js';
+import { parseReload } from './setup.js';
+
+export { recordReloadResult } from './loop.js';
 
 export const reload: PluginDef = {
   name: 'reload',
-  repeat: 'error',
-  setup(d) {
-    throw d.err('plugin reload is not implemented yet');
+  repeat: 'first',
+  setup(d, ctx) {
+    const loop = loopForSetup(parseReload(d));
+    ctx.onServing(() => loop.start({ core: ctx.core, log: ctx.log, corefilePath: ctx.process.corefilePath }));
+    ctx.onShutdown(() => loop.stop());
+    return null;
   },
 };

@@ -1,0 +1,109 @@
+/**
+ * The readiness endpoint `/ready` (plugins.md, ready): 200 `OK` when every readiness probe the
+ * serving instance registered says ready; else 503 whose first body line is the sorted names of
+ * the plugins not ready joined with `,` (followed by one `name: reason` line per reason, so that
+ * operators see *why*). At the start of final shutdown the listener closes (probes are refused)
+ * and a request still in progress gets 503 `Shutting down`.
+ */
+import type * as http from 'node:http';
+import type { Logger } from '../../src/log.js';
+import type { CoreServices, ReadinessProbe } from '../../src/plugin.js';
+import { sendText, SideListener } from '../health/sidelistener.js';
+import type { MonitorType } from './setup.js';
+
+/** The log line for a 503 (CoreDNS 1.14: `Plugins not ready: %q`). */
+export function notReadyLogLine(names: string): string {
+  return `Plugins not ready: ${JSON.stringify(names)}`;
+}
+
+export interface ReadinessResult {
+  readonly ready: boolean;
+  /** Sorted names of the plugins not ready. */
+  readonly notReady: string[];
+  /** `name: reason` lines for the not-ready probes that gave a reason. */
+  readonly reasons: string[];
+}
+
+export class ReadyServer {
+  readonly listener: SideListener;
+  monitor: MonitorType = 'until-ready';
+  /** Probes that answered ready once (until-ready never asks them again). */
+  private readonly once = new WeakSet<ReadinessProbe>();
+  private shuttingDown = false;
+  private core: CoreServices | null = null;
+
+  constructor(readonly address: string, private readonly log: Logger) {
+    this.listener = new SideListener(address);
+    this.listener.handler = (req, res) => this.handle(req, res);
+  }
+
+  /** Attach to the process's core services (once): close at the start of final shutdown. */
+  attach(core: CoreServices): void {
+    if (this.core === core) return;
+    const first = this.core === null;
+    this.core = core;
+    if (first) core.onShutdownStart(() => void this.shutdown());
+  }
+
+  start(): Promise<void> {
+    if (this.shuttingDown) return Promise.resolve();
+    return this.listener.start();
+  }
+
+  /** Final shutdown: refuse new connections, answer what is in progress with `Shutting down`. */
+  shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    return this.listener.stop();
+  }
+
+  stop(): Promise<void> {
+    return this.listener.stop();
+  }
+
+  evaluate(): ReadinessResult {
+    const notReady: string[] = [];
+    const reasons: string[] = [];
+    const probes = this.core ? this.core.readiness() : new Map<string, ReadinessProbe[]>();
+    const names = [...probes.keys()].sort();
+    for (const name of names) {
+      let ok = true;
+      for (const probe of probes.get(name) ?? []) {
+        if (this.monitor === 'until-ready' && this.once.has(probe)) continue;
+        let r: true | string;
+        try {
+          r = probe();
+        } catch (e) {
+          r = (e as Error).message || 'probe failed';
+        }
+        if (r === true) {
+          if (this.monitor === 'until-ready') this.once.add(probe);
+          continue;
+        }
+        ok = false;
+        if (r !== '') reasons.push(`${name}: ${r}`);
+      }
+      if (!ok) notReady.push(name);
+    }
+    return { ready: notReady.length === 0, notReady, reasons };
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path !== '/ready') {
+      sendText(res, 404, '404 page not found\n');
+      return;
+    }
+    if (this.shuttingDown || this.core?.shuttingDown) {
+      sendText(res, 503, 'Shutting down');
+      return;
+    }
+    const r = this.evaluate();
+    if (r.ready) {
+      sendText(res, 200, 'OK');
+      return;
+    }
+    const names = r.notReady.join(',');
+    this.log.info(notReadyLogLine(names));
+    sendText(res, 503, r.reasons.length ? `${names}\n${r.reasons.join('\n')}\n` : names);
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The reload loop (plugins.md, reload). Process-wide: the blocks of one configuration instance
+ * share one loop whose INTERVAL/JITTER are the last ones configured; the loop starts when the
+ * instance serves and stops when it is replaced or the process stops. Every period it re-reads
+ * and re-hashes the configuration; on a changed hash it remembers the new hash, publishes
+ * `coredns_reload_version_info` and asks the core for a graceful reload.
+ *
+ * Failure counting (`coredns_reload_failed_total`) happens exactly once per failed reload attempt,
+ * whoever triggered it (this loop or SIGUSR1): through the core's reload-outcome subscription
+ * (`onReloadResult`) when the core offers one, else `recordReloadResult` called by the core, else
+ * — for a core with neither — by this loop for the reloads it triggered itself.
+ */
+import type { Logger } from '../../src/log.js';
+import type { CoreServices } from '../../src/plugin.js';
+import { hashConfigFile } from './hash.js';
+import { reloadFailed, setVersionInfo } from './metrics.js';
+import { pickPeriod, type ReloadConfig } from './setup.js';
+
+type ReloadOutcomeListener = (ok: boolean, error: Error | null) => void;
+interface OutcomeSource { onReloadResult(fn: ReloadOutcomeListener): unknown }
+
+function hasOutcomes(core: CoreServices): core is CoreServices & OutcomeSource {
+  return typeof (core as Partial<OutcomeSource>).onReloadResult === 'function';
+}
+
+/** Reload outcomes seen (by any path), and the last failure's error. */
+let outcomesRecorded = 0;
+let lastError: Error | null = null;
+const subscribed = new WeakSet<CoreServices>();
+
+/**
+ * Record the outcome of one reload attempt (SIGUSR1 or the reload plugin). The core calls this —
+ * or offers `onReloadResult(listener)`, which the plugin subscribes to — exactly once per attempt.
+ */
+export function recordReloadResult(ok: boolean, error: Error | null = null): void {
+  outcomesRecorded++;
+  if (!ok) {
+    reloadFailed.inc();
+    lastError = error;
+  }
+}
+
+function subscribe(core: CoreServices): void {
+  if (subscribed.has(core) || !hasOutcomes(core)) return;
+  subscribed.add(core);
+  core.onReloadResult((ok, error) => recordReloadResult(ok, error));
+}
+
+/** Sources of configuration that cannot be read again. */
+function rereadable(path: string): boolean {
+  return path !== 'stdin' && path !== '<default>' && path !== '';
+}
+
+export interface LoopDeps {
+  readonly core: CoreServices;
+  readonly log: Logger;
+  readonly corefilePath: string;
+  readonly hash?: (path: string) => Promise<{ hash: string }>;
+  readonly random?: () => number;
+}
+
+/** The loop of one configuration instance. */
+export class ReloadLoop {
+  cfg: ReloadConfig;
+  started = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+  private hash: string | null = null;
+  private periodMs = 0;
+  private deps: LoopDeps | null = null;
+  /** Resolves when the tick in progress (if any) is done; for tests and orderly stop. */
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(cfg: ReloadConfig) {
+    this.cfg = cfg;
+  }
+
+  get period(): number {
+    return this.periodMs;
+  }
+
+  get currentHash(): string | null {
+    return this.hash;
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** Start checking (once): hash the running configuration, log it, schedule the first check. */
+  async start(deps: LoopDeps): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.deps = deps;
+    subscribe(deps.core);
+    if (!rereadable(deps.corefilePath)) {
+      deps.log.debug(`configuration from ${deps.corefilePath} cannot be re-read; not checking for changes`);
+      return;
+    }
+    this.periodMs = pickPeriod(this.cfg, deps.random);
+    try {
+      this.hash = (await this.hashNow()).hash;
+      deps.log.info(`Running configuration SHA512 = ${this.hash}`);
+    } catch (e) {
+      deps.log.warning(`Corefile parse failed: ${(e as Error).message}`);
+    }
+    this.schedule();
+  }
+
+  /**
+   * Stop checking. Does not wait for a check in progress: that check may itself be waiting for the
+   * reload that is shutting this instance down.
+   */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** One check (also what the timer runs). */
+  check(): Promise<void> {
+    const p = this.running.then(() => this.tick());
+    this.running = p;
+    return p;
+  }
+
+  private hashNow(): Promise<{ hash: string }> {
+    const deps = this.deps!;
+    return (deps.hash ?? hashConfigFile)(deps.corefilePath);
+  }
+
+  private schedule(): void {
+    if (this.stopped || this.periodMs <= 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.check().then(() => this.schedule());
+    }, this.periodMs);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped || this.deps === null) return;
+    const { core, log } = this.deps;
+    let next: string;
+    try {
+      next = (await this.hashNow()).hash;
+    } catch (e) {
+      log.warning(`Corefile parse failed: ${(e as Error).message}`);
+      return;
+    }
+    if (this.stopped || next === this.hash) return;
+    // Remember the new hash first: a broken file is not retried until it changes again.
+    this.hash = next;
+    setVersionInfo(next);
+    const before = outcomesRecorded;
+    let ok: boolean;
+    let error: Error | null = null;
+    try {
+      ok = await core.reload('reload plugin');
+    } catch (e) {
+      ok = false;
+      error = e as Error;
+    }
+    if (ok) return; // the new instance runs its own loop; this one is stopped by its shutdown hook
+    if (outcomesRecorded === before) recordReloadResult(false, error);
+    const why = error ?? lastError;
+    log.error(`Corefile changed but reload failed: ${why ? why.message : 'restart failed'}`);
+  }
+}
+
+let current: ReloadLoop | null = null;
+
+/**
+ * The loop of the configuration being set up: a new one for each (re)load, shared by the blocks
+ * of that load; each `reload` directive overwrites its settings (the last one wins).
+ */
+export function loopForSetup(cfg: ReloadConfig): ReloadLoop {
+  if (current === null || current.started || current.isStopped) current = new ReloadLoop(cfg);
+  else current.cfg = cfg;
+  return current;
+}
