@@ -1,0 +1,357 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiException, type V1Service } from '@kubernetes/client-node';
+import { type Sandbox, startSandbox } from './server.js';
+import { clientsFor, collectWatch, nameOf, rvOf, svc, waitFor } from './testkit.js';
+
+let sb: Sandbox | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+async function raw(url: string): Promise<{ status: number; body: string; headers: Headers }> {
+  const r = await fetch(url);
+  return { status: r.status, body: await r.text(), headers: r.headers };
+}
+
+describe('list', () => {
+  it('pages with limit/continue over a consistent snapshot in key order', async () => {
+    const objs: unknown[] = [];
+    for (let i = 0; i < 25; i++) objs.push(svc(i % 2 === 0 ? 'a' : 'b', `s${String(i).padStart(2, '0')}`));
+    sb = await startSandbox({ objects: objs });
+    const { core } = clientsFor(sb.url);
+
+    const p1 = await core.listServiceForAllNamespaces({ limit: 10 });
+    expect(p1.items).toHaveLength(10);
+    expect(p1.metadata?._continue).toBeTruthy();
+    expect(p1.metadata?.remainingItemCount).toBe(15);
+    const snapRv = p1.metadata?.resourceVersion;
+    expect(snapRv).toBe(sb.resourceVersion());
+
+    // Changes after the first page must not show up in the following pages.
+    sb.apply(svc('b', 'zz-new'));
+    sb.apply(svc('b', 's23', { labels: { changed: 'yes' } }));
+    sb.remove('Service', 'b', 's21');
+
+    const p2 = await core.listServiceForAllNamespaces({ limit: 10, _continue: p1.metadata?._continue });
+    const p3 = await core.listServiceForAllNamespaces({ limit: 10, _continue: p2.metadata?._continue });
+    expect(p2.metadata?.resourceVersion).toBe(snapRv);
+    expect(p3.metadata?.resourceVersion).toBe(snapRv);
+    expect(p3.metadata?._continue).toBeFalsy();
+    const all = [...p1.items, ...p2.items, ...p3.items].map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`);
+    expect(all).toHaveLength(25);
+    expect(all).toEqual([...all].sort());
+    expect(all).toContain('b/s21');
+    expect(all).not.toContain('b/zz-new');
+    const s23 = p3.items.find((s) => s.metadata?.name === 's23');
+    expect(s23?.metadata?.labels?.['changed']).toBeUndefined();
+
+    // A fresh list sees the new state.
+    const fresh = await core.listServiceForAllNamespaces({});
+    expect(fresh.items.map((s) => s.metadata?.name)).toContain('zz-new');
+    expect(fresh.items.map((s) => s.metadata?.name)).not.toContain('s21');
+    expect(fresh.items).toHaveLength(25);
+  });
+
+  it('lists namespaced and cluster-wide, items carry server metadata, kinds as the real API', async () => {
+    sb = await startSandbox({
+      objects: [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } },
+        svc('a', 'x'),
+        svc('b', 'y'),
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'a' }, status: { podIP: '10.0.0.1', phase: 'Running' } },
+        {
+          apiVersion: 'discovery.k8s.io/v1',
+          kind: 'EndpointSlice',
+          metadata: { name: 'x-1', namespace: 'a', labels: { 'kubernetes.io/service-name': 'x' } },
+          addressType: 'IPv4',
+          endpoints: [{ addresses: ['10.0.0.1'], conditions: { ready: true } }],
+          ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        },
+      ],
+    });
+    const { core, discovery } = clientsFor(sb.url);
+    const ns = await core.listNamespacedService({ namespace: 'a' });
+    expect(ns.items.map((s) => s.metadata?.name)).toEqual(['x']);
+    const item = ns.items[0] as V1Service;
+    expect(item.metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(item.metadata?.resourceVersion).toMatch(/^\d+$/);
+    expect(item.metadata?.creationTimestamp).toBeInstanceOf(Date);
+    expect(item.spec?.clusterIPs).toEqual(['10.96.0.100']);
+    expect(item.spec?.ports?.[0]?.protocol).toBe('TCP');
+
+    const r = await raw(`${sb.url}/api/v1/namespaces/a/services`);
+    const body = JSON.parse(r.body) as { kind: string; apiVersion: string; items: Record<string, unknown>[] };
+    expect(body.kind).toBe('ServiceList');
+    expect(body.apiVersion).toBe('v1');
+    expect(body.items[0]?.['kind']).toBeUndefined();
+    expect(body.items[0]?.['apiVersion']).toBeUndefined();
+
+    const pods = await core.listPodForAllNamespaces({});
+    expect(pods.items[0]?.status?.podIPs).toEqual([{ ip: '10.0.0.1' }]);
+    const slices = await discovery.listEndpointSliceForAllNamespaces({});
+    expect(slices.items.map((s) => s.metadata?.name)).toEqual(['x-1']);
+    expect(slices.items[0]?.endpoints[0]?.conditions?.ready).toBe(true);
+    const eps = await discovery.listNamespacedEndpointSlice({ namespace: 'b' });
+    expect(eps.items).toEqual([]);
+    const nsl = await core.listNamespace({});
+    expect(nsl.items[0]?.metadata?.labels?.['kubernetes.io/metadata.name']).toBe('a');
+    expect(nsl.items[0]?.status?.phase).toBe('Active');
+  });
+
+  it('filters by label selectors', async () => {
+    sb = await startSandbox({
+      objects: [
+        svc('n', 'a', { labels: { app: 'web', tier: 'front' } }),
+        svc('n', 'b', { labels: { app: 'db', tier: 'back' } }),
+        svc('n', 'c', { labels: { app: 'cache' } }),
+        svc('n', 'd'),
+      ],
+    });
+    const { core } = clientsFor(sb.url);
+    const names = async (labelSelector: string): Promise<string[]> =>
+      (await core.listServiceForAllNamespaces({ labelSelector })).items.map((s) => s.metadata?.name ?? '');
+    expect(await names('app=web')).toEqual(['a']);
+    expect(await names('app==db')).toEqual(['b']);
+    expect(await names('app!=web')).toEqual(['b', 'c', 'd']);
+    expect(await names('app in (web, cache)')).toEqual(['a', 'c']);
+    expect(await names('app notin (web,cache)')).toEqual(['b', 'd']);
+    expect(await names('tier')).toEqual(['a', 'b']);
+    expect(await names('!tier')).toEqual(['c', 'd']);
+    expect(await names('app,tier=back')).toEqual(['b']);
+    expect(await names('')).toEqual(['a', 'b', 'c', 'd']);
+    const err = await core.listServiceForAllNamespaces({ labelSelector: 'app in (' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiException);
+    expect((err as ApiException<unknown>).code).toBe(400);
+  });
+
+  it('filters by field selectors', async () => {
+    sb = await startSandbox({
+      objects: [
+        svc('n1', 'a'),
+        svc('n2', 'a'),
+        svc('n2', 'b'),
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'run', namespace: 'n1' }, status: { phase: 'Running', podIP: '10.0.0.1' } },
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'done', namespace: 'n1' }, status: { phase: 'Succeeded', podIP: '10.0.0.2' } },
+      ],
+    });
+    const { core } = clientsFor(sb.url);
+    const names = async (fieldSelector: string): Promise<string[]> =>
+      (await core.listServiceForAllNamespaces({ fieldSelector })).items.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`);
+    expect(await names('metadata.name=a')).toEqual(['n1/a', 'n2/a']);
+    expect(await names('metadata.name==a,metadata.namespace=n2')).toEqual(['n2/a']);
+    expect(await names('metadata.namespace!=n1')).toEqual(['n2/a', 'n2/b']);
+    expect(await names('metadata.name!=a')).toEqual(['n2/b']);
+    const pods = await core.listPodForAllNamespaces({
+      fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown',
+    });
+    expect(pods.items.map((p) => p.metadata?.name)).toEqual(['run']);
+    const err = await core.listServiceForAllNamespaces({ fieldSelector: 'spec.bogus=1' }).catch((e: unknown) => e);
+    expect((err as ApiException<unknown>).code).toBe(400);
+  });
+
+  it('gets single objects and answers 404 Status for missing objects and unknown paths', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } }] });
+    const { core } = clientsFor(sb.url);
+    const a = await core.readNamespacedService({ namespace: 'n', name: 'a' });
+    expect(a.kind).toBe('Service');
+    expect(a.apiVersion).toBe('v1');
+    const n = await core.readNamespace({ name: 'n' });
+    expect(n.metadata?.name).toBe('n');
+    const err = await core.readNamespacedService({ namespace: 'n', name: 'zz' }).catch((e: unknown) => e);
+    expect((err as ApiException<unknown>).code).toBe(404);
+    const r = await raw(`${sb.url}/api/v1/configmaps`);
+    expect(r.status).toBe(404);
+    const st = JSON.parse(r.body) as Record<string, unknown>;
+    expect(st).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 });
+    const r2 = await raw(`${sb.url}/nope`);
+    expect(r2.status).toBe(404);
+    expect(JSON.parse(r2.body)).toMatchObject({ kind: 'Status', code: 404 });
+  });
+
+  it('serves discovery, version and health endpoints', async () => {
+    sb = await startSandbox({});
+    const { core, kc } = clientsFor(sb.url);
+    const res = await core.getAPIResources();
+    expect(res.resources.map((r) => r.name).sort()).toEqual(['namespaces', 'pods', 'services']);
+    const { DiscoveryV1Api, VersionApi, ApisApi } = await import('@kubernetes/client-node');
+    const d = await kc.makeApiClient(DiscoveryV1Api).getAPIResources();
+    expect(d.resources.map((r) => r.name)).toEqual(['endpointslices']);
+    const v = await kc.makeApiClient(VersionApi).getCode();
+    expect(v.major).toBe('1');
+    const groups = await kc.makeApiClient(ApisApi).getAPIVersions();
+    expect(groups.groups.map((g) => g.name)).toEqual(['discovery.k8s.io']);
+    const api = JSON.parse((await raw(`${sb.url}/api`)).body) as { versions: string[] };
+    expect(api.versions).toEqual(['v1']);
+    for (const p of ['/healthz', '/readyz']) {
+      const h = await raw(`${sb.url}${p}`);
+      expect([h.status, h.body]).toEqual([200, 'ok']);
+    }
+  });
+
+  it('answers 410 Expired with a Status for a continue token older than the compacted history', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a'), svc('n', 'b'), svc('n', 'c')] });
+    const { core } = clientsFor(sb.url);
+    const p1 = await core.listServiceForAllNamespaces({ limit: 1 });
+    sb.apply(svc('n', 'd'));
+    sb.compact();
+    const err = await core.listServiceForAllNamespaces({ limit: 1, _continue: p1.metadata?._continue }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiException);
+    expect((err as ApiException<unknown>).code).toBe(410);
+    const r = await raw(`${sb.url}/api/v1/services?limit=1&continue=${encodeURIComponent(p1.metadata?._continue ?? '')}`);
+    expect(r.status).toBe(410);
+    const st = JSON.parse(r.body) as { kind: string; reason: string; code: number; metadata: { continue?: string } };
+    expect([st.kind, st.reason, st.code]).toEqual(['Status', 'Expired', 410]);
+    // The inconsistent token continues after the last key, from the current state.
+    const rest = await core.listServiceForAllNamespaces({ _continue: st.metadata.continue });
+    expect(rest.items.map((s) => s.metadata?.name)).toEqual(['b', 'c', 'd']);
+  });
+
+  it('forces failures with setFailure and logs requests', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a')] });
+    const { core } = clientsFor(sb.url);
+    sb.setFailure((req) => (req.path === '/api/v1/services' ? 403 : undefined));
+    const err = await core.listServiceForAllNamespaces({}).catch((e: unknown) => e);
+    expect((err as ApiException<unknown>).code).toBe(403);
+    expect(JSON.stringify((err as ApiException<unknown>).body)).toContain('forbidden');
+    expect((await core.listNamespacedService({ namespace: 'n' })).items).toHaveLength(1);
+    sb.setFailure(() => 500);
+    expect(((await core.listNamespace({}).catch((e: unknown) => e)) as ApiException<unknown>).code).toBe(500);
+    sb.setFailure();
+    expect((await core.listServiceForAllNamespaces({ labelSelector: 'x=y' })).items).toHaveLength(0);
+    const logged = sb.requests.filter((r) => r.path === '/api/v1/services');
+    expect(logged).toHaveLength(2);
+    expect(logged[1]?.query).toEqual({ labelSelector: 'x=y' });
+    expect(logged[0]?.method).toBe('GET');
+  });
+});
+
+describe('watch', () => {
+  it('streams ADDED/MODIFIED/DELETED in order after a resourceVersion, replaying history', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a')] });
+    const { core, watch } = clientsFor(sb.url);
+    const list = await core.listServiceForAllNamespaces({});
+    const rv = list.metadata?.resourceVersion ?? '';
+    // Changes before the watch starts are replayed from history.
+    sb.apply(svc('n', 'b'));
+    sb.apply(svc('n', 'a', { labels: { v: '2' } }));
+    const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: rv });
+    sb.remove('Service', 'n', 'b');
+    sb.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' } }); // other resource
+    sb.apply(svc('m', 'c'));
+    await waitFor(() => w.events.length >= 4, 'four events');
+    expect(w.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['ADDED b', 'MODIFIED a', 'DELETED b', 'ADDED c']);
+    expect(w.events.every((e) => e.object['kind'] === 'Service' && e.object['apiVersion'] === 'v1')).toBe(true);
+    const rvs = w.events.map((e) => Number(rvOf(e.object)));
+    expect(rvs).toEqual([...rvs].sort((x, y) => x - y));
+    expect(rvs[0]).toBeGreaterThan(Number(rv));
+    // The deleted object carries the deletion revision.
+    expect(rvs[2]).toBeGreaterThan(rvs[1] as number);
+    w.abort();
+  });
+
+  it('sends synthetic ADDED for current state without resourceVersion, filtered by namespace and selectors', async () => {
+    sb = await startSandbox({
+      objects: [svc('n', 'a', { labels: { app: 'x' } }), svc('n', 'b'), svc('m', 'c', { labels: { app: 'x' } })],
+    });
+    const { watch } = clientsFor(sb.url);
+    const w = await collectWatch(watch, '/api/v1/namespaces/n/services', { labelSelector: 'app=x' });
+    await waitFor(() => w.events.length >= 1, 'initial event');
+    sb.apply(svc('n', 'b', { labels: { app: 'x' } })); // now matches: ADDED
+    sb.apply(svc('m', 'd', { labels: { app: 'x' } })); // other namespace
+    sb.apply(svc('n', 'a', { labels: { app: 'y' } })); // no longer matches: DELETED
+    await waitFor(() => w.events.length >= 3, 'three events');
+    expect(w.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['ADDED a', 'ADDED b', 'DELETED a']);
+    // DELETED for a selector mismatch carries the previous content.
+    const md = w.events[2]?.object['metadata'] as { labels: Record<string, string> };
+    expect(md.labels['app']).toBe('x');
+    w.abort();
+  });
+
+  it('sends BOOKMARK events with only metadata.resourceVersion when allowed', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a')], bookmarkIntervalMs: 50 });
+    const { watch } = clientsFor(sb.url);
+    const rv = sb.resourceVersion();
+    const plain = await collectWatch(watch, '/api/v1/services', { resourceVersion: rv });
+    const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: rv, allowWatchBookmarks: true });
+    await waitFor(() => w.events.length >= 1, 'bookmark');
+    sb.apply(svc('n', 'b'));
+    await waitFor(() => w.events.some((e) => e.type === 'BOOKMARK' && Number(rvOf(e.object)) > Number(rv)), 'later bookmark');
+    const bm = w.events[0];
+    expect(bm?.type).toBe('BOOKMARK');
+    expect(bm?.object).toEqual({ kind: 'Service', apiVersion: 'v1', metadata: { resourceVersion: rv } });
+    await waitFor(() => plain.events.length >= 1, 'plain event');
+    // the watch without allowWatchBookmarks has seen later bookmark-worthy time but no BOOKMARK
+    expect(plain.events.map((e) => e.type)).toEqual(['ADDED']);
+    plain.abort();
+    w.abort();
+  });
+
+  it('sends an ERROR event with a 410 Expired Status for a compacted resourceVersion', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a')] });
+    const { core, watch } = clientsFor(sb.url);
+    const rv = (await core.listServiceForAllNamespaces({})).metadata?.resourceVersion ?? '';
+    sb.apply(svc('n', 'b'));
+    sb.compact();
+    const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: rv });
+    const err = await w.done;
+    expect(err).toBeNull();
+    expect(w.events).toHaveLength(1);
+    expect(w.events[0]?.type).toBe('ERROR');
+    expect(w.events[0]?.object).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 });
+    // the current revision is still watchable after compaction
+    const ok = await collectWatch(watch, '/api/v1/services', { resourceVersion: sb.resourceVersion() });
+    sb.apply(svc('n', 'c'));
+    await waitFor(() => ok.events.length >= 1, 'event after compaction');
+    expect(ok.events[0]?.type).toBe('ADDED');
+    ok.abort();
+  });
+
+  it('expires history beyond historyLimit', async () => {
+    sb = await startSandbox({ historyLimit: 3 });
+    sb.apply(svc('n', 's0'));
+    const rv0 = sb.resourceVersion();
+    for (let i = 1; i < 6; i++) sb.apply(svc('n', `s${i}`));
+    const r = await raw(`${sb.url}/api/v1/services?watch=1&resourceVersion=${rv0}`);
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body.trim())).toMatchObject({ type: 'ERROR', object: { code: 410, reason: 'Expired' } });
+    const rv2 = String(Number(sb.resourceVersion()) - 3);
+    const { watch } = clientsFor(sb.url);
+    const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: rv2 });
+    await waitFor(() => w.events.length >= 3, 'three replayed');
+    expect(w.events.map((e) => nameOf(e.object))).toEqual(['s3', 's4', 's5']);
+    w.abort();
+  });
+
+  it('uses chunked newline-delimited JSON and closes after timeoutSeconds', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a')] });
+    const r = await raw(`${sb.url}/api/v1/services?watch=true&timeoutSeconds=1`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('transfer-encoding')).toBe('chunked');
+    expect(r.headers.get('content-type')).toBe('application/json');
+    const lines = r.body.split('\n').filter((l) => l !== '');
+    expect(lines.map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(['ADDED']);
+    await waitFor(() => sb?.watchCount() === 0, 'watch closed');
+  });
+
+  it('goes offline (refuses connections, ends watches) and comes back', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a')] });
+    const { core, watch } = clientsFor(sb.url);
+    const w = await collectWatch(watch, '/api/v1/services', {});
+    await waitFor(() => w.events.length >= 1, 'initial');
+    await sb.setOffline(true);
+    const err = await w.done;
+    // the stream was cut: client-node reports an error or a server-side close
+    expect(sb.watchCount()).toBe(0);
+    void err;
+    const listErr = await core.listServiceForAllNamespaces({}).catch((e: unknown) => e);
+    expect(listErr).toBeInstanceOf(Error);
+    expect(String((listErr as Error).message) + String((listErr as { code?: unknown }).code)).toMatch(/ECONNREFUSED|fetch failed|request to/);
+    const port = sb.port;
+    sb.apply(svc('n', 'b'));
+    await sb.setOffline(false);
+    expect(sb.port).toBe(port);
+    const list = await core.listServiceForAllNamespaces({});
+    expect(list.items.map((s) => s.metadata?.name)).toEqual(['a', 'b']);
+  });
+});

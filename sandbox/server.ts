@@ -1,0 +1,839 @@
+/**
+ * A local server speaking the Kubernetes API protocol (JSON) for Services, Namespaces, Pods
+ * and discovery.k8s.io/v1 EndpointSlices: list (paging, selectors, consistent snapshots), get,
+ * watch (history replay, bookmarks, 410 Expired), discovery, health. Read-only over HTTP;
+ * tests and the CLI change state with the in-process control API (`startSandbox`).
+ */
+import * as http from 'node:http';
+import type * as net from 'node:net';
+import { FileSet, type FileChanges, parseYamlObjects } from './files.js';
+import {
+  type JsonObject,
+  ObjectError,
+  RESOURCES,
+  type ResourceDef,
+  normaliseObject,
+  resourceByAnyName,
+  resourceByPlural,
+} from './resources.js';
+import {
+  type FieldRequirement,
+  type LabelSelector,
+  SelectorError,
+  matchFields,
+  parseFieldSelector,
+  parseLabelSelector,
+} from './selectors.js';
+import { type Rec, Store, type StoreEvent, lowerBound } from './store.js';
+import { type GenerateOptions, generateObjects } from './synthetic.js';
+
+export { parseYamlObjects };
+
+export interface RequestInfo {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+}
+
+export interface SandboxOptions {
+  port?: number;
+  /** default 127.0.0.1 */
+  host?: string;
+  /** YAML files (`kind: List` or multi-document); watched for changes */
+  files?: string[];
+  /** objects applied at start (after files) */
+  objects?: unknown[];
+  /** a synthetic cluster generated lazily at start (see synthetic.ts) */
+  synthetic?: GenerateOptions;
+  /** interval of BOOKMARK events on watches with allowWatchBookmarks=true; default 60000 */
+  bookmarkIntervalMs?: number;
+  /** number of events kept for watch replay; older revisions get 410; default 10000 */
+  historyLimit?: number;
+  /** file poll interval; default 500 */
+  filePollMs?: number;
+  /** warnings and info lines; default: `[WARNING] sandbox: ...` on stderr */
+  log?: (level: 'INFO' | 'WARNING', msg: string) => void;
+}
+
+export interface Sandbox {
+  url: string;
+  port: number;
+  /** Create or replace an object by kind/namespace/name; emits ADDED or MODIFIED. */
+  apply(obj: unknown): void;
+  /** Delete an object (kind as "Service", "services" or "svc"); emits DELETED. No-op if absent. */
+  remove(kind: string, namespace: string | undefined, name: string): void;
+  /** Drop the event history: watches/consistent lists from revisions older than now get 410. */
+  compact(): void;
+  /**
+   * Offline: close the listener (connections are refused) and destroy every open connection,
+   * including watch streams. Online: listen again on the same port. The promise resolves when
+   * the change is complete; callers may ignore it.
+   */
+  setOffline(on: boolean): Promise<void>;
+  /** Force an HTTP status (e.g. 403, 500) for requests where fn returns a number. */
+  setFailure(fn?: (req: RequestInfo) => number | undefined): void;
+  /** Every request received, oldest first (capped at 100000 entries). */
+  requests: RequestInfo[];
+  /** The current global resourceVersion. */
+  resourceVersion(): string;
+  /** Number of currently open watch streams. */
+  watchCount(): number;
+  close(): Promise<void>;
+}
+
+const KUBE_VERSION = {
+  major: '1',
+  minor: '31',
+  gitVersion: 'v1.31.0',
+  gitCommit: '0000000000000000000000000000000000000000',
+  gitTreeState: 'clean',
+  buildDate: '2024-08-13T00:00:00Z',
+  goVersion: 'go1.22.5',
+  compiler: 'gc',
+  platform: 'linux/amd64',
+};
+
+const JSON_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' };
+
+const REASONS: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  410: 'Expired',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
+
+function statusObject(code: number, message: string, extra: JsonObject = {}): JsonObject {
+  const reason = REASONS[code];
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    ...(reason ? { reason } : {}),
+    ...extra,
+    code,
+  };
+}
+
+function sendJson(res: http.ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendStatus(res: http.ServerResponse, code: number, message: string, extra: JsonObject = {}): void {
+  sendJson(res, code, statusObject(code, message, extra));
+}
+
+function parseBool(v: string | undefined): boolean {
+  return v !== undefined && ['1', 'true', 't', 'True', 'TRUE', 'T'].includes(v);
+}
+
+interface ContinueToken {
+  rv: number;
+  start: string;
+}
+
+function encodeContinue(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start })).toString('base64url');
+}
+
+function decodeContinue(tok: string): ContinueToken | undefined {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(tok, 'base64url').toString('utf8'));
+    if (typeof v !== 'object' || v === null) return undefined;
+    const o = v as Record<string, unknown>;
+    if (o['v'] !== 'meta.k8s.io/v1' || typeof o['rv'] !== 'number' || typeof o['start'] !== 'string') return undefined;
+    return { rv: o['rv'], start: o['start'] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A parsed resource request path. */
+interface ResourcePath {
+  res: ResourceDef;
+  namespace?: string;
+  name?: string;
+  legacyWatch: boolean;
+}
+
+type PathMatch = ResourcePath | { error: number };
+
+function matchResourcePath(segs: string[]): PathMatch | undefined {
+  let group: string;
+  let rest: string[];
+  if (segs[0] === 'api' && segs[1] === 'v1') {
+    group = '';
+    rest = segs.slice(2);
+  } else if (segs[0] === 'apis' && segs[1] === 'discovery.k8s.io' && segs[2] === 'v1') {
+    group = 'discovery.k8s.io';
+    rest = segs.slice(3);
+  } else {
+    return undefined;
+  }
+  if (rest.length === 0) return undefined;
+  let legacyWatch = false;
+  if (rest[0] === 'watch') {
+    legacyWatch = true;
+    rest = rest.slice(1);
+  }
+  const [a, b, c, d, ...more] = rest;
+  if (more.length > 0 || a === undefined) return { error: 404 };
+  if (a === 'namespaces' && b !== undefined && c !== undefined) {
+    const res = resourceByPlural(group, c);
+    if (!res || !res.namespaced) return { error: 404 };
+    return { res, namespace: b, ...(d !== undefined ? { name: d } : {}), legacyWatch };
+  }
+  if (c !== undefined) return { error: 404 };
+  const res = resourceByPlural(group, a);
+  if (!res) return { error: 404 };
+  if (b !== undefined) {
+    if (res.namespaced) return { error: 404 };
+    return { res, name: b, legacyWatch };
+  }
+  return { res, legacyWatch };
+}
+
+function discoveryResources(group: string): JsonObject {
+  const gv = group === '' ? 'v1' : `${group}/v1`;
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: gv,
+    resources: RESOURCES.filter((r) => r.group === group).map((r) => ({
+      name: r.plural,
+      singularName: r.singular,
+      namespaced: r.namespaced,
+      kind: r.kind,
+      verbs: ['get', 'list', 'watch'],
+      ...(r.shortNames.length > 0 ? { shortNames: r.shortNames } : {}),
+    })),
+  };
+}
+
+const DISCOVERY_GROUP = {
+  kind: 'APIGroup',
+  apiVersion: 'v1',
+  name: 'discovery.k8s.io',
+  versions: [{ groupVersion: 'discovery.k8s.io/v1', version: 'v1' }],
+  preferredVersion: { groupVersion: 'discovery.k8s.io/v1', version: 'v1' },
+};
+
+/** How a watch filters events: resource, namespace, label and field selectors. */
+interface Filter {
+  res: ResourceDef;
+  namespace: string | undefined;
+  labels: LabelSelector | undefined;
+  fields: FieldRequirement[];
+}
+
+function makeMatcher(f: Filter): (r: Rec) => boolean {
+  return (r) => {
+    if (r.res !== f.res) return false;
+    if (f.namespace !== undefined && r.namespace !== f.namespace) return false;
+    if (f.labels && !f.labels(r.labels)) return false;
+    if (f.fields.length > 0 && !matchFields(f.fields, (name) => fieldValue(r, name))) return false;
+    return true;
+  };
+}
+
+function fieldValue(r: Rec, name: string): string {
+  if (name === 'metadata.name') return r.name;
+  if (name === 'metadata.namespace') return r.namespace;
+  return r.fields[name] ?? '';
+}
+
+function watchObject(res: ResourceDef, json: string): string {
+  return `{"kind":"${res.kind}","apiVersion":"${res.apiVersion}",${json.slice(1)}`;
+}
+
+function eventLine(type: string, res: ResourceDef, json: string): string {
+  return `{"type":"${type}","object":${watchObject(res, json)}}\n`;
+}
+
+function replaceRv(json: string, rv: number): string {
+  const o = JSON.parse(json) as JsonObject;
+  (o['metadata'] as JsonObject)['resourceVersion'] = String(rv);
+  return JSON.stringify(o);
+}
+
+/** Translate a store event into what a filtered watch sees (the watch cache's rules). */
+function filterEvent(ev: StoreEvent, match: (r: Rec) => boolean): string | undefined {
+  const cur = match(ev.rec);
+  if (ev.type === 'ADDED') return cur ? eventLine('ADDED', ev.rec.res, ev.rec.json) : undefined;
+  if (ev.type === 'DELETED') return cur ? eventLine('DELETED', ev.rec.res, ev.rec.json) : undefined;
+  const prev = ev.prev ? match(ev.prev) : false;
+  if (cur && prev) return eventLine('MODIFIED', ev.rec.res, ev.rec.json);
+  if (cur) return eventLine('ADDED', ev.rec.res, ev.rec.json);
+  if (prev && ev.prev) return eventLine('DELETED', ev.rec.res, replaceRv(ev.prev.json, ev.rv));
+  return undefined;
+}
+
+class Watcher {
+  live = false;
+  pending: string[] = [];
+  private bookmarkTimer: NodeJS.Timeout | undefined;
+  private timeoutTimer: NodeJS.Timeout | undefined;
+  closed = false;
+
+  constructor(
+    readonly res: http.ServerResponse,
+    readonly rdef: ResourceDef,
+    readonly match: (r: Rec) => boolean,
+    private readonly onClose: (w: Watcher) => void,
+  ) {
+    res.on('close', () => this.close());
+  }
+
+  write(line: string): void {
+    if (this.closed) return;
+    if (!this.live) {
+      this.pending.push(line);
+      return;
+    }
+    this.res.write(line);
+    // A client that stops reading is dropped, as the API server drops a stuck watcher.
+    if (this.res.writableLength > 256 * 1024 * 1024) this.res.destroy();
+  }
+
+  goLive(): void {
+    this.live = true;
+    const p = this.pending;
+    this.pending = [];
+    for (const l of p) this.write(l);
+  }
+
+  startTimers(bookmarkMs: number | undefined, timeoutMs: number | undefined, currentRv: () => number): void {
+    if (bookmarkMs !== undefined) {
+      this.bookmarkTimer = setInterval(() => {
+        if (this.live) this.write(this.bookmarkLine(currentRv()));
+      }, bookmarkMs);
+    }
+    if (timeoutMs !== undefined) {
+      this.timeoutTimer = setTimeout(() => this.end(), timeoutMs);
+    }
+  }
+
+  bookmarkLine(rv: number, annotations?: Record<string, string>): string {
+    const md: JsonObject = { resourceVersion: String(rv) };
+    if (annotations) md['annotations'] = annotations;
+    return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: this.rdef.kind, apiVersion: this.rdef.apiVersion, metadata: md } })}\n`;
+  }
+
+  end(): void {
+    if (this.closed) return;
+    this.res.end();
+    this.close();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.bookmarkTimer) clearInterval(this.bookmarkTimer);
+    if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
+    this.onClose(this);
+  }
+}
+
+/** Write `items` to res in ~256 KiB chunks, waiting for 'drain' between chunks. */
+async function writeChunks(res: http.ServerResponse, parts: Iterable<string>): Promise<boolean> {
+  let buf = '';
+  for (const p of parts) {
+    buf += p;
+    if (buf.length >= 256 * 1024) {
+      if (res.destroyed) return false;
+      const ok = res.write(buf);
+      buf = '';
+      if (!ok) {
+        const drained = await new Promise<boolean>((resolve) => {
+          const onDrain = (): void => {
+            res.off('close', onClose);
+            resolve(true);
+          };
+          const onClose = (): void => {
+            res.off('drain', onDrain);
+            resolve(false);
+          };
+          res.once('drain', onDrain);
+          res.once('close', onClose);
+        });
+        if (!drained) return false;
+      }
+    }
+  }
+  if (buf.length > 0 && !res.destroyed) res.write(buf);
+  return !res.destroyed;
+}
+
+class SandboxServer implements Sandbox {
+  url = '';
+  port = 0;
+  readonly requests: RequestInfo[] = [];
+  private readonly store: Store;
+  private readonly server: http.Server;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly watchers = new Set<Watcher>();
+  private failure: ((req: RequestInfo) => number | undefined) | undefined;
+  private offline = false;
+  private transition: Promise<void> = Promise.resolve();
+  private readonly bookmarkMs: number;
+  private fileSet: FileSet | undefined;
+  private readonly log: (level: 'INFO' | 'WARNING', msg: string) => void;
+
+  constructor(private readonly opts: SandboxOptions) {
+    this.store = new Store(opts.historyLimit ?? 10_000);
+    this.bookmarkMs = opts.bookmarkIntervalMs ?? 60_000;
+    this.log =
+      opts.log ??
+      ((level, msg) => {
+        process.stderr.write(`[${level}] sandbox: ${msg}\n`);
+      });
+    this.store.subscribe((ev) => {
+      for (const w of this.watchers) {
+        const line = filterEvent(ev, w.match);
+        if (line !== undefined) w.write(line);
+      }
+    });
+    this.server = http.createServer((req, res) => this.handle(req, res));
+    this.server.keepAliveTimeout = 60_000;
+    this.server.on('connection', (s) => {
+      if (this.offline) {
+        s.destroy();
+        return;
+      }
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+  }
+
+  async start(): Promise<void> {
+    if (this.opts.files && this.opts.files.length > 0) {
+      this.fileSet = new FileSet(this.opts.files, (m) => this.log('WARNING', m), this.opts.filePollMs ?? 500);
+      for (const fo of this.fileSet.load()) this.applyLogged(fo.obj);
+    }
+    for (const o of this.opts.objects ?? []) this.apply(o);
+    if (this.opts.synthetic) for (const o of generateObjects(this.opts.synthetic)) this.apply(o);
+    await this.listen(this.opts.port ?? 0);
+    this.fileSet?.start((c) => this.onFileChanges(c));
+  }
+
+  private listen(port: number): Promise<void> {
+    const host = this.opts.host ?? '127.0.0.1';
+    return new Promise((resolve, reject) => {
+      const onError = (e: Error): void => reject(e);
+      this.server.once('error', onError);
+      this.server.listen(port, host, () => {
+        this.server.off('error', onError);
+        const addr = this.server.address() as net.AddressInfo;
+        this.port = addr.port;
+        const h = host.includes(':') ? `[${host}]` : host;
+        this.url = `http://${h}:${addr.port}`;
+        resolve();
+      });
+    });
+  }
+
+  private applyLogged(obj: unknown): void {
+    try {
+      this.apply(obj);
+    } catch (e) {
+      if (e instanceof ObjectError) this.log('WARNING', `ignoring object: ${e.message}`);
+      else throw e;
+    }
+  }
+
+  private onFileChanges(c: FileChanges): void {
+    for (const fo of c.upserts) this.applyLogged(fo.obj);
+    for (const fo of c.deletes) {
+      if (resourceByAnyName(fo.kind)) this.remove(fo.kind, fo.namespace, fo.name);
+    }
+    this.log('INFO', `files changed: ${c.upserts.length} added/modified, ${c.deletes.length} deleted`);
+  }
+
+  apply(obj: unknown): void {
+    const first = normaliseObject(obj);
+    const existing = this.store.get(first.res, first.namespace, first.name);
+    const n = existing ? normaliseObject(obj, existing) : first;
+    this.store.put(n);
+  }
+
+  remove(kind: string, namespace: string | undefined, name: string): void {
+    const res = resourceByAnyName(kind);
+    if (!res) throw new ObjectError(`unsupported kind ${kind}`);
+    this.store.delete(res, res.namespaced ? (namespace ?? 'default') : undefined, name);
+  }
+
+  compact(): void {
+    this.store.compact();
+  }
+
+  setFailure(fn?: (req: RequestInfo) => number | undefined): void {
+    this.failure = fn;
+  }
+
+  resourceVersion(): string {
+    return String(this.store.revision);
+  }
+
+  watchCount(): number {
+    return this.watchers.size;
+  }
+
+  setOffline(on: boolean): Promise<void> {
+    this.transition = this.transition.then(async () => {
+      if (on === this.offline) return;
+      this.offline = on;
+      if (on) {
+        const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+        for (const w of [...this.watchers]) {
+          w.res.destroy();
+          w.close();
+        }
+        for (const s of this.sockets) s.destroy();
+        await closed;
+      } else {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await this.listen(this.port);
+            return;
+          } catch (e) {
+            if (attempt >= 50) throw e;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+      }
+    });
+    return this.transition;
+  }
+
+  async close(): Promise<void> {
+    await this.transition;
+    this.fileSet?.close();
+    for (const w of [...this.watchers]) w.end();
+    if (this.offline) return;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const s of this.sockets) s.destroy();
+    await closed;
+  }
+
+  // ---------------------------------------------------------------------------------------
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const u = new URL(req.url ?? '/', 'http://sandbox');
+    const query: Record<string, string> = {};
+    for (const [k, v] of u.searchParams) query[k] = v;
+    const info: RequestInfo = { method: req.method ?? 'GET', path: u.pathname, query };
+    this.requests.push(info);
+    if (this.requests.length > 100_000) this.requests.splice(0, this.requests.length - 100_000);
+    // drain any request body
+    req.resume();
+
+    const forced = this.failure?.(info);
+    if (forced !== undefined) {
+      this.sendForced(res, forced, info);
+      return;
+    }
+    try {
+      this.route(info, res);
+    } catch (e) {
+      if (e instanceof SelectorError) sendStatus(res, 400, e.message);
+      else {
+        this.log('WARNING', `internal error: ${(e as Error).stack ?? String(e)}`);
+        if (!res.headersSent) sendStatus(res, 500, (e as Error).message);
+        else res.destroy();
+      }
+    }
+  }
+
+  private sendForced(res: http.ServerResponse, code: number, info: RequestInfo): void {
+    const segs = info.path.split('/').filter((s) => s !== '');
+    const m = matchResourcePath(segs);
+    const plural = m && 'res' in m ? m.res.plural : 'resource';
+    let message: string;
+    const extra: JsonObject = {};
+    switch (code) {
+      case 401:
+        message = 'Unauthorized';
+        break;
+      case 403: {
+        const group = m && 'res' in m ? m.res.group : '';
+        const verb = info.query['watch'] !== undefined ? 'watch' : 'list';
+        const scope = m && 'res' in m && m.namespace !== undefined ? `in the namespace "${m.namespace}"` : 'at the cluster scope';
+        message = `${plural} is forbidden: User "system:anonymous" cannot ${verb} resource "${plural}" in API group "${group}" ${scope}`;
+        extra['details'] = { kind: plural };
+        break;
+      }
+      case 429:
+        message = 'Too many requests, please try again later.';
+        extra['details'] = { retryAfterSeconds: 1 };
+        res.setHeader('Retry-After', '1');
+        break;
+      default:
+        message = `forced failure ${code}`;
+    }
+    sendStatus(res, code, message, extra);
+  }
+
+  private route(info: RequestInfo, res: http.ServerResponse): void {
+    const p = info.path.length > 1 ? info.path.replace(/\/+$/, '') : info.path;
+    switch (p) {
+      case '/healthz':
+      case '/readyz':
+      case '/livez':
+        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 2 });
+        res.end('ok');
+        return;
+      case '/version':
+        sendJson(res, 200, KUBE_VERSION);
+        return;
+      case '/api':
+        sendJson(res, 200, {
+          kind: 'APIVersions',
+          versions: ['v1'],
+          serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: `${this.opts.host ?? '127.0.0.1'}:${this.port}` }],
+        });
+        return;
+      case '/apis':
+        sendJson(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [{ ...DISCOVERY_GROUP, kind: undefined, apiVersion: undefined }] });
+        return;
+      case '/apis/discovery.k8s.io':
+        sendJson(res, 200, DISCOVERY_GROUP);
+        return;
+      case '/api/v1':
+        sendJson(res, 200, discoveryResources(''));
+        return;
+      case '/apis/discovery.k8s.io/v1':
+        sendJson(res, 200, discoveryResources('discovery.k8s.io'));
+        return;
+    }
+    const m = matchResourcePath(p.split('/').filter((s) => s !== ''));
+    if (!m || 'error' in m) {
+      sendStatus(res, 404, 'the server could not find the requested resource', { details: {} });
+      return;
+    }
+    if (info.method !== 'GET') {
+      sendStatus(res, 405, `the server does not allow this method on the requested resource`, { details: {} });
+      return;
+    }
+    const watch = m.legacyWatch || parseBool(info.query['watch']);
+    if (m.name !== undefined) {
+      if (watch) {
+        // a legacy `watch/.../name` path: a watch restricted to one name
+        this.watch(info, res, m.res, m.namespace, [{ field: 'metadata.name', neg: false, value: m.name }]);
+        return;
+      }
+      this.getOne(res, m.res, m.namespace, m.name);
+      return;
+    }
+    if (watch) this.watch(info, res, m.res, m.namespace, []);
+    else this.list(info, res, m.res, m.namespace);
+  }
+
+  private getOne(res: http.ServerResponse, rdef: ResourceDef, namespace: string | undefined, name: string): void {
+    const rec = this.store.get(rdef, namespace, name);
+    if (!rec) {
+      sendStatus(res, 404, `${rdef.plural}${rdef.group ? '.' + rdef.group : ''} "${name}" not found`, {
+        details: { name, ...(rdef.group ? { group: rdef.group } : {}), kind: rdef.plural },
+      });
+      return;
+    }
+    const text = watchObject(rdef, rec.json);
+    res.writeHead(200, { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  private selectors(info: RequestInfo, rdef: ResourceDef, extraFields: FieldRequirement[]): Filter & { any: boolean } {
+    const ls = info.query['labelSelector'];
+    const fs = info.query['fieldSelector'];
+    const labels = ls !== undefined && ls.trim() !== '' ? parseLabelSelector(ls) : undefined;
+    const fields = [...(fs !== undefined ? parseFieldSelector(fs) : []), ...extraFields];
+    for (const f of fields) {
+      if (f.field !== 'metadata.name' && f.field !== 'metadata.namespace' && !(f.field in rdef.fieldPaths)) {
+        throw new SelectorError(`field label not supported: ${f.field}`);
+      }
+    }
+    return { res: rdef, namespace: undefined, labels, fields, any: labels !== undefined || fields.length > 0 };
+  }
+
+  private list(info: RequestInfo, res: http.ServerResponse, rdef: ResourceDef, namespace: string | undefined): void {
+    const q = info.query;
+    const sel = this.selectors(info, rdef, []);
+    const match = makeMatcher({ ...sel, namespace });
+    const limitText = q['limit'];
+    const limit = limitText !== undefined && /^\d+$/.test(limitText) ? Number(limitText) : 0;
+
+    let atRv = this.store.revision;
+    let startKey = '';
+    const cont = q['continue'];
+    if (cont !== undefined && cont !== '') {
+      const tok = decodeContinue(cont);
+      if (!tok) {
+        sendStatus(res, 400, 'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)', {
+          reason: 'BadRequest',
+        });
+        return;
+      }
+      if (tok.rv !== -1 && tok.rv < this.store.compactedRevision) {
+        const inconsistent = encodeContinue(-1, tok.start);
+        sendStatus(
+          res,
+          410,
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+          { metadata: { continue: inconsistent } },
+        );
+        return;
+      }
+      atRv = tok.rv === -1 ? this.store.revision : tok.rv;
+      startKey = tok.start;
+    } else {
+      const rvText = q['resourceVersion'];
+      if (rvText !== undefined && rvText !== '' && rvText !== '0') {
+        if (!/^\d+$/.test(rvText)) {
+          sendStatus(res, 400, `resourceVersion: Invalid value: "${rvText}": strconv.ParseUint: parsing "${rvText}": invalid syntax`);
+          return;
+        }
+        const want = Number(rvText);
+        if (want > this.store.revision) {
+          sendStatus(res, 504, `Too large resource version: ${want}, current: ${this.store.revision}`, {
+            details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+          });
+          return;
+        }
+        if (q['resourceVersionMatch'] === 'Exact') {
+          if (want < this.store.compactedRevision) {
+            sendStatus(res, 410, `The resourceVersion for the provided list is too old.`);
+            return;
+          }
+          atRv = want;
+        }
+      }
+    }
+    const snap = this.store.snapshotAt(rdef, atRv);
+    if (!snap) {
+      sendStatus(res, 410, `The resourceVersion for the provided list is too old.`);
+      return;
+    }
+    let i = 0;
+    let end = snap.length;
+    if (namespace !== undefined) {
+      i = lowerBound(snap, `${namespace}/`);
+      end = lowerBound(snap, `${namespace}0`); // '0' is the character after '/'
+    }
+    if (startKey !== '') i = Math.max(i, lowerBound(snap, startKey));
+
+    const items: string[] = [];
+    let nextStart: string | undefined;
+    let remaining: number | undefined;
+    for (; i < end; i++) {
+      const r = snap[i] as Rec;
+      if (!match(r)) continue;
+      if (limit > 0 && items.length >= limit) {
+        nextStart = `${(snap[i - 1] as Rec).key}\u0000`;
+        break;
+      }
+      items.push(r.json);
+    }
+    if (nextStart !== undefined && !sel.any) remaining = end - i;
+    const meta: JsonObject = { resourceVersion: String(atRv) };
+    if (nextStart !== undefined) meta['continue'] = encodeContinue(atRv, nextStart);
+    if (remaining !== undefined) meta['remainingItemCount'] = remaining;
+    const head = `{"kind":"${rdef.listKind}","apiVersion":"${rdef.apiVersion}","metadata":${JSON.stringify(meta)},"items":[`;
+    res.writeHead(200, JSON_HEADERS);
+    function* parts(): Iterable<string> {
+      yield head;
+      for (let k = 0; k < items.length; k++) yield k === 0 ? (items[k] as string) : `,${items[k] as string}`;
+      yield ']}\n';
+    }
+    void writeChunks(res, parts()).then((ok) => {
+      if (ok) res.end();
+    });
+  }
+
+  private watch(
+    info: RequestInfo,
+    res: http.ServerResponse,
+    rdef: ResourceDef,
+    namespace: string | undefined,
+    extraFields: FieldRequirement[],
+  ): void {
+    const q = info.query;
+    const sel = this.selectors(info, rdef, extraFields);
+    const match = makeMatcher({ ...sel, namespace });
+    const rvText = q['resourceVersion'];
+    if (rvText !== undefined && rvText !== '' && !/^\d+$/.test(rvText)) {
+      sendStatus(res, 400, `resourceVersion: Invalid value: "${rvText}": strconv.ParseUint: parsing "${rvText}": invalid syntax`);
+      return;
+    }
+    const bookmarks = parseBool(q['allowWatchBookmarks']);
+    const sendInitial = parseBool(q['sendInitialEvents']);
+    const timeoutText = q['timeoutSeconds'];
+    const timeoutMs = timeoutText !== undefined && /^\d+$/.test(timeoutText) && Number(timeoutText) > 0 ? Number(timeoutText) * 1000 : undefined;
+
+    res.writeHead(200, { ...JSON_HEADERS, 'Transfer-Encoding': 'chunked' });
+    res.flushHeaders();
+
+    const from = rvText === undefined || rvText === '' || rvText === '0' ? undefined : Number(rvText);
+    if (from !== undefined && !sendInitial) {
+      const evs = this.store.eventsSince(from);
+      if (!evs) {
+        const status = statusObject(410, `too old resource version: ${from} (${this.store.compactedRevision + 1})`);
+        res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
+        return;
+      }
+      const w = this.addWatcher(res, rdef, match);
+      for (const ev of evs) {
+        const line = filterEvent(ev, match);
+        if (line !== undefined) w.write(line);
+      }
+      w.goLive();
+      w.startTimers(bookmarks ? this.bookmarkMs : undefined, timeoutMs, () => this.store.revision);
+      return;
+    }
+    // No resourceVersion (or "0", or sendInitialEvents): synthetic ADDED for the current state,
+    // then changes after it.
+    const at = this.store.revision;
+    const snap = this.store.current(rdef);
+    const w = this.addWatcher(res, rdef, match);
+    let i = 0;
+    let end = snap.length;
+    if (namespace !== undefined) {
+      i = lowerBound(snap, `${namespace}/`);
+      end = lowerBound(snap, `${namespace}0`);
+    }
+    function* initial(): Iterable<string> {
+      for (let k = i; k < end; k++) {
+        const r = snap[k] as Rec;
+        if (match(r)) yield eventLine('ADDED', rdef, r.json);
+      }
+      if (sendInitial && bookmarks) yield w.bookmarkLine(at, { 'k8s.io/initial-events-end': 'true' });
+    }
+    void writeChunks(res, initial()).then((ok) => {
+      if (!ok) return;
+      w.goLive();
+      w.startTimers(bookmarks ? this.bookmarkMs : undefined, timeoutMs, () => this.store.revision);
+    });
+  }
+
+  private addWatcher(res: http.ServerResponse, rdef: ResourceDef, match: (r: Rec) => boolean): Watcher {
+    const w = new Watcher(res, rdef, match, (x) => this.watchers.delete(x));
+    this.watchers.add(w);
+    return w;
+  }
+}
+
+/** Start a sandbox API server. */
+export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  const s = new SandboxServer(opts);
+  await s.start();
+  return s;
+}
