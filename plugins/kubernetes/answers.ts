@@ -1,0 +1,119 @@
+/**
+ * Precomputed replies. An entry is the complete reply for one lower-cased (qname, qtype), encoded
+ * once with name compression: answer owners are pointers to the question at offset 12 and the SOA
+ * owner/MNAME/RNAME point into the zone part of the question, so copying the client's question
+ * bytes over the stored (lower-case) question makes the reply echo the client's letter case,
+ * including the zone as spelled in the query (kubernetes-records.md §1). Per query only the id, the
+ * flags, the question bytes and the SOA serial are patched.
+ *
+ * Entries remember which store objects they were computed from (dependency keys, see store.ts);
+ * a store change drops exactly the entries that depend on the changed objects, and they are
+ * recomputed on the next query. The map is bounded: past `max` entries it is emptied.
+ */
+import type { Answer } from 'dns-packet';
+import { encodeMessage } from '../../src/dns/encode.js';
+import { Flag, Qtype, qtypeName } from '../../src/dns/constants.js';
+import type { Message } from '../../src/dns/message.js';
+import { forEachRecord } from '../../src/dns/wire.js';
+import { toPacketName } from '../../src/dns/name.js';
+
+export interface Entry {
+  /** Encoded reply with id 0, lower-case question, RCODE NOERROR or NXDOMAIN. */
+  readonly wire: Buffer;
+  /** Byte length of the question section in `wire` (name + type + class). */
+  readonly qlen: number;
+  readonly nameError: boolean;
+  /** Offsets of SOA SERIAL fields to patch with the current serial. */
+  readonly serialOffsets: readonly number[];
+}
+
+/** Build a reply message (no OPT; the server adds EDNS). */
+export function buildMessage(
+  id: number,
+  flags: number,
+  qname: string,
+  qtype: number,
+  qclass: string,
+  rcode: number,
+  answers: Answer[],
+  authority: Answer[],
+  extra: Answer[],
+): Message {
+  return {
+    id,
+    type: 'response',
+    flags: (flags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (rcode & 0xf),
+    questions: [{ name: toPacketName(qname), type: qtypeName(qtype) as 'A', class: qclass as 'IN' }],
+    answers,
+    authorities: authority,
+    additionals: extra,
+  };
+}
+
+export function soaSerialOffsets(buf: Buffer): number[] {
+  const out: number[] = [];
+  forEachRecord(buf, (_s, _rr, typeOff) => {
+    if (buf.readUInt16BE(typeOff) !== Qtype.SOA) return;
+    const rdlen = buf.readUInt16BE(typeOff + 8);
+    out.push(typeOff + 10 + rdlen - 20);
+  });
+  return out;
+}
+
+export function makeEntry(msg: Message, nameError: boolean): Entry {
+  const wire = encodeMessage(msg);
+  const q = msg.questions[0]!;
+  const nameLen = q.name === '.' ? 1 : Buffer.byteLength(q.name) + 2;
+  return { wire, qlen: nameLen + 4, nameError, serialOffsets: soaSerialOffsets(wire) };
+}
+
+/** Patch a copy of `e` for one query. `raw`/`questionEnd` are the client's packet and question end. */
+export function materialize(e: Entry, id: number, reqFlags: number, raw: Buffer, questionEnd: number, rcode: number, serial: number): Buffer {
+  const buf = Buffer.allocUnsafe(e.wire.length);
+  e.wire.copy(buf);
+  buf.writeUInt16BE(id, 0);
+  buf.writeUInt16BE(Flag.QR | (reqFlags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (rcode & 0xf), 2);
+  raw.copy(buf, 12, 12, questionEnd);
+  for (const off of e.serialOffsets) buf.writeUInt32BE(serial >>> 0, off);
+  return buf;
+}
+
+export class AnswerCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly byDep = new Map<string, Set<string>>();
+
+  constructor(readonly max = 100_000) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(key: string): Entry | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, e: Entry, deps: ReadonlySet<string>): void {
+    if (this.entries.size >= this.max) this.clear();
+    this.entries.set(key, e);
+    for (const d of deps) {
+      let s = this.byDep.get(d);
+      if (!s) this.byDep.set(d, (s = new Set()));
+      s.add(key);
+    }
+  }
+
+  /** Drop every entry depending on one of `deps`. */
+  invalidate(deps: ReadonlySet<string>): void {
+    for (const d of deps) {
+      const keys = this.byDep.get(d);
+      if (!keys) continue;
+      this.byDep.delete(d);
+      for (const k of keys) this.entries.delete(k);
+    }
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.byDep.clear();
+  }
+}

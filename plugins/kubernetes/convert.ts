@@ -1,0 +1,174 @@
+/**
+ * Converters from API JSON (unknown) to slim records. Each returns the record, a string saying why
+ * the object is malformed (logged once as a warning by the caller, object skipped), or null for an
+ * object that is deliberately ignored (FQDN EndpointSlices, pods being deleted).
+ */
+import { isIP } from 'node:net';
+import { canonicalIP } from '../../src/dns/name.js';
+import type { EndpointRec, NamespaceRec, PodRec, PortRec, ServiceRec, SliceRec } from './types.js';
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+interface Meta {
+  name: string;
+  namespace: string;
+  resourceVersion: string;
+  labels: Obj;
+  annotations: Obj;
+  deletionTimestamp: unknown;
+}
+
+function meta(obj: unknown, namespaced: boolean): Meta | string {
+  if (!isObj(obj)) return 'object is not a JSON object';
+  const m = obj['metadata'];
+  if (!isObj(m)) return 'missing metadata';
+  const name = str(m['name']);
+  if (!name) return 'missing metadata.name';
+  const namespace = str(m['namespace']) ?? '';
+  if (namespaced && !namespace) return `${name}: missing metadata.namespace`;
+  return {
+    name,
+    namespace,
+    resourceVersion: str(m['resourceVersion']) ?? '',
+    labels: isObj(m['labels']) ? m['labels'] : {},
+    annotations: isObj(m['annotations']) ? m['annotations'] : {},
+    deletionTimestamp: m['deletionTimestamp'],
+  };
+}
+
+/** `namespace/name` of an object, as far as it can be read (for log lines and deletes). */
+export function objectKey(obj: unknown): string | undefined {
+  if (!isObj(obj) || !isObj(obj['metadata'])) return undefined;
+  const m = obj['metadata'];
+  const name = str(m['name']);
+  if (!name) return undefined;
+  const ns = str(m['namespace']);
+  return ns ? `${ns}/${name}` : name;
+}
+
+export function resourceVersionOf(obj: unknown): string | undefined {
+  if (!isObj(obj) || !isObj(obj['metadata'])) return undefined;
+  return str(obj['metadata']['resourceVersion']);
+}
+
+function ports(v: unknown, where: string, allowNull: boolean): PortRec[] | string {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) return `${where}: ports is not a list`;
+  const out: PortRec[] = [];
+  for (const p of v) {
+    if (!isObj(p)) return `${where}: malformed port`;
+    const num = p['port'];
+    let port: number;
+    if (typeof num === 'number' && Number.isInteger(num) && num >= 0 && num <= 65535) port = num;
+    else if ((num === undefined || num === null) && allowNull) port = -1;
+    else return `${where}: invalid port number ${JSON.stringify(num)}`;
+    out.push({ name: str(p['name']) ?? '', port, protocol: str(p['protocol']) ?? (allowNull ? '' : 'TCP') });
+  }
+  return out;
+}
+
+export function toService(obj: unknown): ServiceRec | string {
+  const m = meta(obj, true);
+  if (typeof m === 'string') return m;
+  const where = `service ${m.namespace}/${m.name}`;
+  const spec = (obj as Obj)['spec'];
+  if (!isObj(spec)) return `${where}: missing spec`;
+  const type = str(spec['type']) ?? 'ClusterIP';
+  let raw: unknown[] = [];
+  if (Array.isArray(spec['clusterIPs']) && spec['clusterIPs'].length > 0) raw = spec['clusterIPs'];
+  else if (typeof spec['clusterIP'] === 'string' && spec['clusterIP'] !== '') raw = [spec['clusterIP']];
+  const headless = raw[0] === 'None';
+  const clusterIPs: string[] = [];
+  if (!headless && type !== 'ExternalName') {
+    for (const ip of raw) {
+      const c = typeof ip === 'string' ? canonicalIP(ip) : undefined;
+      if (!c) return `${where}: unparsable cluster IP ${JSON.stringify(ip)}`;
+      if (!clusterIPs.includes(c)) clusterIPs.push(c);
+    }
+  }
+  const ps = ports(spec['ports'], where, false);
+  if (typeof ps === 'string') return ps;
+  const externalName = type === 'ExternalName' ? str(spec['externalName']) ?? '' : '';
+  if (type === 'ExternalName' && !externalName) return `${where}: ExternalName service without spec.externalName`;
+  const externalIPs = Array.isArray(spec['externalIPs']) ? spec['externalIPs'].filter((x): x is string => typeof x === 'string') : [];
+  return {
+    name: m.name,
+    namespace: m.namespace,
+    resourceVersion: m.resourceVersion,
+    type,
+    clusterIPs,
+    headless,
+    externalName,
+    ports: ps,
+    externalIPs,
+  };
+}
+
+export function toSlice(obj: unknown): SliceRec | string | null {
+  const m = meta(obj, true);
+  if (typeof m === 'string') return m;
+  const where = `endpointslice ${m.namespace}/${m.name}`;
+  const o = obj as Obj;
+  const addressType = str(o['addressType']) ?? '';
+  if (addressType === 'FQDN') return null; // quirk #7: ignored on purpose
+  if (addressType !== 'IPv4' && addressType !== 'IPv6') return `${where}: unknown addressType ${JSON.stringify(o['addressType'])}`;
+  const ps = ports(o['ports'], where, true);
+  if (typeof ps === 'string') return ps;
+  const eps: EndpointRec[] = [];
+  const rawEps = o['endpoints'];
+  if (rawEps !== undefined && rawEps !== null && !Array.isArray(rawEps)) return `${where}: endpoints is not a list`;
+  for (const e of (rawEps ?? []) as unknown[]) {
+    if (!isObj(e)) return `${where}: malformed endpoint`;
+    if (!Array.isArray(e['addresses'])) return `${where}: endpoint without addresses`;
+    const addresses: string[] = [];
+    for (const a of e['addresses'] as unknown[]) {
+      const c = typeof a === 'string' ? canonicalIP(a) : undefined;
+      if (!c || isIP(c) !== (addressType === 'IPv4' ? 4 : 6)) return `${where}: unparsable address ${JSON.stringify(a)}`;
+      addresses.push(c);
+    }
+    const cond = isObj(e['conditions']) ? e['conditions'] : {};
+    const ready = cond['ready'] === undefined || cond['ready'] === null ? true : cond['ready'] === true;
+    const targetRef = isObj(e['targetRef']) ? e['targetRef'] : {};
+    eps.push({
+      addresses,
+      ready,
+      hostname: str(e['hostname']) ?? '',
+      targetRefName: str(targetRef['name']) ?? '',
+      nodeName: str(e['nodeName']) ?? '',
+    });
+  }
+  return {
+    name: m.name,
+    namespace: m.namespace,
+    resourceVersion: m.resourceVersion,
+    service: str(m.labels['kubernetes.io/service-name']) ?? '',
+    addressType,
+    ports: ps,
+    endpoints: eps,
+    triggerTime: str(m.annotations['endpoints.kubernetes.io/last-change-trigger-time']) ?? null,
+  };
+}
+
+export function toNamespace(obj: unknown): NamespaceRec | string {
+  const m = meta(obj, false);
+  if (typeof m === 'string') return m;
+  return { name: m.name, resourceVersion: m.resourceVersion };
+}
+
+export function toPod(obj: unknown): PodRec | string | null {
+  const m = meta(obj, true);
+  if (typeof m === 'string') return m;
+  if (m.deletionTimestamp !== undefined && m.deletionTimestamp !== null) return null;
+  const status = (obj as Obj)['status'];
+  const ip = isObj(status) ? str(status['podIP']) ?? '' : '';
+  if (ip !== '' && isIP(ip) === 0) return `pod ${m.namespace}/${m.name}: unparsable pod IP ${JSON.stringify(ip)}`;
+  return { name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion, ip };
+}

@@ -1,0 +1,261 @@
+import { describe, expect, it } from 'vitest';
+import { Flag, Rcode, rcodeName } from '../../src/dns/constants.js';
+import { replyTo } from '../../src/dns/message.js';
+import type { Handler } from '../../src/plugin.js';
+import type { Query } from '../../src/query.js';
+import { makeQuery } from '../../test/helpers/dns.js';
+import { KubernetesHandler } from './handler.js';
+import { Store } from './store.js';
+import { baseConfig, fixtureStore, fmt, replyOf, soaSerial } from './testutil.js';
+import { VECTORS, type Vector } from './vectors.js';
+
+/** A next plugin that answers every query with one PTR record (for the fallthrough row). */
+const answeringNext: Handler = {
+  name: 'next',
+  serve(q: Query) {
+    const m = replyTo(q.request, 0, false);
+    m.answers.push({ name: q.name.replace(/\.$/, ''), type: 'PTR', class: 'IN', ttl: 60, data: 'from-next.example' });
+    q.write(m, 'next');
+    return 0;
+  },
+};
+
+function handlerFor(v: Vector, store: Store): KubernetesHandler {
+  return new KubernetesHandler(baseConfig(v.cfg), store, () => !v.unsynced, v.next ? answeringNext : null, null);
+}
+
+function storeFor(v: Vector): Store {
+  const store = fixtureStore();
+  if (v.noEndpoints) for (const k of [...store.slices.keys()]) store.remove('endpointslices', k);
+  return store;
+}
+
+async function check(v: Vector, h: KubernetesHandler, name = v.q): Promise<void> {
+  const q = makeQuery(name, v.t, { id: 4242, rd: true });
+  const rc = await h.serve(q);
+  expect(rcodeName(rc), `row ${v.n} returned rcode`).toBe(v.rcode);
+  const m = replyOf(q);
+  if (v.noWrite) {
+    expect(m, `row ${v.n} must not write`).toBeNull();
+    return;
+  }
+  expect(m, `row ${v.n} wrote a reply`).not.toBeNull();
+  const reply = m!;
+  expect(reply.id).toBe(4242);
+  expect(rcodeName((reply.flags ?? 0) & 0xf)).toBe(v.rcode);
+  expect(((reply.flags ?? 0) & Flag.AA) !== 0, `row ${v.n} AA`).toBe(v.aa ?? true);
+  expect((reply.flags ?? 0) & Flag.RA).toBe(0);
+  expect((reply.flags ?? 0) & Flag.RD).toBe(Flag.RD);
+  expect(reply.questions[0]!.name + '.').toBe(name);
+  const ans = reply.answers.map(fmt);
+  if (v.ordered) expect(ans).toEqual(v.ans ?? []);
+  else expect([...ans].sort()).toEqual([...(v.ans ?? [])].sort());
+  expect(reply.additionals.filter((r) => r.type !== 'OPT').map(fmt).sort()).toEqual([...(v.extra ?? [])].sort());
+  const wantNs = v.ns === undefined ? [] : v.ns ?? [];
+  expect(reply.authorities.map(fmt)).toEqual(wantNs);
+}
+
+describe('kubernetes-records.md §11 vectors through the handler', () => {
+  for (const v of VECTORS) {
+    it(`#${v.n} ${v.q} ${v.t} → ${v.rcode}${v.corefile ? ` [${v.corefile}]` : ''}`, async () => {
+      const h = handlerFor(v, storeFor(v));
+      await check(v, h); // computed
+      await check(v, h); // served from the answer cache
+    });
+  }
+
+  it('covers at least 60 vectors', () => {
+    expect(VECTORS.length).toBeGreaterThanOrEqual(72);
+  });
+});
+
+describe('letter case, serial and cache behaviour', () => {
+  it('echoes the question case in owners and the SOA zone, also from a cached entry', async () => {
+    const h = new KubernetesHandler(baseConfig(), fixtureStore(), () => true, null, null);
+    for (const name of ['missing.testns.svc.cluster.local.', 'Missing.TestNS.svc.CLUSTER.local.']) {
+      const q = makeQuery(name, 'A');
+      expect(await h.serve(q)).toBe(Rcode.NXDOMAIN);
+      const m = replyOf(q)!;
+      expect(m.questions[0]!.name + '.').toBe(name);
+      const zone = name.slice(name.length - 'cluster.local.'.length);
+      expect(m.authorities.map(fmt)).toEqual([`${zone} 5 SOA ns.dns.${zone} hostmaster.${zone} <serial> 7200 1800 86400 5`]);
+    }
+  });
+
+  it('SRV targets carry the zone as spelled in the query', async () => {
+    const h = new KubernetesHandler(baseConfig(), fixtureStore(), () => true, null, null);
+    const q = makeQuery('_HtTp._TcP.sVc1.TeStNs.SvC.cLuStEr.LoCaL.', 'SRV');
+    expect(await h.serve(q)).toBe(Rcode.NOERROR);
+    const m = replyOf(q)!;
+    expect(m.answers.map(fmt)).toEqual(['_HtTp._TcP.sVc1.TeStNs.SvC.cLuStEr.LoCaL. 5 SRV 0 100 80 svc1.testns.svc.cLuStEr.LoCaL.']);
+  });
+
+  it('serial is the time of the last change and is patched into cached replies', async () => {
+    const store = fixtureStore();
+    const h = new KubernetesHandler(baseConfig(), store, () => true, null, null);
+    const ask = async (): Promise<number | undefined> => {
+      const q = makeQuery('cluster.local.', 'SOA');
+      await h.serve(q);
+      return soaSerial(replyOf(q)!);
+    };
+    expect(await ask()).toBe(1_700_000_000);
+    store.now = () => 1_700_000_123_000;
+    store.remove('services', 'testns/svc2');
+    expect(await ask()).toBe(1_700_000_123);
+  });
+
+  it('drops only the affected cached answers when a service changes', async () => {
+    const store = fixtureStore();
+    const h = new KubernetesHandler(baseConfig(), store, () => true, null, null);
+    await h.serve(makeQuery('svc1.testns.svc.cluster.local.', 'A'));
+    await h.serve(makeQuery('svc2.testns.svc.cluster.local.', 'A'));
+    await h.serve(makeQuery('newsvc.testns.svc.cluster.local.', 'A'));
+    expect(h.cache.size).toBe(3);
+    store.upsert('services', { name: 'newsvc', namespace: 'testns', resourceVersion: '9999', type: 'ClusterIP', clusterIPs: ['10.96.0.99'], headless: false, externalName: '', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], externalIPs: [] });
+    expect(h.cache.size).toBe(2);
+    const q = makeQuery('newsvc.testns.svc.cluster.local.', 'A');
+    expect(await h.serve(q)).toBe(Rcode.NOERROR);
+    expect(replyOf(q)!.answers.map(fmt)).toEqual(['newsvc.testns.svc.cluster.local. 5 A 10.96.0.99']);
+  });
+
+  it('follows endpoint changes for headless services', async () => {
+    const store = fixtureStore();
+    const h = new KubernetesHandler(baseConfig(), store, () => true, null, null);
+    const q1 = makeQuery('hlempty.testns.svc.cluster.local.', 'A');
+    expect(await h.serve(q1)).toBe(Rcode.NXDOMAIN);
+    const old = store.slices.get('testns/hlempty-x')!;
+    store.upsert('endpointslices', { ...old, resourceVersion: 'x2', endpoints: [{ ...old.endpoints[0]!, ready: true }] });
+    const q2 = makeQuery('hlempty.testns.svc.cluster.local.', 'A');
+    expect(await h.serve(q2)).toBe(Rcode.NOERROR);
+    expect(replyOf(q2)!.answers.map(fmt)).toEqual(['hlempty.testns.svc.cluster.local. 5 A 10.244.1.40']);
+  });
+
+  it('namespace exposure follows namespace events', async () => {
+    const store = fixtureStore();
+    const h = new KubernetesHandler(baseConfig(), store, () => true, null, null);
+    expect(await h.serve(makeQuery('svc1.testns.svc.cluster.local.', 'A'))).toBe(Rcode.NOERROR);
+    store.remove('namespaces', 'testns');
+    expect(await h.serve(makeQuery('svc1.testns.svc.cluster.local.', 'A'))).toBe(Rcode.NXDOMAIN);
+  });
+});
+
+describe('other record rules', () => {
+  const h = new KubernetesHandler(baseConfig(), fixtureStore(), () => true, null, null);
+  const cases: [string, string, string, string[]][] = [
+    ['in-addr.arpa.', 'PTR', 'NOERROR', []],
+    ['1.0.96.in-addr.arpa.', 'PTR', 'NXDOMAIN', []],
+    ['11.0.96.10.in-addr.arpa.', 'A', 'NXDOMAIN', []],
+    ['svc1.testns.svc.cluster.local.', 'PTR', 'NOERROR', []],
+    ['example.org.cluster.local.', 'PTR', 'NXDOMAIN', []],
+    ['10.1.244.10.in-addr.arpa.', 'PTR', 'NOERROR', ['10.1.244.10.in-addr.arpa. 5 PTR 10-244-1-10.svc1.testns.svc.cluster.local.']],
+    ['21.1.244.10.in-addr.arpa.', 'PTR', 'NOERROR', ['21.1.244.10.in-addr.arpa. 5 PTR 10-244-1-21.hl.testns.svc.cluster.local.']],
+    ['3.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa.', 'PTR', 'NOERROR', ['3.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa. 5 PTR dual.testns.svc.cluster.local.']],
+    ['_https._tcp.svc2.testns.svc.cluster.local.', 'SRV', 'NOERROR', ['_https._tcp.svc2.testns.svc.cluster.local. 5 SRV 0 100 443 svc2.testns.svc.cluster.local.']],
+    ['_dns._tcp.svc1.testns.svc.cluster.local.', 'SRV', 'NXDOMAIN', []],
+    ['noname.testns.svc.cluster.local.', 'SRV', 'NOERROR', ['noname.testns.svc.cluster.local. 5 SRV 0 100 8080 noname.testns.svc.cluster.local.']],
+    ['web-0.hl.testns.svc.cluster.local.', 'SRV', 'NOERROR', ['web-0.hl.testns.svc.cluster.local. 5 SRV 0 100 8080 web-0.hl.testns.svc.cluster.local.']],
+    ['10-244-1-10.svc1.testns.svc.cluster.local.', 'SRV', 'NOERROR', ['10-244-1-10.svc1.testns.svc.cluster.local. 5 SRV 0 100 8080 10-244-1-10.svc1.testns.svc.cluster.local.']],
+    ['_http._tcp.ext.testns.svc.cluster.local.', 'SRV', 'NXDOMAIN', []],
+    ['x.ext.testns.svc.cluster.local.', 'A', 'NXDOMAIN', []],
+    ['bogus.svc1.testns.svc.cluster.local.', 'A', 'NXDOMAIN', []],
+    ['web-1.hl.testns.svc.cluster.local.', 'A', 'NXDOMAIN', []],
+    ['extint.testns.svc.cluster.local.', 'AAAA', 'NOERROR', []],
+    ['ext.testns.svc.cluster.local.', 'TXT', 'NOERROR', []],
+    ['ext.testns.svc.cluster.local.', 'MX', 'NOERROR', []],
+    ['svc.cluster.local.', 'TXT', 'NXDOMAIN', []],
+    ['testns.svc.cluster.local.', 'TXT', 'NXDOMAIN', []],
+    ['svc.cluster.local.', 'NS', 'NOERROR', []],
+    ['foo.svc.cluster.local.', 'NS', 'NXDOMAIN', []],
+    ['dns.cluster.local.', 'A', 'NXDOMAIN', []],
+    ['ns.dns.cluster.local.', 'TXT', 'NXDOMAIN', []],
+    ['ns.dns.cluster.local.', 'MX', 'NOERROR', []],
+    ['ns.dns.CLUSTER.LOCAL.', 'A', 'NOERROR', ['ns.dns.CLUSTER.LOCAL. 5 A 10.96.0.10']],
+    ['any.testns.svc.cluster.local.', 'A', 'NXDOMAIN', []],
+    ['10-244-2-7.testns.pod.cluster.local.', 'AAAA', 'NOERROR', []],
+    ['1-2-3-4.testns.pod.cluster.local.', 'A', 'NOERROR', ['1-2-3-4.testns.pod.cluster.local. 5 A 1.2.3.4']],
+    ['blah.testns.pod.cluster.local.', 'A', 'NXDOMAIN', []],
+    ['010-244-2-7.testns.pod.cluster.local.', 'A', 'NXDOMAIN', []],
+    ['1-2-3-4.nope.pod.cluster.local.', 'A', 'NXDOMAIN', []],
+    ['testns.pod.cluster.local.', 'A', 'NOERROR', []],
+    ['pod.cluster.local.', 'A', 'NOERROR', []],
+    ['kube-system.svc.cluster.local.', 'A', 'NOERROR', []],
+  ];
+  for (const [name, type, rcode, ans] of cases) {
+    it(`${name} ${type} → ${rcode}`, async () => {
+      const q = makeQuery(name, type);
+      expect(rcodeName(await h.serve(q))).toBe(rcode);
+      const m = replyOf(q)!;
+      expect(m.answers.map(fmt)).toEqual(ans);
+      if (ans.length === 0) expect(m.authorities.map((r) => r.type)).toEqual(['SOA']);
+    });
+  }
+
+  it('pods verified: only pods of that namespace with that exact IP', async () => {
+    const hv = new KubernetesHandler(baseConfig({ podMode: 'verified' }), fixtureStore(), () => true, null, null);
+    const ok = makeQuery('10-244-2-7.testns.pod.cluster.local.', 'A');
+    expect(await hv.serve(ok)).toBe(Rcode.NOERROR);
+    expect(replyOf(ok)!.answers.map(fmt)).toEqual(['10-244-2-7.testns.pod.cluster.local. 5 A 10.244.2.7']);
+    expect(await hv.serve(makeQuery('testns.pod.cluster.local.', 'A'))).toBe(Rcode.NOERROR);
+  });
+
+  it('pods disabled: <ns>.pod.<zone> is NXDOMAIN, pod.<zone> NODATA', async () => {
+    const hd = new KubernetesHandler(baseConfig({ podMode: 'disabled' }), fixtureStore(), () => true, null, null);
+    expect(await hd.serve(makeQuery('testns.pod.cluster.local.', 'A'))).toBe(Rcode.NXDOMAIN);
+    expect(await hd.serve(makeQuery('pod.cluster.local.', 'A'))).toBe(Rcode.NOERROR);
+  });
+
+  it('ns.dns without a slice containing the server IP falls back to the server IPs', async () => {
+    const h2 = new KubernetesHandler(baseConfig({ localIPs: ['192.0.2.53'] }), fixtureStore(), () => true, null, null);
+    const q = makeQuery('cluster.local.', 'NS');
+    await h2.serve(q);
+    const m = replyOf(q)!;
+    expect(m.answers.map(fmt)).toEqual(['cluster.local. 5 NS ns.dns.cluster.local.']);
+    expect(m.additionals.map(fmt)).toEqual(['ns.dns.cluster.local. 5 A 192.0.2.53']);
+  });
+
+  it('ExternalName outside the zone: CNAME followed by the lookup through the next plugin', async () => {
+    const next: Handler = {
+      name: 'forward',
+      serve(q: Query) {
+        const m = replyTo(q.request, 0, false);
+        m.answers.push({ name: 'www.example.com', type: 'A', class: 'IN', ttl: 300, data: '93.184.216.34' });
+        q.write(m, 'forward');
+        return 0;
+      },
+    };
+    const hx = new KubernetesHandler(baseConfig(), fixtureStore(), () => true, next, null);
+    const q = makeQuery('ext.testns.svc.cluster.local.', 'A');
+    expect(await hx.serve(q)).toBe(Rcode.NOERROR);
+    expect(replyOf(q)!.answers.map(fmt)).toEqual([
+      'ext.testns.svc.cluster.local. 5 CNAME www.example.com.',
+      'www.example.com. 300 A 93.184.216.34',
+    ]);
+    // A failing lookup drops the CNAME: NODATA.
+    const failing: Handler = { name: 'forward', serve: () => Rcode.SERVFAIL };
+    const hf = new KubernetesHandler(baseConfig(), fixtureStore(), () => true, failing, null);
+    const q2 = makeQuery('ext.testns.svc.cluster.local.', 'A');
+    expect(await hf.serve(q2)).toBe(Rcode.NOERROR);
+    const m2 = replyOf(q2)!;
+    expect(m2.answers).toEqual([]);
+    expect(m2.authorities.map((r) => r.type)).toEqual(['SOA']);
+  });
+
+  it('autoPath gives the search path of a known pod client in verified mode only', () => {
+    const hv = new KubernetesHandler(baseConfig({ podMode: 'verified', searchDomains: ['c.proj.internal.'] }), fixtureStore(), () => true, null, null);
+    const q = makeQuery('google.com.testns.svc.cluster.local.', 'A', { transport: { remoteAddress: '10.244.2.7' } });
+    expect(hv.autoPath(q)).toEqual(['testns.svc.cluster.local.', 'svc.cluster.local.', 'cluster.local.', 'c.proj.internal.', '']);
+    expect(hv.autoPath(makeQuery('x.cluster.local.', 'A', { transport: { remoteAddress: '10.9.9.9' } }))).toBeNull();
+    expect(h.autoPath(q)).toBeNull();
+  });
+
+  it('an empty store (nothing synced) gives SERVFAIL for name errors but answers NODATA', async () => {
+    const hu = new KubernetesHandler(baseConfig(), new Store(), () => false, null, null);
+    const q = makeQuery('svc.cluster.local.', 'A');
+    expect(await hu.serve(q)).toBe(Rcode.NOERROR);
+    expect(await hu.serve(makeQuery('svc1.testns.svc.cluster.local.', 'A'))).toBe(Rcode.SERVFAIL);
+    const hf = new KubernetesHandler(baseConfig({ fallthrough: ['.'] }), new Store(), () => false, answeringNext, null);
+    const q2 = makeQuery('svc1.testns.svc.cluster.local.', 'A');
+    expect(await hf.serve(q2)).toBe(0);
+    expect(q2.reply?.plugin).toBe('next');
+  });
+});

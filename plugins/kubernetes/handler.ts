@@ -1,0 +1,170 @@
+/**
+ * The query handler: zone match, then a precomputed reply from the AnswerCache (synchronous), or a
+ * fresh resolution that is cached for the next query. Fallthrough and the "not yet synced" SERVFAIL
+ * are applied per query on top of the cached outcome (kubernetes-records.md §4.7, §6.4).
+ */
+import type { Answer } from 'dns-packet';
+import { Flag, Qtype, Rcode, qclassName } from '../../src/dns/constants.js';
+import { isSubdomain, matchZone } from '../../src/dns/name.js';
+import { nextOrFailure, type Handler } from '../../src/plugin.js';
+import type { Query } from '../../src/query.js';
+import { AnswerCache, buildMessage, makeEntry, materialize } from './answers.js';
+import { Resolver, View, join, type External, type Item, type ResolveConfig } from './resolve.js';
+import type { Store } from './store.js';
+
+export interface HandlerConfig extends ResolveConfig {
+  /** Zones for fallthrough (`.` = all), or null when fallthrough is off. */
+  readonly fallthrough: readonly string[] | null;
+  /** Search domains of the server's own resolv.conf (autopath, §9.2). */
+  readonly searchDomains: readonly string[];
+}
+
+/** Lookup of a name through the server (ExternalName targets outside the zone, §2.6). */
+export type UpstreamLookup = (q: Query) => Promise<Query | null>;
+
+export const PLUGIN = 'kubernetes';
+
+function isExternal(i: Item): i is External {
+  return (i as External).kind === 'external';
+}
+
+export class KubernetesHandler implements Handler {
+  readonly name = PLUGIN;
+  readonly resolver: Resolver;
+  readonly cache = new AnswerCache();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    readonly cfg: HandlerConfig,
+    readonly store: Store,
+    /** True when every watch has completed its first list. */
+    readonly synced: () => boolean,
+    readonly next: Handler | null,
+    readonly upstream: UpstreamLookup | null,
+  ) {
+    this.resolver = new Resolver(cfg);
+    this.unsubscribe = store.subscribe((deps) => this.cache.invalidate(deps));
+  }
+
+  /** Stop following store changes (instance replaced). */
+  close(): void {
+    this.unsubscribe();
+    this.cache.clear();
+  }
+
+  private fallsThrough(lname: string): boolean {
+    const ft = this.cfg.fallthrough;
+    if (!ft) return false;
+    for (const z of ft) if (isSubdomain(lname, z)) return true;
+    return false;
+  }
+
+  serve(q: Query): number | Promise<number> {
+    const lname = q.lname;
+    const zone = matchZone(this.cfg.zones, lname);
+    if (zone === undefined) return nextOrFailure(PLUGIN, this.next, q);
+    const qtype = q.qtype;
+    if (qtype === Qtype.AXFR || qtype === Qtype.IXFR) return Rcode.REFUSED;
+    const zoneText = q.name.slice(q.name.length - zone.length);
+    // Fast path: everything but SRV targets (uncompressed, zone spelled as in the query) is
+    // independent of the query's letter case once the question bytes are copied in.
+    const cacheable = !lname.includes('\\') && (qtype !== Qtype.SRV || zoneText === zone);
+    if (cacheable) {
+      const key = `${qtype} ${lname}`;
+      let e = this.cache.get(key);
+      if (!e) {
+        const deps = new Set<string>();
+        const out = this.resolver.resolve(new View(this.store, deps), lname, lname, qtype, zone, zone, 0);
+        if (!out.answers.some(isExternal)) {
+          e = makeEntry(this.message(0, 0, lname, qtype, 'IN', zone, out.nameError, out.answers as Answer[], out.extra), out.nameError);
+          this.cache.set(key, e, deps);
+        }
+      }
+      if (e && q.req.questionEnd - 12 === e.qlen) {
+        if (e.nameError && this.fallsThrough(lname)) return nextOrFailure(PLUGIN, this.next, q);
+        const rcode = e.nameError ? (this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL) : Rcode.NOERROR;
+        q.writeWire(materialize(e, q.id, q.req.flags, q.raw, q.req.questionEnd, rcode, this.store.serial), PLUGIN);
+        return rcode;
+      }
+    }
+    return this.serveSlow(q, zone, zoneText);
+  }
+
+  /** Reply as a message: SOA authority for NODATA/NXDOMAIN. */
+  private message(id: number, flags: number, qname: string, qtype: number, qclass: string, zoneText: string, nameError: boolean, answers: Answer[], extra: Answer[]) {
+    const rcode = nameError ? Rcode.NXDOMAIN : Rcode.NOERROR;
+    if (nameError || answers.length === 0) {
+      return buildMessage(id, flags, qname, qtype, qclass, rcode, [], [this.resolver.soa(zoneText, this.store.serial)], []);
+    }
+    return buildMessage(id, flags, qname, qtype, qclass, rcode, answers, [], extra);
+  }
+
+  private serveSlow(q: Query, zone: string, zoneText: string): number | Promise<number> {
+    const out = this.resolver.resolve(new View(this.store, null), q.name, q.lname, q.qtype, zone, zoneText, this.store.serial);
+    if (out.nameError) {
+      if (this.fallsThrough(q.lname)) return nextOrFailure(PLUGIN, this.next, q);
+      const msg = this.message(q.id, q.req.flags, q.name, q.qtype, qclassName(q.qclass), zoneText, true, [], []);
+      if (!this.synced()) msg.flags = ((msg.flags ?? 0) & ~0xf) | Rcode.SERVFAIL;
+      q.write(msg, PLUGIN);
+      return this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL;
+    }
+    if (!out.answers.some(isExternal)) {
+      q.write(this.message(q.id, q.req.flags, q.name, q.qtype, qclassName(q.qclass), zoneText, false, out.answers as Answer[], out.extra), PLUGIN);
+      return Rcode.NOERROR;
+    }
+    return this.completeExternal(q, zoneText, out.answers, out.extra);
+  }
+
+  /** Fill in upstream answers for CNAMEs to names outside the zone (§2.6). */
+  private async completeExternal(q: Query, zoneText: string, items: Item[], extra: Answer[]): Promise<number> {
+    const answers: Answer[] = [];
+    let truncated = false;
+    for (const it of items) {
+      if (!isExternal(it)) {
+        answers.push(it);
+        continue;
+      }
+      const sub = await this.lookup(q, it.target, it.qtype);
+      if (!sub) continue; // lookup failed outright: drop the CNAME
+      answers.push(it.cname);
+      const m = sub.peek();
+      answers.push(...m.answers.filter((r) => r.type !== 'OPT'));
+      if ((sub.flags & Flag.TC) !== 0) truncated = true;
+    }
+    const msg = this.message(q.id, q.req.flags, q.name, q.qtype, qclassName(q.qclass), zoneText, false, answers, extra);
+    if (truncated) msg.flags = (msg.flags ?? 0) | Flag.TC;
+    q.write(msg, PLUGIN);
+    return Rcode.NOERROR;
+  }
+
+  private async lookup(q: Query, target: string, qtype: number): Promise<import('../../src/query.js').Reply | null> {
+    const sub = q.derive(target, qtype);
+    try {
+      if (this.upstream) {
+        const done = await this.upstream(sub);
+        return done?.reply ?? null;
+      }
+      if (!this.next) return null;
+      await this.next.serve(sub);
+      return sub.reply;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The search path of the client of `q` for autopath (§9.2): `[<ns>.svc.<zone>, svc.<zone>,
+   * <zone>, <resolv.conf search>..., '']`, or null when the pod mode is not `verified`, the query is
+   * outside the zones, or the client IP is not a known pod.
+   */
+  autoPath(q: Query): string[] | null {
+    if (this.cfg.podMode !== 'verified') return null;
+    const zone = matchZone(this.cfg.zones, q.lname);
+    if (zone === undefined) return null;
+    let ip = q.transport.remoteAddress;
+    if (ip.startsWith('::ffff:') && ip.includes('.')) ip = ip.slice(7);
+    const ns = this.store.podNamespace(ip);
+    if (ns === undefined) return null;
+    return [join(`${ns}.svc`, zone), join('svc', zone), zone, ...this.cfg.searchDomains, ''];
+  }
+}

@@ -1,0 +1,299 @@
+/**
+ * The object index behind the plugin: slim Services, EndpointSlices, Namespaces and Pods with the
+ * secondary indexes DNS needs (kubernetes-records.md §8.2): services by `name.namespace` and by
+ * cluster IP, slices by `service.namespace` and by address, pods by IP. Fed one event at a time
+ * (`upsert`/`remove`) or by a whole relist (`replace`, which diffs); every change reports the
+ * dependency keys it touched to the listeners (the answer caches), and bumps the SOA serial per §3.3.
+ *
+ * Dependency keys: `s:<svc>.<ns>` a service, `e:<svc>.<ns>` the slices of a service, `n:<ns>` a
+ * namespace, `ip:<ip>` services/slices by address, `p:<ip>` pods by IP.
+ */
+import type { Kind, NamespaceRec, PodRec, PortRec, RecOf, ServiceRec, SliceRec } from './types.js';
+
+export type ChangeListener = (deps: ReadonlySet<string>) => void;
+
+function addTo(map: Map<string, Set<string>>, k: string, v: string): void {
+  let s = map.get(k);
+  if (!s) map.set(k, (s = new Set()));
+  s.add(v);
+}
+
+function delFrom(map: Map<string, Set<string>>, k: string, v: string): void {
+  const s = map.get(k);
+  if (!s) return;
+  s.delete(v);
+  if (s.size === 0) map.delete(k);
+}
+
+function samePorts(a: readonly PortRec[], b: readonly PortRec[]): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((p, i) => p.name === b[i]!.name && p.port === b[i]!.port && p.protocol === b[i]!.protocol);
+}
+
+function readySignature(s: SliceRec): string {
+  const parts: string[] = [];
+  for (const e of s.endpoints) if (e.ready) for (const a of e.addresses) parts.push(`${a}/${e.hostname}`);
+  return parts.join(',');
+}
+
+export function serviceKey(name: string, ns: string): string {
+  return `${name}.${ns}`;
+}
+
+export function objKey(rec: { name: string; namespace?: string }): string {
+  return rec.namespace ? `${rec.namespace}/${rec.name}` : rec.name;
+}
+
+export class Store {
+  readonly services = new Map<string, ServiceRec>();
+  readonly servicesByIP = new Map<string, Set<string>>();
+  readonly slices = new Map<string, SliceRec>();
+  readonly slicesByService = new Map<string, Set<string>>();
+  readonly slicesByAddr = new Map<string, Set<string>>();
+  readonly namespaces = new Map<string, NamespaceRec>();
+  readonly pods = new Map<string, PodRec>();
+  readonly podsByIP = new Map<string, Set<string>>();
+  /** Zone serial (§3.3): Unix seconds of the last DNS-relevant change; 0 until the first one. */
+  serial = 0;
+  private readonly listeners = new Set<ChangeListener>();
+  private pending: Set<string> | null = null;
+  /** Clock, replaceable by tests. */
+  now: () => number = () => Date.now();
+
+  subscribe(fn: ChangeListener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private bump(): void {
+    this.serial = Math.floor(this.now() / 1000) >>> 0;
+  }
+
+  /** Group the notifications of several changes into one (used for a relist). */
+  batch(fn: () => void): void {
+    const outer = this.pending === null;
+    if (outer) this.pending = new Set();
+    try {
+      fn();
+    } finally {
+      if (outer) {
+        const deps = this.pending!;
+        this.pending = null;
+        if (deps.size) this.emit(deps);
+      }
+    }
+  }
+
+  private touch(deps: string[]): void {
+    if (this.pending) {
+      for (const d of deps) this.pending.add(d);
+      return;
+    }
+    this.emit(new Set(deps));
+  }
+
+  private emit(deps: ReadonlySet<string>): void {
+    for (const l of this.listeners) l(deps);
+  }
+
+  /** Current records of a kind, by object key (`ns/name`, or `name` for namespaces). */
+  keys(kind: Kind): IterableIterator<string> {
+    switch (kind) {
+      case 'services': {
+        const out: string[] = [];
+        for (const s of this.services.values()) out.push(objKey(s));
+        return out.values();
+      }
+      case 'endpointslices': return this.slices.keys();
+      case 'namespaces': return this.namespaces.keys();
+      case 'pods': return this.pods.keys();
+    }
+  }
+
+  getRV(kind: Kind, key: string): string | undefined {
+    switch (kind) {
+      case 'services': {
+        const [ns, name] = key.split('/') as [string, string];
+        return this.services.get(serviceKey(name, ns))?.resourceVersion;
+      }
+      case 'endpointslices': return this.slices.get(key)?.resourceVersion;
+      case 'namespaces': return this.namespaces.get(key)?.resourceVersion;
+      case 'pods': return this.pods.get(key)?.resourceVersion;
+    }
+  }
+
+  upsert<K extends Kind>(kind: K, rec: RecOf<K>): void {
+    switch (kind) {
+      case 'services': return this.upsertService(rec as ServiceRec);
+      case 'endpointslices': return this.upsertSlice(rec as SliceRec);
+      case 'namespaces': return this.upsertNamespace(rec as NamespaceRec);
+      case 'pods': return this.upsertPod(rec as PodRec);
+    }
+  }
+
+  /** Remove by object key (`ns/name`, or `name` for namespaces). */
+  remove(kind: Kind, key: string): void {
+    switch (kind) {
+      case 'services': {
+        const [ns, name] = key.split('/') as [string, string];
+        return this.removeService(serviceKey(name, ns));
+      }
+      case 'endpointslices': return this.removeSlice(key);
+      case 'namespaces': return this.removeNamespace(key);
+      case 'pods': return this.removePod(key);
+    }
+  }
+
+  /** Replace the whole content of a kind (after a list): upserts, then deletes for vanished keys. */
+  replace<K extends Kind>(kind: K, recs: readonly RecOf<K>[]): void {
+    this.batch(() => {
+      const seen = new Set<string>();
+      for (const r of recs) {
+        seen.add(objKey(r as { name: string; namespace?: string }));
+        this.upsert(kind, r);
+      }
+      for (const k of [...this.keys(kind)]) if (!seen.has(k)) this.remove(kind, k);
+    });
+  }
+
+  private upsertService(s: ServiceRec): void {
+    const key = serviceKey(s.name, s.namespace);
+    const old = this.services.get(key);
+    if (old && old.resourceVersion === s.resourceVersion && s.resourceVersion !== '') return;
+    const deps = [`s:${key}`];
+    if (old) {
+      for (const ip of old.clusterIPs) {
+        delFrom(this.servicesByIP, ip, key);
+        deps.push(`ip:${ip}`);
+      }
+      if (
+        old.externalName !== s.externalName ||
+        !samePorts(old.ports, s.ports) ||
+        old.externalIPs.join(',') !== s.externalIPs.join(',')
+      ) this.bump();
+    } else {
+      this.bump();
+    }
+    this.services.set(key, s);
+    for (const ip of s.clusterIPs) {
+      addTo(this.servicesByIP, ip, key);
+      deps.push(`ip:${ip}`);
+    }
+    this.touch(deps);
+  }
+
+  private removeService(key: string): void {
+    const old = this.services.get(key);
+    if (!old) return;
+    this.services.delete(key);
+    const deps = [`s:${key}`];
+    for (const ip of old.clusterIPs) {
+      delFrom(this.servicesByIP, ip, key);
+      deps.push(`ip:${ip}`);
+    }
+    this.bump();
+    this.touch(deps);
+  }
+
+  private unindexSlice(key: string, s: SliceRec, deps: string[]): void {
+    delFrom(this.slicesByService, serviceKey(s.service, s.namespace), key);
+    deps.push(`e:${serviceKey(s.service, s.namespace)}`);
+    for (const e of s.endpoints) {
+      for (const a of e.addresses) {
+        delFrom(this.slicesByAddr, a, key);
+        deps.push(`ip:${a}`);
+      }
+    }
+  }
+
+  private upsertSlice(s: SliceRec): void {
+    const key = objKey(s);
+    const old = this.slices.get(key);
+    if (old && old.resourceVersion === s.resourceVersion && s.resourceVersion !== '') return;
+    const deps: string[] = [];
+    if (old) {
+      this.unindexSlice(key, old, deps);
+      if (readySignature(old) !== readySignature(s) || !samePorts(old.ports, s.ports) || old.service !== s.service) this.bump();
+    } else {
+      this.bump();
+    }
+    this.slices.set(key, s);
+    addTo(this.slicesByService, serviceKey(s.service, s.namespace), key);
+    deps.push(`e:${serviceKey(s.service, s.namespace)}`);
+    for (const e of s.endpoints) {
+      for (const a of e.addresses) {
+        addTo(this.slicesByAddr, a, key);
+        deps.push(`ip:${a}`);
+      }
+    }
+    this.touch(deps);
+  }
+
+  private removeSlice(key: string): void {
+    const old = this.slices.get(key);
+    if (!old) return;
+    this.slices.delete(key);
+    const deps: string[] = [];
+    this.unindexSlice(key, old, deps);
+    this.bump();
+    this.touch(deps);
+  }
+
+  private upsertNamespace(n: NamespaceRec): void {
+    const old = this.namespaces.get(n.name);
+    this.namespaces.set(n.name, n);
+    if (!old) this.touch([`n:${n.name}`]);
+  }
+
+  private removeNamespace(name: string): void {
+    if (!this.namespaces.delete(name)) return;
+    this.touch([`n:${name}`]);
+  }
+
+  private upsertPod(p: PodRec): void {
+    const key = objKey(p);
+    const old = this.pods.get(key);
+    if (old && old.resourceVersion === p.resourceVersion && p.resourceVersion !== '') return;
+    const deps: string[] = [];
+    if (old) {
+      if (old.ip) {
+        delFrom(this.podsByIP, old.ip, key);
+        deps.push(`p:${old.ip}`);
+      }
+      if (old.ip !== p.ip) this.bump();
+    } else {
+      this.bump();
+    }
+    this.pods.set(key, p);
+    if (p.ip) {
+      addTo(this.podsByIP, p.ip, key);
+      deps.push(`p:${p.ip}`);
+    }
+    this.touch(deps);
+  }
+
+  private removePod(key: string): void {
+    const old = this.pods.get(key);
+    if (!old) return;
+    this.pods.delete(key);
+    if (old.ip) delFrom(this.podsByIP, old.ip, key);
+    this.bump();
+    this.touch(old.ip ? [`p:${old.ip}`] : []);
+  }
+
+  /** True when a pod with this key is cached (deleting pods stay until their delete event). */
+  hasPod(key: string): boolean {
+    return this.pods.has(key);
+  }
+
+  /** Namespace of the pod whose `status.podIP` is `ip` (autopath, §9.2), or undefined. */
+  podNamespace(ip: string): string | undefined {
+    const keys = this.podsByIP.get(ip);
+    if (!keys) return undefined;
+    for (const k of keys) {
+      const p = this.pods.get(k);
+      if (p) return p.namespace;
+    }
+    return undefined;
+  }
+}

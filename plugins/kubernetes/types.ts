@@ -1,0 +1,79 @@
+/**
+ * Slim records: the only fields of Kubernetes objects that DNS needs (kubernetes-records.md §8.2).
+ * Objects are converted on receipt (convert.ts) and the full JSON is dropped. Add a field only with
+ * a reason.
+ */
+
+export interface PortRec {
+  /** Port name ('' when unnamed). */
+  readonly name: string;
+  /** Port number; -1 when the object declared none (EndpointSlice `port: null`). */
+  readonly port: number;
+  /** Protocol as written (`TCP`, `UDP`, `SCTP`; '' when absent). */
+  readonly protocol: string;
+}
+
+export interface ServiceRec {
+  readonly name: string;
+  readonly namespace: string;
+  readonly resourceVersion: string;
+  /** `spec.type` (`ClusterIP`, `NodePort`, `LoadBalancer`, `ExternalName`). */
+  readonly type: string;
+  /** Canonical cluster IPs (empty for headless and ExternalName services). */
+  readonly clusterIPs: readonly string[];
+  /** The first cluster IP was the literal `None`. */
+  readonly headless: boolean;
+  /** `spec.externalName` as written ('' unless ExternalName). */
+  readonly externalName: string;
+  readonly ports: readonly PortRec[];
+  /** `spec.externalIPs` (serial bookkeeping only). */
+  readonly externalIPs: readonly string[];
+}
+
+export interface EndpointRec {
+  /** Canonical addresses. */
+  readonly addresses: readonly string[];
+  /** `conditions.ready`, with unset treated as true. */
+  readonly ready: boolean;
+  readonly hostname: string;
+  readonly targetRefName: string;
+  readonly nodeName: string;
+}
+
+export interface SliceRec {
+  readonly name: string;
+  readonly namespace: string;
+  readonly resourceVersion: string;
+  /** Label `kubernetes.io/service-name` ('' when missing: such a slice is never reachable). */
+  readonly service: string;
+  readonly addressType: string;
+  readonly ports: readonly PortRec[];
+  readonly endpoints: readonly EndpointRec[];
+  /** Annotation `endpoints.kubernetes.io/last-change-trigger-time`, for the programming metric. */
+  readonly triggerTime: string | null;
+}
+
+export interface NamespaceRec {
+  readonly name: string;
+  readonly resourceVersion: string;
+}
+
+export interface PodRec {
+  readonly name: string;
+  readonly namespace: string;
+  readonly resourceVersion: string;
+  /** `status.podIP` exactly as reported (compared textually, §3.6). */
+  readonly ip: string;
+}
+
+export type Kind = 'services' | 'endpointslices' | 'namespaces' | 'pods';
+
+export type RecOf<K extends Kind> = K extends 'services'
+  ? ServiceRec
+  : K extends 'endpointslices'
+    ? SliceRec
+    : K extends 'namespaces'
+      ? NamespaceRec
+      : PodRec;
+
+export type PodMode = 'disabled' | 'insecure' | 'verified';
