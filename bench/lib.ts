@@ -1,0 +1,246 @@
+/**
+ * Benchmark plumbing: child processes, dnsperf runs (with a Node load generator as fallback),
+ * CPU and peak-RSS readings from /proc, percentiles. Load goes to 127.0.0.1 only.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as dgram from 'node:dgram';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface Proc {
+  readonly proc: ChildProcess;
+  readonly pid: number;
+  readonly output: string[];
+  stop(): Promise<void>;
+}
+
+const hasTaskset = spawnSync('sh', ['-c', 'command -v taskset']).status === 0 && cpus().length >= 2;
+
+/**
+ * Start `node script args` pinned to CPU `cpu` (when taskset exists and there are 2+ cores) and
+ * wait for a line matching `ready`.
+ */
+export async function startNode(script: string, args: string[], ready: RegExp, cpu = 0, env: NodeJS.ProcessEnv = {}): Promise<Proc> {
+  const cmd = hasTaskset ? 'taskset' : process.execPath;
+  const argv = hasTaskset ? ['-c', String(cpu), process.execPath, script, ...args] : [script, ...args];
+  const proc = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const output: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${output.join('\n')}`)), 120_000);
+    const onData = (c: Buffer) => {
+      for (const l of c.toString().split('\n')) {
+        if (!l) continue;
+        if (output.length < 2000) output.push(l);
+        if (ready.test(l)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with ${code}:\n${output.join('\n')}`));
+    });
+  });
+  return {
+    proc,
+    pid: proc.pid!,
+    output,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.removeAllListeners('exit');
+        proc.on('exit', () => resolve());
+        proc.kill('SIGKILL');
+      }),
+  };
+}
+
+/** CPU seconds (user+system) used so far by a process. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return ticks / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Peak and current resident set size in MiB (VmHWM, VmRSS). */
+export function rssMiB(pid: number): { peak: number; current: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+    return { peak: kb('VmHWM') / 1024, current: kb('VmRSS') / 1024 };
+  } catch {
+    return { peak: NaN, current: NaN };
+  }
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+export interface LoadResult {
+  qps: number;
+  sent: number;
+  completed: number;
+  lost: number;
+  /** Per-query latencies in seconds (only when asked for). */
+  latencies: number[];
+  rcodes: Record<string, number>;
+}
+
+export interface LoadOptions {
+  port: number;
+  /** Lines `name TYPE`. */
+  queries: readonly string[];
+  proto: 'udp' | 'tcp';
+  durationS: number;
+  /** Rate limit (queries per second); unlimited when absent. */
+  maxQps?: number;
+  /** Collect per-query latencies. */
+  latencies?: boolean;
+  /** Queries outstanding at once. */
+  outstanding?: number;
+  cpu?: number;
+}
+
+let dnsperfChecked: boolean | null = null;
+
+/** dnsperf from Debian; installed here when running as root, else the Node generator is used. */
+export function ensureDnsperf(): boolean {
+  if (dnsperfChecked !== null) return dnsperfChecked;
+  const has = () => spawnSync('sh', ['-c', 'command -v dnsperf']).status === 0;
+  if (!has() && process.getuid?.() === 0 && process.env.CLUSTERDNS_BENCH_NO_INSTALL !== '1') {
+    process.stdout.write('dnsperf not found; installing the Debian package dnsperf...\n');
+    spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dnsperf'], { stdio: 'inherit' });
+  }
+  dnsperfChecked = has();
+  if (!dnsperfChecked) {
+    process.stdout.write('dnsperf is not available (install the Debian package `dnsperf`); using the built-in Node load generator, whose own cost lowers every figure.\n');
+  }
+  return dnsperfChecked;
+}
+
+export async function runLoad(o: LoadOptions): Promise<LoadResult> {
+  return ensureDnsperf() ? runDnsperf(o) : runNodeLoad(o);
+}
+
+function runDnsperf(o: LoadOptions): Promise<LoadResult> {
+  const file = join(tmpdir(), `clusterdns-bench-${process.pid}-${Math.random().toString(36).slice(2)}.txt`);
+  writeFileSync(file, `${o.queries.join('\n')}\n`);
+  const args = ['-s', '127.0.0.1', '-p', String(o.port), '-d', file, '-l', String(o.durationS), '-m', o.proto, '-q', String(o.outstanding ?? 200), '-t', '2'];
+  if (o.maxQps) args.push('-Q', String(Math.floor(o.maxQps)));
+  if (o.latencies) args.push('-v');
+  const cmd = hasTaskset ? 'taskset' : 'dnsperf';
+  const argv = hasTaskset ? ['-c', String(o.cpu ?? 1), 'dnsperf', ...args] : args;
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const latencies: number[] = [];
+    let tail = '';
+    let rest = '';
+    p.stdout.on('data', (c: Buffer) => {
+      const text = rest + c.toString();
+      const lines = text.split('\n');
+      rest = lines.pop() ?? '';
+      for (const l of lines) {
+        if (l.startsWith('> ')) {
+          if (o.latencies) latencies.push(Number(l.slice(l.lastIndexOf(' ') + 1)));
+        } else tail += `${l}\n`;
+      }
+    });
+    p.stderr.on('data', (c: Buffer) => (tail += c.toString()));
+    p.on('error', reject);
+    p.on('exit', () => {
+      tail += rest;
+      const num = (re: RegExp) => Number(re.exec(tail)?.[1] ?? NaN);
+      const rcodes: Record<string, number> = {};
+      const rc = /Response codes:\s+(.*)/.exec(tail)?.[1] ?? '';
+      for (const m of rc.matchAll(/([A-Z]+) (\d+)/g)) rcodes[m[1]!] = Number(m[2]);
+      resolve({
+        qps: num(/Queries per second:\s+([\d.]+)/),
+        sent: num(/Queries sent:\s+(\d+)/),
+        completed: num(/Queries completed:\s+(\d+)/),
+        lost: num(/Queries lost:\s+(\d+)/),
+        latencies: latencies.sort((a, b) => a - b),
+        rcodes,
+      });
+    });
+  });
+}
+
+/** Fallback load generator: keeps `outstanding` UDP queries in flight from one socket. */
+async function runNodeLoad(o: LoadOptions): Promise<LoadResult> {
+  const sock = dgram.createSocket('udp4');
+  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
+  const packets = o.queries.map((line, i) => {
+    const [name, type] = line.split(/\s+/);
+    const types: Record<string, number> = { A: 1, AAAA: 28, SRV: 33, TXT: 16, PTR: 12 };
+    const labels = (name ?? '').replace(/\.$/, '').split('.').filter(Boolean);
+    const buf = Buffer.alloc(12 + labels.reduce((n, l) => n + l.length + 1, 1) + 4);
+    buf.writeUInt16BE(i & 0xffff, 0);
+    buf.writeUInt16BE(0x0100, 2);
+    buf.writeUInt16BE(1, 4);
+    let off = 12;
+    for (const l of labels) {
+      buf[off] = l.length;
+      buf.write(l, off + 1, 'latin1');
+      off += l.length + 1;
+    }
+    buf[off] = 0;
+    buf.writeUInt16BE(types[type ?? 'A'] ?? 1, off + 1);
+    buf.writeUInt16BE(1, off + 3);
+    return buf;
+  });
+  const sentAt = new Map<number, bigint>();
+  const latencies: number[] = [];
+  let sent = 0;
+  let completed = 0;
+  let nextId = 0;
+  const end = Date.now() + o.durationS * 1000;
+  const minGapNs = o.maxQps ? BigInt(Math.floor(1e9 / o.maxQps)) : 0n;
+  let lastSend = 0n;
+  const sendOne = () => {
+    if (Date.now() >= end) return;
+    const now = process.hrtime.bigint();
+    if (minGapNs && now - lastSend < minGapNs) {
+      setImmediate(sendOne);
+      return;
+    }
+    lastSend = now;
+    const p = packets[sent % packets.length]!;
+    const id = nextId++ & 0xffff;
+    p.writeUInt16BE(id, 0);
+    sentAt.set(id, now);
+    sent++;
+    sock.send(p, o.port, '127.0.0.1');
+  };
+  sock.on('message', (m) => {
+    const t = sentAt.get(m.readUInt16BE(0));
+    if (t !== undefined) {
+      if (o.latencies) latencies.push(Number(process.hrtime.bigint() - t) / 1e9);
+      sentAt.delete(m.readUInt16BE(0));
+      completed++;
+    }
+    sendOne();
+  });
+  const start = Date.now();
+  for (let i = 0; i < (o.outstanding ?? 100); i++) sendOne();
+  await new Promise((r) => setTimeout(r, o.durationS * 1000 + 500));
+  sock.close();
+  const secs = (Date.now() - start) / 1000;
+  return { qps: completed / secs, sent, completed, lost: sent - completed, latencies: latencies.sort((a, b) => a - b), rcodes: {} };
+}
+
+export function machineDescription(): Record<string, string | number> {
+  const c = cpus();
+  return { cpu: c[0]?.model ?? 'unknown', cores: c.length, node: process.version, platform: `${process.platform}/${process.arch}` };
+}
