@@ -13,6 +13,14 @@ export type Message = Packet & {
   answers: Answer[];
   authorities: Answer[];
   additionals: Answer[];
+  /** Present on decoded messages (dns-packet's decode sets them; encode ignores them). */
+  readonly flag_qr?: boolean;
+  readonly flag_aa?: boolean;
+  readonly flag_tc?: boolean;
+  readonly flag_rd?: boolean;
+  readonly flag_ra?: boolean;
+  readonly flag_ad?: boolean;
+  readonly flag_cd?: boolean;
 };
 export type Record = Answer;
 export type { Question };
