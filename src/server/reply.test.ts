@@ -1,0 +1,94 @@
+import * as dnsPacket from 'dns-packet';
+import { describe, expect, it } from 'vitest';
+import { encodeMessage } from '../dns/encode.js';
+import { decode, replyTo, type Message } from '../dns/message.js';
+import { parseRequest, type ParsedRequest } from '../dns/wire.js';
+import { Reply } from '../query.js';
+import { encodeQuery } from '../../test/helpers/dns.js';
+import { bareReply, finalizeReply, sizeLimit } from './reply.js';
+
+function req(name: string, type: string, o: Parameters<typeof encodeQuery>[2] = {}): { raw: Buffer; req: ParsedRequest } {
+  const raw = encodeQuery(name, type, o);
+  const p = parseRequest(raw);
+  if (p.kind !== 'query') throw new Error('bad');
+  return { raw, req: p.req };
+}
+
+function bigAnswer(r: { raw: Buffer }, n: number): Message {
+  const m = replyTo(decode(r.raw), 0, true);
+  for (let i = 0; i < n; i++) m.answers.push({ name: 'many.example.org', type: 'A', ttl: 30, data: `10.0.${i >> 8}.${i & 255}` } as dnsPacket.Answer);
+  return m;
+}
+
+describe('reply size and truncation', () => {
+  it('limits: 512 without EDNS, client size capped by ours with EDNS, 65535 over TCP', () => {
+    expect(sizeLimit(req('a.org', 'A').req, 'udp')).toBe(512);
+    expect(sizeLimit(req('a.org', 'A', { edns: 4096 }).req, 'udp')).toBe(1232);
+    expect(sizeLimit(req('a.org', 'A', { edns: 800 }).req, 'udp')).toBe(800);
+    expect(sizeLimit(req('a.org', 'A', { edns: 100 }).req, 'udp')).toBe(512);
+    expect(sizeLimit(req('a.org', 'A', { edns: 4096 }).req, 'tcp')).toBe(65535);
+  });
+
+  it('truncates with TC when the answer does not fit in 512 bytes, keeping whole records', () => {
+    const r = req('many.example.org', 'A', { id: 77 });
+    const out = finalizeReply(new Reply(null, bigAnswer(r, 100), 'test'), r.req, 'udp');
+    expect(out.length).toBeLessThanOrEqual(512);
+    const m = decode(out);
+    expect(m.id).toBe(77);
+    expect(m.flag_tc).toBe(true);
+    expect(m.answers.length).toBeGreaterThan(10);
+    expect(m.answers.length).toBeLessThan(100);
+  });
+
+  it('uses name compression so more records fit; no TC when all fit', () => {
+    const r = req('many.example.org', 'A');
+    const m = decode(finalizeReply(new Reply(null, bigAnswer(r, 28), 'test'), r.req, 'udp'));
+    // 28 compressed A records: 12 + 22 + 28*16 = 482 bytes, would be 28*30 uncompressed.
+    expect(m.flag_tc).toBe(false);
+    expect(m.answers).toHaveLength(28);
+  });
+
+  it('sends everything over TCP and with a large EDNS buffer', () => {
+    const t = req('many.example.org', 'A');
+    expect(decode(finalizeReply(new Reply(null, bigAnswer(t, 100), 'test'), t.req, 'tcp')).answers).toHaveLength(100);
+    const e = req('many.example.org', 'A', { edns: 4096 });
+    const m = decode(finalizeReply(new Reply(null, bigAnswer(e, 70), 'test'), e.req, 'udp'));
+    expect(m.answers).toHaveLength(70);
+    expect(m.additionals.some((a) => a.type === 'OPT')).toBe(true);
+  });
+
+  it('truncates oversize wire replies too', () => {
+    const r = req('many.example.org', 'A');
+    const wire = encodeMessage(bigAnswer(r, 100));
+    const m = decode(finalizeReply(new Reply(wire, null, 'test'), r.req, 'udp'));
+    expect(m.flag_tc).toBe(true);
+  });
+
+  it('appends an OPT to a wire reply for an EDNS query, echoing cookie but not other options', () => {
+    const r = req('a.example.org', 'A', { edns: 1400, do: true, options: [{ code: 10, data: Buffer.from('0102030405060708', 'hex') }, { code: 8, data: Buffer.from([0, 1, 24, 0, 10, 0, 0]) }] });
+    const wire = encodeMessage(replyTo(decode(r.raw), 0, true));
+    const m = decode(finalizeReply(new Reply(wire, null, 'test'), r.req, 'udp'));
+    const opt = m.additionals.find((a) => a.type === 'OPT') as unknown as { udpPayloadSize: number; flag_do: boolean; options: { code: number }[] };
+    expect(opt.udpPayloadSize).toBe(1400);
+    expect(opt.flag_do).toBe(true);
+    expect(opt.options.map((o) => o.code)).toEqual([10]);
+  });
+
+  it('does not add OPT when the query had none', () => {
+    const r = req('a.example.org', 'A');
+    const m = decode(finalizeReply(new Reply(null, replyTo(decode(r.raw)), 'test'), r.req, 'udp'));
+    expect(m.additionals).toHaveLength(0);
+  });
+
+  it('bare replies copy id, opcode, RD and CD and carry the question', () => {
+    const r = req('Q.Example.org', 'MX', { id: 9, cd: true });
+    const m = decode(bareReply(r.raw, r.req.questionEnd, 5, null));
+    expect(m.id).toBe(9);
+    expect((m.flags ?? 0) & 0xf).toBe(5);
+    expect(m.flag_rd).toBe(true);
+    expect(m.flag_cd).toBe(true);
+    expect(m.flag_qr).toBe(true);
+    expect(m.flag_aa).toBe(false);
+    expect(m.questions[0]).toMatchObject({ name: 'Q.Example.org', type: 'MX' });
+  });
+});
