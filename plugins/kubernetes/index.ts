@@ -1,10 +1,143 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
-import type { PluginDef } from '../../src/plugin.js';
+/**
+ * The `kubernetes` plugin: cluster DNS records from Services, EndpointSlices, Namespaces and
+ * (with `pods verified`) Pods, per kubernetes-records.md.
+ */
+import * as fs from 'node:fs/promises';
+import * as os from 'node:os';
+import { isIP } from 'node:net';
+import { canonicalIP, fqdn } from '../../src/dns/name.js';
+import type { BlockInfo, HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';
+import type { Query } from '../../src/query.js';
+import type { Dispenser } from '../../src/corefile/dispenser.js';
+import { KubernetesHandler, type HandlerConfig } from './handler.js';
+import { KubeIndex, type WatchSettings } from './kubeindex.js';
+import { parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
+
+export { KubernetesHandler } from './handler.js';
+export type { KubernetesConfig } from './setup.js';
+
+/** What autopath needs from the kubernetes plugin of its server block (§9.2). */
+export interface SearchPathProvider {
+  autoPath(q: Query): string[] | null;
+}
+
+const providers = new WeakMap<BlockInfo, KubernetesHandler>();
+
+/**
+ * The kubernetes handler of a server block (for `autopath @kubernetes`), once the block's chain
+ * has been built; undefined when the block has no kubernetes plugin.
+ */
+export function searchPathProvider(block: BlockInfo): SearchPathProvider | undefined {
+  return providers.get(block);
+}
+
+function isLoopback(ip: string): boolean {
+  return ip.startsWith('127.') || ip === '::1';
+}
+
+/** The server's own non-loopback IPs (§3.2 step 1). */
+export function localIPs(bindAddresses: readonly string[]): string[] {
+  const out: string[] = [];
+  const add = (ip: string): void => {
+    const c = canonicalIP(ip.split('%')[0]!);
+    if (c && !isLoopback(c) && !out.includes(c)) out.push(c);
+  };
+  const bound = bindAddresses.filter((a) => isIP(a.split('%')[0]!) !== 0);
+  if (bound.length) bound.forEach(add);
+  else for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) if (!a.internal) add(a.address);
+  return out;
+}
+
+/** `search` domains of a resolv.conf text (the last `search` line wins). */
+export function searchDomains(text: string): string[] {
+  let out: string[] = [];
+  for (const line of text.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f[0] === 'search' || f[0] === 'domain') out = f.slice(1).map((d) => fqdn(d.toLowerCase()));
+  }
+  return out;
+}
+
+async function waitForSync(index: KubeIndex, timeoutMs: number, ctx: SetupContext): Promise<void> {
+  const start = Date.now();
+  let lastLog = start;
+  while (!index.synced()) {
+    const now = Date.now();
+    if (now - start >= timeoutMs) {
+      ctx.log.warning('starting server with unsynced Kubernetes API');
+      return;
+    }
+    if (now - lastLog >= 500) {
+      lastLog = now;
+      ctx.log.info('waiting for Kubernetes API before starting server');
+    }
+    await new Promise((r) => setTimeout(r, Math.min(100, Math.max(1, timeoutMs - (now - start)))));
+  }
+}
+
+function handlerConfig(cfg: KubernetesConfig, ips: string[], search: string[]): HandlerConfig {
+  return {
+    zones: cfg.zones,
+    primaryZone: cfg.primaryZone,
+    ttl: cfg.ttl,
+    podMode: cfg.podMode,
+    endpointPodNames: cfg.endpointPodNames,
+    namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
+    ignoreEmptyService: cfg.ignoreEmptyService,
+    localIPs: ips,
+    fallthrough: cfg.fallthrough,
+    searchDomains: search,
+  };
+}
+
+function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
+  const cfg = parseKubernetes(d, ctx.block.zones, ctx.log);
+  const ws = watchSettings(cfg);
+  const settings: WatchSettings = {
+    endpoint: cfg.endpoint,
+    tls: cfg.tls,
+    kubeconfig: cfg.kubeconfig,
+    qps: cfg.apiserverQps,
+    burst: cfg.apiserverBurst,
+    maxInflight: cfg.apiserverMaxInflight,
+    labels: cfg.labels,
+    namespaceLabels: cfg.namespaceLabels,
+    endpoints: !cfg.noEndpoints,
+    pods: cfg.podMode === 'verified',
+  };
+  const index = ctx.shared(`kubernetes:${JSON.stringify(ws)}`, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
+  const search: string[] = [];
+  const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
+  const handlers: KubernetesHandler[] = [];
+
+  ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
+  ctx.onStartup(async () => {
+    try {
+      index.start();
+    } catch (e) {
+      throw new Error(`plugin/kubernetes: ${(e as Error).message}`);
+    }
+    try {
+      search.push(...searchDomains(await fs.readFile('/etc/resolv.conf', 'utf8')));
+    } catch {
+      /* no resolv.conf: no extra search domains */
+    }
+    await waitForSync(index, cfg.startupTimeoutMs, ctx);
+  });
+  ctx.onShutdown(() => {
+    for (const h of handlers) h.close();
+  });
+
+  return (next) => {
+    const h = new KubernetesHandler(hcfg, index.store, () => index.synced(), next, null);
+    handlers.push(h);
+    providers.set(ctx.block, h);
+    return h;
+  };
+}
 
 export const kubernetes: PluginDef = {
   name: 'kubernetes',
   repeat: 'error',
-  setup(d) {
-    throw d.err('plugin kubernetes is not implemented yet');
-  },
+  setup,
 };

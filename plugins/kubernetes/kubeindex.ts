@@ -1,0 +1,118 @@
+/**
+ * The watch-backed index shared by the plugin instances that watch the same things (it survives a
+ * reload with unchanged watch settings, via `ctx.shared`). It owns the Store and one Reflector per
+ * watched resource (kubernetes-records.md §8.2), and reports readiness.
+ */
+import type { Logger } from '../../src/log.js';
+import { ApiClient, type ClientSettings } from './client.js';
+import { toNamespace, toPod, toService, toSlice } from './convert.js';
+import { programmingDuration } from './metrics.js';
+import { serviceKey, Store } from './store.js';
+import type { Kind, RecOf, SliceRec } from './types.js';
+import { Reflector, type ResourceDef, type Sink } from './watch.js';
+
+export interface WatchSettings extends ClientSettings {
+  labels: string | null;
+  namespaceLabels: string | null;
+  endpoints: boolean;
+  pods: boolean;
+}
+
+export const POD_FIELD_SELECTOR = 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown';
+
+export class KubeIndex {
+  readonly store = new Store();
+  private client: ApiClient | null = null;
+  private readonly reflectors: Reflector<Kind>[] = [];
+  private stopped = false;
+
+  constructor(readonly settings: WatchSettings, private readonly log: Logger) {}
+
+  /** Build the client (throws when the configuration cannot be built) and start the watches. Idempotent. */
+  start(): void {
+    if (this.client || this.stopped) return;
+    this.client = new ApiClient(this.settings);
+    const s = this.settings;
+    this.add({ kind: 'services', path: '/api/v1/services', labelSelector: s.labels, fieldSelector: null, convert: toService });
+    this.add({ kind: 'namespaces', path: '/api/v1/namespaces', labelSelector: s.namespaceLabels, fieldSelector: null, convert: toNamespace });
+    if (s.endpoints) {
+      this.add({ kind: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', labelSelector: s.labels, fieldSelector: null, convert: toSlice });
+    }
+    if (s.pods) {
+      this.add({ kind: 'pods', path: '/api/v1/pods', labelSelector: s.labels, fieldSelector: POD_FIELD_SELECTOR, convert: toPod });
+    }
+    for (const r of this.reflectors) r.start();
+  }
+
+  private add<K extends Kind>(def: ResourceDef<K>): void {
+    this.reflectors.push(new Reflector<K>(def, this.client!, this.sink(def.kind), this.log) as unknown as Reflector<Kind>);
+  }
+
+  private sink<K extends Kind>(kind: K): Sink<K> {
+    const store = this.store;
+    return {
+      replace: (recs) => {
+        store.replace(kind, recs);
+        if (kind === 'endpointslices') for (const r of recs) this.observeProgramming(r as SliceRec);
+      },
+      upsert: (rec: RecOf<K>) => {
+        store.upsert(kind, rec);
+        if (kind === 'endpointslices') this.observeProgramming(rec as SliceRec);
+      },
+      remove: (key) => {
+        const old = kind === 'endpointslices' ? store.slices.get(key) : undefined;
+        store.remove(kind, key);
+        if (old) this.observeProgramming(old);
+      },
+      ignored: () => {
+        /* pods being deleted stay cached until their delete event; FQDN slices are never stored */
+      },
+    };
+  }
+
+  /** `coredns_kubernetes_dns_programming_duration_seconds` (§8.5). */
+  private observeProgramming(s: SliceRec): void {
+    if (!s.triggerTime) return;
+    const svc = this.store.services.get(serviceKey(s.service, s.namespace));
+    if (!svc) return;
+    const t = parseRfc3339(s.triggerTime);
+    if (t === undefined) {
+      this.log.warning(`Error parsing endpoints.kubernetes.io/last-change-trigger-time annotation ${JSON.stringify(s.triggerTime)} of ${s.namespace}/${s.name}`);
+      return;
+    }
+    programmingDuration.observe({ service_kind: svc.headless ? 'headless_with_selector' : 'cluster_ip' }, Math.max(0, (Date.now() - t) / 1000));
+  }
+
+  /** Every started watch completed its first list. */
+  synced(): boolean {
+    return this.reflectors.length > 0 && this.reflectors.every((r) => r.synced);
+  }
+
+  /** Why the index is not ready (readiness probe text). */
+  notReadyReason(): string {
+    if (!this.client) return 'kubernetes: watches not started';
+    const pending = this.reflectors.filter((r) => !r.synced);
+    const errs = pending.map((r) => r.lastError).filter((e): e is string => e !== null);
+    if (errs.length) return `kubernetes: ${errs.join('; ')}`;
+    return `kubernetes: waiting for the initial list of ${pending.map((r) => r.def.kind).join(', ')}`;
+  }
+
+  /** Reflectors (tests). */
+  get watches(): readonly Reflector<Kind>[] {
+    return this.reflectors;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.reflectors.map((r) => r.stop()));
+  }
+}
+
+/** RFC 3339 with up to nanosecond fractions → epoch ms, or undefined. */
+export function parseRfc3339(text: string): number | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.exec(text);
+  if (!m) return undefined;
+  const base = Date.parse(`${m[1]}${m[3]}`);
+  if (Number.isNaN(base)) return undefined;
+  return base + (m[2] ? Number(`0${m[2]}`) * 1000 : 0);
+}
