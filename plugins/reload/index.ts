@@ -6,8 +6,6 @@ import type { PluginDef } from '../../src/plugin.js';
 import { loopForSetup } from './loop.js';
 import { parseReload } from './setup.js';
 
-export { recordReloadResult } from './loop.js';
-
 export const reload: PluginDef = {
   name: 'reload',
   repeat: 'first',

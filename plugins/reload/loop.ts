@@ -6,9 +6,10 @@
  * `coredns_reload_version_info` and asks the core for a graceful reload.
  *
  * Failure counting (`coredns_reload_failed_total`) happens exactly once per failed reload attempt,
- * whoever triggered it (this loop or SIGUSR1): through the core's reload-outcome subscription
- * (`onReloadResult`) when the core offers one, else `recordReloadResult` called by the core, else
- * — for a core with neither — by this loop for the reloads it triggered itself.
+ * whoever triggered it (this loop or SIGUSR1): the plugin subscribes once per process to the core's
+ * `onReloadResult` (never unsubscribed, so SIGUSR1 failures count even after `reload` is removed
+ * from the file). Should a core's `reload()` fail without notifying (e.g. throw), the loop counts
+ * the failure of the reload it triggered itself.
  */
 import type { Logger } from '../../src/log.js';
 import type { CoreServices } from '../../src/plugin.js';
@@ -16,21 +17,13 @@ import { hashConfigFile } from './hash.js';
 import { reloadFailed, setVersionInfo } from './metrics.js';
 import { pickPeriod, type ReloadConfig } from './setup.js';
 
-type ReloadOutcomeListener = (ok: boolean, error: Error | null) => void;
-interface OutcomeSource { onReloadResult(fn: ReloadOutcomeListener): unknown }
-
-function hasOutcomes(core: CoreServices): core is CoreServices & OutcomeSource {
-  return typeof (core as Partial<OutcomeSource>).onReloadResult === 'function';
-}
-
 /** Reload outcomes seen (by any path), and the last failure's error. */
 let outcomesRecorded = 0;
 let lastError: Error | null = null;
 const subscribed = new WeakSet<CoreServices>();
 
 /**
- * Record the outcome of one reload attempt (SIGUSR1 or the reload plugin). The core calls this —
- * or offers `onReloadResult(listener)`, which the plugin subscribes to — exactly once per attempt.
+ * Record the outcome of one reload attempt (from the core's `onReloadResult`, once per attempt).
  */
 export function recordReloadResult(ok: boolean, error: Error | null = null): void {
   outcomesRecorded++;
@@ -41,7 +34,7 @@ export function recordReloadResult(ok: boolean, error: Error | null = null): voi
 }
 
 function subscribe(core: CoreServices): void {
-  if (subscribed.has(core) || !hasOutcomes(core)) return;
+  if (subscribed.has(core)) return;
   subscribed.add(core);
   core.onReloadResult((ok, error) => recordReloadResult(ok, error));
 }
