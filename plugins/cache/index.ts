@@ -1,10 +1,14 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
-import type { PluginDef } from '../../src/plugin.js';
+/** The `cache` directive (plugins.md, cache): once per server block. */
+import type { Handler, PluginDef } from '../../src/plugin.js';
+import { CacheHandler } from './handler.js';
+import { parseCache } from './setup.js';
 
 export const cache: PluginDef = {
   name: 'cache',
   repeat: 'error',
-  setup(d) {
-    throw d.err('plugin cache is not implemented yet');
+  setup(d, ctx) {
+    const cfg = parseCache(d);
+    const zones = cfg.zones.length > 0 ? cfg.zones : [...ctx.block.zones];
+    return (next: Handler | null): Handler => new CacheHandler(cfg, zones, next);
   },
 };

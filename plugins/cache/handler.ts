@@ -1,0 +1,314 @@
+/**
+ * The cache handler (plugins.md, cache). Entries keep the reply in wire form; a hit copies the
+ * bytes and patches id, flags, the question's letter case and the TTLs, and returns synchronously.
+ * On a miss the reply written below has its TTLs set to the computed duration (even when it is not
+ * stored) and is stored in the success or denial LRU.
+ */
+import { LRUCache } from 'lru-cache';
+import { Flag, Opcode, Qtype, Rcode } from '../../src/dns/constants.js';
+import { encodeMessage } from '../../src/dns/encode.js';
+import { decode } from '../../src/dns/message.js';
+import { isSubdomain, matchZone } from '../../src/dns/name.js';
+import { nextOrFailure, type Handler } from '../../src/plugin.js';
+import { Query } from '../../src/query.js';
+import { cacheClock } from './clock.js';
+import * as metrics from './metrics.js';
+import { effectiveCapacity, type CacheConfig } from './setup.js';
+import { analyze, setTtls, withoutOpt, type Analysis } from './wire.js';
+
+/** TTL basis for replies without records and for non-cacheable kinds (CoreDNS MinimalDefaultTTL). */
+const MINIMAL_DEFAULT_TTL = 5;
+/** Upper bound of the message TTL (CoreDNS MaximumDefaulTTL). */
+const MAXIMUM_DEFAULT_TTL = 3600;
+
+type BucketKind = 'success' | 'denial';
+
+/** One cached reply. Every field is set in the constructor (one object shape). */
+export class Entry {
+  /** Popularity within the prefetch window. */
+  hits = 0;
+  lastHit = 0;
+  refreshing = false;
+  refreshFailedAt = -Infinity;
+
+  constructor(
+    /** The reply without OPT, TTLs already equal to `ttl`. */
+    readonly wire: Buffer,
+    readonly ttlOffsets: readonly number[],
+    readonly questionEnd: number,
+    readonly lname: string,
+    readonly qtype: number,
+    readonly qclass: number,
+    /** Clock time (ms) when stored. */
+    readonly stored: number,
+    /** Duration in seconds. */
+    readonly ttl: number,
+    readonly bucket: BucketKind,
+    readonly rcode: number,
+    readonly flags: number,
+  ) {}
+
+  /** Seconds left: duration minus whole seconds elapsed (≤ 0 once expired). */
+  remaining(now: number): number {
+    return this.ttl - Math.floor((now - this.stored) / 1000);
+  }
+
+  matches(q: Query): boolean {
+    return this.lname === q.lname && this.qtype === q.qtype && this.qclass === q.qclass;
+  }
+}
+
+interface Children {
+  requests: { inc(): void };
+  hitsSuccess: { inc(): void };
+  hitsDenial: { inc(): void };
+  misses: { inc(): void };
+  prefetches: { inc(): void };
+  drops: { inc(): void };
+  servedStale: { inc(): void };
+}
+
+export function cacheKey(q: Query): string {
+  const cd = (q.req.flags & Flag.CD) !== 0;
+  return `${q.do ? 1 : 0}${cd ? 1 : 0}|${q.qtype}|${q.qclass}|${q.lname}`;
+}
+
+export class CacheHandler implements Handler {
+  readonly name = 'cache';
+  readonly success: LRUCache<string, Entry>;
+  readonly denial: LRUCache<string, Entry>;
+  private readonly zonesLabel: string;
+  private readonly children = new Map<string, Children>();
+  /** `server` label for evictions (the listener of the query being stored). */
+  private storingServer = '';
+
+  constructor(readonly cfg: CacheConfig, readonly zones: readonly string[], readonly next: Handler | null) {
+    this.zonesLabel = zones.join(',');
+    const onDispose = (bucket: BucketKind) => (_v: Entry, _k: string, reason: LRUCache.DisposeReason): void => {
+      if (reason === 'evict') metrics.evictions.labels(this.storingServer, bucket, this.zonesLabel, '').inc();
+    };
+    this.success = new LRUCache<string, Entry>({ max: effectiveCapacity(cfg.success.capacity), dispose: onDispose('success') });
+    this.denial = new LRUCache<string, Entry>({ max: effectiveCapacity(cfg.denial.capacity), dispose: onDispose('denial') });
+  }
+
+  private metricsFor(server: string): Children {
+    let c = this.children.get(server);
+    if (!c) {
+      const z = this.zonesLabel;
+      c = {
+        requests: metrics.requests.labels(server, z, ''),
+        hitsSuccess: metrics.hits.labels(server, 'success', z, ''),
+        hitsDenial: metrics.hits.labels(server, 'denial', z, ''),
+        misses: metrics.misses.labels(server, z, ''),
+        prefetches: metrics.prefetches.labels(server, z, ''),
+        drops: metrics.drops.labels(server, z, ''),
+        servedStale: metrics.servedStale.labels(server, z, ''),
+      };
+      this.children.set(server, c);
+    }
+    return c;
+  }
+
+  serve(q: Query): number | Promise<number> {
+    if (matchZone(this.zones, q.lname) === undefined) return nextOrFailure(this.name, this.next, q);
+    // Replies to NOTIFY/UPDATE and zone transfers are neither cached nor rewritten.
+    if (q.req.opcode !== Opcode.QUERY || q.qtype === Qtype.AXFR || q.qtype === Qtype.IXFR) {
+      return nextOrFailure(this.name, this.next, q);
+    }
+    const m = this.metricsFor(q.transport.server);
+    m.requests.inc();
+    const now = cacheClock.now();
+    const e = this.lookup(q, now);
+    if (e) {
+      (e.bucket === 'success' ? m.hitsSuccess : m.hitsDenial).inc();
+      const rem = e.remaining(now);
+      if (rem > 0) {
+        if (this.shouldPrefetch(e, now, rem)) {
+          m.prefetches.inc();
+          this.refresh(q, e, true);
+        }
+        return this.writeHit(q, e, this.cfg.keepTtl ? Math.floor(e.ttl) : rem);
+      }
+      const stale = this.cfg.serveStale!;
+      if (stale.mode === 'verify') return this.verify(q, e, m);
+      m.servedStale.inc();
+      if (!e.refreshing && (stale.recheckMs === 0 || now - e.refreshFailedAt >= stale.recheckMs)) this.refresh(q, e, false);
+      return this.writeHit(q, e, stale.responseTtl);
+    }
+    m.misses.inc();
+    const before = q.reply;
+    const r = nextOrFailure(this.name, this.next, q);
+    if (typeof r === 'number') return this.afterNext(q, r, before);
+    return r.then((rc) => this.afterNext(q, rc, before));
+  }
+
+  /** The usable entry for `q`: denial first, then success (plugins.md, "Serving hits"). */
+  lookup(q: Query, now: number): Entry | null {
+    const key = cacheKey(q);
+    const staleSec = this.cfg.serveStale ? this.cfg.serveStale.durationMs / 1000 : 0;
+    const usable = (e: Entry | undefined): e is Entry => {
+      if (!e || !e.matches(q)) return false;
+      const rem = e.remaining(now);
+      return rem > 0 || (staleSec > 0 && -rem < staleSec);
+    };
+    const neg = this.denial.get(key);
+    const pos = this.success.get(key);
+    const negOk = usable(neg);
+    const posOk = usable(pos);
+    if (negOk) {
+      // A cached SERVFAIL does not shadow a still-valid positive entry.
+      if (posOk && ((neg.rcode === Rcode.SERVFAIL || neg.rcode === Rcode.NOTIMP) && pos.remaining(now) > 0)) return pos;
+      if (posOk && this.cfg.preferPositive) return pos;
+      return neg;
+    }
+    return posOk ? pos : null;
+  }
+
+  private writeHit(q: Query, e: Entry, ttl: number): number {
+    const buf = Buffer.from(e.wire);
+    buf.writeUInt16BE(q.id, 0);
+    const qf = q.req.flags;
+    let f = Flag.QR | (qf & 0x7800) | Flag.AA | (e.flags & Flag.RA) | (qf & (Flag.RD | Flag.CD)) | (e.flags & 0xf);
+    if ((e.flags & Flag.AD) !== 0 && (q.do || (qf & Flag.AD) !== 0)) f |= Flag.AD;
+    buf.writeUInt16BE(f, 2);
+    // The question as asked now (same name, so the same length).
+    if (q.req.questionEnd === e.questionEnd) q.raw.copy(buf, 12, 12, e.questionEnd - 4);
+    setTtls(buf, e.ttlOffsets, Math.max(0, ttl));
+    q.writeWire(buf, this.name);
+    return e.rcode;
+  }
+
+  private shouldPrefetch(e: Entry, now: number, rem: number): boolean {
+    const p = this.cfg.prefetch;
+    if (!p || p.amount <= 0) return false;
+    if (now - e.lastHit > p.durationMs) e.hits = 1;
+    else e.hits++;
+    e.lastHit = now;
+    const threshold = Math.ceil((p.percentage / 100) * e.ttl);
+    return !e.refreshing && e.hits >= p.amount && rem <= threshold;
+  }
+
+  /** Background refresh of `e` through the plugins below (prefetch or stale refresh). */
+  private refresh(q: Query, e: Entry, prefetch: boolean): void {
+    e.refreshing = true;
+    const bq = new Query(q.raw, q.req, q.transport, q.start);
+    bq.zone = q.zone;
+    const done = (): void => {
+      e.refreshing = false;
+      const fresh = this.lookup(bq, cacheClock.now());
+      if (!fresh || fresh === e) {
+        e.refreshFailedAt = cacheClock.now();
+        return;
+      }
+      if (prefetch) {
+        fresh.hits = e.hits;
+        fresh.lastHit = e.lastHit;
+      }
+    };
+    Promise.resolve()
+      .then(() => nextOrFailure(this.name, this.next, bq))
+      .then((rc) => this.afterNext(bq, rc, null))
+      .then(done, done);
+  }
+
+  /** serve_stale verify: ask below first; serve the stale entry if that fails (or takes too long). */
+  private async verify(q: Query, e: Entry, m: Children): Promise<number> {
+    const bq = new Query(q.raw, q.req, q.transport, q.start);
+    bq.zone = q.zone;
+    const stale = this.cfg.serveStale!;
+    const work = Promise.resolve()
+      .then(() => nextOrFailure(this.name, this.next, bq))
+      .then((rc) => this.afterNext(bq, rc, null));
+    let timer: NodeJS.Timeout | null = null;
+    const timedOut = stale.timeoutMs > 0
+      ? new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), stale.timeoutMs); })
+      : null;
+    const safe = work.catch(() => null);
+    const rc = timedOut ? await Promise.race([safe, timedOut]) : await safe;
+    if (timer) clearTimeout(timer);
+    const r = bq.reply;
+    if (rc !== null && r && (r.rcode === Rcode.NOERROR || r.rcode === Rcode.NXDOMAIN) && (r.flags & Flag.TC) === 0) {
+      q.reply = r;
+      q.error = bq.error;
+      return rc;
+    }
+    m.servedStale.inc();
+    return this.writeHit(q, e, stale.responseTtl);
+  }
+
+  /**
+   * After the plugins below ran: rewrite the TTLs of a reply they wrote (and AD) in a copy written
+   * back under the same plugin name, and store it when cacheable. Replies the server will write itself (nothing written) are left alone.
+   */
+  afterNext(q: Query, rc: number, before: Query['reply']): number {
+    const reply = q.reply;
+    if (!reply || reply === before) return rc;
+    const out = Buffer.from(reply.wire());
+    const now = cacheClock.now();
+    const an = analyze(out, q.lname, q.qtype, q.qclass, q.do, Math.floor(now / 1000));
+    if (!an) return rc;
+    const dur = this.duration(an);
+    setTtls(out, an.ttlOffsets, Math.floor(dur));
+    if (!q.do && (q.req.flags & Flag.AD) === 0) out.writeUInt16BE(an.flags & ~Flag.AD, 2);
+    q.writeWire(out, reply.plugin);
+    this.store(q, an, out, dur, now);
+    return rc;
+  }
+
+  private duration(an: Analysis): number {
+    const basis = an.kind === 'success' || an.kind === 'nodata' || an.kind === 'nxdomain'
+      ? (an.minTtl === Infinity ? MINIMAL_DEFAULT_TTL : Math.min(an.minTtl, MAXIMUM_DEFAULT_TTL))
+      : MINIMAL_DEFAULT_TTL;
+    switch (an.kind) {
+      case 'nodata':
+      case 'nxdomain':
+        return clamp(basis, this.cfg.denial.minTtl, this.cfg.denial.maxTtl);
+      case 'servfail':
+        return this.cfg.servfailMs / 1000;
+      default:
+        return clamp(basis, this.cfg.success.minTtl, this.cfg.success.maxTtl);
+    }
+  }
+
+  private store(q: Query, an: Analysis, out: Buffer, dur: number, now: number): void {
+    if ((an.flags & Flag.TC) !== 0 || dur <= 0) return;
+    let bucket: BucketKind;
+    if (an.kind === 'success') bucket = 'success';
+    else if (an.kind === 'nodata' || an.kind === 'nxdomain' || an.kind === 'servfail') bucket = 'denial';
+    else return;
+    if (!an.questionMatches) {
+      this.metricsFor(q.transport.server).drops.inc();
+      return;
+    }
+    const disabled = bucket === 'success' ? this.cfg.disableSuccess : this.cfg.disableDenial;
+    for (const z of disabled) if (isSubdomain(q.lname, z)) return;
+    let wire = withoutOpt(out, an.optStart, an.optEnd);
+    let offsets = an.ttlOffsets;
+    if (!wire) {
+      const msg = decode(out);
+      msg.additionals = msg.additionals.filter((r) => r.type !== 'OPT');
+      wire = encodeMessage(msg);
+      const again = analyze(wire, q.lname, q.qtype, q.qclass, false, 0);
+      if (!again) return;
+      offsets = again.ttlOffsets;
+    }
+    const entry = new Entry(wire, offsets, q.req.questionEnd, q.lname, q.qtype, q.qclass, now, dur, bucket, an.rcode, an.flags);
+    const key = cacheKey(q);
+    this.storingServer = q.transport.server;
+    if (bucket === 'success') {
+      this.success.set(key, entry);
+      this.denial.delete(key);
+      metrics.entries.labels(q.transport.server, 'success', this.zonesLabel, '').set(this.success.size);
+    } else {
+      this.denial.set(key, entry);
+      metrics.entries.labels(q.transport.server, 'denial', this.zonesLabel, '').set(this.denial.size);
+    }
+  }
+}
+
+function clamp(v: number, min: number, max: number): number {
+  let t = v;
+  if (t < min) t = min;
+  if (t > max) t = max;
+  return t;
+}
