@@ -28,10 +28,13 @@ function parseArgs(argv: string[]): Args {
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = argv[i + 1];
-    if (k === '--duration' && v) (a.duration = Number(v)), i++;
-    else if (k === '--only' && v) (a.only = v.split(',')), i++;
-    else if (k === '--services' && v) (a.services = Number(v)), i++;
-    else if (k === '--workers' && v) (a.workers = Number(v)), i++;
+    if (v === undefined) continue;
+    if (k === '--duration') a.duration = Number(v);
+    else if (k === '--only') a.only = v.split(',');
+    else if (k === '--services') a.services = Number(v);
+    else if (k === '--workers') a.workers = Number(v);
+    else continue;
+    i++;
   }
   return a;
 }
