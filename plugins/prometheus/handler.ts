@@ -8,7 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { isServerWrittenRcode, qtypeName, Rcode, rcodeName } from '../../src/dns/constants.js';
-import { matchZone } from '../../src/dns/name.js';
+import { isSubdomain, matchZone } from '../../src/dns/name.js';
 import * as m from '../../src/metrics/dns.js';
 import { nextOrFailure, type Handler, type Rcode as RcodeT } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
@@ -92,11 +92,7 @@ function bareReplySize(q: Query): number {
 
 export class MetricsHandler implements Handler {
   readonly name = 'prometheus';
-  private readonly zoneSet: ReadonlySet<string>;
-
-  constructor(private readonly zones: readonly string[], private readonly next: Handler | null) {
-    this.zoneSet = new Set(zones);
-  }
+  constructor(private readonly zones: readonly string[], private readonly next: Handler | null) {}
 
   serve(q: Query): RcodeT | Promise<RcodeT> {
     const t0 = performance.now();
@@ -125,8 +121,9 @@ export class MetricsHandler implements Handler {
 
   /** The `zone` label: the longest key of this block containing the name, `.` if none. */
   zoneOf(q: Query): string {
-    if (this.zoneSet.has(q.zone) && (q.zone === '.' || q.lname.endsWith(q.zone))) return q.zone;
-    return matchZone(this.zones, q.lname) ?? '.';
+    const zones = this.zones;
+    if (zones.length === 1) return isSubdomain(q.lname, zones[0]!) ? zones[0]! : '.';
+    return matchZone(zones, q.lname) ?? '.';
   }
 
   private record(q: Query, rc: number, t0: number, failed: boolean): void {

@@ -1,0 +1,257 @@
+import { gunzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { prometheus } from '../../plugins/prometheus/index.js';
+import { MetricsHandler } from '../../plugins/prometheus/handler.js';
+import { setVersionInfo } from '../../plugins/reload/metrics.js';
+import { HealthServer } from '../../plugins/health/server.js';
+import { Rcode } from '../../src/dns/constants.js';
+import { replyTo } from '../../src/dns/message.js';
+import { logger } from '../../src/log.js';
+import type { BlockInfo, Handler } from '../../src/plugin.js';
+import type { Query } from '../../src/query.js';
+import { makeQuery } from '../helpers/dns.js';
+import { freePort } from '../helpers/net.js';
+import { dispenserFor, FakeCore, fakeContext, fakeInstance, FakeShared, httpRequest, sampleValue, type FakeInstance } from './fakes.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+/** A next handler answering with `rcode` as wire bytes, written by `plugin`. */
+function wireAnswer(rcode: number, plugin = 'whoami'): (q: Query) => number {
+  return (q) => {
+    const buf = Buffer.from(q.raw);
+    buf.writeUInt16BE((buf.readUInt16BE(2) | 0x8000 | rcode) & 0xfff0 | rcode, 2);
+    q.writeWire(buf, plugin);
+    return rcode;
+  };
+}
+
+function handler(name: string, serve: Handler['serve']): Handler {
+  return { name, serve };
+}
+
+async function setupPrometheus(text: string, block: Partial<BlockInfo>, shared = new FakeShared()): Promise<{ factory: (next: Handler | null) => Handler; inst: FakeInstance; shared: FakeShared }> {
+  const inst = fakeInstance();
+  const ctx = fakeContext({ core: new FakeCore(), shared, inst, plugin: 'prometheus', block });
+  const factory = await prometheus.setup(dispenserFor(text, 'prometheus'), ctx);
+  if (!factory) throw new Error('prometheus must return a handler factory');
+  return { factory, inst, shared };
+}
+
+const A = { server: 'dns://:53', view: '' };
+
+describe('prometheus handler', () => {
+  it('records one set of observations per query, synchronously when next is synchronous', async () => {
+    const h = new MetricsHandler(['.', 'example.org.'], handler('whoami', wireAnswer(Rcode.NOERROR)));
+    const q = makeQuery('www.Example.org', 'A', { do: true, edns: 1232 });
+    q.zone = 'example.org.';
+    const r = h.serve(q);
+    expect(r).toBe(0); // a number, not a promise
+    const z = { ...A, zone: 'example.org.' };
+    expect(await sampleValue('coredns_dns_requests_total', 'coredns_dns_requests_total', { ...z, proto: 'udp', family: 1, type: 'A' })).toBe(1);
+    expect(await sampleValue('coredns_dns_do_requests_total', 'coredns_dns_do_requests_total', z)).toBe(1);
+    expect(await sampleValue('coredns_dns_request_duration_seconds', 'coredns_dns_request_duration_seconds_count', z)).toBe(1);
+    expect(await sampleValue('coredns_dns_request_size_bytes', 'coredns_dns_request_size_bytes_sum', { ...z, proto: 'udp' })).toBe(q.raw.length);
+    expect(await sampleValue('coredns_dns_response_size_bytes', 'coredns_dns_response_size_bytes_sum', { ...z, proto: 'udp' })).toBe(q.reply!.wire().length);
+    expect(await sampleValue('coredns_dns_responses_total', 'coredns_dns_responses_total', { ...z, rcode: 'NOERROR', plugin: 'whoami' })).toBe(1);
+  });
+
+  it('handles an asynchronous next and labels tcp/IPv6, uncommon types as other', async () => {
+    const sync = wireAnswer(Rcode.NXDOMAIN, 'forward');
+    const h = new MetricsHandler(['async.test.'], handler('forward', (q) => new Promise((resolve) => setImmediate(() => resolve(sync(q))))));
+    const q = makeQuery('x.async.test', 'NAPTR', { transport: { proto: 'tcp', family: 2, server: 'dns://[::1]:1053' } });
+    q.zone = 'async.test.';
+    const r = h.serve(q);
+    expect(r).toBeInstanceOf(Promise);
+    expect(await r).toBe(Rcode.NXDOMAIN);
+    const z = { server: 'dns://[::1]:1053', zone: 'async.test.', view: '' };
+    expect(await sampleValue('coredns_dns_requests_total', 'coredns_dns_requests_total', { ...z, proto: 'tcp', family: 2, type: 'other' })).toBe(1);
+    expect(await sampleValue('coredns_dns_responses_total', 'coredns_dns_responses_total', { ...z, rcode: 'NXDOMAIN', plugin: 'forward' })).toBe(1);
+    expect(await sampleValue('coredns_dns_request_size_bytes', 'coredns_dns_request_size_bytes_count', { ...z, proto: 'tcp' })).toBe(1);
+    expect(await sampleValue('coredns_dns_do_requests_total', 'coredns_dns_do_requests_total', z)).toBeUndefined();
+  });
+
+  it('counts replies the server writes with the returned RCODE and plugin=""', async () => {
+    const h = new MetricsHandler(['srvfail.test.'], handler('forward', () => Rcode.SERVFAIL));
+    const q = makeQuery('a.srvfail.test', 'AAAA', { edns: 4096 });
+    q.zone = 'srvfail.test.';
+    expect(h.serve(q)).toBe(Rcode.SERVFAIL);
+    const z = { ...A, zone: 'srvfail.test.' };
+    expect(await sampleValue('coredns_dns_responses_total', 'coredns_dns_responses_total', { ...z, rcode: 'SERVFAIL', plugin: '' })).toBe(1);
+    // Bare reply = header + question + OPT.
+    expect(await sampleValue('coredns_dns_response_size_bytes', 'coredns_dns_response_size_bytes_sum', { ...z, proto: 'udp' })).toBe(q.req.questionEnd + 11);
+  });
+
+  it('records a decoded reply and a failing chain', async () => {
+    const h = new MetricsHandler(['dec.test.'], handler('hosts', (q) => {
+      q.write(replyTo(q.request, Rcode.REFUSED), 'hosts');
+      return Rcode.REFUSED;
+    }));
+    const q = makeQuery('dec.test', 'SOA');
+    q.zone = 'dec.test.';
+    h.serve(q);
+    expect(await sampleValue('coredns_dns_responses_total', 'coredns_dns_responses_total', { ...A, zone: 'dec.test.', rcode: 'REFUSED', plugin: 'hosts' })).toBe(1);
+
+    const boom = new MetricsHandler(['boom.test.'], handler('kubernetes', () => {
+      throw new Error('boom');
+    }));
+    const q2 = makeQuery('boom.test', 'A');
+    expect(() => boom.serve(q2)).toThrow('boom');
+    expect(await sampleValue('coredns_dns_responses_total', 'coredns_dns_responses_total', { ...A, zone: 'boom.test.', rcode: 'SERVFAIL', plugin: '' })).toBe(1);
+  });
+
+  it('labels the zone with the longest key of its block containing the name, else "."', () => {
+    const h = new MetricsHandler(['.', 'example.org.', 'sub.example.org.'], null);
+    const zoneOf = (name: string, routed: string): string => {
+      const q = makeQuery(name, 'A');
+      q.zone = routed;
+      return h.zoneOf(q);
+    };
+    expect(zoneOf('a.sub.example.org', 'sub.example.org.')).toBe('sub.example.org.');
+    expect(zoneOf('a.sub.example.org', '.')).toBe('sub.example.org.'); // router value not of this match
+    expect(zoneOf('www.example.org', 'example.org.')).toBe('example.org.');
+    expect(zoneOf('notexample.org', 'other.')).toBe('.');
+    const narrow = new MetricsHandler(['cluster.local.'], null);
+    const q = makeQuery('example.com', 'A');
+    expect(narrow.zoneOf(q)).toBe('.');
+  });
+
+  it('answers SERVFAIL when nothing follows it in the chain', async () => {
+    const h = new MetricsHandler(['none.test.'], null);
+    const q = makeQuery('none.test', 'A');
+    expect(h.serve(q)).toBe(Rcode.SERVFAIL);
+    expect(q.error?.message).toBe('plugin/prometheus: no next plugin found');
+  });
+});
+
+describe('coredns_plugin_enabled', () => {
+  it('is filled when the instance serves, survives a reload that keeps it, and follows the new chain', async () => {
+    const block = { servers: ['dns://:5300'], zones: ['.', 'enabled.test.'], handlerPlugins: ['prometheus', 'errors', 'whoami'] };
+    const v = (zone: string, name: string) => sampleValue('coredns_plugin_enabled', 'coredns_plugin_enabled', { server: 'dns://:5300', zone, view: '', name });
+    const first = await setupPrometheus('prometheus 127.0.0.1:0', block);
+    expect(await v('.', 'whoami')).toBeUndefined(); // not before serving
+    await first.inst.run('serving');
+    for (const z of ['.', 'enabled.test.']) for (const n of ['prometheus', 'errors', 'whoami']) expect(await v(z, n)).toBe(1);
+
+    // Reload: new instance serves first, the old one shuts down afterwards.
+    const second = await setupPrometheus('prometheus 127.0.0.1:0', { ...block, handlerPlugins: ['prometheus', 'whoami'] }, first.shared);
+    await second.inst.run('serving');
+    await first.inst.run('shutdown');
+    expect(await v('.', 'whoami')).toBe(1);
+    expect(await v('enabled.test.', 'prometheus')).toBe(1);
+    expect(await v('.', 'errors')).toBeUndefined();
+
+    // A failed reload never serves: nothing changes. The last instance going away clears it.
+    const failed = await setupPrometheus('prometheus 127.0.0.1:0', { ...block, handlerPlugins: ['prometheus', 'cache'] }, first.shared);
+    await failed.inst.run('shutdown');
+    expect(await v('.', 'cache')).toBeUndefined();
+    expect(await v('.', 'whoami')).toBe(1);
+    await second.inst.run('shutdown');
+    expect(await v('.', 'whoami')).toBeUndefined();
+  });
+});
+
+/** The metrics this work package owns or fills (plugins.md metric catalogue), exactly. */
+const DURATION_BUCKETS = Array.from({ length: 16 }, (_, k) => 0.00025 * 2 ** k);
+const SIZE_BUCKETS = [0, 100, 200, 300, 400, 511, 1023, 2047, 4095, 8291, 16000, 32000, 48000, 64000];
+const CATALOGUE: { name: string; type: string; labels: string[]; buckets?: number[] }[] = [
+  { name: 'coredns_build_info', type: 'gauge', labels: ['version', 'revision', 'goversion'] },
+  { name: 'coredns_panics_total', type: 'counter', labels: [] },
+  { name: 'coredns_plugin_enabled', type: 'gauge', labels: ['server', 'zone', 'view', 'name'] },
+  { name: 'coredns_dns_requests_total', type: 'counter', labels: ['server', 'zone', 'view', 'proto', 'family', 'type'] },
+  { name: 'coredns_dns_request_duration_seconds', type: 'histogram', labels: ['server', 'zone', 'view'], buckets: DURATION_BUCKETS },
+  { name: 'coredns_dns_request_size_bytes', type: 'histogram', labels: ['server', 'zone', 'view', 'proto'], buckets: SIZE_BUCKETS },
+  { name: 'coredns_dns_response_size_bytes', type: 'histogram', labels: ['server', 'zone', 'view', 'proto'], buckets: SIZE_BUCKETS },
+  { name: 'coredns_dns_responses_total', type: 'counter', labels: ['server', 'zone', 'view', 'rcode', 'plugin'] },
+  { name: 'coredns_dns_do_requests_total', type: 'counter', labels: ['server', 'zone', 'view'] },
+  { name: 'coredns_health_request_duration_seconds', type: 'histogram', labels: [], buckets: [0.00025, 0.0025, 0.025, 0.25, 2.5] },
+  { name: 'coredns_health_request_failures_total', type: 'counter', labels: [] },
+  { name: 'coredns_reload_failed_total', type: 'counter', labels: [] },
+  { name: 'coredns_reload_version_info', type: 'gauge', labels: ['hash', 'value'] },
+];
+const FORBIDDEN = [
+  'coredns_dns_request_count_total', 'coredns_dns_response_rcode_count_total', 'coredns_dns_request_type_count_total',
+  'coredns_dns_request_do_count_total', 'coredns_panic_count_total',
+];
+
+/** Label names (in order) of a sample line `name{a="x",b="y"} v`. */
+function labelNames(line: string): string[] {
+  const m = /^[^{ ]+\{(.*)\} /.exec(line);
+  if (!m) return [];
+  return [...m[1]!.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="(?:[^"\\]|\\.)*"/g)].map((x) => x[1]!);
+}
+
+describe('/metrics endpoint', () => {
+  it('serves the registry in Prometheus text format with the catalogue names, labels and buckets', async () => {
+    const port = await freePort();
+    const { factory, inst, shared } = await setupPrometheus(`prometheus 127.0.0.1:${port}`, { servers: ['dns://:53'], zones: ['.'], handlerPlugins: ['prometheus', 'whoami'] });
+    cleanups.push(() => shared.release(inst));
+    await inst.run('startup');
+    await inst.run('serving');
+    // Produce a sample of every metric.
+    const chain = factory(handler('whoami', wireAnswer(Rcode.NOERROR)));
+    const q = makeQuery('example.org', 'A', { do: true });
+    q.zone = '.';
+    chain.serve(q);
+    setVersionInfo('ab'.repeat(64));
+    const hs = new HealthServer(`127.0.0.1:${port}`, logger('health'));
+    await hs.probeOnce(); // the metrics port answers 404 to /health: still a completed local request
+
+    const r = await httpRequest(port, '/metrics');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const lines = r.body.split('\n');
+    for (const m of CATALOGUE) {
+      expect(lines, m.name).toContain(`# TYPE ${m.name} ${m.type}`);
+      const sampleName = m.type === 'histogram' ? `${m.name}_bucket` : m.name;
+      const samples = lines.filter((l) => l.startsWith(`${sampleName}{`) || l.startsWith(`${sampleName} `));
+      expect(samples.length, m.name).toBeGreaterThan(0);
+      for (const s of samples) {
+        const names = labelNames(s);
+        expect(names.filter((n) => n !== 'le'), s).toEqual(m.labels);
+      }
+      if (m.buckets) {
+        // The `le` values of one series (the first label set seen), in exposition order.
+        const series = (s: string): string => s.replace(/,?le="[^"]*"/, '').replace(/ \S+$/, '');
+        const les = samples.filter((s) => series(s) === series(samples[0]!)).map((s) => /le="([^"]*)"/.exec(s)![1]!);
+        expect(les, m.name).toEqual([...m.buckets.map((b) => String(Number(b.toPrecision(12)))), '+Inf']);
+      }
+    }
+    expect(r.body).toContain(`coredns_build_info{version="`);
+    expect(r.body).toContain(`goversion="${process.version}"} 1`);
+    expect(r.body).toContain(`coredns_reload_version_info{hash="sha512",value="${'ab'.repeat(64)}"} 1`);
+    expect(r.body).toContain('coredns_plugin_enabled{server="dns://:53",zone=".",view="",name="whoami"} 1');
+    // prom-client's process and Node.js collectors.
+    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes']) {
+      expect(lines, name).toContain(`# TYPE ${name} ${name.endsWith('_total') ? 'counter' : 'gauge'}`);
+    }
+    for (const old of FORBIDDEN) expect(r.body).not.toContain(old);
+  });
+
+  it('gzips for scrapers that accept it, 404s other paths, keeps the socket across a reload', async () => {
+    const port = await freePort();
+    const first = await setupPrometheus(`prometheus 127.0.0.1:${port}`, {});
+    await first.inst.run('startup');
+    const gz = await new Promise<Buffer>((resolve, reject) => {
+      import('node:http').then(({ get }) => {
+        get({ host: '127.0.0.1', port, path: '/metrics', headers: { 'accept-encoding': 'gzip' } }, (res) => {
+          const chunks: Buffer[] = [];
+          expect(res.headers['content-encoding']).toBe('gzip');
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve(Buffer.concat(chunks)));
+        }).on('error', reject);
+      }, reject);
+    });
+    expect(gunzipSync(gz).toString()).toContain('# TYPE coredns_build_info gauge');
+    const nf = await httpRequest(port, '/');
+    expect([nf.status, nf.body]).toEqual([404, '404 page not found\n']);
+
+    const second = await setupPrometheus(`prometheus 127.0.0.1:${port}`, {}, first.shared);
+    await second.inst.run('startup');
+    await first.shared.release(first.inst);
+    expect((await httpRequest(port, '/metrics')).status).toBe(200);
+    await first.shared.release(second.inst);
+  });
+});
