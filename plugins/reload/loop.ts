@@ -84,12 +84,12 @@ export class ReloadLoop {
   async start(deps: LoopDeps): Promise<void> {
     if (this.started) return;
     this.started = true;
-    this.deps = deps;
     subscribe(deps.core);
     if (!rereadable(deps.corefilePath)) {
       deps.log.debug(`configuration from ${deps.corefilePath} cannot be re-read; not checking for changes`);
       return;
     }
+    this.deps = deps;
     this.periodMs = pickPeriod(this.cfg, deps.random);
     try {
       this.hash = (await this.hashNow()).hash;
