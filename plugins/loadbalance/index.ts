@@ -1,10 +1,41 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
-import type { PluginDef } from '../../src/plugin.js';
+/** The `loadbalance` directive (plugins.md, loadbalance). */
+import { isAbsolute, resolve } from 'node:path';
+import type { Handler, PluginDef } from '../../src/plugin.js';
+import { LoadbalanceHandler } from './handler.js';
+import { parseLoadbalance } from './setup.js';
+import { WeightFile } from './weights.js';
 
 export const loadbalance: PluginDef = {
   name: 'loadbalance',
-  repeat: 'error',
-  setup(d) {
-    throw d.err('plugin loadbalance is not implemented yet');
+  repeat: 'all',
+  setup(d, ctx) {
+    const cfg = parseLoadbalance(d);
+    let weights: WeightFile | null = null;
+    if (cfg.policy === 'weighted' && cfg.weightFile) {
+      const path = isAbsolute(cfg.weightFile) ? cfg.weightFile : resolve(cfg.weightFile);
+      const wf = new WeightFile(path);
+      weights = wf;
+      try {
+        wf.load();
+      } catch (e) {
+        throw d.err(`failed to load weight file ${path}: ${(e as Error).message}`);
+      }
+      let timer: NodeJS.Timeout | null = null;
+      ctx.onStartup(() => {
+        if (cfg.reloadMs <= 0) return;
+        timer = setInterval(() => {
+          try {
+            if (wf.load()) ctx.log.info(`Successfully reloaded weight file ${path}`);
+          } catch (e) {
+            ctx.log.error(`Failed to reload weight file ${path}: ${(e as Error).message}`);
+          }
+        }, cfg.reloadMs);
+        timer.unref();
+      });
+      ctx.onShutdown(() => {
+        if (timer) clearInterval(timer);
+      });
+    }
+    return (next: Handler | null): Handler => new LoadbalanceHandler(cfg, next, weights);
   },
 };
