@@ -157,7 +157,8 @@ export interface Normalised {
  */
 export function normaliseObject(
   input: unknown,
-  existing?: { uid: string; creationTimestamp: string },
+  existing?: { uid: unknown; creationTimestamp: unknown },
+  inPlace = false,
 ): Normalised {
   if (!isObject(input)) throw new ObjectError('object must be a mapping');
   const kind = input['kind'];
@@ -168,7 +169,7 @@ export function normaliseObject(
   if (apiVersion !== undefined && apiVersion !== res.apiVersion) {
     throw new ObjectError(`${kind}: unsupported apiVersion ${String(apiVersion)} (want ${res.apiVersion})`);
   }
-  const body = cloneJson(input);
+  const body = inPlace ? input : cloneJson(input);
   delete body['kind'];
   delete body['apiVersion'];
   const md = ensureObject(body, 'metadata');
@@ -184,7 +185,7 @@ export function normaliseObject(
   }
   delete md['resourceVersion'];
   delete md['selfLink'];
-  if (existing) {
+  if (existing && typeof existing.uid === 'string' && typeof existing.creationTimestamp === 'string') {
     md['uid'] = existing.uid;
     md['creationTimestamp'] = existing.creationTimestamp;
   } else {
@@ -252,11 +253,21 @@ function applyDefaults(res: ResourceDef, body: JsonObject, name: string): void {
   }
 }
 
+const NO_LABELS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 export function indexObject(res: ResourceDef, body: JsonObject): Indexed {
-  const labels: Record<string, string> = {};
+  let labels = NO_LABELS;
   const l = path(body, 'metadata', 'labels');
-  if (isObject(l)) for (const [k, v] of Object.entries(l)) labels[k] = str(v);
-  const fields: Record<string, string> = {};
-  for (const [f, get] of Object.entries(res.fieldPaths)) fields[f] = get(body);
+  if (isObject(l)) {
+    labels = {};
+    for (const [k, v] of Object.entries(l)) labels[k] = str(v);
+  }
+  let fields = NO_LABELS;
+  for (const [f, get] of Object.entries(res.fieldPaths)) {
+    const v = get(body);
+    if (v === '') continue;
+    if (fields === NO_LABELS) fields = {};
+    fields[f] = v;
+  }
   return { labels, fields };
 }

@@ -422,7 +422,7 @@ class SandboxServer implements Sandbox {
       for (const fo of this.fileSet.load()) this.applyLogged(fo.obj);
     }
     for (const o of this.opts.objects ?? []) this.apply(o);
-    if (this.opts.synthetic) for (const o of generateObjects(this.opts.synthetic)) this.apply(o);
+    if (this.opts.synthetic) for (const o of generateObjects(this.opts.synthetic)) this.put(o, true);
     await this.listen(this.opts.port ?? 0);
     this.fileSet?.start((c) => this.onFileChanges(c));
   }
@@ -461,9 +461,23 @@ class SandboxServer implements Sandbox {
   }
 
   apply(obj: unknown): void {
-    const first = normaliseObject(obj);
-    const existing = this.store.get(first.res, first.namespace, first.name);
-    const n = existing ? normaliseObject(obj, existing) : first;
+    this.put(obj, false);
+  }
+
+  /** inPlace: the object may be consumed (generated objects nobody else holds). */
+  private put(obj: unknown, inPlace: boolean): void {
+    let n = normaliseObject(obj, undefined, inPlace);
+    const existing = this.store.get(n.res, n.namespace, n.name);
+    if (existing) {
+      const id = this.store.identity(existing);
+      if (inPlace) {
+        const md = n.body['metadata'] as JsonObject;
+        md['uid'] = id.uid;
+        md['creationTimestamp'] = id.creationTimestamp;
+      } else {
+        n = normaliseObject(obj, id);
+      }
+    }
     this.store.put(n);
   }
 

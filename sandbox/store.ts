@@ -12,8 +12,6 @@ export interface Rec extends Indexed {
   namespace: string;
   name: string;
   rv: number;
-  uid: string;
-  creationTimestamp: string;
   /** the object as a list item: no kind/apiVersion, metadata.resourceVersion = rv */
   json: string;
 }
@@ -92,20 +90,23 @@ export class Store {
     return this.objects.get(res)?.size ?? 0;
   }
 
+  /** Server-set metadata of a stored object, to keep it across a replace. */
+  identity(rec: Rec): { uid: unknown; creationTimestamp: unknown } {
+    const md = (JSON.parse(rec.json) as JsonObject)['metadata'] as JsonObject;
+    return { uid: md['uid'], creationTimestamp: md['creationTimestamp'] };
+  }
+
   put(n: Normalised): StoreEvent {
     const map = this.objects.get(n.res) as Map<string, Rec>;
     const key = keyOf(n.res, n.namespace, n.name);
     const prev = map.get(key);
     const rv = ++this.rev;
-    const md = n.body['metadata'] as JsonObject;
     const rec: Rec = {
       res: n.res,
       key,
       namespace: n.namespace,
       name: n.name,
       rv,
-      uid: String(md['uid']),
-      creationTimestamp: String(md['creationTimestamp']),
       json: serialise(n.body, rv),
       ...indexObject(n.res, n.body),
     };

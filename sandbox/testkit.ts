@@ -39,7 +39,11 @@ export interface Collected {
 }
 
 /** Start a watch and collect its events. */
-export async function collectWatch(w: Watch, path: string, query: Record<string, unknown>): Promise<Collected> {
+export async function collectWatch(
+  w: Watch,
+  path: string,
+  query: Record<string, string | number | boolean | undefined>,
+): Promise<Collected> {
   const events: WatchEvent[] = [];
   let resolveDone: (e: unknown) => void = () => undefined;
   const done = new Promise<unknown>((r) => {
