@@ -1,10 +1,30 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
-import type { PluginDef } from '../../src/plugin.js';
+/** The `hosts` directive (plugins.md, hosts): once per server block. */
+import { isAbsolute, resolve } from 'node:path';
+import type { Handler, PluginDef } from '../../src/plugin.js';
+import { HostsData, HostsHandler } from './handler.js';
+import { parseHosts } from './setup.js';
 
 export const hosts: PluginDef = {
   name: 'hosts',
   repeat: 'error',
-  setup(d) {
-    throw d.err('plugin hosts is not implemented yet');
+  setup(d, ctx) {
+    const cfg = parseHosts(d);
+    if (!isAbsolute(cfg.path)) cfg.path = resolve(cfg.path);
+    const zones = cfg.zones.length > 0 ? cfg.zones : [...ctx.block.zones];
+    const data = new HostsData(cfg, zones, ctx.log);
+    let timer: NodeJS.Timeout | null = null;
+    ctx.onStartup(() => {
+      data.refresh();
+      data.updateMetrics();
+      if (cfg.reloadMs > 0) {
+        timer = setInterval(() => data.refresh(), cfg.reloadMs);
+        timer.unref();
+      }
+    });
+    ctx.onShutdown(() => {
+      if (timer) clearInterval(timer);
+      timer = null;
+    });
+    return (next: Handler | null): Handler => new HostsHandler(data, next);
   },
 };
