@@ -111,8 +111,15 @@ export class Reflector<K extends Kind> {
           await this.list();
           needList = false;
         }
-        await this.watch();
-        backoff = BACKOFF_MIN_MS;
+        const t0 = Date.now();
+        const events = await this.watch();
+        if (events === 0 && Date.now() - t0 < 1000) {
+          // A stream that ends at once without events: do not spin.
+          await this.sleep(backoff / 2 + Math.random() * (backoff / 2));
+          backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
+        } else {
+          backoff = BACKOFF_MIN_MS;
+        }
       } catch (e) {
         if (this.stopped) break;
         if (e instanceof GoneError) {
@@ -179,8 +186,8 @@ export class Reflector<K extends Kind> {
     this.onList?.();
   }
 
-  /** One watch stream; returns when the server ends it normally, throws on errors / 410. */
-  private async watch(): Promise<void> {
+  /** One watch stream; returns the number of events when the server ends it normally, throws on errors / 410. */
+  private async watch(): Promise<number> {
     const timeout = this.watchTimeoutSec + Math.floor(Math.random() * this.watchTimeoutSec);
     const res = await this.client.get(
       this.query({ watch: 'true', resourceVersion: this.rv, allowWatchBookmarks: 'true', timeoutSeconds: String(timeout) }),
@@ -190,6 +197,7 @@ export class Reflector<K extends Kind> {
     if (res.statusCode !== 200) await this.fail(res);
     this.lastError = null;
     let buf = '';
+    let events = 0;
     res.setEncoding('utf8');
     for await (const chunk of res) {
       buf += chunk as string;
@@ -197,10 +205,17 @@ export class Reflector<K extends Kind> {
       while ((nl = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, nl).trim();
         buf = buf.slice(nl + 1);
-        if (line) this.event(line);
+        if (line) {
+          events++;
+          this.event(line);
+        }
       }
     }
-    if (buf.trim()) this.event(buf.trim());
+    if (buf.trim()) {
+      events++;
+      this.event(buf.trim());
+    }
+    return events;
   }
 
   private event(line: string): void {

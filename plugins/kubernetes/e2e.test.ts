@@ -1,0 +1,145 @@
+/**
+ * The §11 vectors through the real server (UDP and TCP), fed by the sandbox API server through the
+ * real watch client; plus startup wait, readiness, and reload reuse of the watch index.
+ *
+ * Rows 51/52 (NS / ns.dns) depend on the DNS server pod's own IP (10.244.0.5 in the fixture) which
+ * a test process does not have; they are covered by handler.test.ts with that IP injected, and
+ * here the fallback to the host's own addresses is checked instead.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Answer } from 'dns-packet';
+import { Flag, rcodeName } from '../../src/dns/constants.js';
+import type { Message } from '../../src/dns/message.js';
+import { encodeQuery, tcpQueries, udpQuery } from '../../test/helpers/dns.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { TestUpstream } from '../../test/helpers/upstream.js';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { fixtureObjects, svc } from './testdata.js';
+import { fmt } from './testutil.js';
+import { VECTORS, type Vector } from './vectors.js';
+import { localIPs } from './index.js';
+
+let sb: Sandbox;
+let upstream: TestUpstream;
+const servers = new Map<string, TestServer>();
+
+function corefile(v: Vector | null, extra = ''): string {
+  const lines = [`endpoint ${sb.url}`, 'pods insecure'];
+  if (v?.corefile) lines.push(v.corefile);
+  if (v?.noEndpoints) lines.push('noendpoints');
+  if (v?.unsynced) lines.push('startup_timeout 700ms');
+  if (extra) lines.push(extra);
+  const fwd = v?.next ? `\n    forward . ${upstream.addr}` : '';
+  return `. {\n    kubernetes cluster.local in-addr.arpa ip6.arpa {\n      ${lines.join('\n      ')}\n    }${fwd}\n}\n`;
+}
+
+async function serverFor(v: Vector): Promise<TestServer> {
+  const text = corefile(v);
+  let s = servers.get(text);
+  if (!s) {
+    s = await startServer(text);
+    servers.set(text, s);
+  }
+  return s;
+}
+
+beforeAll(async () => {
+  sb = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
+  // Row 68: a cluster where EndpointSlices can never be listed.
+  sb.setFailure((r) => (r.path.includes('endpointslices') && r.query['labelSelector'] === 'never=synced' ? 500 : undefined));
+  upstream = await TestUpstream.start();
+  upstream.defaultBehaviour = {
+    answers: [{ name: '99.99.0.10.in-addr.arpa', type: 'PTR', class: 'IN', ttl: 60, data: 'from-next.example' } as Answer],
+  };
+});
+
+afterAll(async () => {
+  for (const s of servers.values()) await s.stop();
+  await upstream?.stop();
+  await sb?.close();
+});
+
+function check(v: Vector, m: Message, proto: string): void {
+  const label = `row ${v.n} over ${proto}`;
+  expect(rcodeName((m.flags ?? 0) & 0xf), label).toBe(v.rcode);
+  expect(((m.flags ?? 0) & Flag.AA) !== 0, `${label} AA`).toBe(v.aa ?? true);
+  expect(m.questions[0]!.name + '.', label).toBe(v.q);
+  const ans = m.answers.map(fmt);
+  if (v.ordered) expect(ans, label).toEqual(v.ans ?? []);
+  else expect([...ans].sort(), label).toEqual([...(v.ans ?? [])].sort());
+  expect(m.additionals.filter((r) => r.type !== 'OPT').map(fmt).sort(), label).toEqual([...(v.extra ?? [])].sort());
+  expect(m.authorities.map(fmt), label).toEqual(v.ns ?? []);
+}
+
+describe('§11 vectors over UDP and TCP', () => {
+  for (const v of VECTORS) {
+    if (v.n === '51' || v.n === '52') continue;
+    it(`#${v.n} ${v.q} ${v.t} → ${v.rcode}`, async () => {
+      const unsyncedCfg = v.unsynced ? 'labels never=synced' : '';
+      const s = v.unsynced ? await startServer(corefile(v, unsyncedCfg)) : await serverFor(v);
+      try {
+        if (!v.tcp) check(v, await udpQuery(s.port, v.q, v.t), 'udp');
+        const [tm] = await tcpQueries(s.port, [encodeQuery(v.q, v.t)]);
+        check(v, tm!, 'tcp');
+        if (v.unsynced) {
+          expect(s.logs).toContain('[INFO] plugin/kubernetes: waiting for Kubernetes API before starting server');
+          expect(s.logs).toContain('[WARNING] plugin/kubernetes: starting server with unsynced Kubernetes API');
+        }
+      } finally {
+        if (v.unsynced) await s.stop();
+      }
+    });
+  }
+
+  it('NS and ns.dns fall back to the host addresses when no slice contains them', async () => {
+    const s = await serverFor({ n: 'ns', q: 'cluster.local.', t: 'NS', rcode: 'NOERROR' });
+    const ips = localIPs([]);
+    const m = await udpQuery(s.port, 'cluster.local.', 'NS', { edns: 4096 });
+    expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('NOERROR');
+    if (ips.length === 0) {
+      expect(m.answers).toEqual([]);
+      return;
+    }
+    expect(m.answers.map(fmt)).toEqual(['cluster.local. 5 NS ns.dns.cluster.local.']);
+    expect(m.additionals.filter((r) => r.type !== 'OPT').map((r) => String((r as { data: unknown }).data)).sort()).toEqual([...ips].sort());
+  });
+});
+
+describe('server lifecycle', () => {
+  it('a reload with unchanged watch settings reuses the synced index (no relist); changed settings relist', async () => {
+    const text = corefile(null, 'ttl 7');
+    const s = await startServer(text);
+    try {
+      const lists = (): number => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined).length;
+      const m1 = await udpQuery(s.port, 'svc1.testns.svc.cluster.local.', 'A');
+      expect(m1.answers.map(fmt)).toEqual(['svc1.testns.svc.cluster.local. 7 A 10.96.0.11']);
+      const before = lists();
+      // ttl does not change what is watched: same index, new handler config
+      expect(await s.reload(text.replace('ttl 7', 'ttl 9'))).toBe(true);
+      expect(lists()).toBe(before);
+      const m2 = await udpQuery(s.port, 'svc1.testns.svc.cluster.local.', 'A');
+      expect(m2.answers.map(fmt)).toEqual(['svc1.testns.svc.cluster.local. 9 A 10.96.0.11']);
+      // the reused index keeps following the cluster
+      sb.apply(svc('testns', 'after-reload', { type: 'ClusterIP', clusterIP: '10.96.7.7', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const m = await udpQuery(s.port, 'after-reload.testns.svc.cluster.local.', 'A');
+        if (m.answers.length) break;
+        if (Date.now() > deadline) throw new Error('service created after reload never appeared');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      // a change to the watched set (pods verified adds a pod watch) builds a new index
+      expect(await s.reload(text.replace('ttl 7', 'ttl 9').replace('pods insecure', 'pods verified'))).toBe(true);
+      expect(lists()).toBe(before + 1);
+      expect(sb.requests.some((r) => r.path === '/api/v1/pods')).toBe(true);
+      const m3 = await udpQuery(s.port, '10-244-2-7.testns.pod.cluster.local.', 'A');
+      expect(m3.answers.map(fmt)).toEqual(['10-244-2-7.testns.pod.cluster.local. 9 A 10.244.2.7']);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('a failing client configuration is a startup error', async () => {
+    await expect(startServer('. {\n  kubernetes cluster.local {\n    kubeconfig /nonexistent/kubeconfig\n  }\n}\n')).rejects.toThrow();
+  });
+});
