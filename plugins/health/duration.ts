@@ -19,6 +19,9 @@ const UNIT_NS: ReadonlyMap<string, number> = new Map([
   ['h', 3600e9],
 ]);
 
+/** time.Duration is an int64 of nanoseconds. */
+const MAX_DURATION_NS = 2 ** 63 - 1;
+
 /** Go's `%q` for the ASCII strings found in Corefiles. */
 function quote(s: string): string {
   return JSON.stringify(s);
@@ -67,7 +70,7 @@ export function parseGoDurationNs(text: string): number {
     if (unit === undefined) throw new DurationError(`time: unknown unit ${quote(u)} in duration ${quote(orig)}`);
     const value = Number(pre ? intPart : '0') * unit + (post ? Number(`0.${fracPart}`) * unit : 0);
     total += value;
-    if (!Number.isFinite(total) || total > 9223372036854775807) throw new DurationError(`time: invalid duration ${quote(orig)}`);
+    if (!Number.isFinite(total) || total > MAX_DURATION_NS) throw new DurationError(`time: invalid duration ${quote(orig)}`);
   }
   total = Math.round(total);
   return neg ? -total : total;

@@ -91,7 +91,7 @@ describe('prometheus handler', () => {
     }));
     const q = makeQuery('dec.test', 'SOA');
     q.zone = 'dec.test.';
-    h.serve(q);
+    expect(h.serve(q)).toBe(Rcode.REFUSED);
     expect(await sampleValue('coredns_dns_responses_total', 'coredns_dns_responses_total', { ...A, zone: 'dec.test.', rcode: 'REFUSED', plugin: 'hosts' })).toBe(1);
 
     const boom = new MetricsHandler(['boom.test.'], handler('kubernetes', () => {
@@ -194,7 +194,7 @@ describe('/metrics endpoint', () => {
     const chain = factory(handler('whoami', wireAnswer(Rcode.NOERROR)));
     const q = makeQuery('example.org', 'A', { do: true });
     q.zone = '.';
-    chain.serve(q);
+    expect(chain.serve(q)).toBe(Rcode.NOERROR);
     setVersionInfo('ab'.repeat(64));
     const hs = new HealthServer(`127.0.0.1:${port}`, logger('health'));
     await hs.probeOnce(); // the metrics port answers 404 to /health: still a completed local request
