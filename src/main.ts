@@ -2,6 +2,7 @@
  * The clusterdns command: flags as CoreDNS has them, Corefile loading (corefile.md §1.2), start,
  * signals (§1.4) and exit codes (operations-contract.md §d).
  */
+import cluster from 'node:cluster';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { PLUGINS } from '../plugins/index.js';
 import { FlagError, parseFlags, usage, type Flags } from './cli/flags.js';
@@ -54,13 +55,19 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.stdout.write(`${PLUGINS.map((p) => p.name).sort().join('\n')}\n`);
     return;
   }
+  if (flags.workers > 1 && cluster.isPrimary) {
+    runPrimary(flags);
+    return;
+  }
   const loadSource = makeLoader(flags);
   try {
     await loadSource();
   } catch (e) {
     fatal((e as Error).message);
   }
-  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet: flags.quiet });
+  // In worker mode only the first worker prints the banner.
+  const quiet = flags.quiet || (cluster.isWorker && cluster.worker?.id !== 1);
+  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet });
   if (flags.validate) {
     const errors = await server.validate();
     for (const e of errors) process.stderr.write(`${e}\n`);
@@ -81,6 +88,45 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
   }
   installSignals(server);
+}
+
+/**
+ * `-workers N`: the primary forks N worker processes that each run the whole server; the DNS
+ * sockets are shared through the cluster module and the kernel spreads packets among the workers
+ * (SCHED_NONE: workers accept TCP themselves, the primary stays out of the data path). Each
+ * worker keeps its own plugin state (caches, Kubernetes watch index, metrics registry). The
+ * primary forwards SIGTERM/SIGINT/SIGUSR1 and replaces a worker that dies unexpectedly.
+ */
+function runPrimary(flags: Flags): void {
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
+  let stopping = false;
+  const codes: number[] = [];
+  const fork = () => cluster.fork();
+  for (let i = 0; i < flags.workers; i++) fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      codes.push(code ?? 0);
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(Math.max(0, ...codes));
+      return;
+    }
+    if (code === 1 && !signal) {
+      // A start-up failure (bad Corefile, port in use) would fail again: stop everything.
+      stopping = true;
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+      process.exit(1);
+    }
+    coreLog.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting a new one`);
+    fork();
+  });
+  const relay = (sig: NodeJS.Signals) => {
+    if (sig !== 'SIGUSR1') stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill(sig);
+  };
+  process.on('SIGTERM', () => relay('SIGTERM'));
+  process.on('SIGINT', () => relay('SIGINT'));
+  process.on('SIGUSR1', () => relay('SIGUSR1'));
+  process.on('SIGHUP', () => {});
+  if (flags.pidfile) writeFileSync(flags.pidfile, `${process.pid}\n`);
 }
 
 function installSignals(server: Server): void {
