@@ -1,10 +1,53 @@
-// SCAFFOLD: replaced by the real plugin; the registry needs the export to compile.
-import type { PluginDef } from '../../src/plugin.js';
+/**
+ * The `loop` directive (plugins.md, loop). On a detected loop the server logs CoreDNS's FATAL line
+ * and exits with status 1, as plugins.md specifies (operations-contract pain point 5 allows a
+ * not-ready report instead; the product keeps CoreDNS's behaviour so that existing alerting on
+ * CrashLoopBackOff and the documented troubleshooting page still apply).
+ */
+import { Qtype } from '../../src/dns/constants.js';
+import { nextOrFailure, type Handler, type PluginDef } from '../../src/plugin.js';
+import type { Query } from '../../src/query.js';
+import { LoopState } from './loop.js';
+
+function hostPort(addr: string, port: number): string {
+  return addr.includes(':') ? `[${addr}]:${port}` : `${addr}:${port}`;
+}
+
+export class LoopHandler implements Handler {
+  readonly name = 'loop';
+
+  constructor(readonly state: LoopState, readonly next: Handler | null) {}
+
+  serve(q: Query): number | Promise<number> {
+    if (q.qtype === Qtype.HINFO && !this.state.disabled && q.lname === this.state.qname) {
+      if (this.state.inc()) {
+        const t = q.transport;
+        this.state.fatal(hostPort(t.remoteAddress, t.remotePort), hostPort(t.localAddress, t.localPort));
+      }
+    }
+    return nextOrFailure(this.name, this.next, q);
+  }
+}
+
+/** Where the self-query goes: the first bound address, or the local host for all interfaces. */
+export function probeTarget(bind: readonly string[]): string {
+  const first = bind[0];
+  if (first === undefined || first === '0.0.0.0' || first === '') return '127.0.0.1';
+  if (first === '::') return '::1';
+  return first;
+}
 
 export const loop: PluginDef = {
   name: 'loop',
   repeat: 'error',
-  setup(d) {
-    throw d.err('plugin loop is not implemented yet');
+  setup(d, ctx) {
+    d.next();
+    if (d.nextArg()) throw d.argErr();
+    const state = new LoopState(ctx.block.zones[0] ?? '.', ctx.log);
+    ctx.onServing(() => {
+      state.start(probeTarget(ctx.block.bindAddresses), ctx.block.port);
+    });
+    ctx.onShutdown(() => state.stop());
+    return (next: Handler | null): Handler => new LoopHandler(state, next);
   },
 };

@@ -1,0 +1,103 @@
+import * as dgram from 'node:dgram';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/corefile/types.js';
+import { parseRequest } from '../../src/dns/wire.js';
+import { setLogSink } from '../../src/log.js';
+import type { Handler } from '../../src/plugin.js';
+import { Query } from '../../src/query.js';
+import { makeQuery, TEST_TRANSPORT } from '../../test/helpers/dns.js';
+import { freePort } from '../../test/helpers/net.js';
+import { dispenserFor, fakeSetupContext, FakeNext, type FakeContext } from '../../test/helpers/upstream.js';
+import { loop, LoopHandler, probeTarget } from './index.js';
+import { loopHooks, random62 } from './loop.js';
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+/** A UDP socket standing in for the server's listener; `onProbe` gets each packet. */
+async function listener(onProbe: (pkt: Buffer, reply: (b: Buffer) => void) => void): Promise<number> {
+  const port = await freePort();
+  const sock = dgram.createSocket('udp4');
+  sock.on('message', (msg, rinfo) => onProbe(msg, (b) => sock.send(b, rinfo.port, rinfo.address)));
+  await new Promise<void>((r) => sock.bind(port, '127.0.0.1', () => r()));
+  cleanups.push(() => new Promise<void>((r) => sock.close(() => r())));
+  return port;
+}
+
+async function setup(port: number, zones = ['example.org.']): Promise<{ h: LoopHandler; ctx: FakeContext; next: FakeNext }> {
+  const ctx = fakeSetupContext({ zones, port });
+  const f = await loop.setup(dispenserFor('loop', 'loop'), ctx);
+  const next = new FakeNext(() => 5);
+  const h = f!(next) as LoopHandler;
+  cleanups.push(() => ctx.stop());
+  return { h, ctx, next };
+}
+
+function queryFrom(pkt: Buffer): Query {
+  const p = parseRequest(pkt);
+  if (p.kind !== 'query') throw new Error('bad probe');
+  return new Query(pkt, p.req, { ...TEST_TRANSPORT, remoteAddress: '127.0.0.1', remotePort: 5353, localAddress: '127.0.0.1', localPort: 53 });
+}
+
+describe('loop', () => {
+  it('rejects arguments', async () => {
+    await expect(Promise.resolve().then(() => loop.setup(dispenserFor('loop extra', 'loop'), fakeSetupContext()))).rejects.toThrow(ConfigError);
+  });
+
+  it('builds probe names below the first zone from two random integers below 2^62', async () => {
+    const { h } = await setup(1);
+    expect(h.state.qname).toMatch(/^\d+\.\d+\.example\.org\.$/);
+    for (let i = 0; i < 20; i++) expect(BigInt(random62()) < 1n << 62n).toBe(true);
+    expect(probeTarget([])).toBe('127.0.0.1');
+    expect(probeTarget(['::'])).toBe('::1');
+    expect(probeTarget(['10.1.2.3'])).toBe('10.1.2.3');
+  });
+
+  it('a probe seen a third time logs the FATAL line and exits with status 1', async () => {
+    const exits: number[] = [];
+    const prevExit = loopHooks.exit;
+    loopHooks.exit = (code) => { exits.push(code); };
+    cleanups.push(() => { loopHooks.exit = prevExit; });
+    const lines: string[] = [];
+    const prevSink = setLogSink((l) => lines.push(l));
+    cleanups.push(() => { setLogSink(prevSink); });
+    let handler: Handler | null = null;
+    const port = await listener((pkt) => {
+      // The "forwarder" sends the probe back into the chain three times (a loop).
+      for (let i = 0; i < 3; i++) void handler!.serve(queryFrom(pkt));
+    });
+    const { h, ctx, next } = await setup(port);
+    handler = h;
+    await ctx.start();
+    for (let i = 0; i < 200 && exits.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(exits).toEqual([1]);
+    expect(lines).toContain(`[FATAL] plugin/loop: Loop (127.0.0.1:5353 -> 127.0.0.1:53) detected for zone "example.org.", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO ${h.state.qname}"`);
+    expect(next.calls).toBe(3); // everything is passed on
+  });
+
+  it('once the probe is answered the plugin disables itself and only passes queries on', async () => {
+    const port = await listener((pkt, reply) => {
+      const out = Buffer.from(pkt);
+      out.writeUInt16BE(out.readUInt16BE(2) | 0x8000 | 2, 2); // any reply, even SERVFAIL
+      reply(out);
+    });
+    const { h, ctx, next } = await setup(port);
+    await ctx.start();
+    for (let i = 0; i < 200 && !h.state.disabled; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(h.state.disabled).toBe(true);
+    for (let i = 0; i < 5; i++) await h.serve(makeQuery(h.state.qname, 'HINFO'));
+    expect(h.state.seen).toBe(0);
+    expect(next.calls).toBe(5);
+  });
+
+  it('counts only HINFO queries for the probe name', async () => {
+    const { h } = await setup(1);
+    await h.serve(makeQuery(h.state.qname, 'A'));
+    await h.serve(makeQuery(`x.${h.state.qname}`, 'HINFO'));
+    expect(h.state.seen).toBe(0);
+    await h.serve(makeQuery(h.state.qname.toUpperCase(), 'HINFO'));
+    expect(h.state.seen).toBe(1);
+  });
+});
