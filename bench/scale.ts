@@ -1,0 +1,214 @@
+/**
+ * `npm run bench:scale`: a synthetic cluster of 10,000 services and 150,000 pods with their
+ * EndpointSlices in the sandbox API server; clusterdns with the kubernetes plugin against it.
+ * Reports: time until /ready (from process start and from the first API request), RSS after sync
+ * (and over an empty-cluster baseline, per object), QPS for service A queries, and the delay
+ * between a watch event and the first answer that reflects it, under a churn of endpoint changes.
+ *
+ * Usage: npm run bench:scale [-- --services 10000 --pods 150000 --churn 100 --churn-seconds 10]
+ */
+import * as dgram from 'node:dgram';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startSandbox, type Sandbox } from '../sandbox/server.js';
+import { machineDescription, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+function arg(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : def;
+}
+
+const SERVICES = arg('services', 10_000);
+const PODS = arg('pods', 150_000);
+const CHURN = arg('churn', 100);
+const CHURN_SECONDS = arg('churn-seconds', 10);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let nextPort = 30000 + Math.floor(Math.random() * 20000);
+
+async function startServer(url: string): Promise<{ proc: Proc; port: number; readyPort: number; t0: number }> {
+  const port = nextPort++;
+  const readyPort = nextPort++;
+  const dir = mkdtempSync(join(tmpdir(), 'clusterdns-scale-'));
+  const corefile = `cluster.local:${port} in-addr.arpa:${port} {\n  ready 127.0.0.1:${readyPort}\n  kubernetes cluster.local in-addr.arpa {\n    endpoint ${url}\n    startup_timeout 120s\n  }\n}\n`;
+  writeFileSync(join(dir, 'Corefile'), corefile);
+  const t0 = performance.now();
+  const proc = await startNode(join(root, 'bin/clusterdns'), ['-conf', join(dir, 'Corefile'), '-dns.port', String(port)], /^clusterdns-\d/, 0);
+  return { proc, port, readyPort, t0 };
+}
+
+async function waitReady(readyPort: number): Promise<number> {
+  for (;;) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${readyPort}/ready`);
+      if (r.status === 200) return performance.now();
+    } catch {
+      /* not listening yet */
+    }
+    await sleep(10);
+  }
+}
+
+function query(sock: dgram.Socket, port: number, name: string, id: number): Promise<Buffer> {
+  const labels = name.split('.').filter(Boolean);
+  const buf = Buffer.alloc(12 + labels.reduce((n, l) => n + l.length + 1, 1) + 4);
+  buf.writeUInt16BE(id, 0);
+  buf.writeUInt16BE(0x0100, 2);
+  buf.writeUInt16BE(1, 4);
+  let off = 12;
+  for (const l of labels) {
+    buf[off] = l.length;
+    buf.write(l, off + 1, 'latin1');
+    off += l.length + 1;
+  }
+  buf[off] = 0;
+  buf.writeUInt16BE(1, off + 1);
+  buf.writeUInt16BE(1, off + 3);
+  return new Promise((resolvePromise) => {
+    const onMsg = (m: Buffer) => {
+      if (m.readUInt16BE(0) !== id) return;
+      sock.off('message', onMsg);
+      resolvePromise(m);
+    };
+    sock.on('message', onMsg);
+    sock.send(buf, port, '127.0.0.1');
+  });
+}
+
+function hasAddress(reply: Buffer, ip: string): boolean {
+  const bytes = Buffer.from(ip.split('.').map(Number));
+  return reply.includes(bytes);
+}
+
+interface Slice {
+  metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  endpoints?: { addresses: string[] }[];
+  [k: string]: unknown;
+}
+
+async function measureChurn(sandbox: Sandbox, port: number): Promise<number[]> {
+  const res = await fetch(`${sandbox.url}/apis/discovery.k8s.io/v1/endpointslices?limit=2000`);
+  const list = (await res.json()) as { items: Slice[] };
+  const svcRes = await fetch(`${sandbox.url}/api/v1/services?limit=5000`);
+  const svcs = (await svcRes.json()) as { items: { metadata: { name: string; namespace: string }; spec: { clusterIP?: string } }[] };
+  const headless = new Set(svcs.items.filter((s) => s.spec.clusterIP === 'None').map((s) => `${s.metadata.namespace}/${s.metadata.name}`));
+  const slices = list.items.filter((s) => headless.has(`${s.metadata.namespace}/${s.metadata.labels?.['kubernetes.io/service-name']}`) && (s.endpoints?.length ?? 0) > 0);
+  if (slices.length === 0) throw new Error('no headless EndpointSlices in the synthetic cluster');
+  const sock = dgram.createSocket('udp4');
+  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
+  const latencies: number[] = [];
+  let id = 1;
+  const checks: Promise<void>[] = [];
+  const total = CHURN * CHURN_SECONDS;
+  const gap = 1000 / CHURN;
+  const start = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = start + i * gap;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const s = slices[i % slices.length]!;
+    const ip = `10.${200 + ((i >> 16) & 31)}.${(i >> 8) & 255}.${i & 255}`;
+    const changed: Slice = structuredClone(s);
+    changed.endpoints![0]!.addresses = [ip];
+    changed.metadata.annotations = { ...changed.metadata.annotations, 'endpoints.kubernetes.io/last-change-trigger-time': new Date().toISOString() };
+    const svc = s.metadata.labels!['kubernetes.io/service-name']!;
+    const name = `${svc}.${s.metadata.namespace}.svc.cluster.local`;
+    const t = performance.now();
+    sandbox.apply(changed);
+    slices[i % slices.length] = changed;
+    // Sample every fifth change: poll the name until the new address shows up.
+    if (i % 5 === 0) {
+      checks.push(
+        (async () => {
+          for (let tries = 0; tries < 100_000; tries++) {
+            const reply = await query(sock, port, name, (id = (id + 1) & 0xffff));
+            if (hasAddress(reply, ip)) {
+              latencies.push(performance.now() - t);
+              return;
+            }
+          }
+        })(),
+      );
+    }
+  }
+  await Promise.all(checks);
+  sock.close();
+  return latencies.sort((a, b) => a - b);
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(`generating ${SERVICES} services, ${PODS} pods...\n`);
+  const empty = await startSandbox({ objects: [] });
+  const base = await startServer(empty.url);
+  await waitReady(base.readyPort);
+  await sleep(1000);
+  const baseline = rssMiB(base.proc.pid).current;
+  await base.proc.stop();
+  await empty.close();
+
+  const sandbox = await startSandbox({ synthetic: { services: SERVICES, pods: PODS, namespaces: 50 }, historyLimit: 100_000 });
+  const server = await startServer(sandbox.url);
+  const firstRequest = (async () => {
+    while (sandbox.requests.length === 0) await sleep(1);
+    return performance.now();
+  })();
+  const tReady = await waitReady(server.readyPort);
+  const tApi = await firstRequest;
+  await sleep(2000);
+  const rss = rssMiB(server.proc.pid);
+  const objects = SERVICES + PODS + (await countSlices(sandbox.url));
+
+  const svcRes = await fetch(`${sandbox.url}/api/v1/services?limit=20000`);
+  const svcs = ((await svcRes.json()) as { items: { metadata: { name: string; namespace: string } }[] }).items;
+  const queries = svcs.map((s) => `${s.metadata.name}.${s.metadata.namespace}.svc.cluster.local A`);
+  await runLoad({ port: server.port, queries, proto: 'udp', durationS: 1 });
+  const load = await runLoad({ port: server.port, queries, proto: 'udp', durationS: 5 });
+
+  process.stdout.write(`measuring watch event -> answer under ${CHURN} changes/s for ${CHURN_SECONDS}s...\n`);
+  const lat = await measureChurn(sandbox, server.port);
+  const rssAfter = rssMiB(server.proc.pid);
+  await server.proc.stop();
+  await sandbox.close();
+
+  const result = {
+    machine: machineDescription(),
+    services: SERVICES,
+    pods: PODS,
+    objects,
+    readySecondsFromStart: Number(((tReady - server.t0) / 1000).toFixed(2)),
+    readySecondsFromFirstApiRequest: Number(((tReady - tApi) / 1000).toFixed(2)),
+    baselineRssMiB: Number(baseline.toFixed(1)),
+    rssAfterSyncMiB: Number(rss.current.toFixed(1)),
+    peakRssMiB: Number(rssAfter.peak.toFixed(1)),
+    bytesPerObject: Math.round(((rss.current - baseline) * 1024 * 1024) / objects),
+    corednsSizingRuleMiB: Math.round((PODS + SERVICES) / 1000 + 54),
+    serviceAQps: Math.round(load.qps),
+    eventToAnswerMs: { samples: lat.length, p50: Number(percentile(lat, 50).toFixed(2)), p99: Number(percentile(lat, 99).toFixed(2)), max: Number((lat[lat.length - 1] ?? NaN).toFixed(2)) },
+  };
+  const outDir = join(root, 'bench/results');
+  mkdirSync(outDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  writeFileSync(join(outDir, `scale-${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+}
+
+async function countSlices(url: string): Promise<number> {
+  let n = 0;
+  let cont = '';
+  for (;;) {
+    const r = await fetch(`${url}/apis/discovery.k8s.io/v1/endpointslices?limit=5000${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+    const body = (await r.json()) as { items: unknown[]; metadata: { continue?: string } };
+    n += body.items.length;
+    if (!body.metadata.continue) return n;
+    cont = body.metadata.continue;
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});
