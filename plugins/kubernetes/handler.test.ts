@@ -190,6 +190,58 @@ describe('other record rules', () => {
     });
   }
 
+  it('endpoint_pod_names: AAAA by pod name, PTR to the pod name', async () => {
+    const he = new KubernetesHandler(baseConfig({ endpointPodNames: true }), fixtureStore(), () => true, null, null);
+    const q = makeQuery('web-1.hl.testns.svc.cluster.local.', 'AAAA');
+    expect(await he.serve(q)).toBe(Rcode.NOERROR);
+    expect(replyOf(q)!.answers.map(fmt)).toEqual(['web-1.hl.testns.svc.cluster.local. 5 AAAA fd00:10:244::21']);
+    const p = makeQuery('21.1.244.10.in-addr.arpa.', 'PTR');
+    expect(await he.serve(p)).toBe(Rcode.NOERROR);
+    expect(replyOf(p)!.answers.map(fmt)).toEqual(['21.1.244.10.in-addr.arpa. 5 PTR web-1.hl.testns.svc.cluster.local.']);
+  });
+
+  it('serves the root zone when the block key is `.`', async () => {
+    const hr = new KubernetesHandler(baseConfig({ zones: ['.'], primaryZone: '.' }), fixtureStore(), () => true, null, null);
+    const q = makeQuery('svc1.testns.svc.', 'A');
+    expect(await hr.serve(q)).toBe(Rcode.NOERROR);
+    expect(replyOf(q)!.answers.map(fmt)).toEqual(['svc1.testns.svc. 5 A 10.96.0.11']);
+    const s = makeQuery('_http._tcp.svc1.testns.svc.', 'SRV');
+    await hr.serve(s);
+    expect(replyOf(s)!.answers.map(fmt)).toEqual(['_http._tcp.svc1.testns.svc. 5 SRV 0 100 80 svc1.testns.svc.']);
+    const n = makeQuery('google.com.', 'A');
+    expect(await hr.serve(n)).toBe(Rcode.NXDOMAIN);
+    expect(replyOf(n)!.authorities.map(fmt)).toEqual(['. 5 SOA ns.dns. hostmaster. <serial> 7200 1800 86400 5']);
+    const p = makeQuery('11.0.96.10.in-addr.arpa.', 'PTR');
+    await hr.serve(p);
+    expect(replyOf(p)!.answers.map(fmt)).toEqual(['11.0.96.10.in-addr.arpa. 5 PTR svc1.testns.svc.']);
+  });
+
+  it('passes queries outside its zones to the next plugin', async () => {
+    const q = makeQuery('example.org.', 'A');
+    const hn = new KubernetesHandler(baseConfig(), fixtureStore(), () => true, answeringNext, null);
+    await hn.serve(q);
+    expect(q.reply?.plugin).toBe('next');
+  });
+
+  it('namespaces option filters PTR answers', async () => {
+    const hn = new KubernetesHandler(baseConfig({ namespaces: new Set(['kube-system']) }), fixtureStore(), () => true, null, null);
+    expect(await hn.serve(makeQuery('11.0.96.10.in-addr.arpa.', 'PTR'))).toBe(Rcode.NXDOMAIN);
+    expect(await hn.serve(makeQuery('10.0.96.10.in-addr.arpa.', 'PTR'))).toBe(Rcode.NOERROR);
+  });
+
+  it('reverse-zone name errors carry the reverse zone SOA as spelled', async () => {
+    const q = makeQuery('1.2.3.4.5.IN-ADDR.arpa.', 'PTR');
+    expect(await h.serve(q)).toBe(Rcode.NXDOMAIN);
+    expect(replyOf(q)!.authorities.map(fmt)).toEqual(['IN-ADDR.arpa. 5 SOA ns.dns.IN-ADDR.arpa. hostmaster.IN-ADDR.arpa. <serial> 7200 1800 86400 5']);
+  });
+
+  it('ttl 0: records with TTL 0, SOA TTL 0', async () => {
+    const h0 = new KubernetesHandler(baseConfig({ ttl: 0 }), fixtureStore(), () => true, null, null);
+    const q = makeQuery('svc1.testns.svc.cluster.local.', 'AAAA');
+    await h0.serve(q);
+    expect(replyOf(q)!.authorities.map(fmt)).toEqual(['cluster.local. 0 SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 0']);
+  });
+
   it('pods verified: only pods of that namespace with that exact IP', async () => {
     const hv = new KubernetesHandler(baseConfig({ podMode: 'verified' }), fixtureStore(), () => true, null, null);
     const ok = makeQuery('10-244-2-7.testns.pod.cluster.local.', 'A');

@@ -128,6 +128,8 @@ describe('watch-backed index', () => {
     const ix = index(sb.url);
     const h = handler(ix);
     await until('synced', () => ix.synced());
+    const lists = (): number => sb.requests.filter((r) => r.query['watch'] === undefined).length;
+    const listsBefore = lists();
     await sb.setOffline(true);
     expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual(['svc1.testns.svc.cluster.local. 5 A 10.96.0.11']);
     sb.apply(svc('testns', 'during-cut', { type: 'ClusterIP', clusterIP: '10.96.2.2', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
@@ -138,6 +140,8 @@ describe('watch-backed index', () => {
     await until('change made during the cut seen', async () => (await answers(h, 'during-cut.testns.svc.cluster.local.')).length === 1);
     await until('delete made during the cut seen', async () => (await answers(h, 'svc2.testns.svc.cluster.local.')).length === 0);
     expect(ix.synced()).toBe(true);
+    // the watches resumed from the last seen resourceVersion: no relist was needed
+    expect(lists()).toBe(listsBefore);
   });
 
   it('relists and diffs after 410 Gone (history compacted while disconnected)', async () => {
