@@ -159,3 +159,65 @@ describe('Corefile.example', () => {
     }
   });
 });
+
+describe('Dockerfile', () => {
+  const text = readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8');
+  // Instructions with line continuations joined, comments dropped.
+  const instructions = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+  const stages: { from: string; name: string; lines: string[] }[] = [];
+  for (const line of instructions) {
+    const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
+    if (from) stages.push({ from: from[1] ?? '', name: from[2] ?? '', lines: [] });
+    else stages.at(-1)?.lines.push(line);
+  }
+  const args = new Map(instructions.flatMap((l) => {
+    const m = /^ARG\s+(\w+)=(\S+)/.exec(l);
+    return m ? [[m[1] ?? '', m[2] ?? '']] : [];
+  }));
+  const resolve = (image: string): string => image.replace(/\$\{(\w+)\}/g, (_, v: string) => args.get(v) ?? '');
+  const final = stages.at(-1);
+
+  it('builds on node:24-bookworm-slim with npm ci, npm run build and a production-only npm ci', () => {
+    const build = stages.find((s) => s.name === 'build');
+    expect(build && resolve(build.from)).toBe('node:24-bookworm-slim');
+    const runs = build?.lines.filter((l) => l.startsWith('RUN')).join('\n') ?? '';
+    expect(runs).toMatch(/npm ci\b/);
+    expect(runs).toMatch(/npm run build/);
+    expect(runs).toMatch(/npm ci --omit=dev --ignore-scripts/);
+  });
+
+  it('runs as 65532 on a Node 24 distroless base with node allowed to bind port 53', () => {
+    if (!final) throw new Error('no stages');
+    const base = stages.find((s) => s.name === final.from);
+    expect(base && resolve(base.from)).toBe('gcr.io/distroless/nodejs24-debian12:nonroot');
+    expect(instructions.some((l) => /setcap cap_net_bind_service=\+ep/.test(l))).toBe(true);
+    expect(final.lines).toContain('USER 65532:65532');
+    expect(final.lines).toContain('EXPOSE 53 53/udp 8080 8181 9153');
+    expect(final.lines).toContain('ENTRYPOINT ["/nodejs/bin/node", "/app/bin/clusterdns"]');
+    expect(final.lines).toContain('CMD ["-conf", "/etc/coredns/Corefile"]');
+    for (const what of ['/prod/node_modules', '/src/dist', 'package.json', 'bin']) {
+      expect(final.lines.some((l) => l.startsWith('COPY') && l.includes(` ${what} `)), what).toBe(true);
+    }
+  });
+
+  it('uses the user the chart runs the container as', () => {
+    if (!isObject(values) || !isObject(values.securityContext)) throw new Error('bad values');
+    expect(final?.lines).toContain(`USER ${String(values.securityContext.runAsUser)}:${String(values.securityContext.runAsGroup)}`);
+  });
+
+  it('.dockerignore keeps every folder tsconfig.build.json compiles and drops node_modules and dist', () => {
+    const ignore = readFileSync(path.join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+    const build: unknown = JSON.parse(readFileSync(path.join(REPO_ROOT, 'tsconfig.build.json'), 'utf8'));
+    const included = isObject(build) && Array.isArray(build.include) ? build.include.map(String) : [];
+    expect(included).toContain('src');
+    for (const keep of ['!package.json', '!package-lock.json', '!tsconfig.json', '!tsconfig.build.json', '!bin', ...included.map((d) => `!${d}`)]) {
+      expect(ignore, keep).toContain(keep);
+    }
+    expect(ignore).toContain('**/node_modules');
+    expect(ignore).toContain('**/dist');
+  });
+});
