@@ -124,7 +124,7 @@ describe('loadbalance round_robin', () => {
   }
 
   it('mixed sections: CNAMEs first, other types, then shuffled addresses, then MX', async () => {
-    const next = nextWith((q) => ({
+    const next = nextWith(() => ({
       answers: [
         a('t.example', '192.0.2.1'),
         { name: 'x.example', type: 'MX', ttl: 60, data: { preference: 10, exchange: 'mx.example' } },
@@ -143,7 +143,7 @@ describe('loadbalance round_robin', () => {
 
   it('shuffles additional sections independently and leaves SRV order alone', async () => {
     const srv = (port: number): Answer => ({ name: 'lb.example', type: 'SRV', ttl: 5, data: { priority: 0, weight: 10, port, target: `t${port}.example` } });
-    const next = nextWith((q) => ({ answers: [srv(1), srv(2), srv(3)], additionals: ips.map((ip) => a('t1.example', ip)) }), true);
+    const next = nextWith(() => ({ answers: [srv(1), srv(2), srv(3)], additionals: ips.map((ip) => a('t1.example', ip)) }), true);
     const h = await build('loadbalance', next);
     const orders = new Set<string>();
     for (let i = 0; i < 30; i++) {
