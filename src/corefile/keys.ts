@@ -1,0 +1,86 @@
+/**
+ * Server-block keys: `[SCHEME://]ZONE[:PORT]` (corefile.md §6.1, §6.3).
+ *
+ * Mirrors CoreDNS's `normalizeZone` + `plugin.SplitHostPort`, except that only `dns://` is served:
+ * the other schemes CoreDNS knows (tls, quic, grpc, https, https3) are rejected instead of being
+ * silently served as plain DNS, and a zone containing `{` is rejected (§9 #27).
+ */
+import { fqdn, isDomainName, reverseZonesFromCidr } from '../dns/name.js';
+import { ConfigError, type Token } from './types.js';
+
+export interface ServerKey {
+  readonly scheme: 'dns';
+  /** Normalised (lower-case, absolute) zone; for a CIDR key the first of `zones`. */
+  readonly zone: string;
+  /** All zones of the key: one, or the reverse zones a CIDR key expands to. */
+  readonly zones: string[];
+  /** Explicit port, or the `-dns.port` default. */
+  readonly port: number;
+  /** The key as written (after environment substitution), e.g. `dns://Example.ORG:1053`. */
+  readonly text: string;
+  readonly token: Token;
+}
+
+/** Schemes CoreDNS serves that this product does not (corefile.md §6.1). */
+const UNSUPPORTED_SCHEMES = new Set(['tls', 'quic', 'grpc', 'https', 'https3']);
+
+/**
+ * Parse one server-block key. `dnsPort` is the `-dns.port` value used when the key has no port.
+ * Throws a `ConfigError` located at the key's token.
+ */
+export function parseServerKey(key: Token, dnsPort: number): ServerKey {
+  const fail = (msg: string): ConfigError => new ConfigError(msg, key.file, key.line);
+  let rest = key.text;
+
+  // Scheme. CoreDNS only strips the prefixes it knows (case-sensitively) and would treat anything
+  // else as part of the zone (`foo://x` → zone `foo://x.`); a key containing `://` is always a
+  // mistake, so any scheme other than dns:// is an error here.
+  const sep = rest.indexOf('://');
+  if (sep >= 0) {
+    const scheme = rest.slice(0, sep).toLowerCase();
+    if (scheme !== 'dns') {
+      if (UNSUPPORTED_SCHEMES.has(scheme)) {
+        throw fail(`scheme ${scheme}:// is not supported; only dns://`);
+      }
+      throw fail(`unknown scheme ${rest.slice(0, sep)}:// in "${key.text}"; only dns:// is supported`);
+    }
+    rest = rest.slice(sep + 3);
+  }
+
+  // Port: the text after the *last* colon, if it is a number (SplitHostPort). This is what makes
+  // IPv6 CIDRs work: `fd00::/64` has `/64` after its last colon, so it has no port, while
+  // `fd00::/64:1053` does.
+  let port = dnsPort;
+  const colon = rest.lastIndexOf(':');
+  if (colon >= 0 && colon === rest.length - 1) {
+    throw fail(`expecting data after last colon: ${JSON.stringify(rest)}`);
+  }
+  if (colon >= 0) {
+    const p = rest.slice(colon + 1);
+    // Go's strconv.Atoi accepts a sign; a signed or out-of-range number is still "a port" (CoreDNS
+    // then fails to listen), so reject it here rather than folding it into the zone.
+    if (/^[+-]?[0-9]+$/.test(p)) {
+      const v = Number(p);
+      if (!Number.isInteger(v) || v < 0 || v > 65535) throw fail(`invalid port ${JSON.stringify(p)} in "${key.text}"`);
+      port = v;
+      rest = rest.slice(0, colon);
+    }
+  }
+
+  const zoneText = rest.toLowerCase();
+  const len = Buffer.byteLength(zoneText);
+  if (len > 255) throw fail(`specified zone is too long: ${len} > 255`);
+  // Deliberate divergence (§9 #27): CoreDNS would serve a zone literally named `example.org{.`
+  // when the brace is glued to the key; no working configuration relies on that.
+  if (zoneText.includes('{') || !isDomainName(zoneText) || zoneText === '') {
+    throw fail(`zone is not a valid domain name: ${rest}`);
+  }
+
+  let zones: string[];
+  try {
+    zones = reverseZonesFromCidr(zoneText) ?? [fqdn(zoneText)];
+  } catch (e) {
+    throw fail(e instanceof Error ? e.message : String(e));
+  }
+  return { scheme: 'dns', zone: zones[0]!, zones, port, text: key.text, token: key };
+}
