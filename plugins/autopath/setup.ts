@@ -1,0 +1,65 @@
+/**
+ * `autopath [ZONES...] RESOLV-CONF` (plugins.md, autopath). The last argument is either `@PLUGIN`
+ * (the search path comes from that plugin per query; only `@kubernetes` supplies one) or a
+ * resolv.conf-style file whose `search` (or `domain`) list, normalised and followed by the empty
+ * element, is the search path for every client.
+ */
+import { readFileSync } from 'node:fs';
+import type { Dispenser } from '../../src/corefile/dispenser.js';
+import { fqdn, normalizeZoneArgs } from '../../src/dns/name.js';
+
+export interface AutopathConfig {
+  /** Zones the plugin acts on (normalised, absolute); the block's zones when none are given. */
+  readonly zones: readonly string[];
+  /** `kubernetes` for `@kubernetes`; null when a resolv.conf file was given. */
+  readonly plugin: string | null;
+  /** The search path from the file: normalised domains then `''`; empty with `@PLUGIN`. */
+  readonly search: readonly string[];
+}
+
+/**
+ * Search domains of a resolv.conf text as miekg/dns `ClientConfigFromReader` reads them: the last
+ * `search` line wins; `domain X` sets the list to `[X]`. Lower-cased and made absolute.
+ */
+export function resolvConfSearch(text: string): string[] {
+  let out: string[] = [];
+  for (const raw of text.split('\n')) {
+    const f = raw.trim().split(/\s+/);
+    if (f[0] === 'search') out = f.slice(1);
+    else if (f[0] === 'domain' && f[1] !== undefined) out = [f[1]];
+  }
+  return out.filter((d) => d !== '').map((d) => fqdn(d.toLowerCase()));
+}
+
+function readError(path: string, e: unknown): string {
+  const err = e as NodeJS.ErrnoException;
+  if (err.code === 'ENOENT') return `open ${path}: no such file or directory`;
+  if (err.code === 'EACCES') return `open ${path}: permission denied`;
+  if (err.code === 'EISDIR') return `read ${path}: is a directory`;
+  return err.message;
+}
+
+export function parseAutopath(d: Dispenser, blockZones: readonly string[]): AutopathConfig {
+  let cfg: AutopathConfig = { zones: blockZones, plugin: null, search: [] };
+  while (d.next()) {
+    const args = d.remainingArgs();
+    const resolv = args.at(-1);
+    if (resolv === undefined) throw d.err('no resolv-conf specified');
+    let plugin: string | null = null;
+    let search: string[] = [];
+    if (resolv.startsWith('@')) {
+      plugin = resolv.slice(1);
+    } else {
+      let text: string;
+      try {
+        text = readFileSync(resolv, 'utf8');
+      } catch (e) {
+        throw d.err(`failed to parse "${resolv}": ${readError(resolv, e)}`);
+      }
+      search = [...resolvConfSearch(text), ''];
+    }
+    const zoneArgs = args.slice(0, -1);
+    cfg = { zones: zoneArgs.length ? normalizeZoneArgs(zoneArgs) : blockZones, plugin, search };
+  }
+  return cfg;
+}
