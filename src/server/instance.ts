@@ -7,7 +7,7 @@ import { isIPv6 } from 'node:net';
 import { PLUGINS } from '../../plugins/index.js';
 import { Dispenser } from '../corefile/dispenser.js';
 import { parseServerKey, type ServerKey } from '../corefile/keys.js';
-import { parseCorefileWithFiles } from '../corefile/parser.js';
+import { defaultCorefile, parseCorefileWithFiles } from '../corefile/parser.js';
 import { ConfigError, type ServerBlock, type Token } from '../corefile/types.js';
 import { logger } from '../log.js';
 import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SetupContext } from '../plugin.js';
@@ -19,9 +19,6 @@ export interface ConfigSource {
   readonly path: string;
   readonly text: string;
 }
-
-/** The built-in Corefile used when none is found or it has no server blocks (corefile.md §1.2). */
-export const DEFAULT_COREFILE = '.:{PORT} {\nwhoami\nlog\n}\n';
 
 type Hook = () => void | Promise<void>;
 
@@ -141,7 +138,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   let parsed = parseCorefileWithFiles(text, source.path, parseOpts);
   let effectiveSource = source;
   if (parsed.blocks.length === 0) {
-    text = DEFAULT_COREFILE.replace('{PORT}', String(opts.dnsPort));
+    text = defaultCorefile(opts.dnsPort); // the built-in default (corefile.md §1.2)
     effectiveSource = { path: source.path, text };
     parsed = parseCorefileWithFiles(text, '<default>', parseOpts);
   }
