@@ -91,7 +91,8 @@ function withValuesFile<T>(values: Record<string, unknown> | undefined, fn: (arg
   const dir = mkdtempSync(path.join(tmpdir(), 'clusterdns-values-'));
   try {
     const file = path.join(dir, 'values.yaml');
-    writeFileSync(file, stringify(values));
+    // helm reads values as YAML 1.1 (yes/no/on/off are booleans there), so quote accordingly.
+    writeFileSync(file, stringify(values, { version: '1.1' }));
     return fn(['--values', file]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -371,6 +371,44 @@ describe('customised values', () => {
     expect(at(plain, 'spec', 'template', 'spec')).not.toHaveProperty('priorityClassName');
   });
 
+  it('passes through env, volumes, secrets, spread constraints (tpl), pod annotations and custom metadata', () => {
+    const objs = render({
+      values: {
+        image: { digest: `sha256:${'a'.repeat(64)}` },
+        env: [{ name: 'TZ', value: 'UTC' }],
+        extraVolumes: [{ name: 'custom', configMap: { name: 'coredns-custom', optional: true } }],
+        extraVolumeMounts: [{ name: 'custom', mountPath: '/etc/coredns/custom', readOnly: true }],
+        extraSecrets: [{ name: 'tls-certs', mountPath: '/etc/tls' }],
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'app.kubernetes.io/instance': '{{ .Release.Name }}' } } },
+        ],
+        podAnnotations: { 'example.com/pod': 'yes' },
+        customLabels: { team: 'platform' },
+        customAnnotations: { 'example.com/owner': 'platform' },
+      },
+    });
+    const deploy = one(objs, 'Deployment');
+    const c = container(deploy);
+    expect(c.image).toBe(`ghcr.io/clusterdns/clusterdns@sha256:${'a'.repeat(64)}`);
+    expect(c.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=179' }, { name: 'TZ', value: 'UTC' }]);
+    expect(c.volumeMounts).toEqual([
+      { name: 'config-volume', mountPath: '/etc/coredns', readOnly: true },
+      { name: 'tls-certs', mountPath: '/etc/tls', readOnly: true },
+      { name: 'custom', mountPath: '/etc/coredns/custom', readOnly: true },
+    ]);
+    const volumes = arr(deploy, 'spec', 'template', 'spec', 'volumes');
+    expect(volumes).toContainEqual({ name: 'tls-certs', secret: { secretName: 'tls-certs', defaultMode: 0o444 } });
+    expect(volumes).toContainEqual({ name: 'custom', configMap: { name: 'coredns-custom', optional: true } });
+    expect(at(deploy, 'spec', 'template', 'spec', 'topologySpreadConstraints', 0, 'labelSelector', 'matchLabels')).toEqual({ 'app.kubernetes.io/instance': 'clusterdns' });
+    const podAnnotations = rec(deploy, 'spec', 'template', 'metadata', 'annotations');
+    expect(podAnnotations['example.com/pod']).toBe('yes');
+    expect(podAnnotations).toHaveProperty('checksum/config');
+    for (const o of objs) {
+      expect(o.metadata.labels?.team, o.kind).toBe('platform');
+      expect(o.metadata.annotations?.['example.com/owner'], o.kind).toBe('platform');
+    }
+  });
+
   it('does not create a ServiceAccount or RBAC when disabled', () => {
     const objs = render({ set: ['serviceAccount.create=false', 'serviceAccount.name=dns-sa', 'rbac.create=false', 'podDisruptionBudget=null'] });
     expect(kinds(objs)).toEqual(['ConfigMap/coredns', 'Deployment/clusterdns', 'Service/kube-dns']);
