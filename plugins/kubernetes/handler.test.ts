@@ -90,6 +90,17 @@ describe('letter case, serial and cache behaviour', () => {
     expect(m.answers.map(fmt)).toEqual(['_HtTp._TcP.sVc1.TeStNs.SvC.cLuStEr.LoCaL. 5 SRV 0 100 80 svc1.testns.svc.cLuStEr.LoCaL.']);
   });
 
+  it('NS targets and glue carry the zone as spelled in the query', async () => {
+    const h = new KubernetesHandler(baseConfig(), fixtureStore(), () => true, null, null);
+    for (const zone of ['cluster.local.', 'Cluster.LOCAL.']) {
+      const q = makeQuery(zone, 'NS');
+      await h.serve(q);
+      const m = replyOf(q)!;
+      expect(m.answers.map(fmt)).toEqual([`${zone} 5 NS kube-dns.kube-system.svc.${zone}`]);
+      expect(m.additionals.map(fmt)).toEqual([`kube-dns.kube-system.svc.${zone} 5 A 10.96.0.10`]);
+    }
+  });
+
   it('serial is the time of the last change and is patched into cached replies', async () => {
     const store = fixtureStore();
     const h = new KubernetesHandler(baseConfig(), store, () => true, null, null);

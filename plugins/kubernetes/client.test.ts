@@ -1,0 +1,81 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { logger } from '../../src/log.js';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { ApiClient } from './client.js';
+import { KubeIndex } from './kubeindex.js';
+import { fixtureObjects } from './testdata.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+function kubeconfig(server: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'k8s-kubeconfig-'));
+  const path = join(dir, 'config');
+  writeFileSync(path, `apiVersion: v1
+kind: Config
+clusters:
+- name: wrong
+  cluster:
+    server: http://127.0.0.1:1
+    insecure-skip-tls-verify: true
+- name: sandbox
+  cluster:
+    server: ${server}
+    insecure-skip-tls-verify: true
+users:
+- name: u
+  user:
+    token: abc
+contexts:
+- name: broken
+  context: { cluster: wrong, user: u }
+- name: sb
+  context: { cluster: sandbox, user: u }
+current-context: broken
+`);
+  return path;
+}
+
+const base = { endpoint: null, tls: null, qps: 0, burst: 0, maxInflight: 0 };
+
+describe('API client configuration', () => {
+  it('uses a kubeconfig file and the named context', async () => {
+    const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
+    cleanups.push(() => sb.close());
+    const ix = new KubeIndex({ ...base, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' }, labels: null, namespaceLabels: null, endpoints: true, pods: false }, logger('kubernetes'));
+    cleanups.push(() => ix.stop());
+    ix.start();
+    const deadline = Date.now() + 20_000;
+    while (!ix.synced()) {
+      if (Date.now() > deadline) throw new Error(`not synced: ${ix.notReadyReason()}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(ix.store.services.size).toBe(14);
+  });
+
+  it('rejects a context that does not exist', () => {
+    expect(() => new ApiClient({ ...base, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } })).toThrow(/context "nope" does not exist/);
+  });
+
+  it('needs the in-cluster environment without endpoint or kubeconfig', () => {
+    const saved = [process.env['KUBERNETES_SERVICE_HOST'], process.env['KUBERNETES_SERVICE_PORT']];
+    delete process.env['KUBERNETES_SERVICE_HOST'];
+    delete process.env['KUBERNETES_SERVICE_PORT'];
+    try {
+      expect(() => new ApiClient({ ...base, kubeconfig: null })).toThrow(/KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined/);
+    } finally {
+      if (saved[0] !== undefined) process.env['KUBERNETES_SERVICE_HOST'] = saved[0];
+      if (saved[1] !== undefined) process.env['KUBERNETES_SERVICE_PORT'] = saved[1];
+    }
+  });
+
+  it('plain http endpoint: host label is host:port', () => {
+    const c = new ApiClient({ ...base, endpoint: 'http://127.0.0.1:8001', kubeconfig: null });
+    expect(c.host).toBe('127.0.0.1:8001');
+  });
+});

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { toService, toSlice } from './convert.js';
+import { Store } from './store.js';
+import type { ServiceRec, SliceRec } from './types.js';
+import { slice, svc } from './testdata.js';
+
+function service(over: Partial<ServiceRec> = {}): ServiceRec {
+  return { name: 'a', namespace: 'ns', resourceVersion: '1', type: 'ClusterIP', clusterIPs: ['10.0.0.1'], headless: false, externalName: '', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], externalIPs: [], ...over };
+}
+
+function sl(over: Partial<SliceRec> = {}): SliceRec {
+  return {
+    name: 'a-1', namespace: 'ns', resourceVersion: '1', service: 'a', addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: 'p', nodeName: 'n1' }], triggerTime: null, ...over,
+  };
+}
+
+describe('store serial (§3.3)', () => {
+  function clocked(): { store: Store; tick: () => number } {
+    const store = new Store();
+    let t = 1_000_000;
+    store.now = () => t * 1000;
+    return { store, tick: () => ++t };
+  }
+
+  it('bumps on add/delete and relevant updates only', () => {
+    const { store, tick } = clocked();
+    expect(store.serial).toBe(0);
+    store.upsert('services', service());
+    expect(store.serial).toBe(1_000_000);
+    let now = tick();
+    store.upsert('services', service({ resourceVersion: '1', ports: [] })); // same RV: ignored
+    expect(store.serial).toBe(1_000_000);
+    store.upsert('services', service({ resourceVersion: '2' })); // nothing DNS-relevant changed
+    expect(store.serial).toBe(1_000_000);
+    store.upsert('services', service({ resourceVersion: '3', ports: [{ name: 'http', port: 81, protocol: 'TCP' }] }));
+    expect(store.serial).toBe(now);
+    now = tick();
+    store.upsert('services', service({ resourceVersion: '4', ports: [{ name: 'http', port: 81, protocol: 'TCP' }], externalName: 'x.example.' }));
+    expect(store.serial).toBe(now);
+    now = tick();
+    store.upsert('namespaces', { name: 'ns', resourceVersion: '1' });
+    store.remove('namespaces', 'ns');
+    expect(store.serial).toBe(now - 1);
+    store.upsert('endpointslices', sl());
+    expect(store.serial).toBe(now);
+    now = tick();
+    store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: 'p', nodeName: 'n2' }] }));
+    expect(store.serial).toBe(now - 1); // node name is not DNS data
+    store.upsert('endpointslices', sl({ resourceVersion: '3', endpoints: [{ addresses: ['10.1.0.1'], ready: false, hostname: '', targetRefName: 'p', nodeName: 'n2' }] }));
+    expect(store.serial).toBe(now);
+    now = tick();
+    store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '1', ip: '10.1.0.1' });
+    expect(store.serial).toBe(now);
+    now = tick();
+    store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '2', ip: '10.1.0.1' });
+    expect(store.serial).toBe(now - 1);
+    store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '3', ip: '10.1.0.2' });
+    expect(store.serial).toBe(now);
+    expect(store.podNamespace('10.1.0.2')).toBe('ns');
+    expect(store.podNamespace('10.1.0.1')).toBeUndefined();
+    now = tick();
+    store.remove('services', 'ns/a');
+    expect(store.serial).toBe(now);
+  });
+
+  it('replace() diffs: unchanged objects untouched, vanished ones deleted, one notification', () => {
+    const store = new Store();
+    const notes: string[][] = [];
+    store.subscribe((d) => notes.push([...d].sort()));
+    store.upsert('services', service());
+    store.upsert('services', service({ name: 'b', clusterIPs: ['10.0.0.2'] }));
+    notes.length = 0;
+    store.replace('services', [service(), service({ name: 'c', clusterIPs: ['10.0.0.3'] })]);
+    expect([...store.services.keys()].sort()).toEqual(['a.ns', 'c.ns']);
+    expect(store.servicesByIP.has('10.0.0.2')).toBe(false);
+    expect(notes).toEqual([['ip:10.0.0.2', 'ip:10.0.0.3', 's:b.ns', 's:c.ns']]);
+  });
+
+  it('indexes slices by service and address, and unindexes on change', () => {
+    const store = new Store();
+    store.upsert('endpointslices', sl());
+    expect([...store.slicesByService.get('a.ns')!]).toEqual(['ns/a-1']);
+    expect([...store.slicesByAddr.get('10.1.0.1')!]).toEqual(['ns/a-1']);
+    store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.9'], ready: true, hostname: '', targetRefName: '', nodeName: '' }] }));
+    expect(store.slicesByAddr.has('10.1.0.1')).toBe(false);
+    expect([...store.slicesByAddr.get('10.1.0.9')!]).toEqual(['ns/a-1']);
+    store.remove('endpointslices', 'ns/a-1');
+    expect(store.slicesByService.size).toBe(0);
+    expect(store.slicesByAddr.size).toBe(0);
+  });
+});
+
+describe('converters', () => {
+  it('keeps only the DNS fields of a service; headless and dual-stack', () => {
+    const s = toService(svc('ns', 'x', { type: 'ClusterIP', clusterIP: 'FD00::0001', clusterIPs: ['fd00:0:0::1', '10.0.0.1'], ports: [{ name: 'p', port: 1, targetPort: 99 }], selector: { a: 'b' } }));
+    expect(s).toMatchObject({ name: 'x', namespace: 'ns', clusterIPs: ['fd00::1', '10.0.0.1'], headless: false, ports: [{ name: 'p', port: 1, protocol: 'TCP' }] });
+    expect(Object.keys(s as object).sort()).toEqual(['clusterIPs', 'externalIPs', 'externalName', 'headless', 'name', 'namespace', 'ports', 'resourceVersion', 'type']);
+    expect(toService(svc('ns', 'h', { clusterIP: 'None' }))).toMatchObject({ headless: true, clusterIPs: [] });
+  });
+
+  it('reports malformed objects', () => {
+    expect(toService({ metadata: { namespace: 'x' } })).toBe('missing metadata.name');
+    expect(toService(svc('ns', 'x', { clusterIP: '1.2.3' }))).toMatch(/unparsable cluster IP/);
+    expect(toService(svc('ns', 'x', { type: 'ExternalName' }))).toMatch(/without spec.externalName/);
+    expect(toSlice(slice('ns', 's', 'x', [{ port: 'a' }], []))).toMatch(/invalid port number/);
+    expect(toSlice(slice('ns', 's', 'x', [], [{ ip: '10.0.0.1' }], 'IPv6'))).toMatch(/unparsable address/);
+    expect(toSlice(slice('ns', 's', 'x', [], [{ ip: 'a.example' }], 'FQDN'))).toBeNull();
+  });
+
+  it('slice ports: null port → -1, null name/protocol → empty; ready unset → true', () => {
+    const s = toSlice(slice('ns', 's', 'x', [{ port: null, name: null, protocol: null }], [{ ip: '10.0.0.1', ready: null }, { ip: '10.0.0.2', ready: false }]));
+    expect(s).toMatchObject({ ports: [{ name: '', port: -1, protocol: '' }], endpoints: [{ ready: true }, { ready: false }] });
+  });
+});
