@@ -20,6 +20,18 @@ if have_version "$HELM"; then
   exit 0
 fi
 
+# A helm 3.18+ already on PATH is good enough (the tests look in .bin/ first, then on PATH),
+# unless HELM_FORCE_INSTALL=1.
+if [ "${HELM_FORCE_INSTALL:-0}" != "1" ] && command -v helm >/dev/null 2>&1; then
+  path_helm="$(command -v helm)"
+  v="$("$path_helm" version --template '{{.Version}}' 2>/dev/null || true)"
+  if [[ "$v" =~ ^v3\.([0-9]+)\. ]] && [ "${BASH_REMATCH[1]}" -ge 18 ]; then
+    echo "install-helm: using $path_helm ($v) from PATH" >&2
+    echo "$path_helm"
+    exit 0
+  fi
+fi
+
 GO="${GO:-}"
 if [ -z "$GO" ]; then
   if command -v go >/dev/null 2>&1; then GO="$(command -v go)"
