@@ -334,6 +334,74 @@ describe('watch', () => {
     await waitFor(() => sb?.watchCount() === 0, 'watch closed');
   });
 
+  it('watches EndpointSlices and Pods on their API paths, also via legacy /watch/ paths', async () => {
+    const slice = (name: string, ip: string): Record<string, unknown> => ({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name, namespace: 'n', labels: { 'kubernetes.io/service-name': 'x' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+      ports: [{ name: 'http', port: 8080 }],
+    });
+    sb = await startSandbox({ objects: [slice('x-1', '10.0.0.1')] });
+    const { watch } = clientsFor(sb.url);
+    const rv = sb.resourceVersion();
+    const w = await collectWatch(watch, '/apis/discovery.k8s.io/v1/namespaces/n/endpointslices', {
+      resourceVersion: rv,
+      labelSelector: 'kubernetes.io/service-name=x',
+    });
+    const pw = await collectWatch(watch, '/api/v1/pods', {
+      resourceVersion: rv,
+      fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown',
+    });
+    sb.apply(slice('x-1', '10.0.0.2'));
+    sb.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' }, status: { phase: 'Running', podIP: '10.0.0.2' } });
+    sb.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' }, status: { phase: 'Succeeded', podIP: '10.0.0.2' } });
+    sb.remove('endpointslices', 'n', 'x-1');
+    await waitFor(() => w.events.length >= 2 && pw.events.length >= 2, 'slice and pod events');
+    expect(w.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['MODIFIED x-1', 'DELETED x-1']);
+    expect(w.events[0]?.object).toMatchObject({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1', addressType: 'IPv4' });
+    // the pod leaving the field selector is seen as DELETED
+    expect(pw.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['ADDED p', 'DELETED p']);
+    w.abort();
+    pw.abort();
+
+    const legacy = await raw(`${sb.url}/api/v1/watch/namespaces/n/pods?timeoutSeconds=1`);
+    expect(legacy.body.trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(['ADDED']);
+  });
+
+  it('sends initial events and the initial-events-end bookmark with sendInitialEvents=true', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a'), svc('n', 'b')] });
+    const { watch } = clientsFor(sb.url);
+    const w = await collectWatch(watch, '/api/v1/services', {
+      sendInitialEvents: true,
+      resourceVersionMatch: 'NotOlderThan',
+      allowWatchBookmarks: true,
+    });
+    await waitFor(() => w.events.length >= 3, 'initial events and bookmark');
+    expect(w.events.map((e) => e.type)).toEqual(['ADDED', 'ADDED', 'BOOKMARK']);
+    expect(w.events[2]?.object).toEqual({
+      kind: 'Service',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: sb.resourceVersion(), annotations: { 'k8s.io/initial-events-end': 'true' } },
+    });
+    w.abort();
+  });
+
+  it('waits for a resourceVersion ahead of the server, then reports 504 Too large resource version', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a')] });
+    const ahead = String(Number(sb.resourceVersion()) + 1);
+    const { watch } = clientsFor(sb.url);
+    const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: ahead });
+    sb.apply(svc('n', 'b')); // revision reaches `ahead`: the watch starts after it
+    sb.apply(svc('n', 'c'));
+    await waitFor(() => w.events.length >= 1, 'event after catching up');
+    expect(w.events.map((e) => nameOf(e.object))).toEqual(['c']);
+    w.abort();
+    const far = await raw(`${sb.url}/api/v1/services?watch=1&resourceVersion=999999`);
+    expect(JSON.parse(far.body.trim())).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 504, reason: 'Timeout' } });
+  });
+
   it('goes offline (refuses connections, ends watches) and comes back', async () => {
     sb = await startSandbox({ objects: [svc('n', 'a')] });
     const { core, watch } = clientsFor(sb.url);

@@ -798,19 +798,26 @@ class SandboxServer implements Sandbox {
 
     const from = rvText === undefined || rvText === '' || rvText === '0' ? undefined : Number(rvText);
     if (from !== undefined && !sendInitial) {
-      const evs = this.store.eventsSince(from);
-      if (!evs) {
-        const status = statusObject(410, `too old resource version: ${from} (${this.store.compactedRevision + 1})`);
-        res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
+      if (from > this.store.revision) {
+        // As the watch cache does: wait up to 3 s for the revision to catch up, else a 504 error.
+        const t0 = Date.now();
+        const poll = setInterval(() => {
+          if (res.destroyed) {
+            clearInterval(poll);
+          } else if (from <= this.store.revision) {
+            clearInterval(poll);
+            this.watchFrom(res, rdef, match, from, bookmarks, timeoutMs);
+          } else if (Date.now() - t0 >= 3000) {
+            clearInterval(poll);
+            const status = statusObject(504, `Too large resource version: ${from}, current: ${this.store.revision}`, {
+              details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+            });
+            res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
+          }
+        }, 20);
         return;
       }
-      const w = this.addWatcher(res, rdef, match);
-      for (const ev of evs) {
-        const line = filterEvent(ev, match);
-        if (line !== undefined) w.write(line);
-      }
-      w.goLive();
-      w.startTimers(bookmarks ? this.bookmarkMs : undefined, timeoutMs, () => this.store.revision);
+      this.watchFrom(res, rdef, match, from, bookmarks, timeoutMs);
       return;
     }
     // No resourceVersion (or "0", or sendInitialEvents): synthetic ADDED for the current state,
@@ -836,6 +843,29 @@ class SandboxServer implements Sandbox {
       w.goLive();
       w.startTimers(bookmarks ? this.bookmarkMs : undefined, timeoutMs, () => this.store.revision);
     });
+  }
+
+  private watchFrom(
+    res: http.ServerResponse,
+    rdef: ResourceDef,
+    match: (r: Rec) => boolean,
+    from: number,
+    bookmarks: boolean,
+    timeoutMs: number | undefined,
+  ): void {
+    const evs = this.store.eventsSince(from);
+    if (!evs) {
+      const status = statusObject(410, `too old resource version: ${from} (${this.store.compactedRevision + 1})`);
+      res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
+      return;
+    }
+    const w = this.addWatcher(res, rdef, match);
+    for (const ev of evs) {
+      const line = filterEvent(ev, match);
+      if (line !== undefined) w.write(line);
+    }
+    w.goLive();
+    w.startTimers(bookmarks ? this.bookmarkMs : undefined, timeoutMs, () => this.store.revision);
   }
 
   private addWatcher(res: http.ServerResponse, rdef: ResourceDef, match: (r: Rec) => boolean): Watcher {
