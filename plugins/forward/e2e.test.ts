@@ -1,0 +1,218 @@
+/**
+ * forward + cache + loadbalance (+ hosts, loop) through the real server over UDP and TCP on
+ * 127.0.0.1, against the controllable test upstream and, when installed, dnsmasq.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { advanceCacheClock } from '../cache/clock.js';
+import { loopHooks } from '../loop/loop.js';
+import { encodeQuery, rcode, rrStrings, tcpQuery, udpExchange, udpQuery } from '../../test/helpers/dns.js';
+import { decode } from '../../src/dns/message.js';
+import { freePort } from '../../test/helpers/net.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { a, TestUpstream } from '../../test/helpers/upstream.js';
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function upstream(): Promise<TestUpstream> {
+  const u = await TestUpstream.start();
+  cleanups.push(() => u.stop());
+  return u;
+}
+
+async function server(corefile: string, port?: number): Promise<TestServer> {
+  const s = await startServer(corefile, port === undefined ? {} : { port });
+  cleanups.push(() => s.stop());
+  return s;
+}
+
+const ttls = (rrs: Parameters<typeof rrStrings>[0]): number[] => rrStrings(rrs).map((s) => Number(s.split(' ')[1]));
+
+describe('e2e: forward + cache + loadbalance', () => {
+  it('answers equal the upstream, repeated queries are served from cache with decreasing TTLs, A order rotates', async () => {
+    const u = await upstream();
+    const ips = ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4'];
+    u.on('www.example.org', { answers: ips.map((ip) => a('www.example.org', ip, 300)) });
+    u.on('nx.example.org', { rcode: 3 });
+    const s = await server(`. {\n  forward . ${u.addr}\n  cache 30\n  loadbalance\n}\n`);
+    const first = await udpQuery(s.port, 'www.example.org', 'A');
+    expect(rcode(first)).toBe(0);
+    expect(rrStrings(first.answers).map((r) => r.split(' ').at(-1)).sort()).toEqual(ips);
+    expect(ttls(first.answers)).toEqual([30, 30, 30, 30]);
+    expect((first.flags ?? 0) & 0x0080).toBe(0x0080); // RA from the upstream
+    const orders = new Set<string>();
+    const restore = advanceCacheClock(7000);
+    cleanups.push(restore);
+    for (let i = 0; i < 20; i++) {
+      const r = i % 2 === 0 ? await udpQuery(s.port, 'www.example.org', 'A') : await tcpQuery(s.port, 'www.example.org', 'A');
+      expect(ttls(r.answers)).toEqual([23, 23, 23, 23]);
+      expect((r.flags ?? 0) & 0x0400).toBe(0x0400); // AA on cache hits
+      orders.add(rrStrings(r.answers).join('|'));
+    }
+    expect(u.count('www.example.org')).toBe(1);
+    expect(orders.size).toBeGreaterThan(1);
+    // NXDOMAIN without SOA passes through, is not cached.
+    expect(rcode(await udpQuery(s.port, 'nx.example.org', 'A'))).toBe(3);
+    expect(rcode(await udpQuery(s.port, 'nx.example.org', 'A'))).toBe(3);
+    expect(u.count('nx.example.org')).toBe(2);
+  });
+
+  it('TCP clients are forwarded over TCP; a truncated UDP answer makes the client retry over TCP', async () => {
+    const u = await upstream();
+    u.on('big.example.org', { truncateUdp: true, answers: [a('big.example.org', '192.0.2.10')] });
+    const s = await server(`. {\n  forward . ${u.addr}\n}\n`);
+    const viaUdp = await udpQuery(s.port, 'big.example.org', 'A');
+    expect((viaUdp.flags ?? 0) & 0x0200).toBe(0x0200);
+    const viaTcp = await tcpQuery(s.port, 'big.example.org', 'A');
+    expect(rrStrings(viaTcp.answers)).toEqual(['big.example.org. 300 A 192.0.2.10']);
+    expect(u.received.map((r) => r.proto)).toEqual(['udp', 'tcp']);
+  });
+
+  it('with prefer_udp the server itself repeats a truncated answer over TCP', async () => {
+    const u = await upstream();
+    u.on('big.example.org', { truncateUdp: true, answers: [a('big.example.org', '192.0.2.10')] });
+    const s = await server(`. {\n  forward . ${u.addr} {\n    prefer_udp\n  }\n}\n`);
+    const r = await tcpQuery(s.port, 'big.example.org', 'A');
+    expect(rrStrings(r.answers)).toEqual(['big.example.org. 300 A 192.0.2.10']);
+    expect(u.received.map((x) => x.proto)).toEqual(['udp', 'tcp']);
+  });
+
+  it('a dead upstream is skipped; all upstreams down gives SERVFAIL', async () => {
+    const dead = await upstream();
+    dead.defaultBehaviour = { drop: true };
+    const alive = await upstream();
+    alive.on('ok.example.org', { answers: [a('ok.example.org', '192.0.2.20')] });
+    const s = await server(`. {\n  forward . ${dead.addr} ${alive.addr} {\n    policy sequential\n    read_timeout 200ms\n    health_check 50ms\n  }\n}\n`);
+    const r = await udpQuery(s.port, 'ok.example.org', 'A');
+    expect(rrStrings(r.answers)).toEqual(['ok.example.org. 300 A 192.0.2.20']);
+    // Wait until health checks mark the dead one down (guard only).
+    // Down after 3 failed probes: the 4th probe is sent once the 3rd has failed.
+    for (let i = 0; i < 1000 && dead.count('.') < 4; i++) await new Promise((res) => setTimeout(res, 10));
+    const seen = dead.count('ok.example.org');
+    await udpQuery(s.port, 'ok.example.org', 'A');
+    await udpQuery(s.port, 'ok.example.org', 'A');
+    expect(dead.count('ok.example.org')).toBe(seen);
+    await alive.stop();
+    const down = await udpQuery(s.port, 'ok.example.org', 'A', { timeoutMs: 8000 });
+    expect(rcode(down)).toBe(2);
+    expect(down.answers).toEqual([]);
+  });
+
+  it('an upstream that dies and comes back serves again', async () => {
+    const u = await upstream();
+    u.on('back.example.org', { answers: [a('back.example.org', '192.0.2.30')] });
+    const s = await server(`. {\n  forward . ${u.addr} {\n    read_timeout 200ms\n    health_check 50ms\n  }\n}\n`);
+    expect(rcode(await udpQuery(s.port, 'back.example.org', 'A'))).toBe(0);
+    await u.stop();
+    expect(rcode(await udpQuery(s.port, 'back.example.org', 'A', { timeoutMs: 8000 }))).toBe(2);
+    await u.restart();
+    let ok = false;
+    for (let i = 0; i < 100 && !ok; i++) {
+      ok = rcode(await udpQuery(s.port, 'back.example.org', 'A', { timeoutMs: 8000 })) === 0;
+      if (!ok) await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(ok).toBe(true);
+  });
+
+  it('max_concurrent overload answers REFUSED', async () => {
+    const u = await upstream();
+    u.on('slow.example.org', { delayMs: 400, answers: [a('slow.example.org', '192.0.2.40')] });
+    const s = await server(`. {\n  forward . ${u.addr} {\n    max_concurrent 2\n  }\n}\n`);
+    const replies = await Promise.all(Array.from({ length: 6 }, () => udpQuery(s.port, 'slow.example.org', 'A')));
+    const codes = replies.map(rcode).sort();
+    expect(codes).toEqual([0, 0, 5, 5, 5, 5]);
+    expect(u.count('slow.example.org')).toBe(2);
+  });
+
+  it('keeps the client id and question case; forwards non-IN classes', async () => {
+    const u = await upstream();
+    u.on('mixed.example.org', { answers: [a('mixed.example.org', '192.0.2.50')] });
+    const s = await server(`. {\n  forward . ${u.addr}\n}\n`);
+    const raw = await udpExchange(s.port, encodeQuery('MiXeD.Example.Org', 'A', { id: 31337 }));
+    const m = decode(raw);
+    expect(m.id).toBe(31337);
+    expect(m.questions[0]!.name).toBe('MiXeD.Example.Org');
+    const ch = await udpQuery(s.port, 'version.bind', 'TXT', { class: 'CH' });
+    expect(rcode(ch)).toBe(3); // the upstream's answer, not a REFUSED from the server
+    expect(u.count('version.bind')).toBe(1);
+  });
+
+  it('hosts answers before forward; fallthrough reaches the upstream', async () => {
+    const u = await upstream();
+    u.on('ext.example.org', { answers: [a('ext.example.org', '192.0.2.60')] });
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-hosts-'));
+    const hostsPath = join(dir, 'hosts');
+    writeFileSync(hostsPath, '10.0.0.1 local.example.org\n');
+    const s = await server(`. {\n  hosts ${hostsPath} {\n    fallthrough\n  }\n  forward . ${u.addr}\n}\n`);
+    expect(rrStrings((await udpQuery(s.port, 'local.example.org', 'A')).answers)).toEqual(['local.example.org. 3600 A 10.0.0.1']);
+    expect(rrStrings((await udpQuery(s.port, 'ext.example.org', 'A')).answers)).toEqual(['ext.example.org. 300 A 192.0.2.60']);
+    expect(u.count('local.example.org')).toBe(0);
+  });
+
+  it('loop: forwarding to itself is detected with the FATAL line and exit status 1', async () => {
+    const exits: number[] = [];
+    const prev = loopHooks.exit;
+    loopHooks.exit = (code) => { exits.push(code); };
+    cleanups.push(() => { loopHooks.exit = prev; });
+    const port = await freePort();
+    const s = await server(`. {\n  loop\n  forward . 127.0.0.1:${port} {\n    max_concurrent 20\n  }\n}\n`, port);
+    for (let i = 0; i < 500 && exits.length === 0; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(exits[0]).toBe(1);
+    // With exit stubbed the looping queries keep going until max_concurrent cuts the chain; let
+    // them unwind before the server stops (a guard, not an assertion).
+    for (let seen = -1, i = 0; i < 100 && seen !== exits.length; i++) {
+      seen = exits.length;
+      await new Promise((res) => setTimeout(res, 300));
+    }
+    expect(s.logs.some((l) => /^\[FATAL\] plugin\/loop: Loop \(127\.0\.0\.1:\d+ -> [\d.:[\]]*:\d+\) detected for zone "\.", see https:\/\/coredns\.io\/plugins\/loop#troubleshooting\. Query: "HINFO \d+\.\d+\."$/.test(l))).toBe(true);
+  });
+});
+
+function findDnsmasq(): string | null {
+  for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/sbin']) {
+    if (dir && existsSync(join(dir, 'dnsmasq'))) return join(dir, 'dnsmasq');
+  }
+  return null;
+}
+
+const dnsmasq = findDnsmasq();
+
+describe('e2e: dnsmasq as a real upstream', () => {
+  it.skipIf(!dnsmasq)('forwards A, AAAA over UDP and TCP to a real dnsmasq (needs dnsmasq installed)', async () => {
+    const port = await freePort();
+    const child: ChildProcess = spawn(dnsmasq!, [
+      '--keep-in-foreground', '--no-daemon', '--no-resolv', '--no-hosts', '--no-poll', '--bind-interfaces',
+      '--listen-address=127.0.0.1', `--port=${port}`, '--user=', '--pid-file=', '--log-facility=-',
+      '--address=/example.test/192.0.2.1', '--address=/v6.example.test/2001:db8::1',
+    ], { stdio: 'ignore' });
+    cleanups.push(() => { child.kill('SIGTERM'); });
+    // Wait until dnsmasq answers (guard only).
+    let ready = false;
+    for (let i = 0; i < 100 && !ready; i++) {
+      try {
+        await udpQuery(port, 'example.test', 'A', { timeoutMs: 200 });
+        ready = true;
+      } catch {
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    }
+    expect(ready).toBe(true);
+    const s = await server(`. {\n  forward . 127.0.0.1:${port}\n  cache 30\n}\n`);
+    const r = await udpQuery(s.port, 'www.example.test', 'A');
+    expect(rcode(r)).toBe(0);
+    expect(rrStrings(r.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['A 192.0.2.1']);
+    const t = await tcpQuery(s.port, 'www.example.test', 'A');
+    expect(rrStrings(t.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['A 192.0.2.1']);
+    const v6 = await udpQuery(s.port, 'v6.example.test', 'AAAA');
+    expect(rrStrings(v6.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['AAAA 2001:db8::1']);
+    const nx = await udpQuery(s.port, 'nothing.invalid', 'A');
+    expect([2, 3, 5]).toContain(rcode(nx)); // dnsmasq without upstreams: REFUSED (or NXDOMAIN by version)
+  });
+});
