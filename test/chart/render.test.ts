@@ -358,6 +358,14 @@ describe('customised values', () => {
     expect(c.ports).toEqual([{ containerPort: 53, name: 'dns', protocol: 'UDP' }]);
   });
 
+  it('refuses health/ready addresses the kubelet cannot reach', () => {
+    const servers = (health: string) => [{ zones: [{ zone: '.', use_tcp: true }], port: 53, plugins: [{ name: 'health', parameters: health }, { name: 'ready' }] }];
+    expect(helmTemplateError({ values: { servers: servers('127.0.0.1:8080') } })).toMatch(/kubelet cannot reach/);
+    expect(helmTemplateError({ values: { servers: servers('localhost:8080') } })).toMatch(/kubelet cannot reach/);
+    const ok = container(one(render({ values: { servers: servers('0.0.0.0:8088') } }), 'Deployment'));
+    expect(arr(ok, 'ports')).toContainEqual({ containerPort: 8088, name: 'liveness-probe', protocol: 'TCP' });
+  });
+
   it('honours naming overrides, k8sAppLabelOverride and isClusterService=false', () => {
     const long = 'x'.repeat(70);
     const objs = render({ set: [`fullnameOverride=${long}`, 'clusterRole.nameOverride=system:coredns', 'k8sAppLabelOverride=my-dns', 'podAntiAffinityPreset=hard'] });

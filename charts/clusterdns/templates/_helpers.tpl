@@ -119,6 +119,10 @@ port is read from the plugin's first parameter. Call with (list $ "pluginName" d
 {{- range $root.Values.servers -}}
 {{- range .plugins -}}
 {{- if and (eq .name $name) (not $result.found) -}}
+{{- $host := regexReplaceAll ":[0-9]*$" (first (splitList " " (trim (toString (default "" .parameters))))) "" -}}
+{{- if has $host (list "localhost" "127.0.0.1" "[::1]" "::1") -}}
+{{- fail (printf "the %s plugin listens on %s: the kubelet cannot reach it there, so its probe would always fail" $name (toString .parameters)) -}}
+{{- end -}}
 {{- $_ := set $result "found" true -}}
 {{- $_ := set $result "port" (include "clusterdns.addrPort" (list (default "" .parameters) (toString $default)) | int) -}}
 {{- end -}}
