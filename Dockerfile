@@ -59,7 +59,7 @@ ENV NODE_ENV=production
 # DNS (TCP and UDP), health, ready, metrics.
 EXPOSE 53 53/udp 8080 8181 9153
 # bin/clusterdns is the Node launcher (it imports dist/src/main.js). Distroless has no
-# /usr/bin/env to honour its shebang, so node runs it directly, the same way scripts/image-smoke.sh
+# /usr/bin/env to honour its shebang, so node runs it directly, the same way test/chart/image.test.ts
 # starts it.
 ENTRYPOINT ["/nodejs/bin/node", "/app/bin/clusterdns"]
 CMD ["-conf", "/etc/coredns/Corefile"]
