@@ -2,9 +2,10 @@
  * The query-path part of prometheus: times the rest of the chain and records one set of
  * `coredns_dns_*` observations per query (plugins.md, prometheus).
  *
- * Hot path: label children are resolved once per (server, zone, proto, family, type) and
- * (rcode, plugin) and kept in Maps, so a query does two or three Map lookups per metric and no
- * string building. A synchronous `next.serve()` result is recorded inline without a promise.
+ * Hot path: one cell per label set (server, zone, proto, family, type / rcode, plugin), found with
+ * two or three Map lookups and no string building; cells accumulate plain numbers and are flushed
+ * into prom-client when the metrics are read (batch.ts). A synchronous `next.serve()` result is
+ * recorded inline without a promise.
  */
 import { performance } from 'node:perf_hooks';
 import { isServerWrittenRcode, qtypeName, Rcode, rcodeName } from '../../src/dns/constants.js';
@@ -12,26 +13,28 @@ import { isSubdomain, matchZone } from '../../src/dns/name.js';
 import * as m from '../../src/metrics/dns.js';
 import { nextOrFailure, type Handler, type Rcode as RcodeT } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
+import { CounterCell, flushOnCollect, HistCell } from './batch.js';
 
-interface Inc { inc(v?: number): void }
-interface Observe { observe(v: number): void }
+/** The batched cells of the `coredns_dns_*` metrics, read on every scrape. */
+for (const metric of [m.requestsTotal, m.requestDuration, m.requestSize, m.responseSize, m.responsesTotal, m.doRequestsTotal]) flushOnCollect(metric);
 
 class ProtoCells {
-  readonly reqSize: Observe;
-  readonly respSize: Observe;
-  /** (family << 16 | qtype) → requests counter child. */
-  private readonly requests = new Map<number, Inc>();
+  readonly reqSize: HistCell;
+  readonly respSize: HistCell;
+  /** (family << 16 | qtype) → requests counter cell. */
+  private readonly requests = new Map<number, CounterCell>();
 
   constructor(private readonly server: string, private readonly zone: string, private readonly proto: string) {
-    this.reqSize = m.requestSize.labels(server, zone, '', proto);
-    this.respSize = m.responseSize.labels(server, zone, '', proto);
+    this.reqSize = new HistCell(m.requestSize, { server, zone, view: '', proto });
+    this.respSize = new HistCell(m.responseSize, { server, zone, view: '', proto });
   }
 
-  request(family: number, qtype: number): Inc {
+  request(family: number, qtype: number): CounterCell {
     const key = (family << 16) | qtype;
     let c = this.requests.get(key);
     if (c === undefined) {
-      c = m.requestsTotal.labels(this.server, this.zone, '', this.proto, String(family), m.typeLabel(qtypeName(qtype)));
+      const labels = { server: this.server, zone: this.zone, view: '', proto: this.proto, family: String(family), type: m.typeLabel(qtypeName(qtype)) };
+      c = new CounterCell(m.requestsTotal, labels);
       this.requests.set(key, c);
     }
     return c;
@@ -39,21 +42,21 @@ class ProtoCells {
 }
 
 class ZoneCells {
-  readonly duration: Observe;
-  readonly doRequests: Inc;
+  readonly duration: HistCell;
+  readonly doRequests: CounterCell;
   readonly udp: ProtoCells;
   readonly tcp: ProtoCells;
-  /** rcode → plugin → responses counter child. */
-  private readonly responses = new Map<number, Map<string, Inc>>();
+  /** rcode → plugin → responses counter cell. */
+  private readonly responses = new Map<number, Map<string, CounterCell>>();
 
   constructor(private readonly server: string, private readonly zone: string) {
-    this.duration = m.requestDuration.labels(server, zone, '');
-    this.doRequests = m.doRequestsTotal.labels(server, zone, '');
+    this.duration = new HistCell(m.requestDuration, { server, zone, view: '' });
+    this.doRequests = new CounterCell(m.doRequestsTotal, { server, zone, view: '' });
     this.udp = new ProtoCells(server, zone, 'udp');
     this.tcp = new ProtoCells(server, zone, 'tcp');
   }
 
-  response(rcode: number, plugin: string): Inc {
+  response(rcode: number, plugin: string): CounterCell {
     let byPlugin = this.responses.get(rcode);
     if (byPlugin === undefined) {
       byPlugin = new Map();
@@ -61,14 +64,14 @@ class ZoneCells {
     }
     let c = byPlugin.get(plugin);
     if (c === undefined) {
-      c = m.responsesTotal.labels(this.server, this.zone, '', rcodeName(rcode), plugin);
+      c = new CounterCell(m.responsesTotal, { server: this.server, zone: this.zone, view: '', rcode: rcodeName(rcode), plugin });
       byPlugin.set(plugin, c);
     }
     return c;
   }
 }
 
-/** Process-wide cache: server label → zone label → children (children stay valid across metric resets). */
+/** Process-wide cache: server label → zone label → cells (cells survive reloads and metric resets). */
 const cells = new Map<string, Map<string, ZoneCells>>();
 
 function cellsFor(server: string, zone: string): ZoneCells {
