@@ -67,6 +67,62 @@ export function makeEntry(msg: Message, nameError: boolean): Entry {
   return { wire, qlen: nameLen + 4, nameError, serialOffsets: soaSerialOffsets(wire) };
 }
 
+/**
+ * A negative reply (NXDOMAIN / NODATA) written directly: header, question (lower-case, replaced by
+ * the client's bytes per query), and the zone SOA whose owner, MNAME and RNAME point into the zone
+ * part of the question. Same bytes `encodeMessage` would produce, without its general machinery
+ * (negative answers for ever-new names are the common cache miss: search-path expansion).
+ * `lname`/`zone` are lower-case absolute names without escapes.
+ */
+export function negativeEntry(lname: string, qtype: number, zone: string, soaTtl: number, minimum: number, nameError: boolean): Entry {
+  const nameLen = lname === '.' ? 1 : Buffer.byteLength(lname) + 1;
+  const zoneOff = 12 + nameLen - (zone === '.' ? 1 : Buffer.byteLength(zone) + 1);
+  const zoneRef = (buf: Buffer, off: number): number => {
+    if (zone === '.') {
+      buf[off] = 0;
+      return off + 1;
+    }
+    buf.writeUInt16BE(0xc000 | zoneOff, off);
+    return off + 2;
+  };
+  const buf = Buffer.alloc(12 + nameLen + 4 + 2 + 10 + 7 + 2 + 11 + 2 + 20 + 4);
+  buf.writeUInt16BE(Flag.QR | Flag.AA | (nameError ? 3 : 0), 2);
+  buf.writeUInt16BE(1, 4);
+  buf.writeUInt16BE(1, 8);
+  let off = 12;
+  if (lname !== '.') {
+    for (const label of lname.slice(0, -1).split('.')) {
+      buf[off] = label.length;
+      buf.write(label, off + 1, 'latin1');
+      off += label.length + 1;
+    }
+  }
+  buf[off++] = 0;
+  buf.writeUInt16BE(qtype, off);
+  buf.writeUInt16BE(1, off + 2);
+  off += 4;
+  off = zoneRef(buf, off);
+  buf.writeUInt16BE(Qtype.SOA, off);
+  buf.writeUInt16BE(1, off + 2);
+  buf.writeUInt32BE(soaTtl >>> 0, off + 4);
+  const rdlenAt = off + 8;
+  off += 10;
+  const rdStart = off;
+  buf.write('\x02ns\x03dns', off, 'latin1');
+  off = zoneRef(buf, off + 7);
+  buf.write('\x0ahostmaster', off, 'latin1');
+  off = zoneRef(buf, off + 11);
+  const serialAt = off;
+  buf.writeUInt32BE(0, off);
+  buf.writeUInt32BE(7200, off + 4);
+  buf.writeUInt32BE(1800, off + 8);
+  buf.writeUInt32BE(86400, off + 12);
+  buf.writeUInt32BE(minimum >>> 0, off + 16);
+  off += 20;
+  buf.writeUInt16BE(off - rdStart, rdlenAt);
+  return { wire: buf.subarray(0, off), qlen: nameLen + 4, nameError, serialOffsets: [serialAt] };
+}
+
 /** Patch a copy of `e` for one query. `raw`/`questionEnd` are the client's packet and question end. */
 export function materialize(e: Entry, id: number, reqFlags: number, raw: Buffer, questionEnd: number, rcode: number, serial: number): Buffer {
   const buf = Buffer.allocUnsafe(e.wire.length);

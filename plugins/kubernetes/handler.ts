@@ -8,7 +8,7 @@ import { Flag, Qtype, Rcode, qclassName } from '../../src/dns/constants.js';
 import { isSubdomain, matchZone } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { AnswerCache, buildMessage, makeEntry, materialize } from './answers.js';
+import { AnswerCache, buildMessage, makeEntry, materialize, negativeEntry } from './answers.js';
 import { Resolver, View, join, type External, type Item, type ResolveConfig } from './resolve.js';
 import type { Store } from './store.js';
 
@@ -75,8 +75,11 @@ export class KubernetesHandler implements Handler {
       if (!e) {
         const deps = new Set<string>();
         const out = this.resolver.resolve(new View(this.store, deps), lname, lname, qtype, zone, zone, 0);
-        if (!out.answers.some(isExternal)) {
-          e = makeEntry(this.message(0, 0, lname, qtype, 'IN', zone, out.nameError, out.answers as Answer[], out.extra), out.nameError);
+        if (out.nameError || out.answers.length === 0) {
+          e = negativeEntry(lname, qtype, zone, Math.min(this.cfg.ttl, 300), this.cfg.ttl, out.nameError);
+          this.cache.set(key, e, deps);
+        } else if (!out.answers.some(isExternal)) {
+          e = makeEntry(this.message(0, 0, lname, qtype, 'IN', zone, false, out.answers as Answer[], out.extra), false);
           this.cache.set(key, e, deps);
         }
       }

@@ -113,3 +113,28 @@ describe('converters', () => {
     expect(s).toMatchObject({ ports: [{ name: '', port: -1, protocol: '' }], endpoints: [{ ready: true }, { ready: false }] });
   });
 });
+
+describe('negative replies written directly', () => {
+  it('match the general encoder byte for byte', async () => {
+    const { negativeEntry, makeEntry, buildMessage } = await import('./answers.js');
+    const { Resolver } = await import('./resolve.js');
+    const cases: [string, string, number, boolean][] = [
+      ['missing.testns.svc.cluster.local.', 'cluster.local.', 1, true],
+      ['cluster.local.', 'cluster.local.', 16, true],
+      ['svc1.testns.svc.cluster.local.', 'cluster.local.', 28, false],
+      ['99.99.0.10.in-addr.arpa.', 'in-addr.arpa.', 12, true],
+      ['google.com.', '.', 1, true],
+      ['.', '.', 1, false],
+    ];
+    for (const ttl of [5, 600]) {
+      const r = new Resolver({ zones: [], primaryZone: 'cluster.local.', ttl, podMode: 'disabled', endpointPodNames: false, namespaces: null, ignoreEmptyService: false, localIPs: [] });
+      for (const [lname, zone, qtype, nx] of cases) {
+        const general = makeEntry(buildMessage(0, 0, lname, qtype, 'IN', nx ? 3 : 0, [], [r.soa(zone, 0)], []), nx);
+        const direct = negativeEntry(lname, qtype, zone, Math.min(ttl, 300), ttl, nx);
+        expect(direct.wire.toString('hex'), `${lname} ${qtype}`).toBe(general.wire.toString('hex'));
+        expect(direct.serialOffsets).toEqual(general.serialOffsets);
+        expect(direct.qlen).toBe(general.qlen);
+      }
+    }
+  });
+});
