@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decode } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
@@ -349,5 +350,35 @@ describe('forward: max_concurrent', () => {
     expect(fwd.inFlight).toBe(0);
     expect(fwd.proxies[0]!.fails).toBe(0);
     expect(await serve(h, makeQuery('slow.example', 'A'))).toBe(0);
+  });
+});
+
+describe('forward: DNS over TLS', () => {
+  const testdata = new URL('./testdata/', import.meta.url).pathname;
+
+  it('forwards over TLS with tls_servername and the CA given by `tls`, reusing the connection', async () => {
+    const u = await upstream();
+    const port = await u.enableTls(readFileSync(`${testdata}dot.key`), readFileSync(`${testdata}dot.crt`));
+    u.on('dot.example', { answers: [a('dot.example', '192.0.2.53')] });
+    const { h } = await build(`forward . tls://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n}`);
+    const to = `127.0.0.1:${port}`;
+    const hits0 = await metricValue('coredns_proxy_conn_cache_hits_total', { to, proto: 'tcp-tls' });
+    for (const proto of ['udp', 'tcp'] as const) {
+      const q = makeQuery('dot.example', 'A', { transport: { proto } });
+      expect(await serve(h, q)).toBe(0);
+      expect(rrStrings(decode(q.reply!.wire()).answers)).toEqual(['dot.example. 300 A 192.0.2.53']);
+    }
+    expect(u.received.map((r) => r.proto)).toEqual(['tls', 'tls']);
+    expect(await metricValue('coredns_proxy_conn_cache_hits_total', { to, proto: 'tcp-tls' })).toBe(hits0 + 1);
+  });
+
+  it('refuses an upstream whose certificate does not match the server name', async () => {
+    const u = await upstream();
+    const port = await u.enableTls(readFileSync(`${testdata}dot.key`), readFileSync(`${testdata}dot.crt`));
+    const { h } = await build(`forward . tls://127.0.0.1%wrong.test:${port} {\n tls ${testdata}dot.crt\n max_fails 0\n max_connect_attempts 1\n}`);
+    const q = makeQuery('dot.example', 'A');
+    expect(await serve(h, q)).toBe(2);
+    expect(q.error!.message).toMatch(new RegExp(`^dial tcp-tls 127\\.0\\.0\\.1:${port}: .*wrong\\.test`));
+    expect(u.received).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@
  */
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import * as dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { Dispenser } from '../../src/corefile/dispenser.js';
@@ -43,7 +44,7 @@ export interface Behaviour {
 export interface Received {
   readonly name: string;
   readonly type: string;
-  readonly proto: 'udp' | 'tcp';
+  readonly proto: 'udp' | 'tcp' | 'tls';
   readonly id: number;
   readonly rd: boolean;
   /** The query carried an OPT record. */
@@ -56,6 +57,8 @@ export class TestUpstream {
   private rules = new Map<string, Behaviour>();
   private udp: dgram.Socket | null = null;
   private tcp: net.Server | null = null;
+  private dot: tls.Server | null = null;
+  private tlsOptions: { key: Buffer; cert: Buffer; port: number } | null = null;
   private conns = new Set<net.Socket>();
   private timers = new Set<NodeJS.Timeout>();
 
@@ -80,7 +83,7 @@ export class TestUpstream {
   }
 
   /** Queries received for a name (all transports, or one). */
-  count(name?: string, proto?: 'udp' | 'tcp'): number {
+  count(name?: string, proto?: 'udp' | 'tcp' | 'tls'): number {
     const n = name === undefined ? undefined : absolute(name);
     return this.received.filter((r) => (n === undefined || r.name === n) && (proto === undefined || r.proto === proto)).length;
   }
@@ -98,35 +101,55 @@ export class TestUpstream {
     });
     udp.on('error', () => undefined);
     this.udp = udp;
-    const tcp = net.createServer((sock) => {
-      this.conns.add(sock);
-      sock.on('close', () => this.conns.delete(sock));
-      sock.on('error', () => undefined);
-      let pending = Buffer.alloc(0);
-      sock.on('data', (chunk) => {
-        pending = Buffer.concat([pending, chunk]);
-        while (pending.length >= 2) {
-          const len = pending.readUInt16BE(0);
-          if (pending.length < 2 + len) break;
-          const msg = pending.subarray(2, 2 + len);
-          pending = pending.subarray(2 + len);
-          this.handle(Buffer.from(msg), 'tcp', (out) => {
-            const frame = Buffer.alloc(2 + out.length);
-            frame.writeUInt16BE(out.length, 0);
-            out.copy(frame, 2);
-            if (!sock.destroyed) sock.write(frame);
-          }, () => sock.destroy());
-        }
-      });
-    });
+    const tcp = net.createServer((sock) => this.serveStream(sock, 'tcp'));
     await new Promise<void>((resolve, reject) => {
       tcp.once('error', reject);
       tcp.listen(this.port, '127.0.0.1', () => resolve());
     });
     this.tcp = tcp;
+    if (this.tlsOptions) await this.listenTls();
   }
 
-  private handle(msg: Buffer, proto: 'udp' | 'tcp', send: (b: Buffer) => void, close?: () => void): void {
+  /** Also serve DNS over TLS (RFC 7858) on another port with this key and certificate. */
+  async enableTls(key: Buffer, cert: Buffer): Promise<number> {
+    this.tlsOptions = { key, cert, port: await freePort() };
+    await this.listenTls();
+    return this.tlsOptions.port;
+  }
+
+  private async listenTls(): Promise<void> {
+    const o = this.tlsOptions!;
+    const dot = tls.createServer({ key: o.key, cert: o.cert }, (sock) => this.serveStream(sock, 'tls'));
+    await new Promise<void>((resolve, reject) => {
+      dot.once('error', reject);
+      dot.listen(o.port, '127.0.0.1', () => resolve());
+    });
+    this.dot = dot;
+  }
+
+  private serveStream(sock: net.Socket, proto: 'tcp' | 'tls'): void {
+    this.conns.add(sock);
+    sock.on('close', () => this.conns.delete(sock));
+    sock.on('error', () => undefined);
+    let pending = Buffer.alloc(0);
+    sock.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 2) {
+        const len = pending.readUInt16BE(0);
+        if (pending.length < 2 + len) break;
+        const msg = pending.subarray(2, 2 + len);
+        pending = pending.subarray(2 + len);
+        this.handle(Buffer.from(msg), proto, (out) => {
+          const frame = Buffer.alloc(2 + out.length);
+          frame.writeUInt16BE(out.length, 0);
+          out.copy(frame, 2);
+          if (!sock.destroyed) sock.write(frame);
+        }, () => sock.destroy());
+      }
+    });
+  }
+
+  private handle(msg: Buffer, proto: 'udp' | 'tcp' | 'tls', send: (b: Buffer) => void, close?: () => void): void {
     let req: dnsPacket.Packet;
     try {
       req = dnsPacket.decode(msg);
@@ -140,7 +163,7 @@ export class TestUpstream {
     this.received.push({ name, type: q.type, proto, id: req.id ?? 0, rd: ((req.flags ?? 0) & dnsPacket.RECURSION_DESIRED) !== 0, edns });
     const b = this.rules.get(name) ?? this.defaultBehaviour;
     if (b.drop) return;
-    if (proto === 'tcp' && b.closeTcp) {
+    if (proto !== 'udp' && b.closeTcp) {
       close?.();
       return;
     }
@@ -175,8 +198,11 @@ export class TestUpstream {
     if (udp) await new Promise<void>((resolve) => udp.close(() => resolve()));
     const tcp = this.tcp;
     this.tcp = null;
+    const dot = this.dot;
+    this.dot = null;
     for (const c of this.conns) c.destroy();
     if (tcp) await new Promise<void>((resolve) => tcp.close(() => resolve()));
+    if (dot) await new Promise<void>((resolve) => dot.close(() => resolve()));
   }
 
   /** Listen again on the same port. */
