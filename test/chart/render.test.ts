@@ -417,6 +417,34 @@ describe('customised values', () => {
     }
   });
 
+  it('NodePort: nodePort and hostPort from servers[], externalTrafficPolicy only outside ClusterIP', () => {
+    const servers = [
+      {
+        zones: [{ zone: '.', use_tcp: true }],
+        port: 53,
+        nodePort: 30053,
+        hostPort: 53,
+        plugins: [{ name: 'health' }, { name: 'ready' }, { name: 'forward', parameters: '. /etc/resolv.conf' }],
+      },
+    ];
+    const objs = render({ values: { serviceType: 'NodePort', servers, service: { clusterIP: '', externalTrafficPolicy: 'Local' } } });
+    const svc = one(objs, 'Service');
+    expect(at(svc, 'spec', 'type')).toBe('NodePort');
+    expect(at(svc, 'spec', 'externalTrafficPolicy')).toBe('Local');
+    expect(at(svc, 'spec')).not.toHaveProperty('clusterIP');
+    expect(ports(svc)).toEqual([
+      { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53, nodePort: 30053 },
+      { name: 'dns-tcp', port: 53, protocol: 'TCP', targetPort: 53, nodePort: 30053 },
+    ]);
+    expect(arr(container(one(objs, 'Deployment')), 'ports')).toContainEqual({ containerPort: 53, name: 'dns', protocol: 'UDP', hostPort: 53 });
+    const clusterIPSvc = one(render({ set: ['service.externalTrafficPolicy=Local'] }), 'Service');
+    expect(at(clusterIPSvc, 'spec')).not.toHaveProperty('externalTrafficPolicy');
+  });
+
+  it('deployment.enabled=false renders nothing', () => {
+    expect(render({ set: ['deployment.enabled=false'] })).toEqual([]);
+  });
+
   it('does not create a ServiceAccount or RBAC when disabled', () => {
     const objs = render({ set: ['serviceAccount.create=false', 'serviceAccount.name=dns-sa', 'rbac.create=false', 'podDisruptionBudget=null'] });
     expect(kinds(objs)).toEqual(['ConfigMap/coredns', 'Deployment/clusterdns', 'Service/kube-dns']);
