@@ -226,6 +226,38 @@ describe('list', () => {
   });
 });
 
+describe('control API', () => {
+  it('apply fills server metadata and keeps uid/creationTimestamp on replace; remove accepts kind aliases', async () => {
+    sb = await startSandbox({});
+    const { core } = clientsFor(sb.url);
+    sb.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', resourceVersion: '999' }, spec: { clusterIP: '10.96.0.5' } });
+    const a1 = await core.readNamespacedService({ namespace: 'default', name: 'a' });
+    expect(a1.metadata?.resourceVersion).toBe(sb.resourceVersion());
+    expect(a1.metadata?.uid).toBeTruthy();
+    sb.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', labels: { v: '2' } }, spec: { clusterIP: '10.96.0.5' } });
+    const a2 = await core.readNamespacedService({ namespace: 'default', name: 'a' });
+    expect(a2.metadata?.uid).toBe(a1.metadata?.uid);
+    expect(a2.metadata?.creationTimestamp).toEqual(a1.metadata?.creationTimestamp);
+    expect(Number(a2.metadata?.resourceVersion)).toBeGreaterThan(Number(a1.metadata?.resourceVersion));
+    expect(a2.metadata?.labels).toEqual({ v: '2' });
+
+    expect(() => sb?.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } })).toThrow(/unsupported kind/);
+    expect(() => sb?.apply({ apiVersion: 'v1', kind: 'Service', metadata: {} })).toThrow(/metadata.name/);
+    expect(() => sb?.apply({ apiVersion: 'v2', kind: 'Service', metadata: { name: 'x' } })).toThrow(/apiVersion/);
+    expect(() => sb?.apply({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'x' } })).toThrow(/addressType/);
+
+    const rv = sb.resourceVersion();
+    sb.remove('svc', 'default', 'nope'); // absent: no event, no new revision
+    expect(sb.resourceVersion()).toBe(rv);
+    sb.remove('svc', 'default', 'a');
+    expect((await core.listServiceForAllNamespaces({})).items).toEqual([]);
+    sb.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x', namespace: 'ignored' } });
+    expect((await core.readNamespace({ name: 'x' })).metadata?.namespace).toBeUndefined();
+    sb.remove('namespaces', undefined, 'x');
+    expect((await core.listNamespace({})).items).toEqual([]);
+  });
+});
+
 describe('watch', () => {
   it('streams ADDED/MODIFIED/DELETED in order after a resourceVersion, replaying history', async () => {
     sb = await startSandbox({ objects: [svc('n', 'a')] });
