@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { dispenserFor } from '../../test/helpers/upstream.js';
 import { parseDuration } from './duration.js';
-import { parseForward, parseResolvConf, type ToSpec } from './setup.js';
+import { loopWarnings, parseForward, parseResolvConf, type ToSpec } from './setup.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'forward-setup-'));
 const resolv = join(dir, 'resolv.conf');
@@ -96,6 +96,16 @@ describe('forward setup: accepted', () => {
     const cfgs = parse('forward example.org 1.1.1.1\nforward . 2.2.2.2 {\n policy sequential\n}');
     expect(cfgs.map((c) => c.from)).toEqual(['example.org.', '.']);
     expect(cfgs[1]!.policy).toBe('sequential');
+  });
+
+  it('warns about loopback resolvers from resolv.conf and about forwarding to itself', () => {
+    const stub = join(dir, 'stub-resolv.conf');
+    writeFileSync(stub, 'nameserver 127.0.0.53\noptions edns0\n');
+    const [cfg] = parse(`forward . ${stub} 127.0.0.1:1053 127.0.0.1:5300 10.0.0.1`);
+    const w = loopWarnings(cfg!, 1053);
+    expect(w).toHaveLength(2);
+    expect(w[0]).toMatch(new RegExp(`^${stub} lists nameserver 127\\.0\\.0\\.53, a loopback address: .*--resolv-conf`));
+    expect(w[1]).toBe("upstream 127.0.0.1:1053 is this server's own listener: queries forwarded there will loop");
   });
 
   it('parses resolv.conf text', () => {

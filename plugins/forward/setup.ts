@@ -16,7 +16,7 @@ export type Policy = 'random' | 'round_robin' | 'sequential';
 
 /** One TO after parsing: an address, or a hostname resolved at start-up. */
 export type ToSpec =
-  | { readonly kind: 'addr'; readonly scheme: Scheme; readonly host: string; readonly port: number; readonly serverName: string | null }
+  | { readonly kind: 'addr'; readonly scheme: Scheme; readonly host: string; readonly port: number; readonly serverName: string | null; readonly file?: string }
   | { readonly kind: 'hostname'; readonly scheme: Scheme; readonly name: string; readonly port: number; readonly serverName: string | null };
 
 export interface TlsFiles {
@@ -147,7 +147,7 @@ function parseTo(d: Dispenser, arg: string): ToSpec[] {
     if (isIP(host) !== 0) return [{ kind: 'addr', scheme, host, port: defPort, serverName }];
   }
   const fromFile = tryResolvConf(rest);
-  if (fromFile) return fromFile.map((host) => ({ kind: 'addr', scheme, host, port: defPort, serverName: null }));
+  if (fromFile) return fromFile.map((host) => ({ kind: 'addr', scheme, host, port: defPort, serverName: null, file: rest }));
   if (!hp && isHostname(rest)) return [{ kind: 'hostname', scheme, name: fqdn(rest.toLowerCase()), port: defPort, serverName }];
   throw d.err(`not an IP address or file: "${rest}"`);
 }
@@ -322,4 +322,28 @@ function parseOption(d: Dispenser, cfg: ForwardConfig): void {
     default:
       throw d.err(`unknown property '${opt}'`);
   }
+}
+
+/** Loopback address (127/8, ::1): forwarding there from a cluster DNS server usually loops. */
+export function isLoopback(host: string): boolean {
+  return /^127\./.test(host) || host === '::1' || /^::ffff:127\./.test(host);
+}
+
+/**
+ * Configuration smells worth a warning at start-up (operations-contract pain point 5): a
+ * resolv.conf TO that lists a loopback resolver (systemd-resolved's 127.0.0.53 on the node), or
+ * a TO that is this server's own listener.
+ */
+export function loopWarnings(cfg: ForwardConfig, ownPort: number): string[] {
+  const out: string[] = [];
+  for (const t of cfg.to) {
+    if (t.kind !== 'addr' || !isLoopback(t.host)) continue;
+    if (t.file) {
+      out.push(`${t.file} lists nameserver ${t.host}, a loopback address: if it is a local stub resolver such as systemd-resolved, queries will loop or bypass the real upstream; `
+        + 'point the kubelet\'s --resolv-conf at the real resolver list (e.g. /run/systemd/resolve/resolv.conf) or forward to explicit upstream addresses');
+    } else if (t.port === ownPort) {
+      out.push(`upstream ${t.host}:${t.port} is this server's own listener: queries forwarded there will loop`);
+    }
+  }
+  return out;
 }
