@@ -158,14 +158,16 @@ export class AnswerCache {
     }
   }
 
-  /** Drop every entry depending on one of `deps`. */
-  invalidate(deps: ReadonlySet<string>): void {
+  /** Drop every entry depending on one of `deps`; returns the keys dropped. */
+  invalidate(deps: ReadonlySet<string>): string[] {
+    const dropped: string[] = [];
     for (const d of deps) {
       const keys = this.byDep.get(d);
       if (!keys) continue;
       this.byDep.delete(d);
-      for (const k of keys) this.entries.delete(k);
+      for (const k of keys) if (this.entries.delete(k)) dropped.push(k);
     }
+    return dropped;
   }
 
   clear(): void {

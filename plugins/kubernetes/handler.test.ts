@@ -129,6 +129,28 @@ describe('letter case, serial and cache behaviour', () => {
     expect(replyOf(q)!.answers.map(fmt)).toEqual(['newsvc.testns.svc.cluster.local. 5 A 10.96.0.99']);
   });
 
+  it('recomputes answers in use right after a change (the next query is a cache hit)', async () => {
+    const store = fixtureStore();
+    const h = new KubernetesHandler(baseConfig(), store, () => true, null, null);
+    const name = 'hl.testns.svc.cluster.local.';
+    await h.serve(makeQuery(name, 'A'));
+    await h.serve(makeQuery(name, 'A')); // a hit: marks the answer as in use
+    await h.serve(makeQuery('skew.testns.svc.cluster.local.', 'A')); // computed once, never hit
+    const old = store.slices.get('testns/hl-v4')!;
+    store.upsert('endpointslices', { ...old, resourceVersion: 'z9', endpoints: old.endpoints.slice(0, 1) });
+    store.remove('endpointslices', 'testns/skew-a');
+    expect(h.cache.get(`1 ${name}`)).toBeUndefined();
+    await new Promise((r) => setImmediate(r));
+    const e = h.cache.get(`1 ${name}`);
+    expect(e).toBeDefined();
+    expect(h.cache.get('1 skew.testns.svc.cluster.local.')).toBeUndefined();
+    const q = makeQuery(name, 'A');
+    await h.serve(q);
+    expect(q.reply!.wire().subarray(q.req.questionEnd)).toEqual(e!.wire.subarray(q.req.questionEnd));
+    expect(replyOf(q)!.answers.map(fmt).sort()).toEqual([`${name} 5 A 10.244.1.20`]);
+    h.close();
+  });
+
   it('follows endpoint changes for headless services', async () => {
     const store = fixtureStore();
     const h = new KubernetesHandler(baseConfig(), store, () => true, null, null);

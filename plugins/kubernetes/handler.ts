@@ -8,7 +8,7 @@ import { Flag, Qtype, Rcode, qclassName } from '../../src/dns/constants.js';
 import { isSubdomain, matchZone } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { AnswerCache, buildMessage, makeEntry, materialize, negativeEntry } from './answers.js';
+import { AnswerCache, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
 import { Resolver, View, join, type External, type Item, type ResolveConfig } from './resolve.js';
 import type { Store } from './store.js';
 
@@ -43,13 +43,61 @@ export class KubernetesHandler implements Handler {
     readonly upstream: UpstreamLookup | null,
   ) {
     this.resolver = new Resolver(cfg);
-    this.unsubscribe = store.subscribe((deps) => this.cache.invalidate(deps));
+    this.unsubscribe = store.subscribe((deps) => this.onChange(deps));
+  }
+
+  /** Keys served from the cache since they were (re)built: these are recomputed after a change. */
+  private readonly used = new Set<string>();
+  private readonly rewarm = new Set<string>();
+  private rewarmScheduled = false;
+  private closed = false;
+
+  /**
+   * A store change: drop the answers computed from the changed objects, and recompute those that
+   * were in use right away (after the current batch of events), so the next query is still a hit.
+   */
+  private onChange(deps: ReadonlySet<string>): void {
+    for (const k of this.cache.invalidate(deps)) {
+      if (this.used.delete(k)) this.rewarm.add(k);
+    }
+    if (this.rewarm.size === 0 || this.rewarmScheduled) return;
+    this.rewarmScheduled = true;
+    setImmediate(() => {
+      this.rewarmScheduled = false;
+      if (this.closed) return;
+      const keys = [...this.rewarm];
+      this.rewarm.clear();
+      for (const key of keys) {
+        if (this.cache.get(key)) continue;
+        const sp = key.indexOf(' ');
+        const lname = key.slice(sp + 1);
+        const zone = matchZone(this.cfg.zones, lname);
+        if (zone !== undefined) this.build(key, lname, Number(key.slice(0, sp)), zone);
+      }
+    });
   }
 
   /** Stop following store changes (instance replaced). */
   close(): void {
+    this.closed = true;
     this.unsubscribe();
     this.cache.clear();
+    this.used.clear();
+    this.rewarm.clear();
+  }
+
+  /** Compute and cache the reply for a lower-cased name (undefined when it needs an upstream lookup). */
+  private build(key: string, lname: string, qtype: number, zone: string): Entry | undefined {
+    const deps = new Set<string>();
+    const out = this.resolver.resolve(new View(this.store, deps), lname, lname, qtype, zone, zone, 0);
+    let e: Entry | undefined;
+    if (out.nameError || out.answers.length === 0) {
+      e = negativeEntry(lname, qtype, zone, Math.min(this.cfg.ttl, 300), this.cfg.ttl, out.nameError);
+    } else if (!out.answers.some(isExternal)) {
+      e = makeEntry(this.message(0, 0, lname, qtype, 'IN', zone, false, out.answers as Answer[], out.extra), false);
+    }
+    if (e) this.cache.set(key, e, deps);
+    return e;
   }
 
   private fallsThrough(lname: string): boolean {
@@ -72,17 +120,10 @@ export class KubernetesHandler implements Handler {
     if (cacheable) {
       const key = `${qtype} ${lname}`;
       let e = this.cache.get(key);
-      if (!e) {
-        const deps = new Set<string>();
-        const out = this.resolver.resolve(new View(this.store, deps), lname, lname, qtype, zone, zone, 0);
-        if (out.nameError || out.answers.length === 0) {
-          e = negativeEntry(lname, qtype, zone, Math.min(this.cfg.ttl, 300), this.cfg.ttl, out.nameError);
-          this.cache.set(key, e, deps);
-        } else if (!out.answers.some(isExternal)) {
-          e = makeEntry(this.message(0, 0, lname, qtype, 'IN', zone, false, out.answers as Answer[], out.extra), false);
-          this.cache.set(key, e, deps);
-        }
+      if (e) {
+        if (this.used.size < this.cache.max) this.used.add(key);
       }
+      else e = this.build(key, lname, qtype, zone);
       if (e && q.req.questionEnd - 12 === e.qlen) {
         if (e.nameError && this.fallsThrough(lname)) return nextOrFailure(PLUGIN, this.next, q);
         const rcode = e.nameError ? (this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL) : Rcode.NOERROR;
