@@ -227,6 +227,12 @@ describe('customised values', () => {
     expect(at(single, 'spec')).not.toHaveProperty('clusterIPs');
   });
 
+  it('defaults ipFamilyPolicy to PreferDualStack for two clusterIPs and refuses SingleStack with two', () => {
+    const svc = one(render({ values: { service: { clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10', 'fd00::a'] } } }), 'Service');
+    expect(at(svc, 'spec', 'ipFamilyPolicy')).toBe('PreferDualStack');
+    expect(helmTemplateError({ values: { service: { clusterIPs: ['10.96.0.10', 'fd00::a'], ipFamilyPolicy: 'SingleStack' } } })).toMatch(/SingleStack/);
+  });
+
   it('refuses a clusterIP that differs from clusterIPs[0]', () => {
     expect(helmTemplateError({ values: { service: { clusterIP: '10.96.0.10', clusterIPs: ['10.32.0.10'] } } })).toMatch(/clusterIPs/);
   });
