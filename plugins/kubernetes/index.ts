@@ -107,7 +107,6 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   };
   const index = ctx.shared(`kubernetes:${JSON.stringify(ws)}`, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
   const search: string[] = [];
-  const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
   const handlers: KubernetesHandler[] = [];
 
   ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
@@ -129,6 +128,8 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   });
 
   return (next) => {
+    // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
+    const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
     const h = new KubernetesHandler(hcfg, index.store, () => index.synced(), next, null);
     handlers.push(h);
     providers.set(ctx.block, h);
