@@ -18,6 +18,7 @@ import { fixtureObjects, svc } from './testdata.js';
 import { fmt } from './testutil.js';
 import { VECTORS, type Vector } from './vectors.js';
 import { localIPs } from './index.js';
+import { freePort } from '../../test/helpers/net.js';
 
 let sb: Sandbox;
 let upstream: TestUpstream;
@@ -136,6 +137,38 @@ describe('server lifecycle', () => {
       expect(m3.answers.map(fmt)).toEqual(['10-244-2-7.testns.pod.cluster.local. 9 A 10.244.2.7']);
     } finally {
       await s.stop();
+    }
+  });
+
+  it('/ready reports kubernetes until the watches have synced', async () => {
+    const rsb = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
+    rsb.setFailure((r) => (r.path.includes('endpointslices') ? 403 : undefined));
+    const readyPort = await freePort();
+    const s = await startServer(`. {\n  ready 127.0.0.1:${readyPort}\n  kubernetes cluster.local {\n    endpoint ${rsb.url}\n    startup_timeout 100ms\n  }\n}\n`);
+    try {
+      const get = async (): Promise<[number, string]> => {
+        const res = await fetch(`http://127.0.0.1:${readyPort}/ready`);
+        return [res.status, await res.text()];
+      };
+      const [code, body] = await get();
+      expect(code).toBe(503);
+      expect(body.split('\n')[0]).toBe('kubernetes');
+      expect(s.logs).toContain('[WARNING] plugin/kubernetes: starting server with unsynced Kubernetes API');
+      // name errors are SERVFAIL (with SOA) while unsynced
+      const m = await udpQuery(s.port, 'missing.testns.svc.cluster.local.', 'A');
+      expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('SERVFAIL');
+      expect(m.authorities.map((r) => r.type)).toEqual(['SOA']);
+      rsb.setFailure();
+      const deadline = Date.now() + 20_000;
+      while ((await get())[0] !== 200) {
+        if (Date.now() > deadline) throw new Error('never became ready');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const m2 = await udpQuery(s.port, 'missing.testns.svc.cluster.local.', 'A');
+      expect(rcodeName((m2.flags ?? 0) & 0xf)).toBe('NXDOMAIN');
+    } finally {
+      await s.stop();
+      await rsb.close();
     }
   });
 
