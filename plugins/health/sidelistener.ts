@@ -61,8 +61,15 @@ export class SideListener {
   start(): Promise<void> {
     if (this.stopped) return Promise.reject(new Error(`listen tcp ${this.address}: listener already stopped`));
     if (this.starting) return this.starting;
-    const port = listenPort(this.address, this.hostPort);
-    const host = this.hostPort.host === '' ? undefined : this.hostPort.host;
+    let port: number;
+    try {
+      port = listenPort(this.address, this.hostPort);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    // '' = all interfaces (dual-stack). `localhost` binds IPv4 loopback as Go's net.Listen does,
+    // whatever order /etc/hosts lists 127.0.0.1 and ::1 in (scrapers use 127.0.0.1).
+    const host = this.hostPort.host === '' ? undefined : this.hostPort.host === 'localhost' ? '127.0.0.1' : this.hostPort.host;
     this.starting = new Promise<void>((resolve, reject) => {
       const onError = (e: Error): void => {
         this.tcp.off('listening', onListening);

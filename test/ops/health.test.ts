@@ -147,3 +147,19 @@ describe('health lameduck', () => {
     expect(logs.lines).toEqual(['[INFO] plugin/health: Going into lameduck mode for 50ms']);
   });
 });
+
+describe('side listener addresses', () => {
+  it('binds localhost to the IPv4 loopback', async () => {
+    const port = await freePort();
+    const s = new HealthServer(`localhost:${port}`, logger('health'));
+    await s.start();
+    cleanups.push(() => s.stop());
+    expect((await httpRequest(port, '/health')).body).toBe('OK');
+    expect(s.probeUrl).toBe(`http://localhost:${port}/health`);
+  });
+
+  it('reports a non-numeric port when starting', async () => {
+    const s = new HealthServer('127.0.0.1:http', logger('health'));
+    await expect(s.start()).rejects.toThrow('listen tcp 127.0.0.1:http: unknown port');
+  });
+});
