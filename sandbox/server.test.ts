@@ -207,6 +207,27 @@ describe('list', () => {
     expect(rest.items.map((s) => s.metadata?.name)).toEqual(['b', 'c', 'd']);
   });
 
+  it('lists at an exact past resourceVersion, tolerates other resourceVersion params', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a'), svc('n', 'b')] });
+    const { core } = clientsFor(sb.url);
+    const rv = sb.resourceVersion();
+    sb.remove('Service', 'n', 'a');
+    sb.apply(svc('n', 'b', { labels: { v: '2' } }));
+    sb.apply(svc('n', 'c'));
+    const past = await core.listServiceForAllNamespaces({ resourceVersion: rv, resourceVersionMatch: 'Exact' });
+    expect(past.metadata?.resourceVersion).toBe(rv);
+    expect(past.items.map((s) => `${s.metadata?.name}@${s.metadata?.resourceVersion}`)).toEqual(['a@1', 'b@2']);
+    const now = await core.listServiceForAllNamespaces({ resourceVersion: rv, resourceVersionMatch: 'NotOlderThan' });
+    expect(now.items.map((s) => s.metadata?.name)).toEqual(['b', 'c']);
+    const any = await core.listServiceForAllNamespaces({ resourceVersion: '0' });
+    expect(any.metadata?.resourceVersion).toBe(sb.resourceVersion());
+    const ahead = await core.listServiceForAllNamespaces({ resourceVersion: '9999' }).catch((e: unknown) => e);
+    expect((ahead as ApiException<unknown>).code).toBe(504);
+    sb.compact();
+    const gone = await core.listServiceForAllNamespaces({ resourceVersion: rv, resourceVersionMatch: 'Exact' }).catch((e: unknown) => e);
+    expect((gone as ApiException<unknown>).code).toBe(410);
+  });
+
   it('forces failures with setFailure and logs requests', async () => {
     sb = await startSandbox({ objects: [svc('n', 'a')] });
     const { core } = clientsFor(sb.url);
