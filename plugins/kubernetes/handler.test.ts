@@ -275,6 +275,41 @@ describe('other record rules', () => {
     expect(replyOf(q)!.authorities.map(fmt)).toEqual(['cluster.local. 0 SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 0']);
   });
 
+  it('odd names never throw and get a well-formed reply', async () => {
+    const raw = (labels: Buffer[], qtype: number): Buffer => {
+      const parts: Buffer[] = [Buffer.from([0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0])];
+      for (const l of labels) parts.push(Buffer.from([l.length]), l);
+      parts.push(Buffer.from([0]), Buffer.from([qtype >> 8, qtype & 0xff, 0, 1]));
+      return Buffer.concat(parts);
+    };
+    const { parseRequest } = await import('../../src/dns/wire.js');
+    const { Query } = await import('../../src/query.js');
+    const { TEST_TRANSPORT } = await import('../../test/helpers/dns.js');
+    const zone = [Buffer.from('cluster'), Buffer.from('local')];
+    const names: Buffer[][] = [
+      [Buffer.from('a.b'), Buffer.from('testns'), Buffer.from('svc'), ...zone],
+      [Buffer.from([0, 1, 0xff]), Buffer.from('svc'), ...zone],
+      [Buffer.from('_'), Buffer.from('_tcp'), Buffer.from('svc1'), Buffer.from('testns'), Buffer.from('svc'), ...zone],
+      [Buffer.from('x'.repeat(63)), Buffer.from('testns'), Buffer.from('pod'), ...zone],
+      [Buffer.from('1-2-3-4-5'), Buffer.from('testns'), Buffer.from('pod'), ...zone],
+      [Buffer.from('::'), Buffer.from('testns'), Buffer.from('pod'), ...zone],
+      [Buffer.from('SVC1'), Buffer.from('TESTNS'), Buffer.from('SVC'), ...zone],
+    ];
+    for (const labels of names) {
+      for (const qtype of [1, 28, 33, 12, 16, 5, 255, 65]) {
+        const buf = raw(labels, qtype);
+        const parsed = parseRequest(buf);
+        if (parsed.kind !== 'query') throw new Error('test packet rejected');
+        const q = new Query(buf, parsed.req, TEST_TRANSPORT);
+        const rc = await h.serve(q);
+        expect([0, 3]).toContain(rc);
+        const m = replyOf(q)!;
+        expect(m.id).toBe(0x1234);
+        expect(m.questions.length).toBe(1);
+      }
+    }
+  });
+
   it('pods verified: only pods of that namespace with that exact IP', async () => {
     const hv = new KubernetesHandler(baseConfig({ podMode: 'verified' }), fixtureStore(), () => true, null, null);
     const ok = makeQuery('10-244-2-7.testns.pod.cluster.local.', 'A');
