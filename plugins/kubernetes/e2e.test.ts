@@ -106,6 +106,33 @@ describe('§11 vectors over UDP and TCP', () => {
   });
 });
 
+describe('ExternalName through forward', () => {
+  it('CNAME followed by the upstream answer; NXDOMAIN upstream keeps just the CNAME', async () => {
+    upstream.on('www.example.com.', { answers: [{ name: 'www.example.com', type: 'A', class: 'IN', ttl: 300, data: '93.184.216.34' } as Answer] });
+    upstream.on('nothing.example.org.', { rcode: 3 });
+    const s = await startServer(`. {\n  kubernetes cluster.local {\n    endpoint ${sb.url}\n  }\n  forward . ${upstream.addr}\n}\n`);
+    try {
+      const m = await udpQuery(s.port, 'ext.testns.svc.cluster.local.', 'A');
+      expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('NOERROR');
+      expect(m.answers.map(fmt)).toEqual(['ext.testns.svc.cluster.local. 5 CNAME www.example.com.', 'www.example.com. 300 A 93.184.216.34']);
+      sb.apply(svc('testns', 'ext2', { type: 'ExternalName', externalName: 'nothing.example.org' }));
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const m2 = await udpQuery(s.port, 'ext2.testns.svc.cluster.local.', 'A');
+        if (m2.answers.length) {
+          expect(rcodeName((m2.flags ?? 0) & 0xf)).toBe('NOERROR');
+          expect(m2.answers.map(fmt)).toEqual(['ext2.testns.svc.cluster.local. 5 CNAME nothing.example.org.']);
+          break;
+        }
+        if (Date.now() > deadline) throw new Error('ext2 never appeared');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
 describe('server lifecycle', () => {
   it('a reload with unchanged watch settings reuses the synced index (no relist); changed settings relist', async () => {
     const text = corefile(null, 'ttl 7');
