@@ -24,6 +24,7 @@ export const ready: PluginDef = {
     // The monitor mode of the new configuration applies once it serves.
     ctx.onServing(() => {
       server.monitor = cfg.monitor;
+      server.serving = true;
     });
     return null;
   },

@@ -2,7 +2,8 @@
  * The readiness endpoint `/ready` (plugins.md, ready): 200 `OK` when every readiness probe the
  * serving instance registered says ready; else 503 whose first body line is the sorted names of
  * the plugins not ready joined with `,` (followed by one `name: reason` line per reason, so that
- * operators see *why*). At the start of final shutdown the listener closes (probes are refused)
+ * operators see *why*). Until the first configuration serves DNS it is 503 (`Starting` when no
+ * probe says otherwise). At the start of final shutdown the listener closes (probes are refused)
  * and a request still in progress gets 503 `Shutting down`.
  */
 import type * as http from 'node:http';
@@ -31,6 +32,12 @@ export class ReadyServer {
   private readonly once = new WeakSet<ReadinessProbe>();
   private shuttingDown = false;
   private core: CoreServices | null = null;
+  /**
+   * Some configuration serves DNS. Before that (first start: the listener opens in the startup
+   * hooks, while e.g. kubernetes may still wait for its watches and the DNS ports are not open),
+   * `/ready` never answers 200.
+   */
+  serving = false;
 
   constructor(readonly address: string, private readonly log: Logger) {
     this.listener = new SideListener(address);
@@ -98,6 +105,10 @@ export class ReadyServer {
       return;
     }
     const r = this.evaluate();
+    if (r.ready && !this.serving) {
+      sendText(res, 503, 'Starting');
+      return;
+    }
     if (r.ready) {
       sendText(res, 200, 'OK');
       return;

@@ -143,3 +143,25 @@ describe('ready endpoint', () => {
     expect(await httpErrorCode(port, '/ready')).toBe('ECONNREFUSED');
   });
 });
+
+describe('ready before the first configuration serves', () => {
+  it('never answers 200 while the startup hooks run (DNS ports not open yet)', async () => {
+    const port = await freePort();
+    const shared = new FakeShared();
+    const core = new FakeCore();
+    const inst = fakeInstance();
+    await ready.setup(dispenserFor(`ready 127.0.0.1:${port}`, 'ready'), fakeContext({ core, shared, inst, plugin: 'ready' }));
+    cleanups.push(() => shared.release(inst));
+    await inst.run('startup');
+    let r = await httpRequest(port, '/ready');
+    expect([r.status, r.body]).toEqual([503, 'Starting']);
+    const k8s = switchable('');
+    core.probes.set('kubernetes', [k8s.probe]);
+    r = await httpRequest(port, '/ready');
+    expect([r.status, r.body]).toEqual([503, 'kubernetes']);
+    k8s.set(true);
+    await inst.run('serving');
+    r = await httpRequest(port, '/ready');
+    expect([r.status, r.body]).toEqual([200, 'OK']);
+  });
+});
