@@ -1,0 +1,327 @@
+/**
+ * The fixture scenarios through the REAL system resolvers: glibc's getaddrinfo (`getent ahosts`)
+ * and BIND's `dig +search`, each run in a network namespace set up like a pod.
+ *
+ * Per scenario a namespace `cdns-<random>` gets: `lo` up with 10.96.0.10/32 (the kube-dns Service
+ * address) and the client pod's IP (10.244.2.8 for default/other, 10.244.2.7 for testns/client)
+ * — the local route to 10.96.0.10 uses the pod IP as source, so the server sees the pod as client
+ * — plus an IPv6 address so glibc's AI_ADDRCONFIG asks A and AAAA; /etc/netns/NS/ holds the pod's
+ * resolv.conf (`ip netns exec` bind-mounts it over /etc/resolv.conf), a minimal hosts file and
+ * `hosts: files dns`. Inside run the sandbox API server, dnsmasq as the "internet" upstream
+ * (example.com → 192.0.2.1 / 2001:db8::1, everything else NXDOMAIN) and `bin/clusterdns` on :53.
+ * Nothing leaves the namespace. The queries the server saw are read from its `log` lines on
+ * stdout, delimited by marker queries so that no line is missed or borrowed.
+ *
+ * Needs root, `ip netns`, getent, dig, dnsmasq and a built dist/ (`npm run build`); otherwise the
+ * suite is skipped and says why.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve as resolvePath } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { podResolvConf, resolvConfText, type SentQuery } from './model.js';
+import { canonical, expectedQueries, queriesFromLog, SCENARIOS, searched, sortedResult, typesFor, type Expectation, type Scenario } from './fixture.js';
+
+const ROOT = resolvePath(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin/clusterdns');
+const SANDBOX = join(ROOT, 'dist/sandbox/main.js');
+const FIXTURE = join(ROOT, 'examples/cluster.yaml');
+const KUBE_DNS = '10.96.0.10';
+const UPSTREAM_PORT = 5300;
+
+/** The fixture's client pods: namespace → pod IP (examples/cluster.yaml). */
+const POD_IPS: Readonly<Record<string, { v4: string; v6: string }>> = {
+  default: { v4: '10.244.2.8', v6: 'fd00:10:244::8' },
+  testns: { v4: '10.244.2.7', v6: 'fd00:10:244::7' },
+};
+
+function has(cmd: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+}
+
+function skipReason(): string | null {
+  if (process.platform !== 'linux') return `not Linux (${process.platform})`;
+  if (process.getuid?.() !== 0) return 'not running as root (network namespaces need CAP_SYS_ADMIN)';
+  const ipn = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' });
+  if (ipn.error || ipn.status !== 0) return `\`ip netns\` unavailable: ${ipn.error?.message ?? ipn.stderr.trim()}`;
+  for (const tool of ['getent', 'dig', 'dnsmasq']) if (!has(tool)) return `${tool} is not installed (apt-get install libc-bin dnsutils dnsmasq-base)`;
+  if (!existsSync(SANDBOX) || !existsSync(join(ROOT, 'dist/src'))) return 'dist/ is not built (run `npm run build`)';
+  if (existsSync('/var/run/nscd/socket')) return 'nscd is running: getent would ask it (outside the namespace) instead of the resolver';
+  return null;
+}
+
+const SKIP = skipReason();
+if (SKIP) console.warn(`[test/resolver/netns.test.ts] SKIPPED: real-resolver tests in network namespaces need root and ip netns — ${SKIP}`);
+
+function run(cmd: string, args: readonly string[], timeoutMs = 30_000): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: timeoutMs });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+function must(cmd: string, args: readonly string[]): string {
+  const r = run(cmd, args);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
+  return r.stdout;
+}
+
+/** A long-running process inside the namespace with its output lines. */
+class Proc {
+  readonly lines: string[] = [];
+  private readonly waiters: { re: RegExp; from: number; resolve: (i: number) => void }[] = [];
+  readonly exited: Promise<number | null>;
+  constructor(readonly label: string, readonly proc: ChildProcess) {
+    const onData = (chunk: Buffer): void => {
+      for (const line of chunk.toString().split('\n')) {
+        if (!line) continue;
+        this.lines.push(line);
+        for (const w of [...this.waiters]) {
+          if (w.re.test(line) && this.lines.length - 1 >= w.from) {
+            this.waiters.splice(this.waiters.indexOf(w), 1);
+            w.resolve(this.lines.length - 1);
+          }
+        }
+      }
+    };
+    proc.stdout?.on('data', onData);
+    proc.stderr?.on('data', onData);
+    this.exited = new Promise((r) => proc.on('exit', (code) => r(code)));
+  }
+
+  /** Index of the first line at or after `from` matching `re` (failure guard: `timeoutMs`). */
+  waitFor(re: RegExp, from = 0, timeoutMs = 20_000): Promise<number> {
+    const i = this.lines.findIndex((l, k) => k >= from && re.test(l));
+    if (i >= 0) return Promise.resolve(i);
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`${this.label}: no line matching ${re} within ${timeoutMs} ms; output:\n${this.lines.join('\n')}`)), timeoutMs);
+      this.waiters.push({ re, from, resolve: (k) => { clearTimeout(t); resolve(k); } });
+      void this.exited.then((code) => { clearTimeout(t); reject(new Error(`${this.label} exited (${code}) before ${re}; output:\n${this.lines.join('\n')}`)); });
+    });
+  }
+
+  async kill(): Promise<void> {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+interface PodOptions {
+  readonly ns: string;
+  /** The Corefile given the sandbox URL and the upstream address. */
+  readonly corefile: (apiUrl: string, upstream: string) => string;
+}
+
+/** One network namespace playing a pod of namespace `ns`, with the cluster DNS inside. */
+class PodNetns {
+  readonly name = `cdns-${randomBytes(4).toString('hex')}`;
+  readonly etc: string;
+  readonly procs: Proc[] = [];
+  server: Proc | null = null;
+  private markers = 0;
+
+  constructor(readonly ns: string) {
+    this.etc = `/etc/netns/${this.name}`;
+  }
+
+  exec(args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
+    return run('ip', ['netns', 'exec', this.name, ...args]);
+  }
+
+  private spawn(label: string, args: readonly string[]): Proc {
+    const p = new Proc(label, spawn('ip', ['netns', 'exec', this.name, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+    this.procs.push(p);
+    return p;
+  }
+
+  async start(o: PodOptions): Promise<void> {
+    const ip = POD_IPS[o.ns];
+    if (!ip) throw new Error(`no client pod in namespace ${o.ns}`);
+    must('ip', ['netns', 'add', this.name]);
+    must('ip', ['-n', this.name, 'link', 'set', 'lo', 'up']);
+    must('ip', ['-n', this.name, 'addr', 'add', `${KUBE_DNS}/32`, 'dev', 'lo']);
+    must('ip', ['-n', this.name, 'addr', 'add', `${ip.v4}/32`, 'dev', 'lo']);
+    must('ip', ['-n', this.name, '-6', 'addr', 'add', `${ip.v6}/128`, 'dev', 'lo', 'nodad']);
+    // Traffic to the Service address leaves from the pod IP, as it would from a real pod.
+    must('ip', ['-n', this.name, 'route', 'replace', 'local', KUBE_DNS, 'dev', 'lo', 'table', 'local', 'proto', 'kernel', 'scope', 'host', 'src', ip.v4]);
+    // And replies to the pod leave from the Service address — what kube-proxy's un-DNAT does for a
+    // real pod. A server bound to the wildcard address (no `bind`, as in Corefile.example) lets the
+    // kernel pick the source of its replies (Node's dgram has no IP_PKTINFO); without this route
+    // they would come from 10.244.x.x and the resolver would drop them.
+    must('ip', ['-n', this.name, 'route', 'replace', 'local', ip.v4, 'dev', 'lo', 'table', 'local', 'proto', 'kernel', 'scope', 'host', 'src', KUBE_DNS]);
+    mkdirSync(this.etc, { recursive: true });
+    writeFileSync(join(this.etc, 'resolv.conf'), resolvConfText(podResolvConf(o.ns)));
+    writeFileSync(join(this.etc, 'hosts'), '127.0.0.1 localhost\n::1 localhost ip6-localhost\n');
+    writeFileSync(join(this.etc, 'nsswitch.conf'), 'hosts: files dns\n');
+
+    const sandbox = this.spawn('sandbox', [process.execPath, SANDBOX, '--port', '0', '--file', FIXTURE]);
+    const urlLine = sandbox.lines[await sandbox.waitFor(/^sandbox listening on /)]!;
+    const apiUrl = urlLine.replace('sandbox listening on ', '').trim();
+    const dnsmasq = this.spawn('dnsmasq', [
+      'dnsmasq', '--no-resolv', '--no-hosts', '--keep-in-foreground', '--log-queries', '--log-facility=-', '--pid-file=', '--user=root',
+      `--port=${UPSTREAM_PORT}`, '--listen-address=127.0.0.1', '--bind-interfaces',
+      '--address=/#/', '--address=/example.com/192.0.2.1', '--address=/example.com/2001:db8::1',
+    ]);
+    await dnsmasq.waitFor(/started, version/);
+    const dir = join(tmpdir(), this.name);
+    mkdirSync(dir, { recursive: true });
+    const corefilePath = join(dir, 'Corefile');
+    writeFileSync(corefilePath, o.corefile(apiUrl, `127.0.0.1:${UPSTREAM_PORT}`));
+    this.server = this.spawn('clusterdns', [process.execPath, BIN, '-conf', corefilePath, '-dns.port', '53']);
+    await this.server.waitFor(/^clusterdns-/);
+    // Served and synced: the kubernetes Service name answers.
+    for (let i = 0; ; i++) {
+      const d = this.exec(['dig', '+tries=1', '+time=2', `@${KUBE_DNS}`, 'kubernetes.default.svc.cluster.local.', 'A']);
+      if (d.stdout.includes('status: NOERROR')) break;
+      if (i >= 20) throw new Error(`clusterdns in ${this.name} does not answer: ${d.stdout}${d.stderr}\n${this.server.lines.join('\n')}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /** Send a marker query and return the index of its log line: every earlier line was written before it. */
+  async mark(): Promise<number> {
+    const name = `marker-${++this.markers}.${this.name}.invalid.`;
+    this.exec(['dig', '+tries=1', '+time=5', `@${KUBE_DNS}`, name, 'A']);
+    return this.server!.waitFor(new RegExp(`"A IN ${name.replace(/\./g, '\\.')} `));
+  }
+
+  /** Run `args` in the namespace and return its result and the queries the server saw meanwhile. */
+  async observe(args: readonly string[]): Promise<{ status: number | null; stdout: string; seen: SentQuery[]; lines: string[] }> {
+    const start = await this.mark();
+    const r = this.exec(args);
+    const end = await this.mark();
+    const lines = this.server!.lines.slice(start + 1, end).filter((l) => l.includes('"'));
+    return { status: r.status, stdout: r.stdout, seen: queriesFromLog(lines), lines };
+  }
+
+  async stop(): Promise<void> {
+    for (const p of this.procs) await p.kill();
+    run('ip', ['netns', 'del', this.name]);
+    rmSync(this.etc, { recursive: true, force: true });
+    rmSync(join(tmpdir(), this.name), { recursive: true, force: true });
+  }
+}
+
+/** Addresses printed by `getent ahosts` (each appears once per socket type). */
+function getentAddresses(out: string): string[] {
+  const set = new Set<string>();
+  for (const line of out.split('\n')) {
+    const a = line.trim().split(/\s+/)[0];
+    if (a) set.add(a);
+  }
+  return [...set].sort();
+}
+
+/** The final reply of `dig`: rcode, the question name, answer data (CNAMEs left out). */
+function digResult(out: string): { rcode: number; name: string; data: string[] } {
+  const RCODES: Record<string, number> = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 };
+  const status = /status: (\w+)/.exec(out)?.[1] ?? 'NONE';
+  const name = /;; QUESTION SECTION:\n;(\S+)/.exec(out)?.[1] ?? '';
+  const data: string[] = [];
+  const ans = /;; ANSWER SECTION:\n([\s\S]*?)\n\n/.exec(out)?.[1] ?? '';
+  for (const line of ans.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 5 || f[3] === 'CNAME') continue;
+    data.push(f.slice(4).join(' '));
+  }
+  return { rcode: RCODES[status] ?? -1, name: name.toLowerCase(), data: data.sort() };
+}
+
+const PLAIN_COREFILE = (apiUrl: string, upstream: string, extra = '', pods = 'insecure'): string => `.:53 {
+    bind ${KUBE_DNS}
+    log
+${extra}    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        endpoint ${apiUrl}
+        pods ${pods}
+    }
+    forward . ${upstream}
+}
+`;
+
+/** Corefile.example (kubeadm's) with the API endpoint, the local upstream, and `log` to see the queries. */
+function kubeadmCorefile(apiUrl: string, upstream: string): string {
+  const text = readFileSync(join(ROOT, 'Corefile.example'), 'utf8');
+  const out = text
+    .replace(/(kubernetes cluster\.local in-addr\.arpa ip6\.arpa \{\n)/, `$1       endpoint ${apiUrl}\n`)
+    .replace('forward . /etc/resolv.conf', `forward . ${upstream}`)
+    .replace(/^(\s*)errors$/m, '$1errors\n$1log');
+  if (!out.includes(`endpoint ${apiUrl}`) || !out.includes(`forward . ${upstream}`) || !/^\s*log$/m.test(out)) {
+    throw new Error(`Corefile.example no longer has the expected shape:\n${text}`);
+  }
+  return out;
+}
+
+const pods: PodNetns[] = [];
+afterEach(async () => {
+  while (pods.length) await pods.pop()!.stop();
+});
+
+async function pod(ns: string, corefile: PodOptions['corefile']): Promise<PodNetns> {
+  const p = new PodNetns(ns);
+  pods.push(p);
+  await p.start({ ns, corefile });
+  return p;
+}
+
+async function checkGetent(p: PodNetns, s: Scenario, e: Expectation): Promise<void> {
+  const r = await p.observe(['getent', 'ahosts', s.name]);
+  expect(canonical(r.seen), `queries seen by the server for getent ahosts ${s.name}`).toEqual(canonical(expectedQueries(e, ['A', 'AAAA'])));
+  // The server saw the client as the pod.
+  for (const l of r.lines) expect(l).toContain(`] ${POD_IPS[s.ns]!.v4}:`);
+  if ('addresses' in e.result) {
+    expect(r.status).toBe(0);
+    expect(getentAddresses(r.stdout)).toEqual([...e.result.addresses].sort());
+  } else {
+    // getent exits 2 whatever the EAI_* code; the code itself is checked in model.test.ts.
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+  }
+}
+
+async function checkDig(p: PodNetns, s: Scenario, e: Expectation): Promise<void> {
+  const types = typesFor(s, 'dig');
+  const r = await p.observe(['dig', '+search', '+tries=1', '+time=5', '-t', types[0]!, s.name]);
+  expect(canonical(r.seen), `queries seen by the server for dig +search ${s.name}`).toEqual(canonical(expectedQueries(e, types)));
+  const got = digResult(r.stdout);
+  expect(got.name).toBe(e.steps.at(-1));
+  expect(sortedResult({ rcode: got.rcode, data: got.data })).toEqual(sortedResult(e.result));
+}
+
+describe.skipIf(SKIP !== null)('real resolvers in a pod network namespace', () => {
+  it.each(SCENARIOS.map((s) => [s.title, s] as const))('%s', async (_t, s) => {
+    const p = await pod(s.ns, (api, up) => PLAIN_COREFILE(api, up));
+    const g = s.expect.glibc!;
+    if (!s.types) await checkGetent(p, s, g);
+    await checkDig(p, s, s.expect.dig!);
+  });
+
+  it('kubeadm\'s default Corefile shape (Corefile.example): cluster names, pod names, external and missing names', async () => {
+    const p = await pod('default', kubeadmCorefile);
+    for (const title of ['short name of a service in the own namespace', 'external name', 'a name that does not exist', 'full name without trailing dot']) {
+      const s = SCENARIOS.find((x) => x.title.startsWith(title))!;
+      await checkGetent(p, s, s.expect.glibc!);
+      await checkDig(p, s, s.expect.dig!);
+    }
+    const podName: Scenario = SCENARIOS.find((x) => x.name === '10-244-2-7.testns.pod')!;
+    const fromDefault: Expectation = { steps: searched('10-244-2-7.testns.pod', 'default'), result: { addresses: ['10.244.2.7'] } };
+    await checkGetent(p, { ...podName, ns: 'default' }, fromDefault);
+  });
+
+  it('autopath @kubernetes with pods verified: an external name costs one query per type instead of four', async () => {
+    const p = await pod('default', (api, up) => PLAIN_COREFILE(api, up, '    autopath @kubernetes\n', 'verified'));
+    const s: Scenario = SCENARIOS.find((x) => x.name === 'example.com')!;
+    const one: Expectation = { steps: ['example.com.default.svc.cluster.local.'], result: { addresses: ['192.0.2.1', '2001:db8::1'] } };
+    await checkGetent(p, s, one);
+    const r = await p.observe(['getent', 'ahosts', 'example.com']);
+    // glibc reports the CNAME target as the canonical name.
+    expect(r.stdout.split('\n')[0]).toMatch(/^\S+\s+STREAM example\.com$/);
+    const d = await p.observe(['dig', '+search', '+tries=1', '+time=5', 'example.com']);
+    expect(canonical(d.seen)).toEqual(['example.com.default.svc.cluster.local. A']);
+    expect(d.stdout).toMatch(/^example\.com\.default\.svc\.cluster\.local\.\s+\d+\s+IN\s+CNAME\s+example\.com\.$/m);
+    expect(digResult(d.stdout)).toEqual({ rcode: 0, name: 'example.com.default.svc.cluster.local.', data: ['192.0.2.1'] });
+    // A cluster name from another namespace: one step instead of two.
+    const svc = await p.observe(['getent', 'ahosts', 'svc1.testns']);
+    expect(canonical(svc.seen)).toEqual(['svc1.testns.default.svc.cluster.local. A', 'svc1.testns.default.svc.cluster.local. AAAA']);
+    expect(getentAddresses(svc.stdout)).toEqual(['10.96.0.11']);
+  });
+});
