@@ -132,7 +132,7 @@ export class ReloadLoop {
   }
 
   private async tick(): Promise<void> {
-    if (this.stopped || this.deps === null) return;
+    if (this.stopped || this.deps === null || this.deps.core.shuttingDown) return;
     const { core, log } = this.deps;
     let next: string;
     try {
@@ -141,7 +141,8 @@ export class ReloadLoop {
       log.warning(`Corefile parse failed: ${(e as Error).message}`);
       return;
     }
-    if (this.stopped || next === this.hash) return;
+    // No reloads once final shutdown has started (the core would refuse them anyway).
+    if (this.stopped || core.shuttingDown || next === this.hash) return;
     // Remember the new hash first: a broken file is not retried until it changes again.
     this.hash = next;
     setVersionInfo(next);

@@ -159,6 +159,21 @@ describe('reload loop', () => {
     expect(loop.currentHash).toBe(hash);
   });
 
+  it('does not reload once final shutdown has started', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'Corefile');
+    writeFileSync(path, COREFILE);
+    const core = new FakeCore();
+    const { loop, logs } = await startedLoop(path, core);
+    const before = await failed();
+    core.startShutdown();
+    writeFileSync(path, `\n${COREFILE}`);
+    await loop.check();
+    expect(core.reloadReasons).toEqual([]);
+    expect(await failed()).toBe(before);
+    expect(logs).toHaveLength(1);
+  });
+
   it('does not check a configuration that cannot be re-read (stdin)', async () => {
     const core = new FakeCore();
     const { loop, logs } = await startedLoop('stdin', core);
