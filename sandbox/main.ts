@@ -8,8 +8,9 @@
  * Prints one line `sandbox listening on http://HOST:PORT` on stdout once it serves.
  */
 import * as fs from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startSandbox, type SandboxOptions } from './server.js';
+import { type Sandbox, startSandbox, type SandboxOptions } from './server.js';
 
 const USAGE = `usage: sandbox [--port N] [--host ADDR] [--file PATH]... [--synthetic-services N]
   [--synthetic-pods M] [--synthetic-namespaces K] [--headless-fraction F] [--seed S]
@@ -29,6 +30,8 @@ function kubeconfigText(url: string): string {
     '- name: sandbox',
     '  cluster:',
     `    server: ${url}`,
+    // client-node refuses plain http unless TLS verification is off
+    '    insecure-skip-tls-verify: true',
     'users:',
     '- name: anonymous',
     '  user: {}',
@@ -42,8 +45,10 @@ function kubeconfigText(url: string): string {
   ].join('\n');
 }
 
-async function main(): Promise<void> {
+/** Parse CLI arguments into sandbox options; undefined for --help. Throws on bad flags. */
+export function parseCli(args: string[]): { opts: SandboxOptions; kubeconfig?: string } | undefined {
   const { values } = parseArgs({
+    args,
     options: {
       port: { type: 'string', default: '0' },
       host: { type: 'string', default: '127.0.0.1' },
@@ -60,10 +65,7 @@ async function main(): Promise<void> {
     },
     strict: true,
   });
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
+  if (values.help) return undefined;
   const opts: SandboxOptions = { port: int('port', values.port) ?? 0, host: values.host ?? '127.0.0.1', files: values.file ?? [] };
   const services = int('synthetic-services', values['synthetic-services']);
   const pods = int('synthetic-pods', values['synthetic-pods']);
@@ -81,10 +83,25 @@ async function main(): Promise<void> {
   if (bm !== undefined) opts.bookmarkIntervalMs = bm;
   const hl = int('history-limit', values['history-limit']);
   if (hl !== undefined) opts.historyLimit = hl;
+  return { opts, ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}) };
+}
 
-  const sb = await startSandbox(opts);
-  if (values.kubeconfig) fs.writeFileSync(values.kubeconfig, kubeconfigText(sb.url));
-  process.stdout.write(`sandbox listening on ${sb.url}\n`);
+/** Start a sandbox from CLI arguments and print the `sandbox listening on URL` line. */
+export async function runCli(args: string[], out: (line: string) => void): Promise<Sandbox | undefined> {
+  const parsed = parseCli(args);
+  if (!parsed) {
+    out(USAGE);
+    return undefined;
+  }
+  const sb = await startSandbox(parsed.opts);
+  if (parsed.kubeconfig) fs.writeFileSync(parsed.kubeconfig, kubeconfigText(sb.url));
+  out(`sandbox listening on ${sb.url}`);
+  return sb;
+}
+
+async function main(): Promise<void> {
+  const sb = await runCli(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`));
+  if (!sb) return;
   const stop = (): void => {
     void sb.close().then(() => process.exit(0));
   };
@@ -92,7 +109,19 @@ async function main(): Promise<void> {
   process.on('SIGTERM', stop);
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`sandbox: ${e instanceof Error ? e.message : String(e)}\n${USAGE}\n`);
-  process.exit(1);
-});
+function isMainModule(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(fs.realpathSync(script)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isMainModule()) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`sandbox: ${e instanceof Error ? e.message : String(e)}\n${USAGE}\n`);
+    process.exit(1);
+  });
+}
