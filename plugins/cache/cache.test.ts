@@ -3,8 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { decode, replyTo, setRcode } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
 import type { Handler } from '../../src/plugin.js';
-import type { Query } from '../../src/query.js';
-import { makeQuery, rrStrings, type QueryOptions } from '../../test/helpers/dns.js';
+import { encodeQuery, makeQuery, rrStrings, TEST_TRANSPORT, type QueryOptions } from '../../test/helpers/dns.js';
+import { parseRequest } from '../../src/dns/wire.js';
+import { Query } from '../../src/query.js';
 import { a, dispenserFor, fakeSetupContext, FakeNext, soa } from '../../test/helpers/upstream.js';
 import { cacheClock } from './clock.js';
 import type { CacheHandler } from './handler.js';
@@ -201,6 +202,23 @@ describe('cache: what is not stored', () => {
     await ask(h, 'q.example');
     expect(next.calls).toBe(2);
     expect(await metric('coredns_cache_drops_total', { server: 'dns://:53', zones: '.', view: '' })).toBe(before + 2);
+  });
+
+  it('NOTIFY queries and zone transfers bypass the cache', async () => {
+    const next = upstreamNext({ 'n.example.': { answers: [a('n.example', '192.0.2.1', 9999)] } });
+    const h = await build('cache', next);
+    const notify = encodeQuery('n.example', 'A');
+    notify.writeUInt16BE((4 << 11) | 0x0100, 2);
+    const parsed = parseRequest(notify);
+    if (parsed.kind !== 'query') throw new Error('notify rejected');
+    for (let i = 0; i < 2; i++) {
+      const q = new Query(notify, parsed.req, TEST_TRANSPORT);
+      await h.serve(q);
+      expect(answers(q)).toEqual(['n.example. 9999 A 192.0.2.1']);
+    }
+    await ask(h, 'n.example', 'AXFR');
+    await ask(h, 'n.example', 'AXFR');
+    expect(next.calls).toBe(4);
   });
 
   it('names outside the cache zones pass through untouched', async () => {

@@ -111,8 +111,9 @@ export class CacheHandler implements Handler {
 
   serve(q: Query): number | Promise<number> {
     if (matchZone(this.zones, q.lname) === undefined) return nextOrFailure(this.name, this.next, q);
-    // Replies to NOTIFY/UPDATE and zone transfers are neither cached nor rewritten.
-    if (q.req.opcode !== Opcode.QUERY || q.qtype === Qtype.AXFR || q.qtype === Qtype.IXFR) {
+    // Replies to NOTIFY/UPDATE, zone transfers and odd queries (TC or Z set) are neither cached
+    // nor rewritten.
+    if (q.req.opcode !== Opcode.QUERY || q.qtype === Qtype.AXFR || q.qtype === Qtype.IXFR || (q.req.flags & (Flag.TC | Flag.Z)) !== 0) {
       return nextOrFailure(this.name, this.next, q);
     }
     const m = this.metricsFor(q.transport.server);

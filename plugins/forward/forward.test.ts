@@ -382,3 +382,24 @@ describe('forward: DNS over TLS', () => {
     expect(u.received).toEqual([]);
   });
 });
+
+describe('forward: shutdown', () => {
+  it('a query in flight when the instance shuts down (reload) still gets its answer; no socket is left open', async () => {
+    const u = await upstream();
+    u.on('late.example', { delayMs: 200, answers: [a('late.example', '192.0.2.77')] });
+    const ctx = fakeSetupContext();
+    const factory = await forward.setup(dispenserFor(`forward . ${u.addr}`, 'forward'), ctx);
+    await ctx.start();
+    const h = factory!(null) as ForwardHandler;
+    const q = makeQuery('late.example', 'A');
+    const pending = h.serve(q);
+    await new Promise((r) => setTimeout(r, 50));
+    await ctx.stop();
+    expect(await pending).toBe(0);
+    expect(q.reply!.answerCount).toBe(1);
+    expect(h.proxies[0]!.openSockets).toBe(0); // closed once the query was answered
+    u.on('late.example', { answers: [a('late.example', '192.0.2.77')] });
+    expect(await h.serve(makeQuery('late.example', 'A'))).toBe(0); // a straggler still works...
+    expect(h.proxies[0]!.openSockets).toBe(0); // ...and leaves nothing open
+  });
+});

@@ -106,9 +106,10 @@ export class ForwardHandler implements Handler {
       }
       const flags = reply.readUInt16BE(2);
       if ((flags & Flag.TC) !== 0 && proto === 'udp' && this.cfg.preferUdp && !this.cfg.forceTcp) {
-        // prefer_udp: repeat the truncated query over TCP to the same upstream.
+        // prefer_udp: repeat the truncated query over TCP to the same upstream (not a new attempt).
         proto = 'tcp';
         i--;
+        attempts--;
         continue;
       }
       const rcode = flags & 0xf;

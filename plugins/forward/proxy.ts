@@ -99,6 +99,11 @@ export class Proxy {
     return maxFails > 0 && this.fails > maxFails;
   }
 
+  /** Sockets currently open to this upstream (UDP sockets and idle TCP/TLS connections). */
+  get openSockets(): number {
+    return this.udp.size + this.stream.size;
+  }
+
   get isTls(): boolean {
     return this.addr.scheme === 'tls';
   }

@@ -21,11 +21,13 @@ class UdpSocket {
   readonly ready: Promise<void>;
   lastUsed = Date.now();
   closed = false;
+  /** Close as soon as no query is in flight (pool shut down while queries were pending). */
+  draining = false;
 
-  constructor(host: string, port: number, sourceAddress: string | null, private readonly onDead: (s: UdpSocket) => void) {
+  constructor(host: string, port: number, sourceAddress: string | null, private readonly label: string, private readonly onDead: (s: UdpSocket) => void) {
     this.sock = dgram.createSocket(isIPv6(host) ? 'udp6' : 'udp4');
     this.sock.on('message', (msg) => this.onMessage(msg));
-    this.sock.on('error', (err) => this.fail(err));
+    this.sock.on('error', (err) => this.fail(new Error(`read udp ${label}: ${err.message}`)));
     this.ready = new Promise<void>((resolve, reject) => {
       const connect = (): void => {
         this.sock.connect(port, host, () => resolve());
@@ -46,6 +48,12 @@ class UdpSocket {
     clearTimeout(p.timer);
     this.lastUsed = Date.now();
     p.resolve(msg);
+    this.drained();
+  }
+
+  /** Called whenever a query leaves `pending`: finish a pending close. */
+  drained(): void {
+    if (this.draining && this.pending.size === 0) this.fail(new Error(`read udp ${this.label}: use of closed network connection`));
   }
 
   /** Fail every waiting query and close the socket. */
@@ -94,6 +102,7 @@ const SOCKET_BUSY = 64;
 
 export class UdpPool {
   private sockets: UdpSocket[] = [];
+  private closedPool = false;
 
   constructor(private readonly o: UdpPoolOptions) {}
 
@@ -102,16 +111,22 @@ export class UdpPool {
     // Close idle sockets past their expiry when we come by (the sweep timer does the rest).
     this.sweep(now);
     let best: UdpSocket | undefined;
-    for (const s of this.sockets) if (!best || s.pending.size < best.pending.size) best = s;
-    if (best && (best.pending.size < SOCKET_BUSY || this.sockets.length >= this.o.size)) {
+    for (const s of this.sockets) {
+      if (s.draining || s.closed) continue;
+      if (!best || s.pending.size < best.pending.size) best = s;
+    }
+    const live = this.sockets.filter((x) => !x.draining && !x.closed).length;
+    if (best && (best.pending.size < SOCKET_BUSY || live >= this.o.size)) {
       this.o.onConn(true);
       return best;
     }
     this.o.onConn(false);
-    const s = new UdpSocket(this.o.host, this.o.port, this.o.sourceAddress, (dead) => {
+    const s = new UdpSocket(this.o.host, this.o.port, this.o.sourceAddress, this.o.label, (dead) => {
       this.sockets = this.sockets.filter((x) => x !== dead);
     });
     this.sockets.push(s);
+    // After shutdown a straggler still gets its answer, on a socket that closes right after.
+    if (this.closedPool) s.draining = true;
     return s;
   }
 
@@ -136,6 +151,7 @@ export class UdpPool {
       const timer = setTimeout(() => {
         if (s.pending.get(id)?.timer === timer) s.pending.delete(id);
         reject(new Error(`read udp ${this.o.label}: i/o timeout`));
+        s.drained();
       }, timeoutMs);
       s.pending.set(id, { q, resolve, reject, timer });
       s.sock.send(out, (err) => {
@@ -145,6 +161,7 @@ export class UdpPool {
           s.pending.delete(id);
           clearTimeout(timer);
           reject(new Error(`write udp ${this.o.label}: ${err.message}`));
+          s.drained();
         }
       });
     });
@@ -163,8 +180,15 @@ export class UdpPool {
     return this.sockets.length;
   }
 
+  /**
+   * Shut the pool down: idle sockets close now, sockets with queries in flight once those are
+   * answered or timed out (so a reload does not fail the old instance's last queries).
+   */
   close(): void {
-    for (const s of [...this.sockets]) s.fail(new Error(`read udp ${this.o.label}: use of closed network connection`));
-    this.sockets = [];
+    this.closedPool = true;
+    for (const s of [...this.sockets]) {
+      s.draining = true;
+      s.drained();
+    }
   }
 }
