@@ -3,6 +3,7 @@
  * API server outage, forced relist (410), malformed objects, readiness reasons, label selectors.
  * Waits poll with a failure timeout; nothing asserts on timing.
  */
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { logger, setLogSink } from '../../src/log.js';
 import { registry } from '../../src/metrics/registry.js';
@@ -12,6 +13,7 @@ import { KubernetesHandler } from './handler.js';
 import { KubeIndex, parseRfc3339, type WatchSettings } from './kubeindex.js';
 import { fixtureObjects, ns, slice, svc } from './testdata.js';
 import { baseConfig, fmt, replyOf } from './testutil.js';
+import { VECTORS } from './vectors.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -241,6 +243,32 @@ describe('watch-backed index', () => {
     expect(text).toContain('coredns_kubernetes_rest_client_request_duration_seconds_bucket{le="0.005",verb="GET",host="127.0.0.1:');
     expect(text).toContain('coredns_kubernetes_rest_client_rate_limiter_duration_seconds_count{verb="GET",host="127.0.0.1:');
     expect(text).toContain('coredns_kubernetes_dns_programming_duration_seconds_bucket{le="524.288",service_kind="headless_with_selector"}');
+  });
+
+  it('the repository fixture examples/cluster.yaml answers the §11 vectors through list/watch', async () => {
+    const sb = await startSandbox({ files: [fileURLToPath(new URL('../../examples/cluster.yaml', import.meta.url))], log: () => undefined });
+    cleanups.push(() => sb.close());
+    const ix = index(sb.url, { pods: true });
+    await until('synced', () => ix.synced());
+    const stores = new Map<string, KubernetesHandler>();
+    for (const v of VECTORS) {
+      if (v.noWrite || v.unsynced || v.next || v.noEndpoints) continue;
+      const key = JSON.stringify(v.cfg ?? {}, (_k, val: unknown) => (val instanceof Set ? [...val] : val));
+      let h = stores.get(key);
+      if (!h) {
+        h = new KubernetesHandler(baseConfig(v.cfg), ix.store, () => ix.synced(), null, null);
+        cleanups.push(() => h!.close());
+        stores.set(key, h);
+      }
+      const q = makeQuery(v.q, v.t);
+      const rc = await h.serve(q);
+      const m = replyOf(q)!;
+      const label = `row ${v.n}`;
+      expect(rc, label).toBe({ NOERROR: 0, NXDOMAIN: 3, SERVFAIL: 2, REFUSED: 5 }[v.rcode]);
+      expect(m.answers.map(fmt).sort(), label).toEqual([...(v.ans ?? [])].sort());
+      expect(m.additionals.map(fmt).sort(), label).toEqual([...(v.extra ?? [])].sort());
+      expect(m.authorities.map(fmt), label).toEqual(v.ns ?? []);
+    }
   });
 
   it('parses RFC 3339 trigger times with nanoseconds', () => {
