@@ -16,6 +16,12 @@
 #     is what CoreDNS's Dockerfile relies on too). In Kubernetes the pod must also add
 #     NET_BIND_SERVICE (capabilities.add), because allowPrivilegeEscalation=false caps file
 #     capabilities to the bounding/permitted set; the chart does both.
+#   - grant cap_net_bind_service and nothing else: a file capability makes the kernel run node in
+#     secure-exec mode (AT_SECURE), where node ignores NODE_OPTIONS (the chart's
+#     --max-old-space-size), NODE_EXTRA_CA_CERTS etc. unless its permitted set is exactly
+#     CAP_NET_BIND_SERVICE (HasOnly() in node's src/node_credentials.cc). Checked on this base:
+#     with only that capability NODE_OPTIONS=--max-old-space-size=179 gives a ~227 MiB heap limit;
+#     with one more capability it is ignored (~4 GiB).
 # Both stages are Debian 12 (bookworm), so the build stage's native addons (none today) and the
 # runtime's glibc match.
 

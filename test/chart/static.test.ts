@@ -194,7 +194,9 @@ describe('Dockerfile', () => {
     if (!final) throw new Error('no stages');
     const base = stages.find((s) => s.name === final.from);
     expect(base && resolve(base.from)).toBe('gcr.io/distroless/nodejs24-debian12:nonroot');
-    expect(instructions.some((l) => /setcap cap_net_bind_service=\+ep/.test(l))).toBe(true);
+    // Exactly this one capability: with any other file capability node ignores NODE_OPTIONS.
+    const setcaps = instructions.flatMap((l) => [...l.matchAll(/setcap\s+(\S+)/g)].map((m) => m[1]));
+    expect(setcaps).toEqual(['cap_net_bind_service=+ep']);
     expect(final.lines).toContain('USER 65532:65532');
     expect(final.lines).toContain('EXPOSE 53 53/udp 8080 8181 9153');
     expect(final.lines).toContain('ENTRYPOINT ["/nodejs/bin/node", "/app/bin/clusterdns"]');
