@@ -1,0 +1,212 @@
+/**
+ * autopath: setup parsing (plugins.md, autopath), the search walk against a fake chain, CNAME
+ * synthesis, and the resolv.conf-file variant through a real in-process server and upstream.
+ * (`@kubernetes` with real pods is exercised in test/resolver/.)
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Answer } from 'dns-packet';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Rcode } from '../../src/dns/constants.js';
+import { replyTo, setRcode, type Message } from '../../src/dns/message.js';
+import { registry } from '../../src/metrics/registry.js';
+import type { Query } from '../../src/query.js';
+import { makeQuery, rcode, rrStrings, udpQuery } from '../../test/helpers/dns.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { a, dispenserFor, FakeNext, fakeSetupContext, soa, TestUpstream } from '../../test/helpers/upstream.js';
+import { autopath } from './index.js';
+import { AutopathHandler, cnamer } from './handler.js';
+import { parseAutopath, resolvConfSearch } from './setup.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'autopath-test-'));
+const RESOLV = join(dir, 'resolv.conf');
+writeFileSync(RESOLV, 'nameserver 10.0.0.2\nsearch Default.svc.cluster.local. svc.cluster.local cluster.local\noptions ndots:5\n');
+
+describe('setup', () => {
+  it('reads the search list of a resolv.conf file, normalised, plus the empty element; zones default to the block', () => {
+    const cfg = parseAutopath(dispenserFor(`autopath ${RESOLV}`), ['cluster.local.']);
+    expect(cfg).toEqual({ zones: ['cluster.local.'], plugin: null, search: ['default.svc.cluster.local.', 'svc.cluster.local.', 'cluster.local.', ''] });
+  });
+
+  it('takes @PLUGIN and explicit zones', () => {
+    expect(parseAutopath(dispenserFor('autopath cluster.local. Example.ORG @kubernetes'), ['.'])).toEqual({ zones: ['cluster.local.', 'example.org.'], plugin: 'kubernetes', search: [] });
+  });
+
+  it.each([
+    ['autopath', /no resolv-conf specified/],
+    ['autopath /nonexistent/resolv.conf', /failed to parse "\/nonexistent\/resolv.conf": open \/nonexistent\/resolv.conf: no such file or directory/],
+  ])('%s → error', (text, re) => {
+    expect(() => parseAutopath(dispenserFor(text), ['.'])).toThrow(re);
+  });
+
+  it('resolv.conf: the last search/domain line wins', () => {
+    expect(resolvConfSearch('search a b\ndomain c.example\n')).toEqual(['c.example.']);
+    expect(resolvConfSearch('domain c\nsearch A.b. d\n')).toEqual(['a.b.', 'd.']);
+    expect(resolvConfSearch('nameserver 1.1.1.1\n')).toEqual([]);
+  });
+
+  it('@PLUGIN naming a plugin of the block without search-path support fails at startup; an absent one does nothing', async () => {
+    const ctx = fakeSetupContext({ zones: ['.'] });
+    await autopath.setup(dispenserFor('autopath @forward'), ctx);
+    (ctx.block.handlerPlugins as string[]).push('autopath', 'forward');
+    await expect(ctx.start()).rejects.toThrow('plugin/autopath: forward does not implement the AutoPather interface');
+    const ctx2 = fakeSetupContext({ zones: ['.'] });
+    const factory = await autopath.setup(dispenserFor('autopath @nothere'), ctx2);
+    await ctx2.start();
+    const next = new FakeNext((q) => answer(q, Rcode.NXDOMAIN));
+    const h = factory!(next);
+    await h.serve(makeQuery('x.default.svc.cluster.local.', 'A'));
+    expect(next.seen.map((q) => q.name)).toEqual(['x.default.svc.cluster.local.']);
+  });
+});
+
+/** Write a reply for q: rcode, and answers built by `rrs(name)`. */
+function answer(q: Query, rc: number, rrs: Answer[] = [], withSoa = true): number {
+  const m: Message = replyTo(q.request, 0, true);
+  setRcode(m, rc);
+  m.answers = rrs;
+  if (!rrs.length && withSoa) m.authorities = [soa('cluster.local', 5, 5)];
+  q.write(m, 'fake');
+  return rc;
+}
+
+const PATH = ['default.svc.cluster.local.', 'svc.cluster.local.', 'cluster.local.', 'c.proj.internal.', ''];
+
+function handler(next: FakeNext, path: readonly string[] | null = PATH, zones = ['.']): AutopathHandler {
+  return new AutopathHandler({ zones, search: [], searchFunc: () => path }, next);
+}
+
+async function successes(): Promise<number> {
+  const m = await registry.getSingleMetric('coredns_autopath_success_total')?.get();
+  return (m?.values ?? []).reduce((s, v) => s + v.value, 0);
+}
+
+describe('the walk', () => {
+  it('walks the search path with the base name and answers with a CNAME to the name that exists', async () => {
+    const next = new FakeNext((q) => (q.lname === 'google.com.' ? answer(q, Rcode.NOERROR, [a('google.com', '192.0.2.5', 30)]) : answer(q, Rcode.NXDOMAIN)));
+    const q = makeQuery('Google.com.default.svc.cluster.local.', 'A');
+    const before = await successes();
+    const rc = await handler(next).serve(q);
+    expect(rc).toBe(Rcode.NOERROR);
+    expect(next.seen.map((s) => s.name)).toEqual([
+      'Google.com.default.svc.cluster.local.', 'Google.com.svc.cluster.local.', 'Google.com.cluster.local.', 'Google.com.c.proj.internal.', 'Google.com.',
+    ]);
+    expect(next.seen.every((s) => s.qtype === 1 && s.id === q.id)).toBe(true);
+    const m = q.reply!.peek();
+    expect(m.questions[0]).toMatchObject({ name: 'Google.com.default.svc.cluster.local', type: 'A' });
+    expect(rrStrings(m.answers)).toEqual(['Google.com.default.svc.cluster.local. 30 CNAME google.com', 'google.com. 30 A 192.0.2.5']);
+    expect((await successes()) - before).toBe(1);
+  });
+
+  it('the first element answering: returned as is (owner equals the name: no CNAME), counted', async () => {
+    const next = new FakeNext((q) => answer(q, Rcode.NOERROR, [a(q.name, '10.96.0.11')]));
+    const q = makeQuery('svc1.default.svc.cluster.local.', 'A');
+    const before = await successes();
+    await handler(next).serve(q);
+    expect(next.calls).toBe(1);
+    expect(rrStrings(q.reply!.peek().answers)).toEqual(['svc1.default.svc.cluster.local. 300 A 10.96.0.11']);
+    expect((await successes()) - before).toBe(1);
+  });
+
+  it('NODATA on an intermediate element stops the walk (NOERROR, no CNAME)', async () => {
+    const next = new FakeNext((q) => answer(q, q.lname === 'testns.svc.cluster.local.' ? Rcode.NOERROR : Rcode.NXDOMAIN));
+    const q = makeQuery('testns.default.svc.cluster.local.', 'A');
+    expect(await handler(next).serve(q)).toBe(Rcode.NOERROR);
+    expect(next.seen.map((s) => s.lname)).toEqual(['testns.default.svc.cluster.local.', 'testns.svc.cluster.local.']);
+    const m = q.reply!.peek();
+    expect(rcode(m)).toBe(Rcode.NOERROR);
+    expect(m.answers).toEqual([]);
+    expect(m.questions[0]!.name).toBe('testns.default.svc.cluster.local');
+  });
+
+  it('everything NXDOMAIN: the reply of the first attempt, as it was', async () => {
+    const next = new FakeNext((q) => answer(q, Rcode.NXDOMAIN));
+    const q = makeQuery('nope.default.svc.cluster.local.', 'AAAA');
+    const before = await successes();
+    expect(await handler(next).serve(q)).toBe(Rcode.NXDOMAIN);
+    expect(next.calls).toBe(5);
+    expect(q.reply).toBe(next.seen[0]!.reply);
+    expect((await successes()) - before).toBe(0);
+  });
+
+  it('skips replies the chain did not write (SERVFAIL/REFUSED without error)', async () => {
+    const next = new FakeNext((q) => {
+      if (q.lname === 'x.default.svc.cluster.local.') return Rcode.SERVFAIL;
+      if (q.lname === 'x.svc.cluster.local.') return Rcode.REFUSED;
+      if (q.lname === 'x.cluster.local.') return answer(q, Rcode.SERVFAIL, [], false);
+      return answer(q, q.lname === 'x.' ? Rcode.NOERROR : Rcode.NXDOMAIN, q.lname === 'x.' ? [a('x', '192.0.2.8', 7)] : []);
+    });
+    const q = makeQuery('x.default.svc.cluster.local.', 'A');
+    expect(await handler(next).serve(q)).toBe(Rcode.NOERROR);
+    expect(rrStrings(q.reply!.peek().answers)).toEqual(['x.default.svc.cluster.local. 7 CNAME x', 'x. 7 A 192.0.2.8']);
+    // All unwritten: nothing written, the first RCODE returned for the server to write.
+    const q2 = makeQuery('y.default.svc.cluster.local.', 'A');
+    expect(await handler(new FakeNext(() => Rcode.SERVFAIL)).serve(q2)).toBe(Rcode.SERVFAIL);
+    expect(q2.reply).toBeNull();
+  });
+
+  it('an error value from the chain stops the walk at once and is returned', async () => {
+    const next = new FakeNext((q) => (q.lname === 'e.svc.cluster.local.' ? q.fail(new Error('plugin/forward: i/o timeout'), Rcode.SERVFAIL) : answer(q, Rcode.NXDOMAIN)));
+    const q = makeQuery('e.default.svc.cluster.local.', 'A');
+    expect(await handler(next).serve(q)).toBe(Rcode.SERVFAIL);
+    expect(next.calls).toBe(2);
+    expect(q.error?.message).toBe('plugin/forward: i/o timeout');
+    expect(q.reply).toBeNull();
+  });
+
+  it('passes through: outside its zones, no search path, not below the first element', async () => {
+    for (const [name, path, zones] of [
+      ['a.default.svc.cluster.local.', PATH, ['example.org.']],
+      ['a.default.svc.cluster.local.', null, ['.']],
+      ['a.default.svc.cluster.local.', [], ['.']],
+      ['a.svc.cluster.local.', PATH, ['.']],
+      ['example.com.', PATH, ['.']],
+    ] as const) {
+      const next = new FakeNext((q) => answer(q, Rcode.NXDOMAIN));
+      const q = makeQuery(name, 'A');
+      await handler(next, path, [...zones]).serve(q);
+      expect(next.seen).toEqual([q]);
+    }
+  });
+
+  it('the first element itself: walked with an empty base', async () => {
+    const next = new FakeNext((q) => answer(q, q.lname === 'default.svc.cluster.local.' ? Rcode.NOERROR : Rcode.NXDOMAIN));
+    const q = makeQuery('default.svc.cluster.local.', 'A');
+    expect(await handler(next).serve(q)).toBe(Rcode.NOERROR);
+    expect(next.seen.map((s) => s.lname)).toEqual(['default.svc.cluster.local.']);
+  });
+
+  it('cnamer: the CNAME points at the first record whose owner differs from the original name', () => {
+    const m: Message = { type: 'response', id: 1, flags: 0, questions: [{ name: 'q.default.svc.cluster.local', type: 'A', class: 'IN' }], answers: [], authorities: [], additionals: [] };
+    m.answers = [a('Q.default.svc.cluster.local', '192.0.2.1', 9), a('other.example', '192.0.2.2', 11)];
+    cnamer(m, 'q.default.svc.cluster.local.');
+    expect(rrStrings(m.answers)).toEqual(['q.default.svc.cluster.local. 11 CNAME other.example', 'Q.default.svc.cluster.local. 9 A 192.0.2.1', 'other.example. 11 A 192.0.2.2']);
+  });
+});
+
+describe('autopath with a resolv.conf file, through the server', () => {
+  let up: TestUpstream;
+  let srv: TestServer;
+  beforeAll(async () => {
+    up = await TestUpstream.start();
+    up.on('example.com', { answers: [a('example.com', '192.0.2.1', 40)] });
+    srv = await startServer(`. {\n    autopath ${RESOLV}\n    forward . ${up.addr}\n}\n`);
+  });
+  afterAll(async () => {
+    await srv?.stop();
+    await up?.stop();
+  });
+
+  it('any client: the search list of the file, then the name itself', async () => {
+    const m = await udpQuery(srv.port, 'example.com.default.svc.cluster.local', 'A');
+    expect(rcode(m)).toBe(Rcode.NOERROR);
+    expect(rrStrings(m.answers)).toEqual(['example.com.default.svc.cluster.local. 40 CNAME example.com', 'example.com. 40 A 192.0.2.1']);
+    expect(up.received.map((r) => r.name)).toEqual([
+      'example.com.default.svc.cluster.local.', 'example.com.svc.cluster.local.', 'example.com.cluster.local.', 'example.com.',
+    ]);
+    const other = await udpQuery(srv.port, 'www.example.org', 'A');
+    expect(rcode(other)).toBe(Rcode.NXDOMAIN);
+    expect(up.count('www.example.org')).toBe(1);
+  });
+});
