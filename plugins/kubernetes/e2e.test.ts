@@ -14,7 +14,7 @@ import { encodeQuery, tcpQueries, udpQuery } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { TestUpstream } from '../../test/helpers/upstream.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
-import { fixtureObjects, svc } from './testdata.js';
+import { fixtureObjects, slice, svc } from './testdata.js';
 import { fmt } from './testutil.js';
 import { VECTORS, type Vector } from './vectors.js';
 import { localIPs } from './index.js';
@@ -103,6 +103,29 @@ describe('§11 vectors over UDP and TCP', () => {
     }
     expect(m.answers.map(fmt)).toEqual(['cluster.local. 5 NS ns.dns.cluster.local.']);
     expect(m.additionals.filter((r) => r.type !== 'OPT').map((r) => String((r as { data: unknown }).data)).sort()).toEqual([...ips].sort());
+  });
+});
+
+describe('response size', () => {
+  it('a large headless answer is truncated over UDP without EDNS and complete over TCP', async () => {
+    const ips = Array.from({ length: 40 }, (_, i) => `10.244.8.${i + 1}`);
+    sb.apply(svc('testns', 'big', { type: 'ClusterIP', clusterIP: 'None', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
+    sb.apply(slice('testns', 'big-1', 'big', [{ name: 'http', port: 8080, protocol: 'TCP' }], ips.map((ip) => ({ ip, ready: true }))));
+    const s = await serverFor({ n: 'size', q: '', t: 'A', rcode: 'NOERROR' });
+    const name = 'big.testns.svc.cluster.local.';
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const [m] = await tcpQueries(s.port, [encodeQuery(name, 'A')]);
+      if (m!.answers.length === 40) break;
+      if (Date.now() > deadline) throw new Error(`big service incomplete: ${m!.answers.length} answers`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const u = await udpQuery(s.port, name, 'A');
+    expect((u.flags ?? 0) & Flag.TC).toBe(Flag.TC);
+    expect(u.answers.length).toBeLessThan(40);
+    const e = await udpQuery(s.port, name, 'A', { edns: 4096 });
+    expect((e.flags ?? 0) & Flag.TC).toBe(0);
+    expect(e.answers.map((r) => String((r as { data: unknown }).data)).sort()).toEqual([...ips].sort());
   });
 });
 
