@@ -11,6 +11,7 @@
  * from the file). Should a core's `reload()` fail without notifying (e.g. throw), the loop counts
  * the failure of the reload it triggered itself.
  */
+import { ConfigError } from '../../src/corefile/types.js';
 import type { Logger } from '../../src/log.js';
 import type { CoreServices } from '../../src/plugin.js';
 import { hashConfigFile } from './hash.js';
@@ -158,7 +159,7 @@ export class ReloadLoop {
     if (ok) return; // the new instance runs its own loop; this one is stopped by its shutdown hook
     if (outcomesRecorded === before) recordReloadResult(false, error);
     const why = error ?? lastError;
-    log.error(`Corefile changed but reload failed: ${why ? why.message : 'restart failed'}`);
+    log.error(`Corefile changed but reload failed: ${why instanceof ConfigError ? why.describe() : why ? why.message : 'restart failed'}`);
   }
 }
 

@@ -93,6 +93,7 @@ describe('reload in the running server', () => {
 
     const ok = await s.reload(`example.org {\n  whoami\n  reload 1h\n  prometheus 127.0.0.1:${mport}\n  health 127.0.0.1:${hport}\n  nosuchplugin\n}\n`);
     expect(ok).toBe(false);
+    expect(s.logs).toContain(`[ERROR] Restart failed: ${s.corefilePath}:6 - Error during parsing: Unknown directive 'nosuchplugin'`);
     expect(rcode(await udpQuery(s.port, 'www.example.org', 'A'))).toBe(0);
     expect((await httpRequest(hport, '/health')).body).toBe('OK');
     const body = (await httpRequest(mport, '/metrics')).body;
@@ -102,6 +103,21 @@ describe('reload in the running server', () => {
     expect(await s.reload(good.replace('whoami', 'whoami\n  errors'))).toBe(true);
     expect((await httpRequest(hport, '/health')).body).toBe('OK');
     expect(s.logs.filter((l) => l.includes('Running configuration SHA512'))).toHaveLength(2);
+  });
+
+  it('the reload plugin logs and counts a changed Corefile that fails to load, once', async () => {
+    const mport = await freePort();
+    const good = `example.org {\n  whoami\n  reload 2s 0\n  prometheus 127.0.0.1:${mport}\n}\n`;
+    const s = await start(good);
+    const before = sample((await httpRequest(mport, '/metrics')).body, 'coredns_reload_failed_total');
+    writeFileSync(s.corefilePath, good.replace('whoami', 'whoami\n  health bogus'));
+    const line = `[ERROR] plugin/reload: Corefile changed but reload failed: plugin/health: ${s.corefilePath}:3 - Error during parsing: address bogus: missing port in address`;
+    for (let i = 0; i < 400 && !s.logs.includes(line); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(s.logs).toContain(line);
+    const body = (await httpRequest(mport, '/metrics')).body;
+    expect(sample(body, 'coredns_reload_failed_total')).toBe(before + 1);
+    expect(body).toMatch(/coredns_reload_version_info\{hash="sha512",value="[0-9a-f]{128}"\} 1/);
+    expect(rcode(await udpQuery(s.port, 'www.example.org', 'A'))).toBe(0);
   });
 
   it('picks up a ConfigMap ..data symlink swap through the reload plugin', async () => {
