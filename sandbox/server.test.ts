@@ -455,6 +455,27 @@ describe('watch', () => {
     expect(JSON.parse(far.body.trim())).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 504, reason: 'Timeout' } });
   });
 
+  it('survives clients that go away in the middle of a large list or initial watch dump', async () => {
+    sb = await startSandbox({ synthetic: { services: 100, pods: 5_000 } });
+    const http = await import('node:http');
+    for (const path of ['/api/v1/pods', '/api/v1/pods?watch=1']) {
+      await new Promise<void>((resolve, reject) => {
+        const req = http.get(`${sb?.url ?? ''}${path}`, (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        });
+        req.on('error', (e) => {
+          if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(e);
+        });
+      });
+    }
+    await waitFor(() => sb?.watchCount() === 0, 'aborted watch removed');
+    const { core } = clientsFor(sb.url);
+    expect((await core.listNamespacedPod({ namespace: 'payments', limit: 10 })).items).toHaveLength(10);
+  });
+
   it('goes offline (refuses connections, ends watches) and comes back', async () => {
     sb = await startSandbox({ objects: [svc('n', 'a')] });
     const { core, watch } = clientsFor(sb.url);

@@ -296,7 +296,7 @@ class Watcher {
   }
 
   write(line: string): void {
-    if (this.closed) return;
+    if (this.closed || this.res.writableEnded) return;
     if (!this.live) {
       this.pending.push(line);
       return;
@@ -351,7 +351,7 @@ async function writeChunks(res: http.ServerResponse, parts: Iterable<string>): P
   for (const p of parts) {
     buf += p;
     if (buf.length >= 256 * 1024) {
-      if (res.destroyed) return false;
+      if (res.destroyed || res.writableEnded) return false;
       const ok = res.write(buf);
       buf = '';
       if (!ok) {
@@ -371,8 +371,9 @@ async function writeChunks(res: http.ServerResponse, parts: Iterable<string>): P
       }
     }
   }
-  if (buf.length > 0 && !res.destroyed) res.write(buf);
-  return !res.destroyed;
+  if (res.destroyed || res.writableEnded) return false;
+  if (buf.length > 0) res.write(buf);
+  return true;
 }
 
 class SandboxServer implements Sandbox {
@@ -504,7 +505,7 @@ class SandboxServer implements Sandbox {
   }
 
   setOffline(on: boolean): Promise<void> {
-    this.transition = this.transition.then(async () => {
+    const run = async (): Promise<void> => {
       if (on === this.offline) return;
       this.offline = on;
       if (on) {
@@ -521,12 +522,16 @@ class SandboxServer implements Sandbox {
             await this.listen(this.port);
             return;
           } catch (e) {
-            if (attempt >= 50) throw e;
+            if (attempt >= 50) {
+              this.log('WARNING', `cannot listen again on port ${this.port}: ${(e as Error).message}`);
+              return;
+            }
             await new Promise((r) => setTimeout(r, 100));
           }
         }
       }
-    });
+    };
+    this.transition = this.transition.then(run, run);
     return this.transition;
   }
 
@@ -548,6 +553,8 @@ class SandboxServer implements Sandbox {
     for (const [k, v] of u.searchParams) query[k] = v;
     const info: RequestInfo = { method: req.method ?? 'GET', path: u.pathname, query };
     this.requests.push(info);
+    // a client that goes away mid-response must not crash the server
+    res.on('error', () => undefined);
     if (this.requests.length > 100_000) this.requests.splice(0, this.requests.length - 100_000);
     // drain any request body
     req.resume();
