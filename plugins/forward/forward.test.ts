@@ -403,3 +403,64 @@ describe('forward: shutdown', () => {
     expect(h.proxies[0]!.openSockets).toBe(0); // ...and leaves nothing open
   });
 });
+
+describe('forward: connection pools', () => {
+  it('many concurrent UDP queries share a bounded set of sockets', async () => {
+    const u = await upstream();
+    u.defaultBehaviour = { delayMs: 20, answers: [] };
+    const { h } = await build(`forward . ${u.addr}`);
+    const fwd = h as ForwardHandler;
+    const all = Array.from({ length: 200 }, (_, i) => h.serve(makeQuery(`p${i}.example`, 'A')));
+    expect(fwd.proxies[0]!.openSockets).toBe(4); // 64 in flight per socket before another opens
+    expect((await Promise.all(all)).every((rc) => rc === 0)).toBe(true);
+    // UDP on loopback may still drop a datagram of such a burst; the retry covers it.
+    expect(new Set(u.received.map((r) => r.name)).size).toBe(200);
+    expect(fwd.proxies[0]!.openSockets).toBeLessThanOrEqual(4);
+  });
+
+  it('expire closes idle TCP connections: the next query dials again', async () => {
+    const u = await upstream();
+    const { h } = await build(`forward . ${u.addr} {\n force_tcp\n expire 50ms\n}`);
+    const misses = () => metricValue('coredns_proxy_conn_cache_misses_total', { to: u.addr, proto: 'tcp' });
+    const m0 = await misses();
+    await serve(h, makeQuery('e1.example', 'A'));
+    await serve(h, makeQuery('e2.example', 'A'));
+    expect(await misses()).toBe(m0 + 1);
+    await new Promise((r) => setTimeout(r, 200)); // well past `expire`
+    await serve(h, makeQuery('e3.example', 'A'));
+    expect(await misses()).toBe(m0 + 2);
+  });
+
+  it('max_idle_conns bounds the idle TCP connections kept', async () => {
+    const u = await upstream();
+    u.defaultBehaviour = { delayMs: 30, rcode: 3 };
+    const { h } = await build(`forward . ${u.addr} {\n force_tcp\n max_idle_conns 2\n}`);
+    const fwd = h as ForwardHandler;
+    await Promise.all(Array.from({ length: 6 }, (_, i) => h.serve(makeQuery(`i${i}.example`, 'A'))));
+    expect(fwd.proxies[0]!.openSockets).toBe(2);
+  });
+});
+
+describe('forward: next_on_nodata', () => {
+  it('hands NOERROR without answers to the next forwarder', async () => {
+    const u1 = await upstream();
+    const u2 = await upstream();
+    u1.on('nd.example', { rcode: 0 });
+    u2.on('nd.example', { answers: [a('nd.example', '192.0.2.99')] });
+    const { h } = await build(`forward . ${u1.addr} {\n next_on_nodata\n}\nforward . ${u2.addr}`);
+    const q = makeQuery('nd.example', 'A');
+    expect(await serve(h, q)).toBe(0);
+    expect(q.reply!.answerCount).toBe(1);
+    expect(u1.count('nd.example')).toBe(1);
+  });
+
+  it('`next` does nothing when the next plugin is not a forwarder', async () => {
+    const u1 = await upstream();
+    u1.on('nx.example', { rcode: 3 });
+    const next = new FakeNext(() => 5);
+    const { h } = await build(`forward . ${u1.addr} {\n next NXDOMAIN\n}`, next);
+    const q = makeQuery('nx.example', 'A');
+    expect(await serve(h, q)).toBe(3);
+    expect(next.calls).toBe(0);
+  });
+});

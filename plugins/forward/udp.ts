@@ -136,37 +136,42 @@ export class UdpPool {
    */
   async exchange(packet: Buffer, q: QuestionKey, timeoutMs: number): Promise<Buffer> {
     const s = this.pick();
-    try {
-      await s.ready;
-    } catch (e) {
-      throw new Error(`dial udp ${this.o.label}: ${(e as Error).message}`);
-    }
-    if (s.closed) throw new Error(`read udp ${this.o.label}: socket closed`);
+    // Register the query before the socket is ready, so that concurrent callers see it as busy
+    // and spread over the pool (one socket's receive buffer overflows under a burst otherwise).
     const id = s.freeId();
     if (id < 0) throw new Error(`write udp ${this.o.label}: no free message id`);
     const out = Buffer.from(packet);
     out.writeUInt16BE(id, 0);
     s.lastUsed = Date.now();
-    const reply = await new Promise<Buffer>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (s.pending.get(id)?.timer === timer) s.pending.delete(id);
-        reject(new Error(`read udp ${this.o.label}: i/o timeout`));
-        s.drained();
-      }, timeoutMs);
+    const label = this.o.label;
+    const settle = (err: Error): void => {
+      const p = s.pending.get(id);
+      if (!p) return;
+      s.pending.delete(id);
+      clearTimeout(p.timer);
+      p.reject(err);
+      s.drained();
+    };
+    const reply = new Promise<Buffer>((resolve, reject) => {
+      const timer = setTimeout(() => settle(new Error(`read udp ${label}: i/o timeout`)), timeoutMs);
       s.pending.set(id, { q, resolve, reject, timer });
-      s.sock.send(out, (err) => {
-        if (!err) return;
-        const p = s.pending.get(id);
-        if (p && p.timer === timer) {
-          s.pending.delete(id);
-          clearTimeout(timer);
-          reject(new Error(`write udp ${this.o.label}: ${err.message}`));
-          s.drained();
-        }
-      });
     });
+    s.ready.then(
+      () => {
+        if (s.closed || !s.pending.has(id)) return;
+        try {
+          s.sock.send(out, (err) => {
+            if (err) settle(new Error(`write udp ${label}: ${err.message}`));
+          });
+        } catch (e) {
+          settle(new Error(`write udp ${label}: ${(e as Error).message}`));
+        }
+      },
+      (e: Error) => settle(new Error(`dial udp ${label}: ${e.message}`)),
+    );
+    const r = await reply;
     if (this.o.expireMs === 0 && s.pending.size === 0) s.fail(new Error('expired'));
-    return reply;
+    return r;
   }
 
   /** Close sockets idle for longer than `expire` and without queries in flight. */
