@@ -156,6 +156,23 @@ describe('e2e: forward + cache + loadbalance', () => {
     expect(u.count('local.example.org')).toBe(0);
   });
 
+  it('reload builds new forwarders and an empty cache; in-flight queries of the old instance still complete', async () => {
+    const u = await upstream();
+    u.on('r.example.org', { answers: [a('r.example.org', '192.0.2.70')] });
+    u.on('slow.example.org', { delayMs: 300, answers: [a('slow.example.org', '192.0.2.71')] });
+    const text = `. {\n  forward . ${u.addr}\n  cache 30\n}\n`;
+    const s = await server(text);
+    await udpQuery(s.port, 'r.example.org', 'A');
+    await udpQuery(s.port, 'r.example.org', 'A');
+    expect(u.count('r.example.org')).toBe(1);
+    const slow = udpQuery(s.port, 'slow.example.org', 'A');
+    await new Promise((res) => setTimeout(res, 50));
+    expect(await s.reload(text)).toBe(true);
+    expect(rrStrings((await slow).answers)).toEqual(['slow.example.org. 30 A 192.0.2.71']);
+    await udpQuery(s.port, 'r.example.org', 'A');
+    expect(u.count('r.example.org')).toBe(2);
+  });
+
   it('loop: forwarding to itself is detected with the FATAL line and exit status 1', async () => {
     const exits: number[] = [];
     const prev = loopHooks.exit;
