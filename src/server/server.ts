@@ -56,8 +56,13 @@ export class Server implements CoreServices {
   }
 
   readiness(): Map<string, ReadinessProbe[]> {
-    return this.current?.readiness ?? new Map();
+    // During the first start, report the starting instance's probes (e.g. `kubernetes` while its
+    // watches sync) rather than nothing.
+    return (this.current ?? this.starting)?.readiness ?? new Map();
   }
+
+  /** The instance being started for the first time (before it becomes current). */
+  private starting: Instance | null = null;
 
   servers(): readonly string[] {
     return [...this.listeners.keys()];
@@ -95,15 +100,18 @@ export class Server implements CoreServices {
   /** First start: build, run startup hooks, open listeners, print the banner, run serving hooks. */
   async start(): Promise<void> {
     const inst = await this.build(await this.opts.loadSource());
+    this.starting = inst;
     try {
       await Instance.run(inst.startup);
       await this.switchListeners(inst);
     } catch (e) {
       await Instance.runAll(inst.shutdown);
       await this.shared.release(inst.id);
+      this.starting = null;
       throw e;
     }
     this.current = inst;
+    this.starting = null;
     this.printBanner(inst);
     await Instance.run(inst.serving);
     for (const l of [...this.reloadListeners]) l(true, null, inst);
