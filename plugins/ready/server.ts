@@ -12,9 +12,9 @@ import type { CoreServices, ReadinessProbe } from '../../src/plugin.js';
 import { sendText, SideListener } from '../health/sidelistener.js';
 import type { MonitorType } from './setup.js';
 
-/** The log line for a 503 (CoreDNS 1.14: `Plugins not ready: %q`). */
+/** The log line for a 503 (`Still waiting on: %q`, the line operators grep for; operations-contract.md §d). */
 export function notReadyLogLine(names: string): string {
-  return `Plugins not ready: ${JSON.stringify(names)}`;
+  return `Still waiting on: ${JSON.stringify(names)}`;
 }
 
 export interface ReadinessResult {

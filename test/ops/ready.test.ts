@@ -52,7 +52,7 @@ describe('ready endpoint', () => {
 
     let r = await httpRequest(port, '/ready');
     expect([r.status, r.body]).toEqual([503, 'erratic,kubernetes']);
-    expect(logs.lines).toEqual(['[INFO] plugin/ready: Plugins not ready: "erratic,kubernetes"']);
+    expect(logs.lines).toEqual(['[INFO] plugin/ready: Still waiting on: "erratic,kubernetes"']);
 
     other.set(true);
     r = await httpRequest(port, '/ready');
@@ -70,7 +70,7 @@ describe('ready endpoint', () => {
     k8sB.set(true);
     r = await httpRequest(port, '/ready');
     expect([r.status, r.body]).toEqual([200, 'OK']);
-    expect(logs.lines.at(-1)).toBe('[INFO] plugin/ready: Plugins not ready: "kubernetes"');
+    expect(logs.lines.at(-1)).toBe('[INFO] plugin/ready: Still waiting on: "kubernetes"');
 
     expect((await httpRequest(port, '/readyz')).status).toBe(404);
     expect((await httpRequest(port, '/health')).body).toBe('404 page not found\n');
