@@ -47,7 +47,7 @@ describe('API client configuration', () => {
   it('uses a kubeconfig file and the named context', async () => {
     const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
     cleanups.push(() => sb.close());
-    const ix = new KubeIndex({ ...base, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' }, labels: null, namespaceLabels: null, endpoints: true, pods: false }, logger('kubernetes'));
+    const ix = new KubeIndex({ ...base, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' }, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false }, logger('kubernetes'));
     cleanups.push(() => ix.stop());
     ix.start();
     const deadline = Date.now() + 20_000;

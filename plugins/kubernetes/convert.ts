@@ -143,6 +143,7 @@ export function toSlice(obj: unknown): SliceRec | string | null {
       hostname: str(e['hostname']) ?? '',
       targetRefName: str(targetRef['name']) ?? '',
       nodeName: str(e['nodeName']) ?? '',
+      zone: str(e['zone']) ?? '',
     });
   }
   return {

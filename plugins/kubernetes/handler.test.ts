@@ -275,6 +275,38 @@ describe('other record rules', () => {
     expect(replyOf(q)!.authorities.map(fmt)).toEqual(['cluster.local. 0 SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 0']);
   });
 
+  it('zonal: pin and prefer names of headless services (§8.3)', async () => {
+    const store = fixtureStore();
+    const ep = (ip: string, zone: string): { addresses: string[]; ready: boolean; hostname: string; targetRefName: string; nodeName: string; zone: string } =>
+      ({ addresses: [ip], ready: true, hostname: '', targetRefName: '', nodeName: '', zone });
+    store.upsert('endpointslices', {
+      name: 'hl-z', namespace: 'testns', resourceVersion: 'z1', service: 'hl', addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      endpoints: [ep('10.244.3.1', 'Corp.Example.com'), ep('10.244.3.2', 'other')], triggerTime: null,
+    });
+    const hz = new KubernetesHandler(baseConfig({ zonal: true }), store, () => true, null, null);
+    const ask = async (name: string, type = 'A'): Promise<[number, string[], string[]]> => {
+      const q = makeQuery(name, type);
+      const rc = await hz.serve(q);
+      const m = replyOf(q)!;
+      return [rc, m.answers.map(fmt), m.additionals.map(fmt)];
+    };
+    const pin = 'corp.example.com.pin._zone.hl.testns.svc.cluster.local.';
+    expect(await ask(pin)).toEqual([0, [`${pin} 5 A 10.244.3.1`], []]);
+    expect(await ask(pin, 'SRV')).toEqual([0, [`${pin} 5 SRV 0 100 8080 10-244-3-1.hl.testns.svc.cluster.local.`], ['10-244-3-1.hl.testns.svc.cluster.local. 5 A 10.244.3.1']]);
+    expect(await ask(pin, 'TXT')).toEqual([0, [], []]);
+    const pinNone = 'nowhere.pin._zone.hl.testns.svc.cluster.local.';
+    expect(await ask(pinNone)).toEqual([0, [], []]);
+    expect(await ask(pinNone, 'TXT')).toEqual([0, [], []]);
+    const prefNone = 'nowhere.prefer._zone.hl.testns.svc.cluster.local.';
+    expect((await ask(prefNone))[1].length).toBe(5); // all ready IPv4 endpoints of hl
+    expect((await ask('other.prefer._zone.hl.testns.svc.cluster.local.'))[1]).toEqual(['other.prefer._zone.hl.testns.svc.cluster.local. 5 A 10.244.3.2']);
+    expect((await ask('a.pin._zone.svc1.testns.svc.cluster.local.'))[0]).toBe(3); // ClusterIP
+    expect((await ask('a.pin._zone.ext.testns.svc.cluster.local.'))[0]).toBe(3); // ExternalName
+    expect((await ask('a.near._zone.hl.testns.svc.cluster.local.'))[0]).toBe(3); // unknown directive
+    // without the option the names are too long
+    expect(await h.serve(makeQuery(pin, 'A'))).toBe(3);
+  });
+
   it('odd names never throw and get a well-formed reply', async () => {
     const raw = (labels: Buffer[], qtype: number): Buffer => {
       const parts: Buffer[] = [Buffer.from([0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0])];

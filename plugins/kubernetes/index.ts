@@ -84,6 +84,7 @@ function handlerConfig(cfg: KubernetesConfig, ips: string[], search: string[]): 
     endpointPodNames: cfg.endpointPodNames,
     namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
     ignoreEmptyService: cfg.ignoreEmptyService,
+    zonal: cfg.zonal,
     localIPs: ips,
     fallthrough: cfg.fallthrough,
     searchDomains: search,
@@ -104,6 +105,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     namespaceLabels: cfg.namespaceLabels,
     endpoints: !cfg.noEndpoints,
     pods: cfg.podMode === 'verified',
+    zonal: cfg.zonal,
   };
   const index = ctx.shared(`kubernetes:${JSON.stringify(ws)}`, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
   const search: string[] = [];

@@ -16,17 +16,21 @@ export interface WatchSettings extends ClientSettings {
   namespaceLabels: string | null;
   endpoints: boolean;
   pods: boolean;
+  /** `zonal`: endpoint topology zones are DNS data. */
+  zonal: boolean;
 }
 
 export const POD_FIELD_SELECTOR = 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown';
 
 export class KubeIndex {
-  readonly store = new Store();
+  readonly store: Store;
   private client: ApiClient | null = null;
   private readonly reflectors: Reflector<Kind>[] = [];
   private stopped = false;
 
-  constructor(readonly settings: WatchSettings, private readonly log: Logger) {}
+  constructor(readonly settings: WatchSettings, private readonly log: Logger) {
+    this.store = new Store(settings.zonal);
+  }
 
   /** Build the client (throws when the configuration cannot be built) and start the watches. Idempotent. */
   start(): void {

@@ -24,6 +24,8 @@ export interface ResolveConfig {
   /** `namespaces` option, or null for all. */
   readonly namespaces: ReadonlySet<string> | null;
   readonly ignoreEmptyService: boolean;
+  /** `zonal`: topology-zone names for headless services (§8.3). */
+  readonly zonal?: boolean;
   /** The server's own non-loopback IPs (NS records, §3.2). */
   readonly localIPs: readonly string[];
 }
@@ -109,6 +111,8 @@ interface Entry {
 interface Lookup {
   readonly entries: Entry[];
   readonly err: boolean;
+  /** The name exists even without entries (a `zonal` pin with no endpoint in the zone). */
+  readonly exists?: boolean;
 }
 
 const OK_EMPTY: Lookup = { entries: [], err: false };
@@ -121,6 +125,9 @@ interface Parsed {
   endpoint: string;
   port: string;
   protocol: string;
+  /** `zonal` names: the topology zone and the directive (`pin`/`prefer`), else ''. */
+  topoZone: string;
+  zoneMode: '' | 'pin' | 'prefer';
 }
 
 /** `a` under `zone` (both absolute; `zone` may be `.`). */
@@ -140,8 +147,8 @@ function stripUnderscore(s: string): string {
 }
 
 /** parse.go `parseRequest`: null = errInvalidRequest. */
-function parse(base: string): Parsed | null {
-  const r: Parsed = { podOrSvc: '', namespace: '', service: '', endpoint: '', port: '', protocol: '' };
+function parse(base: string, zonal: boolean): Parsed | null {
+  const r: Parsed = { podOrSvc: '', namespace: '', service: '', endpoint: '', port: '', protocol: '', topoZone: '', zoneMode: '' };
   if (base === '' || base === 'svc' || base === 'pod') return r;
   const segs = base.split('.');
   let last = segs.length - 1;
@@ -156,6 +163,9 @@ function parse(base: string): Parsed | null {
   else if (last === 1) {
     r.protocol = stripUnderscore(segs[1]!);
     r.port = stripUnderscore(segs[0]!);
+  } else if (zonal && segs[last] === '_zone' && (segs[last - 1] === 'pin' || segs[last - 1] === 'prefer') && r.podOrSvc === 'svc') {
+    r.zoneMode = segs[last - 1] as 'pin' | 'prefer';
+    r.topoZone = segs.slice(0, last - 1).join('.');
   } else return null;
   return r;
 }
@@ -189,7 +199,7 @@ export class Resolver {
 
   /** kubernetes.go `Records`. */
   records(v: View, lname: string, zone: string, zoneText: string): Lookup {
-    const r = parse(baseOf(lname, zone));
+    const r = parse(baseOf(lname, zone), this.cfg.zonal === true);
     if (!r) return NX;
     if (r.podOrSvc === '') return OK_EMPTY;
     if (isReverseName(lname)) return NX;
@@ -226,6 +236,7 @@ export class Resolver {
       if (!slices.some((s) => s.endpoints.some((e) => e.ready && e.addresses.length > 0))) return NX;
     }
     const svcName = join(`${svc.name}.${svc.namespace}.svc`, zoneText);
+    if (r.zoneMode !== '') return this.findZonal(v, r, svc, zoneText);
     if (isExt) {
       if (r.endpoint !== '' || r.port !== '' || r.protocol !== '') return NX;
       if (isIP(svc.externalName) !== 0) return NX;
@@ -258,6 +269,30 @@ export class Resolver {
       for (const ip of svc.clusterIPs) entries.push({ host: ip, port: p.port, target: svcName });
     }
     return found ? { entries, err: false } : NX;
+  }
+
+  /** `<zone>.pin._zone.<svc>…` / `<zone>.prefer._zone.<svc>…` of a headless service (§8.3). */
+  private findZonal(v: View, r: Parsed, svc: ServiceRec, zoneText: string): Lookup {
+    if (!svc.headless || svc.type === 'ExternalName') return NX;
+    const all: Entry[] = [];
+    const inZone: Entry[] = [];
+    for (const s of v.slicesOf(svc.name, svc.namespace)) {
+      const ports = s.ports.length ? s.ports : NO_PORTS;
+      for (const e of s.endpoints) {
+        if (!e.ready) continue;
+        const local = e.zone.toLowerCase() === r.topoZone;
+        for (const addr of e.addresses) {
+          const target = join(`${this.endpointName(addr, e.hostname, e.targetRefName)}.${svc.name}.${svc.namespace}.svc`, zoneText);
+          for (const p of ports) {
+            const entry = { host: addr, port: p.port, target };
+            all.push(entry);
+            if (local) inZone.push(entry);
+          }
+        }
+      }
+    }
+    const entries = r.zoneMode === 'pin' || inZone.length > 0 ? inZone : all;
+    return { entries, err: false, exists: true };
   }
 
   /** The server's own names and addresses (ns.go `nsAddrs`). */
@@ -403,7 +438,7 @@ export class Resolver {
       return { nameError: false, answers: [{ name: toPacketName(qname), type: 'TXT', class: 'IN', ttl: 28800, data: ['1.1.0'] }], extra: [] };
     }
     const s = this.records(v, lname, zone, zoneText);
-    return { nameError: s.entries.length === 0, answers: [], extra: [] };
+    return { nameError: s.entries.length === 0 && s.exists !== true, answers: [], extra: [] };
   }
 
   private srv(v: View, qname: string, lname: string, zone: string, zoneText: string): Outcome {

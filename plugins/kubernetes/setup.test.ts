@@ -48,6 +48,7 @@ describe('kubernetes setup', () => {
     ['kubernetes {\n startup_timeout 250ms\n}', { startupTimeoutMs: 250 }],
     ['kubernetes {\n apiserver_qps 20.5\n apiserver_burst 40\n apiserver_max_inflight 3\n}', { apiserverQps: 20.5, apiserverBurst: 40, apiserverMaxInflight: 3 }],
     ['kubernetes cluster.local { pods insecure\n}', { podMode: 'insecure' }],
+    ['kubernetes {\n zonal\n}', { zonal: true }],
   ];
   for (const [text, want] of ok) {
     it(`accepts ${JSON.stringify(text)}`, () => {
@@ -78,6 +79,9 @@ describe('kubernetes setup', () => {
     ['kubernetes {\n endpoint ftp://x\n}', /scheme must be http or https/],
     ['kubernetes in-addr.arpa', /non-reverse zone name must be used/],
     ['kubernetes cluster.local {\n pods insecure }\n', /Wrong argument count/],
+    ['kubernetes {\n zonal\n noendpoints\n}', /zonal and noendpoints cannot both be set/],
+    ['kubernetes {\n zonal x\n}', /Wrong argument count/],
+    ['kubernetes {\n multicluster clusterset.local\n}', /property 'multicluster' is not supported/],
   ];
   for (const [text, re] of bad) {
     it(`rejects ${JSON.stringify(text)}`, () => {

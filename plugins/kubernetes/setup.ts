@@ -28,6 +28,7 @@ export interface KubernetesConfig {
   apiserverQps: number;
   apiserverBurst: number;
   apiserverMaxInflight: number;
+  zonal: boolean;
 }
 
 export function defaultConfig(zones: readonly string[]): KubernetesConfig {
@@ -50,6 +51,7 @@ export function defaultConfig(zones: readonly string[]): KubernetesConfig {
     apiserverQps: 0,
     apiserverBurst: 0,
     apiserverMaxInflight: 0,
+    zonal: false,
   };
 }
 
@@ -178,14 +180,18 @@ export function parseKubernetes(d: Dispenser, blockZones: readonly string[], log
           else cfg.apiserverMaxInflight = n;
           break;
         }
-        case 'multicluster':
         case 'zonal':
+          if (d.remainingArgs().length) throw d.argErr();
+          cfg.zonal = true;
+          break;
+        case 'multicluster':
           throw d.err(`property '${opt}' is not supported by this server`);
         default:
           throw d.err(`unknown property '${opt}'`);
       }
     }
     if (cfg.namespaces && cfg.namespaceLabels) throw d.err('namespaces and namespace_labels cannot both be set');
+    if (cfg.zonal && cfg.noEndpoints) throw d.err('zonal and noendpoints cannot both be set');
     const primary = cfg.zones.find((z) => !isReverseZone(z));
     if (primary === undefined) throw d.err('non-reverse zone name must be used');
     cfg.primaryZone = primary;
@@ -207,5 +213,6 @@ export function watchSettings(cfg: KubernetesConfig): Record<string, unknown> {
     qps: cfg.apiserverQps,
     burst: cfg.apiserverBurst,
     maxInflight: cfg.apiserverMaxInflight,
+    zonal: cfg.zonal,
   };
 }

@@ -30,9 +30,9 @@ function samePorts(a: readonly PortRec[], b: readonly PortRec[]): boolean {
   return a.every((p, i) => p.name === b[i]!.name && p.port === b[i]!.port && p.protocol === b[i]!.protocol);
 }
 
-function readySignature(s: SliceRec): string {
+function readySignature(s: SliceRec, withZone: boolean): string {
   const parts: string[] = [];
-  for (const e of s.endpoints) if (e.ready) for (const a of e.addresses) parts.push(`${a}/${e.hostname}`);
+  for (const e of s.endpoints) if (e.ready) for (const a of e.addresses) parts.push(withZone ? `${a}/${e.hostname}/${e.zone}` : `${a}/${e.hostname}`);
   return parts.join(',');
 }
 
@@ -59,6 +59,9 @@ export class Store {
   private pending: Set<string> | null = null;
   /** Clock, replaceable by tests. */
   now: () => number = () => Date.now();
+
+  /** `zonal`: an endpoint's topology zone is DNS data (serial bumps on zone changes, §3.3). */
+  constructor(readonly zonal = false) {}
 
   subscribe(fn: ChangeListener): () => void {
     this.listeners.add(fn);
@@ -213,7 +216,7 @@ export class Store {
     const deps: string[] = [];
     if (old) {
       this.unindexSlice(key, old, deps);
-      if (readySignature(old) !== readySignature(s) || !samePorts(old.ports, s.ports) || old.service !== s.service) this.bump();
+      if (readySignature(old, this.zonal) !== readySignature(s, this.zonal) || !samePorts(old.ports, s.ports) || old.service !== s.service) this.bump();
     } else {
       this.bump();
     }

@@ -38,6 +38,8 @@ export interface EndpointRec {
   readonly hostname: string;
   readonly targetRefName: string;
   readonly nodeName: string;
+  /** Topology zone (`endpoints[].zone`), '' when unset (used by `zonal`). */
+  readonly zone: string;
 }
 
 export interface SliceRec {

@@ -27,7 +27,7 @@ async function sandbox(objects: unknown[] = fixtureObjects(), opts: { bookmarkIn
 }
 
 function settings(url: string, over: Partial<WatchSettings> = {}): WatchSettings {
-  return { endpoint: url, tls: null, kubeconfig: null, qps: 0, burst: 0, maxInflight: 0, labels: null, namespaceLabels: null, endpoints: true, pods: false, ...over };
+  return { endpoint: url, tls: null, kubeconfig: null, qps: 0, burst: 0, maxInflight: 0, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, ...over };
 }
 
 function index(url: string, over: Partial<WatchSettings> = {}): KubeIndex {
