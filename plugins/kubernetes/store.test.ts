@@ -64,6 +64,18 @@ describe('store serial (§3.3)', () => {
     expect(store.serial).toBe(now);
   });
 
+  it('an endpoint zone change bumps the serial only with zonal', () => {
+    for (const zonal of [false, true]) {
+      const store = new Store(zonal);
+      let t = 5_000;
+      store.now = () => t * 1000;
+      store.upsert('endpointslices', sl({ endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: '', nodeName: '', zone: 'a' }] }));
+      t++;
+      store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: '', nodeName: '', zone: 'b' }] }));
+      expect(store.serial).toBe(zonal ? 5_001 : 5_000);
+    }
+  });
+
   it('replace() diffs: unchanged objects untouched, vanished ones deleted, one notification', () => {
     const store = new Store();
     const notes: string[][] = [];
