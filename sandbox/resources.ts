@@ -101,7 +101,7 @@ export const RESOURCES: readonly ResourceDef[] = [
     apiVersion: 'discovery.k8s.io/v1',
     namespaced: true,
     shortNames: [],
-    fieldPaths: { addressType: (o) => str(o['addressType']) },
+    fieldPaths: {},
   },
 ];
 
