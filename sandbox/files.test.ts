@@ -51,7 +51,9 @@ describe('parseYamlObjects', () => {
 
 describe('fixture examples/cluster.yaml', () => {
   it('holds exactly the records fixture plus default/kubernetes', async () => {
-    sb = await startSandbox({ files: [FIXTURE] });
+    const logged: string[] = [];
+    sb = await startSandbox({ files: [FIXTURE], log: (level, msg) => logged.push(`${level} ${msg}`) });
+    expect(logged).toEqual([]);
     const { core, discovery } = clientsFor(sb.url);
     const ns = await core.listNamespace({});
     expect(ns.items.map((n) => n.metadata?.name)).toEqual(['default', 'empty-ns', 'kube-system', 'testns']);
