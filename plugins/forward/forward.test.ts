@@ -464,3 +464,34 @@ describe('forward: next_on_nodata', () => {
     expect(next.calls).toBe(0);
   });
 });
+
+describe('forward: DNS over HTTPS', () => {
+  const testdata = new URL('./testdata/', import.meta.url).pathname;
+
+  for (const method of ['POST', 'GET'] as const) {
+    it(`forwards with ${method} to /dns-query, id 0 on the wire, client id restored`, async () => {
+      const u = await upstream();
+      const port = await u.enableHttps(readFileSync(`${testdata}dot.key`), readFileSync(`${testdata}dot.crt`));
+      u.on('doh.example', { answers: [a('doh.example', '192.0.2.80')] });
+      const { h } = await build(`forward . https://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n doh_method ${method}\n}`);
+      for (let i = 0; i < 2; i++) {
+        const q = makeQuery('doh.example', 'A', { id: 4000 + i });
+        expect(await serve(h, q)).toBe(0);
+        const m = decode(q.reply!.wire());
+        expect(m.id).toBe(4000 + i);
+        expect(rrStrings(m.answers)).toEqual(['doh.example. 300 A 192.0.2.80']);
+      }
+      expect(u.received.map((r) => `${r.proto}/${r.id}`)).toEqual(['https/0', 'https/0']);
+    });
+  }
+
+  it('an HTTP error or a dead DoH upstream is a failed attempt named after the upstream', async () => {
+    const u = await upstream();
+    const port = await u.enableHttps(readFileSync(`${testdata}dot.key`), readFileSync(`${testdata}dot.crt`));
+    u.on('gone.example', { closeTcp: true });
+    const { h } = await build(`forward . https://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n max_fails 0\n max_connect_attempts 1\n}`);
+    const q = makeQuery('gone.example', 'A');
+    expect(await serve(h, q)).toBe(2);
+    expect(q.error!.message).toMatch(new RegExp(`^https 127\\.0\\.0\\.1:${port}: `));
+  });
+});

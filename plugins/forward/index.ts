@@ -23,6 +23,7 @@ function proxyOptions(cfg: ForwardConfig): ProxyOptions {
     tlsServerName: cfg.tlsServerName,
     forceTcp: cfg.forceTcp,
     healthCheck: cfg.healthCheck,
+    dohMethod: cfg.dohMethod,
   };
 }
 
@@ -56,7 +57,7 @@ export const forward: PluginDef = {
           const addrs = await resolveHostname(t, inst.cfg.resolvers);
           for (const host of addrs) {
             if (inst.proxies.some((p) => p.addr.host === host && p.addr.port === t.port && p.addr.scheme === t.scheme)) continue;
-            inst.proxies.push(new Proxy({ scheme: t.scheme, host, port: t.port, serverName: t.serverName ?? (t.scheme === 'tls' ? t.name.slice(0, -1) : null) }, inst.opts));
+            inst.proxies.push(new Proxy({ scheme: t.scheme, host, port: t.port, serverName: t.serverName ?? (t.scheme !== 'dns' ? t.name.slice(0, -1) : null) }, inst.opts));
           }
         }
         for (const p of inst.proxies) p.start();

@@ -6,11 +6,12 @@ import type * as tls from 'node:tls';
 import { Qclass, Qtype, rcodeName } from '../../src/dns/constants.js';
 import { nameToLabels } from '../../src/dns/encode.js';
 import * as m from './metrics.js';
+import { DohClient } from './doh.js';
 import { StreamPool } from './stream.js';
 import { UdpPool } from './udp.js';
 import { randomId, type QuestionKey } from './wire.js';
 
-export type Scheme = 'dns' | 'tls';
+export type Scheme = 'dns' | 'tls' | 'https';
 
 export interface UpstreamAddress {
   readonly scheme: Scheme;
@@ -38,6 +39,8 @@ export interface ProxyOptions {
   readonly tlsServerName: string | null;
   readonly forceTcp: boolean;
   readonly healthCheck: HealthCheckConfig;
+  /** Method for https:// upstreams. */
+  readonly dohMethod: 'GET' | 'POST';
 }
 
 /** `IP:port` as Go's net.JoinHostPort writes it (`[::1]:53`). */
@@ -59,6 +62,7 @@ export class Proxy {
   private stopped = false;
   private readonly udp: UdpPool;
   private readonly stream: StreamPool;
+  private readonly doh: DohClient | null;
   private sweepTimer: NodeJS.Timeout | null = null;
   private readonly probeQuestion: QuestionKey;
   private readonly probePacket: Buffer;
@@ -80,6 +84,12 @@ export class Proxy {
       sourceAddress: o.sourceAddress, expireMs: o.expireMs, maxAgeMs: o.maxAgeMs, maxIdle: o.maxIdleConns,
       onConn: conn(isTls ? 'tcp-tls' : 'tcp'),
     });
+    this.doh = addr.scheme === 'https'
+      ? new DohClient({
+        host: addr.host, port: addr.port, label: this.to, tls: { ...o.tls, minVersion: 'TLSv1.2' }, servername,
+        method: o.dohMethod, sourceAddress: o.sourceAddress, expireMs: o.expireMs, maxIdleConns: o.maxIdleConns,
+      })
+      : null;
     this.probeQuestion = { lname: o.healthCheck.domain.toLowerCase(), qtype: Qtype.NS, qclass: Qclass.IN };
     this.probePacket = buildQuery(o.healthCheck.domain, Qtype.NS, o.healthCheck.recursionDesired);
   }
@@ -116,7 +126,9 @@ export class Proxy {
     const started = process.hrtime.bigint();
     m.forwardRequests.labels(this.to).inc();
     let reply: Buffer;
-    if (proto === 'udp' && !this.isTls) {
+    if (this.doh) {
+      reply = await this.doh.exchange(packet, timeoutMs);
+    } else if (proto === 'udp' && !this.isTls) {
       reply = await this.udp.exchange(packet, q, timeoutMs);
     } else {
       const out = Buffer.from(packet);
@@ -160,7 +172,8 @@ export class Proxy {
   private async probe(): Promise<boolean> {
     try {
       const proto = this.o.forceTcp || this.isTls ? 'tcp' : 'udp';
-      if (proto === 'udp') await this.udp.exchange(this.probePacket, this.probeQuestion, PROBE_TIMEOUT_MS);
+      if (this.doh) await this.doh.exchange(this.probePacket, PROBE_TIMEOUT_MS);
+      else if (proto === 'udp') await this.udp.exchange(this.probePacket, this.probeQuestion, PROBE_TIMEOUT_MS);
       else {
         const out = Buffer.from(this.probePacket);
         out.writeUInt16BE(randomId(), 0);
@@ -181,6 +194,7 @@ export class Proxy {
     this.sweepTimer = null;
     this.udp.close();
     this.stream.close();
+    this.doh?.close();
   }
 }
 

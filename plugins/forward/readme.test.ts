@@ -19,7 +19,7 @@ const FORWARD_SAMPLES: Record<string, string> = {
   policy: 'policy sequential', max_concurrent: 'max_concurrent 10', tls: 'tls', tls_servername: 'tls_servername dns.example',
   next: 'next NXDOMAIN', next_on_nodata: 'next_on_nodata', failover: 'failover SERVFAIL',
   failfast_all_unhealthy_upstreams: 'failfast_all_unhealthy_upstreams', source_address: 'source_address 127.0.0.1',
-  resolver: 'resolver 127.0.0.1',
+  resolver: 'resolver 127.0.0.1', doh_method: 'doh_method GET',
 };
 
 const CACHE_SAMPLES: Record<string, string> = {

@@ -49,6 +49,7 @@ export interface ForwardConfig {
   failfastAllUnhealthy: boolean;
   sourceAddress: string | null;
   resolvers: string[];
+  dohMethod: 'GET' | 'POST';
 }
 
 const MAX_TO = 15;
@@ -77,6 +78,7 @@ export function defaultConfig(): ForwardConfig {
     failfastAllUnhealthy: false,
     sourceAddress: null,
     resolvers: [],
+    dohMethod: 'POST',
   };
 }
 
@@ -123,14 +125,15 @@ function parseTo(d: Dispenser, arg: string): ToSpec[] {
     rest = arg.slice(sep + 3);
     if (s === 'dns') scheme = 'dns';
     else if (s === 'tls') scheme = 'tls';
-    else if (s === 'https') throw d.err(`DNS over HTTPS upstreams are not supported by this server: "${arg}"`);
-    else throw d.err(`unsupported scheme '${s}' in "${arg}": only dns:// and tls:// are accepted`);
+    else if (s === 'https') scheme = 'https';
+    else throw d.err(`unsupported scheme '${s}' in "${arg}": only dns://, tls:// and https:// are accepted`);
   }
   if (rest === '') throw d.err(`invalid address: "${arg}"`);
-  const defPort = scheme === 'tls' ? 853 : 53;
+  if (scheme === 'https' && rest.includes('/')) throw d.err(`DNS over HTTPS upstreams use the fixed path /dns-query, remove the path from "${arg}"`);
+  const defPort = scheme === 'tls' ? 853 : scheme === 'https' ? 443 : 53;
   let serverName: string | null = null;
-  if (scheme === 'tls') {
-    // tls://IP%servername[:PORT]
+  if (scheme !== 'dns') {
+    // tls://IP%servername[:PORT] (also https://)
     const m = /^(\[[^\]]+\]|[^%]+)%([^:\]]+)(:\d+)?$/.exec(rest);
     if (m && isIP(stripBrackets(m[1]!)) !== 0) {
       serverName = m[2]!;
@@ -296,6 +299,13 @@ function parseOption(d: Dispenser, cfg: ForwardConfig): void {
     case 'tls_servername': {
       if (!d.nextArg()) throw d.argErr();
       cfg.tlsServerName = d.val();
+      return;
+    }
+    case 'doh_method': {
+      if (!d.nextArg()) throw d.argErr();
+      const m = d.val().toUpperCase();
+      if (m !== 'GET' && m !== 'POST') throw d.err(`doh_method must be GET or POST, not '${d.val()}'`);
+      cfg.dohMethod = m;
       return;
     }
     case 'next': cfg.next = parseRcodes(d, 'next'); return;

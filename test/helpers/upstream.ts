@@ -8,6 +8,7 @@
  * counted per name and transport, and `stop()` / `restart()` keep the port.
  */
 import * as dgram from 'node:dgram';
+import * as https from 'node:https';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import * as dnsPacket from 'dns-packet';
@@ -44,7 +45,7 @@ export interface Behaviour {
 export interface Received {
   readonly name: string;
   readonly type: string;
-  readonly proto: 'udp' | 'tcp' | 'tls';
+  readonly proto: 'udp' | 'tcp' | 'tls' | 'https';
   readonly id: number;
   readonly rd: boolean;
   /** The query carried an OPT record. */
@@ -58,6 +59,8 @@ export class TestUpstream {
   private udp: dgram.Socket | null = null;
   private tcp: net.Server | null = null;
   private dot: tls.Server | null = null;
+  private doh: https.Server | null = null;
+  private httpsOptions: { key: Buffer; cert: Buffer; port: number } | null = null;
   private tlsOptions: { key: Buffer; cert: Buffer; port: number } | null = null;
   private conns = new Set<net.Socket>();
   private timers = new Set<NodeJS.Timeout>();
@@ -83,7 +86,7 @@ export class TestUpstream {
   }
 
   /** Queries received for a name (all transports, or one). */
-  count(name?: string, proto?: 'udp' | 'tcp' | 'tls'): number {
+  count(name?: string, proto?: 'udp' | 'tcp' | 'tls' | 'https'): number {
     const n = name === undefined ? undefined : absolute(name);
     return this.received.filter((r) => (n === undefined || r.name === n) && (proto === undefined || r.proto === proto)).length;
   }
@@ -108,6 +111,47 @@ export class TestUpstream {
     });
     this.tcp = tcp;
     if (this.tlsOptions) await this.listenTls();
+    if (this.httpsOptions) await this.listenHttps();
+  }
+
+  /** Also serve DNS over HTTPS (RFC 8484, `/dns-query`, GET and POST) on another port. */
+  async enableHttps(key: Buffer, cert: Buffer): Promise<number> {
+    this.httpsOptions = { key, cert, port: await freePort() };
+    await this.listenHttps();
+    return this.httpsOptions.port;
+  }
+
+  private async listenHttps(): Promise<void> {
+    const o = this.httpsOptions!;
+    const doh = https.createServer({ key: o.key, cert: o.cert }, (req, res) => {
+      const url = new URL(req.url ?? '/', 'https://localhost');
+      const answer = (msg: Buffer): void => {
+        this.handle(msg, 'https', (out) => {
+          res.writeHead(200, { 'content-type': 'application/dns-message', 'content-length': out.length });
+          res.end(out);
+        }, () => req.socket.destroy());
+      };
+      if (url.pathname !== '/dns-query') {
+        res.writeHead(404).end();
+        return;
+      }
+      if (req.method === 'GET') {
+        answer(Buffer.from(url.searchParams.get('dns') ?? '', 'base64url'));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => answer(Buffer.concat(chunks)));
+    });
+    doh.on('connection', (sock: net.Socket) => {
+      this.conns.add(sock);
+      sock.on('close', () => this.conns.delete(sock));
+    });
+    await new Promise<void>((resolve, reject) => {
+      doh.once('error', reject);
+      doh.listen(o.port, '127.0.0.1', () => resolve());
+    });
+    this.doh = doh;
   }
 
   /** Also serve DNS over TLS (RFC 7858) on another port with this key and certificate. */
@@ -149,7 +193,7 @@ export class TestUpstream {
     });
   }
 
-  private handle(msg: Buffer, proto: 'udp' | 'tcp' | 'tls', send: (b: Buffer) => void, close?: () => void): void {
+  private handle(msg: Buffer, proto: 'udp' | 'tcp' | 'tls' | 'https', send: (b: Buffer) => void, close?: () => void): void {
     let req: dnsPacket.Packet;
     try {
       req = dnsPacket.decode(msg);
@@ -200,9 +244,12 @@ export class TestUpstream {
     this.tcp = null;
     const dot = this.dot;
     this.dot = null;
+    const doh = this.doh;
+    this.doh = null;
     for (const c of this.conns) c.destroy();
     if (tcp) await new Promise<void>((resolve) => tcp.close(() => resolve()));
     if (dot) await new Promise<void>((resolve) => dot.close(() => resolve()));
+    if (doh) await new Promise<void>((resolve) => doh.close(() => resolve()));
   }
 
   /** Listen again on the same port. */
