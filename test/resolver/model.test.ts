@@ -11,7 +11,7 @@ import { registry } from '../../src/metrics/registry.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import {
-  podResolvConf, resolve, searchPlan, tableExchange, udpExchange,
+  muslNodataError, podResolvConf, resolve, searchPlan, tableExchange, udpExchange,
   type ModelReply, type ModelRecord, type ResolvConf, type ResolverKind,
 } from './model.js';
 import { canonical, expectedQueries, queriesFromLog, resultOf, SCENARIOS, searched, sortedResult, typesFor } from './fixture.js';
@@ -68,6 +68,12 @@ describe('search rules (answer tables)', () => {
     expect(dg.outcome).toEqual({ kind: 'reply', name: 'x.svc.cluster.local.', rcode: 0, answers: [] });
     const gn = await resolve({ resolver: 'glibc', conf, name: 'x', types: ['A', 'AAAA'], exchange: tableExchange({ 'x.svc.cluster.local. A': nodata, 'x.svc.cluster.local. AAAA': nodata }) });
     expect(gn.outcome).toEqual({ kind: 'error', error: 'EAI_NODATA' });
+    // musl before 1.2.4 reports the same stop as EAI_NONAME.
+    const old = await resolve({ resolver: 'musl', conf, name: 'x', types: ['A', 'AAAA'], exchange: ex, muslNodata: muslNodataError('1.2.3') });
+    expect(names(old)).toEqual(names(m));
+    expect(old.outcome).toEqual({ kind: 'error', error: 'EAI_NONAME' });
+    expect(['1.2.4', '1.2.5', '1.3.0'].map(muslNodataError)).toEqual(['EAI_NODATA', 'EAI_NODATA', 'EAI_NODATA']);
+    expect(['1.1.24', '1.2.3'].map(muslNodataError)).toEqual(['EAI_NONAME', 'EAI_NONAME']);
   });
 
   it('an answer for either type ends a glibc step; for musl an NXDOMAIN on A ends the step as NXDOMAIN', async () => {

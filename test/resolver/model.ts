@@ -27,7 +27,7 @@
  *   - per step, the replies are checked in order A then AAAA: no reply or SERVFAIL → EAI_AGAIN
  *     (stop); NXDOMAIN → continue with the next name (the other reply is not looked at); any other
  *     non-zero rcode → EAI_FAIL (stop). All NOERROR: addresses → done, none → EAI_NODATA (stop:
- *     a NODATA on a search name ENDS musl's search).
+ *     a NODATA on a search name ENDS musl's search; musl ≤ 1.2.3 reports it as EAI_NONAME).
  *   - after the last name: EAI_NONAME.
  *   - musl's `res_search` is an alias of `res_query`: other types (SRV…) are asked once, for the
  *     name made absolute, with no search at all.
@@ -140,6 +140,17 @@ export interface ResolveOptions {
    */
   readonly types?: readonly string[];
   readonly exchange: Exchange;
+  /**
+   * musl's error when a search step ends with NODATA: EAI_NODATA since musl 1.2.4, EAI_NONAME
+   * before (observed with Debian's 1.2.3; `muslNodataError(version)`). The queries are the same.
+   */
+  readonly muslNodata?: 'EAI_NODATA' | 'EAI_NONAME';
+}
+
+/** musl's getaddrinfo error for a NODATA step, by musl version (`1.2.3` → EAI_NONAME). */
+export function muslNodataError(version: string): 'EAI_NODATA' | 'EAI_NONAME' {
+  const [maj = 0, min = 0, patch = 0] = version.split('.').map(Number);
+  return maj > 1 || (maj === 1 && (min > 2 || (min === 2 && patch >= 4))) ? 'EAI_NODATA' : 'EAI_NONAME';
 }
 
 const NOERROR = 0;
@@ -280,7 +291,7 @@ export async function resolve(o: ResolveOptions): Promise<Resolution> {
       if (verdict !== 'parse') return done({ kind: 'error', error: verdict });
       const res = success(name, replies);
       if (res.outcome.kind === 'addresses' && res.outcome.addresses.length > 0) return res;
-      return done({ kind: 'error', error: 'EAI_NODATA' });
+      return done({ kind: 'error', error: o.muslNodata ?? 'EAI_NODATA' });
     }
     return done({ kind: 'error', error: 'EAI_NONAME' });
   }

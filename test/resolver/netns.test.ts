@@ -20,8 +20,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { podResolvConf, resolvConfText, type SentQuery } from './model.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { muslNodataError, podResolvConf, resolvConfText, type SentQuery } from './model.js';
 import { canonical, expectedQueries, queriesFromLog, SCENARIOS, searched, sortedResult, typesFor, type Expectation, type Scenario } from './fixture.js';
 
 const ROOT = resolvePath(import.meta.dirname, '../..');
@@ -54,6 +54,65 @@ function skipReason(): string | null {
 
 const SKIP = skipReason();
 if (SKIP) console.warn(`[test/resolver/netns.test.ts] SKIPPED: real-resolver tests in network namespaces need root and ip netns — ${SKIP}`);
+
+/**
+ * getaddrinfo(NAME, AF_UNSPEC, SOCK_STREAM, AI_CANONNAME — no AI_ADDRCONFIG, like most runtimes)
+ * printing `canon NAME` and `addr IP` lines, or the EAI_* name and exit status 2. Built with the
+ * system compiler (glibc) and, when musl-tools is installed, with musl-gcc -static (the resolver
+ * of Alpine-based images).
+ */
+const GAI_C = `#define _GNU_SOURCE
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+int main(int argc, char **argv) {
+  struct addrinfo hints, *res, *p;
+  if (argc != 2) return 1;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_CANONNAME;
+  int rc = getaddrinfo(argv[1], NULL, &hints, &res);
+  if (rc != 0) {
+    const char *n = rc == EAI_NONAME ? "EAI_NONAME" : rc == EAI_AGAIN ? "EAI_AGAIN" : rc == EAI_FAIL ? "EAI_FAIL"
+#ifdef EAI_NODATA
+      : rc == EAI_NODATA ? "EAI_NODATA"
+#endif
+      : "EAI_OTHER";
+    printf("%s\\n", n);
+    return 2;
+  }
+  if (res->ai_canonname) printf("canon %s\\n", res->ai_canonname);
+  for (p = res; p; p = p->ai_next) {
+    char buf[64];
+    const void *a = p->ai_family == AF_INET ? (const void *)&((struct sockaddr_in *)p->ai_addr)->sin_addr
+                                            : (const void *)&((struct sockaddr_in6 *)p->ai_addr)->sin6_addr;
+    inet_ntop(p->ai_family, a, buf, sizeof buf);
+    printf("addr %s\\n", buf);
+  }
+  freeaddrinfo(res);
+  return 0;
+}
+`;
+
+/** Compile the getaddrinfo probe with `compiler`; null (and the reason logged) when it cannot. */
+function buildGai(compiler: string, args: readonly string[], label: string, hint: string): string | null {
+  if (SKIP) return null;
+  if (!has(compiler)) {
+    console.warn(`[test/resolver/netns.test.ts] SKIPPED ${label} getaddrinfo checks: ${compiler} not found (${hint})`);
+    return null;
+  }
+  const dir = join(tmpdir(), `cdns-gai-${randomBytes(4).toString('hex')}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'gai.c'), GAI_C);
+  const out = join(dir, `gai-${label}`);
+  const r = spawnSync(compiler, [...args, '-o', out, join(dir, 'gai.c')], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${compiler} failed to build the getaddrinfo probe: ${r.stderr}`);
+  return out;
+}
 
 function run(cmd: string, args: readonly string[], timeoutMs = 30_000): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: timeoutMs });
@@ -325,3 +384,50 @@ describe.skipIf(SKIP !== null)('real resolvers in a pod network namespace', () =
     expect(getentAddresses(svc.stdout)).toEqual(['10.96.0.11']);
   });
 });
+
+/** `gai` probe output: addresses (sorted, unique) or the EAI_* error. */
+function gaiResult(status: number | null, out: string): Expectation['result'] {
+  if (status === 2) return { error: out.trim() };
+  const addrs = new Set(out.split('\n').filter((l) => l.startsWith('addr ')).map((l) => l.slice(5)));
+  return { addresses: [...addrs].sort() };
+}
+
+const GAI_GLIBC = buildGai('cc', ['-O1'], 'glibc', 'apt-get install gcc');
+const GAI_MUSL = buildGai('musl-gcc', ['-static', '-O1'], 'musl', 'apt-get install musl-tools');
+
+/** The installed musl's version (its dynamic loader prints it), or null. */
+function muslVersion(): string | null {
+  const loader = ['/lib/ld-musl-x86_64.so.1', '/lib/ld-musl-aarch64.so.1'].find((f) => existsSync(f));
+  if (!loader) return null;
+  return /Version (\d+\.\d+\.\d+)/.exec(run(loader, []).stderr)?.[1] ?? null;
+}
+
+/** The expectation for the resolver actually installed (musl's NODATA error changed in 1.2.4). */
+function forInstalled(resolver: 'glibc' | 'musl', r: Expectation['result']): Expectation['result'] {
+  const v = resolver === 'musl' ? muslVersion() : null;
+  if (v && 'error' in r && r.error === 'EAI_NODATA') return { error: muslNodataError(v) };
+  return r;
+}
+
+for (const [resolver, binary] of [['glibc', GAI_GLIBC], ['musl', GAI_MUSL]] as const) {
+  describe.skipIf(SKIP !== null || binary === null)(`${resolver} getaddrinfo (AF_UNSPEC, no AI_ADDRCONFIG) in a pod network namespace`, () => {
+    const byNs = new Map<string, PodNetns>();
+    beforeAll(async () => {
+      for (const ns of ['default', 'testns']) {
+        const p = new PodNetns(ns);
+        byNs.set(ns, p);
+        await p.start({ ns, corefile: (api, up) => PLAIN_COREFILE(api, up) });
+      }
+    });
+    afterAll(async () => {
+      for (const p of byNs.values()) await p.stop();
+    });
+
+    it.each(SCENARIOS.filter((s) => !s.types).map((s) => [s.title, s] as const))('%s', async (_t, s) => {
+      const e = s.expect[resolver]!;
+      const r = await byNs.get(s.ns)!.observe([binary!, s.name]);
+      expect(canonical(r.seen), `queries seen by the server for ${resolver} getaddrinfo(${s.name})`).toEqual(canonical(expectedQueries(e, ['A', 'AAAA'])));
+      expect(gaiResult(r.status, r.stdout)).toEqual(sortedResult(forInstalled(resolver, e.result)));
+    });
+  });
+}
