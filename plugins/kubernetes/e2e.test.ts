@@ -156,6 +156,51 @@ describe('ExternalName through forward', () => {
   });
 });
 
+describe('ExternalName lookups re-enter the whole server', () => {
+  it('are routed to the server block of the target (stub domain)', async () => {
+    const stub = await TestUpstream.start();
+    stub.on('db.corp.example.', { answers: [{ name: 'db.corp.example', type: 'A', class: 'IN', ttl: 60, data: '192.0.2.99' } as Answer] });
+    sb.apply(svc('testns', 'corpdb', { type: 'ExternalName', externalName: 'db.corp.example' }));
+    const s = await startServer(`. {\n  kubernetes cluster.local {\n    endpoint ${sb.url}\n  }\n}\ncorp.example {\n  forward . ${stub.addr}\n}\n`);
+    try {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const m = await udpQuery(s.port, 'corpdb.testns.svc.cluster.local.', 'A');
+        if (m.answers.length) {
+          expect(m.answers.map(fmt)).toEqual(['corpdb.testns.svc.cluster.local. 5 CNAME db.corp.example.', 'db.corp.example. 60 A 192.0.2.99']);
+          break;
+        }
+        if (Date.now() > deadline) throw new Error('no answer for corpdb');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(stub.count('db.corp.example.')).toBeGreaterThan(0);
+    } finally {
+      await s.stop();
+      await stub.stop();
+    }
+  });
+
+  it('a CNAME cycle across two plugin zones terminates', async () => {
+    sb.apply(svc('testns', 'cyc-a', { type: 'ExternalName', externalName: 'cyc-b.testns.svc.example.local' }));
+    sb.apply(svc('testns', 'cyc-b', { type: 'ExternalName', externalName: 'cyc-a.testns.svc.cluster.local' }));
+    const s = await startServer(`. {\n  kubernetes cluster.local example.local {\n    endpoint ${sb.url}\n  }\n}\n`);
+    try {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const m = await udpQuery(s.port, 'cyc-a.testns.svc.cluster.local.', 'CNAME');
+        if (m.answers.length) break;
+        if (Date.now() > deadline) throw new Error('cyc-a never appeared');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const m = await udpQuery(s.port, 'cyc-a.testns.svc.cluster.local.', 'A', { timeoutMs: 15_000 });
+      expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('NOERROR');
+      expect(m.answers[0] && fmt(m.answers[0])).toBe('cyc-a.testns.svc.cluster.local. 5 CNAME cyc-b.testns.svc.example.local.');
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
 describe('server lifecycle', () => {
   it('a reload with unchanged watch settings reuses the synced index (no relist); changed settings relist', async () => {
     const text = corefile(null, 'ttl 7');

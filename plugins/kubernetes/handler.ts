@@ -7,6 +7,7 @@ import type { Answer } from 'dns-packet';
 import { Flag, Qtype, Rcode, qclassName } from '../../src/dns/constants.js';
 import { isSubdomain, matchZone } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
+import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
 import { AnswerCache, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
 import { Resolver, View, join, type External, type Item, type ResolveConfig } from './resolve.js';
@@ -19,8 +20,11 @@ export interface HandlerConfig extends ResolveConfig {
   readonly searchDomains: readonly string[];
 }
 
-/** Lookup of a name through the server (ExternalName targets outside the zone, §2.6). */
-export type UpstreamLookup = (q: Query) => Promise<Query | null>;
+/**
+ * Lookup of a name through the server (ExternalName targets outside the zone, §2.6): resolves
+ * with the reply, or null when no reply came back. Without one, the next plugin is asked.
+ */
+export type UpstreamLookup = (sub: Query) => Promise<Message | null>;
 
 export const PLUGIN = 'kubernetes';
 
@@ -168,12 +172,11 @@ export class KubernetesHandler implements Handler {
         answers.push(it);
         continue;
       }
-      const sub = await this.lookup(q, it.target, it.qtype);
-      if (!sub) continue; // lookup failed outright: drop the CNAME
+      const m = await this.lookup(q, it.target, it.qtype);
+      if (!m) continue; // lookup failed outright: drop the CNAME
       answers.push(it.cname);
-      const m = sub.peek();
       answers.push(...m.answers.filter((r) => r.type !== 'OPT'));
-      if ((sub.flags & Flag.TC) !== 0) truncated = true;
+      if (((m.flags ?? 0) & Flag.TC) !== 0) truncated = true;
     }
     const msg = this.message(q.id, q.req.flags, q.name, q.qtype, qclassName(q.qclass), zoneText, false, answers, extra);
     if (truncated) msg.flags = (msg.flags ?? 0) | Flag.TC;
@@ -181,16 +184,13 @@ export class KubernetesHandler implements Handler {
     return Rcode.NOERROR;
   }
 
-  private async lookup(q: Query, target: string, qtype: number): Promise<import('../../src/query.js').Reply | null> {
+  private async lookup(q: Query, target: string, qtype: number): Promise<Message | null> {
     const sub = q.derive(target, qtype);
     try {
-      if (this.upstream) {
-        const done = await this.upstream(sub);
-        return done?.reply ?? null;
-      }
+      if (this.upstream) return await this.upstream(sub);
       if (!this.next) return null;
       await this.next.serve(sub);
-      return sub.reply;
+      return sub.reply ? sub.reply.peek() : null;
     } catch {
       return null;
     }

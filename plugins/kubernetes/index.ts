@@ -11,6 +11,7 @@ import type { Query } from '../../src/query.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { KubernetesHandler, type HandlerConfig } from './handler.js';
 import { KubeIndex, type WatchSettings } from './kubeindex.js';
+import { selfLookup } from './selfquery.js';
 import { parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 
 export { KubernetesHandler } from './handler.js';
@@ -110,6 +111,14 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const index = ctx.shared(`kubernetes:${JSON.stringify(ws)}`, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
   const search: string[] = [];
   const handlers: KubernetesHandler[] = [];
+  // ExternalName targets outside the zone are resolved through this server's own listener.
+  const self = {
+    host: (): string => {
+      const a = ctx.block.bindAddresses.find((x) => isIP(x) !== 0 && x !== '0.0.0.0' && x !== '::');
+      return a ?? '127.0.0.1';
+    },
+    port: (): number => ctx.block.port,
+  };
 
   ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
   ctx.onStartup(async () => {
@@ -132,7 +141,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   return (next) => {
     // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
     const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
-    const h = new KubernetesHandler(hcfg, index.store, () => index.synced(), next, null);
+    const h = new KubernetesHandler(hcfg, index.store, () => index.synced(), next, (sub) => selfLookup(sub, self));
     handlers.push(h);
     providers.set(ctx.block, h);
     return h;

@@ -1,0 +1,53 @@
+/**
+ * Lookups "through the whole server" for ExternalName targets outside the zone
+ * (kubernetes-records.md §2.6): the query is sent to the server's own DNS listener, so it is
+ * routed to the matching server block and passes its cache/forward plugins, as CoreDNS's
+ * `upstream.Lookup` re-entering `ServeDNS` does. A name already being looked up this way is not
+ * looked up again before that lookup finished (guards against ExternalName cycles across zones).
+ */
+import * as dgram from 'node:dgram';
+import { isIP } from 'node:net';
+import { decode, type Message } from '../../src/dns/message.js';
+import type { Query } from '../../src/query.js';
+
+const inFlight = new Set<string>();
+
+export interface SelfTarget {
+  /** Address of a listener of this server (loopback when it listens on all interfaces). */
+  host: () => string;
+  port: () => number;
+  timeoutMs?: number;
+}
+
+/** Send `sub` (a derived query: same EDNS as the client's) to the server itself; null on failure. */
+export async function selfLookup(sub: Query, t: SelfTarget): Promise<Message | null> {
+  const key = `${sub.qtype} ${sub.lname}`;
+  if (inFlight.has(key)) return null;
+  inFlight.add(key);
+  try {
+    const packet = Buffer.from(sub.raw);
+    const id = Math.floor(Math.random() * 65536);
+    packet.writeUInt16BE(id, 0);
+    const host = t.host();
+    const reply = await new Promise<Buffer | null>((resolve) => {
+      const sock = dgram.createSocket(isIP(host) === 6 ? 'udp6' : 'udp4');
+      const done = (b: Buffer | null): void => {
+        clearTimeout(timer);
+        sock.close();
+        resolve(b);
+      };
+      const timer = setTimeout(() => done(null), t.timeoutMs ?? 5000);
+      sock.on('message', (msg) => {
+        if (msg.length >= 12 && msg.readUInt16BE(0) === id) done(msg);
+      });
+      sock.on('error', () => done(null));
+      sock.send(packet, t.port(), host);
+    });
+    // Any reply counts (CoreDNS keeps the CNAME whatever the RCODE); no reply is a failure.
+    return reply ? decode(reply) : null;
+  } catch {
+    return null;
+  } finally {
+    inFlight.delete(key);
+  }
+}
