@@ -255,6 +255,7 @@ describe('cache: negative answers', () => {
     await ask(h, 'sf.example');
     const hit = await ask(h, 'sf.example');
     expect(hit.q.reply!.rcode).toBe(2);
+    expect(hit.rc).toBe(0); // written by the cache: not an error status
     expect(next.calls).toBe(1);
     now += 2000;
     await ask(h, 'sf.example');

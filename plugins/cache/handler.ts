@@ -14,6 +14,7 @@ import { Query } from '../../src/query.js';
 import { cacheClock } from './clock.js';
 import * as metrics from './metrics.js';
 import { effectiveCapacity, type CacheConfig } from './setup.js';
+import { writtenStatus } from '../forward/wire.js';
 import { analyze, setTtls, withoutOpt, type Analysis } from './wire.js';
 
 /** TTL basis for replies without records and for non-cacheable kinds (CoreDNS MinimalDefaultTTL). */
@@ -176,7 +177,7 @@ export class CacheHandler implements Handler {
     if (q.req.questionEnd === e.questionEnd) q.raw.copy(buf, 12, 12, e.questionEnd - 4);
     setTtls(buf, e.ttlOffsets, Math.max(0, ttl));
     q.writeWire(buf, this.name);
-    return e.rcode;
+    return writtenStatus(e.rcode);
   }
 
   private shouldPrefetch(e: Entry, now: number, rem: number): boolean {

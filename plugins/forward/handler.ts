@@ -11,7 +11,7 @@ import * as m from './metrics.js';
 import { orderProxies, type PolicyState } from './policy.js';
 import type { Proxy } from './proxy.js';
 import type { ForwardConfig } from './setup.js';
-import { replyMatches, restoreClientHeader } from './wire.js';
+import { replyMatches, restoreClientHeader, writtenStatus } from './wire.js';
 
 /** Overall budget per query across all attempts (CoreDNS `defaultTimeout`). */
 const QUERY_BUDGET_MS = 5000;
@@ -102,7 +102,7 @@ export class ForwardHandler implements Handler {
       if (!replyMatches(reply, question)) {
         // A reply for another question: FORMERR to the client (CoreDNS `state.Match`).
         q.writeWire(formerrFor(q), this.name);
-        return Rcode.FORMERR;
+        return writtenStatus(Rcode.FORMERR);
       }
       const flags = reply.readUInt16BE(2);
       if ((flags & Flag.TC) !== 0 && proto === 'udp' && this.cfg.preferUdp && !this.cfg.forceTcp) {
@@ -130,7 +130,7 @@ export class ForwardHandler implements Handler {
   private write(q: Query, reply: Buffer): number {
     restoreClientHeader(reply, q.id, q.raw, q.req.questionEnd);
     q.writeWire(reply, this.name);
-    return reply[3]! & 0xf;
+    return writtenStatus(reply[3]! & 0xf);
   }
 }
 

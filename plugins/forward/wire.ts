@@ -2,7 +2,7 @@
  * Byte-level helpers for forwarded messages: ids, question comparison and the client's question
  * spelling. Replies are never decoded on the forward path.
  */
-import { Flag } from '../../src/dns/constants.js';
+import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
 import { lowerName, readName } from '../../src/dns/wire.js';
 
 /** The question a reply must echo: lower-cased absolute name, type and class. */
@@ -50,4 +50,13 @@ export function restoreClientHeader(reply: Buffer, id: number, raw: Buffer, ques
 /** A 16-bit random message id. */
 export function randomId(): number {
   return (Math.random() * 0x10000) | 0;
+}
+
+/**
+ * The status a plugin returns after writing a reply with `rcode` (corefile.md §7.4): never one of
+ * SERVFAIL/REFUSED/FORMERR/NOTIMP, which mean "nothing written, the server replies" — a written
+ * upstream SERVFAIL is returned as NOERROR, as CoreDNS's forward does.
+ */
+export function writtenStatus(rcode: number): number {
+  return isServerWrittenRcode(rcode) ? Rcode.NOERROR : rcode;
 }
