@@ -122,7 +122,8 @@ export class Reflector<K extends Kind> {
         }
       } catch (e) {
         if (this.stopped) break;
-        if (e instanceof GoneError) {
+        if (e instanceof GoneError && !needList) {
+          // The watch's resourceVersion is too old: relist at once (and diff).
           needList = true;
           continue;
         }
