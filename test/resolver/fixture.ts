@@ -94,6 +94,15 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    title: 'a name with ndots dots that does not exist: glibc tries it as is first, then the search list; musl and dig only as is',
+    ns: 'default', name: 'a.b.c.d.e.f',
+    expect: {
+      glibc: { steps: ['a.b.c.d.e.f.', ...searched('a.b.c.d.e.f', 'default')], result: { error: 'EAI_NONAME' } },
+      musl: { steps: ['a.b.c.d.e.f.'], result: { error: 'EAI_NONAME' } },
+      dig: { steps: ['a.b.c.d.e.f.'], result: { rcode: 3, data: [] } },
+    },
+  },
+  {
     title: 'headless service (hl.testns from testns): every ready endpoint, both families',
     ns: 'testns', name: 'hl.testns',
     expect: {

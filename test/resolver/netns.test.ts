@@ -98,6 +98,11 @@ int main(int argc, char **argv) {
 }
 `;
 
+const buildDirs: string[] = [];
+afterAll(() => {
+  for (const d of buildDirs) rmSync(d, { recursive: true, force: true });
+});
+
 /** Compile the getaddrinfo probe with `compiler`; null (and the reason logged) when it cannot. */
 function buildGai(compiler: string, args: readonly string[], label: string, hint: string): string | null {
   if (SKIP) return null;
@@ -107,6 +112,7 @@ function buildGai(compiler: string, args: readonly string[], label: string, hint
   }
   const dir = join(tmpdir(), `cdns-gai-${randomBytes(4).toString('hex')}`);
   mkdirSync(dir, { recursive: true });
+  buildDirs.push(dir);
   writeFileSync(join(dir, 'gai.c'), GAI_C);
   const out = join(dir, `gai-${label}`);
   const r = spawnSync(compiler, [...args, '-o', out, join(dir, 'gai.c')], { encoding: 'utf8' });
