@@ -109,6 +109,12 @@ describe('forward setup: accepted', () => {
     expect(w[1]).toBe("upstream 127.0.0.1:1053 is this server's own listener: queries forwarded there will loop");
   });
 
+  it('a FROM CIDR expanding to several zones uses the first, with a warning', () => {
+    const [cfg] = parse('forward 10.0.0.0/15 1.2.3.4');
+    expect(cfg!.from).toBe('0.10.in-addr.arpa.');
+    expect(loopWarnings(cfg!, 53)).toEqual(['10.0.0.0/15 expands to several reverse zones; only 0.10.in-addr.arpa. is forwarded']);
+  });
+
   it('parses resolv.conf text', () => {
     expect(parseResolvConf('nameserver 1.1.1.1 # x\nnameserver bogus\n  nameserver   ::1\n')).toEqual(['1.1.1.1', '::1']);
   });

@@ -27,6 +27,8 @@ export interface TlsFiles {
 
 export interface ForwardConfig {
   from: string;
+  /** FROM as written, when it expanded to several reverse zones (only the first is used). */
+  fromCidr: string | null;
   to: ToSpec[];
   except: string[];
   forceTcp: boolean;
@@ -57,6 +59,7 @@ const MAX_TO = 15;
 export function defaultConfig(): ForwardConfig {
   return {
     from: '.',
+    fromCidr: null,
     to: [],
     except: [],
     forceTcp: false,
@@ -96,6 +99,7 @@ function parseStanza(d: Dispenser): ForwardConfig {
   const zones = normalizeZoneArg(fromArg);
   if (zones.length === 0) throw d.err(`unable to normalize '${fromArg}'`);
   cfg.from = zones[0]!;
+  if (zones.length > 1) cfg.fromCidr = fromArg;
   const toArgs = d.remainingArgs();
   if (toArgs.length === 0) throw d.argErr();
   const seen = new Set<string>();
@@ -340,12 +344,14 @@ export function isLoopback(host: string): boolean {
 }
 
 /**
- * Configuration smells worth a warning at start-up (operations-contract pain point 5): a
+ * Configuration smells worth a warning at start-up: a FROM CIDR that is not on an octet boundary,
+ * and (operations-contract pain point 5) a
  * resolv.conf TO that lists a loopback resolver (systemd-resolved's 127.0.0.53 on the node), or
  * a TO that is this server's own listener.
  */
 export function loopWarnings(cfg: ForwardConfig, ownPort: number): string[] {
   const out: string[] = [];
+  if (cfg.fromCidr) out.push(`${cfg.fromCidr} expands to several reverse zones; only ${cfg.from} is forwarded`);
   for (const t of cfg.to) {
     if (t.kind !== 'addr' || !isLoopback(t.host)) continue;
     if (t.file) {
