@@ -27,7 +27,7 @@ export class ApiError extends Error {
   }
 }
 
-/** Token bucket (client-go flowcontrol defaults: 5 qps, burst 10 when unset). */
+/** Token bucket (`apiserver_qps` / `apiserver_burst`). */
 class RateLimiter {
   private tokens: number;
   private last = Date.now();
@@ -82,7 +82,8 @@ export class ApiClient {
   readonly base: URL;
   readonly host: string;
   private readonly auth: Auth;
-  private readonly limiter: RateLimiter;
+  /** null: no client-side rate limit (`apiserver_qps 0`, the default). */
+  private readonly limiter: RateLimiter | null;
   private readonly inflight: Semaphore;
 
   /** Build the client configuration; throws when it cannot be built (a startup error). */
@@ -120,7 +121,9 @@ export class ApiClient {
       this.auth = { kind: 'kubeconfig', kc };
     }
     this.host = hostLabel(this.base);
-    this.limiter = new RateLimiter(s.qps > 0 ? s.qps : 5, s.burst > 0 ? s.burst : 10);
+    // client-go would default to 5 qps / burst 10, which makes the paged initial list of a large
+    // cluster take seconds; failures are already spaced by the reflectors' backoff.
+    this.limiter = s.qps > 0 ? new RateLimiter(s.qps, s.burst > 0 ? s.burst : Math.max(1, Math.ceil(s.qps))) : null;
     this.inflight = new Semaphore(s.maxInflight);
   }
 
@@ -142,7 +145,7 @@ export class ApiClient {
    */
   async get(path: string, signal: AbortSignal, idleTimeoutMs: number): Promise<http.IncomingMessage> {
     const t0 = process.hrtime.bigint();
-    await this.limiter.take();
+    if (this.limiter) await this.limiter.take();
     const t1 = process.hrtime.bigint();
     rateLimiterDuration.observe({ verb: 'GET', host: this.host }, Number(t1 - t0) / 1e9);
     await this.inflight.acquire();
