@@ -58,6 +58,20 @@ describe('API client configuration', () => {
     expect(ix.store.services.size).toBe(14);
   });
 
+  it('syncs with a client-side rate limit and one request in flight', async () => {
+    const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
+    cleanups.push(() => sb.close());
+    const ix = new KubeIndex({ ...base, endpoint: sb.url, qps: 50, burst: 2, maxInflight: 1, kubeconfig: null, labels: null, namespaceLabels: null, endpoints: true, pods: true, zonal: false }, logger('kubernetes'));
+    cleanups.push(() => ix.stop());
+    ix.start();
+    const deadline = Date.now() + 20_000;
+    while (!ix.synced()) {
+      if (Date.now() > deadline) throw new Error(`not synced: ${ix.notReadyReason()}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(ix.store.pods.size).toBe(3);
+  });
+
   it('rejects a context that does not exist', () => {
     expect(() => new ApiClient({ ...base, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } })).toThrow(/context "nope" does not exist/);
   });
