@@ -173,6 +173,40 @@ describe('e2e: forward + cache + loadbalance', () => {
     expect(u.count('r.example.org')).toBe(2);
   });
 
+  it('exports the forward, cache and hosts metrics with the catalogue names and label order', async () => {
+    const u = await upstream();
+    u.on('m.example.org', { answers: [a('m.example.org', '192.0.2.90')] });
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-metrics-'));
+    const hostsPath = join(dir, 'hosts');
+    writeFileSync(hostsPath, '10.0.0.1 h.example.org\n');
+    const metricsPort = await freePort();
+    const s = await server(`. {\n  prometheus 127.0.0.1:${metricsPort}\n  hosts ${hostsPath} {\n    fallthrough\n  }\n  cache 30\n  forward . ${u.addr}\n}\n`);
+    await udpQuery(s.port, 'm.example.org', 'A');
+    await udpQuery(s.port, 'm.example.org', 'A');
+    await udpQuery(s.port, 'h.example.org', 'A');
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const srv = `dns://:${s.port}`;
+    for (const line of [
+      `coredns_forward_requests_total{to="${u.addr}"} 1`,
+      `coredns_forward_responses_total{rcode="NOERROR",to="${u.addr}"} 1`,
+      `coredns_forward_request_duration_seconds_count{to="${u.addr}",rcode="NOERROR"} 1`,
+      `coredns_proxy_request_duration_seconds_count{proxy_name="forward",to="${u.addr}",rcode="NOERROR"} 1`,
+      `coredns_proxy_conn_cache_misses_total{proxy_name="forward",to="${u.addr}",proto="udp"} 1`,
+      // cache sits above hosts: three lookups, one hit, two entries (the hosts answer too)
+      `coredns_cache_requests_total{server="${srv}",zones=".",view=""} 3`,
+      `coredns_cache_hits_total{server="${srv}",type="success",zones=".",view=""} 1`,
+      `coredns_cache_misses_total{server="${srv}",zones=".",view=""} 2`,
+      `coredns_cache_entries{server="${srv}",type="success",zones=".",view=""} 2`,
+      `coredns_hosts_entries{hostsfile="${hostsPath}"} 1`,
+    ]) expect(text.split('\n')).toContain(line);
+    // Buckets 0.25 ms … 8.192 s (prom-client writes `le` first; label order is not significant).
+    const les = [...text.matchAll(new RegExp(`^coredns_proxy_request_duration_seconds_bucket\\{le="([^"]+)",proxy_name="forward",to="${u.addr}",rcode="NOERROR"\\}`, 'gm'))].map((m) => m[1]);
+    expect(les).toEqual(['0.00025', '0.0005', '0.001', '0.002', '0.004', '0.008', '0.016', '0.032', '0.064', '0.128', '0.256', '0.512', '1.024', '2.048', '4.096', '8.192', '+Inf']);
+    expect(text).toMatch(/^# TYPE coredns_forward_max_concurrent_rejects_total counter$/m);
+    expect(text).toMatch(/^# TYPE coredns_forward_healthcheck_broken_total counter$/m);
+    expect(text).not.toMatch(/coredns_forward_sockets_open|coredns_cache_size|coredns_forward_conn_cache/);
+  });
+
   it('loop: forwarding to itself is detected with the FATAL line and exit status 1', async () => {
     const exits: number[] = [];
     const prev = loopHooks.exit;
