@@ -22,6 +22,8 @@ export interface Scenario {
   readonly name: string;
   /** getaddrinfo AF_UNSPEC unless given (SRV: res_search / dig -t SRV). */
   readonly types?: readonly string[];
+  /** Names the server itself asks upstream besides the client's (ExternalName targets). */
+  readonly alsoUpstream?: readonly string[];
   readonly expect: Partial<Record<ResolverKind, Expectation>>;
 }
 
@@ -130,6 +132,24 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    title: 'ExternalName service (ext → www.example.com): the CNAME and the upstream\'s addresses',
+    ns: 'testns', name: 'ext', alsoUpstream: ['www.example.com.'],
+    expect: {
+      glibc: { steps: ['ext.testns.svc.cluster.local.'], result: { addresses: ['192.0.2.1', '2001:db8::1'] } },
+      musl: { steps: ['ext.testns.svc.cluster.local.'], result: { addresses: ['192.0.2.1', '2001:db8::1'] } },
+      dig: { steps: ['ext.testns.svc.cluster.local.'], result: { rcode: 0, data: ['192.0.2.1'] } },
+    },
+  },
+  {
+    title: 'ExternalName service inside the zone (extint → svc1.testns)',
+    ns: 'testns', name: 'extint',
+    expect: {
+      glibc: { steps: ['extint.testns.svc.cluster.local.'], result: { addresses: ['10.96.0.11'] } },
+      musl: { steps: ['extint.testns.svc.cluster.local.'], result: { addresses: ['10.96.0.11'] } },
+      dig: { steps: ['extint.testns.svc.cluster.local.'], result: { rcode: 0, data: ['10.96.0.11'] } },
+    },
+  },
+  {
     title: 'SRV _http._tcp.svc1.testns (glibc res_search walks the search list; musl res_search does not)',
     ns: 'testns', name: '_http._tcp.svc1.testns', types: ['SRV'],
     expect: {
@@ -203,6 +223,15 @@ export function canonical(qs: readonly SentQuery[]): string[] {
     else groups.push([q]);
   }
   return groups.flatMap((g) => g.map((q) => `${q.name} ${q.type}`).sort());
+}
+
+/**
+ * The queries of the client among those a server logged: the server's own internal lookups
+ * (ExternalName targets re-enter the server and are logged too) are left out.
+ */
+export function clientQueries(seen: readonly SentQuery[], s: Scenario): SentQuery[] {
+  const internal = new Set(s.alsoUpstream ?? []);
+  return seen.filter((q) => !internal.has(q.name));
 }
 
 /** Comparable form of an outcome against an expectation's `result`. */
