@@ -36,7 +36,7 @@ class UdpSocket {
       if (sourceAddress) this.sock.bind(0, sourceAddress, connect);
       else connect();
     });
-    // The rejection is observed by send(); keep Node from reporting it as unhandled meanwhile.
+    // Each exchange observes the rejection itself; keep Node from reporting it as unhandled.
     this.ready.catch(() => undefined);
   }
 
