@@ -1,4 +1,5 @@
 import type { Answer } from 'dns-packet';
+import * as dnsPacket from 'dns-packet';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decode, replyTo, setRcode } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
@@ -140,6 +141,21 @@ describe('cache: positive answers', () => {
     const hit = await ask(h, 'o.example', 'A', { edns: 1232 });
     expect(next.calls).toBe(1);
     expect(decode(hit.q.reply!.wire()).additionals).toEqual([]);
+  });
+
+  it('an OPT record in the middle of the additional section is removed by re-encoding', async () => {
+    const next = new FakeNext((q) => {
+      const msg = replyTo(q.request);
+      msg.answers = [a(q.name, '192.0.2.1')];
+      msg.additionals = [{ name: '.', type: 'OPT', udpPayloadSize: 1232, flags: 0, options: [] } as unknown as Answer, a('extra.example', '192.0.2.2')];
+      q.writeWire(dnsPacket.encode(msg), 'upstream');
+      return 0;
+    });
+    const h = await build('cache', next);
+    await ask(h, 'mid.example', 'A', { edns: 1232 });
+    const hit = await ask(h, 'mid.example', 'A', { edns: 1232 });
+    expect(next.calls).toBe(1);
+    expect(rrStrings(decode(hit.q.reply!.wire()).additionals)).toEqual(['extra.example. 300 A 192.0.2.2']);
   });
 
   it('keepttl serves the stored duration', async () => {
