@@ -53,7 +53,7 @@ function skipReason(): string | null {
 }
 
 const SKIP = skipReason();
-if (SKIP) console.warn(`[test/resolver/netns.test.ts] SKIPPED: real-resolver tests in network namespaces need root and ip netns — ${SKIP}`);
+if (SKIP) console.warn(`[test/resolver/netns.test.ts] SKIPPED: the real-resolver tests in network namespaces cannot run here: ${SKIP}`);
 
 /**
  * getaddrinfo(NAME, AF_UNSPEC, SOCK_STREAM, AI_CANONNAME — no AI_ADDRCONFIG, like most runtimes)
