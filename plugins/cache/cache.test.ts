@@ -320,6 +320,16 @@ describe('cache: prefetch and serve_stale', () => {
     expect(next.calls).toBe(3); // beyond the stale window: a plain miss
   });
 
+  it('serve_stale verify: a SERVFAIL written below is cached but does not hide the stale answer', async () => {
+    const replies: Record<string, Reply> = { 'w.example.': { answers: [a('w.example', '192.0.2.1', 30)] } };
+    const next = upstreamNext(replies);
+    const h = await build('cache {\n serve_stale 1h verify\n}', next);
+    await ask(h, 'w.example');
+    now += 40_000;
+    replies['w.example.'] = { rcode: 2 };
+    for (let i = 0; i < 2; i++) expect(answers((await ask(h, 'w.example')).q)).toEqual(['w.example. 0 A 192.0.2.1']);
+  });
+
   it('serve_stale verify: asks below first, serves stale only when that fails', async () => {
     const replies: Record<string, Reply> = { 'v.example.': { answers: [a('v.example', '192.0.2.1', 30)] } };
     const next = upstreamNext(replies);
@@ -329,10 +339,12 @@ describe('cache: prefetch and serve_stale', () => {
     delete replies['v.example.']; // now the next plugin fails (SERVFAIL, not written)
     const stale = await ask(h, 'v.example');
     expect(answers(stale.q)).toEqual(['v.example. 0 A 192.0.2.1']);
+    const again = await ask(h, 'v.example'); // still failing: stale again, not a cached SERVFAIL
+    expect(answers(again.q)).toEqual(['v.example. 0 A 192.0.2.1']);
     replies['v.example.'] = { answers: [a('v.example', '192.0.2.9', 30)] };
     const fresh = await ask(h, 'v.example');
     expect(answers(fresh.q)).toEqual(['v.example. 30 A 192.0.2.9']);
-    expect(next.calls).toBe(3);
+    expect(next.calls).toBe(4);
   });
 });
 

@@ -158,8 +158,10 @@ export class CacheHandler implements Handler {
     const negOk = usable(neg);
     const posOk = usable(pos);
     if (negOk) {
-      // A cached SERVFAIL does not shadow a still-valid positive entry.
-      if (posOk && ((neg.rcode === Rcode.SERVFAIL || neg.rcode === Rcode.NOTIMP) && pos.remaining(now) > 0)) return pos;
+      // A cached SERVFAIL does not shadow a still-valid positive entry (nor, with serve_stale,
+      // a stale one: answering stale data beats a cached failure, RFC 8767).
+      const failure = neg.rcode === Rcode.SERVFAIL || neg.rcode === Rcode.NOTIMP;
+      if (posOk && failure && (pos.remaining(now) > 0 || staleSec > 0)) return pos;
       if (posOk && this.cfg.preferPositive) return pos;
       return neg;
     }
