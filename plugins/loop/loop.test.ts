@@ -43,7 +43,15 @@ function queryFrom(pkt: Buffer): Query {
 
 describe('loop', () => {
   it('rejects arguments', async () => {
-    await expect(Promise.resolve().then(() => loop.setup(dispenserFor('loop extra', 'loop'), fakeSetupContext()))).rejects.toThrow(ConfigError);
+    let err: unknown;
+    try {
+      await loop.setup(dispenserFor('\nloop extra', 'loop'), fakeSetupContext());
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toBe("Wrong argument count or unexpected line ending after 'extra'");
+    expect((err as ConfigError).line).toBe(2);
   });
 
   it('builds probe names below the first zone from two random integers below 2^62', async () => {
