@@ -9,6 +9,7 @@
  */
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
+import { networkInterfaces } from 'node:os';
 import type { Transport } from '../query.js';
 
 /** Called for every packet; `respond` sends the reply bytes (at most once). */
@@ -39,6 +40,8 @@ function unmapV4(addr: string): string {
 export class Listener {
   private udp4: dgram.Socket | null = null;
   private udp6: dgram.Socket | null = null;
+  /** Per-address UDP sockets beside the wildcard one (see `bindLocalAddresses`). */
+  private readonly udpLocal: dgram.Socket[] = [];
   private tcp: net.Server | null = null;
   private readonly conns = new Set<net.Socket>();
   private inFlight = 0;
@@ -77,18 +80,47 @@ export class Listener {
     } else {
       this.udp4 = await this.bindUdp('udp4', this.host, false);
     }
+    if (this.host === '') await this.bindLocalAddresses();
     try {
       await this.listenTcp();
     } catch (e) {
-      this.udp4?.close();
-      this.udp6?.close();
+      this.closeUdp();
       throw e;
     }
   }
 
+  /**
+   * Node's dgram cannot read the destination address of a packet (no IP_PKTINFO), so a reply from
+   * the wildcard socket leaves from whatever source address the kernel picks; on a host with
+   * several addresses a client asking 10.96.0.10 could get its answer from another address and
+   * drop it. Binding one more socket per local address (the kernel delivers to the most specific
+   * one) makes every reply leave from the address it was sent to; the wildcard socket still
+   * catches addresses added later.
+   */
+  private async bindLocalAddresses(): Promise<void> {
+    const seen = new Set<string>();
+    for (const list of Object.values(networkInterfaces())) {
+      for (const a of list ?? []) {
+        if (seen.has(a.address) || (a.family === 'IPv6' && (a.address.toLowerCase().startsWith('fe80:') || this.udp4))) continue;
+        seen.add(a.address);
+        try {
+          this.udpLocal.push(await this.bindUdp(a.family === 'IPv6' ? 'udp6' : 'udp4', a.address, a.family === 'IPv6'));
+        } catch {
+          // An address that cannot be bound is still served by the wildcard socket.
+        }
+      }
+    }
+  }
+
+  private closeUdp(): void {
+    this.udp4?.close();
+    this.udp6?.close();
+    for (const s of this.udpLocal.splice(0)) s.close();
+  }
+
   private bindUdp(type: 'udp4' | 'udp6', host: string, ipv6Only: boolean): Promise<dgram.Socket> {
     return new Promise((resolve, reject) => {
-      const sock = dgram.createSocket({ type, ipv6Only, recvBufferSize: 4 << 20, sendBufferSize: 4 << 20 });
+      const sock = dgram.createSocket({ type, ipv6Only, reuseAddr: this.host === '', recvBufferSize: 4 << 20, sendBufferSize: 4 << 20 });
       const onError = (e: Error) => {
         sock.close();
         reject(e);
@@ -246,8 +278,7 @@ export class Listener {
    */
   async close(graceMs = 5000): Promise<void> {
     this.closing = true;
-    this.udp4?.close();
-    this.udp6?.close();
+    this.closeUdp();
     const tcpClosed = new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve()));
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => {
