@@ -236,14 +236,20 @@ function findDnsmasq(): string | null {
 const dnsmasq = findDnsmasq();
 
 describe('e2e: dnsmasq as a real upstream', () => {
-  it.skipIf(!dnsmasq)('forwards A, AAAA over UDP and TCP to a real dnsmasq (needs dnsmasq installed)', async () => {
+  it.skipIf(!dnsmasq)('forwards A, AAAA over UDP and TCP to a real dnsmasq, cached answers do not reach it (needs dnsmasq installed)', async () => {
     const port = await freePort();
+    // --keep-in-foreground, not --no-daemon: in debug mode dnsmasq serves TCP in its main loop,
+    // so a pooled upstream TCP connection would block all its UDP traffic.
     const child: ChildProcess = spawn(dnsmasq!, [
-      '--keep-in-foreground', '--no-daemon', '--no-resolv', '--no-hosts', '--no-poll', '--bind-interfaces',
-      '--listen-address=127.0.0.1', `--port=${port}`, '--user=', '--pid-file=', '--log-facility=-',
+      '--keep-in-foreground', '--no-resolv', '--no-hosts', '--no-poll', '--bind-interfaces',
+      '--listen-address=127.0.0.1', `--port=${port}`, '--user=', '--pid-file=', '--log-facility=-', '--log-queries',
       '--address=/example.test/192.0.2.1', '--address=/v6.example.test/2001:db8::1',
-    ], { stdio: 'ignore' });
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    child.stdout!.on('data', (c: Buffer) => { log += c.toString(); });
+    child.stderr!.on('data', (c: Buffer) => { log += c.toString(); });
     cleanups.push(() => { child.kill('SIGTERM'); });
+    const seen = (name: string): number => log.split('\n').filter((l) => l.includes(`query[A] ${name} `)).length;
     // Wait until dnsmasq answers (guard only).
     let ready = false;
     for (let i = 0; i < 100 && !ready; i++) {
@@ -261,6 +267,10 @@ describe('e2e: dnsmasq as a real upstream', () => {
     expect(rrStrings(r.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['A 192.0.2.1']);
     const t = await tcpQuery(s.port, 'www.example.test', 'A');
     expect(rrStrings(t.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['A 192.0.2.1']);
+    const t2 = await tcpQuery(s.port, 'tcp.example.test', 'A');
+    expect(rrStrings(t2.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['A 192.0.2.1']);
+    for (let i = 0; i < 100 && seen('tcp.example.test') === 0; i++) await new Promise((res) => setTimeout(res, 10));
+    expect(seen('www.example.test')).toBe(1); // the second query was a cache hit
     const v6 = await udpQuery(s.port, 'v6.example.test', 'AAAA');
     expect(rrStrings(v6.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['AAAA 2001:db8::1']);
     const nx = await udpQuery(s.port, 'nothing.invalid', 'A');
