@@ -115,6 +115,12 @@ describe('forward setup: accepted', () => {
     expect(loopWarnings(cfg!, 53)).toEqual(['10.0.0.0/15 expands to several reverse zones; only 0.10.in-addr.arpa. is forwarded']);
   });
 
+  it('warns when resolv.conf files give no upstream at all', () => {
+    const [cfg] = parse(`forward . ${empty}`);
+    expect(cfg!.to).toEqual([]);
+    expect(loopWarnings(cfg!, 53)).toEqual(['no upstream for .: the resolv.conf files given list no nameserver, queries will fail with SERVFAIL']);
+  });
+
   it('parses resolv.conf text', () => {
     expect(parseResolvConf('nameserver 1.1.1.1 # x\nnameserver bogus\n  nameserver   ::1\n')).toEqual(['1.1.1.1', '::1']);
   });

@@ -352,6 +352,7 @@ export function isLoopback(host: string): boolean {
 export function loopWarnings(cfg: ForwardConfig, ownPort: number): string[] {
   const out: string[] = [];
   if (cfg.fromCidr) out.push(`${cfg.fromCidr} expands to several reverse zones; only ${cfg.from} is forwarded`);
+  if (cfg.to.length === 0) out.push(`no upstream for ${cfg.from}: the resolv.conf files given list no nameserver, queries will fail with SERVFAIL`);
   for (const t of cfg.to) {
     if (t.kind !== 'addr' || !isLoopback(t.host)) continue;
     if (t.file) {
