@@ -7,7 +7,7 @@ import type * as tls from 'node:tls';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { ForwardHandler } from './handler.js';
 import { Proxy, type ProxyOptions } from './proxy.js';
-import { loopWarnings, parseForward, type ForwardConfig, type ToSpec } from './setup.js';
+import { setupWarnings, parseForward, type ForwardConfig, type ToSpec } from './setup.js';
 
 function proxyOptions(cfg: ForwardConfig): ProxyOptions {
   const t: tls.ConnectionOptions = {};
@@ -44,7 +44,7 @@ export const forward: PluginDef = {
   handlesAllClasses: true,
   setup(d, ctx) {
     const configs = parseForward(d);
-    for (const cfg of configs) for (const w of loopWarnings(cfg, ctx.block.port)) ctx.log.warning(w);
+    for (const cfg of configs) for (const w of setupWarnings(cfg, ctx.block.port)) ctx.log.warning(w);
     const instances = configs.map((cfg) => {
       const opts = proxyOptions(cfg);
       const proxies = cfg.to.flatMap((t) => (t.kind === 'addr' ? [new Proxy(t, opts)] : []));

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { dispenserFor } from '../../test/helpers/upstream.js';
 import { parseDuration } from './duration.js';
-import { loopWarnings, parseForward, parseResolvConf, type ToSpec } from './setup.js';
+import { setupWarnings, parseForward, parseResolvConf, type ToSpec } from './setup.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'forward-setup-'));
 const resolv = join(dir, 'resolv.conf');
@@ -103,7 +103,7 @@ describe('forward setup: accepted', () => {
     const stub = join(dir, 'stub-resolv.conf');
     writeFileSync(stub, 'nameserver 127.0.0.53\noptions edns0\n');
     const [cfg] = parse(`forward . ${stub} 127.0.0.1:1053 127.0.0.1:5300 10.0.0.1`);
-    const w = loopWarnings(cfg!, 1053);
+    const w = setupWarnings(cfg!, 1053);
     expect(w).toHaveLength(2);
     expect(w[0]).toMatch(new RegExp(`^${stub} lists nameserver 127\\.0\\.0\\.53, a loopback address: .*--resolv-conf`));
     expect(w[1]).toBe("upstream 127.0.0.1:1053 is this server's own listener: queries forwarded there will loop");
@@ -112,13 +112,13 @@ describe('forward setup: accepted', () => {
   it('a FROM CIDR expanding to several zones uses the first, with a warning', () => {
     const [cfg] = parse('forward 10.0.0.0/15 1.2.3.4');
     expect(cfg!.from).toBe('0.10.in-addr.arpa.');
-    expect(loopWarnings(cfg!, 53)).toEqual(['10.0.0.0/15 expands to several reverse zones; only 0.10.in-addr.arpa. is forwarded']);
+    expect(setupWarnings(cfg!, 53)).toEqual(['10.0.0.0/15 expands to several reverse zones; only 0.10.in-addr.arpa. is forwarded']);
   });
 
   it('warns when resolv.conf files give no upstream at all', () => {
     const [cfg] = parse(`forward . ${empty}`);
     expect(cfg!.to).toEqual([]);
-    expect(loopWarnings(cfg!, 53)).toEqual(['no upstream for .: the resolv.conf files given list no nameserver, queries will fail with SERVFAIL']);
+    expect(setupWarnings(cfg!, 53)).toEqual(['no upstream for .: the resolv.conf files given list no nameserver, queries will fail with SERVFAIL']);
   });
 
   it('parses resolv.conf text', () => {

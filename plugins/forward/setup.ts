@@ -349,7 +349,7 @@ export function isLoopback(host: string): boolean {
  * resolv.conf TO that lists a loopback resolver (systemd-resolved's 127.0.0.53 on the node), or
  * a TO that is this server's own listener.
  */
-export function loopWarnings(cfg: ForwardConfig, ownPort: number): string[] {
+export function setupWarnings(cfg: ForwardConfig, ownPort: number): string[] {
   const out: string[] = [];
   if (cfg.fromCidr) out.push(`${cfg.fromCidr} expands to several reverse zones; only ${cfg.from} is forwarded`);
   if (cfg.to.length === 0) out.push(`no upstream for ${cfg.from}: the resolv.conf files given list no nameserver, queries will fail with SERVFAIL`);
