@@ -207,6 +207,29 @@ describe('e2e: forward + cache + loadbalance', () => {
     expect(text).not.toMatch(/coredns_forward_sockets_open|coredns_cache_size|coredns_forward_conn_cache/);
   });
 
+  it('the kubeadm Corefile shape (resolv.conf upstream, cache with disable, loop, loadbalance) serves and does not trip loop', async () => {
+    const u = await upstream();
+    u.on('www.example.org', { answers: [a('www.example.org', '192.0.2.1', 600), a('www.example.org', '192.0.2.2', 600)] });
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-kubeadm-'));
+    const resolv = join(dir, 'resolv.conf');
+    writeFileSync(resolv, `search svc.cluster.local\nnameserver 127.0.0.1\noptions ndots:5\n`);
+    const exits: number[] = [];
+    const prev = loopHooks.exit;
+    loopHooks.exit = (code) => { exits.push(code); };
+    cleanups.push(() => { loopHooks.exit = prev; });
+    const s = await server(`. {\n    errors\n    forward . ${u.addr} {\n       max_concurrent 1000\n    }\n    cache 30 {\n       disable success cluster.local\n       disable denial cluster.local\n    }\n    loop\n    reload\n    loadbalance\n}\n`);
+    const r = await udpQuery(s.port, 'www.example.org', 'A');
+    expect(ttls(r.answers)).toEqual([30, 30]);
+    // The loop probe went through the chain once and came back answered (NXDOMAIN): no loop.
+    for (let i = 0; i < 300 && u.received.every((x) => x.type !== 'HINFO'); i++) await new Promise((res) => setTimeout(res, 10));
+    expect(u.received.filter((x) => x.type === 'HINFO')).toHaveLength(1);
+    expect(exits).toEqual([]);
+    // `forward . /etc/resolv.conf` itself: nameserver lines (port 53); a loopback one is flagged.
+    const s2 = await startServer(`. {\n  forward . ${resolv} {\n    max_concurrent 1000\n  }\n}\n`);
+    cleanups.push(() => s2.stop());
+    expect(s2.logs.some((l) => l.startsWith(`[WARNING] plugin/forward: ${resolv} lists nameserver 127.0.0.1, a loopback address`))).toBe(true);
+  });
+
   it('loop: forwarding to itself is detected with the FATAL line and exit status 1', async () => {
     const exits: number[] = [];
     const prev = loopHooks.exit;
