@@ -160,7 +160,11 @@ export class Listener {
       (reply) => {
         if (answered) return;
         answered = true;
-        sock.send(reply, rinfo.port, rinfo.address);
+        try {
+          sock.send(reply, rinfo.port, rinfo.address);
+        } catch {
+          // The socket was closed (shutdown grace period over): the client will retry elsewhere.
+        }
       },
       () => this.finished(),
     );
@@ -277,8 +281,8 @@ export class Listener {
    * Stop accepting, wait for in-flight queries (at most `graceMs`), then close every connection.
    */
   async close(graceMs = 5000): Promise<void> {
+    // Stop taking new queries, let in-flight ones finish and reply on their sockets, then close.
     this.closing = true;
-    this.closeUdp();
     const tcpClosed = new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve()));
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => {
@@ -289,6 +293,7 @@ export class Listener {
         });
       });
     }
+    this.closeUdp();
     for (const c of this.conns) c.end();
     const destroyTimer = setTimeout(() => {
       for (const c of this.conns) c.destroy();
