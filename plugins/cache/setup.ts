@@ -4,7 +4,7 @@
  */
 import { normalizeZoneArg, normalizeZoneArgs } from '../../src/dns/name.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseDuration } from '../forward/duration.js';
+import { parseDuration } from '../../src/util/duration.js';
 
 export interface Bucket {
   capacity: number;

@@ -5,6 +5,7 @@
  */
 import { Flag, Qtype, Rcode } from '../../src/dns/constants.js';
 import { lowerName, readName } from '../../src/dns/wire.js';
+import { skipName } from '../../src/dns/wire.js';
 
 export type Kind = 'success' | 'nodata' | 'nxdomain' | 'servfail' | 'other' | 'meta';
 
@@ -30,17 +31,6 @@ interface AnswerRR {
   target: string;
 }
 
-/** Skip a name; returns the next offset or -1. */
-function skipName(buf: Buffer, off: number): number {
-  for (;;) {
-    if (off >= buf.length) return -1;
-    const len = buf[off]!;
-    if (len === 0) return off + 1;
-    if ((len & 0xc0) === 0xc0) return off + 2 <= buf.length ? off + 2 : -1;
-    if ((len & 0xc0) !== 0) return -1;
-    off += len + 1;
-  }
-}
 
 /** Does a 32-bit serial-arithmetic time `a` come before `b` (RFC 1982)? */
 function serialBefore(a: number, b: number): boolean {

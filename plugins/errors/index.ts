@@ -7,7 +7,7 @@ import { qtypeName } from '../../src/dns/constants.js';
 import type { Level } from '../../src/log.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { formatGoDuration, parseGoDuration } from '../health/duration.js';
+import { formatGoDuration, parseGoDuration } from '../../src/util/duration.js';
 
 interface ConsolidateRule {
   readonly periodMs: number;

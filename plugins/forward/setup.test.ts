@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { dispenserFor } from '../../test/helpers/upstream.js';
-import { parseDuration } from './duration.js';
+import { parseDuration } from '../../src/util/duration.js';
 import { setupWarnings, parseForward, parseResolvConf, type ToSpec } from './setup.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'forward-setup-'));

@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import { rcodeFromName, Rcode } from '../../src/dns/constants.js';
 import { fqdn, isDomainName, normalizeZoneArg } from '../../src/dns/name.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseDuration } from './duration.js';
+import { parseDuration } from '../../src/util/duration.js';
 import type { HealthCheckConfig, Scheme } from './proxy.js';
 
 export type Policy = 'random' | 'round_robin' | 'sequential';

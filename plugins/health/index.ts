@@ -4,11 +4,10 @@
  * Not part of the query chain.
  */
 import type { CoreServices, PluginDef } from '../../src/plugin.js';
-import { formatGoDuration } from './duration.js';
+import { formatGoDuration } from '../../src/util/duration.js';
 import { HealthServer } from './server.js';
 import { parseHealth } from './setup.js';
 
-export { parseGoDuration, parseGoDurationNs, formatGoDuration, formatGoDurationNs, DurationError } from './duration.js';
 
 /** Final shutdowns that already went through lame duck (several blocks may configure it). */
 const lameducked = new WeakSet<CoreServices>();

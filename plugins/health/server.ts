@@ -7,7 +7,7 @@
 import * as http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../src/log.js';
-import { formatGoDuration } from './duration.js';
+import { formatGoDuration } from '../../src/util/duration.js';
 import { healthDuration, healthFailures } from './metrics.js';
 import { sendText, SideListener } from './sidelistener.js';
 

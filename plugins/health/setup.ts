@@ -4,7 +4,7 @@
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { splitHostPort } from './address.js';
-import { parseGoDuration } from './duration.js';
+import { parseGoDuration } from '../../src/util/duration.js';
 
 export const DEFAULT_HEALTH_ADDRESS = ':8080';
 

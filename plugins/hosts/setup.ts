@@ -1,7 +1,7 @@
 /** Parsing of `hosts [FILE [ZONES...]] { ... }` (plugins.md, hosts). */
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseDuration } from '../forward/duration.js';
+import { parseDuration } from '../../src/util/duration.js';
 
 export interface HostsConfig {
   path: string;

@@ -3,7 +3,7 @@
  * (plugins.md, loadbalance). Repeated in a block: the last policy wins, `prefer` accumulates.
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseDuration } from '../forward/duration.js';
+import { parseDuration } from '../../src/util/duration.js';
 import { parseCidr, type Cidr } from './cidr.js';
 
 export interface LoadbalanceConfig {

@@ -10,6 +10,7 @@ import type { Answer } from 'dns-packet';
 import { Qtype } from '../../src/dns/constants.js';
 import type { Message } from '../../src/dns/message.js';
 import { contains, ipBytes, type Cidr } from './cidr.js';
+import { skipName } from '../../src/dns/wire.js';
 
 /** Fisher–Yates in place. */
 export function shuffleInPlace<T>(a: T[]): void {
@@ -123,16 +124,6 @@ function preferred(prefer: readonly Cidr[], addr: Uint8Array): boolean {
   return false;
 }
 
-function skipName(buf: Buffer, off: number): number {
-  for (;;) {
-    if (off >= buf.length) return -1;
-    const len = buf[off]!;
-    if (len === 0) return off + 1;
-    if ((len & 0xc0) === 0xc0) return off + 2 <= buf.length ? off + 2 : -1;
-    if ((len & 0xc0) !== 0) return -1;
-    off += len + 1;
-  }
-}
 
 function isAddress(r: Answer): boolean {
   return r.type === 'A' || r.type === 'AAAA';

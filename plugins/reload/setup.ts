@@ -1,6 +1,6 @@
 /** `reload [INTERVAL] [JITTER]` (plugins.md, reload). Only the first occurrence in a block is read. */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseGoDuration } from '../health/duration.js';
+import { parseGoDuration } from '../../src/util/duration.js';
 
 export const DEFAULT_INTERVAL_MS = 30_000;
 export const DEFAULT_JITTER_MS = 15_000;

@@ -82,7 +82,7 @@ export function readName(buf: Buffer, off: number): [string, number] | null {
 }
 
 /** Skip a (possibly compressed) name in the current run; returns the next offset or -1. */
-function skipName(buf: Buffer, off: number): number {
+export function skipName(buf: Buffer, off: number): number {
   let total = 0;
   for (;;) {
     if (off >= buf.length) return -1;

@@ -121,3 +121,12 @@ export function formatGoDurationNs(ns: number): string {
 export function formatGoDuration(ms: number): string {
   return formatGoDurationNs(ms * 1e6);
 }
+
+/** Milliseconds of a Go duration string, or undefined when it does not parse (for callers that word their own error). */
+export function parseDuration(text: string): number | undefined {
+  try {
+    return parseGoDuration(text);
+  } catch {
+    return undefined;
+  }
+}
