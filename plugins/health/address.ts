@@ -4,6 +4,7 @@
  * what the Corefile setup of those plugins reports for a malformed ADDRESS.
  */
 
+import type { Dispenser } from '../../src/corefile/dispenser.js';
 export interface HostPort {
   /** Host without brackets; '' = all interfaces. */
   readonly host: string;
@@ -52,4 +53,20 @@ export function listenPort(addr: string, hp: HostPort): number {
   if (hp.port === '') return 0;
   if (!/^\d+$/.test(hp.port) || Number(hp.port) > 65535) throw new Error(`listen tcp ${addr}: unknown port`);
   return Number(hp.port);
+}
+
+/**
+ * The optional `[ADDRESS]` argument of the side-server directives (health, ready, prometheus):
+ * at most one argument on the directive line, which must be `host:port`. Undefined when absent.
+ */
+export function readAddressArg(d: Dispenser): string | undefined {
+  const args = d.remainingArgs();
+  if (args.length > 1) throw d.argErr();
+  if (args.length === 0) return undefined;
+  try {
+    splitHostPort(args[0]!);
+  } catch (e) {
+    throw d.err((e as Error).message);
+  }
+  return args[0]!;
 }

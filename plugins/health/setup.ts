@@ -3,7 +3,7 @@
  * occurrence is read and the last address / lameduck wins (corefile.md §8.3).
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { splitHostPort } from './address.js';
+import { readAddressArg } from './address.js';
 import { parseGoDuration } from '../../src/util/duration.js';
 
 export const DEFAULT_HEALTH_ADDRESS = ':8080';
@@ -18,16 +18,7 @@ export function parseHealth(d: Dispenser): HealthConfig {
   let address = '';
   let lameduckMs = 0;
   while (d.next()) {
-    const args = d.remainingArgs();
-    if (args.length > 1) throw d.argErr();
-    if (args.length === 1) {
-      address = args[0]!;
-      try {
-        splitHostPort(address);
-      } catch (e) {
-        throw d.err((e as Error).message);
-      }
-    }
+    address = readAddressArg(d) ?? address;
     while (d.nextBlock()) {
       const prop = d.val();
       if (prop !== 'lameduck') throw d.err(`unknown property '${prop}'`);

@@ -1,6 +1,6 @@
 /** `prometheus [ADDRESS] { runtime_metrics; tls CONFIG_FILE }` (plugins.md, prometheus). Once per block. */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { splitHostPort } from '../health/address.js';
+import { readAddressArg } from '../health/address.js';
 
 export const DEFAULT_METRICS_ADDRESS = 'localhost:9153';
 
@@ -18,16 +18,7 @@ export function parsePrometheus(d: Dispenser): PrometheusConfig {
   let seen = 0;
   while (d.next()) {
     if (seen++ > 0) throw d.err('this plugin can only be used once per Server Block');
-    const args = d.remainingArgs();
-    if (args.length > 1) throw d.argErr();
-    if (args.length === 1) {
-      address = args[0]!;
-      try {
-        splitHostPort(address);
-      } catch (e) {
-        throw d.err((e as Error).message);
-      }
-    }
+    address = readAddressArg(d) ?? address;
     while (d.nextBlock()) {
       switch (d.val()) {
         case 'runtime_metrics':

@@ -1,6 +1,6 @@
 /** `ready [ADDRESS] { monitor until-ready|continuously }` (plugins.md, ready). Once per block. */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { splitHostPort } from '../health/address.js';
+import { readAddressArg } from '../health/address.js';
 
 export const DEFAULT_READY_ADDRESS = ':8181';
 
@@ -17,16 +17,7 @@ export function parseReady(d: Dispenser): ReadyConfig {
   let seen = 0;
   while (d.next()) {
     if (seen++ > 0) throw d.err('this plugin can only be used once per Server Block');
-    const args = d.remainingArgs();
-    if (args.length > 1) throw d.argErr();
-    if (args.length === 1) {
-      address = args[0]!;
-      try {
-        splitHostPort(address);
-      } catch (e) {
-        throw d.err((e as Error).message);
-      }
-    }
+    address = readAddressArg(d) ?? address;
     while (d.nextBlock()) {
       const prop = d.val();
       if (prop !== 'monitor') throw d.err(`unknown property '${prop}'`);
