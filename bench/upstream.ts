@@ -3,8 +3,7 @@
  * A query with one A record (192.0.2.1, TTL 300) and everything else with NODATA, built from the
  * query bytes. Usage: node dist/bench/upstream.js PORT
  */
-import * as dgram from 'node:dgram';
-import * as net from 'node:net';
+import { serveResponder } from './responder.js';
 
 const port = Number(process.argv[2] ?? 0);
 
@@ -34,32 +33,4 @@ function answer(q: Buffer): Buffer | null {
   return out;
 }
 
-const udp = dgram.createSocket({ type: 'udp4', recvBufferSize: 4 << 20, sendBufferSize: 4 << 20 });
-udp.on('message', (msg, rinfo) => {
-  const a = answer(msg);
-  if (a) udp.send(a, rinfo.port, rinfo.address);
-});
-udp.bind(port, '127.0.0.1', () => {
-  const tcp = net.createServer((c) => {
-    let pending: Buffer = Buffer.alloc(0);
-    c.on('data', (chunk: Buffer) => {
-      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
-      let off = 0;
-      while (pending.length - off >= 2) {
-        const len = pending.readUInt16BE(off);
-        if (pending.length - off < 2 + len) break;
-        const a = answer(pending.subarray(off + 2, off + 2 + len));
-        if (a) {
-          const frame = Buffer.allocUnsafe(2 + a.length);
-          frame.writeUInt16BE(a.length, 0);
-          a.copy(frame, 2);
-          c.write(frame);
-        }
-        off += 2 + len;
-      }
-      pending = pending.subarray(off);
-    });
-    c.on('error', () => c.destroy());
-  });
-  tcp.listen(udp.address().port, '127.0.0.1', () => process.stdout.write(`upstream listening on ${udp.address().port}\n`));
-});
+serveResponder(port, 'upstream', answer);
