@@ -7,6 +7,7 @@
  * path); plugins above them in the chain see it in `reply` after `next.serve()` returns and may
  * inspect or change it. The server encodes and sends `reply` once the chain is done.
  */
+import { performance } from 'node:perf_hooks';
 import { encodeMessage } from './dns/encode.js';
 import { decode, rcodeOf, type Message } from './dns/message.js';
 import { Flag } from './dns/constants.js';
@@ -82,21 +83,26 @@ export class Query {
   reply: Reply | null = null;
   /** Error returned by the plugin that failed (logged by `errors`). */
   error: Error | null = null;
-  /** Plugin metadata (`{/name}` in log formats). */
-  readonly meta = new Map<string, string>();
+  private metadata: Map<string, string> | null = null;
   /** Server-block zone that was matched (`.` if none); set by the router. */
   zone = '.';
-  /** process.hrtime.bigint() when the packet was read. */
-  readonly start: bigint;
+  /** performance.now() (milliseconds) when the packet was read. */
+  readonly start: number;
   private decoded: Message | null = null;
 
   constructor(
     readonly raw: Buffer,
     readonly req: ParsedRequest,
     readonly transport: Transport,
-    start?: bigint,
+    start?: number,
   ) {
-    this.start = start ?? process.hrtime.bigint();
+    this.start = start ?? performance.now();
+  }
+
+  /** Plugin metadata (`{/name}` in log formats), created on first use. */
+  get meta(): Map<string, string> {
+    this.metadata ??= new Map();
+    return this.metadata;
   }
 
   /** Query id. */

@@ -16,6 +16,7 @@ import * as metrics from './metrics.js';
 import { effectiveCapacity, type CacheConfig } from './setup.js';
 import { writtenStatus } from '../forward/wire.js';
 import { analyze, setTtls, withoutOpt, type Analysis } from './wire.js';
+import { CounterCell } from '../../src/metrics/batch.js';
 
 /** TTL basis for replies without records and for non-cacheable kinds (CoreDNS MinimalDefaultTTL). */
 const MINIMAL_DEFAULT_TTL = 5;
@@ -97,13 +98,14 @@ export class CacheHandler implements Handler {
     if (!c) {
       const z = this.zonesLabel;
       c = {
-        requests: metrics.requests.labels(server, z, ''),
-        hitsSuccess: metrics.hits.labels(server, 'success', z, ''),
-        hitsDenial: metrics.hits.labels(server, 'denial', z, ''),
-        misses: metrics.misses.labels(server, z, ''),
-        prefetches: metrics.prefetches.labels(server, z, ''),
-        drops: metrics.drops.labels(server, z, ''),
-        servedStale: metrics.servedStale.labels(server, z, ''),
+        // Batched cells: plain increments on the hot path, pushed into prom-client when scraped.
+        requests: new CounterCell(metrics.requests, { server, zones: z, view: '' }),
+        hitsSuccess: new CounterCell(metrics.hits, { server, type: 'success', zones: z, view: '' }),
+        hitsDenial: new CounterCell(metrics.hits, { server, type: 'denial', zones: z, view: '' }),
+        misses: new CounterCell(metrics.misses, { server, zones: z, view: '' }),
+        prefetches: new CounterCell(metrics.prefetches, { server, zones: z, view: '' }),
+        drops: new CounterCell(metrics.drops, { server, zones: z, view: '' }),
+        servedStale: new CounterCell(metrics.servedStale, { server, zones: z, view: '' }),
       };
       this.children.set(server, c);
     }

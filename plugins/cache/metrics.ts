@@ -1,5 +1,6 @@
 /** Metrics of the cache plugin (plugins.md, cache; labels in catalogue order). */
 import { counter, gauge } from '../../src/metrics/registry.js';
+import { flushOnCollect } from '../../src/metrics/batch.js';
 
 export const entries = gauge({
   name: 'coredns_cache_entries',
@@ -48,3 +49,6 @@ export const evictions = counter({
   help: 'The count of cache evictions.',
   labelNames: ['server', 'type', 'zones', 'view'] as const,
 });
+
+// The per-query counters are recorded through batched cells (src/metrics/batch.ts).
+for (const m of [requests, hits, misses, prefetches, drops, servedStale]) flushOnCollect(m);

@@ -25,6 +25,8 @@ export interface Entry {
   readonly nameError: boolean;
   /** Offsets of SOA SERIAL fields to patch with the current serial. */
   readonly serialOffsets: readonly number[];
+  /** Served since it was built (set by AnswerCache.lookup). */
+  used?: boolean;
 }
 
 /** Build a reply message (no OPT; the server adds EDNS). */
@@ -134,23 +136,47 @@ export function materialize(e: Entry, id: number, reqFlags: number, raw: Buffer,
   return buf;
 }
 
+/**
+ * Replies by (qtype, lower-cased name), with the objects each was computed from. Lookups go through
+ * a map per qtype so the hot path needs no composite key string; the `type name` key is kept only
+ * for bookkeeping (dependencies, rebuilding after a change).
+ */
 export class AnswerCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly byType = new Map<number, Map<string, Entry>>();
   private readonly byDep = new Map<string, Set<string>>();
+  /** Keys (`qtype lname`) of replies served since they were built: rebuilt right after a change. */
+  private readonly used = new Set<string>();
+  private count = 0;
 
   constructor(readonly max = 100_000) {}
 
   get size(): number {
-    return this.entries.size;
+    return this.count;
+  }
+
+  /** The reply for a query, marking it as in use. */
+  lookup(qtype: number, lname: string): Entry | undefined {
+    const e = this.byType.get(qtype)?.get(lname);
+    if (e !== undefined && !e.used) {
+      e.used = true;
+      this.used.add(keyOf(qtype, lname));
+    }
+    return e;
   }
 
   get(key: string): Entry | undefined {
-    return this.entries.get(key);
+    const sp = key.indexOf(' ');
+    return this.byType.get(Number(key.slice(0, sp)))?.get(key.slice(sp + 1));
   }
 
   set(key: string, e: Entry, deps: ReadonlySet<string>): void {
-    if (this.entries.size >= this.max) this.clear();
-    this.entries.set(key, e);
+    if (this.count >= this.max) this.clear();
+    const sp = key.indexOf(' ');
+    const qtype = Number(key.slice(0, sp));
+    let m = this.byType.get(qtype);
+    if (!m) this.byType.set(qtype, (m = new Map()));
+    if (!m.has(key.slice(sp + 1))) this.count++;
+    m.set(key.slice(sp + 1), e);
     for (const d of deps) {
       let s = this.byDep.get(d);
       if (!s) this.byDep.set(d, (s = new Set()));
@@ -158,20 +184,37 @@ export class AnswerCache {
     }
   }
 
-  /** Drop every entry depending on one of `deps`; returns the keys dropped. */
+  private delete(key: string): boolean {
+    const sp = key.indexOf(' ');
+    const m = this.byType.get(Number(key.slice(0, sp)));
+    if (!m?.delete(key.slice(sp + 1))) return false;
+    this.count--;
+    return true;
+  }
+
+  /**
+   * Drop every entry depending on one of `deps`; returns the keys of the dropped entries that
+   * were in use (to be rebuilt).
+   */
   invalidate(deps: ReadonlySet<string>): string[] {
     const dropped: string[] = [];
     for (const d of deps) {
       const keys = this.byDep.get(d);
       if (!keys) continue;
       this.byDep.delete(d);
-      for (const k of keys) if (this.entries.delete(k)) dropped.push(k);
+      for (const k of keys) if (this.delete(k) && this.used.delete(k)) dropped.push(k);
     }
     return dropped;
   }
 
   clear(): void {
-    this.entries.clear();
+    this.byType.clear();
     this.byDep.clear();
+    this.used.clear();
+    this.count = 0;
   }
+}
+
+export function keyOf(qtype: number, lname: string): string {
+  return `${qtype} ${lname}`;
 }

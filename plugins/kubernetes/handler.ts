@@ -9,7 +9,7 @@ import { isSubdomain, matchZone } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
-import { AnswerCache, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
+import { AnswerCache, keyOf, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
 import { Resolver, View, join, type External, type Item, type ResolveConfig } from './resolve.js';
 import type { Store } from './store.js';
 
@@ -50,8 +50,6 @@ export class KubernetesHandler implements Handler {
     this.unsubscribe = store.subscribe((deps) => this.onChange(deps));
   }
 
-  /** Keys served from the cache since they were (re)built: these are recomputed after a change. */
-  private readonly used = new Set<string>();
   private readonly rewarm = new Set<string>();
   private rewarmScheduled = false;
   private closed = false;
@@ -61,9 +59,7 @@ export class KubernetesHandler implements Handler {
    * were in use right away (after the current batch of events), so the next query is still a hit.
    */
   private onChange(deps: ReadonlySet<string>): void {
-    for (const k of this.cache.invalidate(deps)) {
-      if (this.used.delete(k)) this.rewarm.add(k);
-    }
+    for (const k of this.cache.invalidate(deps)) this.rewarm.add(k);
     if (this.rewarm.size === 0 || this.rewarmScheduled) return;
     this.rewarmScheduled = true;
     setImmediate(() => {
@@ -86,7 +82,6 @@ export class KubernetesHandler implements Handler {
     this.closed = true;
     this.unsubscribe();
     this.cache.clear();
-    this.used.clear();
     this.rewarm.clear();
   }
 
@@ -122,12 +117,7 @@ export class KubernetesHandler implements Handler {
     // independent of the query's letter case once the question bytes are copied in.
     const cacheable = !lname.includes('\\') && (qtype !== Qtype.SRV || zoneText === zone);
     if (cacheable) {
-      const key = `${qtype} ${lname}`;
-      let e = this.cache.get(key);
-      if (e) {
-        if (this.used.size < this.cache.max) this.used.add(key);
-      }
-      else e = this.build(key, lname, qtype, zone);
+      const e = this.cache.lookup(qtype, lname) ?? this.build(keyOf(qtype, lname), lname, qtype, zone);
       if (e && q.req.questionEnd - 12 === e.qlen) {
         if (e.nameError && this.fallsThrough(lname)) return nextOrFailure(PLUGIN, this.next, q);
         const rcode = e.nameError ? (this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL) : Rcode.NOERROR;

@@ -3,6 +3,7 @@
  * (plugins.md, log). Default format is CoreDNS's `{common}`, which log pipelines parse; a `json`
  * block property (beyond CoreDNS) writes one JSON object per query through pino instead.
  */
+import { performance } from 'node:perf_hooks';
 import { pino, type Logger as PinoLogger } from 'pino';
 import { Qtype, Rcode } from '../../src/dns/constants.js';
 import { isSubdomain, normalizeZoneArg } from '../../src/dns/name.js';
@@ -79,7 +80,7 @@ class LogHandler implements Handler {
     if (!rule) return;
     const facts = replyFacts(q, rcode);
     if (rule.classes && !rule.classes.has(facts.klass)) return;
-    const entry: LogEntry = { q, rcode: facts.rcode, flags: facts.flags, size: facts.size, durationNs: process.hrtime.bigint() - q.start, klass: facts.klass };
+    const entry: LogEntry = { q, rcode: facts.rcode, flags: facts.flags, size: facts.size, durationNs: BigInt(Math.round((performance.now() - q.start) * 1e6)), klass: facts.klass };
     if (rule.json && this.json) {
       this.json.info({
         remote: q.transport.remoteAddress,

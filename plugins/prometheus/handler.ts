@@ -13,7 +13,7 @@ import { isSubdomain, matchZone } from '../../src/dns/name.js';
 import * as m from '../../src/metrics/dns.js';
 import { nextOrFailure, type Handler, type Rcode as RcodeT } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { CounterCell, flushOnCollect, HistCell } from './batch.js';
+import { CounterCell, flushOnCollect, HistCell } from '../../src/metrics/batch.js';
 
 /** The batched cells of the `coredns_dns_*` metrics, read on every scrape. */
 for (const metric of [m.requestsTotal, m.requestDuration, m.requestSize, m.responseSize, m.responsesTotal, m.doRequestsTotal]) flushOnCollect(metric);

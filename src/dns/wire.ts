@@ -96,6 +96,51 @@ export function skipName(buf: Buffer, off: number): number {
   }
 }
 
+// Scratch space for the question name fast path (one name at a time; the event loop is single-threaded).
+const scratch = Buffer.allocUnsafe(256);
+const scratchLower = Buffer.allocUnsafe(256);
+let fastEnd = 0;
+let fastLower: string | null = null;
+
+/**
+ * The common case of a question name: plain labels of printable characters that need no escaping,
+ * no compression. Writes the name and its lower-cased form into scratch buffers while checking it,
+ * so each becomes one string (`fastLower` is null when the name has no upper case). Returns null
+ * when the name needs the general reader.
+ */
+function readPlainName(buf: Buffer, off: number): string | null {
+  let w = 0;
+  let upper = false;
+  for (;;) {
+    if (off >= buf.length) return null;
+    const len = buf[off]!;
+    if (len === 0) break;
+    if (len > 63 || off + 1 + len > buf.length || w + len + 1 > 254) return null;
+    for (let i = off + 1, end = off + 1 + len; i < end; i++) {
+      const c = buf[i]!;
+      // Printable ASCII except the characters miekg/dns escapes: . \ ( ) ; " @ $ and space.
+      if (c <= 0x20 || c >= 0x7f || c === 0x2e || c === 0x5c || c === 0x28 || c === 0x29 || c === 0x3b || c === 0x22 || c === 0x40 || c === 0x24) return null;
+      scratch[w] = c;
+      if (c >= 65 && c <= 90) {
+        scratchLower[w] = c + 32;
+        upper = true;
+      } else scratchLower[w] = c;
+      w++;
+    }
+    scratch[w] = 0x2e;
+    scratchLower[w] = 0x2e;
+    w++;
+    off += len + 1;
+  }
+  fastEnd = off + 1;
+  if (w === 0) {
+    fastLower = null;
+    return '.';
+  }
+  fastLower = upper ? scratchLower.toString('latin1', 0, w) : null;
+  return scratch.toString('latin1', 0, w);
+}
+
 /** ASCII-only lower-casing (DNS names compare case-insensitively in ASCII only). */
 export function lowerName(name: string): string {
   for (let i = 0; i < name.length; i++) {
@@ -124,9 +169,21 @@ export function parseRequest(buf: Buffer): ParseResult {
     return { kind: 'rcode', rcode: Rcode.NOTIMP, id, flags, questionEnd: 12, edns: null };
   }
   if (qd !== 1 || an > 1 || ns > 1 || ar > 2) return formerr();
-  const nameRead = readName(buf, 12);
-  if (!nameRead) return formerr();
-  const [name, afterName] = nameRead;
+  let name: string;
+  let lname: string;
+  let afterName: number;
+  const plain = readPlainName(buf, 12);
+  if (plain !== null) {
+    name = plain;
+    lname = fastLower ?? plain;
+    afterName = fastEnd;
+  } else {
+    const nameRead = readName(buf, 12);
+    if (!nameRead) return formerr();
+    name = nameRead[0];
+    afterName = nameRead[1];
+    lname = lowerName(name);
+  }
   if (afterName + 4 > buf.length) return formerr();
   const qtype = buf.readUInt16BE(afterName);
   const qclass = buf.readUInt16BE(afterName + 2);
@@ -163,7 +220,7 @@ export function parseRequest(buf: Buffer): ParseResult {
   }
   return {
     kind: 'query',
-    req: { id, flags, opcode, name, lname: lowerName(name), qtype, qclass, questionEnd, edns },
+    req: { id, flags, opcode, name, lname, qtype, qclass, questionEnd, edns },
   };
 }
 

@@ -2,6 +2,7 @@
  * The per-packet path: parse, check, route, run the chain, fit and send the reply. Kept free of
  * per-query closures on the synchronous path: a chain that returns a number is finished inline.
  */
+import { performance } from 'node:perf_hooks';
 import { isServerWrittenRcode, qtypeName, Qclass, Rcode, rcodeName } from '../dns/constants.js';
 import { parseRequest, type ParsedRequest } from '../dns/wire.js';
 import { coreLog } from '../log.js';
@@ -17,14 +18,14 @@ export interface DispatchOptions {
 }
 
 /** Observations for queries the server rejects before any chain: zone="dropped", plugin="". */
-function recordDropped(t: Transport, req: ParsedRequest, reqSize: number, reply: Buffer, start: bigint): void {
+function recordDropped(t: Transport, req: ParsedRequest, reqSize: number, reply: Buffer, start: number): void {
   const server = t.server;
   dnsMetrics.requestsTotal.labels(server, 'dropped', '', t.proto, String(t.family), dnsMetrics.typeLabel(qtypeName(req.qtype))).inc();
   if (req.edns?.do) dnsMetrics.doRequestsTotal.labels(server, 'dropped', '').inc();
   dnsMetrics.requestSize.labels(server, 'dropped', '', t.proto).observe(reqSize);
   dnsMetrics.responseSize.labels(server, 'dropped', '', t.proto).observe(reply.length);
   dnsMetrics.responsesTotal.labels(server, 'dropped', '', rcodeName(reply[3]! & 0xf), '').inc();
-  dnsMetrics.requestDuration.labels(server, 'dropped', '').observe(Number(process.hrtime.bigint() - start) / 1e9);
+  dnsMetrics.requestDuration.labels(server, 'dropped', '').observe((performance.now() - start) / 1000);
 }
 
 function finish(q: Query, rcode: number, respond: (b: Buffer) => void, opts: DispatchOptions): void {
@@ -53,7 +54,7 @@ function panicked(q: Query, err: unknown, respond: (b: Buffer) => void): void {
 
 export function makeDispatch(table: RouteTable, opts: DispatchOptions): Dispatch {
   return (packet, transport, respond, done) => {
-    const start = process.hrtime.bigint();
+    const start = performance.now();
     const parsed = parseRequest(packet);
     if (parsed.kind === 'drop') {
       done();

@@ -155,7 +155,7 @@ export class Server implements CoreServices {
     } catch (e) {
       await Promise.all(opened.map((l) => l.close(0)));
       const err = e as NodeJS.ErrnoException;
-      throw new Error(`listen ${err.code === 'EADDRINUSE' ? 'tcp/udp' : ''} ${err.message}`.replace(/\s+/g, ' ').trim());
+      throw new Error(err.message);
     }
     for (const l of opened) this.listeners.set(l.name, l);
     for (const spec of inst.listens.values()) {

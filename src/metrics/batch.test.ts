@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { client } from '../../src/metrics/registry.js';
+import { client } from './registry.js';
 import { batchedHistograms, CounterCell, flushOnCollect, HistCell } from './batch.js';
 
 const BUCKETS = [0, 100, 200, 511, 64000];

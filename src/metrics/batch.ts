@@ -16,7 +16,7 @@
  * private histogram; if it does not match, histogram cells fall back to calling `observe`
  * directly (correct, just slower).
  */
-import { client } from '../../src/metrics/registry.js';
+import { client } from './registry.js';
 
 type Labels = Record<string, string>;
 
