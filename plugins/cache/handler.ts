@@ -149,16 +149,11 @@ export class CacheHandler implements Handler {
   /** The usable entry for `q`: denial first, then success (plugins.md, "Serving hits"). */
   lookup(q: Query, now: number): Entry | null {
     const key = cacheKey(q);
-    const staleSec = this.cfg.serveStale ? this.cfg.serveStale.durationMs / 1000 : 0;
-    const usable = (e: Entry | undefined): e is Entry => {
-      if (!e || !e.matches(q)) return false;
-      const rem = e.remaining(now);
-      return rem > 0 || (staleSec > 0 && -rem < staleSec);
-    };
+    const staleSec = this.staleSec;
     const neg = this.denial.get(key);
     const pos = this.success.get(key);
-    const negOk = usable(neg);
-    const posOk = usable(pos);
+    const negOk = this.usable(neg, q, now);
+    const posOk = this.usable(pos, q, now);
     if (negOk) {
       // A cached SERVFAIL does not shadow a still-valid positive entry (nor, with serve_stale,
       // a stale one: answering stale data beats a cached failure, RFC 8767).
@@ -168,6 +163,17 @@ export class CacheHandler implements Handler {
       return neg;
     }
     return posOk ? pos : null;
+  }
+
+  /** How long past expiry an entry may still be served (serve_stale), in seconds. */
+  private get staleSec(): number {
+    return this.cfg.serveStale ? this.cfg.serveStale.durationMs / 1000 : 0;
+  }
+
+  private usable(e: Entry | undefined, q: Query, now: number): e is Entry {
+    if (!e || !e.matches(q)) return false;
+    const rem = e.remaining(now);
+    return rem > 0 || (this.staleSec > 0 && -rem < this.staleSec);
   }
 
   private writeHit(q: Query, e: Entry, ttl: number): number {

@@ -11,11 +11,11 @@
  * recomputed on the next query. The map is bounded: past `max` entries it is emptied.
  */
 import type { Answer } from 'dns-packet';
-import { encodeMessage } from '../../src/dns/encode.js';
+import { encodeFitted, encodeMessage } from '../../src/dns/encode.js';
 import { Flag, Qtype, qtypeName } from '../../src/dns/constants.js';
-import type { Message } from '../../src/dns/message.js';
 import { forEachRecord } from '../../src/dns/wire.js';
 import { toPacketName } from '../../src/dns/name.js';
+import { decode, type Message } from '../../src/dns/message.js';
 
 export interface Entry {
   /** Encoded reply with id 0, lower-case question, RCODE NOERROR or NXDOMAIN. */
@@ -27,6 +27,25 @@ export interface Entry {
   readonly serialOffsets: readonly number[];
   /** Served since it was built (set by AnswerCache.lookup). */
   used?: boolean;
+  /** Truncated variants for UDP clients with a smaller buffer, by byte limit (see `fitEntry`). */
+  fitted?: Map<number, Entry>;
+}
+
+/**
+ * The entry cut to `max` bytes as the server would cut it (whole records dropped, TC set),
+ * computed once per limit: a large headless answer to a 512-byte client is then a copy like any
+ * other hit instead of a decode and re-encode per query.
+ */
+export function fitEntry(e: Entry, max: number): Entry {
+  if (e.wire.length <= max) return e;
+  e.fitted ??= new Map();
+  let f = e.fitted.get(max);
+  if (!f) {
+    const wire = encodeFitted(decode(e.wire), max).buf;
+    f = { wire, qlen: e.qlen, nameError: e.nameError, serialOffsets: soaSerialOffsets(wire) };
+    e.fitted.set(max, f);
+  }
+  return f;
 }
 
 /** Build a reply message (no OPT; the server adds EDNS). */
@@ -130,7 +149,8 @@ export function materialize(e: Entry, id: number, reqFlags: number, raw: Buffer,
   const buf = Buffer.allocUnsafe(e.wire.length);
   e.wire.copy(buf);
   buf.writeUInt16BE(id, 0);
-  buf.writeUInt16BE(Flag.QR | (reqFlags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (rcode & 0xf), 2);
+  // TC survives from a truncated (fitted) entry.
+  buf.writeUInt16BE(Flag.QR | (reqFlags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (e.wire.readUInt16BE(2) & Flag.TC) | (rcode & 0xf), 2);
   raw.copy(buf, 12, 12, questionEnd);
   for (const off of e.serialOffsets) buf.writeUInt32BE(serial >>> 0, off);
   return buf;

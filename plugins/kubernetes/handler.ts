@@ -9,9 +9,10 @@ import { isSubdomain, matchZone } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
-import { AnswerCache, keyOf, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
+import { AnswerCache, fitEntry, keyOf, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
 import { Resolver, View, join, type External, type Item, type ResolveConfig } from './resolve.js';
 import type { Store } from './store.js';
+import { sizeLimit } from '../../src/server/reply.js';
 
 export interface HandlerConfig extends ResolveConfig {
   /** Zones for fallthrough (`.` = all), or null when fallthrough is off. */
@@ -121,7 +122,10 @@ export class KubernetesHandler implements Handler {
       if (e && q.req.questionEnd - 12 === e.qlen) {
         if (e.nameError && this.fallsThrough(lname)) return nextOrFailure(PLUGIN, this.next, q);
         const rcode = e.nameError ? (this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL) : Rcode.NOERROR;
-        q.writeWire(materialize(e, q.id, q.req.flags, q.raw, q.req.questionEnd, rcode, this.store.serial), PLUGIN);
+        // UDP: the copy is cut to the client's buffer here, once per entry and size (see fitEntry),
+        // leaving room for the OPT record the server appends.
+        const fit = q.proto === 'udp' ? fitEntry(e, sizeLimit(q.req, 'udp') - (q.req.edns ? 11 + q.req.edns.options.length : 0)) : e;
+        q.writeWire(materialize(fit, q.id, q.req.flags, q.raw, q.req.questionEnd, rcode, this.store.serial), PLUGIN);
         return rcode;
       }
     }

@@ -230,6 +230,8 @@ export class Listener {
     c.on('data', (chunk: Buffer) => {
       let buf = pending ? Buffer.concat([pending, chunk]) : chunk;
       pending = null;
+      // Replies computed synchronously for this chunk's queries leave in one write (pipelining).
+      c.cork();
       while (buf.length >= 2) {
         const len = buf.readUInt16BE(0);
         if (buf.length < 2 + len) break;
@@ -264,6 +266,7 @@ export class Listener {
           },
         );
       }
+      c.uncork();
       if (buf.length > 0) {
         pending = Buffer.from(buf);
         if (!readTimer) readTimer = setTimeout(() => c.destroy(), this.limits.readTimeoutMs);
