@@ -17,6 +17,8 @@ export function serveResponder(port: number, name: string, respond: (query: Buff
       c.on('data', (chunk: Buffer) => {
         pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
         let off = 0;
+        c.cork(); // replies to one read leave in one write, as clusterdns does
+
         while (pending.length - off >= 2) {
           const len = pending.readUInt16BE(off);
           if (pending.length - off < 2 + len) break;
@@ -29,6 +31,7 @@ export function serveResponder(port: number, name: string, respond: (query: Buff
           }
           off += 2 + len;
         }
+        c.uncork();
         pending = pending.subarray(off);
       });
       c.on('error', () => c.destroy());

@@ -120,7 +120,7 @@ export class Listener {
 
   private bindUdp(type: 'udp4' | 'udp6', host: string, ipv6Only: boolean): Promise<dgram.Socket> {
     return new Promise((resolve, reject) => {
-      const sock = dgram.createSocket({ type, ipv6Only, reuseAddr: this.host === '', recvBufferSize: 4 << 20, sendBufferSize: 4 << 20, lookup: literalLookup });
+      const sock = dgram.createSocket({ type, ipv6Only, reuseAddr: this.host === '', recvBufferSize: 4 << 20, sendBufferSize: 4 << 20, lookup: type === 'udp6' ? literalLookup6 : literalLookup4 });
       const onError = (e: Error) => {
         sock.close();
         reject(e);
@@ -312,8 +312,12 @@ export class Listener {
  * a server replies to still costs a `process.nextTick` per packet; replies only ever go to the
  * literal address a query came from, so hand it straight back (measured: see bench/README.md).
  */
-function literalLookup(address: string, family: unknown, callback: (err: Error | null, address: string, family: number) => void): void {
-  callback(null, address, net.isIPv6(address) ? 6 : 4);
+function literalLookup4(address: string, _family: unknown, callback: (err: Error | null, address: string, family: number) => void): void {
+  callback(null, address, 4);
+}
+
+function literalLookup6(address: string, _family: unknown, callback: (err: Error | null, address: string, family: number) => void): void {
+  callback(null, address, 6);
 }
 
 function isAddrNotAvailable(e: unknown): boolean {
