@@ -112,7 +112,8 @@ async function measureChurn(sandbox: Sandbox, port: number): Promise<number[]> {
     if (wait > 0) await sleep(wait);
     const s = slices[i % slices.length]!;
     const ip = `10.${200 + ((i >> 16) & 31)}.${(i >> 8) & 255}.${i & 255}`;
-    const changed: Slice = structuredClone(s);
+    // List items carry no kind (as from the real API); apply() needs it.
+    const changed: Slice = { ...structuredClone(s), kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' };
     changed.endpoints![0]!.addresses = [ip];
     changed.metadata.annotations = { ...changed.metadata.annotations, 'endpoints.kubernetes.io/last-change-trigger-time': new Date().toISOString() };
     const svc = s.metadata.labels!['kubernetes.io/service-name']!;
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
   await runLoad({ port: server.port, queries, proto: 'udp', durationS: 1 });
   const load = await runLoad({ port: server.port, queries, proto: 'udp', durationS: 5 });
 
+  process.stdout.write(`ready after ${((tReady - server.t0) / 1000).toFixed(2)}s from start, ${((tReady - tApi) / 1000).toFixed(2)}s from the first API request; RSS ${rss.current.toFixed(1)} MiB (baseline ${baseline.toFixed(1)}); ${Math.round(load.qps)} service A qps\n`);
   process.stdout.write(`measuring watch event -> answer under ${CHURN} changes/s for ${CHURN_SECONDS}s...\n`);
   const lat = await measureChurn(sandbox, server.port);
   const rssAfter = rssMiB(server.proc.pid);

@@ -7,6 +7,16 @@ import { isIP } from 'node:net';
 import { canonicalIP } from '../../src/dns/name.js';
 import type { EndpointRec, NamespaceRec, PodRec, PortRec, ServiceRec, SliceRec } from './types.js';
 
+const interned = new Map<string, string>();
+/** One shared copy of a short, often repeated string (topology zones); bounded by distinct values seen. */
+function intern(v: string): string {
+  if (v === '') return '';
+  const hit = interned.get(v);
+  if (hit !== undefined) return hit;
+  if (interned.size < 10_000) interned.set(v, v);
+  return v;
+}
+
 type Obj = Record<string, unknown>;
 
 function isObj(v: unknown): v is Obj {
@@ -142,8 +152,8 @@ export function toSlice(obj: unknown): SliceRec | string | null {
       ready,
       hostname: str(e['hostname']) ?? '',
       targetRefName: str(targetRef['name']) ?? '',
-      nodeName: str(e['nodeName']) ?? '',
-      zone: str(e['zone']) ?? '',
+      // Topology zones repeat across every endpoint: keep one copy of each string.
+      zone: intern(str(e['zone']) ?? ''),
     });
   }
   return {

@@ -277,8 +277,8 @@ describe('other record rules', () => {
 
   it('zonal: pin and prefer names of headless services (§8.3)', async () => {
     const store = fixtureStore();
-    const ep = (ip: string, zone: string): { addresses: string[]; ready: boolean; hostname: string; targetRefName: string; nodeName: string; zone: string } =>
-      ({ addresses: [ip], ready: true, hostname: '', targetRefName: '', nodeName: '', zone });
+    const ep = (ip: string, zone: string): { addresses: string[]; ready: boolean; hostname: string; targetRefName: string; zone: string } =>
+      ({ addresses: [ip], ready: true, hostname: '', targetRefName: '', zone });
     store.upsert('endpointslices', {
       name: 'hl-z', namespace: 'testns', resourceVersion: 'z1', service: 'hl', addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
       endpoints: [ep('10.244.3.1', 'Corp.Example.com'), ep('10.244.3.2', 'other')], triggerTime: null,

@@ -11,7 +11,7 @@ function service(over: Partial<ServiceRec> = {}): ServiceRec {
 function sl(over: Partial<SliceRec> = {}): SliceRec {
   return {
     name: 'a-1', namespace: 'ns', resourceVersion: '1', service: 'a', addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: 'p', nodeName: 'n1', zone: '' }], triggerTime: null, ...over,
+    endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: 'p', zone: '' }], triggerTime: null, ...over,
   };
 }
 
@@ -45,9 +45,9 @@ describe('store serial (§3.3)', () => {
     store.upsert('endpointslices', sl());
     expect(store.serial).toBe(now);
     now = tick();
-    store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: 'p', nodeName: 'n2', zone: '' }] }));
+    store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: 'p', zone: '' }] }));
     expect(store.serial).toBe(now - 1); // node name is not DNS data
-    store.upsert('endpointslices', sl({ resourceVersion: '3', endpoints: [{ addresses: ['10.1.0.1'], ready: false, hostname: '', targetRefName: 'p', nodeName: 'n2', zone: '' }] }));
+    store.upsert('endpointslices', sl({ resourceVersion: '3', endpoints: [{ addresses: ['10.1.0.1'], ready: false, hostname: '', targetRefName: 'p', zone: '' }] }));
     expect(store.serial).toBe(now);
     now = tick();
     store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '1', ip: '10.1.0.1' });
@@ -69,9 +69,9 @@ describe('store serial (§3.3)', () => {
       const store = new Store(zonal);
       let t = 5_000;
       store.now = () => t * 1000;
-      store.upsert('endpointslices', sl({ endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: '', nodeName: '', zone: 'a' }] }));
+      store.upsert('endpointslices', sl({ endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: '', zone: 'a' }] }));
       t++;
-      store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: '', nodeName: '', zone: 'b' }] }));
+      store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: '', zone: 'b' }] }));
       expect(store.serial).toBe(zonal ? 5_001 : 5_000);
     }
   });
@@ -94,7 +94,7 @@ describe('store serial (§3.3)', () => {
     store.upsert('endpointslices', sl());
     expect([...store.slicesByService.get('a.ns')!]).toEqual(['ns/a-1']);
     expect([...store.slicesByAddr.get('10.1.0.1')!]).toEqual(['ns/a-1']);
-    store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.9'], ready: true, hostname: '', targetRefName: '', nodeName: '', zone: '' }] }));
+    store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.9'], ready: true, hostname: '', targetRefName: '', zone: '' }] }));
     expect(store.slicesByAddr.has('10.1.0.1')).toBe(false);
     expect([...store.slicesByAddr.get('10.1.0.9')!]).toEqual(['ns/a-1']);
     store.remove('endpointslices', 'ns/a-1');

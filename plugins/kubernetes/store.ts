@@ -12,17 +12,54 @@ import type { Kind, NamespaceRec, PodRec, PortRec, RecOf, ServiceRec, SliceRec }
 
 export type ChangeListener = (deps: ReadonlySet<string>) => void;
 
-function addTo(map: Map<string, Set<string>>, k: string, v: string): void {
-  let s = map.get(k);
-  if (!s) map.set(k, (s = new Set()));
-  s.add(v);
+/**
+ * A one-to-many index that stores a lone value as a plain string and only allocates a Set for keys
+ * with several values: at 150,000 endpoint addresses, almost all of them in exactly one slice, a
+ * Set per key was a large share of the index's memory.
+ */
+export class MultiIndex {
+  private readonly map = new Map<string, string | Set<string>>();
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  has(k: string): boolean {
+    return this.map.has(k);
+  }
+
+  get(k: string): Iterable<string> | undefined {
+    const v = this.map.get(k);
+    return typeof v === 'string' ? [v] : v;
+  }
+
+  add(k: string, v: string): void {
+    const cur = this.map.get(k);
+    if (cur === undefined) this.map.set(k, v);
+    else if (typeof cur === 'string') {
+      if (cur !== v) this.map.set(k, new Set([cur, v]));
+    } else cur.add(v);
+  }
+
+  delete(k: string, v: string): void {
+    const cur = this.map.get(k);
+    if (cur === undefined) return;
+    if (typeof cur === 'string') {
+      if (cur === v) this.map.delete(k);
+      return;
+    }
+    cur.delete(v);
+    if (cur.size === 1) this.map.set(k, cur.values().next().value as string);
+    else if (cur.size === 0) this.map.delete(k);
+  }
 }
 
-function delFrom(map: Map<string, Set<string>>, k: string, v: string): void {
-  const s = map.get(k);
-  if (!s) return;
-  s.delete(v);
-  if (s.size === 0) map.delete(k);
+function addTo(index: MultiIndex, k: string, v: string): void {
+  index.add(k, v);
+}
+
+function delFrom(index: MultiIndex, k: string, v: string): void {
+  index.delete(k, v);
 }
 
 function samePorts(a: readonly PortRec[], b: readonly PortRec[]): boolean {
@@ -46,13 +83,13 @@ export function objKey(rec: { name: string; namespace?: string }): string {
 
 export class Store {
   readonly services = new Map<string, ServiceRec>();
-  readonly servicesByIP = new Map<string, Set<string>>();
+  readonly servicesByIP = new MultiIndex();
   readonly slices = new Map<string, SliceRec>();
-  readonly slicesByService = new Map<string, Set<string>>();
-  readonly slicesByAddr = new Map<string, Set<string>>();
+  readonly slicesByService = new MultiIndex();
+  readonly slicesByAddr = new MultiIndex();
   readonly namespaces = new Map<string, NamespaceRec>();
   readonly pods = new Map<string, PodRec>();
-  readonly podsByIP = new Map<string, Set<string>>();
+  readonly podsByIP = new MultiIndex();
   /** Zone serial (§3.3): Unix seconds of the last DNS-relevant change; 0 until the first one. */
   serial = 0;
   private readonly listeners = new Set<ChangeListener>();

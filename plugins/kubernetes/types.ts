@@ -37,7 +37,6 @@ export interface EndpointRec {
   readonly ready: boolean;
   readonly hostname: string;
   readonly targetRefName: string;
-  readonly nodeName: string;
   /** Topology zone (`endpoints[].zone`), '' when unset (used by `zonal`). */
   readonly zone: string;
 }
