@@ -152,11 +152,14 @@ async function main(): Promise<void> {
   await empty.close();
 
   const sandbox = await startSandbox({ synthetic: { services: SERVICES, pods: PODS, namespaces: 50 }, historyLimit: 100_000 });
-  const server = await startServer(sandbox.url);
+  // Watch for the first API request from before the process starts (it blocks its own start-up
+  // until synced, so the request happens before startServer returns).
+  const before = sandbox.requests.length;
   const firstRequest = (async () => {
-    while (sandbox.requests.length === 0) await sleep(1);
+    while (sandbox.requests.length === before) await sleep(1);
     return performance.now();
   })();
+  const server = await startServer(sandbox.url);
   const tReady = await waitReady(server.readyPort);
   const tApi = await firstRequest;
   await sleep(2000);
