@@ -72,16 +72,24 @@ describe('API client configuration', () => {
     expect(ix.store.pods.size).toBe(3);
   });
 
-  it('rejects a context that does not exist', () => {
-    expect(() => new ApiClient({ ...base, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } })).toThrow(/context "nope" does not exist/);
+  it('rejects a context that does not exist (the credential helper\'s error)', async () => {
+    await expect(ApiClient.create({ ...base, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } })).rejects.toThrow(/context "nope" does not exist/);
   });
 
-  it('needs the in-cluster environment without endpoint or kubeconfig', () => {
+  it('a kubeconfig error is a startup error of the index', async () => {
+    const ix = new KubeIndex({ ...base, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' }, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false }, logger('kubernetes'));
+    cleanups.push(() => ix.stop());
+    ix.start();
+    await expect(ix.whenStarted()).rejects.toThrow(/context "nope" does not exist/);
+    expect(ix.watches).toHaveLength(0);
+  });
+
+  it('needs the in-cluster environment without endpoint or kubeconfig', async () => {
     const saved = [process.env['KUBERNETES_SERVICE_HOST'], process.env['KUBERNETES_SERVICE_PORT']];
     delete process.env['KUBERNETES_SERVICE_HOST'];
     delete process.env['KUBERNETES_SERVICE_PORT'];
     try {
-      expect(() => new ApiClient({ ...base, kubeconfig: null })).toThrow(/KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined/);
+      await expect(ApiClient.create({ ...base, kubeconfig: null })).rejects.toThrow(/KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined/);
     } finally {
       if (saved[0] !== undefined) process.env['KUBERNETES_SERVICE_HOST'] = saved[0];
       if (saved[1] !== undefined) process.env['KUBERNETES_SERVICE_PORT'] = saved[1];

@@ -1,16 +1,26 @@
 /**
- * The HTTP side of talking to the API server: authentication and TLS come from
- * @kubernetes/client-node's `KubeConfig` (in-cluster service account with token rotation, a
- * kubeconfig file, or `endpoint` + `tls`); `endpoint http://...` without TLS is plain HTTP with no
- * credentials (local API servers, tests). Requests go through a client-side rate limiter
- * (`apiserver_qps`/`apiserver_burst`) and an in-flight cap (`apiserver_max_inflight`) and are
- * measured by the rest-client metrics.
+ * The HTTP side of talking to the API server. `endpoint http://...` without TLS is plain HTTP with
+ * no credentials (local API servers, tests); `endpoint https://...` + `tls` uses the given files.
+ * In-cluster and kubeconfig authentication are resolved by @kubernetes/client-node's `KubeConfig`
+ * in a short-lived child process (`credentials.ts`), because importing client-node costs ~80 MiB of
+ * RSS: this module must never import it (only `import type` from `credentials.js`). The child
+ * prints the server URL, TLS material and headers, which are applied here to every request. A
+ * token file (in-cluster service account, kubeconfig `token-file`) is re-read at most once a minute
+ * and right after a 401; other credentials (exec, OIDC, ...) are resolved again by a new child once
+ * they expire or after a 401, with backoff.
+ *
+ * Requests go through a client-side rate limiter (`apiserver_qps`/`apiserver_burst`) and an
+ * in-flight cap (`apiserver_max_inflight`) and are measured by the rest-client metrics.
  */
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import { fileURLToPath } from 'node:url';
+import type { CredentialRequest, Credentials } from './credentials.js';
 import { hostLabel, rateLimiterDuration, requestDuration, requestsTotal } from './metrics.js';
+
+export type { CredentialRequest, Credentials } from './credentials.js';
 
 export interface ClientSettings {
   endpoint: string | null;
@@ -73,10 +83,158 @@ class Semaphore {
   }
 }
 
+/** How often a token file is re-read (client-node's FileAuth and client-go: once a minute). */
+const TOKEN_FILE_REREAD_MS = 60_000;
+/** Credentials with an expiry are resolved again this long before it. */
+const EXPIRY_MARGIN_MS = 10_000;
+const REFRESH_BACKOFF_MIN_MS = 1_000;
+const REFRESH_BACKOFF_MAX_MS = 300_000;
+const HELPER_TIMEOUT_MS = 60_000;
+
+/**
+ * The compiled helper script. From dist/ it is the sibling `credentials.js`; when this module runs
+ * from TypeScript sources (vitest), the helper is taken from the build output (`npm run build`).
+ */
+export function credentialHelperPath(): string {
+  const here = import.meta.url;
+  const url = here.endsWith('.ts')
+    ? new URL('../../dist/plugins/kubernetes/credentials.js', here)
+    : new URL('./credentials.js', here);
+  return fileURLToPath(url);
+}
+
+/**
+ * Run the credential helper (a child `node` process that loads @kubernetes/client-node) and return
+ * what it resolved; rejects with the helper's error message.
+ */
+export async function resolveCredentials(req: CredentialRequest): Promise<Credentials> {
+  const script = credentialHelperPath();
+  if (!fs.existsSync(script)) {
+    throw new Error(`credential helper ${script} not found; run \`npm run build\` first`);
+  }
+  const { stdout, error } = await new Promise<{ stdout: string; error: Error | null }>((resolve) => {
+    execFile(process.execPath, [script, JSON.stringify(req)], { timeout: HELPER_TIMEOUT_MS, maxBuffer: 16 << 20, windowsHide: true },
+      (err, out) => resolve({ stdout: String(out), error: err }));
+  });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stdout.trim().split('\n').pop() ?? '');
+  } catch {
+    throw new Error(`credential helper failed: ${error?.message ?? 'no output'}`);
+  }
+  const p = parsed as { ok?: Credentials; error?: string };
+  if (typeof p.error === 'string') throw new Error(p.error);
+  if (!p.ok || typeof p.ok.server !== 'string') throw new Error(`credential helper failed: ${error?.message ?? 'unexpected output'}`);
+  return p.ok;
+}
+
+/** What the settings ask for from the credential helper; null: no helper needed. */
+export function credentialRequest(s: ClientSettings): CredentialRequest | null {
+  if (s.kubeconfig) return { mode: 'kubeconfig', path: s.kubeconfig.path, context: s.kubeconfig.context };
+  if (s.endpoint) return null;
+  return { mode: 'cluster' };
+}
+
+/** Credentials from the helper, kept fresh. */
+class HelperAuth {
+  private token: string | null = null;
+  private tokenReadAt = 0;
+  /** A 401 was seen: re-read the token file / resolve again before the next request. */
+  private rejected = false;
+  private refreshing: Promise<void> | null = null;
+  private retryAt = 0;
+  private backoff = REFRESH_BACKOFF_MIN_MS;
+  /** Why the last re-resolution failed (kept for diagnostics), or null. */
+  lastError: string | null = null;
+
+  constructor(private readonly req: CredentialRequest, private creds: Credentials) {
+    if (creds.expiry !== undefined && creds.expiry - EXPIRY_MARGIN_MS <= Date.now()) delete creds.expiry;
+    if (creds.tokenFile) this.readToken();
+  }
+
+  get server(): string {
+    return this.creds.server;
+  }
+
+  private readToken(): void {
+    const file = this.creds.tokenFile!;
+    this.tokenReadAt = Date.now();
+    try {
+      this.token = fs.readFileSync(file, 'utf8').trim();
+      this.lastError = null;
+    } catch (e) {
+      // keep the previous token; the next request tries again after the interval
+      this.lastError = `reading token file ${file}: ${(e as Error).message}`;
+    }
+  }
+
+  /** The next request should use fresh credentials (the API server answered 401). */
+  invalidate(): void {
+    this.rejected = true;
+  }
+
+  private needsRefresh(now: number): boolean {
+    if (now < this.retryAt) return false;
+    if (this.rejected) return true;
+    const e = this.creds.expiry;
+    return e !== undefined && now >= e - EXPIRY_MARGIN_MS;
+  }
+
+  private async refresh(): Promise<void> {
+    try {
+      const next = await resolveCredentials(this.req);
+      // An expiry that has already passed (a static JWT) would make every request resolve again.
+      if (next.expiry !== undefined && next.expiry - EXPIRY_MARGIN_MS <= Date.now()) delete next.expiry;
+      const same = JSON.stringify(next) === JSON.stringify(this.creds);
+      this.creds = next;
+      if (next.tokenFile) this.readToken();
+      this.lastError = null;
+      if (same) {
+        // Nothing changed (static credentials the API server rejects): do not spawn a helper per 401.
+        this.retryAt = Date.now() + this.backoff;
+        this.backoff = Math.min(REFRESH_BACKOFF_MAX_MS, this.backoff * 2);
+      } else {
+        this.backoff = REFRESH_BACKOFF_MIN_MS;
+        this.retryAt = 0;
+      }
+    } catch (e) {
+      this.lastError = `resolving credentials: ${(e as Error).message}`;
+      this.retryAt = Date.now() + this.backoff;
+      this.backoff = Math.min(REFRESH_BACKOFF_MAX_MS, this.backoff * 2);
+    }
+  }
+
+  async options(): Promise<https.RequestOptions> {
+    const now = Date.now();
+    if (this.creds.tokenFile) {
+      if (this.rejected || now - this.tokenReadAt > TOKEN_FILE_REREAD_MS) {
+        this.rejected = false;
+        this.readToken();
+      }
+    } else if (this.needsRefresh(now)) {
+      this.refreshing ??= this.refresh().finally(() => {
+        this.refreshing = null;
+      });
+      this.rejected = false;
+      await this.refreshing;
+    }
+    const c = this.creds;
+    const headers: Record<string, string> = { ...c.headers };
+    if (c.tokenFile && this.token) headers['Authorization'] = `Bearer ${this.token}`;
+    const opts: https.RequestOptions = { headers };
+    if (c.ca !== undefined) opts.ca = c.ca;
+    if (c.cert !== undefined) opts.cert = c.cert;
+    if (c.key !== undefined) opts.key = c.key;
+    if (c.rejectUnauthorized !== undefined) opts.rejectUnauthorized = c.rejectUnauthorized;
+    if (c.servername !== undefined) opts.servername = c.servername;
+    return opts;
+  }
+}
+
 type Auth =
   | { kind: 'plain' }
   | { kind: 'static'; options: https.RequestOptions }
-  | { kind: 'kubeconfig'; kc: KubeConfig };
+  | { kind: 'helper'; helper: HelperAuth };
 
 export class ApiClient {
   readonly base: URL;
@@ -86,20 +244,16 @@ export class ApiClient {
   private readonly limiter: RateLimiter | null;
   private readonly inflight: Semaphore;
 
-  /** Build the client configuration; throws when it cannot be built (a startup error). */
-  constructor(s: ClientSettings) {
-    if (s.kubeconfig) {
-      const kc = new KubeConfig();
-      kc.loadFromFile(s.kubeconfig.path);
-      if (s.kubeconfig.context) {
-        if (!kc.getContextObject(s.kubeconfig.context)) throw new Error(`context "${s.kubeconfig.context}" does not exist in ${s.kubeconfig.path}`);
-        kc.setCurrentContext(s.kubeconfig.context);
-      }
-      const cluster = kc.getCurrentCluster();
-      if (!cluster) throw new Error(`no current cluster in kubeconfig ${s.kubeconfig.path}`);
-      this.base = new URL(cluster.server);
-      this.auth = { kind: 'kubeconfig', kc };
-    } else if (s.endpoint) {
+  /**
+   * A client for `endpoint` settings (plain HTTP, or HTTPS with `tls` files); throws when it
+   * cannot be built (a startup error). In-cluster and kubeconfig settings need
+   * {@link ApiClient.create}, which runs the credential helper.
+   */
+  constructor(s: ClientSettings, helper?: HelperAuth) {
+    if (helper) {
+      this.base = new URL(helper.server);
+      this.auth = { kind: 'helper', helper };
+    } else if (s.endpoint && !s.kubeconfig) {
       this.base = new URL(s.endpoint);
       if (this.base.protocol === 'https:' && s.tls) {
         this.auth = {
@@ -110,15 +264,7 @@ export class ApiClient {
         this.auth = { kind: 'plain' };
       }
     } else {
-      if (!process.env['KUBERNETES_SERVICE_HOST'] || !process.env['KUBERNETES_SERVICE_PORT']) {
-        throw new Error('unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined');
-      }
-      const kc = new KubeConfig();
-      kc.loadFromCluster();
-      const cluster = kc.getCurrentCluster();
-      if (!cluster) throw new Error('unable to load in-cluster configuration');
-      this.base = new URL(cluster.server);
-      this.auth = { kind: 'kubeconfig', kc };
+      throw new Error('in-cluster and kubeconfig credentials need ApiClient.create()');
     }
     this.host = hostLabel(this.base);
     // client-go would default to 5 qps / burst 10, which makes the paged initial list of a large
@@ -127,15 +273,26 @@ export class ApiClient {
     this.inflight = new Semaphore(s.maxInflight);
   }
 
+  /** Build the client, resolving in-cluster / kubeconfig credentials in the helper process. */
+  static async create(s: ClientSettings): Promise<ApiClient> {
+    const req = credentialRequest(s);
+    if (!req) return new ApiClient(s);
+    if (req.mode === 'cluster' && (!process.env['KUBERNETES_SERVICE_HOST'] || !process.env['KUBERNETES_SERVICE_PORT'])) {
+      throw new Error('unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined');
+    }
+    return new ApiClient(s, new HelperAuth(req, await resolveCredentials(req)));
+  }
+
+  /** Why the last credential refresh failed, or null. */
+  get credentialError(): string | null {
+    return this.auth.kind === 'helper' ? this.auth.helper.lastError : null;
+  }
+
   private async options(): Promise<https.RequestOptions> {
     switch (this.auth.kind) {
       case 'plain': return { headers: {} };
       case 'static': return { ...this.auth.options, headers: {} };
-      case 'kubeconfig': {
-        const opts: https.RequestOptions = { headers: {} };
-        await this.auth.kc.applyToHTTPSOptions(opts);
-        return opts;
-      }
+      case 'helper': return this.auth.helper.options();
     }
   }
 
@@ -162,6 +319,7 @@ export class ApiClient {
         req.end();
       });
       const code = String(res.statusCode ?? 0);
+      if (res.statusCode === 401 && this.auth.kind === 'helper') this.auth.helper.invalidate();
       requestsTotal.inc({ code, method: 'GET', host: this.host });
       requestDuration.observe({ verb: 'GET', host: this.host }, Number(process.hrtime.bigint() - t1) / 1e9);
       return res;

@@ -124,6 +124,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   ctx.onStartup(async () => {
     try {
       index.start();
+      await index.whenStarted();
     } catch (e) {
       throw new Error(`plugin/kubernetes: ${(e as Error).message}`);
     }

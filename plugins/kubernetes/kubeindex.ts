@@ -4,7 +4,7 @@
  * watched resource (kubernetes-records.md §8.2), and reports readiness.
  */
 import type { Logger } from '../../src/log.js';
-import { ApiClient, type ClientSettings } from './client.js';
+import { ApiClient, credentialRequest, type ClientSettings } from './client.js';
 import { toNamespace, toPod, toService, toSlice } from './convert.js';
 import { programmingDuration } from './metrics.js';
 import { serviceKey, Store } from './store.js';
@@ -27,15 +27,45 @@ export class KubeIndex {
   private client: ApiClient | null = null;
   private readonly reflectors: Reflector<Kind>[] = [];
   private stopped = false;
+  /** The credential helper is running (in-cluster / kubeconfig). */
+  private starting: Promise<void> | null = null;
+  private started: Promise<void> = Promise.resolve();
 
   constructor(readonly settings: WatchSettings, private readonly log: Logger) {
     this.store = new Store(settings.zonal);
   }
 
-  /** Build the client (throws when the configuration cannot be built) and start the watches. Idempotent. */
+  /**
+   * Build the client and start the watches. Idempotent. Endpoint settings start synchronously (and
+   * throw when the configuration cannot be built); in-cluster / kubeconfig settings first run the
+   * credential helper — await {@link whenStarted} for their startup error.
+   */
   start(): void {
-    if (this.client || this.stopped) return;
+    if (this.client || this.starting || this.stopped) return;
+    if (credentialRequest(this.settings)) {
+      const p = ApiClient.create(this.settings).then((c) => {
+        if (this.stopped) return;
+        this.client = c;
+        this.startWatches();
+      });
+      this.starting = p;
+      // A failed start is retried by the next start() (a reload); whenStarted() reports it.
+      p.catch(() => {
+        if (this.starting === p) this.starting = null;
+      });
+      this.started = p;
+      return;
+    }
     this.client = new ApiClient(this.settings);
+    this.startWatches();
+  }
+
+  /** Settles when the last start() has built the client: rejects with the startup error. */
+  whenStarted(): Promise<void> {
+    return this.started;
+  }
+
+  private startWatches(): void {
     const s = this.settings;
     this.add({ kind: 'services', path: '/api/v1/services', labelSelector: s.labels, fieldSelector: null, convert: toService });
     this.add({ kind: 'namespaces', path: '/api/v1/namespaces', labelSelector: s.namespaceLabels, fieldSelector: null, convert: toNamespace });
@@ -94,9 +124,11 @@ export class KubeIndex {
 
   /** Why the index is not ready (readiness probe text). */
   notReadyReason(): string {
-    if (!this.client) return 'kubernetes: watches not started';
+    if (!this.client) return this.starting ? 'kubernetes: resolving API server credentials' : 'kubernetes: watches not started';
     const pending = this.reflectors.filter((r) => !r.synced);
     const errs = pending.map((r) => r.lastError).filter((e): e is string => e !== null);
+    const cred = this.client.credentialError;
+    if (cred && errs.length) errs.push(cred);
     if (errs.length) return `kubernetes: ${errs.join('; ')}`;
     return `kubernetes: waiting for the initial list of ${pending.map((r) => r.def.kind).join(', ')}`;
   }
