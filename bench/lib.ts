@@ -4,7 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as dgram from 'node:dgram';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,12 +18,14 @@ export interface Proc {
 const hasTaskset = spawnSync('sh', ['-c', 'command -v taskset']).status === 0 && cpus().length >= 2;
 
 /**
- * Start `node script args` pinned to CPU `cpu` (when taskset exists and there are 2+ cores) and
+ * Start `node script args` pinned to CPU `cpu` (when taskset exists, there are 2+ cores and
+ * `cpu` is not null) and
  * wait for a line matching `ready`.
  */
-export async function startNode(script: string, args: string[], ready: RegExp, cpu = 0, env: NodeJS.ProcessEnv = {}): Promise<Proc> {
-  const cmd = hasTaskset ? 'taskset' : process.execPath;
-  const argv = hasTaskset ? ['-c', String(cpu), process.execPath, script, ...args] : [script, ...args];
+export async function startNode(script: string, args: string[], ready: RegExp, cpu: number | null = 0, env: NodeJS.ProcessEnv = {}): Promise<Proc> {
+  const pin = hasTaskset && cpu !== null;
+  const cmd = pin ? 'taskset' : process.execPath;
+  const argv = pin ? ['-c', String(cpu), process.execPath, script, ...args] : [script, ...args];
   const proc = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const output: string[] = [];
   await new Promise<void>((resolve, reject) => {
@@ -59,8 +61,28 @@ export async function startNode(script: string, args: string[], ready: RegExp, c
   };
 }
 
-/** CPU seconds (user+system) used so far by a process. */
+/** A process and all its descendants (cluster workers), from /proc/PID/task/TID/children. */
+export function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    try {
+      for (const tid of readdirSync(`/proc/${out[i]}/task`)) {
+        const kids = readFileSync(`/proc/${out[i]}/task/${tid}/children`, 'utf8').trim();
+        if (kids) for (const k of kids.split(/\s+/)) out.push(Number(k));
+      }
+    } catch {
+      /* process gone */
+    }
+  }
+  return out;
+}
+
+/** CPU seconds (user+system) used so far by a process and its workers. */
 export function cpuSeconds(pid: number): number {
+  return processTree(pid).reduce((sum, p) => sum + cpuSecondsOf(p), 0);
+}
+
+function cpuSecondsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -71,8 +93,19 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-/** Peak and current resident set size in MiB (VmHWM, VmRSS). */
+/** Peak and current resident set size in MiB (VmHWM, VmRSS), summed over a process and its workers. */
 export function rssMiB(pid: number): { peak: number; current: number } {
+  let peak = 0;
+  let current = 0;
+  for (const p of processTree(pid)) {
+    const r = rssOf(p);
+    if (!Number.isNaN(r.peak)) peak += r.peak;
+    if (!Number.isNaN(r.current)) current += r.current;
+  }
+  return { peak, current };
+}
+
+function rssOf(pid: number): { peak: number; current: number } {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
