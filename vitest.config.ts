@@ -7,5 +7,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Network tests bind ephemeral ports on 127.0.0.1; files run in parallel workers.
     pool: 'forks',
+    // The JSON report lets .ci/run print a plain `N passed, N failed` closing line.
+    reporters: ['default', 'json'],
+    outputFile: { json: 'dist/test-report.json' },
   },
 });
