@@ -210,28 +210,33 @@ function runDnsperf(o: LoadOptions): Promise<LoadResult> {
   });
 }
 
+/** A minimal query packet (RD set, class IN) for the load generators. */
+export function encodeSimpleQuery(name: string, qtype: number, id: number): Buffer {
+  const labels = name.replace(/\.$/, '').split('.').filter(Boolean);
+  const buf = Buffer.alloc(12 + labels.reduce((n, l) => n + l.length + 1, 1) + 4);
+  buf.writeUInt16BE(id, 0);
+  buf.writeUInt16BE(0x0100, 2);
+  buf.writeUInt16BE(1, 4);
+  let off = 12;
+  for (const l of labels) {
+    buf[off] = l.length;
+    buf.write(l, off + 1, 'latin1');
+    off += l.length + 1;
+  }
+  buf[off] = 0;
+  buf.writeUInt16BE(qtype, off + 1);
+  buf.writeUInt16BE(1, off + 3);
+  return buf;
+}
+
 /** Fallback load generator: keeps `outstanding` UDP queries in flight from one socket. */
 async function runNodeLoad(o: LoadOptions): Promise<LoadResult> {
   const sock = dgram.createSocket('udp4');
   await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
+  const types: Record<string, number> = { A: 1, AAAA: 28, SRV: 33, TXT: 16, PTR: 12 };
   const packets = o.queries.map((line, i) => {
     const [name, type] = line.split(/\s+/);
-    const types: Record<string, number> = { A: 1, AAAA: 28, SRV: 33, TXT: 16, PTR: 12 };
-    const labels = (name ?? '').replace(/\.$/, '').split('.').filter(Boolean);
-    const buf = Buffer.alloc(12 + labels.reduce((n, l) => n + l.length + 1, 1) + 4);
-    buf.writeUInt16BE(i & 0xffff, 0);
-    buf.writeUInt16BE(0x0100, 2);
-    buf.writeUInt16BE(1, 4);
-    let off = 12;
-    for (const l of labels) {
-      buf[off] = l.length;
-      buf.write(l, off + 1, 'latin1');
-      off += l.length + 1;
-    }
-    buf[off] = 0;
-    buf.writeUInt16BE(types[type ?? 'A'] ?? 1, off + 1);
-    buf.writeUInt16BE(1, off + 3);
-    return buf;
+    return encodeSimpleQuery(name ?? '', types[type ?? 'A'] ?? 1, i & 0xffff);
   });
   const sentAt = new Map<number, bigint>();
   const latencies: number[] = [];

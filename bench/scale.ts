@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
-import { machineDescription, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
+import { encodeSimpleQuery, machineDescription, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -54,20 +54,7 @@ async function waitReady(readyPort: number): Promise<number> {
 }
 
 function query(sock: dgram.Socket, port: number, name: string, id: number): Promise<Buffer> {
-  const labels = name.split('.').filter(Boolean);
-  const buf = Buffer.alloc(12 + labels.reduce((n, l) => n + l.length + 1, 1) + 4);
-  buf.writeUInt16BE(id, 0);
-  buf.writeUInt16BE(0x0100, 2);
-  buf.writeUInt16BE(1, 4);
-  let off = 12;
-  for (const l of labels) {
-    buf[off] = l.length;
-    buf.write(l, off + 1, 'latin1');
-    off += l.length + 1;
-  }
-  buf[off] = 0;
-  buf.writeUInt16BE(1, off + 1);
-  buf.writeUInt16BE(1, off + 3);
+  const buf = encodeSimpleQuery(name, 1, id);
   return new Promise((resolvePromise) => {
     const onMsg = (m: Buffer) => {
       if (m.readUInt16BE(0) !== id) return;
