@@ -22,10 +22,10 @@ const hasTaskset = spawnSync('sh', ['-c', 'command -v taskset']).status === 0 &&
  * `cpu` is not null) and
  * wait for a line matching `ready`.
  */
-export async function startNode(script: string, args: string[], ready: RegExp, cpu: number | null = 0, env: NodeJS.ProcessEnv = {}): Promise<Proc> {
+export async function startNode(script: string, args: string[], ready: RegExp, cpu: number | null = 0, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Proc> {
   const pin = hasTaskset && cpu !== null;
   const cmd = pin ? 'taskset' : process.execPath;
-  const argv = pin ? ['-c', String(cpu), process.execPath, script, ...args] : [script, ...args];
+  const argv = pin ? ['-c', String(cpu), process.execPath, ...nodeArgs, script, ...args] : [...nodeArgs, script, ...args];
   const proc = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const output: string[] = [];
   await new Promise<void>((resolve, reject) => {
@@ -277,6 +277,9 @@ async function runNodeLoad(o: LoadOptions): Promise<LoadResult> {
   const secs = (Date.now() - start) / 1000;
   return { qps: completed / secs, sent, completed, lost: sent - completed, latencies: latencies.sort((a, b) => a - b), rcodes: {} };
 }
+
+/** The V8 flags the image and `bin/clusterdns` run the server with (see the Dockerfile). */
+export const SERVER_NODE_ARGS = ['--max-semi-space-size=4'];
 
 export function machineDescription(): Record<string, string | number> {
   const c = cpus();

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, ensureDnsperf, machineDescription, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
+import { cpuSeconds, ensureDnsperf, machineDescription, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -87,7 +87,7 @@ async function startClusterdns(corefile: string, port: number, workers: number):
   const args = ['-conf', path, '-dns.port', String(port)];
   if (workers > 1) args.push('-workers', String(workers));
   // Several workers may use every core (the load generator then competes with them).
-  return startNode(join(root, 'bin/clusterdns'), args, /^clusterdns-\d/, workers > 1 ? null : 0);
+  return startNode(join(root, 'bin/clusterdns'), args, /^clusterdns-\d/, workers > 1 ? null : 0, {}, SERVER_NODE_ARGS);
 }
 
 let nextPort = 20000 + Math.floor(Math.random() * 20000);

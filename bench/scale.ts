@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
-import { encodeSimpleQuery, machineDescription, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
+import { encodeSimpleQuery, machineDescription, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -37,7 +37,7 @@ async function startServer(url: string): Promise<{ proc: Proc; port: number; rea
   const corefile = `cluster.local:${port} in-addr.arpa:${port} {\n  ready 127.0.0.1:${readyPort}\n  kubernetes cluster.local in-addr.arpa {\n    endpoint ${url}\n    startup_timeout 120s\n  }\n}\n`;
   writeFileSync(join(dir, 'Corefile'), corefile);
   const t0 = performance.now();
-  const proc = await startNode(join(root, 'bin/clusterdns'), ['-conf', join(dir, 'Corefile'), '-dns.port', String(port)], /^clusterdns-\d/, 0);
+  const proc = await startNode(join(root, 'bin/clusterdns'), ['-conf', join(dir, 'Corefile'), '-dns.port', String(port)], /^clusterdns-\d/, 0, {}, SERVER_NODE_ARGS);
   return { proc, port, readyPort, t0 };
 }
 
