@@ -12,6 +12,7 @@ import { DEFAULT_TCP_LIMITS, Listener, type TcpLimits } from './listener.js';
 import { SharedResources } from './shared.js';
 import { PLATFORM_LINE, VERSION, VERSION_LINE } from '../version.js';
 import { DEFAULT_MAX_UDP_SIZE } from '../dns/constants.js';
+import { collectGarbage } from '../util/gc.js';
 
 export interface ServerOptions {
   readonly dnsPort: number;
@@ -103,6 +104,7 @@ export class Server implements CoreServices {
     this.starting = inst;
     try {
       await Instance.run(inst.startup);
+      collectGarbage(); // start-up garbage (config, initial Kubernetes lists) before serving
       await this.switchListeners(inst);
     } catch (e) {
       await Instance.runAll(inst.shutdown);
@@ -178,6 +180,7 @@ export class Server implements CoreServices {
       try {
         inst = await this.build(await this.opts.loadSource());
         await Instance.run(inst.startup);
+        collectGarbage();
         await this.switchListeners(inst);
       } catch (e) {
         const text = describeErrors(e).join('; ');
