@@ -105,10 +105,17 @@ export const errors: PluginDef = {
             }
             let level: Level = 'ERROR';
             let showFirst = false;
-            for (const extra of a.slice(2)) {
-              if (extra === 'show_first') showFirst = true;
-              else if (!showFirst && LEVELS[extra]) level = LEVELS[extra];
-              else throw d.err(`unknown log level argument in consolidate: ${extra}`);
+            // `[LEVEL] [show_first]`: at most one level, and it must come first.
+            const extra = a.slice(2);
+            if (extra[extra.length - 1] === 'show_first') {
+              showFirst = true;
+              extra.pop();
+            }
+            if (extra.length > 1) throw d.err(`expected 'show_first', got '${extra[1]}'`);
+            if (extra.length === 1) {
+              const l = LEVELS[extra[0]!];
+              if (!l) throw d.err(`unknown log level argument in consolidate: ${extra[0]}`);
+              level = l;
             }
             rules.push({ periodMs, pattern, source: a[1]!, level, showFirst, count: 0, timer: null });
             break;

@@ -9,11 +9,13 @@ export const COMMON_FORMAT = '{remote}:{port} - {>id} "{type} {class} {name} {pr
 export const COMBINED_FORMAT = `${COMMON_FORMAT} "{>opcode}"`;
 
 export type ReplyClass = 'success' | 'denial' | 'error';
+/** response.Typify names, for `{/log/type}`. */
+export type ReplyType = 'NOERROR' | 'NXDOMAIN' | 'NODATA' | 'SERVERERROR' | 'DELEGATION' | 'META' | 'UPDATE' | 'OTHERERROR';
 
 /** Facts about one finished query used to render a line. */
 export interface LogEntry {
   readonly q: Query;
-  /** RCODE of the reply (the returned one when the chain wrote nothing). */
+  /** RCODE of the reply (the returned one when the chain wrote nothing; `{rcode}` then renders `-`). */
   readonly rcode: number;
   /** Reply flags word, or -1 when there is no reply. */
   readonly flags: number;
@@ -22,6 +24,7 @@ export interface LogEntry {
   /** Processing time in nanoseconds. */
   readonly durationNs: bigint;
   readonly klass: ReplyClass;
+  readonly rtype: ReplyType;
 }
 
 type Segment = string | ((e: LogEntry) => string);
@@ -61,11 +64,13 @@ const PLACEHOLDERS: Record<string, (e: LogEntry) => string> = {
   '>opcode': (e) => String(e.q.req.opcode),
   '>do': (e) => String(e.q.do),
   '>bufsize': (e) => String(e.q.bufsize),
-  rcode: (e) => (e.flags < 0 && e.rcode < 0 ? '-' : rcodeName(e.rcode)),
+  // No reply written by the chain (the server writes a bare one): `-`, as for `{>rflags}`.
+  rcode: (e) => (e.flags < 0 ? '-' : rcodeName(e.rcode)),
   '>rflags': (e) => formatFlags(e.flags),
   rsize: (e) => String(e.size < 0 ? 0 : e.size),
   duration: (e) => formatSeconds(e.durationNs),
   '/log/class': (e) => e.klass,
+  '/log/type': (e) => e.rtype,
 };
 
 /** Compile a format string into segments; unknown `{...}` are copied literally. */

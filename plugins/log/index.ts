@@ -10,7 +10,7 @@ import { isSubdomain, normalizeZoneArg } from '../../src/dns/name.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { forEachRecord } from '../../src/dns/wire.js';
-import { compileFormat, COMMON_FORMAT, formatFlags, render, type LogEntry, type ReplyClass } from './format.js';
+import { compileFormat, COMMON_FORMAT, formatFlags, render, type LogEntry, type ReplyClass, type ReplyType } from './format.js';
 
 interface Rule {
   readonly zone: string;
@@ -29,20 +29,52 @@ export function classify(rcode: number, answers: number, authoritySoa: boolean):
   return 'error';
 }
 
-function replyFacts(q: Query, rcode: number): { flags: number; size: number; rcode: number; klass: ReplyClass } {
-  if (!q.reply) return { flags: -1, size: -1, rcode, klass: classify(rcode, 0, false) };
+/**
+ * The `{/log/type}` value, as CoreDNS's response.Typify names it (without the DNSSEC-expiry check).
+ * `opcode`/`qtype` are the request's; no reply at all is OTHERERROR.
+ */
+export function typify(rcode: number, answers: number, authoritySoa: boolean, authorityNs: number, opcode: number, qtype: number): ReplyType {
+  if (opcode === 5) return 'UPDATE';
+  if (opcode === 4 || qtype === Qtype.AXFR || qtype === Qtype.IXFR) return 'META';
+  if (answers > 0 && rcode === Rcode.NOERROR) return 'NOERROR';
+  if (authoritySoa && rcode === Rcode.NOERROR) return 'NODATA';
+  if (authoritySoa && rcode === Rcode.NXDOMAIN) return 'NXDOMAIN';
+  if (rcode === Rcode.SERVFAIL || rcode === Rcode.NOTIMP) return 'SERVERERROR';
+  if (authorityNs > 0 && rcode === Rcode.NOERROR) return 'DELEGATION';
+  if (rcode === Rcode.NOERROR) return 'NOERROR';
+  return 'OTHERERROR';
+}
+
+function replyFacts(q: Query, rcode: number): { flags: number; size: number; rcode: number; klass: ReplyClass; rtype: ReplyType } {
+  if (!q.reply) return { flags: -1, size: -1, rcode, klass: classify(rcode, 0, false), rtype: 'OTHERERROR' };
   const r = q.reply;
   let soa = false;
+  let ns = 0;
+  let answers: number;
+  let size: number;
   if (r.isWire) {
     const buf = r.wire();
     forEachRecord(buf, (section, _rr, typeOff) => {
-      if (section === 1 && buf.readUInt16BE(typeOff) === Qtype.SOA) soa = true;
+      if (section !== 1) return;
+      const t = buf.readUInt16BE(typeOff);
+      if (t === Qtype.SOA) soa = true;
+      else if (t === Qtype.NS) ns++;
     });
-    return { flags: r.flags, size: buf.length, rcode: r.rcode, klass: classify(r.rcode, r.answerCount, soa) };
+    answers = r.answerCount;
+    size = buf.length;
+  } else {
+    const m = r.peek();
+    for (const a of m.authorities) {
+      if (a.type === 'SOA') soa = true;
+      else if (a.type === 'NS') ns++;
+    }
+    answers = m.answers.length;
+    size = r.wire().length;
   }
-  const m = r.peek();
-  soa = m.authorities.some((a) => a.type === 'SOA');
-  return { flags: r.flags, size: r.wire().length, rcode: r.rcode, klass: classify(r.rcode, m.answers.length, soa) };
+  return {
+    flags: r.flags, size, rcode: r.rcode, klass: classify(r.rcode, answers, soa),
+    rtype: typify(r.rcode, answers, soa, ns, q.req.opcode, q.qtype),
+  };
 }
 
 class LogHandler implements Handler {
@@ -80,7 +112,7 @@ class LogHandler implements Handler {
     if (!rule) return;
     const facts = replyFacts(q, rcode);
     if (rule.classes && !rule.classes.has(facts.klass)) return;
-    const entry: LogEntry = { q, rcode: facts.rcode, flags: facts.flags, size: facts.size, durationNs: BigInt(Math.round((performance.now() - q.start) * 1e6)), klass: facts.klass };
+    const entry: LogEntry = { q, rcode: facts.rcode, flags: facts.flags, size: facts.size, durationNs: BigInt(Math.round((performance.now() - q.start) * 1e6)), klass: facts.klass, rtype: facts.rtype };
     if (rule.json && this.json) {
       this.json.info({
         remote: q.transport.remoteAddress,
