@@ -178,9 +178,12 @@ export const log: PluginDef = {
       }
       const segments = compileFormat(format);
       for (const n of names) {
-        // A name that does not normalise (e.g. `{combined}`) still makes a rule that never matches.
-        const zone = normalizeZoneArg(n)[0] ?? `${n.toLowerCase()}.`;
-        rules.push({ zone, segments, classes: classes && classes.size === 3 ? null : classes, json });
+        // A CIDR expands to one zone per reverse zone it covers. A name that does not normalise
+        // (e.g. `{combined}`) still makes a rule that never matches.
+        const zones = normalizeZoneArg(n);
+        for (const zone of zones.length ? zones : [`${n.toLowerCase()}.`]) {
+          rules.push({ zone, segments, classes: classes && classes.size === 3 ? null : classes, json });
+        }
       }
     }
     const json = rules.some((r) => r.json) ? pino({ base: null, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' }) : null;

@@ -296,6 +296,17 @@ describe('log: handler (setup + fake next)', () => {
     expect(lines).toEqual(['[INFO] example.org.']);
   });
 
+  it('a CIDR name covers every reverse zone it expands to', async () => {
+    const h = build('log 10.0.0.0/20 "{name}"', new FakeNext((q) => {
+      q.write(replyTo(q.request), 'f');
+      return 0;
+    }));
+    await serve(h, makeQuery('1.0.0.10.in-addr.arpa', 'PTR'));
+    await serve(h, makeQuery('1.15.0.10.in-addr.arpa', 'PTR'));
+    await serve(h, makeQuery('1.16.0.10.in-addr.arpa', 'PTR'));
+    expect(lines).toEqual(['[INFO] 1.0.0.10.in-addr.arpa.', '[INFO] 1.15.0.10.in-addr.arpa.']);
+  });
+
   it('first matching rule wins; only one line per query', async () => {
     const h = build('log sub.example.org "first {name}"\nlog example.org "second {name}"\nlog . "third {name}"', scripted());
     await serve(h, makeQuery('success.sub.example.org', 'A'));

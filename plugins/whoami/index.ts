@@ -14,10 +14,18 @@ import type { Query } from '../../src/query.js';
 
 const POINTER_TO_QNAME = 0xc00c;
 
+/** The client address; an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) counts as IPv4, as Go's To4 does. */
+function clientAddress(addr: string): string {
+  if (addr.length < 14 || addr.slice(0, 7).toLowerCase() !== '::ffff:') return addr;
+  const tail = addr.slice(7);
+  return isIPv4(tail) ? tail : addr;
+}
+
 function whoamiReply(q: Query): Buffer {
   const raw = q.raw;
   const qEnd = q.req.questionEnd;
-  const isV4 = isIPv4(q.transport.remoteAddress);
+  const remote = clientAddress(q.transport.remoteAddress);
+  const isV4 = isIPv4(remote);
   const addrLen = isV4 ? 4 : 16;
   const proto = q.transport.proto === 'tcp' ? '_tcp' : '_udp';
   // SRV owner: `_udp.<qname>` = one label + pointer to the question name (root: `_udp.`).
@@ -46,9 +54,9 @@ function whoamiReply(q: Query): Buffer {
   out.writeUInt16BE(addrLen, o + 8);
   o += 10;
   if (isV4) {
-    for (const part of q.transport.remoteAddress.split('.')) out[o++] = Number(part);
+    for (const part of remote.split('.')) out[o++] = Number(part);
   } else {
-    const b = ipv6ToBytes(q.transport.remoteAddress) ?? new Uint8Array(16);
+    const b = ipv6ToBytes(remote) ?? new Uint8Array(16);
     out.set(b, o);
     o += 16;
   }

@@ -91,6 +91,18 @@ describe('whoami: handler (direct)', () => {
     expect((m.additionals![1] as Answer & { data: SrvData }).data.port).toBe(1234);
   });
 
+  it('IPv4-mapped IPv6 client gets an A record (like Go To4)', () => {
+    const q = makeQuery('example.org', 'A', { transport: { remoteAddress: '::ffff:10.1.2.3', family: 2 } });
+    expect(build().serve(q)).toBe(0);
+    expect(decode(q.reply!.wire()).additionals![0]).toMatchObject({ name: 'example.org', type: 'A', ttl: 0, data: '10.1.2.3' });
+  });
+
+  it('full IPv6 client address', () => {
+    const q = makeQuery('example.org', 'A', { transport: { remoteAddress: 'fd00::2', family: 2 } });
+    expect(build().serve(q)).toBe(0);
+    expect(decode(q.reply!.wire()).additionals![0]).toMatchObject({ type: 'AAAA', data: 'fd00::2' });
+  });
+
   it('root name: owners are `.` and `_udp.`', () => {
     const q = makeQuery('.', 'NS');
     expect(build().serve(q)).toBe(0);
