@@ -278,8 +278,8 @@ async function runNodeLoad(o: LoadOptions): Promise<LoadResult> {
   return { qps: completed / secs, sent, completed, lost: sent - completed, latencies: latencies.sort((a, b) => a - b), rcodes: {} };
 }
 
-/** The V8 flags the image and `bin/clusterdns` run the server with (see the Dockerfile). */
-export const SERVER_NODE_ARGS = ['--max-semi-space-size=4'];
+/** The V8 flags the image and `bin/clusterdns` run the server with (see the Dockerfile); CLUSTERDNS_BENCH_NODE_ARGS overrides. */
+export const SERVER_NODE_ARGS = (process.env.CLUSTERDNS_BENCH_NODE_ARGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean);
 
 export function machineDescription(): Record<string, string | number> {
   const c = cpus();
