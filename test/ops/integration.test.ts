@@ -141,7 +141,11 @@ describe('reload in the running server', () => {
       if (code !== 0) await new Promise((r) => setTimeout(r, 50));
     }
     expect(code).toBe(0);
-    expect(s.logs.filter((l) => l.includes('Running configuration SHA512'))).toHaveLength(2);
+    // The new configuration answers as soon as it is switched in; its SHA512 line is logged by
+    // the reload plugin right after (from the reload-result hook), so wait for it too.
+    const shaLines = () => s.logs.filter((l) => l.includes('Running configuration SHA512'));
+    for (let i = 0; i < 200 && shaLines().length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(shaLines()).toHaveLength(2);
   });
 });
 
