@@ -8,6 +8,7 @@ import { freePort } from '../../test/helpers/net.js';
 import { startServer } from '../../test/helpers/server.js';
 import { dispenserFor, fakeSetupContext } from '../../test/helpers/upstream.js';
 import { bind } from './index.js';
+import { configError } from '../../test/helpers/setup.js';
 
 /** Run bind's setup; returns the address lists passed to `ctx.listenOn`, one per call. */
 function listens(text: string): string[][] {
@@ -19,13 +20,7 @@ function listens(text: string): string[][] {
 }
 
 function setupErr(text: string): ConfigError {
-  try {
-    listens(text);
-  } catch (e) {
-    if (e instanceof ConfigError) return e;
-    throw e;
-  }
-  throw new Error(`no error for ${text}`);
+  return configError(() => listens(text), text);
 }
 
 /** Addresses of an interface as bind should expand them (link-local IPv6 get `%iface`). */

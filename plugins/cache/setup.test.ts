@@ -4,17 +4,12 @@ import { dispenserFor, fakeSetupContext } from '../../test/helpers/upstream.js';
 import { CacheHandler } from './handler.js';
 import { cache } from './index.js';
 import { effectiveCapacity, parseCache } from './setup.js';
+import { configError } from '../../test/helpers/setup.js';
 
 const parse = (text: string) => parseCache(dispenserFor(text, 'cache'));
 
 function parseErr(text: string): ConfigError {
-  try {
-    parse(text);
-  } catch (e) {
-    if (e instanceof ConfigError) return e;
-    throw e;
-  }
-  throw new Error(`no error for ${text}`);
+  return configError(() => parse(text), text);
 }
 
 describe('cache setup: accepted', () => {

@@ -1,13 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { enableDebug, logger, setLogSink } from '../../src/log.js';
-import type { Handler, HandlerFactory, PluginDef } from '../../src/plugin.js';
+import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { encodeQuery, makeQuery, rcode, udpExchange } from '../../test/helpers/dns.js';
 import { decode } from '../../src/dns/message.js';
 import { startServer } from '../../test/helpers/server.js';
 import { dispenserFor, fakeSetupContext, FakeNext, type FakeContext } from '../../test/helpers/upstream.js';
 import { errors } from './index.js';
+import { configError, factoryOf } from '../../test/helpers/setup.js';
 
 let lines: string[] = [];
 let prevSink: ((line: string) => void) | null = null;
@@ -26,11 +27,6 @@ function captureLogs(): void {
   });
 }
 
-/** The handler factory a synchronous setup returned (fails the test otherwise). */
-function factoryOf(r: ReturnType<PluginDef['setup']>): HandlerFactory {
-  if (typeof r !== 'function') throw new Error('setup did not return a handler factory synchronously');
-  return r;
-}
 
 /** Build the errors handler from Corefile text through the plugin's setup. */
 function build(text: string, next: Handler | null): { h: Handler; ctx: FakeContext } {
@@ -52,14 +48,7 @@ async function serve(h: Handler, q: Query): Promise<number> {
 }
 
 function setupErr(text: string): ConfigError {
-  try {
-    const r = errors.setup(dispenserFor(text, 'errors'), fakeSetupContext());
-    if (r instanceof Promise) throw new Error('unexpected async setup');
-  } catch (e) {
-    if (e instanceof ConfigError) return e;
-    throw e;
-  }
-  throw new Error(`no error for ${text}`);
+  return configError(() => errors.setup(dispenserFor(text, 'errors'), fakeSetupContext()), text);
 }
 
 describe('errors: runtime logging', () => {

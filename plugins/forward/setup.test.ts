@@ -6,6 +6,7 @@ import { ConfigError } from '../../src/corefile/types.js';
 import { dispenserFor } from '../../test/helpers/upstream.js';
 import { parseDuration } from '../../src/util/duration.js';
 import { setupWarnings, parseForward, parseResolvConf, type ToSpec } from './setup.js';
+import { configError } from '../../test/helpers/setup.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'forward-setup-'));
 const resolv = join(dir, 'resolv.conf');
@@ -22,13 +23,7 @@ function parse(text: string) {
 }
 
 function parseErr(text: string): ConfigError {
-  try {
-    parse(text);
-  } catch (e) {
-    if (e instanceof ConfigError) return e;
-    throw e;
-  }
-  throw new Error(`no error for ${text}`);
+  return configError(() => parse(text), text);
 }
 
 describe('forward setup: accepted', () => {

@@ -5,7 +5,7 @@ import { ConfigError } from '../../src/corefile/types.js';
 import { Flag } from '../../src/dns/constants.js';
 import { decode, replyTo, setFlag } from '../../src/dns/message.js';
 import { setLogSink } from '../../src/log.js';
-import type { Handler, HandlerFactory, PluginDef } from '../../src/plugin.js';
+import type { Handler } from '../../src/plugin.js';
 import { Query } from '../../src/query.js';
 import { parseRequest } from '../../src/dns/wire.js';
 import { encodeQuery, makeQuery, rcode, tcpQueries, TEST_TRANSPORT, udpExchange } from '../../test/helpers/dns.js';
@@ -14,6 +14,7 @@ import { spawnServer } from '../../test/helpers/spawn.js';
 import { dispenserFor, fakeSetupContext, FakeNext, soa } from '../../test/helpers/upstream.js';
 import { COMBINED_FORMAT, COMMON_FORMAT, compileFormat, formatFlags, formatSeconds, render } from './format.js';
 import { classify, log, typify } from './index.js';
+import { configError, factoryOf } from '../../test/helpers/setup.js';
 
 const DURATION = String.raw`\d+(\.\d+)?s`;
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -33,11 +34,6 @@ function captureLogs(): void {
   });
 }
 
-/** The handler factory a synchronous setup returned (fails the test otherwise). */
-function factoryOf(r: ReturnType<PluginDef['setup']>): HandlerFactory {
-  if (typeof r !== 'function') throw new Error('setup did not return a handler factory synchronously');
-  return r;
-}
 
 function build(text: string, next: Handler | null): Handler {
   const f = factoryOf(log.setup(dispenserFor(text, 'log'), fakeSetupContext()));
@@ -45,14 +41,7 @@ function build(text: string, next: Handler | null): Handler {
 }
 
 function setupErr(text: string): ConfigError {
-  try {
-    const r = log.setup(dispenserFor(text, 'log'), fakeSetupContext());
-    if (r instanceof Promise) throw new Error('unexpected async setup');
-  } catch (e) {
-    if (e instanceof ConfigError) return e;
-    throw e;
-  }
-  throw new Error(`no error for ${text}`);
+  return configError(() => log.setup(dispenserFor(text, 'log'), fakeSetupContext()), text);
 }
 
 async function serve(h: Handler, q: Query): Promise<number> {

@@ -6,8 +6,9 @@ import { decode } from '../../src/dns/message.js';
 import { encodeQuery, makeQuery, rcode, tcpQueries, udpExchange } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { dispenserFor, fakeSetupContext } from '../../test/helpers/upstream.js';
-import type { Handler, HandlerFactory, PluginDef } from '../../src/plugin.js';
+import type { Handler } from '../../src/plugin.js';
 import { whoami } from './index.js';
+import { configError, factoryOf } from '../../test/helpers/setup.js';
 
 interface SrvData { priority: number; weight: number; port: number; target: string }
 
@@ -31,11 +32,6 @@ async function udpFrom(port: number, packet: Buffer, host = '127.0.0.1'): Promis
   }
 }
 
-/** The handler factory a synchronous setup returned (fails the test otherwise). */
-function factoryOf(r: ReturnType<PluginDef['setup']>): HandlerFactory {
-  if (typeof r !== 'function') throw new Error('setup did not return a handler factory synchronously');
-  return r;
-}
 
 function build(): Handler {
   const f = factoryOf(whoami.setup(dispenserFor('whoami'), fakeSetupContext()));
@@ -43,14 +39,7 @@ function build(): Handler {
 }
 
 function setupErr(text: string): ConfigError {
-  try {
-    const r = whoami.setup(dispenserFor(text, 'whoami'), fakeSetupContext());
-    if (r instanceof Promise) throw new Error('unexpected async setup');
-  } catch (e) {
-    if (e instanceof ConfigError) return e;
-    throw e;
-  }
-  throw new Error(`no error for ${text}`);
+  return configError(() => whoami.setup(dispenserFor(text, 'whoami'), fakeSetupContext()), text);
 }
 
 describe('whoami: handler (direct)', () => {
