@@ -190,18 +190,16 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     for (let i = b.factories.length - 1; i >= 0; i--) next = b.factories[i]!.factory(next);
     b.chain = next;
   }
-  // Now that chains exist, fill routes (RouteTable keeps Route objects immutable: rebuild).
+  // Now that chains exist, fill each listener's routes (grouping created the empty tables).
   for (const [name, spec] of inst.listens) {
-    const table = new RouteTable();
     for (const b of inst.blocks) {
       if (!b.info.servers.includes(name)) continue;
-      if (b.anyClass) table.anyClass = true;
+      if (b.anyClass) spec.table.anyClass = true;
       for (const k of b.keys) {
         if (k.port !== spec.port) continue;
-        for (const z of k.zones) table.add({ zone: z, chain: b.chain });
+        for (const z of k.zones) spec.table.add({ zone: z, chain: b.chain });
       }
     }
-    inst.listens.set(name, { ...spec, table });
   }
   return inst;
 }

@@ -310,7 +310,7 @@ export class Listener {
 /**
  * dgram resolves the destination of every `send` through `dns.lookup`, which for the IP literals
  * a server replies to still costs a `process.nextTick` per packet; replies only ever go to the
- * literal address a query came from, so hand it straight back (measured: see bench/README.md).
+ * literal address a query came from, so hand it straight back; the family is the socket's.
  */
 function literalLookup4(address: string, _family: unknown, callback: (err: Error | null, address: string, family: number) => void): void {
   callback(null, address, 4);
