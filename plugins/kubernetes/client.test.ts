@@ -47,7 +47,7 @@ describe('API client configuration', () => {
   it('uses a kubeconfig file and the named context', async () => {
     const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
     cleanups.push(() => sb.close());
-    const ix = new KubeIndex({ ...base, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' }, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false }, logger('kubernetes'));
+    const ix = new KubeIndex({ ...base, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' }, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false }, logger('kubernetes'));
     cleanups.push(() => ix.stop());
     ix.start();
     const deadline = Date.now() + 20_000;
@@ -61,7 +61,7 @@ describe('API client configuration', () => {
   it('syncs with a client-side rate limit and one request in flight', async () => {
     const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
     cleanups.push(() => sb.close());
-    const ix = new KubeIndex({ ...base, endpoint: sb.url, qps: 50, burst: 2, maxInflight: 1, kubeconfig: null, labels: null, namespaceLabels: null, endpoints: true, pods: true, zonal: false }, logger('kubernetes'));
+    const ix = new KubeIndex({ ...base, endpoint: sb.url, qps: 50, burst: 2, maxInflight: 1, kubeconfig: null, labels: null, namespaceLabels: null, endpoints: true, pods: true, zonal: false, podNames: false }, logger('kubernetes'));
     cleanups.push(() => ix.stop());
     ix.start();
     const deadline = Date.now() + 20_000;
@@ -77,7 +77,7 @@ describe('API client configuration', () => {
   });
 
   it('a kubeconfig error is a startup error of the index', async () => {
-    const ix = new KubeIndex({ ...base, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' }, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false }, logger('kubernetes'));
+    const ix = new KubeIndex({ ...base, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' }, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false }, logger('kubernetes'));
     cleanups.push(() => ix.stop());
     ix.start();
     await expect(ix.whenStarted()).rejects.toThrow(/context "nope" does not exist/);

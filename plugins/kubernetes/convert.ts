@@ -5,7 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { canonicalIP } from '../../src/dns/name.js';
-import type { EndpointRec, NamespaceRec, PodRec, PortRec, ServiceRec, SliceRec } from './types.js';
+import type { NamespaceRec, PodRec, PortRec, ServiceRec, SliceRec } from './types.js';
 
 /**
  * An exact-size copy of an array built with push(): V8 gives such arrays room for 16 or more
@@ -130,7 +130,38 @@ export function toService(obj: unknown): ServiceRec | string {
   };
 }
 
-export function toSlice(obj: unknown): SliceRec | string | null {
+/** What of an endpoint, beyond its addresses, is kept (see SliceRec). */
+export interface SliceOptions {
+  /** Keep `targetRef.name` (`endpoint_pod_names`). */
+  podNames: boolean;
+  /** Keep topology zones (`zonal`). */
+  zones: boolean;
+}
+
+const ALL_COLUMNS: SliceOptions = { podNames: true, zones: true };
+
+/** One published address of a slice with its endpoint's attributes (tests and converters). */
+export interface EndpointEntry {
+  address: string;
+  hostname?: string;
+  podName?: string;
+  zone?: string;
+}
+
+/** The columns of SliceRec from a list of entries; a column that would hold only '' is null. */
+export function endpointColumns(entries: readonly EndpointEntry[]): Pick<SliceRec, 'addresses' | 'hostnames' | 'podNames' | 'zones'> {
+  const column = (get: (e: EndpointEntry) => string | undefined): string[] | null =>
+    entries.some((e) => get(e)) ? entries.map((e) => get(e) ?? '') : null;
+  return {
+    addresses: entries.map((e) => e.address),
+    hostnames: column((e) => e.hostname),
+    podNames: column((e) => e.podName),
+    // Topology zones repeat across every endpoint: keep one copy of each string.
+    zones: entries.some((e) => e.zone) ? entries.map((e) => intern(e.zone ?? '')) : null,
+  };
+}
+
+export function toSlice(obj: unknown, opts: SliceOptions = ALL_COLUMNS): SliceRec | string | null {
   const m = meta(obj, true);
   if (typeof m === 'string') return m;
   const where = `endpointslice ${m.namespace}/${m.name}`;
@@ -140,7 +171,7 @@ export function toSlice(obj: unknown): SliceRec | string | null {
   if (addressType !== 'IPv4' && addressType !== 'IPv6') return `${where}: unknown addressType ${JSON.stringify(o['addressType'])}`;
   const ps = ports(o['ports'], where, true);
   if (typeof ps === 'string') return ps;
-  const eps: EndpointRec[] = [];
+  const entries: EndpointEntry[] = [];
   const rawEps = o['endpoints'];
   if (rawEps !== undefined && rawEps !== null && !Array.isArray(rawEps)) return `${where}: endpoints is not a list`;
   for (const e of (rawEps ?? []) as unknown[]) {
@@ -153,17 +184,15 @@ export function toSlice(obj: unknown): SliceRec | string | null {
       addresses.push(c);
     }
     const cond = isObj(e['conditions']) ? e['conditions'] : {};
-    const ready = cond['ready'] === undefined || cond['ready'] === null ? true : cond['ready'] === true;
+    // Unset readiness counts as ready; DNS publishes ready endpoints only.
+    if (cond['ready'] !== undefined && cond['ready'] !== null && cond['ready'] !== true) continue;
     const targetRef = isObj(e['targetRef']) ? e['targetRef'] : {};
-    eps.push({
-      addresses: exact(addresses),
-      ready,
-      hostname: str(e['hostname']) ?? '',
-      targetRefName: str(targetRef['name']) ?? '',
-      // Topology zones repeat across every endpoint: keep one copy of each string.
-      zone: intern(str(e['zone']) ?? ''),
-    });
+    const hostname = str(e['hostname']);
+    const podName = opts.podNames ? str(targetRef['name']) : undefined;
+    const zone = opts.zones ? str(e['zone']) : undefined;
+    for (const address of addresses) entries.push({ address, hostname, podName, zone });
   }
+  const cols = endpointColumns(entries);
   return {
     name: m.name,
     namespace: m.namespace,
@@ -171,7 +200,10 @@ export function toSlice(obj: unknown): SliceRec | string | null {
     service: str(m.labels['kubernetes.io/service-name']) ?? '',
     addressType,
     ports: ps,
-    endpoints: exact(eps),
+    addresses: cols.addresses,
+    hostnames: cols.hostnames,
+    podNames: cols.podNames,
+    zones: cols.zones,
     triggerTime: str(m.annotations['endpoints.kubernetes.io/last-change-trigger-time']) ?? null,
   };
 }

@@ -4,6 +4,7 @@ import { replyTo } from '../../src/dns/message.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { makeQuery } from '../../test/helpers/dns.js';
+import { endpointColumns } from './convert.js';
 import { KubernetesHandler } from './handler.js';
 import { Store } from './store.js';
 import { baseConfig, fixtureStore, fmt, replyOf, soaSerial } from './testutil.js';
@@ -137,7 +138,7 @@ describe('letter case, serial and cache behaviour', () => {
     await h.serve(makeQuery(name, 'A')); // a hit: marks the answer as in use
     await h.serve(makeQuery('skew.testns.svc.cluster.local.', 'A')); // computed once, never hit
     const old = store.slices.get('testns/hl-v4')!;
-    store.upsert('endpointslices', { ...old, resourceVersion: 'z9', endpoints: old.endpoints.slice(0, 1) });
+    store.upsert('endpointslices', { ...old, resourceVersion: 'z9', ...endpointColumns([{ address: old.addresses[0]!, hostname: old.hostnames?.[0] }]) });
     store.remove('endpointslices', 'testns/skew-a');
     expect(h.cache.get(`1 ${name}`)).toBeUndefined();
     await new Promise((r) => setImmediate(r));
@@ -157,7 +158,7 @@ describe('letter case, serial and cache behaviour', () => {
     const q1 = makeQuery('hlempty.testns.svc.cluster.local.', 'A');
     expect(await h.serve(q1)).toBe(Rcode.NXDOMAIN);
     const old = store.slices.get('testns/hlempty-x')!;
-    store.upsert('endpointslices', { ...old, resourceVersion: 'x2', endpoints: [{ ...old.endpoints[0]!, ready: true }] });
+    store.upsert('endpointslices', { ...old, resourceVersion: 'x2', ...endpointColumns([{ address: '10.244.1.40' }]) });
     const q2 = makeQuery('hlempty.testns.svc.cluster.local.', 'A');
     expect(await h.serve(q2)).toBe(Rcode.NOERROR);
     expect(replyOf(q2)!.answers.map(fmt)).toEqual(['hlempty.testns.svc.cluster.local. 5 A 10.244.1.40']);
@@ -277,11 +278,9 @@ describe('other record rules', () => {
 
   it('zonal: pin and prefer names of headless services (§8.3)', async () => {
     const store = fixtureStore();
-    const ep = (ip: string, zone: string): { addresses: string[]; ready: boolean; hostname: string; targetRefName: string; zone: string } =>
-      ({ addresses: [ip], ready: true, hostname: '', targetRefName: '', zone });
     store.upsert('endpointslices', {
       name: 'hl-z', namespace: 'testns', resourceVersion: 'z1', service: 'hl', addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      endpoints: [ep('10.244.3.1', 'Corp.Example.com'), ep('10.244.3.2', 'other')], triggerTime: null,
+      ...endpointColumns([{ address: '10.244.3.1', zone: 'Corp.Example.com' }, { address: '10.244.3.2', zone: 'other' }]), triggerTime: null,
     });
     const hz = new KubernetesHandler(baseConfig({ zonal: true }), store, () => true, null, null);
     const ask = async (name: string, type = 'A'): Promise<[number, string[], string[]]> => {

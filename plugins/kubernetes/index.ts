@@ -10,7 +10,7 @@ import type { BlockInfo, HandlerFactory, PluginDef, SetupContext } from '../../s
 import type { Query } from '../../src/query.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { KubernetesHandler, type HandlerConfig } from './handler.js';
-import { KubeIndex, type WatchSettings } from './kubeindex.js';
+import { KubeIndex } from './kubeindex.js';
 import { selfLookup } from './selfquery.js';
 import { parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 
@@ -94,21 +94,8 @@ function handlerConfig(cfg: KubernetesConfig, ips: string[], search: string[]): 
 
 function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const cfg = parseKubernetes(d, ctx.block.zones, ctx.log);
-  const ws = watchSettings(cfg);
-  const settings: WatchSettings = {
-    endpoint: cfg.endpoint,
-    tls: cfg.tls,
-    kubeconfig: cfg.kubeconfig,
-    qps: cfg.apiserverQps,
-    burst: cfg.apiserverBurst,
-    maxInflight: cfg.apiserverMaxInflight,
-    labels: cfg.labels,
-    namespaceLabels: cfg.namespaceLabels,
-    endpoints: !cfg.noEndpoints,
-    pods: cfg.podMode === 'verified',
-    zonal: cfg.zonal,
-  };
-  const index = ctx.shared(`kubernetes:${JSON.stringify(ws)}`, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
+  const settings = watchSettings(cfg);
+  const index = ctx.shared(`kubernetes:${JSON.stringify(settings)}`, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
   const search: string[] = [];
   const handlers: KubernetesHandler[] = [];
   // ExternalName targets outside the zone are resolved through this server's own listener.

@@ -18,6 +18,8 @@ export interface WatchSettings extends ClientSettings {
   pods: boolean;
   /** `zonal`: endpoint topology zones are DNS data. */
   zonal: boolean;
+  /** `endpoint_pod_names`: endpoint pod names are DNS data. */
+  podNames: boolean;
 }
 
 export const POD_FIELD_SELECTOR = 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown';
@@ -70,7 +72,8 @@ export class KubeIndex {
     this.add({ kind: 'services', path: '/api/v1/services', labelSelector: s.labels, fieldSelector: null, convert: toService });
     this.add({ kind: 'namespaces', path: '/api/v1/namespaces', labelSelector: s.namespaceLabels, fieldSelector: null, convert: toNamespace });
     if (s.endpoints) {
-      this.add({ kind: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', labelSelector: s.labels, fieldSelector: null, convert: toSlice });
+      const slicing = { podNames: s.podNames, zones: s.zonal };
+      this.add({ kind: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', labelSelector: s.labels, fieldSelector: null, convert: (o) => toSlice(o, slicing) });
     }
     if (s.pods) {
       this.add({ kind: 'pods', path: '/api/v1/pods', labelSelector: s.labels, fieldSelector: POD_FIELD_SELECTOR, convert: toPod });

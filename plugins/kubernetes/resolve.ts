@@ -184,9 +184,13 @@ export class Resolver {
   constructor(readonly cfg: ResolveConfig) {}
 
   /** endpoint name of one address (§2.4). */
-  endpointName(addr: string, hostname: string, targetRef: string): string {
+  /** The endpoint label of entry `i` of a slice: hostname, pod name (`endpoint_pod_names`) or dashed address. */
+  endpointName(s: SliceRec, i: number): string {
+    const hostname = s.hostnames?.[i];
     if (hostname) return hostname;
-    if (this.cfg.endpointPodNames && targetRef && targetRef.length < 64) return targetRef;
+    const podName = this.cfg.endpointPodNames ? s.podNames?.[i] : undefined;
+    if (podName && podName.length < 64) return podName;
+    const addr = s.addresses[i]!;
     if (addr.includes('.')) return addr.replaceAll('.', '-');
     const h = addr.replaceAll(':', '-');
     return h.endsWith('-') ? `${h}0` : h;
@@ -233,7 +237,7 @@ export class Resolver {
     let slices: SliceRec[] | null = null;
     if (this.cfg.ignoreEmptyService && !isExt && !svc.headless) {
       slices = v.slicesOf(svc.name, svc.namespace);
-      if (!slices.some((s) => s.endpoints.some((e) => e.ready && e.addresses.length > 0))) return NX;
+      if (!slices.some((s) => s.addresses.length > 0)) return NX;
     }
     const svcName = join(`${svc.name}.${svc.namespace}.svc`, zoneText);
     if (r.zoneMode !== '') return this.findZonal(v, r, svc, zoneText);
@@ -248,16 +252,14 @@ export class Resolver {
       slices ??= v.slicesOf(svc.name, svc.namespace);
       for (const s of slices) {
         const ports = s.ports.length ? s.ports : NO_PORTS;
-        for (const e of s.endpoints) {
-          if (!e.ready) continue;
-          for (const addr of e.addresses) {
-            const epName = this.endpointName(addr, e.hostname, e.targetRefName);
-            if (r.endpoint !== '' && r.endpoint !== epName.toLowerCase()) continue;
-            for (const p of ports) {
-              if (!matchPortAndProtocol(r.port, p, r.protocol)) continue;
-              found = true;
-              entries.push({ host: addr, port: p.port, target: join(`${epName}.${svc.name}.${svc.namespace}.svc`, zoneText) });
-            }
+        for (let i = 0; i < s.addresses.length; i++) {
+          const addr = s.addresses[i]!;
+          const epName = this.endpointName(s, i);
+          if (r.endpoint !== '' && r.endpoint !== epName.toLowerCase()) continue;
+          for (const p of ports) {
+            if (!matchPortAndProtocol(r.port, p, r.protocol)) continue;
+            found = true;
+            entries.push({ host: addr, port: p.port, target: join(`${epName}.${svc.name}.${svc.namespace}.svc`, zoneText) });
           }
         }
       }
@@ -278,16 +280,13 @@ export class Resolver {
     const inZone: Entry[] = [];
     for (const s of v.slicesOf(svc.name, svc.namespace)) {
       const ports = s.ports.length ? s.ports : NO_PORTS;
-      for (const e of s.endpoints) {
-        if (!e.ready) continue;
-        const local = e.zone.toLowerCase() === r.topoZone;
-        for (const addr of e.addresses) {
-          const target = join(`${this.endpointName(addr, e.hostname, e.targetRefName)}.${svc.name}.${svc.namespace}.svc`, zoneText);
-          for (const p of ports) {
-            const entry = { host: addr, port: p.port, target };
-            all.push(entry);
-            if (local) inZone.push(entry);
-          }
+      for (let i = 0; i < s.addresses.length; i++) {
+        const local = (s.zones?.[i] ?? '').toLowerCase() === r.topoZone;
+        const target = join(`${this.endpointName(s, i)}.${svc.name}.${svc.namespace}.svc`, zoneText);
+        for (const p of ports) {
+          const entry = { host: s.addresses[i]!, port: p.port, target };
+          all.push(entry);
+          if (local) inZone.push(entry);
         }
       }
     }
@@ -304,11 +303,8 @@ export class Resolver {
         const svc = v.service(slice.service, slice.namespace);
         if (!svc) continue;
         if (svc.headless) {
-          for (const e of slice.endpoints) {
-            if (!e.ready) continue;
-            for (const a of e.addresses) {
-              out.push({ name: join(`${this.endpointName(a, e.hostname, e.targetRefName)}.${svc.name}.${svc.namespace}.svc`, zoneText), ip: a });
-            }
+          for (let i = 0; i < slice.addresses.length; i++) {
+            out.push({ name: join(`${this.endpointName(slice, i)}.${svc.name}.${svc.namespace}.svc`, zoneText), ip: slice.addresses[i]! });
           }
           found = true;
           continue;
@@ -487,13 +483,10 @@ export class Resolver {
       for (const slice of v.slicesByAddr(ip)) {
         if (slice.service === '') continue;
         if (filter && !this.exposed(v, slice.namespace)) continue;
-        for (const e of slice.endpoints) {
-          if (!e.ready) continue;
-          for (const a of e.addresses) {
-            if (a !== ip) continue;
-            const t = join(`${this.endpointName(a, e.hostname, e.targetRefName)}.${slice.service}.${slice.namespace}.svc`, this.cfg.primaryZone);
-            if (!targets.includes(t)) targets.push(t);
-          }
+        for (let i = 0; i < slice.addresses.length; i++) {
+          if (slice.addresses[i] !== ip) continue;
+          const t = join(`${this.endpointName(slice, i)}.${slice.service}.${slice.namespace}.svc`, this.cfg.primaryZone);
+          if (!targets.includes(t)) targets.push(t);
         }
       }
     }

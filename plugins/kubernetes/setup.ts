@@ -6,6 +6,7 @@ import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import type { Logger } from '../../src/log.js';
 import { normalizeSelector, parseGoDuration } from './selector.js';
+import type { WatchSettings } from './kubeindex.js';
 import type { PodMode } from './types.js';
 
 export interface KubernetesConfig {
@@ -200,8 +201,11 @@ export function parseKubernetes(d: Dispenser, blockZones: readonly string[], log
   return cfg;
 }
 
-/** The settings that change what is watched: the key of the shared watch index. */
-export function watchSettings(cfg: KubernetesConfig): Record<string, unknown> {
+/**
+ * The settings that change what is watched and what of it is kept: the settings of the shared
+ * watch index, and (as JSON) its key — a reload that changes none of them keeps the index.
+ */
+export function watchSettings(cfg: KubernetesConfig): WatchSettings {
   return {
     endpoint: cfg.endpoint,
     tls: cfg.tls,
@@ -214,5 +218,6 @@ export function watchSettings(cfg: KubernetesConfig): Record<string, unknown> {
     burst: cfg.apiserverBurst,
     maxInflight: cfg.apiserverMaxInflight,
     zonal: cfg.zonal,
+    podNames: cfg.endpointPodNames,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toService, toSlice } from './convert.js';
+import { endpointColumns, toService, toSlice } from './convert.js';
 import { Store } from './store.js';
 import type { ServiceRec, SliceRec } from './types.js';
 import { slice, svc } from './testdata.js';
@@ -11,7 +11,7 @@ function service(over: Partial<ServiceRec> = {}): ServiceRec {
 function sl(over: Partial<SliceRec> = {}): SliceRec {
   return {
     name: 'a-1', namespace: 'ns', resourceVersion: '1', service: 'a', addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: 'p', zone: '' }], triggerTime: null, ...over,
+    ...endpointColumns([{ address: '10.1.0.1', podName: 'p' }]), triggerTime: null, ...over,
   };
 }
 
@@ -45,9 +45,10 @@ describe('store serial (§3.3)', () => {
     store.upsert('endpointslices', sl());
     expect(store.serial).toBe(now);
     now = tick();
-    store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: 'p', zone: '' }] }));
+    store.upsert('endpointslices', sl({ resourceVersion: '2', ...endpointColumns([{ address: '10.1.0.1', podName: 'p' }]) }));
     expect(store.serial).toBe(now - 1); // node name is not DNS data
-    store.upsert('endpointslices', sl({ resourceVersion: '3', endpoints: [{ addresses: ['10.1.0.1'], ready: false, hostname: '', targetRefName: 'p', zone: '' }] }));
+    // The endpoint turned not ready: dropped on receipt, so the slice publishes nothing.
+    store.upsert('endpointslices', sl({ resourceVersion: '3', ...endpointColumns([]) }));
     expect(store.serial).toBe(now);
     now = tick();
     store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '1', ip: '10.1.0.1' });
@@ -69,9 +70,9 @@ describe('store serial (§3.3)', () => {
       const store = new Store(zonal);
       let t = 5_000;
       store.now = () => t * 1000;
-      store.upsert('endpointslices', sl({ endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: '', zone: 'a' }] }));
+      store.upsert('endpointslices', sl(endpointColumns([{ address: '10.1.0.1', zone: 'a' }])));
       t++;
-      store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.1'], ready: true, hostname: '', targetRefName: '', zone: 'b' }] }));
+      store.upsert('endpointslices', sl({ resourceVersion: '2', ...endpointColumns([{ address: '10.1.0.1', zone: 'b' }]) }));
       expect(store.serial).toBe(zonal ? 5_001 : 5_000);
     }
   });
@@ -94,7 +95,7 @@ describe('store serial (§3.3)', () => {
     store.upsert('endpointslices', sl());
     expect([...store.slicesByService.get('a.ns')!]).toEqual(['ns/a-1']);
     expect([...store.slicesByAddr.get('10.1.0.1')!]).toEqual(['ns/a-1']);
-    store.upsert('endpointslices', sl({ resourceVersion: '2', endpoints: [{ addresses: ['10.1.0.9'], ready: true, hostname: '', targetRefName: '', zone: '' }] }));
+    store.upsert('endpointslices', sl({ resourceVersion: '2', ...endpointColumns([{ address: '10.1.0.9' }]) }));
     expect(store.slicesByAddr.has('10.1.0.1')).toBe(false);
     expect([...store.slicesByAddr.get('10.1.0.9')!]).toEqual(['ns/a-1']);
     store.remove('endpointslices', 'ns/a-1');
@@ -122,7 +123,26 @@ describe('converters', () => {
 
   it('slice ports: null port → -1, null name/protocol → empty; ready unset → true', () => {
     const s = toSlice(slice('ns', 's', 'x', [{ port: null, name: null, protocol: null }], [{ ip: '10.0.0.1', ready: null }, { ip: '10.0.0.2', ready: false }]));
-    expect(s).toMatchObject({ ports: [{ name: '', port: -1, protocol: '' }], endpoints: [{ ready: true }, { ready: false }] });
+    expect(s).toMatchObject({ ports: [{ name: '', port: -1, protocol: '' }], addresses: ['10.0.0.1'] });
+  });
+
+  it('slice endpoints become columns: ready only, one entry per address, unused columns null', () => {
+    const raw = slice('ns', 's', 'x', [], [
+      { ip: ['10.0.0.1', '10.0.0.2'], hostname: 'web-0', pod: 'web-0' },
+      { ip: '10.0.0.3', ready: false, hostname: 'web-1', pod: 'web-1' },
+      { ip: '10.0.0.4', pod: 'web-2' },
+    ]);
+    (raw['endpoints'] as Record<string, unknown>[])[0]!['zone'] = 'z1';
+    const all = toSlice(raw, { podNames: true, zones: true }) as SliceRec;
+    expect(all).toMatchObject({
+      addresses: ['10.0.0.1', '10.0.0.2', '10.0.0.4'],
+      hostnames: ['web-0', 'web-0', ''],
+      podNames: ['web-0', 'web-0', 'web-2'],
+      zones: ['z1', 'z1', ''],
+    });
+    // Without endpoint_pod_names / zonal those are not DNS data and are not kept.
+    expect(toSlice(raw, { podNames: false, zones: false })).toMatchObject({ hostnames: ['web-0', 'web-0', ''], podNames: null, zones: null });
+    expect(toSlice(slice('ns', 's', 'x', [], [{ ip: '10.0.0.1' }]))).toMatchObject({ addresses: ['10.0.0.1'], hostnames: null, podNames: null, zones: null });
   });
 });
 

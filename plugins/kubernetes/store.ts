@@ -67,9 +67,13 @@ function samePorts(a: readonly PortRec[], b: readonly PortRec[]): boolean {
   return a.every((p, i) => p.name === b[i]!.name && p.port === b[i]!.port && p.protocol === b[i]!.protocol);
 }
 
+/** What of a slice is DNS data, as text: a change bumps the SOA serial (§3.3). */
 function readySignature(s: SliceRec, withZone: boolean): string {
   const parts: string[] = [];
-  for (const e of s.endpoints) if (e.ready) for (const a of e.addresses) parts.push(withZone ? `${a}/${e.hostname}/${e.zone}` : `${a}/${e.hostname}`);
+  for (let i = 0; i < s.addresses.length; i++) {
+    const names = `${s.addresses[i]}/${s.hostnames?.[i] ?? ''}/${s.podNames?.[i] ?? ''}`;
+    parts.push(withZone ? `${names}/${s.zones?.[i] ?? ''}` : names);
+  }
   return parts.join(',');
 }
 
@@ -238,11 +242,9 @@ export class Store {
   private unindexSlice(key: string, s: SliceRec, deps: string[]): void {
     delFrom(this.slicesByService, serviceKey(s.service, s.namespace), key);
     deps.push(`e:${serviceKey(s.service, s.namespace)}`);
-    for (const e of s.endpoints) {
-      for (const a of e.addresses) {
-        delFrom(this.slicesByAddr, a, key);
-        deps.push(`ip:${a}`);
-      }
+    for (const a of s.addresses) {
+      delFrom(this.slicesByAddr, a, key);
+      deps.push(`ip:${a}`);
     }
   }
 
@@ -260,11 +262,9 @@ export class Store {
     this.slices.set(key, s);
     addTo(this.slicesByService, serviceKey(s.service, s.namespace), key);
     deps.push(`e:${serviceKey(s.service, s.namespace)}`);
-    for (const e of s.endpoints) {
-      for (const a of e.addresses) {
-        addTo(this.slicesByAddr, a, key);
-        deps.push(`ip:${a}`);
-      }
+    for (const a of s.addresses) {
+      addTo(this.slicesByAddr, a, key);
+      deps.push(`ip:${a}`);
     }
     this.touch(deps);
   }

@@ -30,17 +30,13 @@ export interface ServiceRec {
   readonly externalIPs: readonly string[];
 }
 
-export interface EndpointRec {
-  /** Canonical addresses. */
-  readonly addresses: readonly string[];
-  /** `conditions.ready`, with unset treated as true. */
-  readonly ready: boolean;
-  readonly hostname: string;
-  readonly targetRefName: string;
-  /** Topology zone (`endpoints[].zone`), '' when unset (used by `zonal`). */
-  readonly zone: string;
-}
-
+/**
+ * An EndpointSlice's DNS data. Endpoints are kept as columns, one entry per published address,
+ * rather than one object per endpoint: at 150,000 endpoints the objects and their one-element
+ * address arrays were most of the index's memory. Endpoints that are not ready are dropped on
+ * receipt (DNS never publishes them), and an endpoint with several addresses gives one entry per
+ * address with the endpoint's hostname, pod name and zone repeated (as CoreDNS does).
+ */
 export interface SliceRec {
   readonly name: string;
   readonly namespace: string;
@@ -49,7 +45,17 @@ export interface SliceRec {
   readonly service: string;
   readonly addressType: string;
   readonly ports: readonly PortRec[];
-  readonly endpoints: readonly EndpointRec[];
+  /** Canonical addresses of the ready endpoints. */
+  readonly addresses: readonly string[];
+  /** `endpoints[].hostname` of each entry ('' for none); null when no endpoint has one. */
+  readonly hostnames: readonly string[] | null;
+  /**
+   * `endpoints[].targetRef.name` of each entry ('' for none); null when none has one or when the
+   * names are not DNS data (they are only with `endpoint_pod_names`).
+   */
+  readonly podNames: readonly string[] | null;
+  /** Topology zone of each entry ('' for none); null when none is set or `zonal` is off. */
+  readonly zones: readonly string[] | null;
   /** Annotation `endpoints.kubernetes.io/last-change-trigger-time`, for the programming metric. */
   readonly triggerTime: string | null;
 }

@@ -27,7 +27,7 @@ async function sandbox(objects: unknown[] = fixtureObjects(), opts: { bookmarkIn
 }
 
 function settings(url: string, over: Partial<WatchSettings> = {}): WatchSettings {
-  return { endpoint: url, tls: null, kubeconfig: null, qps: 0, burst: 0, maxInflight: 0, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, ...over };
+  return { endpoint: url, tls: null, kubeconfig: null, qps: 0, burst: 0, maxInflight: 0, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false, ...over };
 }
 
 function index(url: string, over: Partial<WatchSettings> = {}): KubeIndex {
@@ -248,14 +248,16 @@ describe('watch-backed index', () => {
   it('the repository fixture examples/cluster.yaml answers the §11 vectors through list/watch', async () => {
     const sb = await startSandbox({ files: [fileURLToPath(new URL('../../examples/cluster.yaml', import.meta.url))], log: () => undefined });
     cleanups.push(() => sb.close());
-    const ix = index(sb.url, { pods: true });
-    await until('synced', () => ix.synced());
+    // As in the product, endpoint pod names are kept only by an index for endpoint_pod_names.
+    const indexes = [index(sb.url, { pods: true }), index(sb.url, { pods: true, podNames: true })];
+    await until('synced', () => indexes.every((ix) => ix.synced()));
     const stores = new Map<string, KubernetesHandler>();
     for (const v of VECTORS) {
       if (v.noWrite || v.unsynced || v.next || v.noEndpoints) continue;
       const key = JSON.stringify(v.cfg ?? {}, (_k, val: unknown) => (val instanceof Set ? [...val] : val));
       let h = stores.get(key);
       if (!h) {
+        const ix = indexes[v.cfg?.endpointPodNames ? 1 : 0]!;
         h = new KubernetesHandler(baseConfig(v.cfg), ix.store, () => ix.synced(), null, null);
         cleanups.push(() => h!.close());
         stores.set(key, h);
