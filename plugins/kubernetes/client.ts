@@ -332,11 +332,16 @@ export class ApiClient {
   }
 }
 
-/** Read a whole response body as JSON. */
+/**
+ * Read a whole response body as JSON. The body is decoded chunk by chunk into one V8 string rather
+ * than joined into one Buffer: a list page is megabytes, and buffers that size come from malloc,
+ * whose freed blocks the process keeps (the resident size after the initial lists was 11 MiB
+ * larger that way).
+ */
 export async function readJson(res: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const c of res) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
+  res.setEncoding('utf8');
+  let text = '';
+  for await (const c of res) text += c as string;
   try {
     return JSON.parse(text);
   } catch {
