@@ -4,13 +4,17 @@
  * block property (beyond CoreDNS) writes one JSON object per query through pino instead.
  */
 import { performance } from 'node:perf_hooks';
-import { pino, type Logger as PinoLogger } from 'pino';
+import type * as Pino from 'pino';
+import type { Logger as PinoLogger } from 'pino';
+import { requireCjs } from '../../src/util/require.js';
 import { Qtype, Rcode } from '../../src/dns/constants.js';
 import { isSubdomain, normalizeZoneArg } from '../../src/dns/name.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { forEachRecord } from '../../src/dns/wire.js';
 import { compileFormat, COMMON_FORMAT, formatFlags, render, type LogEntry, type ReplyClass, type ReplyType } from './format.js';
+
+const { pino } = requireCjs('pino') as typeof Pino;
 
 interface Rule {
   readonly zone: string;

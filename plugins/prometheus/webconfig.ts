@@ -16,7 +16,10 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import type * as https from 'node:https';
 import type * as tls from 'node:tls';
-import { parse } from 'yaml';
+import type * as Yaml from 'yaml';
+import { requireCjs } from '../../src/util/require.js';
+
+const { parse } = requireCjs('yaml') as typeof Yaml;
 
 const TLS_VERSIONS: Record<string, tls.SecureVersion> = {
   TLS10: 'TLSv1',

@@ -6,10 +6,13 @@
  * Names in NS/CNAME/PTR/MX/SOA RDATA are compressed (RFC 1035 types, as miekg/dns does); other
  * RDATA is encoded by dns-packet.
  */
-import * as dnsPacket from 'dns-packet';
+import type * as DnsPacket from 'dns-packet';
 import type { Answer, Question } from 'dns-packet';
+import { requireCjs } from '../util/require.js';
 import { qclassFromName, qtypeFromName, Flag } from './constants.js';
 import type { Message } from './message.js';
+
+const dnsPacket = requireCjs('dns-packet') as typeof DnsPacket;
 
 type CompressionMap = Map<string, number>;
 

@@ -4,9 +4,12 @@
  * (including opcode and the low 4 bits of the RCODE), and EDNS is an `OPT` record in
  * `additionals`. Use the helpers below instead of poking bits by hand.
  */
-import * as dnsPacket from 'dns-packet';
+import type * as DnsPacket from 'dns-packet';
 import type { Answer, Packet, Question } from 'dns-packet';
+import { requireCjs } from '../util/require.js';
 import { Flag } from './constants.js';
+
+const dnsPacket = requireCjs('dns-packet') as typeof DnsPacket;
 
 export type Message = Packet & {
   questions: Question[];

@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { client } from './registry.js';
+import { client, type Prom } from './registry.js';
 import { batchedHistograms, CounterCell, flushOnCollect, HistCell } from './batch.js';
 
 const BUCKETS = [0, 100, 200, 511, 64000];
 
-function pair(name: string): [client.Histogram<string>, client.Histogram<string>] {
+function pair(name: string): [Prom.Histogram<string>, Prom.Histogram<string>] {
   const mk = (n: string) => new client.Histogram({ name: n, help: 'h', labelNames: ['server', 'zone'], buckets: BUCKETS, registers: [] });
   const batched = mk(name);
   flushOnCollect(batched);
   return [batched, mk(`${name}_ref`)];
 }
 
-async function values(h: client.Histogram<string>): Promise<string[]> {
+async function values(h: Prom.Histogram<string>): Promise<string[]> {
   const d = await h.get();
   return d.values.map((v) => `${(v as { metricName?: string }).metricName?.replace(/^.*?_(bucket|sum|count)$/, '$1')} ${JSON.stringify(v.labels)} ${v.value}`);
 }

@@ -16,7 +16,7 @@
  * private histogram; if it does not match, histogram cells fall back to calling `observe`
  * directly (correct, just slower).
  */
-import { client } from './registry.js';
+import { client, type Prom } from './registry.js';
 
 type Labels = Record<string, string>;
 
@@ -32,7 +32,7 @@ interface HistInternals {
   upperBounds: readonly number[];
 }
 
-function internalsOf(h: client.Histogram<string>): HistInternals | null {
+function internalsOf(h: Prom.Histogram<string>): HistInternals | null {
   const x = h as unknown as Partial<HistInternals>;
   if (typeof x.hashMap !== 'object' || x.hashMap === null || !Array.isArray(x.upperBounds)) return null;
   return x as HistInternals;
@@ -90,7 +90,7 @@ export class CounterCell implements Cell {
   dirty = false;
   private pending = 0;
 
-  constructor(private readonly metric: client.Counter<string>, private readonly labels: Labels) {}
+  constructor(private readonly metric: Prom.Counter<string>, private readonly labels: Labels) {}
 
   inc(): void {
     this.pending++;
@@ -114,7 +114,7 @@ export class HistCell implements Cell {
   private key: string | null = null;
   private readonly direct: { observe(v: number): void } | null;
 
-  constructor(private readonly metric: client.Histogram<string>, private readonly labels: Labels) {
+  constructor(private readonly metric: Prom.Histogram<string>, private readonly labels: Labels) {
     const internals = batchedHistograms ? internalsOf(metric) : null;
     this.bounds = internals ? internals.upperBounds : [];
     this.counts = new Float64Array(this.bounds.length);
@@ -193,7 +193,7 @@ const hooked = new WeakSet<object>();
  * Make `metric` flush the pending cells whenever it is read. Chains a collect function that was
  * already there.
  */
-export function flushOnCollect(metric: client.Counter<string> | client.Histogram<string>): void {
+export function flushOnCollect(metric: Prom.Counter<string> | Prom.Histogram<string>): void {
   if (hooked.has(metric)) return;
   hooked.add(metric);
   const m = metric as unknown as { collect?: () => void | Promise<void> };
