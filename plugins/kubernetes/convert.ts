@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { canonicalIP } from '../../src/dns/name.js';
+import { packAddresses } from './addresses.js';
 import type { NamespaceRec, PodRec, PortRec, ServiceRec, SliceRec } from './types.js';
 
 /**
@@ -153,7 +154,7 @@ export function endpointColumns(entries: readonly EndpointEntry[]): Pick<SliceRe
   const column = (get: (e: EndpointEntry) => string | undefined): string[] | null =>
     entries.some((e) => get(e)) ? entries.map((e) => get(e) ?? '') : null;
   return {
-    addresses: entries.map((e) => e.address),
+    addresses: packAddresses(entries.map((e) => e.address)),
     hostnames: column((e) => e.hostname),
     podNames: column((e) => e.podName),
     // Topology zones repeat across every endpoint: keep one copy of each string.

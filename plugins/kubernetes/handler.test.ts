@@ -4,6 +4,7 @@ import { replyTo } from '../../src/dns/message.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { makeQuery } from '../../test/helpers/dns.js';
+import { addressAt } from './addresses.js';
 import { endpointColumns } from './convert.js';
 import { KubernetesHandler } from './handler.js';
 import { Store } from './store.js';
@@ -138,7 +139,7 @@ describe('letter case, serial and cache behaviour', () => {
     await h.serve(makeQuery(name, 'A')); // a hit: marks the answer as in use
     await h.serve(makeQuery('skew.testns.svc.cluster.local.', 'A')); // computed once, never hit
     const old = store.slices.get('testns/hl-v4')!;
-    store.upsert('endpointslices', { ...old, resourceVersion: 'z9', ...endpointColumns([{ address: old.addresses[0]!, hostname: old.hostnames?.[0] }]) });
+    store.upsert('endpointslices', { ...old, resourceVersion: 'z9', ...endpointColumns([{ address: addressAt(old.addresses, 0), hostname: old.hostnames?.[0] }]) });
     store.remove('endpointslices', 'testns/skew-a');
     expect(h.cache.get(`1 ${name}`)).toBeUndefined();
     await new Promise((r) => setImmediate(r));

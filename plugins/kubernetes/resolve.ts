@@ -10,6 +10,7 @@ import { isIP } from 'node:net';
 import type { Answer } from 'dns-packet';
 import { Qtype } from '../../src/dns/constants.js';
 import { ipFromReverseName, isSubdomain, toPacketName } from '../../src/dns/name.js';
+import { addressAt, addressCount, addressIs } from './addresses.js';
 import { serviceKey, type Store } from './store.js';
 import type { PodMode, PortRec, ServiceRec, SliceRec } from './types.js';
 
@@ -190,7 +191,7 @@ export class Resolver {
     if (hostname) return hostname;
     const podName = this.cfg.endpointPodNames ? s.podNames?.[i] : undefined;
     if (podName && podName.length < 64) return podName;
-    const addr = s.addresses[i]!;
+    const addr = addressAt(s.addresses, i);
     if (addr.includes('.')) return addr.replaceAll('.', '-');
     const h = addr.replaceAll(':', '-');
     return h.endsWith('-') ? `${h}0` : h;
@@ -237,7 +238,7 @@ export class Resolver {
     let slices: SliceRec[] | null = null;
     if (this.cfg.ignoreEmptyService && !isExt && !svc.headless) {
       slices = v.slicesOf(svc.name, svc.namespace);
-      if (!slices.some((s) => s.addresses.length > 0)) return NX;
+      if (!slices.some((s) => addressCount(s.addresses) > 0)) return NX;
     }
     const svcName = join(`${svc.name}.${svc.namespace}.svc`, zoneText);
     if (r.zoneMode !== '') return this.findZonal(v, r, svc, zoneText);
@@ -252,8 +253,8 @@ export class Resolver {
       slices ??= v.slicesOf(svc.name, svc.namespace);
       for (const s of slices) {
         const ports = s.ports.length ? s.ports : NO_PORTS;
-        for (let i = 0; i < s.addresses.length; i++) {
-          const addr = s.addresses[i]!;
+        for (let i = 0; i < addressCount(s.addresses); i++) {
+          const addr = addressAt(s.addresses, i);
           const epName = this.endpointName(s, i);
           if (r.endpoint !== '' && r.endpoint !== epName.toLowerCase()) continue;
           for (const p of ports) {
@@ -280,11 +281,11 @@ export class Resolver {
     const inZone: Entry[] = [];
     for (const s of v.slicesOf(svc.name, svc.namespace)) {
       const ports = s.ports.length ? s.ports : NO_PORTS;
-      for (let i = 0; i < s.addresses.length; i++) {
+      for (let i = 0; i < addressCount(s.addresses); i++) {
         const local = (s.zones?.[i] ?? '').toLowerCase() === r.topoZone;
         const target = join(`${this.endpointName(s, i)}.${svc.name}.${svc.namespace}.svc`, zoneText);
         for (const p of ports) {
-          const entry = { host: s.addresses[i]!, port: p.port, target };
+          const entry = { host: addressAt(s.addresses, i), port: p.port, target };
           all.push(entry);
           if (local) inZone.push(entry);
         }
@@ -303,8 +304,8 @@ export class Resolver {
         const svc = v.service(slice.service, slice.namespace);
         if (!svc) continue;
         if (svc.headless) {
-          for (let i = 0; i < slice.addresses.length; i++) {
-            out.push({ name: join(`${this.endpointName(slice, i)}.${svc.name}.${svc.namespace}.svc`, zoneText), ip: slice.addresses[i]! });
+          for (let i = 0; i < addressCount(slice.addresses); i++) {
+            out.push({ name: join(`${this.endpointName(slice, i)}.${svc.name}.${svc.namespace}.svc`, zoneText), ip: addressAt(slice.addresses, i) });
           }
           found = true;
           continue;
@@ -483,8 +484,8 @@ export class Resolver {
       for (const slice of v.slicesByAddr(ip)) {
         if (slice.service === '') continue;
         if (filter && !this.exposed(v, slice.namespace)) continue;
-        for (let i = 0; i < slice.addresses.length; i++) {
-          if (slice.addresses[i] !== ip) continue;
+        for (let i = 0; i < addressCount(slice.addresses); i++) {
+          if (!addressIs(slice.addresses, i, ip)) continue;
           const t = join(`${this.endpointName(slice, i)}.${slice.service}.${slice.namespace}.svc`, this.cfg.primaryZone);
           if (!targets.includes(t)) targets.push(t);
         }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { addressList } from './addresses.js';
 import { endpointColumns, toService, toSlice } from './convert.js';
 import { Store } from './store.js';
 import type { ServiceRec, SliceRec } from './types.js';
@@ -123,7 +124,8 @@ describe('converters', () => {
 
   it('slice ports: null port → -1, null name/protocol → empty; ready unset → true', () => {
     const s = toSlice(slice('ns', 's', 'x', [{ port: null, name: null, protocol: null }], [{ ip: '10.0.0.1', ready: null }, { ip: '10.0.0.2', ready: false }]));
-    expect(s).toMatchObject({ ports: [{ name: '', port: -1, protocol: '' }], addresses: ['10.0.0.1'] });
+    expect(s).toMatchObject({ ports: [{ name: '', port: -1, protocol: '' }] });
+    expect(addressList((s as SliceRec).addresses)).toEqual(['10.0.0.1']);
   });
 
   it('slice endpoints become columns: ready only, one entry per address, unused columns null', () => {
@@ -134,15 +136,15 @@ describe('converters', () => {
     ]);
     (raw['endpoints'] as Record<string, unknown>[])[0]!['zone'] = 'z1';
     const all = toSlice(raw, { podNames: true, zones: true }) as SliceRec;
+    expect(addressList(all.addresses)).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.4']);
     expect(all).toMatchObject({
-      addresses: ['10.0.0.1', '10.0.0.2', '10.0.0.4'],
       hostnames: ['web-0', 'web-0', ''],
       podNames: ['web-0', 'web-0', 'web-2'],
       zones: ['z1', 'z1', ''],
     });
     // Without endpoint_pod_names / zonal those are not DNS data and are not kept.
     expect(toSlice(raw, { podNames: false, zones: false })).toMatchObject({ hostnames: ['web-0', 'web-0', ''], podNames: null, zones: null });
-    expect(toSlice(slice('ns', 's', 'x', [], [{ ip: '10.0.0.1' }]))).toMatchObject({ addresses: ['10.0.0.1'], hostnames: null, podNames: null, zones: null });
+    expect(toSlice(slice('ns', 's', 'x', [], [{ ip: '10.0.0.1' }]))).toMatchObject({ hostnames: null, podNames: null, zones: null });
   });
 });
 

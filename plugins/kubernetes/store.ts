@@ -8,59 +8,12 @@
  * Dependency keys: `s:<svc>.<ns>` a service, `e:<svc>.<ns>` the slices of a service, `n:<ns>` a
  * namespace, `ip:<ip>` services/slices by address, `p:<ip>` pods by IP.
  */
+import { addressAt, addressCount, AddressIndex, MultiIndex } from './addresses.js';
+
+export { MultiIndex } from './addresses.js';
 import type { Kind, NamespaceRec, PodRec, PortRec, RecOf, ServiceRec, SliceRec } from './types.js';
 
 export type ChangeListener = (deps: ReadonlySet<string>) => void;
-
-/**
- * A one-to-many index that stores a lone value as a plain string and only allocates a Set for keys
- * with several values: at 150,000 endpoint addresses, almost all of them in exactly one slice, a
- * Set per key was a large share of the index's memory.
- */
-export class MultiIndex {
-  private readonly map = new Map<string, string | Set<string>>();
-
-  get size(): number {
-    return this.map.size;
-  }
-
-  has(k: string): boolean {
-    return this.map.has(k);
-  }
-
-  get(k: string): Iterable<string> | undefined {
-    const v = this.map.get(k);
-    return typeof v === 'string' ? [v] : v;
-  }
-
-  add(k: string, v: string): void {
-    const cur = this.map.get(k);
-    if (cur === undefined) this.map.set(k, v);
-    else if (typeof cur === 'string') {
-      if (cur !== v) this.map.set(k, new Set([cur, v]));
-    } else cur.add(v);
-  }
-
-  delete(k: string, v: string): void {
-    const cur = this.map.get(k);
-    if (cur === undefined) return;
-    if (typeof cur === 'string') {
-      if (cur === v) this.map.delete(k);
-      return;
-    }
-    cur.delete(v);
-    if (cur.size === 1) this.map.set(k, cur.values().next().value as string);
-    else if (cur.size === 0) this.map.delete(k);
-  }
-}
-
-function addTo(index: MultiIndex, k: string, v: string): void {
-  index.add(k, v);
-}
-
-function delFrom(index: MultiIndex, k: string, v: string): void {
-  index.delete(k, v);
-}
 
 function samePorts(a: readonly PortRec[], b: readonly PortRec[]): boolean {
   if (a.length !== b.length) return false;
@@ -69,12 +22,10 @@ function samePorts(a: readonly PortRec[], b: readonly PortRec[]): boolean {
 
 /** What of a slice is DNS data, as text: a change bumps the SOA serial (§3.3). */
 function readySignature(s: SliceRec, withZone: boolean): string {
-  const parts: string[] = [];
-  for (let i = 0; i < s.addresses.length; i++) {
-    const names = `${s.addresses[i]}/${s.hostnames?.[i] ?? ''}/${s.podNames?.[i] ?? ''}`;
-    parts.push(withZone ? `${names}/${s.zones?.[i] ?? ''}` : names);
-  }
-  return parts.join(',');
+  // Columns hold DNS names and label values: no ',' or newline inside an entry.
+  const cols = [typeof s.addresses === 'string' ? s.addresses : s.addresses.join(','), s.hostnames?.join(',') ?? '', s.podNames?.join(',') ?? ''];
+  if (withZone) cols.push(s.zones?.join(',') ?? '');
+  return cols.join('\n');
 }
 
 export function serviceKey(name: string, ns: string): string {
@@ -87,13 +38,13 @@ export function objKey(rec: { name: string; namespace?: string }): string {
 
 export class Store {
   readonly services = new Map<string, ServiceRec>();
-  readonly servicesByIP = new MultiIndex();
+  readonly servicesByIP = new AddressIndex();
   readonly slices = new Map<string, SliceRec>();
   readonly slicesByService = new MultiIndex();
-  readonly slicesByAddr = new MultiIndex();
+  readonly slicesByAddr = new AddressIndex();
   readonly namespaces = new Map<string, NamespaceRec>();
   readonly pods = new Map<string, PodRec>();
-  readonly podsByIP = new MultiIndex();
+  readonly podsByIP = new AddressIndex();
   /** Zone serial (§3.3): Unix seconds of the last DNS-relevant change; 0 until the first one. */
   serial = 0;
   private readonly listeners = new Set<ChangeListener>();
@@ -207,7 +158,7 @@ export class Store {
     const deps = [`s:${key}`];
     if (old) {
       for (const ip of old.clusterIPs) {
-        delFrom(this.servicesByIP, ip, key);
+        this.servicesByIP.delete(ip, key);
         deps.push(`ip:${ip}`);
       }
       if (
@@ -220,7 +171,7 @@ export class Store {
     }
     this.services.set(key, s);
     for (const ip of s.clusterIPs) {
-      addTo(this.servicesByIP, ip, key);
+      this.servicesByIP.add(ip, key);
       deps.push(`ip:${ip}`);
     }
     this.touch(deps);
@@ -232,7 +183,7 @@ export class Store {
     this.services.delete(key);
     const deps = [`s:${key}`];
     for (const ip of old.clusterIPs) {
-      delFrom(this.servicesByIP, ip, key);
+      this.servicesByIP.delete(ip, key);
       deps.push(`ip:${ip}`);
     }
     this.bump();
@@ -240,10 +191,11 @@ export class Store {
   }
 
   private unindexSlice(key: string, s: SliceRec, deps: string[]): void {
-    delFrom(this.slicesByService, serviceKey(s.service, s.namespace), key);
+    this.slicesByService.delete(serviceKey(s.service, s.namespace), key);
     deps.push(`e:${serviceKey(s.service, s.namespace)}`);
-    for (const a of s.addresses) {
-      delFrom(this.slicesByAddr, a, key);
+    for (let i = 0; i < addressCount(s.addresses); i++) {
+      const a = addressAt(s.addresses, i);
+      this.slicesByAddr.delete(a, key);
       deps.push(`ip:${a}`);
     }
   }
@@ -260,10 +212,11 @@ export class Store {
       this.bump();
     }
     this.slices.set(key, s);
-    addTo(this.slicesByService, serviceKey(s.service, s.namespace), key);
+    this.slicesByService.add(serviceKey(s.service, s.namespace), key);
     deps.push(`e:${serviceKey(s.service, s.namespace)}`);
-    for (const a of s.addresses) {
-      addTo(this.slicesByAddr, a, key);
+    for (let i = 0; i < addressCount(s.addresses); i++) {
+      const a = addressAt(s.addresses, i);
+      this.slicesByAddr.add(a, key);
       deps.push(`ip:${a}`);
     }
     this.touch(deps);
@@ -297,7 +250,7 @@ export class Store {
     const deps: string[] = [];
     if (old) {
       if (old.ip) {
-        delFrom(this.podsByIP, old.ip, key);
+        this.podsByIP.delete(old.ip, key);
         deps.push(`p:${old.ip}`);
       }
       if (old.ip !== p.ip) this.bump();
@@ -306,7 +259,7 @@ export class Store {
     }
     this.pods.set(key, p);
     if (p.ip) {
-      addTo(this.podsByIP, p.ip, key);
+      this.podsByIP.add(p.ip, key);
       deps.push(`p:${p.ip}`);
     }
     this.touch(deps);
@@ -316,7 +269,7 @@ export class Store {
     const old = this.pods.get(key);
     if (!old) return;
     this.pods.delete(key);
-    if (old.ip) delFrom(this.podsByIP, old.ip, key);
+    if (old.ip) this.podsByIP.delete(old.ip, key);
     this.bump();
     this.touch(old.ip ? [`p:${old.ip}`] : []);
   }

@@ -3,6 +3,7 @@
  * Objects are converted on receipt (convert.ts) and the full JSON is dropped. Add a field only with
  * a reason.
  */
+import type { PackedAddresses } from './addresses.js';
 
 export interface PortRec {
   /** Port name ('' when unnamed). */
@@ -45,8 +46,8 @@ export interface SliceRec {
   readonly service: string;
   readonly addressType: string;
   readonly ports: readonly PortRec[];
-  /** Canonical addresses of the ready endpoints. */
-  readonly addresses: readonly string[];
+  /** Canonical addresses of the ready endpoints, packed (read them with addresses.ts). */
+  readonly addresses: PackedAddresses;
   /** `endpoints[].hostname` of each entry ('' for none); null when no endpoint has one. */
   readonly hostnames: readonly string[] | null;
   /**
