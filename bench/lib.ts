@@ -4,7 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as dgram from 'node:dgram';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -22,6 +22,11 @@ const hasTaskset = spawnSync('sh', ['-c', 'command -v taskset']).status === 0 &&
  * `cpu` is not null) and
  * wait for a line matching `ready`.
  */
+/** Move a running process (all its threads) to one CPU, when taskset is available. */
+export function pinTo(pid: number, cpu: number): void {
+  if (hasTaskset) spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+}
+
 export async function startNode(script: string, args: string[], ready: RegExp, cpu: number | null = 0, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Proc> {
   const pin = hasTaskset && cpu !== null;
   const cmd = pin ? 'taskset' : process.execPath;
@@ -175,25 +180,25 @@ function runDnsperf(o: LoadOptions): Promise<LoadResult> {
   if (o.latencies) args.push('-v');
   const cmd = hasTaskset ? 'taskset' : 'dnsperf';
   const argv = hasTaskset ? ['-c', String(o.cpu ?? 1), 'dnsperf', ...args] : args;
+  // dnsperf writes to a file, read after the run: with -v it prints a line per query, and a pipe
+  // read by this process during the run would compete for the CPUs being measured.
+  const outFile = `${file}.out`;
+  const out = openSync(outFile, 'w');
   return new Promise((resolve, reject) => {
-    const p = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const latencies: number[] = [];
-    let tail = '';
-    let rest = '';
-    p.stdout.on('data', (c: Buffer) => {
-      const text = rest + c.toString();
-      const lines = text.split('\n');
-      rest = lines.pop() ?? '';
-      for (const l of lines) {
+    const p = spawn(cmd, argv, { stdio: ['ignore', out, out] });
+    closeSync(out);
+    p.on('error', reject);
+    p.on('exit', () => {
+      const text = readFileSync(outFile, 'latin1');
+      rmSync(outFile, { force: true });
+      rmSync(file, { force: true });
+      const latencies: number[] = [];
+      let tail = '';
+      for (const l of text.split('\n')) {
         if (l.startsWith('> ')) {
           if (o.latencies) latencies.push(Number(l.slice(l.lastIndexOf(' ') + 1)));
         } else tail += `${l}\n`;
       }
-    });
-    p.stderr.on('data', (c: Buffer) => (tail += c.toString()));
-    p.on('error', reject);
-    p.on('exit', () => {
-      tail += rest;
       const num = (re: RegExp) => Number(re.exec(tail)?.[1] ?? NaN);
       const rcodes: Record<string, number> = {};
       const rc = /Response codes:\s+(.*)/.exec(tail)?.[1] ?? '';

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, ensureDnsperf, machineDescription, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
+import { cpuSeconds, ensureDnsperf, machineDescription, pinTo, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -49,34 +49,77 @@ export interface Measurement {
   peakRssMiB: number;
   lost: number;
   rcodes: Record<string, number>;
+  /** The ceiling measured in alternation with this scenario (see measurePair). */
+  ceiling?: { name: string; qps: number; p50ms: number; p99ms: number; runs: number[] };
+  /** qps / ceiling qps. */
   ratio?: number;
-  ceiling?: string;
+  /** p99 at half load / the ceiling's p99 at its half load. */
+  p99Ratio?: number;
+  /** The saturation runs (qps), in order. */
+  runs: number[];
 }
 
-async function measure(scenario: string, port: number, pid: number, queries: string[], proto: 'udp' | 'tcp', duration: number): Promise<Measurement> {
-  // Warm-up (JIT, caches), then saturation, then half load for latency.
-  await runLoad({ port, queries, proto, durationS: 1 });
-  // Saturation three times; the median run counts (loopback figures vary from run to run).
-  const runs: { qps: number; cpu: number; lost: number; rcodes: Record<string, number> }[] = [];
-  for (let i = 0; i < 3; i++) {
-    const cpu0 = cpuSeconds(pid);
-    const r = await runLoad({ port, queries, proto, durationS: duration });
-    runs.push({ qps: r.qps, cpu: (cpuSeconds(pid) - cpu0) / duration, lost: r.lost, rcodes: r.rcodes });
+/** A server under test: where to send which queries. */
+interface Target {
+  name: string;
+  port: number;
+  pid: number;
+  queries: string[];
+  /** Run before each load of this target (e.g. move the upstream to another core). */
+  prepare?: () => void;
+}
+
+async function saturate(t: Target, proto: 'udp' | 'tcp', duration: number): Promise<{ qps: number; cpu: number; lost: number; rcodes: Record<string, number> }> {
+  t.prepare?.();
+  const cpu0 = cpuSeconds(t.pid);
+  const r = await runLoad({ port: t.port, queries: t.queries, proto, durationS: duration });
+  return { qps: r.qps, cpu: (cpuSeconds(t.pid) - cpu0) / duration, lost: r.lost, rcodes: r.rcodes };
+}
+
+async function halfLoad(t: Target, proto: 'udp' | 'tcp', saturation: number, duration: number): Promise<{ p50ms: number; p99ms: number }> {
+  t.prepare?.();
+  const r = await runLoad({ port: t.port, queries: t.queries, proto, durationS: Math.max(2, Math.ceil(duration / 2)), maxQps: saturation / 2, latencies: true });
+  return { p50ms: percentile(r.latencies, 50) * 1000, p99ms: percentile(r.latencies, 99) * 1000 };
+}
+
+const median = <T extends { qps: number }>(runs: T[]): T => [...runs].sort((a, b) => a.qps - b.qps)[runs.length >> 1]!;
+
+/**
+ * A scenario and its ceiling measured in alternation: warm-up of both, then three rounds of
+ * (ceiling at saturation, scenario at saturation), medians compared, then each at half of its own
+ * saturation for latency. Loopback throughput on a shared VM drifts by tens of percent over a
+ * minute; measuring the two side by side, seconds apart, keeps the ratio about the server and not
+ * about the drift. Both processes stay up throughout, pinned to the same core; only one is loaded.
+ */
+async function measurePair(s: Target, c: Target, proto: 'udp' | 'tcp', duration: number): Promise<Measurement> {
+  for (const t of [c, s]) {
+    t.prepare?.();
+    await runLoad({ port: t.port, queries: t.queries, proto, durationS: 1 });
   }
-  runs.sort((a, b) => a.qps - b.qps);
-  const sat = runs[1]!;
-  const cpu = sat.cpu;
-  const half = await runLoad({ port, queries, proto, durationS: Math.max(2, Math.ceil(duration / 2)), maxQps: sat.qps / 2, latencies: true });
+  const sRuns: Awaited<ReturnType<typeof saturate>>[] = [];
+  const cRuns: Awaited<ReturnType<typeof saturate>>[] = [];
+  for (let i = 0; i < 3; i++) {
+    cRuns.push(await saturate(c, proto, duration));
+    sRuns.push(await saturate(s, proto, duration));
+  }
+  const sat = median(sRuns);
+  const ceil = median(cRuns);
+  const cHalf = await halfLoad(c, proto, ceil.qps, duration);
+  const sHalf = await halfLoad(s, proto, sat.qps, duration);
   return {
-    scenario,
+    scenario: s.name,
     proto,
     qps: Math.round(sat.qps),
-    p50ms: percentile(half.latencies, 50) * 1000,
-    p99ms: percentile(half.latencies, 99) * 1000,
-    cpu: Number(cpu.toFixed(2)),
-    peakRssMiB: Number(rssMiB(pid).peak.toFixed(1)),
+    p50ms: sHalf.p50ms,
+    p99ms: sHalf.p99ms,
+    cpu: Number(sat.cpu.toFixed(2)),
+    peakRssMiB: Number(rssMiB(s.pid).peak.toFixed(1)),
     lost: sat.lost,
     rcodes: sat.rcodes,
+    runs: sRuns.map((r) => Math.round(r.qps)),
+    ceiling: { name: c.name, qps: Math.round(ceil.qps), p50ms: cHalf.p50ms, p99ms: cHalf.p99ms, runs: cRuns.map((r) => Math.round(r.qps)) },
+    ratio: sat.qps / ceil.qps,
+    p99Ratio: sHalf.p99ms / cHalf.p99ms,
   };
 }
 
@@ -114,33 +157,24 @@ async function main(): Promise<void> {
   const results: Measurement[] = [];
   const log = (m: Measurement) => {
     results.push(m);
-    process.stdout.write(`${m.scenario.padEnd(22)} ${m.proto}  ${String(m.qps).padStart(7)} qps  p50 ${m.p50ms.toFixed(3)} ms  p99 ${m.p99ms.toFixed(3)} ms  cpu ${m.cpu}  rss ${m.peakRssMiB} MiB${m.ratio !== undefined ? `  ratio ${m.ratio.toFixed(2)} of ${m.ceiling}` : ''}\n`);
+    const c = m.ceiling!;
+    process.stdout.write(
+      `${m.scenario.padEnd(22)} ${m.proto}  ${String(m.qps).padStart(7)} qps  p50 ${m.p50ms.toFixed(3)} ms  p99 ${m.p99ms.toFixed(3)} ms  cpu ${m.cpu}  rss ${m.peakRssMiB} MiB` +
+        `  | ${c.name} ${c.qps} qps p99 ${c.p99ms.toFixed(3)} ms  | ratio ${m.ratio!.toFixed(2)}  p99 ratio ${m.p99Ratio!.toFixed(2)}\n`,
+    );
   };
 
-  // The ceiling: a Node echo server, UDP and TCP, measured before and again after the scenarios;
-  // ratios use the higher of the two (loopback throughput drifts during a run).
-  const ceiling: Record<string, number> = {};
-  const measureEcho = async (label: string): Promise<void> => {
-    const echoPort = port();
-    const echo = await startNode(join(DIST, 'bench/echo.js'), [String(echoPort)], /echo listening/, 0);
-    for (const proto of ['udp', 'tcp'] as const) {
-      const m = await measure(label, echoPort, echo.pid, ['example.org A'], proto, args.duration);
-      ceiling[proto] = Math.max(ceiling[proto] ?? 0, m.qps);
-      log(m);
-    }
-    await echo.stop();
-  };
-  await measureEcho('echo (ceiling)');
-  const rel = (m: Measurement, base = 'echo') => {
-    m.ceiling = base === 'echo' ? `echo/${m.proto}` : base;
-    m.ratio = m.qps / (base === 'echo' ? ceiling[m.proto]! : ceiling[base]!);
-    return m;
-  };
+  // The ceiling: a Node echo server (UDP and TCP), up for the whole run and measured next to
+  // every scenario (measurePair).
+  const echoPort = port();
+  const echoProc = await startNode(join(DIST, 'bench/echo.js'), [String(echoPort)], /echo listening/, 0);
+  const echo = (queries: string[]): Target => ({ name: 'echo', port: echoPort, pid: echoProc.pid, queries });
 
   if (want('whoami')) {
     const p = port();
     const s = await startClusterdns(`.:${p} {\n  whoami\n}\n`, p, args.workers);
-    for (const proto of ['udp', 'tcp'] as const) log(rel(await measure('whoami', p, s.pid, ['example.org A'], proto, args.duration)));
+    const t: Target = { name: 'whoami', port: p, pid: s.pid, queries: ['example.org A'] };
+    for (const proto of ['udp', 'tcp'] as const) log(await measurePair(t, echo(t.queries), proto, args.duration));
     await s.stop();
   }
 
@@ -149,18 +183,19 @@ async function main(): Promise<void> {
     const upstream = await startNode(join(DIST, 'bench/upstream.js'), [String(up)], /upstream listening/, 1);
     const names = Array.from({ length: 1000 }, (_, i) => `host${i}.example.com A`);
     if (want('cache-miss')) {
-      const upM = await measure('upstream (ceiling)', up, upstream.pid, names, 'udp', args.duration);
-      ceiling.upstream = upM.qps;
-      log(upM);
+      // Measured alone, the upstream has the server's core; behind the forwarder it moves to the
+      // load generator's core (the forwarder has core 0).
       const p = port();
       const s = await startClusterdns(`.:${p} {\n  forward . 127.0.0.1:${up}\n}\n`, p, args.workers);
-      log(rel(await measure('cache-miss (forward)', p, s.pid, names, 'udp', args.duration), 'upstream'));
+      const t: Target = { name: 'cache-miss (forward)', port: p, pid: s.pid, queries: names, prepare: () => pinTo(upstream.pid, 1) };
+      log(await measurePair(t, { name: 'upstream', port: up, pid: upstream.pid, queries: names, prepare: () => pinTo(upstream.pid, 0) }, 'udp', args.duration));
       await s.stop();
     }
     if (want('cache-hit')) {
       const p = port();
       const s = await startClusterdns(`.:${p} {\n  cache 3600\n  forward . 127.0.0.1:${up}\n}\n`, p, args.workers);
-      for (const proto of ['udp', 'tcp'] as const) log(rel(await measure('cache-hit', p, s.pid, names, proto, args.duration)));
+      const t: Target = { name: 'cache-hit', port: p, pid: s.pid, queries: names };
+      for (const proto of ['udp', 'tcp'] as const) log(await measurePair(t, echo(names), proto, args.duration));
       await s.stop();
     }
     await upstream.stop();
@@ -178,33 +213,39 @@ async function main(): Promise<void> {
       const n = q.length;
       for (let i = 0; i < n / 9; i++) q.push(`missing-${i}.${svcs[i % svcs.length]!.ns}.svc.cluster.local A`); // 10 % NXDOMAIN
       shuffle(q);
-      for (const proto of ['udp', 'tcp'] as const) log(rel(await measure('k8s-service A/AAAA', p, s.pid, q, proto, args.duration)));
+      const t: Target = { name: 'k8s-service A/AAAA', port: p, pid: s.pid, queries: q };
+      for (const proto of ['udp', 'tcp'] as const) log(await measurePair(t, echo(q), proto, args.duration));
     }
     if (want('k8s-srv')) {
       const hl = svcs.filter((x) => x.headless);
       const q = hl.map((x) => `${x.name}.${x.ns}.svc.cluster.local SRV`);
-      if (q.length) log(rel(await measure('k8s-srv headless', p, s.pid, q, 'udp', args.duration)));
+      const t: Target = { name: 'k8s-srv headless', port: p, pid: s.pid, queries: q };
+      if (q.length) log(await measurePair(t, echo(q), 'udp', args.duration));
     }
     await s.stop();
     await sandbox.stop();
   }
-
-  await measureEcho('echo (ceiling, again)');
-  for (const m of results) if (m.ceiling?.startsWith('echo/')) m.ratio = m.qps / ceiling[m.proto]!;
+  await echoProc.stop();
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const outDir = join(root, 'bench/results');
   mkdirSync(outDir, { recursive: true });
   const machine = machineDescription();
   writeFileSync(join(outDir, `bench-${stamp}.json`), `${JSON.stringify({ machine, duration: args.duration, workers: args.workers, results }, null, 2)}\n`);
+  const echoRuns = results.filter((m) => m.ceiling?.name === 'echo' && m.proto === 'udp').flatMap((m) => m.ceiling!.runs);
   const md = [
     `# clusterdns benchmark ${new Date().toISOString()}`,
     '',
-    `Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load: dnsperf on 127.0.0.1, ${args.duration}s per run, median of three saturation runs; server and load generator pinned to different cores. Workers: ${args.workers}.`,
+    `Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load: dnsperf on 127.0.0.1, ${args.duration}s per run; server and load generator pinned to different cores. Workers: ${args.workers}.`,
+    'Each row: three saturation runs of the scenario alternating with three of its ceiling (the Node echo server, or for cache misses the upstream), medians compared; then each at half of its own saturation for latency.',
+    echoRuns.length ? `Echo UDP saturation runs over the whole bench: ${Math.min(...echoRuns)}–${Math.max(...echoRuns)} qps (the drift the alternation cancels).` : '',
     '',
-    '| scenario | proto | QPS (saturation) | p50 ms (half load) | p99 ms (half load) | server CPU | peak RSS MiB | ratio to ceiling |',
-    '|---|---|---:|---:|---:|---:|---:|---|',
-    ...results.map((m) => `| ${m.scenario} | ${m.proto} | ${m.qps} | ${m.p50ms.toFixed(3)} | ${m.p99ms.toFixed(3)} | ${m.cpu} | ${m.peakRssMiB} | ${m.ratio !== undefined ? `${m.ratio.toFixed(2)} (${m.ceiling})` : '—'} |`),
+    '| scenario | proto | QPS (saturation) | p50 ms (half load) | p99 ms (half load) | server CPU | peak RSS MiB | ceiling | ceiling QPS | ceiling p99 ms | QPS ratio | p99 ratio |',
+    '|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|',
+    ...results.map((m) => {
+      const c = m.ceiling!;
+      return `| ${m.scenario} | ${m.proto} | ${m.qps} | ${m.p50ms.toFixed(3)} | ${m.p99ms.toFixed(3)} | ${m.cpu} | ${m.peakRssMiB} | ${c.name}/${m.proto} | ${c.qps} | ${c.p99ms.toFixed(3)} | ${m.ratio!.toFixed(2)} | ${m.p99Ratio!.toFixed(2)} |`;
+    }),
     '',
   ].join('\n');
   writeFileSync(join(outDir, `bench-${stamp}.md`), md);

@@ -175,6 +175,7 @@ async function main(): Promise<void> {
     readySecondsFromFirstApiRequest: Number(((tReady - tApi) / 1000).toFixed(2)),
     baselineRssMiB: Number(baseline.toFixed(1)),
     rssAfterSyncMiB: Number(rss.current.toFixed(1)),
+    rssAfterChurnMiB: Number(rssAfter.current.toFixed(1)),
     peakRssMiB: Number(rssAfter.peak.toFixed(1)),
     bytesPerObject: Math.round(((rss.current - baseline) * 1024 * 1024) / objects),
     corednsSizingRuleMiB: Math.round((PODS + SERVICES) / 1000 + 54),
