@@ -16,6 +16,7 @@ import * as metrics from './metrics.js';
 import { effectiveCapacity, type CacheConfig } from './setup.js';
 import { writtenStatus } from '../forward/wire.js';
 import { analyze, setTtls, withoutOpt, type Analysis } from './wire.js';
+import { cloneBuffer, copyBytes } from '../../src/dns/wire.js';
 import { CounterCell } from '../../src/metrics/batch.js';
 
 /** TTL basis for replies without records and for non-cacheable kinds (CoreDNS MinimalDefaultTTL). */
@@ -81,6 +82,8 @@ export class CacheHandler implements Handler {
   readonly denial: LRUCache<string, Entry>;
   private readonly zonesLabel: string;
   private readonly children = new Map<string, Children>();
+  private lastServer = '';
+  private lastChildren: Children | null = null;
   /** `server` label for evictions (the listener of the query being stored). */
   private storingServer = '';
 
@@ -94,6 +97,15 @@ export class CacheHandler implements Handler {
   }
 
   private metricsFor(server: string): Children {
+    // Almost every query comes from the same listener as the one before.
+    if (server === this.lastServer && this.lastChildren) return this.lastChildren;
+    const c = this.childrenOf(server);
+    this.lastServer = server;
+    this.lastChildren = c;
+    return c;
+  }
+
+  private childrenOf(server: string): Children {
     let c = this.children.get(server);
     if (!c) {
       const z = this.zonesLabel;
@@ -150,7 +162,7 @@ export class CacheHandler implements Handler {
   lookup(q: Query, now: number): Entry | null {
     const key = cacheKey(q);
     const staleSec = this.staleSec;
-    const neg = this.denial.get(key);
+    const neg = this.denial.size > 0 ? this.denial.get(key) : undefined;
     const pos = this.success.get(key);
     const negOk = this.usable(neg, q, now);
     const posOk = this.usable(pos, q, now);
@@ -177,14 +189,14 @@ export class CacheHandler implements Handler {
   }
 
   private writeHit(q: Query, e: Entry, ttl: number): number {
-    const buf = Buffer.from(e.wire);
+    const buf = cloneBuffer(e.wire);
     buf.writeUInt16BE(q.id, 0);
     const qf = q.req.flags;
     let f = Flag.QR | (qf & 0x7800) | Flag.AA | (e.flags & Flag.RA) | (qf & (Flag.RD | Flag.CD)) | (e.flags & 0xf);
     if ((e.flags & Flag.AD) !== 0 && (q.do || (qf & Flag.AD) !== 0)) f |= Flag.AD;
     buf.writeUInt16BE(f, 2);
     // The question as asked now (same name, so the same length).
-    if (q.req.questionEnd === e.questionEnd) q.raw.copy(buf, 12, 12, e.questionEnd - 4);
+    if (q.req.questionEnd === e.questionEnd) copyBytes(q.raw, 12, e.questionEnd - 4, buf, 12);
     setTtls(buf, e.ttlOffsets, Math.max(0, ttl));
     q.writeWire(buf, this.name);
     return writtenStatus(e.rcode);

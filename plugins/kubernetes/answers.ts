@@ -13,7 +13,7 @@
 import type { Answer } from 'dns-packet';
 import { encodeFitted, encodeMessage } from '../../src/dns/encode.js';
 import { Flag, Qtype, qtypeName } from '../../src/dns/constants.js';
-import { forEachRecord } from '../../src/dns/wire.js';
+import { cloneBuffer, copyBytes, forEachRecord } from '../../src/dns/wire.js';
 import { toPacketName } from '../../src/dns/name.js';
 import { decode, type Message } from '../../src/dns/message.js';
 
@@ -146,12 +146,11 @@ export function negativeEntry(lname: string, qtype: number, zone: string, soaTtl
 
 /** Patch a copy of `e` for one query. `raw`/`questionEnd` are the client's packet and question end. */
 export function materialize(e: Entry, id: number, reqFlags: number, raw: Buffer, questionEnd: number, rcode: number, serial: number): Buffer {
-  const buf = Buffer.allocUnsafe(e.wire.length);
-  e.wire.copy(buf);
+  const buf = cloneBuffer(e.wire);
   buf.writeUInt16BE(id, 0);
   // TC survives from a truncated (fitted) entry.
   buf.writeUInt16BE(Flag.QR | (reqFlags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (e.wire.readUInt16BE(2) & Flag.TC) | (rcode & 0xf), 2);
-  raw.copy(buf, 12, 12, questionEnd);
+  copyBytes(raw, 12, questionEnd, buf, 12);
   for (const off of e.serialOffsets) buf.writeUInt32BE(serial >>> 0, off);
   return buf;
 }

@@ -255,3 +255,19 @@ export function forEachRecord(buf: Buffer, fn: (section: 0 | 1 | 2, rrOffset: nu
   }
   return true;
 }
+
+/**
+ * Copy `src[start, end)` to `dst` at `at`. For the few dozen bytes of a question this plain loop
+ * is several times cheaper than `Buffer.prototype.copy`, whose argument checks dominate at that
+ * size (it was 1–2 % of a cache hit's profile).
+ */
+export function copyBytes(src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): void {
+  for (let i = start; i < end; i++) dst[at + i - start] = src[i]!;
+}
+
+/** A fresh copy of a whole buffer (pool-backed like Buffer.from, without its type dispatch). */
+export function cloneBuffer(src: Buffer): Buffer {
+  const buf = Buffer.allocUnsafe(src.length);
+  buf.set(src);
+  return buf;
+}

@@ -18,9 +18,13 @@ export class RouteTable {
   /** Some block on this listener has a plugin that answers every class. */
   anyClass = false;
 
+  /** The non-root routes, longest zone first (the scan for listeners with few zones). */
+  private ordered: Route[] = [];
+
   add(route: Route): void {
     this.zones.set(route.zone, route);
     if (route.zone === '.') this.root = route;
+    this.ordered = [...this.zones.values()].filter((r) => r.zone !== '.').sort((a, b) => b.zone.length - a.zone.length);
   }
 
   get size(): number {
@@ -33,6 +37,9 @@ export class RouteTable {
 
   lookup(lname: string, qtype: number): Route | undefined {
     if (this.zones.size === 1 && this.root) return this.root;
+    // A handful of zones: compare suffixes in place. Walking the name's suffixes instead costs a
+    // substring and a hash per label, per query; it wins only with many zones.
+    if (this.ordered.length <= 8) return this.scan(lname, qtype);
     let found: Route | undefined;
     let i = 0;
     while (i < lname.length) {
@@ -45,6 +52,18 @@ export class RouteTable {
       const dot = lname.indexOf('.', i);
       if (dot < 0 || dot === lname.length - 1) break;
       i = dot + 1;
+    }
+    return found ?? this.root;
+  }
+
+  private scan(lname: string, qtype: number): Route | undefined {
+    let found: Route | undefined;
+    for (const r of this.ordered) {
+      const z = r.zone;
+      if (!lname.endsWith(z) || (lname.length > z.length && lname.charCodeAt(lname.length - z.length - 1) !== 46)) continue;
+      // DS lives in the parent zone: keep looking for a shorter match.
+      if (qtype !== Qtype.DS) return r;
+      found = r;
     }
     return found ?? this.root;
   }
