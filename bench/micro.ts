@@ -13,7 +13,7 @@ import * as dnsPacket from 'dns-packet';
 import { startSandbox } from '../sandbox/server.js';
 import { makeDispatch } from '../src/server/dispatch.js';
 import { Server } from '../src/server/server.js';
-import type { Transport } from '../src/query.js';
+import type { Exchange } from '../src/server/listener.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const N = Number(process.env.N ?? 500_000);
@@ -26,19 +26,19 @@ async function measure(label: string, corefile: string, names: string[]): Promis
   const spec = [...server.current!.listens.values()][0]!;
   const dispatch = makeDispatch(spec.table, { maxUdpSize: 1232 });
   const packets = names.map((name, i) => dnsPacket.encode({ id: i, type: 'query', flags: dnsPacket.RECURSION_DESIRED, questions: [{ name, type: 'A', class: 'IN' }] }));
-  const t: Transport = { proto: 'udp', family: 1, remoteAddress: '127.0.0.1', remotePort: 5555, localAddress: '', localPort: p, server: spec.name };
   let replies = 0;
-  const respond = (): void => {
-    replies++;
+  const ex: Exchange = {
+    proto: 'udp', family: 1, remoteAddress: '127.0.0.1', remotePort: 5555, localAddress: '', localPort: p, server: spec.name,
+    respond: () => void replies++,
+    done: () => undefined,
   };
-  const done = (): void => {};
   // Prime caches (a miss may wait for an upstream), then three timed rounds; the best counts.
-  for (const pkt of packets) dispatch(pkt, t, respond, done);
+  for (const pkt of packets) dispatch(pkt, ex);
   await new Promise((r) => setTimeout(r, 300));
   const rounds: number[] = [];
   for (let round = 0; round < 3; round++) {
     const t0 = performance.now();
-    for (let i = 0; i < N; i++) dispatch(packets[i % packets.length]!, t, respond, done);
+    for (let i = 0; i < N; i++) dispatch(packets[i % packets.length]!, ex);
     await new Promise((r) => setImmediate(r));
     rounds.push(((performance.now() - t0) * 1e6) / N);
   }

@@ -8,7 +8,7 @@ import { parseRequest, type ParsedRequest } from '../dns/wire.js';
 import { coreLog } from '../log.js';
 import * as dnsMetrics from '../metrics/dns.js';
 import { Query, type Transport } from '../query.js';
-import type { Dispatch } from './listener.js';
+import type { Dispatch, Exchange } from './listener.js';
 import { bareReply, finalizeReply } from './reply.js';
 import type { RouteTable } from './routes.js';
 
@@ -28,7 +28,7 @@ function recordDropped(t: Transport, req: ParsedRequest, reqSize: number, reply:
   dnsMetrics.requestDuration.labels(server, 'dropped', '').observe((performance.now() - start) / 1000);
 }
 
-function finish(q: Query, rcode: number, respond: (b: Buffer) => void, opts: DispatchOptions): void {
+function finish(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): void {
   let out: Buffer;
   if (q.reply === null) {
     // Nothing written: the server writes a bare reply with the returned RCODE (§7.4). A plugin
@@ -43,66 +43,66 @@ function finish(q: Query, rcode: number, respond: (b: Buffer) => void, opts: Dis
       out = bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, q.req.edns);
     }
   }
-  respond(out);
+  ex.respond(out);
 }
 
-function panicked(q: Query, err: unknown, respond: (b: Buffer) => void): void {
+function panicked(q: Query, err: unknown, ex: Exchange): void {
   dnsMetrics.panicsTotal.inc();
   coreLog.error(`Recovered from panic in server: "${q.transport.server}" ${(err as Error)?.stack ?? String(err)}`);
-  respond(bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, q.req.edns));
+  ex.respond(bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, q.req.edns));
 }
 
 export function makeDispatch(table: RouteTable, opts: DispatchOptions): Dispatch {
-  return (packet, transport, respond, done) => {
+  return (packet, ex) => {
     const start = performance.now();
     const parsed = parseRequest(packet);
     if (parsed.kind === 'drop') {
-      done();
+      ex.done();
       return;
     }
     if (parsed.kind === 'rcode') {
-      respond(bareReply(packet, parsed.questionEnd, parsed.rcode, parsed.edns));
-      done();
+      ex.respond(bareReply(packet, parsed.questionEnd, parsed.rcode, parsed.edns));
+      ex.done();
       return;
     }
     const req = parsed.req;
     if (req.edns !== null && req.edns.version !== 0) {
       // BADVERS: no further processing, not counted in metrics.
-      respond(bareReply(packet, req.questionEnd, Rcode.BADVERS, req.edns));
-      done();
+      ex.respond(bareReply(packet, req.questionEnd, Rcode.BADVERS, req.edns));
+      ex.done();
       return;
     }
     const route = req.qclass === Qclass.IN || table.anyClass ? table.lookup(req.lname, req.qtype) : undefined;
     if (route === undefined || route.chain === null) {
       const reply = bareReply(packet, req.questionEnd, Rcode.REFUSED, req.edns);
-      respond(reply);
-      recordDropped(transport, req, packet.length, reply, start);
-      done();
+      ex.respond(reply);
+      recordDropped(ex, req, packet.length, reply, start);
+      ex.done();
       return;
     }
-    const q = new Query(packet, req, transport, start);
+    const q = new Query(packet, req, ex, start);
     q.zone = route.zone;
     let result: number | Promise<number>;
     try {
       result = route.chain.serve(q);
     } catch (e) {
-      panicked(q, e, respond);
-      done();
+      panicked(q, e, ex);
+      ex.done();
       return;
     }
     if (typeof result === 'number') {
-      finish(q, result, respond, opts);
-      done();
+      finish(q, result, ex, opts);
+      ex.done();
       return;
     }
     result.then(
       (rc) => {
-        finish(q, rc, respond, opts);
-        done();
+        finish(q, rc, ex, opts);
+        ex.done();
       },
       (e: unknown) => {
-        panicked(q, e, respond);
-        done();
+        panicked(q, e, ex);
+        ex.done();
       },
     );
   };

@@ -12,8 +12,16 @@ import * as net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { Transport } from '../query.js';
 
-/** Called for every packet; `respond` sends the reply bytes (at most once). */
-export type Dispatch = (packet: Buffer, transport: Transport, respond: (reply: Buffer) => void, done: () => void) => void;
+/** One query's way back to its client: the transport it came on, how to reply, how to finish. */
+export interface Exchange extends Transport {
+  /** Send the reply bytes; only the first call of an exchange sends. */
+  respond(reply: Buffer): void;
+  /** The query is finished (answered, dropped or failed); called exactly once. */
+  done(): void;
+}
+
+/** Called for every packet. */
+export type Dispatch = (packet: Buffer, ex: Exchange) => void;
 
 export interface TcpLimits {
   /** Close a connection with no complete query for this long (ms). CoreDNS: 10 s. */
@@ -144,34 +152,12 @@ export class Listener {
     if (this.closing) return;
     // A udp4 socket only sees IPv4 clients; a dual-stack udp6 one sees IPv4 as ::ffff:a.b.c.d.
     const remote = family === 2 ? unmapV4(rinfo.address) : rinfo.address;
-    const transport: Transport = {
-      proto: 'udp',
-      family: family === 1 || remote !== rinfo.address ? 1 : 2,
-      remoteAddress: remote,
-      remotePort: rinfo.port,
-      localAddress: this.host,
-      localPort,
-      server: this.name,
-    };
     this.inFlight++;
-    let answered = false;
-    this.dispatch(
-      msg,
-      transport,
-      (reply) => {
-        if (answered) return;
-        answered = true;
-        try {
-          sock.send(reply, rinfo.port, rinfo.address);
-        } catch {
-          // The socket was closed (shutdown grace period over): the client will retry elsewhere.
-        }
-      },
-      () => this.finished(),
-    );
+    this.dispatch(msg, new UdpExchange(this, sock, family === 1 || remote !== rinfo.address ? 1 : 2, remote, rinfo.port, rinfo.address, localPort));
   }
 
-  private finished(): void {
+  /** A query of this listener finished (see Exchange.done). */
+  finished(): void {
     this.inFlight--;
     if (this.inFlight === 0 && this.drainWaiters.length) {
       for (const w of this.drainWaiters.splice(0)) w();
@@ -202,18 +188,8 @@ export class Listener {
     }
     this.conns.add(c);
     const remote = unmapV4(c.remoteAddress ?? '');
-    const transport: Transport = {
-      proto: 'tcp',
-      family: net.isIPv4(remote) ? 1 : 2,
-      remoteAddress: remote,
-      remotePort: c.remotePort ?? 0,
-      localAddress: this.host,
-      localPort: this.port,
-      server: this.name,
-    };
+    const conn = new TcpConnection(this, c, net.isIPv4(remote) ? 1 : 2, remote, c.remotePort ?? 0, this.limits.maxInFlightPerConnection);
     let pending: Buffer | null = null;
-    let inFlight = 0;
-    let paused = false;
     let readTimer: NodeJS.Timeout | null = null;
     c.setTimeout(this.limits.idleTimeoutMs, () => c.destroy());
     const clearReadTimer = () => {
@@ -238,33 +214,9 @@ export class Listener {
         const msg = buf.subarray(2, 2 + len);
         buf = buf.subarray(2 + len);
         if (len === 0) continue;
-        inFlight++;
         this.inFlight++;
-        if (inFlight >= this.limits.maxInFlightPerConnection && !paused) {
-          paused = true;
-          c.pause();
-        }
-        let answered = false;
-        this.dispatch(
-          Buffer.from(msg),
-          transport,
-          (reply) => {
-            if (answered || c.destroyed) return;
-            answered = true;
-            const frame = Buffer.allocUnsafe(2 + reply.length);
-            frame.writeUInt16BE(reply.length, 0);
-            reply.copy(frame, 2);
-            c.write(frame);
-          },
-          () => {
-            inFlight--;
-            this.finished();
-            if (paused && inFlight < this.limits.maxInFlightPerConnection / 2) {
-              paused = false;
-              c.resume();
-            }
-          },
-        );
+        conn.started();
+        this.dispatch(Buffer.from(msg), new TcpExchange(conn));
       }
       c.uncork();
       if (buf.length > 0) {
@@ -304,6 +256,116 @@ export class Listener {
     }, 1000);
     await tcpClosed;
     clearTimeout(destroyTimer);
+  }
+}
+
+/**
+ * A UDP query: one object per packet with its methods on the prototype, so the hot path creates
+ * no closures.
+ */
+class UdpExchange implements Exchange {
+  readonly proto = 'udp';
+  readonly localAddress: string;
+  readonly server: string;
+  private answered = false;
+
+  constructor(
+    private readonly listener: Listener,
+    private readonly sock: dgram.Socket,
+    readonly family: 1 | 2,
+    readonly remoteAddress: string,
+    readonly remotePort: number,
+    /** The source address as the socket reported it (a udp6 socket replies to the mapped form). */
+    private readonly replyAddress: string,
+    readonly localPort: number,
+  ) {
+    this.localAddress = listener.host;
+    this.server = listener.name;
+  }
+
+  respond(reply: Buffer): void {
+    if (this.answered) return;
+    this.answered = true;
+    try {
+      this.sock.send(reply, this.remotePort, this.replyAddress);
+    } catch {
+      // The socket was closed (shutdown grace period over): the client will retry elsewhere.
+    }
+  }
+
+  done(): void {
+    this.listener.finished();
+  }
+}
+
+/** A TCP connection's share of the exchanges: framing of replies and the in-flight cap. */
+class TcpConnection {
+  private inFlight = 0;
+  private paused = false;
+
+  constructor(
+    readonly listener: Listener,
+    private readonly c: net.Socket,
+    readonly family: 1 | 2,
+    readonly remoteAddress: string,
+    readonly remotePort: number,
+    private readonly maxInFlight: number,
+  ) {}
+
+  /** A query of this connection went to the chain: stop reading above the cap. */
+  started(): void {
+    this.inFlight++;
+    if (this.inFlight >= this.maxInFlight && !this.paused) {
+      this.paused = true;
+      this.c.pause();
+    }
+  }
+
+  send(reply: Buffer): void {
+    if (this.c.destroyed) return;
+    const frame = Buffer.allocUnsafe(2 + reply.length);
+    frame.writeUInt16BE(reply.length, 0);
+    frame.set(reply, 2);
+    this.c.write(frame);
+  }
+
+  finished(): void {
+    this.inFlight--;
+    this.listener.finished();
+    if (this.paused && this.inFlight < this.maxInFlight / 2) {
+      this.paused = false;
+      this.c.resume();
+    }
+  }
+}
+
+class TcpExchange implements Exchange {
+  readonly proto = 'tcp';
+  readonly family: 1 | 2;
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly localAddress: string;
+  readonly localPort: number;
+  readonly server: string;
+  private answered = false;
+
+  constructor(private readonly conn: TcpConnection) {
+    this.family = conn.family;
+    this.remoteAddress = conn.remoteAddress;
+    this.remotePort = conn.remotePort;
+    this.localAddress = conn.listener.host;
+    this.localPort = conn.listener.port;
+    this.server = conn.listener.name;
+  }
+
+  respond(reply: Buffer): void {
+    if (this.answered) return;
+    this.answered = true;
+    this.conn.send(reply);
+  }
+
+  done(): void {
+    this.conn.finished();
   }
 }
 
