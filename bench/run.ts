@@ -4,7 +4,8 @@
  * saturation, p50/p99 latency at half of saturation, server CPU and peak RSS, and the ratio to the
  * echo ceiling. Results go to bench/results/ as JSON and Markdown.
  *
- * Usage: npm run bench [-- --duration 5 --only whoami,cache-hit --services 10000]
+ * Usage: npm run bench [-- --duration 5 --only whoami,cache-hit --services 10000 --workers 1]
+ *        npm run bench -- --baseline ../other-checkout   (A/B: that build is every row's ceiling)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,8 @@ const root = resolve(here, '../..');
 const DIST = join(root, 'dist');
 
 interface Args {
+  /** Another checkout (built): its server is the ceiling of every scenario instead of the echo. */
+  baseline: string | null;
   duration: number;
   only: string[] | null;
   services: number;
@@ -24,7 +27,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { duration: 5, only: null, services: 10_000, workers: 1 };
+  const a: Args = { baseline: null, duration: 5, only: null, services: 10_000, workers: 1 };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = argv[i + 1];
@@ -33,6 +36,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--only') a.only = v.split(',');
     else if (k === '--services') a.services = Number(v);
     else if (k === '--workers') a.workers = Number(v);
+    else if (k === '--baseline') a.baseline = resolve(v);
     else continue;
     i++;
   }
@@ -86,8 +90,8 @@ const median = <T extends { qps: number }>(runs: T[]): T => [...runs].sort((a, b
 
 /**
  * A scenario and its ceiling measured in alternation: warm-up of both, then three rounds of
- * (ceiling at saturation, scenario at saturation), medians compared, then each at half of its own
- * saturation for latency. Loopback throughput on a shared VM drifts by tens of percent over a
+ * (ceiling at saturation, scenario at saturation), medians compared, then three rounds of each at
+ * half of its own saturation for latency (medians of p50 and p99). Loopback throughput on a shared VM drifts by tens of percent over a
  * minute; measuring the two side by side, seconds apart, keeps the ratio about the server and not
  * about the drift. Both processes stay up throughout, pinned to the same core; only one is loaded.
  */
@@ -104,8 +108,17 @@ async function measurePair(s: Target, c: Target, proto: 'udp' | 'tcp', duration:
   }
   const sat = median(sRuns);
   const ceil = median(cRuns);
-  const cHalf = await halfLoad(c, proto, ceil.qps, duration);
-  const sHalf = await halfLoad(s, proto, sat.qps, duration);
+  // Latency: three alternating runs each, medians of p50 and p99 (one run's p99 is at the mercy
+  // of a single pause anywhere on the machine).
+  const cHalves: { p50ms: number; p99ms: number }[] = [];
+  const sHalves: { p50ms: number; p99ms: number }[] = [];
+  for (let i = 0; i < 3; i++) {
+    cHalves.push(await halfLoad(c, proto, ceil.qps, duration));
+    sHalves.push(await halfLoad(s, proto, sat.qps, duration));
+  }
+  const mid = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
+  const cHalf = { p50ms: mid(cHalves.map((h) => h.p50ms)), p99ms: mid(cHalves.map((h) => h.p99ms)) };
+  const sHalf = { p50ms: mid(sHalves.map((h) => h.p50ms)), p99ms: mid(sHalves.map((h) => h.p99ms)) };
   return {
     scenario: s.name,
     proto,
@@ -123,14 +136,14 @@ async function measurePair(s: Target, c: Target, proto: 'udp' | 'tcp', duration:
   };
 }
 
-async function startClusterdns(corefile: string, port: number, workers: number): Promise<Proc> {
+async function startClusterdns(corefile: string, port: number, workers: number, checkout = root): Promise<Proc> {
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-bench-'));
   const path = join(dir, 'Corefile');
   writeFileSync(path, corefile);
   const args = ['-conf', path, '-dns.port', String(port)];
   if (workers > 1) args.push('-workers', String(workers));
   // Several workers may use every core (the load generator then competes with them).
-  return startNode(join(root, 'bin/clusterdns'), args, /^clusterdns-\d/, workers > 1 ? null : 0, {}, SERVER_NODE_ARGS);
+  return startNode(join(checkout, 'bin/clusterdns'), args, /^clusterdns-\d/, workers > 1 ? null : 0, {}, SERVER_NODE_ARGS);
 }
 
 let nextPort = 20000 + Math.floor(Math.random() * 20000);
@@ -169,12 +182,25 @@ async function main(): Promise<void> {
   const echoPort = port();
   const echoProc = await startNode(join(DIST, 'bench/echo.js'), [String(echoPort)], /echo listening/, 0);
   const echo = (queries: string[]): Target => ({ name: 'echo', port: echoPort, pid: echoProc.pid, queries });
+  /** The same server in another checkout (--baseline), else null. */
+  const baseline = async (corefile: (p: number) => string, queries: string[]): Promise<{ target: Target; proc: Proc } | null> => {
+    if (!args.baseline) return null;
+    const p = port();
+    const proc = await startClusterdns(corefile(p), p, args.workers, args.baseline);
+    return { target: { name: 'baseline', port: p, pid: proc.pid, queries }, proc };
+  };
+  /** Measure `t` against the baseline server when there is one, else against the echo. */
+  const scenario = async (t: Target, corefile: (p: number) => string, protos: readonly ('udp' | 'tcp')[]): Promise<void> => {
+    const b = await baseline(corefile, t.queries);
+    for (const proto of protos) log(await measurePair(t, b?.target ?? echo(t.queries), proto, args.duration));
+    await b?.proc.stop();
+  };
 
   if (want('whoami')) {
+    const corefile = (p: number) => `.:${p} {\n  whoami\n}\n`;
     const p = port();
-    const s = await startClusterdns(`.:${p} {\n  whoami\n}\n`, p, args.workers);
-    const t: Target = { name: 'whoami', port: p, pid: s.pid, queries: ['example.org A'] };
-    for (const proto of ['udp', 'tcp'] as const) log(await measurePair(t, echo(t.queries), proto, args.duration));
+    const s = await startClusterdns(corefile(p), p, args.workers);
+    await scenario({ name: 'whoami', port: p, pid: s.pid, queries: ['example.org A'] }, corefile, ['udp', 'tcp']);
     await s.stop();
   }
 
@@ -185,17 +211,21 @@ async function main(): Promise<void> {
     if (want('cache-miss')) {
       // Measured alone, the upstream has the server's core; behind the forwarder it moves to the
       // load generator's core (the forwarder has core 0).
+      const corefile = (p: number) => `.:${p} {\n  forward . 127.0.0.1:${up}\n}\n`;
       const p = port();
-      const s = await startClusterdns(`.:${p} {\n  forward . 127.0.0.1:${up}\n}\n`, p, args.workers);
+      const s = await startClusterdns(corefile(p), p, args.workers);
       const t: Target = { name: 'cache-miss (forward)', port: p, pid: s.pid, queries: names, prepare: () => pinTo(upstream.pid, 1) };
-      log(await measurePair(t, { name: 'upstream', port: up, pid: upstream.pid, queries: names, prepare: () => pinTo(upstream.pid, 0) }, 'udp', args.duration));
+      const b = await baseline(corefile, names);
+      if (b) b.target.prepare = t.prepare;
+      log(await measurePair(t, b?.target ?? { name: 'upstream', port: up, pid: upstream.pid, queries: names, prepare: () => pinTo(upstream.pid, 0) }, 'udp', args.duration));
+      await b?.proc.stop();
       await s.stop();
     }
     if (want('cache-hit')) {
+      const corefile = (p: number) => `.:${p} {\n  cache 3600\n  forward . 127.0.0.1:${up}\n}\n`;
       const p = port();
-      const s = await startClusterdns(`.:${p} {\n  cache 3600\n  forward . 127.0.0.1:${up}\n}\n`, p, args.workers);
-      const t: Target = { name: 'cache-hit', port: p, pid: s.pid, queries: names };
-      for (const proto of ['udp', 'tcp'] as const) log(await measurePair(t, echo(names), proto, args.duration));
+      const s = await startClusterdns(corefile(p), p, args.workers);
+      await scenario({ name: 'cache-hit', port: p, pid: s.pid, queries: names }, corefile, ['udp', 'tcp']);
       await s.stop();
     }
     await upstream.stop();
@@ -205,22 +235,21 @@ async function main(): Promise<void> {
     const sandbox = await startNode(join(DIST, 'sandbox/main.js'), ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3)], /listening on (http:\/\/\S+)/, 1);
     const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
     const svcs = await listServices(url);
+    const corefile = (p: number) => `cluster.local:${p} {\n  kubernetes cluster.local {\n    endpoint ${url}\n  }\n}\n`;
     const p = port();
-    const s = await startClusterdns(`cluster.local:${p} {\n  kubernetes cluster.local {\n    endpoint ${url}\n  }\n}\n`, p, args.workers);
+    const s = await startClusterdns(corefile(p), p, args.workers);
     if (want('k8s-service')) {
       const q: string[] = [];
       for (const sv of shuffle([...svcs]).slice(0, 20000)) q.push(`${sv.name}.${sv.ns}.svc.cluster.local ${Math.random() < 0.8 ? 'A' : 'AAAA'}`);
       const n = q.length;
       for (let i = 0; i < n / 9; i++) q.push(`missing-${i}.${svcs[i % svcs.length]!.ns}.svc.cluster.local A`); // 10 % NXDOMAIN
       shuffle(q);
-      const t: Target = { name: 'k8s-service A/AAAA', port: p, pid: s.pid, queries: q };
-      for (const proto of ['udp', 'tcp'] as const) log(await measurePair(t, echo(q), proto, args.duration));
+      await scenario({ name: 'k8s-service A/AAAA', port: p, pid: s.pid, queries: q }, corefile, ['udp', 'tcp']);
     }
     if (want('k8s-srv')) {
       const hl = svcs.filter((x) => x.headless);
       const q = hl.map((x) => `${x.name}.${x.ns}.svc.cluster.local SRV`);
-      const t: Target = { name: 'k8s-srv headless', port: p, pid: s.pid, queries: q };
-      if (q.length) log(await measurePair(t, echo(q), 'udp', args.duration));
+      if (q.length) await scenario({ name: 'k8s-srv headless', port: p, pid: s.pid, queries: q }, corefile, ['udp']);
     }
     await s.stop();
     await sandbox.stop();
@@ -237,7 +266,8 @@ async function main(): Promise<void> {
     `# clusterdns benchmark ${new Date().toISOString()}`,
     '',
     `Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load: dnsperf on 127.0.0.1, ${args.duration}s per run; server and load generator pinned to different cores. Workers: ${args.workers}.`,
-    'Each row: three saturation runs of the scenario alternating with three of its ceiling (the Node echo server, or for cache misses the upstream), medians compared; then each at half of its own saturation for latency.',
+    'Each row: three saturation runs of the scenario alternating with three of its ceiling (the Node echo server, or for cache misses the upstream), medians compared; then three runs of each at half of its own saturation, median p50/p99.',
+    args.baseline ? `A/B run: every row's ceiling is the same scenario served by the build in ${args.baseline}.` : '',
     echoRuns.length ? `Echo UDP saturation runs over the whole bench: ${Math.min(...echoRuns)}–${Math.max(...echoRuns)} qps (the drift the alternation cancels).` : '',
     '',
     '| scenario | proto | QPS (saturation) | p50 ms (half load) | p99 ms (half load) | server CPU | peak RSS MiB | ceiling | ceiling QPS | ceiling p99 ms | QPS ratio | p99 ratio |',
