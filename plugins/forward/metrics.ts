@@ -3,6 +3,7 @@
  * `coredns_proxy_*` / `coredns_forward_*` names and the pre-1.11 compatibility family that the
  * coredns-mixin dashboards still query (all four of them, never `sockets_open`).
  */
+import { flushOnCollect } from '../../src/metrics/batch.js';
 import { counter, exponentialBuckets, histogram } from '../../src/metrics/registry.js';
 
 const DURATION_BUCKETS = exponentialBuckets(0.00025, 2, 16);
@@ -67,3 +68,6 @@ export const forwardHealthcheckFailures = counter({
   help: 'Counter of the number of failed healthchecks.',
   labelNames: ['to'] as const,
 });
+
+// Recorded per query through batched cells (proxy.ts): pushed into prom-client when read.
+for (const metric of [forwardRequests, forwardResponses, forwardRequestDuration, proxyRequestDuration, proxyConnCacheHits, proxyConnCacheMisses]) flushOnCollect(metric);

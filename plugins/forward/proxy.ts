@@ -5,6 +5,7 @@
 import type * as tls from 'node:tls';
 import { Qclass, Qtype, rcodeName } from '../../src/dns/constants.js';
 import { nameToLabels } from '../../src/dns/encode.js';
+import { CounterCell, HistCell } from '../../src/metrics/batch.js';
 import * as m from './metrics.js';
 import { DohClient } from './doh.js';
 import { StreamPool } from './stream.js';
@@ -65,13 +66,22 @@ export class Proxy {
   private readonly doh: DohClient | null;
   private sweepTimer: NodeJS.Timeout | null = null;
   private readonly probeQuestion: QuestionKey;
+  /**
+   * Per-query metrics as batched cells, made once per label set: prom-client's `labels()`
+   * re-hashes the label set on every call.
+   */
+  private readonly requests: CounterCell;
+  private readonly byRcode = new Map<number, { proxyDuration: HistCell; forwardDuration: HistCell; responses: CounterCell }>();
   private readonly probePacket: Buffer;
 
   constructor(readonly addr: UpstreamAddress, private readonly o: ProxyOptions) {
     this.to = joinHostPort(addr.host, addr.port);
-    const conn = (proto: string) => (hit: boolean): void => {
-      (hit ? m.proxyConnCacheHits : m.proxyConnCacheMisses).labels(PROXY_NAME, this.to, proto).inc();
+    const conn = (proto: string) => {
+      const hits = new CounterCell(m.proxyConnCacheHits, { proxy_name: PROXY_NAME, to: this.to, proto });
+      const misses = new CounterCell(m.proxyConnCacheMisses, { proxy_name: PROXY_NAME, to: this.to, proto });
+      return (hit: boolean): void => (hit ? hits : misses).inc();
     };
+    this.requests = new CounterCell(m.forwardRequests, { to: this.to });
     this.udp = new UdpPool({
       host: addr.host, port: addr.port, label: this.to, sourceAddress: o.sourceAddress,
       expireMs: o.expireMs, size: 4, onConn: conn('udp'),
@@ -123,8 +133,8 @@ export class Proxy {
    * matched on id and question; stream replies on id (the caller checks the question).
    */
   async exchange(packet: Buffer, q: QuestionKey, proto: 'udp' | 'tcp', timeoutMs: number): Promise<Buffer> {
-    const started = process.hrtime.bigint();
-    m.forwardRequests.labels(this.to).inc();
+    const started = performance.now();
+    this.requests.inc();
     let reply: Buffer;
     if (this.doh) {
       reply = await this.doh.exchange(packet, timeoutMs);
@@ -135,12 +145,26 @@ export class Proxy {
       out.writeUInt16BE(randomId(), 0);
       reply = await this.stream.exchange(out, timeoutMs);
     }
-    const secs = Number(process.hrtime.bigint() - started) / 1e9;
-    const rcode = rcodeName(reply.length >= 4 ? reply[3]! & 0xf : 2);
-    m.proxyRequestDuration.labels(PROXY_NAME, this.to, rcode).observe(secs);
-    m.forwardRequestDuration.labels(this.to, rcode).observe(secs);
-    m.forwardResponses.labels(rcode, this.to).inc();
+    const secs = (performance.now() - started) / 1000;
+    const cells = this.replyCells(reply.length >= 4 ? reply[3]! & 0xf : 2);
+    cells.proxyDuration.observe(secs);
+    cells.forwardDuration.observe(secs);
+    cells.responses.inc();
     return reply;
+  }
+
+  private replyCells(rcode: number): { proxyDuration: HistCell; forwardDuration: HistCell; responses: CounterCell } {
+    let c = this.byRcode.get(rcode);
+    if (!c) {
+      const name = rcodeName(rcode);
+      c = {
+        proxyDuration: new HistCell(m.proxyRequestDuration, { proxy_name: PROXY_NAME, to: this.to, rcode: name }),
+        forwardDuration: new HistCell(m.forwardRequestDuration, { to: this.to, rcode: name }),
+        responses: new CounterCell(m.forwardResponses, { rcode: name, to: this.to }),
+      };
+      this.byRcode.set(rcode, c);
+    }
+    return c;
   }
 
   /** Start probing this upstream (no-op when a probe loop already runs). */

@@ -20,6 +20,8 @@ class UdpSocket {
   readonly pending = new Map<number, Pending>();
   readonly ready: Promise<void>;
   lastUsed = Date.now();
+  /** Connected: queries are sent at once instead of after `ready`. */
+  connected = false;
   closed = false;
   /** Close as soon as no query is in flight (pool shut down while queries were pending). */
   draining = false;
@@ -30,7 +32,10 @@ class UdpSocket {
     this.sock.on('error', (err) => this.fail(new Error(`read udp ${label}: ${err.message}`)));
     this.ready = new Promise<void>((resolve, reject) => {
       const connect = (): void => {
-        this.sock.connect(port, host, () => resolve());
+        this.sock.connect(port, host, () => {
+          this.connected = true;
+          resolve();
+        });
       };
       this.sock.once('error', reject);
       if (sourceAddress) this.sock.bind(0, sourceAddress, connect);
@@ -48,6 +53,28 @@ class UdpSocket {
     clearTimeout(p.timer);
     this.lastUsed = Date.now();
     p.resolve(msg);
+    this.drained();
+  }
+
+  /** Send query `id` (still pending) to the upstream. */
+  write(id: number, out: Buffer): void {
+    if (this.closed || !this.pending.has(id)) return;
+    try {
+      this.sock.send(out, (err) => {
+        if (err) this.settle(id, new Error(`write udp ${this.label}: ${err.message}`));
+      });
+    } catch (e) {
+      this.settle(id, new Error(`write udp ${this.label}: ${(e as Error).message}`));
+    }
+  }
+
+  /** Fail query `id` if it is still waiting. */
+  settle(id: number, err: Error): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    p.reject(err);
     this.drained();
   }
 
@@ -134,44 +161,32 @@ export class UdpPool {
    * Send `packet` (its id is replaced by a fresh random one) and wait for the matching reply for
    * at most `timeoutMs`.
    */
-  async exchange(packet: Buffer, q: QuestionKey, timeoutMs: number): Promise<Buffer> {
+  exchange(packet: Buffer, q: QuestionKey, timeoutMs: number): Promise<Buffer> {
     const s = this.pick();
     // Register the query before the socket is ready, so that concurrent callers see it as busy
     // and spread over the pool (one socket's receive buffer overflows under a burst otherwise).
     const id = s.freeId();
-    if (id < 0) throw new Error(`write udp ${this.o.label}: no free message id`);
+    if (id < 0) return Promise.reject(new Error(`write udp ${this.o.label}: no free message id`));
     const out = Buffer.from(packet);
     out.writeUInt16BE(id, 0);
     s.lastUsed = Date.now();
     const label = this.o.label;
-    const settle = (err: Error): void => {
-      const p = s.pending.get(id);
-      if (!p) return;
-      s.pending.delete(id);
-      clearTimeout(p.timer);
-      p.reject(err);
-      s.drained();
-    };
     const reply = new Promise<Buffer>((resolve, reject) => {
-      const timer = setTimeout(() => settle(new Error(`read udp ${label}: i/o timeout`)), timeoutMs);
+      const timer = setTimeout(() => s.settle(id, new Error(`read udp ${label}: i/o timeout`)), timeoutMs);
       s.pending.set(id, { q, resolve, reject, timer });
     });
-    s.ready.then(
-      () => {
-        if (s.closed || !s.pending.has(id)) return;
-        try {
-          s.sock.send(out, (err) => {
-            if (err) settle(new Error(`write udp ${label}: ${err.message}`));
-          });
-        } catch (e) {
-          settle(new Error(`write udp ${label}: ${(e as Error).message}`));
-        }
-      },
-      (e: Error) => settle(new Error(`dial udp ${label}: ${e.message}`)),
-    );
-    const r = await reply;
-    if (this.o.expireMs === 0 && s.pending.size === 0) s.fail(new Error('expired'));
-    return r;
+    if (s.connected) s.write(id, out);
+    else {
+      s.ready.then(
+        () => s.write(id, out),
+        (e: Error) => s.settle(id, new Error(`dial udp ${label}: ${e.message}`)),
+      );
+    }
+    if (this.o.expireMs !== 0) return reply;
+    // expire 0: the socket closes after each exchange.
+    return reply.finally(() => {
+      if (s.pending.size === 0) s.fail(new Error('expired'));
+    });
   }
 
   /** Close sockets idle for longer than `expire` and without queries in flight. */
