@@ -3,6 +3,8 @@
  * the core because the server itself records queries it rejects before any chain
  * (`zone="dropped"`), whether or not a block has `prometheus`.
  */
+import { qtypeName, rcodeName } from '../dns/constants.js';
+import { CounterCell, flushOnCollect, HistCell } from './batch.js';
 import { counter, exponentialBuckets, gauge, histogram } from './registry.js';
 
 const SIZE_BUCKETS = [0, 100, 200, 300, 400, 511, 1023, 2047, 4095, 8291, 16000, 32000, 48000, 64000];
@@ -68,4 +70,78 @@ const TYPES = new Set(['A', 'AAAA', 'CNAME', 'DNSKEY', 'DS', 'MX', 'NSEC3', 'NSE
 /** The `type` label value: the mnemonic for the common types, else `other`. */
 export function typeLabel(mnemonic: string): string {
   return TYPES.has(mnemonic) ? mnemonic : 'other';
+}
+
+/** The batched cells of the `coredns_dns_*` metrics, read on every scrape. */
+for (const metric of [requestsTotal, requestDuration, requestSize, responseSize, responsesTotal, doRequestsTotal]) flushOnCollect(metric);
+
+export class ProtoCells {
+  readonly reqSize: HistCell;
+  readonly respSize: HistCell;
+  /** (family << 16 | qtype) → requests counter cell. */
+  private readonly requests = new Map<number, CounterCell>();
+
+  constructor(private readonly server: string, private readonly zone: string, private readonly proto: string) {
+    this.reqSize = new HistCell(requestSize, { server, zone, view: '', proto });
+    this.respSize = new HistCell(responseSize, { server, zone, view: '', proto });
+  }
+
+  request(family: number, qtype: number): CounterCell {
+    const key = (family << 16) | qtype;
+    let c = this.requests.get(key);
+    if (c === undefined) {
+      const labels = { server: this.server, zone: this.zone, view: '', proto: this.proto, family: String(family), type: typeLabel(qtypeName(qtype)) };
+      c = new CounterCell(requestsTotal, labels);
+      this.requests.set(key, c);
+    }
+    return c;
+  }
+}
+
+export class ZoneCells {
+  readonly duration: HistCell;
+  readonly doRequests: CounterCell;
+  readonly udp: ProtoCells;
+  readonly tcp: ProtoCells;
+  /** rcode → plugin → responses counter cell. */
+  private readonly responses = new Map<number, Map<string, CounterCell>>();
+
+  constructor(private readonly server: string, private readonly zone: string) {
+    this.duration = new HistCell(requestDuration, { server, zone, view: '' });
+    this.doRequests = new CounterCell(doRequestsTotal, { server, zone, view: '' });
+    this.udp = new ProtoCells(server, zone, 'udp');
+    this.tcp = new ProtoCells(server, zone, 'tcp');
+  }
+
+  response(rcode: number, plugin: string): CounterCell {
+    let byPlugin = this.responses.get(rcode);
+    if (byPlugin === undefined) {
+      byPlugin = new Map();
+      this.responses.set(rcode, byPlugin);
+    }
+    let c = byPlugin.get(plugin);
+    if (c === undefined) {
+      c = new CounterCell(responsesTotal, { server: this.server, zone: this.zone, view: '', rcode: rcodeName(rcode), plugin });
+      byPlugin.set(plugin, c);
+    }
+    return c;
+  }
+}
+
+/** Process-wide cache: server label → zone label → cells (cells survive reloads and metric resets). */
+const cells = new Map<string, Map<string, ZoneCells>>();
+
+/** The cells of one (server, zone) label pair: the prometheus plugin's and the server's (`dropped`). */
+export function dnsCells(server: string, zone: string): ZoneCells {
+  let byZone = cells.get(server);
+  if (byZone === undefined) {
+    byZone = new Map();
+    cells.set(server, byZone);
+  }
+  let z = byZone.get(zone);
+  if (z === undefined) {
+    z = new ZoneCells(server, zone);
+    byZone.set(zone, z);
+  }
+  return z;
 }

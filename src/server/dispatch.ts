@@ -3,7 +3,7 @@
  * per-query closures on the synchronous path: a chain that returns a number is finished inline.
  */
 import { performance } from 'node:perf_hooks';
-import { isServerWrittenRcode, qtypeName, Qclass, Rcode, rcodeName } from '../dns/constants.js';
+import { isServerWrittenRcode, qtypeName, Qclass, Rcode } from '../dns/constants.js';
 import { parseRequest, type ParsedRequest } from '../dns/wire.js';
 import { coreLog } from '../log.js';
 import * as dnsMetrics from '../metrics/dns.js';
@@ -19,13 +19,15 @@ export interface DispatchOptions {
 
 /** Observations for queries the server rejects before any chain: zone="dropped", plugin="". */
 function recordDropped(t: Transport, req: ParsedRequest, reqSize: number, reply: Buffer, start: number): void {
-  const server = t.server;
-  dnsMetrics.requestsTotal.labels(server, 'dropped', '', t.proto, String(t.family), dnsMetrics.typeLabel(qtypeName(req.qtype))).inc();
-  if (req.edns?.do) dnsMetrics.doRequestsTotal.labels(server, 'dropped', '').inc();
-  dnsMetrics.requestSize.labels(server, 'dropped', '', t.proto).observe(reqSize);
-  dnsMetrics.responseSize.labels(server, 'dropped', '', t.proto).observe(reply.length);
-  dnsMetrics.responsesTotal.labels(server, 'dropped', '', rcodeName(reply[3]! & 0xf), '').inc();
-  dnsMetrics.requestDuration.labels(server, 'dropped', '').observe((performance.now() - start) / 1000);
+  // Batched cells like the prometheus plugin's: a REFUSED flood is a hot path too.
+  const z = dnsMetrics.dnsCells(t.server, 'dropped');
+  const p = t.proto === 'tcp' ? z.tcp : z.udp;
+  p.request(t.family, req.qtype).inc();
+  if (req.edns?.do) z.doRequests.inc();
+  p.reqSize.observe(reqSize);
+  p.respSize.observe(reply.length);
+  z.response(reply[3]! & 0xf, '').inc();
+  z.duration.observe((performance.now() - start) / 1000);
 }
 
 function finish(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): void {

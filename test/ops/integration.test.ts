@@ -80,6 +80,8 @@ describe('reload in the running server', () => {
     expect(sample(body, 'coredns_dns_requests_total{server="dns://:' + s.port + '",zone="example.org.",view="",proto="udp",family="1",type="A"}')).toBe(answered + failures.length);
     expect(sample(body, 'coredns_dns_responses_total{server="dns://:' + s.port + '",zone="example.org.",view="",rcode="NOERROR",plugin="whoami"}')).toBe(answered);
     expect(sample(body, 'coredns_dns_requests_total{server="dns://:' + s.port + '",zone="dropped",view="",proto="udp",family="1",type="A"}')).toBe(1);
+    expect(sample(body, 'coredns_dns_responses_total{server="dns://:' + s.port + '",zone="dropped",view="",rcode="REFUSED",plugin=""}')).toBe(1);
+    expect(sample(body, 'coredns_dns_request_duration_seconds_count{server="dns://:' + s.port + '",zone="dropped",view=""}')).toBe(1);
     expect(body).toContain('coredns_plugin_enabled{server="dns://:' + s.port + '",zone="example.net.",view="",name="whoami"} 1');
   });
 
