@@ -104,7 +104,7 @@ export class Server implements CoreServices {
     this.starting = inst;
     try {
       await Instance.run(inst.startup);
-      collectGarbage(); // start-up garbage (config, initial Kubernetes lists) before serving
+      collectGarbage(true); // start-up garbage (config, initial Kubernetes lists) before serving
       await this.switchListeners(inst);
     } catch (e) {
       await Instance.runAll(inst.shutdown);
