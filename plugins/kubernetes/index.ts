@@ -10,6 +10,7 @@ import type { BlockInfo, HandlerFactory, PluginDef, SetupContext } from '../../s
 import type { Query } from '../../src/query.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { KubernetesHandler, type HandlerConfig } from './handler.js';
+import { collectGarbage } from '../../src/util/gc.js';
 import { KubeIndex } from './kubeindex.js';
 import { selfLookup } from './selfquery.js';
 import { parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
@@ -59,6 +60,21 @@ export function searchDomains(text: string): string[] {
   return out;
 }
 
+/**
+ * The initial lists finish after start-up, while serving: the server's compacting collection ran
+ * too early to return their garbage, so run one when they are in (once; a stop of tens of ms).
+ */
+function compactWhenSynced(index: KubeIndex): void {
+  const timer = setInterval(() => {
+    if (index.stopped) clearInterval(timer);
+    else if (index.synced()) {
+      clearInterval(timer);
+      collectGarbage(true);
+    }
+  }, 100);
+  timer.unref();
+}
+
 async function waitForSync(index: KubeIndex, timeoutMs: number, ctx: SetupContext): Promise<void> {
   const start = Date.now();
   let lastLog = start;
@@ -66,6 +82,7 @@ async function waitForSync(index: KubeIndex, timeoutMs: number, ctx: SetupContex
     const now = Date.now();
     if (now - start >= timeoutMs) {
       ctx.log.warning('starting server with unsynced Kubernetes API');
+      compactWhenSynced(index);
       return;
     }
     if (now - lastLog >= 500) {

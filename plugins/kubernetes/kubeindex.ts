@@ -28,7 +28,7 @@ export class KubeIndex {
   readonly store: Store;
   private client: ApiClient | null = null;
   private readonly reflectors: Reflector<Kind>[] = [];
-  private stopped = false;
+  private stoppedFlag = false;
   /** The credential helper is running (in-cluster / kubeconfig). */
   private starting: Promise<void> | null = null;
   private started: Promise<void> = Promise.resolve();
@@ -43,10 +43,10 @@ export class KubeIndex {
    * credential helper — await {@link whenStarted} for their startup error.
    */
   start(): void {
-    if (this.client || this.starting || this.stopped) return;
+    if (this.client || this.starting || this.stoppedFlag) return;
     if (credentialRequest(this.settings)) {
       const p = ApiClient.create(this.settings).then((c) => {
-        if (this.stopped) return;
+        if (this.stoppedFlag) return;
         this.client = c;
         this.startWatches();
       });
@@ -60,6 +60,11 @@ export class KubeIndex {
     }
     this.client = new ApiClient(this.settings);
     this.startWatches();
+  }
+
+  /** stop() was called (a reload replaced this index). */
+  get stopped(): boolean {
+    return this.stoppedFlag;
   }
 
   /** Settles when the last start() has built the client: rejects with the startup error. */
@@ -142,7 +147,7 @@ export class KubeIndex {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.stoppedFlag = true;
     await Promise.all(this.reflectors.map((r) => r.stop()));
   }
 }
