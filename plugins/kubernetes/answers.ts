@@ -13,20 +13,18 @@
 import type { Answer } from 'dns-packet';
 import { encodeFitted, encodeMessage } from '../../src/dns/encode.js';
 import { Flag, Qtype, qtypeName } from '../../src/dns/constants.js';
-import { cloneBuffer, copyBytes, forEachRecord } from '../../src/dns/wire.js';
+import { copyBytes, forEachRecord, loadBytes, storeBytes, storedU16, type StoredBytes } from '../../src/dns/wire.js';
 import { toPacketName } from '../../src/dns/name.js';
 import { decode, type Message } from '../../src/dns/message.js';
 
 export interface Entry {
-  /** Encoded reply with id 0, lower-case question, RCODE NOERROR or NXDOMAIN. */
-  readonly wire: Buffer;
+  /** Encoded reply with id 0, lower-case question, RCODE NOERROR or NXDOMAIN (see StoredBytes). */
+  readonly wire: StoredBytes;
   /** Byte length of the question section in `wire` (name + type + class). */
   readonly qlen: number;
   readonly nameError: boolean;
   /** Offsets of SOA SERIAL fields to patch with the current serial. */
   readonly serialOffsets: readonly number[];
-  /** Served since it was built (set by AnswerCache.lookup). */
-  used?: boolean;
   /** Truncated variants for UDP clients with a smaller buffer, by byte limit (see `fitEntry`). */
   fitted?: Map<number, Entry>;
 }
@@ -41,8 +39,8 @@ export function fitEntry(e: Entry, max: number): Entry {
   e.fitted ??= new Map();
   let f = e.fitted.get(max);
   if (!f) {
-    const wire = encodeFitted(decode(e.wire), max).buf;
-    f = { wire, qlen: e.qlen, nameError: e.nameError, serialOffsets: soaSerialOffsets(wire) };
+    const wire = encodeFitted(decode(loadBytes(e.wire)), max).buf;
+    f = { wire: storeBytes(wire), qlen: e.qlen, nameError: e.nameError, serialOffsets: soaSerialOffsets(wire) };
     e.fitted.set(max, f);
   }
   return f;
@@ -85,7 +83,7 @@ export function makeEntry(msg: Message, nameError: boolean): Entry {
   const wire = encodeMessage(msg);
   const q = msg.questions[0]!;
   const nameLen = q.name === '.' ? 1 : Buffer.byteLength(q.name) + 2;
-  return { wire, qlen: nameLen + 4, nameError, serialOffsets: soaSerialOffsets(wire) };
+  return { wire: storeBytes(wire), qlen: nameLen + 4, nameError, serialOffsets: soaSerialOffsets(wire) };
 }
 
 /**
@@ -141,30 +139,40 @@ export function negativeEntry(lname: string, qtype: number, zone: string, soaTtl
   buf.writeUInt32BE(minimum >>> 0, off + 16);
   off += 20;
   buf.writeUInt16BE(off - rdStart, rdlenAt);
-  return { wire: buf.subarray(0, off), qlen: nameLen + 4, nameError, serialOffsets: [serialAt] };
+  return { wire: storeBytes(buf.subarray(0, off)), qlen: nameLen + 4, nameError, serialOffsets: [serialAt] };
 }
 
 /** Patch a copy of `e` for one query. `raw`/`questionEnd` are the client's packet and question end. */
 export function materialize(e: Entry, id: number, reqFlags: number, raw: Buffer, questionEnd: number, rcode: number, serial: number): Buffer {
-  const buf = cloneBuffer(e.wire);
+  const buf = loadBytes(e.wire);
   buf.writeUInt16BE(id, 0);
   // TC survives from a truncated (fitted) entry.
-  buf.writeUInt16BE(Flag.QR | (reqFlags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (e.wire.readUInt16BE(2) & Flag.TC) | (rcode & 0xf), 2);
+  buf.writeUInt16BE(Flag.QR | (reqFlags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (storedU16(e.wire, 2) & Flag.TC) | (rcode & 0xf), 2);
   copyBytes(raw, 12, questionEnd, buf, 12);
   for (const off of e.serialOffsets) buf.writeUInt32BE(serial >>> 0, off);
   return buf;
 }
 
+/** A cached reply with what the cache needs to find, drop and rebuild it. */
+interface Slot {
+  readonly qtype: number;
+  readonly lname: string;
+  readonly entry: Entry;
+  /** The dependency keys it was computed from (to unlink it from all of them when dropped). */
+  readonly deps: readonly string[];
+  /** Served since it was built: rebuilt right after a change instead of at the next query. */
+  used: boolean;
+}
+
 /**
  * Replies by (qtype, lower-cased name), with the objects each was computed from. Lookups go through
- * a map per qtype so the hot path needs no composite key string; the `type name` key is kept only
- * for bookkeeping (dependencies, rebuilding after a change).
+ * a map per qtype so the hot path needs no composite key string. Each dependency key maps to the
+ * slots computed from it, a lone slot held as itself (most keys have one or two), so a change drops
+ * exactly the replies it affects; a dropped slot is unlinked from all its keys.
  */
 export class AnswerCache {
-  private readonly byType = new Map<number, Map<string, Entry>>();
-  private readonly byDep = new Map<string, Set<string>>();
-  /** Keys (`qtype lname`) of replies served since they were built: rebuilt right after a change. */
-  private readonly used = new Set<string>();
+  private readonly byType = new Map<number, Map<string, Slot>>();
+  private readonly byDep = new Map<string, Slot | Set<Slot>>();
   private count = 0;
 
   constructor(readonly max = 100_000) {}
@@ -175,53 +183,63 @@ export class AnswerCache {
 
   /** The reply for a query, marking it as in use. */
   lookup(qtype: number, lname: string): Entry | undefined {
-    const e = this.byType.get(qtype)?.get(lname);
-    if (e !== undefined && !e.used) {
-      e.used = true;
-      this.used.add(keyOf(qtype, lname));
-    }
-    return e;
+    const slot = this.byType.get(qtype)?.get(lname);
+    if (slot === undefined) return undefined;
+    slot.used = true;
+    return slot.entry;
   }
 
-  get(key: string): Entry | undefined {
-    const sp = key.indexOf(' ');
-    return this.byType.get(Number(key.slice(0, sp)))?.get(key.slice(sp + 1));
+  /** The reply without marking it as in use. */
+  get(qtype: number, lname: string): Entry | undefined {
+    return this.byType.get(qtype)?.get(lname)?.entry;
   }
 
-  set(key: string, e: Entry, deps: ReadonlySet<string>): void {
+  set(qtype: number, lname: string, entry: Entry, deps: ReadonlySet<string>): void {
     if (this.count >= this.max) this.clear();
-    const sp = key.indexOf(' ');
-    const qtype = Number(key.slice(0, sp));
     let m = this.byType.get(qtype);
     if (!m) this.byType.set(qtype, (m = new Map()));
-    if (!m.has(key.slice(sp + 1))) this.count++;
-    m.set(key.slice(sp + 1), e);
-    for (const d of deps) {
-      let s = this.byDep.get(d);
-      if (!s) this.byDep.set(d, (s = new Set()));
-      s.add(key);
+    const old = m.get(lname);
+    if (old) this.unlink(old);
+    else this.count++;
+    const slot: Slot = { qtype, lname, entry, deps: [...deps], used: false };
+    m.set(lname, slot);
+    for (const d of slot.deps) {
+      const cur = this.byDep.get(d);
+      if (cur === undefined) this.byDep.set(d, slot);
+      else if (cur instanceof Set) cur.add(slot);
+      else this.byDep.set(d, new Set([cur, slot]));
     }
   }
 
-  private delete(key: string): boolean {
-    const sp = key.indexOf(' ');
-    const m = this.byType.get(Number(key.slice(0, sp)));
-    if (!m?.delete(key.slice(sp + 1))) return false;
-    this.count--;
-    return true;
+  /** Remove `slot` from the dependency index. */
+  private unlink(slot: Slot): void {
+    for (const d of slot.deps) {
+      const cur = this.byDep.get(d);
+      if (cur === slot) this.byDep.delete(d);
+      else if (cur instanceof Set) {
+        cur.delete(slot);
+        if (cur.size === 1) this.byDep.set(d, cur.values().next().value as Slot);
+        else if (cur.size === 0) this.byDep.delete(d);
+      }
+    }
   }
 
   /**
-   * Drop every entry depending on one of `deps`; returns the keys of the dropped entries that
-   * were in use (to be rebuilt).
+   * Drop every reply depending on one of `deps`; returns (qtype, lname) of the dropped replies
+   * that were in use (to be rebuilt).
    */
-  invalidate(deps: ReadonlySet<string>): string[] {
-    const dropped: string[] = [];
+  invalidate(deps: ReadonlySet<string>): { qtype: number; lname: string }[] {
+    const dropped: { qtype: number; lname: string }[] = [];
     for (const d of deps) {
-      const keys = this.byDep.get(d);
-      if (!keys) continue;
-      this.byDep.delete(d);
-      for (const k of keys) if (this.delete(k) && this.used.delete(k)) dropped.push(k);
+      const cur = this.byDep.get(d);
+      if (cur === undefined) continue;
+      for (const slot of cur instanceof Set ? [...cur] : [cur]) {
+        this.unlink(slot);
+        const m = this.byType.get(slot.qtype)!;
+        m.delete(slot.lname);
+        this.count--;
+        if (slot.used) dropped.push({ qtype: slot.qtype, lname: slot.lname });
+      }
     }
     return dropped;
   }
@@ -229,11 +247,6 @@ export class AnswerCache {
   clear(): void {
     this.byType.clear();
     this.byDep.clear();
-    this.used.clear();
     this.count = 0;
   }
-}
-
-export function keyOf(qtype: number, lname: string): string {
-  return `${qtype} ${lname}`;
 }

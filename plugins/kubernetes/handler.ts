@@ -9,7 +9,7 @@ import { isSubdomain, matchZone } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
-import { AnswerCache, fitEntry, keyOf, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
+import { AnswerCache, fitEntry, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
 import { Resolver, View, join, type External, type Item, type ResolveConfig } from './resolve.js';
 import type { Store } from './store.js';
 import { sizeLimit } from '../../src/server/reply.js';
@@ -51,7 +51,8 @@ export class KubernetesHandler implements Handler {
     this.unsubscribe = store.subscribe((deps) => this.onChange(deps));
   }
 
-  private readonly rewarm = new Set<string>();
+  /** Replies dropped while in use, to rebuild: `qtype lname` → (qtype, lname). */
+  private readonly rewarm = new Map<string, { qtype: number; lname: string }>();
   private rewarmScheduled = false;
   private closed = false;
 
@@ -60,20 +61,18 @@ export class KubernetesHandler implements Handler {
    * were in use right away (after the current batch of events), so the next query is still a hit.
    */
   private onChange(deps: ReadonlySet<string>): void {
-    for (const k of this.cache.invalidate(deps)) this.rewarm.add(k);
+    for (const k of this.cache.invalidate(deps)) this.rewarm.set(`${k.qtype} ${k.lname}`, k);
     if (this.rewarm.size === 0 || this.rewarmScheduled) return;
     this.rewarmScheduled = true;
     setImmediate(() => {
       this.rewarmScheduled = false;
       if (this.closed) return;
-      const keys = [...this.rewarm];
+      const keys = [...this.rewarm.values()];
       this.rewarm.clear();
-      for (const key of keys) {
-        if (this.cache.get(key)) continue;
-        const sp = key.indexOf(' ');
-        const lname = key.slice(sp + 1);
+      for (const { qtype, lname } of keys) {
+        if (this.cache.get(qtype, lname)) continue;
         const zone = matchZone(this.cfg.zones, lname);
-        if (zone !== undefined) this.build(key, lname, Number(key.slice(0, sp)), zone);
+        if (zone !== undefined) this.build(lname, qtype, zone);
       }
     });
   }
@@ -87,7 +86,7 @@ export class KubernetesHandler implements Handler {
   }
 
   /** Compute and cache the reply for a lower-cased name (undefined when it needs an upstream lookup). */
-  private build(key: string, lname: string, qtype: number, zone: string): Entry | undefined {
+  private build(lname: string, qtype: number, zone: string): Entry | undefined {
     const deps = new Set<string>();
     const out = this.resolver.resolve(new View(this.store, deps), lname, lname, qtype, zone, zone, 0);
     let e: Entry | undefined;
@@ -96,7 +95,7 @@ export class KubernetesHandler implements Handler {
     } else if (!out.answers.some(isExternal)) {
       e = makeEntry(this.message(0, 0, lname, qtype, 'IN', zone, false, out.answers as Answer[], out.extra), false);
     }
-    if (e) this.cache.set(key, e, deps);
+    if (e) this.cache.set(qtype, lname, e, deps);
     return e;
   }
 
@@ -118,7 +117,7 @@ export class KubernetesHandler implements Handler {
     // independent of the query's letter case once the question bytes are copied in.
     const cacheable = !lname.includes('\\') && (qtype !== Qtype.SRV || zoneText === zone);
     if (cacheable) {
-      const e = this.cache.lookup(qtype, lname) ?? this.build(keyOf(qtype, lname), lname, qtype, zone);
+      const e = this.cache.lookup(qtype, lname) ?? this.build(lname, qtype, zone);
       if (e && q.req.questionEnd - 12 === e.qlen) {
         if (e.nameError && this.fallsThrough(lname)) return nextOrFailure(PLUGIN, this.next, q);
         const rcode = e.nameError ? (this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL) : Rcode.NOERROR;
