@@ -16,7 +16,7 @@ import * as metrics from './metrics.js';
 import { effectiveCapacity, type CacheConfig } from './setup.js';
 import { writtenStatus } from '../forward/wire.js';
 import { analyze, setTtls, withoutOpt, type Analysis } from './wire.js';
-import { cloneBuffer, copyBytes } from '../../src/dns/wire.js';
+import { copyBytes, loadBytes, storeBytes, type StoredBytes } from '../../src/dns/wire.js';
 import { CounterCell } from '../../src/metrics/batch.js';
 
 /** TTL basis for replies without records and for non-cacheable kinds (CoreDNS MinimalDefaultTTL). */
@@ -35,8 +35,8 @@ export class Entry {
   refreshFailedAt = -Infinity;
 
   constructor(
-    /** The reply without OPT, TTLs already equal to `ttl`. */
-    readonly wire: Buffer,
+    /** The reply without OPT, TTLs already equal to `ttl` (a string: see StoredBytes). */
+    readonly wire: StoredBytes,
     readonly ttlOffsets: readonly number[],
     readonly questionEnd: number,
     readonly lname: string,
@@ -189,7 +189,7 @@ export class CacheHandler implements Handler {
   }
 
   private writeHit(q: Query, e: Entry, ttl: number): number {
-    const buf = cloneBuffer(e.wire);
+    const buf = loadBytes(e.wire);
     buf.writeUInt16BE(q.id, 0);
     const qf = q.req.flags;
     let f = Flag.QR | (qf & 0x7800) | Flag.AA | (e.flags & Flag.RA) | (qf & (Flag.RD | Flag.CD)) | (e.flags & 0xf);
@@ -316,7 +316,7 @@ export class CacheHandler implements Handler {
       if (!again) return;
       offsets = again.ttlOffsets;
     }
-    const entry = new Entry(wire, offsets, q.req.questionEnd, q.lname, q.qtype, q.qclass, now, dur, bucket, an.rcode, an.flags);
+    const entry = new Entry(storeBytes(wire), offsets, q.req.questionEnd, q.lname, q.qtype, q.qclass, now, dur, bucket, an.rcode, an.flags);
     const key = cacheKey(q);
     this.storingServer = q.transport.server;
     if (bucket === 'success') {

@@ -265,13 +265,6 @@ export function copyBytes(src: Uint8Array, start: number, end: number, dst: Uint
   for (let i = start; i < end; i++) dst[at + i - start] = src[i]!;
 }
 
-/** A fresh copy of a whole buffer (pool-backed like Buffer.from, without its type dispatch). */
-export function cloneBuffer(src: Buffer): Buffer {
-  const buf = Buffer.allocUnsafe(src.length);
-  buf.set(src);
-  return buf;
-}
-
 /**
  * Reply bytes kept for a long time (cached and precomputed answers), as a latin1 string. A small
  * Buffer is a slice of Node's shared 8 KiB pool: kept for minutes among the short-lived replies
