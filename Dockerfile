@@ -66,9 +66,10 @@ ENV NODE_ENV=production
 EXPOSE 53 53/udp 8080 8181 9153
 # bin/clusterdns is the Node launcher (it imports dist/src/main.js). Distroless has no
 # /usr/bin/env to honour its shebang, so node runs it directly, the same way test/chart/image.test.ts
-# starts it. A 4 MiB young generation (V8's default is 16): the young generation grows to its
-# maximum while the initial Kubernetes lists are parsed and stays committed; at 150k pods the
-# RSS after sync is ~90 MiB with 4, ~102 with 8 and ~117 with 16, while queries per second are
-# the same within noise (npm run bench, bench/README.md).
-ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=4", "/app/bin/clusterdns"]
+# starts it. A 2 MiB young generation (V8's default is 16): the young generation grows to its
+# maximum while the initial Kubernetes lists are parsed and under query load, and stays
+# committed; at 150k pods the RSS after sync is ~85 MiB with 2, ~90 with 4, ~102 with 8 and ~117
+# with 16 (~93 / ~101 after the scale bench's query load and churn with 2 / 4), while queries per
+# second are the same within noise (npm run bench, bench/README.md).
+ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=2", "/app/bin/clusterdns"]
 CMD ["-conf", "/etc/coredns/Corefile"]

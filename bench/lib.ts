@@ -110,6 +110,23 @@ export function rssMiB(pid: number): { peak: number; current: number } {
   return { peak, current };
 }
 
+/**
+ * Proportional set size in MiB (`Pss` of /proc/PID/smaps_rollup), summed over a process and its
+ * workers: pages shared between processes (the node binary, forked workers) count once in total,
+ * where a sum of RSS counts them once per process.
+ */
+export function pssMiB(pid: number): number {
+  let sum = 0;
+  for (const p of processTree(pid)) {
+    try {
+      sum += Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'))?.[1] ?? 0) / 1024;
+    } catch {
+      /* process gone */
+    }
+  }
+  return sum;
+}
+
 function rssOf(pid: number): { peak: number; current: number } {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -284,7 +301,7 @@ async function runNodeLoad(o: LoadOptions): Promise<LoadResult> {
 }
 
 /** The V8 flags the image and `bin/clusterdns` run the server with (see the Dockerfile); CLUSTERDNS_BENCH_NODE_ARGS overrides. */
-export const SERVER_NODE_ARGS = (process.env.CLUSTERDNS_BENCH_NODE_ARGS ?? '--max-semi-space-size=4').split(' ').filter(Boolean);
+export const SERVER_NODE_ARGS = (process.env.CLUSTERDNS_BENCH_NODE_ARGS ?? '--max-semi-space-size=2').split(' ').filter(Boolean);
 
 export function machineDescription(): Record<string, string | number> {
   const c = cpus();

@@ -5,7 +5,7 @@
  * (and over an empty-cluster baseline, per object), QPS for service A queries, and the delay
  * between a watch event and the first answer that reflects it, under a churn of endpoint changes.
  *
- * Usage: npm run bench:scale [-- --services 10000 --pods 150000 --churn 100 --churn-seconds 10]
+ * Usage: npm run bench:scale [-- --services 10000 --pods 150000 --churn 100 --churn-seconds 10 --workers 1]
  */
 import * as dgram from 'node:dgram';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
-import { encodeSimpleQuery, machineDescription, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
+import { encodeSimpleQuery, machineDescription, SERVER_NODE_ARGS, percentile, pssMiB, rssMiB, runLoad, startNode, type Proc } from './lib.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -26,6 +26,8 @@ const SERVICES = arg('services', 10_000);
 const PODS = arg('pods', 150_000);
 const CHURN = arg('churn', 100);
 const CHURN_SECONDS = arg('churn-seconds', 10);
+/** `-workers N`: RSS is then the sum over the primary and its workers (each keeps its own index). */
+const WORKERS = arg('workers', 1);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let nextPort = 30000 + Math.floor(Math.random() * 20000);
@@ -37,7 +39,9 @@ async function startServer(url: string): Promise<{ proc: Proc; port: number; rea
   const corefile = `cluster.local:${port} in-addr.arpa:${port} {\n  ready 127.0.0.1:${readyPort}\n  kubernetes cluster.local in-addr.arpa {\n    endpoint ${url}\n    startup_timeout 120s\n  }\n}\n`;
   writeFileSync(join(dir, 'Corefile'), corefile);
   const t0 = performance.now();
-  const proc = await startNode(join(root, 'bin/clusterdns'), ['-conf', join(dir, 'Corefile'), '-dns.port', String(port)], /^clusterdns-\d/, 0, {}, SERVER_NODE_ARGS);
+  const args = ['-conf', join(dir, 'Corefile'), '-dns.port', String(port)];
+  if (WORKERS > 1) args.push('-workers', String(WORKERS));
+  const proc = await startNode(join(root, 'bin/clusterdns'), args, /^clusterdns-\d/, WORKERS > 1 ? null : 0, {}, SERVER_NODE_ARGS);
   return { proc, port, readyPort, t0 };
 }
 
@@ -151,6 +155,7 @@ async function main(): Promise<void> {
   const tApi = await firstRequest;
   await sleep(2000);
   const rss = rssMiB(server.proc.pid);
+  const pss = pssMiB(server.proc.pid);
   const objects = SERVICES + PODS + (await countSlices(sandbox.url));
 
   const svcRes = await fetch(`${sandbox.url}/api/v1/services?limit=20000`);
@@ -168,6 +173,7 @@ async function main(): Promise<void> {
 
   const result = {
     machine: machineDescription(),
+    workers: WORKERS,
     services: SERVICES,
     pods: PODS,
     objects,
@@ -176,6 +182,8 @@ async function main(): Promise<void> {
     baselineRssMiB: Number(baseline.toFixed(1)),
     rssAfterSyncMiB: Number(rss.current.toFixed(1)),
     rssAfterChurnMiB: Number(rssAfter.current.toFixed(1)),
+    /** With workers, RSS counts shared pages once per process; PSS counts them once. */
+    pssAfterSyncMiB: Number(pss.toFixed(1)),
     peakRssMiB: Number(rssAfter.peak.toFixed(1)),
     bytesPerObject: Math.round(((rss.current - baseline) * 1024 * 1024) / objects),
     corednsSizingRuleMiB: Math.round((PODS + SERVICES) / 1000 + 54),

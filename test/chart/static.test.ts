@@ -199,7 +199,7 @@ describe('Dockerfile', () => {
     expect(setcaps).toEqual(['cap_net_bind_service=+ep']);
     expect(final.lines).toContain('USER 65532:65532');
     expect(final.lines).toContain('EXPOSE 53 53/udp 8080 8181 9153');
-    expect(final.lines).toContain('ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=4", "/app/bin/clusterdns"]');
+    expect(final.lines).toContain('ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=2", "/app/bin/clusterdns"]');
     expect(final.lines).toContain('CMD ["-conf", "/etc/coredns/Corefile"]');
     for (const what of ['/prod/node_modules', '/src/dist', 'package.json', 'bin']) {
       expect(final.lines.some((l) => l.startsWith('COPY') && l.includes(` ${what} `)), what).toBe(true);
