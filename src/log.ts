@@ -37,6 +37,12 @@ export function writeLine(level: Level, text: string): void {
   sink(`[${level}] ${text}`);
 }
 
+/** `[FATAL] msg` and exit 1 (start-up failures, as CoreDNS's log.Fatal). */
+export function fatal(msg: string): never {
+  writeLine('FATAL', msg);
+  process.exit(1);
+}
+
 /** A logger whose lines read `[LEVEL] <prefix>message`; prefix is built once. */
 export function logger(pluginName?: string): Logger {
   const prefix = pluginName ? `plugin/${pluginName}: ` : '';

@@ -1,0 +1,99 @@
+/**
+ * The serving process: load the Corefile, start the server, write the pidfile, handle signals
+ * (corefile.md §1.2, §1.4; operations-contract.md §d). Loaded by main.ts only where a server runs.
+ */
+import cluster from 'node:cluster';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Flags } from './cli/flags.js';
+import { coreLog, fatal } from './log.js';
+import { buildInfo } from './metrics/dns.js';
+import type { ConfigSource } from './server/instance.js';
+import { describeErrors, Server } from './server/server.js';
+import { REVISION, VERSION } from './version.js';
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The Corefile loader: -conf FILE, -conf stdin, ./Corefile, or the built-in default. */
+export function makeLoader(flags: Pick<Flags, 'conf'>, cwd = process.cwd()): () => Promise<ConfigSource> {
+  let stdinText: string | null = null;
+  return async () => {
+    if (flags.conf === 'stdin') {
+      stdinText ??= await readStdin();
+      return { path: 'stdin', text: stdinText };
+    }
+    if (flags.conf !== '') return { path: flags.conf, text: readFileSync(flags.conf, 'utf8') };
+    const local = `${cwd}/Corefile`;
+    if (existsSync(local)) return { path: 'Corefile', text: readFileSync(local, 'utf8') };
+    return { path: '<default>', text: '' };
+  };
+}
+
+export async function serve(flags: Flags): Promise<void> {
+  const loadSource = makeLoader(flags);
+  try {
+    await loadSource();
+  } catch (e) {
+    fatal((e as Error).message);
+  }
+  // In worker mode only the first worker prints the banner.
+  const quiet = flags.quiet || (cluster.isWorker && cluster.worker?.id !== 1);
+  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet });
+  if (flags.validate) {
+    const errors = await server.validate();
+    for (const e of errors) process.stderr.write(`${e}\n`);
+    if (errors.length === 0) process.stdout.write('Configuration OK\n');
+    process.exit(errors.length ? 1 : 0);
+  }
+  buildInfo.labels(VERSION, REVISION, process.version).set(1);
+  try {
+    await server.start();
+  } catch (e) {
+    fatal(describeErrors(e).join('; '));
+  }
+  if (flags.pidfile) {
+    try {
+      writeFileSync(flags.pidfile, `${process.pid}\n`);
+    } catch (e) {
+      fatal(`Could not write pidfile: ${(e as Error).message}`);
+    }
+  }
+  installSignals(server);
+}
+
+function installSignals(server: Server): void {
+  let stopping = false;
+  const stop = (signal: 'SIGTERM' | 'SIGINT') => {
+    if (stopping) {
+      if (signal === 'SIGINT') {
+        coreLog.info('SIGINT: Force quit');
+        process.exit(2);
+      }
+      return;
+    }
+    stopping = true;
+    coreLog.info(signal === 'SIGTERM' ? 'SIGTERM: Shutting down servers then terminating' : 'SIGINT: Shutting down');
+    server.shutdown().then(
+      (code) => process.exit(code),
+      () => process.exit(3),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGQUIT', () => process.exit(0));
+  const reload = (sig: string) => {
+    server.reload(sig).then(
+      (ok) => {
+        if (!ok) coreLog.error(`${sig}: reload failed, keeping the running configuration`);
+      },
+      (e: unknown) => coreLog.error(`${sig}: ${(e as Error).message}`),
+    );
+  };
+  process.on('SIGUSR1', () => reload('SIGUSR1'));
+  process.on('SIGUSR2', () => reload('SIGUSR2'));
+  // SIGHUP is ignored, as in CoreDNS's Caddy fork.
+  process.on('SIGHUP', () => {});
+}
