@@ -260,12 +260,12 @@ async function main(): Promise<void> {
   const outDir = join(root, 'bench/results');
   mkdirSync(outDir, { recursive: true });
   const machine = machineDescription();
-  writeFileSync(join(outDir, `bench-${stamp}.json`), `${JSON.stringify({ machine, duration: args.duration, workers: args.workers, results }, null, 2)}\n`);
+  writeFileSync(join(outDir, `bench-${stamp}.json`), `${JSON.stringify({ machine, duration: args.duration, workers: args.workers, serverNodeArgs: SERVER_NODE_ARGS, results }, null, 2)}\n`);
   const echoRuns = results.filter((m) => m.ceiling?.name === 'echo' && m.proto === 'udp').flatMap((m) => m.ceiling!.runs);
   const md = [
     `# clusterdns benchmark ${new Date().toISOString()}`,
     '',
-    `Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load: dnsperf on 127.0.0.1, ${args.duration}s per run; server and load generator pinned to different cores. Workers: ${args.workers}.`,
+    `Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load: dnsperf on 127.0.0.1, ${args.duration}s per run; server and load generator pinned to different cores. Workers: ${args.workers}. Server node flags: \`${SERVER_NODE_ARGS.join(' ')}\`.`,
     'Each row: three saturation runs of the scenario alternating with three of its ceiling (the Node echo server, or for cache misses the upstream), medians compared; then three runs of each at half of its own saturation, median p50/p99.',
     args.baseline ? `A/B run: every row's ceiling is the same scenario served by the build in ${args.baseline}.` : '',
     echoRuns.length ? `Echo UDP saturation runs over the whole bench: ${Math.min(...echoRuns)}–${Math.max(...echoRuns)} qps (the drift the alternation cancels).` : '',
