@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../../src/log.js';
+import { collectGarbage } from '../../src/util/gc.js';
 import { ApiError, readJson, type ApiClient } from './client.js';
 import { objectKey, resourceVersionOf } from './convert.js';
 import type { Kind, RecOf } from './types.js';
@@ -31,6 +32,8 @@ export interface Sink<K extends Kind> {
 }
 
 const PAGE = 500;
+/** During a first list, a full collection after this many items (see list()). */
+const GC_EVERY_ITEMS = 10_000;
 const BACKOFF_MIN_MS = 200;
 const BACKOFF_MAX_MS = 30_000;
 
@@ -157,6 +160,7 @@ export class Reflector<K extends Kind> {
     const recs: RecOf<K>[] = [];
     let cont = '';
     let rv = '';
+    let itemsSinceGc = 0;
     for (;;) {
       const extra: Record<string, string> = { limit: String(PAGE) };
       if (cont) extra['continue'] = cont;
@@ -171,9 +175,18 @@ export class Reflector<K extends Kind> {
       if (res.statusCode !== 200) await this.fail(res);
       const body = await readJson(res);
       if (!isObj(body) || !Array.isArray(body['items'])) throw new ApiError(`${this.def.kind}: list response without items`, 200);
-      for (const item of body['items'] as unknown[]) {
+      const items = body['items'] as unknown[];
+      for (const item of items) {
         const r = this.convert(item);
         if (r) recs.push(r);
+      }
+      // A first list of a large cluster: collect the pages' JSON as it goes. Left to itself V8
+      // lets it pile up to several times the index before its first full collection (peak RSS
+      // at 150k pods: 164 → 131 MiB). Relists, while serving, are left to V8.
+      itemsSinceGc += items.length;
+      if (!this.synced && itemsSinceGc >= GC_EVERY_ITEMS) {
+        itemsSinceGc = 0;
+        collectGarbage();
       }
       const meta = isObj(body['metadata']) ? body['metadata'] : {};
       rv = typeof meta['resourceVersion'] === 'string' ? meta['resourceVersion'] : rv;
