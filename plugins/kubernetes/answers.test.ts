@@ -41,3 +41,16 @@ describe('AnswerCache', () => {
     expect(c.get(1, 'c.')).toBeDefined();
   });
 });
+
+describe('AnswerCache replacing', () => {
+  it('a full cache replacing an existing reply keeps the others, and the in-use mark', () => {
+    const c = new AnswerCache(2);
+    c.set(1, 'a.', entry('a.'), new Set(['x']));
+    c.set(1, 'b.', entry('b.'), new Set(['y']));
+    c.lookup(1, 'a.');
+    c.set(1, 'a.', entry('a.'), new Set(['x']));
+    expect(c.size).toBe(2);
+    expect(c.get(1, 'b.')).toBeDefined();
+    expect(c.invalidate(new Set(['x']))).toEqual([{ qtype: 1, lname: 'a.' }]);
+  });
+});

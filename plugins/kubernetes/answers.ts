@@ -195,13 +195,15 @@ export class AnswerCache {
   }
 
   set(qtype: number, lname: string, entry: Entry, deps: ReadonlySet<string>): void {
-    if (this.count >= this.max) this.clear();
+    let old = this.byType.get(qtype)?.get(lname);
+    if (!old && this.count >= this.max) this.clear();
     let m = this.byType.get(qtype);
     if (!m) this.byType.set(qtype, (m = new Map()));
-    const old = m.get(lname);
+    old = m.get(lname);
     if (old) this.unlink(old);
     else this.count++;
-    const slot: Slot = { qtype, lname, entry, deps: [...deps], used: false };
+    // A replaced reply that was in use stays in use (rebuilt after the next change).
+    const slot: Slot = { qtype, lname, entry, deps: [...deps], used: old?.used ?? false };
     m.set(lname, slot);
     for (const d of slot.deps) {
       const cur = this.byDep.get(d);
