@@ -64,7 +64,12 @@ export function searchDomains(text: string): string[] {
  * The initial lists finish after start-up, while serving: the server's compacting collection ran
  * too early to return their garbage, so run one when they are in (once; a stop of tens of ms).
  */
+const compactionScheduled = new WeakSet<KubeIndex>();
+
 function compactWhenSynced(index: KubeIndex): void {
+  // Blocks sharing one index schedule one collection.
+  if (compactionScheduled.has(index)) return;
+  compactionScheduled.add(index);
   const timer = setInterval(() => {
     if (index.stopped) clearInterval(timer);
     else if (index.synced()) {
