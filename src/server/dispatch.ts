@@ -93,14 +93,24 @@ export function makeDispatch(table: RouteTable, opts: DispatchOptions): Dispatch
       return;
     }
     if (typeof result === 'number') {
-      finish(q, result, ex, opts);
-      ex.done();
+      try {
+        finish(q, result, ex, opts);
+      } catch (e) {
+        panicked(q, e, ex);
+      } finally {
+        ex.done();
+      }
       return;
     }
     result.then(
       (rc) => {
-        finish(q, rc, ex, opts);
-        ex.done();
+        try {
+          finish(q, rc, ex, opts);
+        } catch (e) {
+          panicked(q, e, ex);
+        } finally {
+          ex.done();
+        }
       },
       (e: unknown) => {
         panicked(q, e, ex);
