@@ -30,6 +30,17 @@ function recordDropped(t: Transport, req: ParsedRequest, reqSize: number, reply:
   z.duration.observe((performance.now() - start) / 1000);
 }
 
+/** Send the reply for the chain's result and end the exchange, whatever goes wrong in between. */
+function complete(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): void {
+  try {
+    finish(q, rcode, ex, opts);
+  } catch (e) {
+    panicked(q, e, ex);
+  } finally {
+    ex.done();
+  }
+}
+
 function finish(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): void {
   let out: Buffer;
   if (q.reply === null) {
@@ -93,25 +104,11 @@ export function makeDispatch(table: RouteTable, opts: DispatchOptions): Dispatch
       return;
     }
     if (typeof result === 'number') {
-      try {
-        finish(q, result, ex, opts);
-      } catch (e) {
-        panicked(q, e, ex);
-      } finally {
-        ex.done();
-      }
+      complete(q, result, ex, opts);
       return;
     }
     result.then(
-      (rc) => {
-        try {
-          finish(q, rc, ex, opts);
-        } catch (e) {
-          panicked(q, e, ex);
-        } finally {
-          ex.done();
-        }
-      },
+      (rc) => complete(q, rc, ex, opts),
       (e: unknown) => {
         panicked(q, e, ex);
         ex.done();
