@@ -49,14 +49,7 @@ export function packAddresses(addrs: readonly string[]): PackedAddresses {
   let out = '';
   // fromCharCode takes its codes as arguments: stay well under the engine's argument limit.
   for (let i = 0; i < codes.length; i += 8192) out += String.fromCharCode(...codes.slice(i, i + 8192));
-  // Flatten the rope now (a cons string would keep its parts).
-  return out.length > 0 ? flatten(out) : '';
-}
-
-function flatten(s: string): string {
-  // Number() reads every character of its argument, which makes V8 flatten a cons string in place.
-  void Number(s);
-  return s;
+  return out;
 }
 
 export function addressCount(a: PackedAddresses): number {

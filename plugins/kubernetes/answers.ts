@@ -195,13 +195,17 @@ export class AnswerCache {
   }
 
   set(qtype: number, lname: string, entry: Entry, deps: ReadonlySet<string>): void {
-    let old = this.byType.get(qtype)?.get(lname);
-    if (!old && this.count >= this.max) this.clear();
     let m = this.byType.get(qtype);
-    if (!m) this.byType.set(qtype, (m = new Map()));
-    old = m.get(lname);
+    const old = m?.get(lname);
     if (old) this.unlink(old);
-    else this.count++;
+    else {
+      if (this.count >= this.max) {
+        this.clear();
+        m = undefined;
+      }
+      this.count++;
+    }
+    if (!m) this.byType.set(qtype, (m = new Map()));
     // A replaced reply that was in use stays in use (rebuilt after the next change).
     const slot: Slot = { qtype, lname, entry, deps: [...deps], used: old?.used ?? false };
     m.set(lname, slot);

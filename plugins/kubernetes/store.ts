@@ -9,8 +9,6 @@
  * namespace, `ip:<ip>` services/slices by address, `p:<ip>` pods by IP.
  */
 import { addressAt, addressCount, AddressIndex, MultiIndex } from './addresses.js';
-
-export { MultiIndex } from './addresses.js';
 import type { Kind, NamespaceRec, PodRec, PortRec, RecOf, ServiceRec, SliceRec } from './types.js';
 
 export type ChangeListener = (deps: ReadonlySet<string>) => void;
