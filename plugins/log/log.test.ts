@@ -1,4 +1,3 @@
-import * as dgram from 'node:dgram';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Answer } from 'dns-packet';
 import { ConfigError } from '../../src/corefile/types.js';
@@ -8,7 +7,7 @@ import { setLogSink } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
 import { Query } from '../../src/query.js';
 import { parseRequest } from '../../src/dns/wire.js';
-import { encodeQuery, makeQuery, rcode, tcpQueries, TEST_TRANSPORT, udpExchange } from '../../test/helpers/dns.js';
+import { encodeQuery, makeQuery, rcode, tcpQueries, TEST_TRANSPORT, udpExchange, udpExchangeFrom } from '../../test/helpers/dns.js';
 import { startServer } from '../../test/helpers/server.js';
 import { spawnServer } from '../../test/helpers/spawn.js';
 import { dispenserFor, fakeSetupContext, FakeNext, soa } from '../../test/helpers/upstream.js';
@@ -385,32 +384,12 @@ describe('log: setup errors', () => {
   });
 });
 
-/** UDP exchange from a bound socket so the client port is known. */
-async function udpFrom(port: number, packet: Buffer): Promise<{ reply: Buffer; localPort: number }> {
-  const sock = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => sock.bind(0, '127.0.0.1', () => resolve()));
-  const localPort = sock.address().port;
-  try {
-    const reply = await new Promise<Buffer>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('no reply')), 5000);
-      sock.once('message', (m) => {
-        clearTimeout(t);
-        resolve(m);
-      });
-      sock.send(packet, port, '127.0.0.1');
-    });
-    return { reply, localPort };
-  } finally {
-    sock.close();
-  }
-}
-
 describe('log: end to end (in-process server)', () => {
   it('default {common} line, exactly', async () => {
     const srv = await startServer('. {\n log\n whoami\n}\n');
     try {
       const packet = encodeQuery('Who.Example.ORG', 'A', { id: 4321 });
-      const { reply, localPort } = await udpFrom(srv.port, packet);
+      const { reply, localPort } = await udpExchangeFrom(srv.port, packet);
       const line = srv.logs.find((l) => l.startsWith('[INFO] 127.0.0.1:'));
       expect(line, srv.logs.join('\n')).toBeDefined();
       expect(line).toMatch(new RegExp(`^${esc(`[INFO] 127.0.0.1:${localPort} - 4321 "A IN who.example.org. udp ${packet.length} false 512" NOERROR qr,aa,rd ${reply.length} `)}${DURATION}$`));

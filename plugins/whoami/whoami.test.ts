@@ -1,9 +1,8 @@
-import * as dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Answer } from 'dns-packet';
 import { ConfigError } from '../../src/corefile/types.js';
 import { decode } from '../../src/dns/message.js';
-import { encodeQuery, makeQuery, rcode, tcpQueries, udpExchange } from '../../test/helpers/dns.js';
+import { encodeQuery, makeQuery, rcode, tcpQueries, udpExchange, udpExchangeFrom } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { dispenserFor, fakeSetupContext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
@@ -11,27 +10,6 @@ import { whoami } from './index.js';
 import { configError, factoryOf } from '../../test/helpers/setup.js';
 
 interface SrvData { priority: number; weight: number; port: number; target: string }
-
-/** Send a query from a socket bound to a known local port, so the SRV port can be checked. */
-async function udpFrom(port: number, packet: Buffer, host = '127.0.0.1'): Promise<{ reply: Buffer; localPort: number }> {
-  const sock = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
-  await new Promise<void>((resolve) => sock.bind(0, host, () => resolve()));
-  const localPort = sock.address().port;
-  try {
-    const reply = await new Promise<Buffer>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('no reply')), 5000);
-      sock.once('message', (m) => {
-        clearTimeout(t);
-        resolve(m);
-      });
-      sock.send(packet, port, host);
-    });
-    return { reply, localPort };
-  } finally {
-    sock.close();
-  }
-}
-
 
 function build(): Handler {
   const f = factoryOf(whoami.setup(dispenserFor('whoami'), fakeSetupContext()));
@@ -173,7 +151,7 @@ describe('whoami: end to end', () => {
   });
 
   it('UDP over 127.0.0.1: A record with 127.0.0.1, SRV with the client port', async () => {
-    const { reply, localPort } = await udpFrom(srv.port, encodeQuery('WhoAmI.Example.org', 'A', { id: 7 }));
+    const { reply, localPort } = await udpExchangeFrom(srv.port, encodeQuery('WhoAmI.Example.org', 'A', { id: 7 }));
     const m = decode(reply);
     expect(m.id).toBe(7);
     expect(rcode(m)).toBe(0);
@@ -187,7 +165,7 @@ describe('whoami: end to end', () => {
   });
 
   it('UDP over ::1: AAAA record', async () => {
-    const { reply, localPort } = await udpFrom(srv.port, encodeQuery('example.org', 'AAAA'), '::1');
+    const { reply, localPort } = await udpExchangeFrom(srv.port, encodeQuery('example.org', 'AAAA'), '::1');
     const m = decode(reply);
     expect(m.additionals![0]).toMatchObject({ name: 'example.org', type: 'AAAA', ttl: 0, data: '::1' });
     expect((m.additionals![1] as Answer & { data: SrvData }).data.port).toBe(localPort);

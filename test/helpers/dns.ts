@@ -82,6 +82,26 @@ export function udpExchange(port: number, packet: Buffer, timeoutMs = 5000, host
   });
 }
 
+/** Like udpExchange, from a socket bound first, so the client's port (`localPort`) is known. */
+export async function udpExchangeFrom(port: number, packet: Buffer, host = '127.0.0.1', timeoutMs = 5000): Promise<{ reply: Buffer; localPort: number }> {
+  const sock = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
+  await new Promise<void>((resolve) => sock.bind(0, host, () => resolve()));
+  const localPort = sock.address().port;
+  try {
+    const reply = await new Promise<Buffer>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`UDP query to ${host}:${port} timed out`)), timeoutMs);
+      sock.once('message', (m) => {
+        clearTimeout(t);
+        resolve(m);
+      });
+      sock.send(packet, port, host);
+    });
+    return { reply, localPort };
+  } finally {
+    sock.close();
+  }
+}
+
 /** Open a TCP connection and exchange several queries on it (pipelined), replies by id. */
 export async function tcpQueries(port: number, packets: Buffer[], timeoutMs = 5000, host = '127.0.0.1'): Promise<Message[]> {
   return new Promise((resolve, reject) => {
