@@ -42,33 +42,34 @@ current-context: broken
 }
 
 const base = { endpoint: null, tls: null, qps: 0, burst: 0, maxInflight: 0 };
+/** WatchSettings beyond the client's: everything watched, nothing extra kept. */
+const watched = { labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false };
+
+async function startAndSync(ix: KubeIndex): Promise<void> {
+  ix.start();
+  const deadline = Date.now() + 20_000;
+  while (!ix.synced()) {
+    if (Date.now() > deadline) throw new Error(`not synced: ${ix.notReadyReason()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 describe('API client configuration', () => {
   it('uses a kubeconfig file and the named context', async () => {
     const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
     cleanups.push(() => sb.close());
-    const ix = new KubeIndex({ ...base, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' }, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false }, logger('kubernetes'));
+    const ix = new KubeIndex({ ...base, ...watched, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' } }, logger('kubernetes'));
     cleanups.push(() => ix.stop());
-    ix.start();
-    const deadline = Date.now() + 20_000;
-    while (!ix.synced()) {
-      if (Date.now() > deadline) throw new Error(`not synced: ${ix.notReadyReason()}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await startAndSync(ix);
     expect(ix.store.services.size).toBe(14);
   });
 
   it('syncs with a client-side rate limit and one request in flight', async () => {
     const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
     cleanups.push(() => sb.close());
-    const ix = new KubeIndex({ ...base, endpoint: sb.url, qps: 50, burst: 2, maxInflight: 1, kubeconfig: null, labels: null, namespaceLabels: null, endpoints: true, pods: true, zonal: false, podNames: false }, logger('kubernetes'));
+    const ix = new KubeIndex({ ...base, endpoint: sb.url, qps: 50, burst: 2, maxInflight: 1, ...watched, kubeconfig: null, pods: true }, logger('kubernetes'));
     cleanups.push(() => ix.stop());
-    ix.start();
-    const deadline = Date.now() + 20_000;
-    while (!ix.synced()) {
-      if (Date.now() > deadline) throw new Error(`not synced: ${ix.notReadyReason()}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await startAndSync(ix);
     expect(ix.store.pods.size).toBe(3);
   });
 
@@ -77,7 +78,7 @@ describe('API client configuration', () => {
   });
 
   it('a kubeconfig error is a startup error of the index', async () => {
-    const ix = new KubeIndex({ ...base, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' }, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false }, logger('kubernetes'));
+    const ix = new KubeIndex({ ...base, ...watched, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } }, logger('kubernetes'));
     cleanups.push(() => ix.stop());
     ix.start();
     await expect(ix.whenStarted()).rejects.toThrow(/context "nope" does not exist/);

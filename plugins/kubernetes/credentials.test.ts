@@ -85,6 +85,23 @@ current-context: ctx
   return path;
 }
 
+/**
+ * A kubeconfig whose user runs `script` as an exec credential plugin (node, with the path of a
+ * file the script may use to count its runs as its argument).
+ */
+function execKubeconfig(server: string, script: string): { path: string; counter: string } {
+  const dir = tmp();
+  const counter = join(dir, 'count');
+  const plugin = join(dir, 'plugin.mjs');
+  writeFileSync(plugin, script);
+  const path = kubeconfigFile(dir, server, `    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ${JSON.stringify(process.execPath)}
+      args: [${JSON.stringify(plugin)}, ${JSON.stringify(counter)}]
+      interactiveMode: Never`);
+  return { path, counter };
+}
+
 describe('credential helper (client-node KubeConfig in a child process)', () => {
   it('kubeconfig with token, CA, client certificate, server name and impersonation', async () => {
     const dir = tmp();
@@ -183,11 +200,8 @@ describe('credential rotation in the server process', () => {
 
   it('resolves exec credentials again after a 401 and when they expire, with backoff on failure', async () => {
     const srv = await authServer();
-    const dir = tmp();
-    const counter = join(dir, 'count');
-    const plugin = join(dir, 'plugin.mjs');
     // An exec credential plugin: token exec-N (N counts the runs), valid for an hour; fails when N is 4.
-    writeFileSync(plugin, `import fs from 'node:fs';
+    const { path, counter } = execKubeconfig(srv.url, `import fs from 'node:fs';
 const f = process.argv[2];
 const n = (fs.existsSync(f) ? Number(fs.readFileSync(f, 'utf8')) : 0) + 1;
 fs.writeFileSync(f, String(n));
@@ -195,11 +209,6 @@ if (n === 4) { process.stderr.write('plugin broke'); process.exit(1); }
 process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential',
   status: { token: 'exec-' + n, expirationTimestamp: new Date(Date.now() + 3600e3).toISOString() } }));
 `);
-    const path = kubeconfigFile(dir, srv.url, `    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: ${JSON.stringify(process.execPath)}
-      args: [${JSON.stringify(plugin)}, ${JSON.stringify(counter)}]
-      interactiveMode: Never`);
     const resolved = await resolveCredentials({ mode: 'kubeconfig', path, context: null });
     expect(resolved.headers['Authorization']).toBe('Bearer exec-1');
     expect(resolved.expiry).toBeGreaterThan(Date.now());
@@ -226,20 +235,12 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
 
   it('does not run the helper again for every 401 when the credentials do not change', async () => {
     const srv = await authServer();
-    const dir = tmp();
-    const counter = join(dir, 'count');
-    const plugin = join(dir, 'plugin.mjs');
     // The same token on every run, no expiry; counts its runs.
-    writeFileSync(plugin, `import fs from 'node:fs';
+    const { path, counter } = execKubeconfig(srv.url, `import fs from 'node:fs';
 const f = process.argv[2];
 fs.writeFileSync(f, String((fs.existsSync(f) ? Number(fs.readFileSync(f, 'utf8')) : 0) + 1));
 process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'same' } }));
 `);
-    const path = kubeconfigFile(dir, srv.url, `    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: ${JSON.stringify(process.execPath)}
-      args: [${JSON.stringify(plugin)}, ${JSON.stringify(counter)}]
-      interactiveMode: Never`);
     vi.useFakeTimers({ toFake: ['Date'] });
     const c = await ApiClient.create({ ...base, kubeconfig: { path, context: null } });
     srv.reject = 3;
