@@ -1,10 +1,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { logger } from '../../src/log.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
-import { ApiClient } from './client.js';
+import { ApiClient, ApiError, readJson } from './client.js';
 import { KubeIndex } from './kubeindex.js';
 import { fixtureObjects } from './testdata.js';
 
@@ -100,5 +101,38 @@ describe('API client configuration', () => {
   it('plain http endpoint: host label is host:port', () => {
     const c = new ApiClient({ ...base, endpoint: 'http://127.0.0.1:8001', kubeconfig: null });
     expect(c.host).toBe('127.0.0.1:8001');
+  });
+});
+
+describe('response bodies', () => {
+  /** A server that writes `chunks` as separate writes, and the response to a GET of it. */
+  async function respond(chunks: Buffer[]): Promise<http.IncomingMessage> {
+    const srv = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const next = (i: number): void => {
+        if (i === chunks.length) return void res.end();
+        res.write(chunks[i], () => setImmediate(() => next(i + 1)));
+      };
+      next(0);
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise<void>((r) => srv.close(() => r())));
+    const port = (srv.address() as { port: number }).port;
+    return new Promise((resolve, reject) => http.get({ host: '127.0.0.1', port, path: '/' }, resolve).on('error', reject));
+  }
+
+  it('decodes a body whose UTF-8 characters are split between reads', async () => {
+    const text = Buffer.from(JSON.stringify({ items: [{ name: 'caf\u00e9-\u{1F600}' }] }));
+    // Cut inside the two-byte é and inside the four-byte emoji.
+    const e = text.indexOf(0xc3) + 1;
+    const f = text.indexOf(0xf0) + 2;
+    const body = await readJson(await respond([text.subarray(0, e), text.subarray(e, f), text.subarray(f)]));
+    expect(body).toEqual({ items: [{ name: 'caf\u00e9-\u{1F600}' }] });
+  });
+
+  it('a body that is not JSON is an ApiError quoting its start', async () => {
+    const err = await readJson(await respond([Buffer.from('<html>proxy error</html>')])).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as Error).message).toMatch(/invalid JSON from the API server \(HTTP 200\): <html>proxy error/);
   });
 });
