@@ -5,7 +5,7 @@
  * When it is missing the helm-based tests fail with instructions; they never skip.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,6 +77,8 @@ export interface K8sObject {
 }
 
 export interface RenderOptions {
+  /** Values files (`--values`), applied before `values`. */
+  valuesFiles?: string[];
   /** Values merged over values.yaml (written to a temporary values file). */
   values?: Record<string, unknown>;
   /** Extra `--set` style arguments. */
@@ -99,8 +101,9 @@ function withValuesFile<T>(values: Record<string, unknown> | undefined, fn: (arg
   }
 }
 
-function templateArgs(o: RenderOptions): string[] {
-  const args = ['template', o.release ?? RELEASE, CHART_DIR, '--namespace', o.namespace ?? NAMESPACE];
+function templateArgs(o: RenderOptions, chartDir = CHART_DIR): string[] {
+  const args = ['template', o.release ?? RELEASE, chartDir, '--namespace', o.namespace ?? NAMESPACE];
+  for (const f of o.valuesFiles ?? []) args.push('--values', f);
   for (const s of o.set ?? []) args.push('--set', s);
   for (const a of o.apiVersions ?? []) args.push('--api-versions', a);
   return args;
@@ -194,12 +197,38 @@ export function rec(obj: unknown, ...keys: (string | number)[]): Record<string, 
   return v;
 }
 
-/** The clusterdns container of a Deployment. */
-export function container(deploy: K8sObject): Record<string, unknown> {
+/** The DNS server's container of a Deployment (named `coredns`, as in the coredns chart). */
+export function container(deploy: K8sObject, name = 'coredns'): Record<string, unknown> {
   const cs = arr(deploy, 'spec', 'template', 'spec', 'containers');
-  const c = cs.find((x) => isObject(x) && x.name === 'clusterdns');
-  if (!isObject(c)) throw new Error('no clusterdns container');
+  const c = cs.find((x) => isObject(x) && x.name === name);
+  if (!isObject(c)) throw new Error(`no ${name} container`);
   return c;
+}
+
+/**
+ * NOTES.txt as `helm install` would print it. `helm template` does not render NOTES.txt and
+ * `helm install --dry-run` needs a cluster, so a copy of the chart wraps NOTES.txt in a named
+ * template and renders it into a ConfigMap.
+ */
+export function renderNotes(o: RenderOptions = {}): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'clusterdns-notes-'));
+  try {
+    const chart = path.join(dir, 'clusterdns');
+    cpSync(CHART_DIR, chart, { recursive: true });
+    const notes = readFileSync(path.join(chart, 'templates/NOTES.txt'), 'utf8');
+    writeFileSync(path.join(chart, 'templates/_notes_under_test.tpl'), `{{- define "test.notes" -}}\n${notes}{{- end -}}\n`);
+    writeFileSync(
+      path.join(chart, 'templates/notes-under-test.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes-under-test\ndata:\n  notes: {{ include "test.notes" . | toJson }}\n',
+    );
+    return withValuesFile(o.values, (valueArgs) => {
+      const r = runHelm([...templateArgs(o, chart), ...valueArgs, '--show-only', 'templates/notes-under-test.yaml']);
+      if (r.status !== 0) throw new Error(`helm template (NOTES) failed (${r.status}): ${r.stderr}`);
+      return str(one(parseManifests(r.stdout), 'ConfigMap'), 'data', 'notes');
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export function corefileOf(objs: K8sObject[]): string {

@@ -98,12 +98,12 @@ describe('default render (kube-system, release clusterdns)', () => {
     }
   });
 
-  it('has the kube-dns Service with the fixed clusterIP, kubeadm port names and annotations', () => {
+  it('has the kube-dns Service with the fixed clusterIP, the coredns chart port names and annotations', () => {
     expect(str(svc, 'spec', 'clusterIP')).toBe('10.96.0.10');
     expect(str(svc, 'spec', 'type')).toBe('ClusterIP');
     expect(ports(svc)).toEqual([
-      { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 },
-      { name: 'dns-tcp', port: 53, protocol: 'TCP', targetPort: 53 },
+      { name: 'udp-53', port: 53, protocol: 'UDP', targetPort: 53 },
+      { name: 'tcp-53', port: 53, protocol: 'TCP', targetPort: 53 },
       { name: 'metrics', port: 9153, protocol: 'TCP', targetPort: 9153 },
     ]);
     expect(svc.metadata.annotations).toEqual({ 'prometheus.io/port': '9153', 'prometheus.io/scrape': 'true' });
@@ -125,9 +125,9 @@ describe('default render (kube-system, release clusterdns)', () => {
     expect(at(deploy, 'spec', 'replicas')).toBe(2);
     expect(c.args).toEqual(['-conf', '/etc/coredns/Corefile']);
     expect(c.ports).toEqual([
-      { containerPort: 53, name: 'dns', protocol: 'UDP' },
-      { containerPort: 53, name: 'dns-tcp', protocol: 'TCP' },
-      { containerPort: 9153, name: 'metrics', protocol: 'TCP' },
+      { containerPort: 53, name: 'udp-53', protocol: 'UDP' },
+      { containerPort: 53, name: 'tcp-53', protocol: 'TCP' },
+      { containerPort: 9153, name: 'tcp-9153', protocol: 'TCP' },
       { containerPort: 8080, name: 'liveness-probe', protocol: 'TCP' },
       { containerPort: 8181, name: 'readiness-probe', protocol: 'TCP' },
     ]);
@@ -267,10 +267,10 @@ describe('customised values', () => {
     golden('Corefile.custom', corefileOf(objs));
     const svc = one(objs, 'Service');
     expect(ports(svc)).toEqual([
-      { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 },
-      { name: 'dns-tcp', port: 53, protocol: 'TCP', targetPort: 53 },
-      { name: 'dns-5353', port: 5353, protocol: 'UDP', targetPort: 5353 },
-      { name: 'dns-tcp-5353', port: 5353, protocol: 'TCP', targetPort: 5353 },
+      { name: 'udp-53', port: 53, protocol: 'UDP', targetPort: 53 },
+      { name: 'tcp-53', port: 53, protocol: 'TCP', targetPort: 53 },
+      { name: 'udp-5353', port: 5353, protocol: 'UDP', targetPort: 5353 },
+      { name: 'tcp-5353', port: 5353, protocol: 'TCP', targetPort: 5353 },
       { name: 'metrics', port: 9253, protocol: 'TCP', targetPort: 9253 },
     ]);
     expect(svc.metadata.annotations?.['prometheus.io/port']).toBe('9253');
@@ -278,16 +278,16 @@ describe('customised values', () => {
     const byName = new Map(arr(c, 'ports').map((p) => [str(p, 'name'), at(p, 'containerPort')]));
     expect(byName.get('liveness-probe')).toBe(8090);
     expect(byName.get('readiness-probe')).toBe(8191);
-    expect(byName.get('metrics')).toBe(9253);
+    expect(byName.get('tcp-9253')).toBe(9253);
     expect(at(c, 'livenessProbe', 'httpGet', 'port')).toBe('liveness-probe');
   });
 
-  it('skipConfig: no ConfigMap and no checksum, the Deployment still mounts configmap.name', () => {
+  it('skipConfig: no ConfigMap and no checksum, the Deployment mounts every key of configmap.name', () => {
     const objs = render({ set: ['deployment.skipConfig=true', 'configmap.name=my-corefile'] });
     expect(objs.filter((o) => o.kind === 'ConfigMap')).toEqual([]);
     const deploy = one(objs, 'Deployment');
     expect(at(deploy, 'spec', 'template', 'metadata', 'annotations') ?? {}).not.toHaveProperty('checksum/config');
-    expect(at(deploy, 'spec', 'template', 'spec', 'volumes', 0, 'configMap', 'name')).toBe('my-corefile');
+    expect(at(deploy, 'spec', 'template', 'spec', 'volumes', 0, 'configMap')).toEqual({ name: 'my-corefile' });
   });
 
   it('hpa on: autoscaling/v2 HPA and no fixed replicas', () => {
@@ -361,7 +361,7 @@ describe('customised values', () => {
     const c = container(one(objs, 'Deployment'));
     expect(c).not.toHaveProperty('livenessProbe');
     // As in the coredns chart, TCP is exposed only with use_tcp (or a TCP scheme).
-    expect(c.ports).toEqual([{ containerPort: 53, name: 'dns', protocol: 'UDP' }]);
+    expect(c.ports).toEqual([{ containerPort: 53, name: 'udp-53', protocol: 'UDP' }]);
   });
 
   it('refuses health/ready addresses the kubelet cannot reach', () => {
@@ -439,10 +439,10 @@ describe('customised values', () => {
     expect(at(svc, 'spec', 'externalTrafficPolicy')).toBe('Local');
     expect(at(svc, 'spec')).not.toHaveProperty('clusterIP');
     expect(ports(svc)).toEqual([
-      { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53, nodePort: 30053 },
-      { name: 'dns-tcp', port: 53, protocol: 'TCP', targetPort: 53, nodePort: 30053 },
+      { name: 'udp-53', port: 53, protocol: 'UDP', targetPort: 53, nodePort: 30053 },
+      { name: 'tcp-53', port: 53, protocol: 'TCP', targetPort: 53, nodePort: 30053 },
     ]);
-    expect(arr(container(one(objs, 'Deployment')), 'ports')).toContainEqual({ containerPort: 53, name: 'dns', protocol: 'UDP', hostPort: 53 });
+    expect(arr(container(one(objs, 'Deployment')), 'ports')).toContainEqual({ containerPort: 53, name: 'udp-53', protocol: 'UDP', hostPort: 53 });
     const clusterIPSvc = one(render({ set: ['service.externalTrafficPolicy=Local'] }), 'Service');
     expect(at(clusterIPSvc, 'spec')).not.toHaveProperty('externalTrafficPolicy');
   });

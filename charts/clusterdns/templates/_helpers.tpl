@@ -58,17 +58,48 @@ kubernetes.io/name: "CoreDNS"
 {{- end }}
 {{- end -}}
 
-{{/* Pod selector labels (YAML map). */}}
+{{/*
+Labels that select the pods (YAML map): the default selector of the Deployment, and the selector
+of the Services, the PDB and the anti-affinity preset. Every pod carries them.
+*/}}
 {{- define "clusterdns.selectorLabels" -}}
-{{- if .Values.deployment.selector -}}
-{{ toYaml .Values.deployment.selector }}
-{{- else -}}
 app.kubernetes.io/name: {{ include "clusterdns.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name | quote }}
 {{- if .Values.isClusterService }}
 k8s-app: {{ include "clusterdns.k8sapplabel" . | quote }}
 {{- end }}
 {{- end -}}
+
+{{/*
+The Deployment's spec.selector (YAML map): deployment.selector, a LabelSelector as in the coredns
+chart, or matchLabels of the selector labels.
+*/}}
+{{- define "clusterdns.deploymentSelector" -}}
+{{- if .Values.deployment.selector -}}
+{{ toYaml .Values.deployment.selector }}
+{{- else -}}
+matchLabels:
+  {{- include "clusterdns.selectorLabels" . | nindent 2 }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Pod labels (YAML map): the selector labels, deployment.selector.matchLabels (so a custom selector
+always matches), the common labels and podLabels.
+*/}}
+{{- define "clusterdns.podLabels" -}}
+{{- $selector := default dict .Values.deployment.selector -}}
+{{- $labels := merge (include "clusterdns.selectorLabels" . | fromYaml) (default dict $selector.matchLabels) (include "clusterdns.labels" . | fromYaml) (default dict .Values.podLabels) -}}
+{{- toYaml $labels -}}
+{{- end -}}
+
+{{/* imagePullSecrets entries (YAML list) from a pullSecrets value: [{name: x}] or [x]. */}}
+{{- define "clusterdns.pullSecrets" -}}
+{{- $out := list -}}
+{{- range . -}}
+{{- if kindIs "string" . -}}{{- $out = append $out (dict "name" .) -}}{{- else -}}{{- $out = append $out . -}}{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
 {{- end -}}
 
 {{/* Annotations every object gets (YAML map, may be empty). */}}
@@ -181,13 +212,17 @@ protocol serves UDP and TCP.
 {{- toJson $out -}}
 {{- end -}}
 
-{{/* Port names: dns/dns-tcp for 53 (kubeadm), dns-N/dns-tcp-N otherwise; metrics, metrics-N. */}}
+{{/*
+Port names, as the coredns chart generates them: udp-N and tcp-N for DNS ports and tcp-N for the
+prometheus port of the container; on Services the metrics port is named metrics (metrics-N for a
+second one), the name the ServiceMonitor and the coredns chart's metrics Service use.
+*/}}
 {{- define "clusterdns.portName" -}}
 {{- $kind := index . 0 -}}
 {{- $port := toString (index . 1) -}}
 {{- $first := index . 2 -}}
-{{- if eq $kind "udp" -}}{{ if eq $port "53" }}dns{{ else }}dns-{{ $port }}{{ end }}
-{{- else if eq $kind "tcp" -}}{{ if eq $port "53" }}dns-tcp{{ else }}dns-tcp-{{ $port }}{{ end }}
+{{- if eq $kind "udp" -}}udp-{{ $port }}
+{{- else if eq $kind "tcp" -}}tcp-{{ $port }}
 {{- else -}}{{ if $first }}metrics{{ else }}metrics-{{ $port }}{{ end }}
 {{- end -}}
 {{- end -}}
@@ -224,8 +259,11 @@ protocol serves UDP and TCP.
 {{- end -}}
 {{- end -}}
 {{- end -}}
-{{- range $i, $port := include "clusterdns.metricsPorts" . | fromJsonArray -}}
-{{- $list = append $list (dict "name" (include "clusterdns.portName" (list "metrics" $port (eq $i 0))) "containerPort" (int $port) "protocol" "TCP") -}}
+{{- range $port := include "clusterdns.metricsPorts" . | fromJsonArray -}}
+{{- $dns := get $ports (toString $port) -}}
+{{- if not (and $dns $dns.tcp) -}}
+{{- $list = append $list (dict "name" (include "clusterdns.portName" (list "tcp" $port false)) "containerPort" (int $port) "protocol" "TCP") -}}
+{{- end -}}
 {{- end -}}
 {{- $health := include "clusterdns.pluginPort" (list . "health" 8080) | fromJson -}}
 {{- if $health.found -}}
@@ -347,3 +385,95 @@ other zones on the default port).
 {{- end -}}
 {{- join "\n\n" $blocks -}}
 {{- end -}}
+
+{{/*
+The directives the clusterdns binary knows, from files/directives.txt (generated from the plugin
+registry, plugins/index.ts, by `npm run chart:directives`): a JSON list.
+*/}}
+{{- define "clusterdns.knownDirectives" -}}
+{{- $known := list -}}
+{{- range splitList "\n" (.Files.Get "files/directives.txt") -}}
+{{- $l := trim . -}}
+{{- if and $l (not (hasPrefix "#" $l)) -}}{{- $known = append $known $l -}}{{- end -}}
+{{- end -}}
+{{- if not $known -}}
+{{- fail "files/directives.txt is missing or empty: regenerate it with `npm run chart:directives`" -}}
+{{- end -}}
+{{- toJson $known -}}
+{{- end -}}
+
+{{/*
+Refuse, at template time, a Corefile the binary would reject at startup (the rollout would
+crash-loop): a directive that is not in the plugin registry, a transport other than dns://, or an
+extraConfig entry other than import.
+*/}}
+{{- define "clusterdns.checkCorefile" -}}
+{{- $known := include "clusterdns.knownDirectives" . | fromJsonArray -}}
+{{- $version := .Chart.AppVersion -}}
+{{- range $i, $server := .Values.servers -}}
+{{- range $j, $z := $server.zones -}}
+{{- $scheme := lower (toString (default "" $z.scheme)) -}}
+{{- $zone := toString (default "" $z.zone) -}}
+{{- if and (contains "://" $zone) (not (hasPrefix "dns://" (lower $zone))) -}}
+{{- $scheme = regexFind "^[^:]*://" (lower $zone) -}}
+{{- end -}}
+{{- if not (has $scheme (list "" "dns://")) -}}
+{{- fail (printf "servers[%d].zones[%d]: transport %s is not supported by clusterdns %s, which serves plain DNS (dns://, over UDP and TCP) only; the pods would exit at startup with this Corefile" $i $j $scheme $version) -}}
+{{- end -}}
+{{- end -}}
+{{- range $j, $p := $server.plugins -}}
+{{- $directive := first (splitList " " (trim (toString $p.name))) -}}
+{{- if not (has $directive $known) -}}
+{{- fail (printf "servers[%d].plugins[%d]: clusterdns %s has no plugin %q, so the pods would exit at startup with this Corefile. Known directives: %s (files/directives.txt)" $i $j $version $directive (join ", " $known)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $name, $conf := .Values.extraConfig -}}
+{{- if ne $name "import" -}}
+{{- fail (printf "extraConfig.%s: only import can stand outside a server block (clusterdns would read %q as a server block key)" $name $name) -}}
+{{- end -}}
+{{- end -}}
+{{- range $i, $z := .Values.zoneFiles -}}
+{{- if eq (toString $z.filename) "Corefile" -}}
+{{- fail (printf "zoneFiles[%d].filename: Corefile is the ConfigMap key of the Corefile itself" $i) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* cluster-proportional-autoscaler: object name, labels and selector labels. */}}
+{{- define "clusterdns.autoscalerName" -}}
+{{- printf "%s-autoscaler" (include "clusterdns.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "clusterdns.autoscalerSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-autoscaler" (include "clusterdns.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+{{- if .Values.isClusterService }}
+k8s-app: {{ printf "%s-autoscaler" (include "clusterdns.k8sapplabel" .) | trunc 63 | trimSuffix "-" | quote }}
+{{- end }}
+{{- end -}}
+
+{{- define "clusterdns.autoscalerLabels" -}}
+{{- $labels := merge (include "clusterdns.autoscalerSelectorLabels" . | fromYaml) (include "clusterdns.labels" . | fromYaml) -}}
+{{- $_ := set $labels "app.kubernetes.io/component" "autoscaler" -}}
+{{- toYaml $labels -}}
+{{- end -}}
+
+{{/* Whether the autoscaler objects are rendered: "true" or "". hpa.enabled takes precedence, as in the coredns chart. */}}
+{{- define "clusterdns.autoscalerEnabled" -}}
+{{- if and .Values.deployment.enabled .Values.autoscaler.enabled (not .Values.hpa.enabled) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+The coredns chart's named templates, as aliases of ours, so values written for it that call them
+through tpl (e.g. '{{ template "coredns.name" . }}' in topologySpreadConstraints) keep working.
+*/}}
+{{- define "coredns.name" -}}{{ include "clusterdns.name" . }}{{- end -}}
+{{- define "coredns.fullname" -}}{{ include "clusterdns.fullname" . }}{{- end -}}
+{{- define "coredns.labels" -}}{{ include "clusterdns.labels" . }}{{- end -}}
+{{- define "coredns.labels.autoscaler" -}}{{ include "clusterdns.autoscalerLabels" . }}{{- end -}}
+{{- define "coredns.k8sapplabel" -}}{{ include "clusterdns.k8sapplabel" . }}{{- end -}}
+{{- define "coredns.servicePorts" -}}{{ include "clusterdns.servicePorts" . }}{{- end -}}
+{{- define "coredns.containerPorts" -}}{{ include "clusterdns.containerPorts" . }}{{- end -}}
+{{- define "coredns.serviceAccountName" -}}{{ include "clusterdns.serviceAccountName" . }}{{- end -}}
+{{- define "coredns.clusterRoleName" -}}{{ include "clusterdns.clusterRoleName" . }}{{- end -}}
