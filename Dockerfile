@@ -3,7 +3,22 @@
 # clusterdns container image.
 #
 #   docker build -t clusterdns:dev .
-#   docker run --rm -p 1053:53/udp -v $PWD/Corefile.example:/etc/coredns/Corefile:ro clusterdns:dev
+#
+# Outside a cluster the kubernetes plugin needs an API server: the image ships the sandbox
+# (sandbox/README.md), a local one loaded from YAML. Run it, then clusterdns with
+# examples/Corefile.dev (127.0.0.1:1053, kubernetes endpoint {$SANDBOX_URL}) pointed at it:
+#
+#   docker run -d --rm --name clusterdns-sandbox --network host --entrypoint /nodejs/bin/node \
+#     -v "$PWD/examples/cluster.yaml:/cluster.yaml:ro" clusterdns:dev \
+#     /app/dist/sandbox/main.js --host 127.0.0.1 --port 8001 --file /cluster.yaml
+#   docker run --rm --name clusterdns --network host -e SANDBOX_URL=http://127.0.0.1:8001 \
+#     -v "$PWD/examples/Corefile.dev:/etc/coredns/Corefile:ro" clusterdns:dev
+#   dig @127.0.0.1 -p 1053 kubernetes.default.svc.cluster.local     # 10.96.0.1
+#
+# test/chart/image.test.ts reproduces this without Docker: it copies what .dockerignore lets
+# through, runs the build stage's steps there (npm ci offline from the local cache, npm run build,
+# the production npm ci), assembles /app as the runtime stage does and runs the ENTRYPOINT
+# against the sandbox.
 #
 # Runtime base: gcr.io/distroless/nodejs24-debian12:nonroot.
 # Why distroless rather than node:24-bookworm-slim + setcap:
@@ -33,7 +48,8 @@ FROM ${NODE_BUILD_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
-# The context is limited by .dockerignore to the sources tsconfig.build.json compiles.
+# The context is limited by .dockerignore to the sources tsconfig.build.json compiles (no tests,
+# no benches: test/chart/image.test.ts builds from exactly this context).
 COPY . .
 RUN npm run build
 # Production-only node_modules, without lifecycle scripts, in a folder that holds nothing else.
@@ -65,8 +81,8 @@ ENV NODE_ENV=production
 # DNS (TCP and UDP), health, ready, metrics.
 EXPOSE 53 53/udp 8080 8181 9153
 # bin/clusterdns is the Node launcher (it imports dist/src/main.js). Distroless has no
-# /usr/bin/env to honour its shebang, so node runs it directly, the same way test/chart/image.test.ts
-# starts it. A 2 MiB young generation (V8's default is 16): the young generation grows to its
+# /usr/bin/env to honour its shebang, so node runs it directly (test/chart/image.test.ts starts it
+# from this ENTRYPOINT). A 2 MiB young generation (V8's default is 16): the young generation grows to its
 # maximum while the initial Kubernetes lists are parsed and under query load, and stays
 # committed; at 150k pods the RSS after sync is ~85 MiB with 2, ~90 with 4, ~102 with 8 and ~117
 # with 16 (~93 / ~101 after the scale bench's query load and churn with 2 / 4), while queries per
