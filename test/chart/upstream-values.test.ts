@@ -312,6 +312,23 @@ describe('coredns chart semantics', () => {
     expect(helmTemplateError({ values: { prometheus: { monitor: { selector: { 'k8s-app': 'kube-dns' } } } } })).toMatch(/selector/);
   });
 
+  it("adopting a coredns chart release's Deployment: its immutable selector's labels win on the pods, the Service and the PDB", () => {
+    const matchLabels = { 'app.kubernetes.io/instance': 'coredns', 'app.kubernetes.io/name': 'coredns', 'k8s-app': 'kube-dns' };
+    const objs = render({ values: { deployment: { name: 'coredns', selector: { matchLabels } } } });
+    const deploy = one(objs, 'Deployment', 'coredns');
+    expect(at(deploy, 'spec', 'selector')).toEqual({ matchLabels });
+    const labels = podLabels(deploy);
+    for (const selector of [
+      rec(deploy, 'spec', 'selector', 'matchLabels'),
+      rec(one(objs, 'Service'), 'spec', 'selector'),
+      rec(one(objs, 'PodDisruptionBudget'), 'spec', 'selector', 'matchLabels'),
+      rec(deploy, 'spec', 'template', 'spec', 'affinity', 'podAntiAffinity', 'preferredDuringSchedulingIgnoredDuringExecution', 0, 'podAffinityTerm', 'labelSelector', 'matchLabels'),
+    ]) {
+      expect(selector).toEqual(matchLabels);
+      for (const [k, v] of Object.entries(selector)) expect(labels[k], k).toBe(v);
+    }
+  });
+
   it('the PDB takes minAvailable or maxUnavailable alone, refuses both, and null disables it', () => {
     const pdb = (set: string[]): Record<string, unknown> => rec(one(render({ set }), 'PodDisruptionBudget'), 'spec');
     expect(pdb(['podDisruptionBudget.minAvailable=1'])).not.toHaveProperty('maxUnavailable');

@@ -60,14 +60,18 @@ kubernetes.io/name: "CoreDNS"
 
 {{/*
 Labels that select the pods (YAML map): the default selector of the Deployment, and the selector
-of the Services, the PDB and the anti-affinity preset. Every pod carries them.
+of the Services, the PDB and the anti-affinity preset. Every pod carries them. The matchLabels of
+deployment.selector take precedence, so adopting an existing Deployment whose immutable selector
+has other values (e.g. app.kubernetes.io/name: coredns from the coredns chart) keeps the pods,
+Services and PDB consistent with it.
 */}}
 {{- define "clusterdns.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "clusterdns.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name | quote }}
-{{- if .Values.isClusterService }}
-k8s-app: {{ include "clusterdns.k8sapplabel" . | quote }}
-{{- end }}
+{{- $labels := dict "app.kubernetes.io/name" (include "clusterdns.name" .) "app.kubernetes.io/instance" .Release.Name -}}
+{{- if .Values.isClusterService -}}
+{{- $_ := set $labels "k8s-app" (include "clusterdns.k8sapplabel" .) -}}
+{{- end -}}
+{{- $selector := default dict .Values.deployment.selector -}}
+{{- toYaml (merge (deepCopy (default dict $selector.matchLabels)) $labels) -}}
 {{- end -}}
 
 {{/*
@@ -84,12 +88,11 @@ matchLabels:
 {{- end -}}
 
 {{/*
-Pod labels (YAML map): the selector labels, deployment.selector.matchLabels (so a custom selector
-always matches), the common labels and podLabels.
+Pod labels (YAML map): the selector labels (with deployment.selector.matchLabels, so a custom
+selector always matches), the common labels and podLabels.
 */}}
 {{- define "clusterdns.podLabels" -}}
-{{- $selector := default dict .Values.deployment.selector -}}
-{{- $labels := merge (include "clusterdns.selectorLabels" . | fromYaml) (default dict $selector.matchLabels) (include "clusterdns.labels" . | fromYaml) (default dict .Values.podLabels) -}}
+{{- $labels := merge (include "clusterdns.selectorLabels" . | fromYaml) (include "clusterdns.labels" . | fromYaml) (default dict .Values.podLabels) -}}
 {{- toYaml $labels -}}
 {{- end -}}
 
