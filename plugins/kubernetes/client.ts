@@ -324,7 +324,9 @@ export class ApiClient {
     // cluster take seconds; failures are already spaced by the reflectors' backoff.
     this.limiter = s.qps > 0 ? new RateLimiter(s.qps, s.burst > 0 ? s.burst : Math.max(1, Math.ceil(s.qps))) : null;
     this.inflight = new Semaphore(s.maxInflight);
-    this.agent = this.base.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+    // As Node's global agent: keep-alive, most recently used socket first, idle sockets closed after 5 s.
+    const pool = { keepAlive: true, scheduling: 'lifo', timeout: 5000 } as const;
+    this.agent = this.base.protocol === 'https:' ? new https.Agent(pool) : new http.Agent(pool);
   }
 
   /**

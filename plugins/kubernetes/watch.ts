@@ -266,7 +266,10 @@ export class Reflector<K extends Kind> {
           phase = 'probe';
           needList = await this.counterWentBack();
           checkCounter = false;
-          if (needList) continue;
+          if (needList) {
+            this.rv = '';
+            continue;
+          }
         }
         phase = 'watch';
         const t0 = performance.now();
@@ -287,6 +290,7 @@ export class Reflector<K extends Kind> {
         if (e instanceof CounterBackwardsError) {
           this.log.warning(e.message);
           needList = true;
+          this.rv = ''; // logged once: the relist's resourceVersion is not compared again
           continue;
         }
         if (e instanceof GoneError && phase === 'watch') {
