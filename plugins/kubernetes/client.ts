@@ -34,6 +34,8 @@ export interface ClientSettings {
   qps: number;
   burst: number;
   maxInflight: number;
+  /** Connect timeout (TCP, and the TLS handshake) in ms; default {@link CONNECT_TIMEOUT_MS}. */
+  connectTimeoutMs?: number;
 }
 
 export class ApiError extends Error {
@@ -74,11 +76,15 @@ export function retryAfterMs(value: string | string[] | undefined, now = Date.no
  * Keepalive and a connect timeout for the socket of `req` (called on its 'socket' event; a pooled
  * socket that is already connected only gets keepalive re-armed).
  */
-function armSocket(req: http.ClientRequest, socket: Socket, host: string): void {
+function armSocket(req: http.ClientRequest, socket: Socket, host: string, timeoutMs: number): void {
   socket.setKeepAlive(true, KEEPALIVE_INITIAL_DELAY_MS);
+  const tls = socket instanceof TLSSocket;
+  // A pooled socket is connected (and a TLS one past its handshake) already; a new one is still
+  // connecting when it is handed to the request.
   if (!socket.connecting) return;
-  const ready = socket instanceof TLSSocket ? 'secureConnect' : 'connect';
-  const timer = setTimeout(() => req.destroy(new Error(`dial tcp ${host}: i/o timeout (no connection after ${CONNECT_TIMEOUT_MS} ms)`)), CONNECT_TIMEOUT_MS);
+  const ready = tls ? 'secureConnect' : 'connect';
+  const what = tls ? 'TLS handshake with' : 'connect to';
+  const timer = setTimeout(() => req.destroy(new Error(`${what} ${host}: i/o timeout (${timeoutMs} ms)`)), timeoutMs);
   const done = (): void => {
     clearTimeout(timer);
     socket.off(ready, done);
@@ -296,6 +302,7 @@ export class ApiClient {
   private readonly inflight: Semaphore;
   /** Pooled connections of this client (keep-alive between requests). */
   private readonly agent: http.Agent;
+  private readonly connectTimeoutMs: number;
 
   /**
    * A client for `endpoint` settings (plain HTTP, or HTTPS with `tls` files); throws when it
@@ -324,6 +331,7 @@ export class ApiClient {
     // cluster take seconds; failures are already spaced by the reflectors' backoff.
     this.limiter = s.qps > 0 ? new RateLimiter(s.qps, s.burst > 0 ? s.burst : Math.max(1, Math.ceil(s.qps))) : null;
     this.inflight = new Semaphore(s.maxInflight);
+    this.connectTimeoutMs = s.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     // As Node's global agent: keep-alive, most recently used socket first, idle sockets closed after 5 s.
     const pool = { keepAlive: true, scheduling: 'lifo', timeout: 5000 } as const;
     this.agent = this.base.protocol === 'https:' ? new https.Agent(pool) : new http.Agent(pool);
@@ -383,7 +391,7 @@ export class ApiClient {
       const mod = url.protocol === 'https:' ? https : http;
       const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
         const req = mod.request(url, { ...opts, method: 'GET', signal, agent: this.agent }, resolve);
-        req.on('socket', (sock) => armSocket(req, sock, this.host));
+        req.on('socket', (sock) => armSocket(req, sock, this.host, this.connectTimeoutMs));
         req.setTimeout(idleTimeoutMs, () => req.destroy(new Error(`no data from ${this.host} for ${idleTimeoutMs} ms`)));
         req.on('error', reject);
         req.end();

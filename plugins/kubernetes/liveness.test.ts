@@ -6,6 +6,7 @@
  * the liveness bound and backoff are made small through the index's `tuning` setting.
  */
 import { getEventListeners } from 'node:events';
+import * as net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { logger, setLogSink } from '../../src/log.js';
 import { registry } from '../../src/metrics/registry.js';
@@ -209,6 +210,20 @@ describe('API liveness', () => {
     // seen through a relist, not by applying the event from before the counter's past
     expect(lists()).toBe(before + 1);
     expect(logs.some((l) => l.includes("services: the API server's resourceVersion went backwards (watch event at 3,"))).toBe(true);
+  });
+});
+
+describe('connecting', () => {
+  it('gives up a TLS handshake the API server never answers after the connect timeout', async () => {
+    // accepts TCP connections, never says a word
+    const held = new Set<net.Socket>();
+    const srv = net.createServer((s) => { held.add(s); s.on('error', () => undefined); });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise<void>((r) => { for (const s of held) s.destroy(); srv.close(() => r()); }));
+    const port = (srv.address() as net.AddressInfo).port;
+    const ix = index(`https://127.0.0.1:${port}`, { connectTimeoutMs: 300 });
+    await until('connect timeout reported', () => ix.notReadyReason().includes(`TLS handshake with 127.0.0.1:${port}: i/o timeout (300 ms)`));
+    expect(ix.synced()).toBe(false);
   });
 });
 
