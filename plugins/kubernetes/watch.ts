@@ -150,6 +150,9 @@ export class Reflector<K extends Kind> {
   /** The open watch request and when it last delivered something (or was started). */
   private current: { ctl: AbortController; activity: number } | null = null;
   private watchdog: NodeJS.Timeout | null = null;
+  /** When an event last went backwards, and the delay before the relist it caused. */
+  private lastBackwards = -Infinity;
+  private backwardsWait = 0;
   private readonly staleness = (): [string, number] => [this.def.kind, this.stalenessSeconds()];
 
   constructor(
@@ -222,6 +225,19 @@ export class Reflector<K extends Kind> {
     }
   }
 
+  /**
+   * Before a relist because an event went backwards: nothing the first time; when it happens
+   * again within 5 minutes (a server whose resourceVersions are not monotonic) a delay doubling
+   * from the backoff minimum to its maximum, so such a server cannot keep the reflector relisting.
+   */
+  private backwardsDelay(): number {
+    const now = performance.now();
+    const again = now - this.lastBackwards < 300_000;
+    this.lastBackwards = now;
+    this.backwardsWait = again ? Math.min(this.backoffMax, Math.max(this.backoffMin, this.backwardsWait * 2)) : 0;
+    return this.backwardsWait;
+  }
+
   private nextDelay(): number {
     const d = this.backoff / 2 + Math.random() * (this.backoff / 2);
     this.backoff = Math.min(this.backoffMax, this.backoff * 2);
@@ -291,6 +307,7 @@ export class Reflector<K extends Kind> {
           this.log.warning(e.message);
           needList = true;
           this.rv = ''; // logged once: the relist's resourceVersion is not compared again
+          await this.sleep(this.backwardsDelay());
           continue;
         }
         if (e instanceof GoneError && phase === 'watch') {
