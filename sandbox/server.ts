@@ -33,6 +33,8 @@ export interface RequestInfo {
   method: string;
   path: string;
   query: Record<string, string>;
+  /** Date.now() when the request arrived */
+  at: number;
 }
 
 export interface SandboxOptions {
@@ -64,6 +66,12 @@ export interface Sandbox {
   remove(kind: string, namespace: string | undefined, name: string): void;
   /** Drop the event history: watches/consistent lists from revisions older than now get 410. */
   compact(): void;
+  /**
+   * Set the resourceVersion counter back to `rv` (0 ≤ rv ≤ current), as after an etcd restore from
+   * an older backup or a wipe: the history is dropped and open watches are cut (the API server
+   * restarts), unless `keepWatches`, in which case they go on with the lower revisions.
+   */
+  rewindResourceVersion(rv: number, opts?: { keepWatches?: boolean }): void;
   /**
    * Offline: close the listener (connections are refused) and destroy every open connection,
    * including watch streams. Online: listen again on the same port. The promise resolves when
@@ -492,6 +500,18 @@ class SandboxServer implements Sandbox {
     this.store.compact();
   }
 
+  rewindResourceVersion(rv: number, opts: { keepWatches?: boolean } = {}): void {
+    if (!Number.isInteger(rv) || rv < 0 || rv > this.store.revision) {
+      throw new RangeError(`cannot rewind the resourceVersion to ${rv} (current ${this.store.revision})`);
+    }
+    this.store.rewind(rv);
+    if (opts.keepWatches) return;
+    for (const w of [...this.watchers]) {
+      w.res.destroy();
+      w.close();
+    }
+  }
+
   setFailure(fn?: (req: RequestInfo) => number | undefined): void {
     this.failure = fn;
   }
@@ -551,7 +571,7 @@ class SandboxServer implements Sandbox {
     const u = new URL(req.url ?? '/', 'http://sandbox');
     const query: Record<string, string> = {};
     for (const [k, v] of u.searchParams) query[k] = v;
-    const info: RequestInfo = { method: req.method ?? 'GET', path: u.pathname, query };
+    const info: RequestInfo = { method: req.method ?? 'GET', path: u.pathname, query, at: Date.now() };
     this.requests.push(info);
     // a client that goes away mid-response must not crash the server
     res.on('error', () => undefined);

@@ -136,6 +136,20 @@ export class Store {
     this.snapshots.clear();
   }
 
+  /**
+   * The revision counter goes back to `rv` (etcd restored from an older backup, or wiped): the
+   * history is dropped and the next change gets `rv + 1`. Stored objects keep their content and
+   * their own resourceVersions.
+   */
+  rewind(rv: number): void {
+    this.rev = rv;
+    this.compacted = rv;
+    this.history = [];
+    this.historyStart = 0;
+    this.snapshots.clear();
+    for (const [res, at] of this.lastChange) if (at > rv) this.lastChange.set(res, rv);
+  }
+
   private record(ev: StoreEvent): void {
     this.sorted.delete(ev.rec.res);
     this.lastChange.set(ev.rec.res, ev.rv);

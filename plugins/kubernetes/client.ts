@@ -10,12 +10,17 @@
  * they expire or after a 401, with backoff.
  *
  * Requests go through a client-side rate limiter (`apiserver_qps`/`apiserver_burst`) and an
- * in-flight cap (`apiserver_max_inflight`) and are measured by the rest-client metrics.
+ * in-flight cap (`apiserver_max_inflight`) and are measured by the rest-client metrics. Every API
+ * connection has TCP keepalive on and a connect timeout; idle connections are pooled by the
+ * client's own agent, which {@link ApiClient.dropIdleConnections} empties after a connection was
+ * found dead.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { CredentialRequest, Credentials } from './credentials.js';
 import { hostLabel, rateLimiterDuration, requestDuration, requestsTotal } from './metrics.js';
@@ -29,12 +34,64 @@ export interface ClientSettings {
   qps: number;
   burst: number;
   maxInflight: number;
+  /** Connect timeout (TCP, and the TLS handshake) in ms; default {@link CONNECT_TIMEOUT_MS}. */
+  connectTimeoutMs?: number;
 }
 
 export class ApiError extends Error {
-  constructor(message: string, readonly status: number) {
+  /**
+   * @param retryAfterMs the server's `Retry-After` (429, or 5xx with the header), in ms; the
+   * next attempt waits at least this long.
+   */
+  constructor(message: string, readonly status: number, readonly retryAfterMs: number | null = null) {
     super(message);
   }
+}
+
+/** TCP keepalive on API connections: first probe after this much idle time (client-go: 30 s). */
+export const KEEPALIVE_INITIAL_DELAY_MS = 15_000;
+/** Connecting to the API server (TCP, and the TLS handshake for https) gives up after this. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+/** A `Retry-After` longer than this is shortened to it. */
+export const RETRY_AFTER_MAX_MS = 300_000;
+
+/**
+ * `Retry-After` of a response in ms (delta-seconds or an HTTP date; capped at
+ * {@link RETRY_AFTER_MAX_MS}), or null when absent or unparsable.
+ */
+export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | null {
+  const v = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!v) return null;
+  let ms: number;
+  if (/^\d+$/.test(v)) ms = Number(v) * 1000;
+  else {
+    const t = Date.parse(v);
+    if (Number.isNaN(t)) return null;
+    ms = Math.max(0, t - now);
+  }
+  return Math.min(ms, RETRY_AFTER_MAX_MS);
+}
+
+/**
+ * Keepalive and a connect timeout for the socket of `req` (called on its 'socket' event; a pooled
+ * socket that is already connected only gets keepalive re-armed).
+ */
+function armSocket(req: http.ClientRequest, socket: Socket, host: string, timeoutMs: number): void {
+  socket.setKeepAlive(true, KEEPALIVE_INITIAL_DELAY_MS);
+  const tls = socket instanceof TLSSocket;
+  // A pooled socket is connected (and a TLS one past its handshake) already; a new one is still
+  // connecting when it is handed to the request.
+  if (!socket.connecting) return;
+  const ready = tls ? 'secureConnect' : 'connect';
+  const what = tls ? 'TLS handshake with' : 'connect to';
+  const timer = setTimeout(() => req.destroy(new Error(`${what} ${host}: i/o timeout (${timeoutMs} ms)`)), timeoutMs);
+  const done = (): void => {
+    clearTimeout(timer);
+    socket.off(ready, done);
+    req.off('close', done);
+  };
+  socket.once(ready, done);
+  req.once('close', done);
 }
 
 /** Token bucket (`apiserver_qps` / `apiserver_burst`). */
@@ -243,6 +300,9 @@ export class ApiClient {
   /** null: no client-side rate limit (`apiserver_qps 0`, the default). */
   private readonly limiter: RateLimiter | null;
   private readonly inflight: Semaphore;
+  /** Pooled connections of this client (keep-alive between requests). */
+  private readonly agent: http.Agent;
+  private readonly connectTimeoutMs: number;
 
   /**
    * A client for `endpoint` settings (plain HTTP, or HTTPS with `tls` files); throws when it
@@ -271,6 +331,23 @@ export class ApiClient {
     // cluster take seconds; failures are already spaced by the reflectors' backoff.
     this.limiter = s.qps > 0 ? new RateLimiter(s.qps, s.burst > 0 ? s.burst : Math.max(1, Math.ceil(s.qps))) : null;
     this.inflight = new Semaphore(s.maxInflight);
+    this.connectTimeoutMs = s.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    // As Node's global agent: keep-alive, most recently used socket first, idle sockets closed after 5 s.
+    const pool = { keepAlive: true, scheduling: 'lifo', timeout: 5000 } as const;
+    this.agent = this.base.protocol === 'https:' ? new https.Agent(pool) : new http.Agent(pool);
+  }
+
+  /**
+   * Close the pooled idle connections: after a watch was found silent its peers may be dead too
+   * (a NAT or proxy that dropped the flows), and the next request must not wait on one of them.
+   */
+  dropIdleConnections(): void {
+    for (const list of Object.values(this.agent.freeSockets)) for (const s of list ?? []) s.destroy();
+  }
+
+  /** Close every pooled connection (the index was stopped). */
+  close(): void {
+    this.agent.destroy();
   }
 
   /** Build the client, resolving in-cluster / kubeconfig credentials in the helper process. */
@@ -313,7 +390,8 @@ export class ApiClient {
       (opts.headers as Record<string, string>)['User-Agent'] = 'clusterdns/kubernetes';
       const mod = url.protocol === 'https:' ? https : http;
       const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-        const req = mod.request(url, { ...opts, method: 'GET', signal }, resolve);
+        const req = mod.request(url, { ...opts, method: 'GET', signal, agent: this.agent }, resolve);
+        req.on('socket', (sock) => armSocket(req, sock, this.host, this.connectTimeoutMs));
         req.setTimeout(idleTimeoutMs, () => req.destroy(new Error(`no data from ${this.host} for ${idleTimeoutMs} ms`)));
         req.on('error', reject);
         req.end();

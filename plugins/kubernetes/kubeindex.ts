@@ -9,7 +9,7 @@ import { toNamespace, toPod, toService, toSlice } from './convert.js';
 import { programmingDuration } from './metrics.js';
 import { serviceKey, Store } from './store.js';
 import type { Kind, RecOf, SliceRec } from './types.js';
-import { Reflector, type ResourceDef, type Sink } from './watch.js';
+import { Reflector, type ResourceDef, type Sink, type WatchTuning } from './watch.js';
 
 export interface WatchSettings extends ClientSettings {
   labels: string | null;
@@ -20,6 +20,8 @@ export interface WatchSettings extends ClientSettings {
   zonal: boolean;
   /** `endpoint_pod_names`: endpoint pod names are DNS data. */
   podNames: boolean;
+  /** Liveness bound and backoff of the watches (defaults in watch.ts; tests make them small). */
+  tuning?: WatchTuning;
 }
 
 export const POD_FIELD_SELECTOR = 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown';
@@ -87,7 +89,7 @@ export class KubeIndex {
   }
 
   private add<K extends Kind>(def: ResourceDef<K>): void {
-    this.reflectors.push(new Reflector<K>(def, this.client!, this.sink(def.kind), this.log) as unknown as Reflector<Kind>);
+    this.reflectors.push(new Reflector<K>(def, this.client!, this.sink(def.kind), this.log, this.settings.tuning) as unknown as Reflector<Kind>);
   }
 
   private sink<K extends Kind>(kind: K): Sink<K> {
@@ -149,6 +151,7 @@ export class KubeIndex {
   async stop(): Promise<void> {
     this.stoppedFlag = true;
     await Promise.all(this.reflectors.map((r) => r.stop()));
+    this.client?.close();
   }
 }
 

@@ -4,12 +4,21 @@
  * with bookmarks; resume from the last seen resourceVersion when a stream ends; relist and diff on
  * 410 Gone; reconnect with capped exponential backoff and jitter when the API server fails. Every
  * object is converted to a slim record on receipt; malformed objects are skipped with one warning.
+ *
+ * Liveness (docs/kubernetes-api.md): a watch that delivers nothing — no event, no bookmark — for
+ * `livenessMs` is torn down and re-established on a fresh connection (the API server sends a
+ * bookmark about once a minute); the backoff starts again from its minimum once a watch delivers
+ * something or a list completes; `Retry-After` of a 429 is waited out; the seconds since the last
+ * event or bookmark are the `coredns_kubernetes_watch_staleness_seconds` gauge. A resourceVersion
+ * below the last one seen (etcd restored or wiped) makes the reflector relist.
  */
 import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../src/log.js';
 import { collectGarbage } from '../../src/util/gc.js';
-import { ApiError, readJson, type ApiClient } from './client.js';
+import { ApiError, readJson, retryAfterMs, type ApiClient } from './client.js';
 import { objectKey, resourceVersionOf } from './convert.js';
+import { stalenessSources } from './metrics.js';
 import type { Kind, RecOf } from './types.js';
 
 export interface ResourceDef<K extends Kind> {
@@ -34,13 +43,46 @@ export interface Sink<K extends Kind> {
 const PAGE = 500;
 /** During a first list, a full collection after this many items (see list()). */
 const GC_EVERY_ITEMS = 10_000;
-const BACKOFF_MIN_MS = 200;
-const BACKOFF_MAX_MS = 30_000;
+
+/**
+ * Default liveness bound: 2.5 × the API server's bookmark interval (about a minute), so one late
+ * bookmark is not enough to tear a healthy watch down.
+ */
+export const LIVENESS_DEFAULT_MS = 150_000;
+export const BACKOFF_MIN_MS = 200;
+export const BACKOFF_MAX_MS = 30_000;
+/** A list page (or the counter probe) that receives no data for this long fails. */
+const LIST_IDLE_MS = 60_000;
+
+/** Timing of a reflector; every field has a default (tests make them small). */
+export interface WatchTuning {
+  /** A watch that delivers no event and no bookmark for this long is re-established (ms). */
+  livenessMs?: number;
+  /** Backoff after a failure: from this (ms), doubling, with jitter in [d/2, d) ... */
+  backoffMinMs?: number;
+  /** ... up to this (ms). */
+  backoffMaxMs?: number;
+}
 
 export class GoneError extends Error {}
+/** The watch delivered nothing for the liveness bound (the reason its request was aborted). */
+class SilentWatchError extends Error {}
+/** The API server showed a resourceVersion below the last one seen. */
+class CounterBackwardsError extends Error {}
 
 function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * `a` is an earlier resourceVersion than `b`. resourceVersions are opaque to clients, but every
+ * API server backed by etcd uses the decimal etcd revision; anything else is never "earlier".
+ */
+export function rvBefore(a: string, b: string): boolean {
+  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  const x = a.replace(/^0+(?=\d)/, '');
+  const y = b.replace(/^0+(?=\d)/, '');
+  return x.length !== y.length ? x.length < y.length : x < y;
 }
 
 function describeStatus(kind: string, status: number, body: unknown): string {
@@ -51,11 +93,46 @@ function describeStatus(kind: string, status: number, body: unknown): string {
   return `HTTP ${status} on ${kind}${msg}`;
 }
 
+/** `details.retryAfterSeconds` of a Status object, in ms (capped like Retry-After). */
+function statusRetryAfter(status: unknown): number | null {
+  const d = isObj(status) ? status['details'] : undefined;
+  const s = isObj(d) ? d['retryAfterSeconds'] : undefined;
+  return typeof s === 'number' && s > 0 ? retryAfterMs(String(Math.floor(s))) : null;
+}
+
+/** The watch's resourceVersion is ahead of the server's (504 / ResourceVersionTooLarge). */
+function tooLarge(e: ApiError): boolean {
+  return e.status === 504 || /too large resource version/i.test(e.message);
+}
+
+function secs(ms: number): string {
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)}s`;
+}
+
+/** A controller aborted with `parent` and released (listener removed) once the request is over. */
+interface Linked {
+  ctl: AbortController;
+  release(): void;
+}
+
+function linked(parent: AbortSignal): Linked {
+  const ctl = new AbortController();
+  if (parent.aborted) {
+    ctl.abort(parent.reason);
+    return { ctl, release: () => undefined };
+  }
+  const onAbort = (): void => ctl.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  return { ctl, release: () => parent.removeEventListener('abort', onAbort) };
+}
+
 export class Reflector<K extends Kind> {
   /** The first list has completed. */
   synced = false;
   /** Why the last attempt failed (readiness reason), or null. */
   lastError: string | null = null;
+  /** Failed attempts (errors, silent watches) since start (tests, diagnostics). */
+  failures = 0;
   private rv = '';
   private stopped = false;
   private readonly abort = new AbortController();
@@ -63,24 +140,108 @@ export class Reflector<K extends Kind> {
   private loop: Promise<void> | null = null;
   /** Called after each completed list (tests, metrics). */
   onList: (() => void) | null = null;
+  readonly livenessMs: number;
+  private readonly backoffMin: number;
+  private readonly backoffMax: number;
+  private backoff: number;
+  /** performance.now() of the last event, bookmark or completed list. */
+  private lastSeen = performance.now();
+  private staleLogged = false;
+  /** The open watch request and when it last delivered something (or was started). */
+  private current: { ctl: AbortController; activity: number } | null = null;
+  private watchdog: NodeJS.Timeout | null = null;
+  /** When an event last went backwards, and the delay before the relist it caused. */
+  private lastBackwards = -Infinity;
+  private backwardsWait = 0;
+  private readonly staleness = (): [string, number] => [this.def.kind, this.stalenessSeconds()];
 
   constructor(
     readonly def: ResourceDef<K>,
     private readonly client: ApiClient,
     private readonly sink: Sink<K>,
     private readonly log: Logger,
+    tuning: WatchTuning = {},
     /** Watch timeout (server-side) in seconds; randomised in [t, 2t) like client-go. */
     private readonly watchTimeoutSec = 300,
-  ) {}
+  ) {
+    this.livenessMs = tuning.livenessMs ?? LIVENESS_DEFAULT_MS;
+    this.backoffMin = tuning.backoffMinMs ?? BACKOFF_MIN_MS;
+    this.backoffMax = Math.max(this.backoffMin, tuning.backoffMaxMs ?? BACKOFF_MAX_MS);
+    this.backoff = this.backoffMin;
+  }
 
   start(): void {
-    this.loop ??= this.run();
+    if (this.loop || this.stopped) return;
+    this.lastSeen = performance.now();
+    stalenessSources.add(this.staleness);
+    // One timer per reflector for its whole life (none per request or retry).
+    this.watchdog = setInterval(() => this.check(), Math.max(20, Math.min(5000, Math.floor(this.livenessMs / 5))));
+    this.watchdog.unref();
+    this.loop = this.run();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     this.abort.abort();
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog = null;
+    stalenessSources.delete(this.staleness);
     await this.loop;
+  }
+
+  /** Aborted by stop() (tests count its listeners). */
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  /** Seconds since the last event, bookmark or completed list (since start before the first). */
+  stalenessSeconds(): number {
+    return (performance.now() - this.lastSeen) / 1000;
+  }
+
+  /** Something arrived from the API server: fresh again, and the backoff starts over. */
+  private fresh(): void {
+    const now = performance.now();
+    if (this.staleLogged) {
+      this.staleLogged = false;
+      this.log.info(`${this.def.kind}: up to date again after ${secs(now - this.lastSeen)} without an event or bookmark`);
+    }
+    this.lastSeen = now;
+    if (this.current) this.current.activity = now;
+    this.backoff = this.backoffMin;
+  }
+
+  /** The watchdog: log staleness past the bound once, and abort a watch that went silent. */
+  private check(): void {
+    const now = performance.now();
+    const idle = now - this.lastSeen;
+    if (this.synced && idle >= this.livenessMs && !this.staleLogged) {
+      this.staleLogged = true;
+      this.log.warning(`${this.def.kind}: no event or bookmark from the API server for ${secs(idle)} (bound ${secs(this.livenessMs)}); serving the last-known state`);
+    }
+    const w = this.current;
+    if (w && !w.ctl.signal.aborted && now - w.activity >= this.livenessMs) {
+      w.ctl.abort(new SilentWatchError(`watch of ${this.def.kind} delivered nothing (no event, no bookmark) for ${secs(now - w.activity)}`));
+    }
+  }
+
+  /**
+   * Before a relist because an event went backwards: nothing the first time; when it happens
+   * again within 5 minutes (a server whose resourceVersions are not monotonic) a delay doubling
+   * from the backoff minimum to its maximum, so such a server cannot keep the reflector relisting.
+   */
+  private backwardsDelay(): number {
+    const now = performance.now();
+    const again = now - this.lastBackwards < 300_000;
+    this.lastBackwards = now;
+    this.backwardsWait = again ? Math.min(this.backoffMax, Math.max(this.backoffMin, this.backwardsWait * 2)) : 0;
+    return this.backwardsWait;
+  }
+
+  private nextDelay(): number {
+    const d = this.backoff / 2 + Math.random() * (this.backoff / 2);
+    this.backoff = Math.min(this.backoffMax, this.backoff * 2);
+    return d;
   }
 
   private query(extra: Record<string, string>): string {
@@ -106,53 +267,92 @@ export class Reflector<K extends Kind> {
   }
 
   private async run(): Promise<void> {
-    let backoff = BACKOFF_MIN_MS;
     let needList = true;
+    /** Ask the API server for its current resourceVersion before the next watch. */
+    let checkCounter = false;
     while (!this.stopped) {
+      let phase: 'list' | 'probe' | 'watch' = 'list';
+      let listed = false;
       try {
         if (needList) {
           await this.list();
           needList = false;
+          listed = true;
+        } else if (checkCounter) {
+          phase = 'probe';
+          needList = await this.counterWentBack();
+          checkCounter = false;
+          if (needList) {
+            this.rv = '';
+            continue;
+          }
         }
-        const t0 = Date.now();
-        const events = await this.watch();
-        if (events === 0 && Date.now() - t0 < 1000) {
-          // A stream that ends at once without events: do not spin.
-          await this.sleep(backoff / 2 + Math.random() * (backoff / 2));
-          backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
-        } else {
-          backoff = BACKOFF_MIN_MS;
-        }
+        phase = 'watch';
+        const t0 = performance.now();
+        const lines = await this.watch();
+        // A stream that ends at once without events: do not spin.
+        if (lines === 0 && performance.now() - t0 < 1000) await this.sleep(this.nextDelay());
       } catch (e) {
         if (this.stopped) break;
-        if (e instanceof GoneError && !needList) {
-          // The watch's resourceVersion is too old: relist at once (and diff).
-          needList = true;
+        if (e instanceof SilentWatchError) {
+          // A dead connection (no FIN, no RST) or a server that stopped sending: a fresh
+          // connection at once, after checking that the counter did not go backwards.
+          this.failures++;
+          this.log.warning(`${e.message}: re-establishing it`);
+          this.client.dropIdleConnections();
+          checkCounter = true;
           continue;
         }
+        if (e instanceof CounterBackwardsError) {
+          this.log.warning(e.message);
+          needList = true;
+          this.rv = ''; // logged once: the relist's resourceVersion is not compared again
+          await this.sleep(this.backwardsDelay());
+          continue;
+        }
+        if (e instanceof GoneError && phase === 'watch') {
+          // The watch's resourceVersion is too old: relist (and diff) — at once, unless the
+          // watch started right after a list (a server that keeps answering 410).
+          needList = true;
+          if (!listed) continue;
+        }
+        this.failures++;
         const reason = e instanceof ApiError ? e.message : `${this.def.kind}: ${(e as Error).message}`;
         if (reason !== this.lastError) this.log.warning(`${this.synced ? 'watch' : 'list'} of ${this.def.kind} failed: ${reason}`);
         this.lastError = reason;
-        const delay = backoff / 2 + Math.random() * (backoff / 2);
-        backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
+        let delay = this.nextDelay();
+        if (e instanceof ApiError) {
+          if (e.retryAfterMs !== null) delay = Math.max(delay, e.retryAfterMs);
+          if (phase === 'watch' && tooLarge(e)) checkCounter = true;
+        }
         await this.sleep(delay);
       }
     }
   }
 
+  /** Resolves after ms, or at once on stop(); leaves no listener and no timer behind. */
   private sleep(ms: number): Promise<void> {
+    const signal = this.abort.signal;
+    if (signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+      const done = (): void => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
     });
   }
 
   private async fail(res: IncomingMessage): Promise<never> {
     const status = res.statusCode ?? 0;
+    const after = retryAfterMs(res.headers['retry-after']);
     let body: unknown = null;
     try { body = await readJson(res); } catch { /* keep null */ }
     if (status === 410) throw new GoneError('410 Gone');
-    throw new ApiError(describeStatus(this.def.kind, status, body), status);
+    const wait = status === 429 || status >= 500 ? (after ?? statusRetryAfter(body)) : null;
+    throw new ApiError(describeStatus(this.def.kind, status, body), status, wait);
   }
 
   /** Paged list; replaces the sink's content and records the list's resourceVersion. */
@@ -164,16 +364,22 @@ export class Reflector<K extends Kind> {
     for (;;) {
       const extra: Record<string, string> = { limit: String(PAGE) };
       if (cont) extra['continue'] = cont;
-      const res = await this.client.get(this.query(extra), this.abort.signal, 60_000);
-      if (res.statusCode === 410 && cont) {
-        // Continue token expired: start the list again.
-        res.resume();
-        recs.length = 0;
-        cont = '';
-        continue;
+      const { ctl, release } = linked(this.abort.signal);
+      let body: unknown;
+      try {
+        const res = await this.client.get(this.query(extra), ctl.signal, Math.min(LIST_IDLE_MS, this.livenessMs));
+        if (res.statusCode === 410 && cont) {
+          // Continue token expired: start the list again.
+          res.resume();
+          recs.length = 0;
+          cont = '';
+          continue;
+        }
+        if (res.statusCode !== 200) await this.fail(res);
+        body = await readJson(res);
+      } finally {
+        release();
       }
-      if (res.statusCode !== 200) await this.fail(res);
-      const body = await readJson(res);
       if (!isObj(body) || !Array.isArray(body['items'])) throw new ApiError(`${this.def.kind}: list response without items`, 200);
       const items = body['items'] as unknown[];
       for (const item of items) {
@@ -193,43 +399,84 @@ export class Reflector<K extends Kind> {
       cont = typeof meta['continue'] === 'string' ? meta['continue'] : '';
       if (!cont) break;
     }
+    if (this.rv && rv && rvBefore(rv, this.rv)) {
+      this.log.warning(`${this.def.kind}: the API server's resourceVersion went backwards (list at ${rv}, ${this.rv} seen before; etcd restored or wiped?): replacing everything with the list`);
+    }
     this.sink.replace(recs);
     this.rv = rv;
     this.synced = true;
     this.lastError = null;
+    this.fresh();
     this.onList?.();
   }
 
-  /** One watch stream; returns the number of events when the server ends it normally, throws on errors / 410. */
+  /**
+   * The API server's current resourceVersion (a one-item list, read from etcd) is below the last
+   * one seen: the counter went backwards and only a relist brings the index back in step.
+   */
+  private async counterWentBack(): Promise<boolean> {
+    if (!this.rv) return false;
+    const { ctl, release } = linked(this.abort.signal);
+    let body: unknown;
+    try {
+      const res = await this.client.get(this.query({ limit: '1' }), ctl.signal, Math.min(LIST_IDLE_MS, this.livenessMs));
+      if (res.statusCode !== 200) await this.fail(res);
+      body = await readJson(res);
+    } finally {
+      release();
+    }
+    const meta = isObj(body) && isObj(body['metadata']) ? body['metadata'] : {};
+    const now = typeof meta['resourceVersion'] === 'string' ? meta['resourceVersion'] : '';
+    if (!now || !rvBefore(now, this.rv)) return false;
+    this.log.warning(`${this.def.kind}: the API server's resourceVersion went backwards (now ${now}, ${this.rv} seen before; etcd restored or wiped?): relisting`);
+    return true;
+  }
+
+  /**
+   * One watch stream; returns the number of lines when the server ends it normally, throws on
+   * errors, 410, a resourceVersion that went backwards, and a silent stream (SilentWatchError).
+   */
   private async watch(): Promise<number> {
     const timeout = this.watchTimeoutSec + Math.floor(Math.random() * this.watchTimeoutSec);
-    const res = await this.client.get(
-      this.query({ watch: 'true', resourceVersion: this.rv, allowWatchBookmarks: 'true', timeoutSeconds: String(timeout) }),
-      this.abort.signal,
-      (timeout + 30) * 1000,
-    );
-    if (res.statusCode !== 200) await this.fail(res);
-    this.lastError = null;
-    let buf = '';
-    let events = 0;
-    res.setEncoding('utf8');
-    for await (const chunk of res) {
-      buf += chunk as string;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
-        if (line) {
-          events++;
-          this.event(line);
+    const { ctl, release } = linked(this.abort.signal);
+    this.current = { ctl, activity: performance.now() };
+    let lines = 0;
+    try {
+      const res = await this.client.get(
+        this.query({ watch: 'true', resourceVersion: this.rv, allowWatchBookmarks: 'true', timeoutSeconds: String(timeout) }),
+        ctl.signal,
+        (timeout + 30) * 1000,
+      );
+      if (res.statusCode !== 200) await this.fail(res);
+      this.lastError = null;
+      let buf = '';
+      res.setEncoding('utf8');
+      for await (const chunk of res) {
+        buf += chunk as string;
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (line) {
+            lines++;
+            this.event(line);
+          }
         }
       }
+      if (buf.trim()) {
+        lines++;
+        this.event(buf.trim());
+      }
+    } catch (e) {
+      const why: unknown = ctl.signal.reason;
+      throw why instanceof SilentWatchError ? why : e;
+    } finally {
+      this.current = null;
+      release();
     }
-    if (buf.trim()) {
-      events++;
-      this.event(buf.trim());
-    }
-    return events;
+    const why: unknown = ctl.signal.reason;
+    if (why instanceof SilentWatchError) throw why;
+    return lines;
   }
 
   private event(line: string): void {
@@ -247,9 +494,14 @@ export class Reflector<K extends Kind> {
       const code = isObj(obj) ? obj['code'] : undefined;
       if (code === 410) throw new GoneError('410 Gone (watch event)');
       const msg = isObj(obj) && typeof obj['message'] === 'string' ? obj['message'] : JSON.stringify(obj);
-      throw new ApiError(`${this.def.kind}: watch error: ${msg}`, typeof code === 'number' ? code : 0);
+      const status = typeof code === 'number' ? code : 0;
+      throw new ApiError(`${this.def.kind}: watch error: ${msg}`, status, status === 429 || status >= 500 ? statusRetryAfter(obj) : null);
     }
     const rv = resourceVersionOf(obj);
+    if (rv && this.rv && rvBefore(rv, this.rv)) {
+      throw new CounterBackwardsError(`${this.def.kind}: the API server's resourceVersion went backwards (watch event at ${rv}, ${this.rv} seen before; etcd restored or wiped?): relisting`);
+    }
+    this.fresh();
     if (type === 'BOOKMARK') {
       if (rv) this.rv = rv;
       return;
