@@ -41,7 +41,7 @@ export class DevOptionError extends Error {}
 
 export function devUsage(): string {
   const lines = [
-    'Usage: npm start [-- OPTIONS] [-- clusterdns flags]',
+    'Usage: npm start [-- OPTIONS AND CLUSTERDNS FLAGS]',
     '',
     'Builds dist/, starts a sandbox Kubernetes API server with examples/cluster.yaml and clusterdns',
     'with examples/Corefile.dev, all on 127.0.0.1. Options (or environment variables):',
