@@ -8,7 +8,7 @@
  */
 import cluster from 'node:cluster';
 import { writeFileSync } from 'node:fs';
-import { FlagError, parseFlags, usage, type Flags } from './cli/flags.js';
+import { FlagError, HelpRequested, parseFlags, usage, type Flags } from './cli/flags.js';
 import { coreLog, fatal } from './log.js';
 import { PLATFORM_LINE, VERSION_LINE } from './version.js';
 
@@ -17,6 +17,12 @@ export async function main(argv: readonly string[]): Promise<void> {
   try {
     flags = parseFlags(argv);
   } catch (e) {
+    // As Go's flag package: -h/-help print the usage on stderr and exit 0; a bad flag prints the
+    // reason and the usage and exits 2.
+    if (e instanceof HelpRequested) {
+      process.stderr.write(`${usage()}\n`);
+      process.exit(0);
+    }
     if (e instanceof FlagError && e.exitCode === 1) fatal(e.message);
     process.stderr.write(`${(e as Error).message}\n${usage()}\n`);
     process.exit(2);
@@ -26,9 +32,13 @@ export async function main(argv: readonly string[]): Promise<void> {
     return;
   }
   if (flags.plugins) {
-    const { PLUGINS } = await import('../plugins/index.js');
-    process.stdout.write(`${PLUGINS.map((p) => p.name).sort().join('\n')}\n`);
+    const { pluginList } = await import('./cli/plugins.js');
+    process.stdout.write(pluginList());
     return;
+  }
+  if (flags.validate) {
+    const { runValidate } = await import('./cli/validate.js');
+    process.exit(await runValidate(flags));
   }
   if (flags.workers > 1 && cluster.isPrimary) {
     runPrimary(flags);

@@ -42,12 +42,6 @@ export async function serve(flags: Flags): Promise<void> {
   // In worker mode only the first worker prints the banner.
   const quiet = flags.quiet || (cluster.isWorker && cluster.worker?.id !== 1);
   const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet });
-  if (flags.validate) {
-    const errors = await server.validate();
-    for (const e of errors) process.stderr.write(`${e}\n`);
-    if (errors.length === 0) process.stdout.write('Configuration OK\n');
-    process.exit(errors.length ? 1 : 0);
-  }
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
   try {
     await server.start();

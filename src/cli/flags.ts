@@ -22,28 +22,53 @@ export class FlagError extends Error {
   }
 }
 
+/** `-h`, `-help` or `--help` (any value): print the usage and exit 0, as Go's flag package does. */
+export class HelpRequested extends Error {
+  constructor() {
+    super('help requested');
+  }
+}
+
 interface Spec {
   key: keyof Flags;
   kind: 'string' | 'int' | 'bool';
   help: string;
+  /** The type shown by -h when it is not the kind (CoreDNS's port is a string flag). */
+  shownType?: string;
+  /** Default shown by -h as ` (default …)`, as Go appends it for a non-zero default. */
+  shownDefault?: string;
 }
 
+// The help texts of the flags CoreDNS 1.15.0 has are CoreDNS's, word for word.
 const SPECS: Record<string, Spec> = {
-  conf: { key: 'conf', kind: 'string', help: 'Corefile to load (default "Corefile"; "stdin" reads standard input)' },
-  'dns.port': { key: 'dnsPort', kind: 'int', help: 'Default port (default "53")' },
-  p: { key: 'dnsPort', kind: 'int', help: 'Default port (default "53")' },
+  conf: { key: 'conf', kind: 'string', help: 'Corefile to load (default "Corefile")' },
+  'dns.port': { key: 'dnsPort', kind: 'int', shownType: 'string', shownDefault: '"53"', help: 'Default port' },
+  p: { key: 'dnsPort', kind: 'int', shownType: 'string', shownDefault: '"53"', help: 'Default port' },
   pidfile: { key: 'pidfile', kind: 'string', help: 'Path to write pid file' },
   plugins: { key: 'plugins', kind: 'bool', help: 'List installed plugins' },
   version: { key: 'version', kind: 'bool', help: 'Show version' },
   quiet: { key: 'quiet', kind: 'bool', help: 'Quiet mode (no initialization output)' },
-  validate: { key: 'validate', kind: 'bool', help: 'Parse and set up the configuration, print every error, exit (non-zero on errors) without serving' },
-  workers: { key: 'workers', kind: 'int', help: 'Number of worker processes sharing the DNS sockets (default 1)' },
+  validate: {
+    key: 'validate',
+    kind: 'bool',
+    help: 'Check the Corefile without serving: print every parse and setup error in line order and\nevery unset environment variable it uses, then exit (1 on errors)',
+  },
+  workers: { key: 'workers', kind: 'int', shownDefault: '1', help: 'Number of worker processes sharing the DNS sockets' },
 };
 
+/**
+ * The usage text, laid out as Go's `flag.PrintDefaults` does (CoreDNS's `-h`): flags sorted by
+ * name, `  -name type` then the help on the next line after a tab.
+ */
 export function usage(): string {
   const lines = ['Usage of clusterdns:'];
-  for (const [name, s] of Object.entries(SPECS)) {
-    lines.push(`  -${name}${s.kind === 'bool' ? '' : s.kind === 'int' ? ' int' : ' string'}`, `    \t${s.help}`);
+  for (const name of Object.keys(SPECS).sort()) {
+    const s = SPECS[name]!;
+    const type = s.shownType ?? (s.kind === 'bool' ? '' : s.kind);
+    const head = `  -${name}${type ? ` ${type}` : ''}`;
+    // Go: a head of at most 4 characters (`  -x`) keeps the help on its line.
+    const help = s.help.replaceAll('\n', '\n    \t') + (s.shownDefault !== undefined ? ` (default ${s.shownDefault})` : '');
+    lines.push(head.length <= 4 ? `${head}\t${help}` : `${head}\n    \t${help}`);
   }
   return lines.join('\n');
 }
@@ -62,14 +87,18 @@ export function parseFlags(argv: readonly string[]): Flags {
       break;
     }
     const body = arg.startsWith('--') ? arg.slice(2) : arg.slice(1);
+    if (body === '' || body.startsWith('-') || body.startsWith('=')) throw new FlagError(`bad flag syntax: ${arg}`);
     const eq = body.indexOf('=');
     const name = eq >= 0 ? body.slice(0, eq) : body;
-    const spec = SPECS[name];
-    if (!spec) throw new FlagError(`flag provided but not defined: -${name}`);
+    const spec = Object.prototype.hasOwnProperty.call(SPECS, name) ? SPECS[name] : undefined;
+    if (!spec) {
+      if (name === 'h' || name === 'help') throw new HelpRequested();
+      throw new FlagError(`flag provided but not defined: -${name}`);
+    }
     let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined;
     if (spec.kind === 'bool') {
       const v = value ?? 'true';
-      if (!/^(1|0|t|f|true|false|TRUE|FALSE|True|False)$/.test(v)) throw new FlagError(`invalid boolean value "${v}" for -${name}`);
+      if (!/^(1|0|t|f|T|F|true|false|TRUE|FALSE|True|False)$/.test(v)) throw new FlagError(`invalid boolean value "${v}" for -${name}: parse error`);
       (flags[spec.key] as boolean) = /^(1|t|true)$/i.test(v);
       continue;
     }

@@ -154,17 +154,20 @@ export type Env = Readonly<Record<string, string | undefined>>;
  * first, then `{$NAME}` ones; an unset variable becomes ''. Several references per token are
  * allowed. `{$}` / `{%%}` (empty name) and an unterminated reference are left as literal text.
  *
+ * `onUnset` is called with the name of each referenced variable that is not set (`-validate` names
+ * them); a variable set to the empty string is set.
+ *
  * Each pass is a single left-to-right scan and inserted values are not scanned again by the same
  * pass. (Caddy's `replaceEnvVars` re-scans the whole string after each replacement, which loops
  * forever on `A={$A}`, and stops at the first `{$}`; neither is behaviour anyone can rely on.)
  */
-export function substituteEnv(text: string, env: Env): string {
+export function substituteEnv(text: string, env: Env, onUnset?: (name: string) => void): string {
   // Fast path: the vast majority of tokens contain no reference at all.
   if (!text.includes('{')) return text;
-  return replaceRefs(replaceRefs(text, '{%', '%}', env), '{$', '}', env);
+  return replaceRefs(replaceRefs(text, '{%', '%}', env, onUnset), '{$', '}', env, onUnset);
 }
 
-function replaceRefs(s: string, open: string, close: string, env: Env): string {
+function replaceRefs(s: string, open: string, close: string, env: Env, onUnset: ((name: string) => void) | undefined): string {
   let start = s.indexOf(open);
   if (start < 0) return s;
   let out = '';
@@ -180,7 +183,7 @@ function replaceRefs(s: string, open: string, close: string, env: Env): string {
       out += s.slice(done, end + close.length);
     } else {
       const name = s.slice(nameStart, end);
-      out += s.slice(done, start) + lookup(env, name);
+      out += s.slice(done, start) + lookup(env, name, onUnset);
     }
     done = end + close.length;
     start = s.indexOf(open, done);
@@ -188,7 +191,12 @@ function replaceRefs(s: string, open: string, close: string, env: Env): string {
   return out + s.slice(done);
 }
 
-function lookup(env: Env, name: string): string {
+function lookup(env: Env, name: string, onUnset: ((name: string) => void) | undefined): string {
   // Own properties only: a plain object env must not expose `constructor`, `__proto__`...
-  return Object.prototype.hasOwnProperty.call(env, name) ? (env[name] ?? '') : '';
+  const value = Object.prototype.hasOwnProperty.call(env, name) ? env[name] : undefined;
+  if (value === undefined) {
+    onUnset?.(name);
+    return '';
+  }
+  return value;
 }

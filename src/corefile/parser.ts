@@ -37,6 +37,17 @@ export interface ParseOptions {
   glob?(pattern: string, baseDir: string): string[];
   /** Warnings (glob without match, stray `}`...); default: `[WARNING] …` on the server log. */
   warn?(msg: string): void;
+  /**
+   * Keep going after an error (for `-validate`): every error is collected in `ParseResult.errors`
+   * instead of the first one being thrown. The parser resumes at the smallest unit it can skip —
+   * the key, the import line, the directive (with its nested block), the snippet — so later
+   * errors are real ones, and a block is kept (for setup checks) with the bad parts left out. The
+   * first error collected is always the one a normal parse throws; a Corefile without errors parses
+   * to exactly the same blocks either way.
+   */
+  recover?: boolean;
+  /** Called for each `{$NAME}` / `{%NAME%}` reference to a variable that is not set. */
+  onUnsetEnv?(name: string, token: Token): void;
 }
 
 export interface ParseResult {
@@ -47,6 +58,8 @@ export interface ParseResult {
    * these; snippets add nothing.
    */
   files: string[];
+  /** With `recover`: every error, in the order met (see `sortConfigErrors`); else empty. */
+  errors: ConfigError[];
 }
 
 /** At most this many snippet expansions per parse (corefile.md §5.1). */
@@ -63,7 +76,19 @@ export function parseCorefile(text: string, file: string, opts: ParseOptions): S
 export function parseCorefileWithFiles(text: string, file: string, opts: ParseOptions): ParseResult {
   const p = new Parser(lex(text, file), file, opts);
   const blocks = p.parseAll();
-  return { blocks, files: p.files };
+  return { blocks, files: p.files, errors: p.errors };
+}
+
+/**
+ * Sort errors into reading order: by file (in the order of `files`, the main file first; unknown
+ * files last), then by line. Stable, so errors on one line keep the order they were met in.
+ */
+export function sortConfigErrors(errors: ConfigError[], files: readonly string[]): ConfigError[] {
+  const rank = (e: ConfigError) => {
+    const i = e.file === undefined ? -1 : files.indexOf(e.file);
+    return i < 0 ? files.length : i;
+  };
+  return errors.sort((a, b) => rank(a) - rank(b) || (a.line ?? 0) - (b.line ?? 0));
 }
 
 /**
@@ -187,6 +212,20 @@ class Parser {
   private readonly fileSet = new Set<string>();
   readonly files: string[] = [];
 
+  // Error recovery (opts.recover).
+  private readonly recover: boolean;
+  readonly errors: ConfigError[] = [];
+  /** The token after a recovered error starts the next block: parseAll must not read past it. */
+  private reuseCur = false;
+  /** An error at the end of the file has been reported (later EOF errors would repeat it). */
+  private eofReported = false;
+  /** A limit error has been reported (each later import past the limit would repeat it). */
+  private snippetLimitReported = false;
+  private fileLimitReported = false;
+  /** Snippets whose definition failed: importing them adds nothing and no second error. */
+  private readonly brokenSnippets = new Set<string>();
+  private readonly onUnsetEnv: ((name: string, token: Token) => void) | undefined;
+
   // State of the server block being read.
   private keys: Token[] = [];
   private directives = new Map<string, Token[]>();
@@ -203,12 +242,16 @@ class Parser {
     this.readFile = opts.readFile ?? ((p) => fs.readFileSync(p, 'utf8'));
     this.glob = opts.glob ?? globFiles;
     this.warn = opts.warn ?? ((m) => coreLog.warning(m));
+    this.recover = opts.recover === true;
+    this.onUnsetEnv = opts.onUnsetEnv;
     this.addFile(mainFile);
   }
 
   parseAll(): ServerBlock[] {
     const blocks: ServerBlock[] = [];
-    while (this.s.next()) {
+    for (;;) {
+      if (this.reuseCur) this.reuseCur = false;
+      else if (!this.s.next()) break;
       this.keys = [];
       this.directives = new Map();
       this.eof = false;
@@ -226,7 +269,10 @@ class Parser {
     if (this.eof) {
       // Keys and then EOF: a block without plugins. Caddy would even keep `(name)` as a server
       // key here; the spec makes the braces of a snippet mandatory.
-      if (snippet !== undefined) throw this.syntaxErr('{');
+      if (snippet !== undefined) {
+        this.failEof(this.syntaxErr('{'));
+        this.keys = [];
+      }
       return;
     }
     if (snippet !== undefined) {
@@ -251,7 +297,7 @@ class Parser {
       if (t.text === 'import' && s.newLine) {
         this.doImport();
         if (!s.next()) {
-          if (expectingAnother) throw this.err('Unexpected EOF');
+          if (expectingAnother) this.failEof(this.err('Unexpected EOF'));
           this.eof = true;
           return;
         }
@@ -259,7 +305,8 @@ class Parser {
       }
 
       if (isBrace(t, '{')) {
-        if (expectingAnother) throw this.err("Expected another address but had '{' - check for extra comma");
+        // Recovery: the `{` opens the block, without the missing key.
+        if (expectingAnother) this.fail(this.err("Expected another address but had '{' - check for extra comma"));
         return;
       }
 
@@ -275,21 +322,22 @@ class Parser {
         }
         if (key.text === '') {
           // A lone `,` (or `{$UNSET},`): Caddy keeps an empty key here, which CoreDNS then rejects
-          // as an invalid zone. Fail the same way, but say why.
-          throw this.err("Expected an address before ',' - check for extra comma");
+          // as an invalid zone. Fail the same way, but say why. (Recovery: drop the empty key.)
+          this.fail(this.err("Expected an address before ',' - check for extra comma"));
+        } else {
+          if (isBrace(t, '}')) {
+            // §9 #14: a stray `}` after a closed block. CoreDNS accepts it as a server block with
+            // key `}` (zone `}.`, no plugins, so that zone is REFUSED); we accept it too, loudly.
+            this.warn(
+              `${t.file}:${t.line} - stray '}' read as a server block key; it serves zone '}.' with no plugins (remove it)`,
+            );
+          }
+          this.keys.push(key);
         }
-        if (isBrace(t, '}')) {
-          // §9 #14: a stray `}` after a closed block. CoreDNS accepts it as a server block with
-          // key `}` (zone `}.`, no plugins, so that zone is REFUSED); we accept it too, loudly.
-          this.warn(
-            `${t.file}:${t.line} - stray '}' read as a server block key; it serves zone '}.' with no plugins (remove it)`,
-          );
-        }
-        this.keys.push(key);
       }
 
       const hasNext = s.next();
-      if (expectingAnother && !hasNext) throw this.err('Unexpected EOF');
+      if (expectingAnother && !hasNext) this.failEof(this.err('Unexpected EOF'));
       if (!hasNext) {
         this.eof = true;
         return;
@@ -309,12 +357,24 @@ class Parser {
   /** `(name) { … }`: store the body verbatim (raw tokens, balanced braces) for later imports. */
   private defineSnippet(name: string): void {
     const s = this.s;
-    if (this.snippets.has(name)) throw this.err(`redeclaration of previously declared snippet ${name}`);
-    if (!isBrace(s.cur, '{')) throw this.syntaxErr('{');
+    // Recovery: a redeclaration is read and dropped (the first definition stays).
+    const redeclared = this.snippets.has(name);
+    if (redeclared) this.fail(this.err(`redeclaration of previously declared snippet ${name}`));
+    if (!isBrace(s.cur, '{')) {
+      // Recovery: the token after `(name)` is on the next line and starts the next block.
+      this.fail(this.syntaxErr('{'));
+      if (!redeclared) this.brokenSnippets.add(name);
+      this.reuseCur = true;
+      return;
+    }
     const body: Token[] = [];
     let depth = 1;
     for (;;) {
-      if (!s.next()) throw this.syntaxErr('}');
+      if (!s.next()) {
+        this.failEof(this.syntaxErr('}'));
+        if (!redeclared) this.brokenSnippets.add(name);
+        return;
+      }
       const t = s.cur!;
       if (isBrace(t, '}') && --depth === 0) break;
       if (isBrace(t, '{')) depth++;
@@ -326,10 +386,12 @@ class Parser {
       const t = body[i]!;
       const atLineStart = i === 0 || !sameLine(body[i - 1]!, t);
       if (t.text === 'import' && atLineStart && this.subst(body[i + 1]!).text === name) {
-        throw new ConfigError(`maximum snippet import depth (${MAX_SNIPPET_EXPANSIONS}) exceeded`, t.file, t.line);
+        this.fail(new ConfigError(`maximum snippet import depth (${MAX_SNIPPET_EXPANSIONS}) exceeded`, t.file, t.line));
+        if (!redeclared) this.brokenSnippets.add(name);
+        return;
       }
     }
-    this.snippets.set(name, body);
+    if (!redeclared) this.snippets.set(name, body);
   }
 
   /**
@@ -350,7 +412,7 @@ class Parser {
       this.warn(`${last.file}:${last.line} - server block is missing its closing '}' at end of file`);
       return;
     }
-    throw this.syntaxErr('}');
+    this.failEof(this.syntaxErr('}'));
   }
 
   /** Directive lines until `}` (returns true) or EOF (returns false). */
@@ -376,12 +438,18 @@ class Parser {
     const s = this.s;
     const nameTok = this.subst(s.cur!);
     const name = nameTok.text;
-    if (!this.opts.isDirective(name)) throw this.err(`Unknown directive '${name}'`);
-    let list = this.directives.get(name);
-    if (list === undefined) {
-      list = [];
-      this.directives.set(name, list);
+    let list: Token[] | undefined;
+    if (!this.opts.isDirective(name)) {
+      this.fail(this.err(`Unknown directive '${name}'`));
+      list = []; // recovery: read the directive with its nested block, and drop it
+    } else {
+      list = this.directives.get(name);
+      if (list === undefined) {
+        list = [];
+        this.directives.set(name, list);
+      }
     }
+    const start = list.length;
     list.push(nameTok);
 
     let nesting = 0;
@@ -396,7 +464,12 @@ class Parser {
         s.unread();
         break;
       } else if (isBrace(t, '}')) {
-        if (nesting === 0) throw this.err("Unexpected '}' because no matching opening brace");
+        if (nesting === 0) {
+          // Recovery: read the `}` as the end of the server block.
+          this.fail(this.err("Unexpected '}' because no matching opening brace"));
+          s.unread();
+          break;
+        }
         nesting--;
       } else if (t.text === 'import' && s.newLine) {
         this.doImport();
@@ -404,7 +477,12 @@ class Parser {
       }
       list.push(this.subst(t));
     }
-    if (nesting > 0) throw this.err('Unexpected EOF');
+    if (nesting > 0) {
+      // Recovery: the unclosed nested block swallowed the rest of the file; leave it out.
+      this.failEof(this.err('Unexpected EOF'));
+      list.length = start;
+      if (list.length === 0 && this.directives.get(name) === list) this.directives.delete(name);
+    }
   }
 
   /**
@@ -414,25 +492,39 @@ class Parser {
   private doImport(): void {
     const s = this.s;
     const beforeImport = s.prevCur;
-    if (!s.nextArg()) throw this.err("Wrong argument count or unexpected line ending after 'import'");
+    // Recovery (opts.recover) from any error here: the import adds nothing, and the rest of its
+    // line is skipped, so the tokens that follow are read as if the line were not there.
+    if (!s.nextArg()) return this.fail(this.err("Wrong argument count or unexpected line ending after 'import'"));
     const argTok = s.cur!;
     const pattern = this.subst(argTok).text;
-    if (pattern === '') throw this.err('Import requires a non-empty filepath');
-    if (s.nextArg()) throw this.err('Import takes only one argument (glob pattern or file)');
+    if (pattern === '') {
+      this.fail(this.err('Import requires a non-empty filepath'));
+      return this.skipLine();
+    }
+    if (s.nextArg()) {
+      this.fail(this.err('Import takes only one argument (glob pattern or file)'));
+      return this.skipLine();
+    }
 
     // A snippet defined earlier wins over a file of the same name.
     const snippet = this.snippets.get(pattern);
     if (snippet !== undefined) {
       if (this.snippetExpansions >= MAX_SNIPPET_EXPANSIONS) {
-        throw this.errAt(argTok, `maximum snippet import depth (${MAX_SNIPPET_EXPANSIONS}) exceeded`);
+        if (this.snippetLimitReported) return;
+        this.snippetLimitReported = true;
+        return this.fail(this.errAt(argTok, `maximum snippet import depth (${MAX_SNIPPET_EXPANSIONS}) exceeded`));
       }
       this.snippetExpansions++;
       s.push(snippet, beforeImport);
       return;
     }
+    // Its definition was reported already.
+    if (this.brokenSnippets.has(pattern)) return;
 
     if (this.fileImports >= MAX_FILE_IMPORTS) {
-      throw this.errAt(argTok, `maximum file import depth (${MAX_FILE_IMPORTS}) exceeded`);
+      if (this.fileLimitReported) return;
+      this.fileLimitReported = true;
+      return this.fail(this.errAt(argTok, `maximum file import depth (${MAX_FILE_IMPORTS}) exceeded`));
     }
     this.fileImports++;
 
@@ -442,11 +534,11 @@ class Parser {
     // Checked on the joined path, as Caddy does (coredns issue #2096: many wildcards can make a
     // glob hang).
     if (count(full, '*') > 1 || count(full, '?') > 1 || (full.includes('[') && full.includes(']'))) {
-      throw this.errAt(argTok, `Glob pattern may only contain one wildcard (*), but has others: ${full}`);
+      return this.fail(this.errAt(argTok, `Glob pattern may only contain one wildcard (*), but has others: ${full}`));
     }
     if (full.includes('[')) {
       // An unclosed `[` is a malformed pattern for Go's filepath.Glob.
-      throw this.errAt(argTok, `Failed to use import pattern ${pattern}: syntax error in pattern`);
+      return this.fail(this.errAt(argTok, `Failed to use import pattern ${pattern}: syntax error in pattern`));
     }
 
     let matches: string[];
@@ -466,12 +558,16 @@ class Parser {
       try {
         text = this.readFile(m);
       } catch (e) {
+        // Recovery: this match adds nothing; the other matches of a glob are still read.
         const code = (e as { code?: unknown } | null)?.code;
         if (matches.length === 1 && m === full && (code === 'ENOENT' || code === 'ENOTDIR')) {
-          throw this.errAt(argTok, `File to import not found: ${pattern}`);
+          this.fail(this.errAt(argTok, `File to import not found: ${pattern}`));
+        } else if (code === 'EISDIR') {
+          this.fail(this.errAt(argTok, `Could not import ${m}: is a directory`));
+        } else {
+          this.fail(this.errAt(argTok, `Could not import ${m}: ${e instanceof Error ? e.message : String(e)}`));
         }
-        if (code === 'EISDIR') throw this.errAt(argTok, `Could not import ${m}: is a directory`);
-        throw this.errAt(argTok, `Could not import ${m}: ${e instanceof Error ? e.message : String(e)}`);
+        continue;
       }
       const abs = path.resolve(m);
       this.addFile(abs);
@@ -479,6 +575,26 @@ class Parser {
       for (const t of lex(text, abs)) imported.push(t);
     }
     s.push(imported, beforeImport);
+  }
+
+  /** Recovery: skip the remaining tokens of the current line. */
+  private skipLine(): void {
+    while (this.s.nextArg()) {
+      // skip
+    }
+  }
+
+  /** An error: thrown, or with opts.recover collected (the caller then resumes). */
+  private fail(e: ConfigError): void {
+    if (!this.recover) throw e;
+    this.errors.push(e);
+  }
+
+  /** An error at the end of the input: with opts.recover reported once (later ones repeat it). */
+  private failEof(e: ConfigError): void {
+    if (this.recover && this.eofReported) return;
+    this.eofReported = true;
+    this.fail(e);
   }
 
   private addFile(f: string): void {
@@ -495,7 +611,8 @@ class Parser {
    * Dispenser, which recognises braces as unquoted `{`/`}` tokens — such a token is marked quoted.
    */
   private subst(t: Token): Token {
-    const text = substituteEnv(t.text, this.env);
+    const onUnset = this.onUnsetEnv;
+    const text = substituteEnv(t.text, this.env, onUnset && ((name) => onUnset(name, t)));
     if (text === t.text) return t;
     const quoted = t.quoted || text === '{' || text === '}';
     return { text, file: t.file, line: t.line, endLine: t.endLine, quoted };

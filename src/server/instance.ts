@@ -7,7 +7,7 @@ import { isIPv6 } from 'node:net';
 import { PLUGINS } from '../../plugins/index.js';
 import { Dispenser } from '../corefile/dispenser.js';
 import { parseServerKey, type ServerKey } from '../corefile/keys.js';
-import { defaultCorefile, parseCorefileWithFiles } from '../corefile/parser.js';
+import { defaultCorefile, parseCorefileWithFiles, sortConfigErrors } from '../corefile/parser.js';
 import { ConfigError, type ServerBlock, type Token } from '../corefile/types.js';
 import { logger } from '../log.js';
 import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SetupContext } from '../plugin.js';
@@ -134,10 +134,12 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     isDirective: (n: string) => DIRECTIVES.has(n),
     env: opts.env ?? process.env,
     warn: (m: string) => logger().warning(m),
+    // -validate: collect every parse error and still set up the blocks that parsed.
+    recover: opts.collectErrors === true,
   };
   let parsed = parseCorefileWithFiles(text, source.path, parseOpts);
   let effectiveSource = source;
-  if (parsed.blocks.length === 0) {
+  if (parsed.blocks.length === 0 && parsed.errors.length === 0) {
     text = defaultCorefile(opts.dnsPort); // the built-in default (corefile.md §1.2)
     effectiveSource = { path: source.path, text };
     parsed = parseCorefileWithFiles(text, '<default>', parseOpts);
@@ -145,10 +147,17 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   const inst = new Instance(effectiveSource);
   inst.files = parsed.files;
   inst.parsed = parsed.blocks;
-  const errors: ConfigError[] = [];
+  const errors: ConfigError[] = [...parsed.errors];
 
   for (const block of parsed.blocks) {
-    const keys = block.keys.map((k) => parseServerKey(k, opts.dnsPort));
+    let keys: ServerKey[];
+    try {
+      keys = block.keys.map((k) => parseServerKey(k, opts.dnsPort));
+    } catch (e) {
+      if (!opts.collectErrors || !(e instanceof ConfigError)) throw e;
+      errors.push(e);
+      continue;
+    }
     const zones: string[] = [];
     for (const k of keys) for (const z of k.zones) if (!zones.includes(z)) zones.push(z);
     const info: MutableBlockInfo = { zones, servers: [], port: keys[0]?.port ?? opts.dnsPort, bindAddresses: [], handlerPlugins: [] };
@@ -181,7 +190,10 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       }
     }
   }
-  if (errors.length) throw new AggregateError(errors, errors.map((e) => e.describe()).join('\n'));
+  if (errors.length) {
+    sortConfigErrors(errors, parsed.files);
+    throw new AggregateError(errors, errors.map((e) => e.describe()).join('\n'));
+  }
 
   groupListeners(inst);
   // Chains are built after grouping so factories can read the final BlockInfo.servers.

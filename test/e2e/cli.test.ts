@@ -1,34 +1,105 @@
 /**
  * The command as operators run it: `bin/clusterdns -conf F -dns.port P`, answered by dig and kdig,
  * flags, exit codes, bad Corefiles, signals. Requires `npm run build` (done by `npm test`).
+ *
+ * `-h` and `-plugins` are compared with CoreDNS 1.15.0's output, captured from the real binary
+ * into test/fixtures/cli/ (`coredns -h 2> coredns-1.15.0-h.txt`, `coredns -plugins >
+ * coredns-1.15.0-plugins.txt`, run as `coredns` from PATH).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rcode, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
 import { hasTool, runCommand, runTool, spawnServer } from '../helpers/spawn.js';
 
 const WHOAMI = 'example.org {\n  whoami\n  log\n  errors\n}\n';
+const FIXTURES = resolve(import.meta.dirname, '../fixtures/cli');
+const COREDNS_USAGE = readFileSync(join(FIXTURES, 'coredns-1.15.0-h.txt'), 'utf8');
+const COREDNS_PLUGINS = readFileSync(join(FIXTURES, 'coredns-1.15.0-plugins.txt'), 'utf8');
+
+/** Usage text as `-name type` → the whole entry (head line and help lines). */
+function usageEntries(text: string): Map<string, string> {
+  const entries = new Map<string, string>();
+  let current = '';
+  for (const line of text.split('\n').slice(1)) {
+    if (line.startsWith('  -')) {
+      current = line.trim().split(' ')[0]!;
+      entries.set(current, line);
+    } else if (line !== '') {
+      entries.set(current, `${entries.get(current)!}\n${line}`);
+    }
+  }
+  return entries;
+}
 
 describe('bin/clusterdns', () => {
-  it('prints the version in two lines and the plugin list', () => {
+  it('prints the version in two lines', () => {
     const v = runCommand(['-version']);
     expect(v.status).toBe(0);
     const lines = v.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^clusterdns-\d+\.\d+\.\d+/);
     expect(lines[1]).toMatch(/^linux\/\w+, v\d+/);
-    const p = runCommand(['--plugins']);
-    expect(p.status).toBe(0);
-    const names = p.stdout.trim().split('\n');
-    expect(names).toEqual([...names].sort());
-    for (const n of ['kubernetes', 'forward', 'cache', 'whoami', 'health', 'ready', 'prometheus', 'reload']) expect(names).toContain(n);
   });
 
-  it('rejects unknown flags with status 2 and extra arguments with status 1', () => {
-    expect(runCommand(['-nope']).status).toBe(2);
+  it('-plugins lists the plugins in the layout of CoreDNS 1.15.0: one sorted name per line, then an empty line', () => {
+    // CoreDNS's own output has that shape (its last name is the `on` event plugin).
+    expect(COREDNS_PLUGINS).toMatch(/^([a-z0-9_]+\n)+\n$/);
+    const coreNames = COREDNS_PLUGINS.trim().split('\n');
+    for (const args of [['-plugins'], ['--plugins'], ['-plugins=true']]) {
+      const p = runCommand(args);
+      expect(p.status).toBe(0);
+      expect(p.stderr).toBe('');
+      expect(p.stdout).toMatch(/^([a-z0-9_]+\n)+\n$/);
+      const names = p.stdout.trim().split('\n');
+      expect(names).toEqual([...names].sort());
+      for (const n of ['kubernetes', 'forward', 'cache', 'whoami', 'health', 'ready', 'prometheus', 'reload']) expect(names).toContain(n);
+      // Every plugin we list is a CoreDNS plugin of the same name.
+      for (const n of names) expect(coreNames).toContain(n);
+    }
+  });
+
+  it('-h, -help and --help print the usage on stderr in Go flag layout and exit 0, as CoreDNS does', () => {
+    const ours = runCommand(['-h']);
+    expect(ours.status).toBe(0);
+    expect(ours.stdout).toBe('');
+    expect(ours.stderr.split('\n')[0]).toBe('Usage of clusterdns:');
+    for (const args of [['-help'], ['--help'], ['-h=false'], ['-quiet', '-help']]) {
+      const r = runCommand(args);
+      expect(r.status).toBe(0);
+      expect(r.stderr).toBe(ours.stderr);
+    }
+    // Every flag CoreDNS 1.15.0 has (but -log-format) reads exactly as in CoreDNS's usage, and
+    // the entries are sorted by name as Go prints them.
+    const mine = usageEntries(ours.stderr);
+    const theirs = usageEntries(COREDNS_USAGE);
+    expect(COREDNS_USAGE.split('\n')[0]).toBe('Usage of coredns:');
+    expect(theirs.size).toBe(8);
+    for (const [name, entry] of theirs) {
+      if (name === '-log-format') continue;
+      expect(mine.get(name)).toBe(entry);
+    }
+    expect([...mine.keys()]).toEqual([...mine.keys()].sort());
+    expect(mine.get('-validate')).toMatch(/^ {2}-validate\n {4}\t/);
+  });
+
+  it('rejects bad flags with status 2, the reason and the usage, and extra arguments with status 1', () => {
+    const usage = runCommand(['-h']).stderr;
+    // The reasons are Go's flag package's, as CoreDNS 1.15.0 prints them.
+    for (const [args, reason] of [
+      [['-nope'], 'flag provided but not defined: -nope'],
+      [['--nope=1'], 'flag provided but not defined: -nope'],
+      [['-quiet=x'], 'invalid boolean value "x" for -quiet: parse error'],
+      [['-conf'], 'flag needs an argument: -conf'],
+      [['---x'], 'bad flag syntax: ---x'],
+      [['-=x'], 'bad flag syntax: -=x'],
+    ] as const) {
+      const r = runCommand([...args]);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr).toBe(`${reason}\n${usage}`);
+    }
     const extra = runCommand(['-quiet', 'a', 'b']);
     expect(extra.status).toBe(1);
     expect(extra.stdout + extra.stderr).toContain('extra command line arguments: [a b]');
@@ -65,18 +136,87 @@ describe('bin/clusterdns', () => {
     expect(r.stdout + r.stderr).toMatch(/\[FATAL\] .*Corefile:3 - Error during parsing: Unknown directive 'frobnicate'/);
   });
 
-  it('-validate prints every error and exits non-zero; exits 0 for a good file', async () => {
+  it('-validate prints every parse and setup error in line order, names unset variables, and exits 1', () => {
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-val-'));
+    mkdirSync(join(dir, 'conf.d'));
+    writeFileSync(join(dir, 'conf.d', 'extra.conf'), 'cache 30\nfrob2\n');
     const bad = join(dir, 'bad');
-    writeFileSync(bad, 'a.org {\n  errors bogus\n}\nb.org {\n  log\n  errors x y\n}\n');
-    const r = runCommand(['-validate', '-conf', bad]);
+    writeFileSync(
+      bad,
+      [
+        'a.org {', //                       1
+        '  errors bogus', //                2  setup error (errors)
+        '  frob', //                        3  parse error, the block goes on
+        '  forward . {$CLUSTERDNS_T_UP}', // 4  unset variable, then a setup error (forward)
+        '  import conf.d/*.conf', //        5  an imported file with a parse error
+        '}',
+        'b.org, {', //                      7  parse error (extra comma)
+        '  log',
+        '  errors x y', //                  9  setup error
+        '  cache {$CLUSTERDNS_T_TTL}',
+        '  whoami }', //                    11 parse error
+        'c.org {',
+        '  import missing.conf', //         13 parse error
+        '  cache {%CLUSTERDNS_T_TTL%} {',
+        '    success 10 {$CLUSTERDNS_T_SET}', // 15 set but empty
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const r = runCommand(['-validate', '-conf', bad], { env: { CLUSTERDNS_T_SET: '' } });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/bad:2 - Error during parsing: invalid log file: bogus/);
-    expect(r.stderr).toMatch(/bad:6 - Error during parsing: Wrong argument count/);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toEqual([
+      `[WARNING] ${bad}:4 - environment variable CLUSTERDNS_T_UP is not set: it reads as empty`,
+      `[WARNING] ${bad}:10 - environment variable CLUSTERDNS_T_TTL is not set: it reads as empty (also used at ${bad}:14)`,
+      `plugin/errors: ${bad}:2 - Error during parsing: invalid log file: bogus`,
+      `${bad}:3 - Error during parsing: Unknown directive 'frob'`,
+      `plugin/forward: ${bad}:4 - Error during parsing: invalid address: ""`,
+      `${bad}:7 - Error during parsing: Expected another address but had '{' - check for extra comma`,
+      `plugin/errors: ${bad}:9 - Error during parsing: Wrong argument count or unexpected line ending after 'y'`,
+      `${bad}:11 - Error during parsing: Unexpected '}' because no matching opening brace`,
+      `${bad}:13 - Error during parsing: File to import not found: missing.conf`,
+      // Set but empty: no warning, and the empty argument is the cache plugin's error.
+      `plugin/cache: ${bad}:15 - Error during parsing: strconv.Atoi: parsing "": invalid syntax`,
+      `${join(dir, 'conf.d', 'extra.conf')}:2 - Error during parsing: Unknown directive 'frob2'`,
+      `Configuration has 9 errors: ${bad}`,
+    ]);
+    expect(r.stdout).not.toContain('Configuration OK');
+  });
+
+  it('-validate says which Corefile it checked: -conf, ./Corefile, standard input or the built-in default', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clusterdns-val-'));
     const good = join(dir, 'good');
-    writeFileSync(good, WHOAMI);
+    writeFileSync(good, WHOAMI + '(snip) {\n  log\n}\nexample.net {\n  import snip\n}\n');
     const ok = runCommand(['-validate', '-conf', good]);
     expect(ok.status).toBe(0);
+    expect(ok.stdout).toBe(`Configuration OK: ${good} (2 server blocks)\n`);
+    expect(ok.stderr).toBe('');
+
+    const relative = runCommand(['-validate', '-conf', 'good'], { cwd: dir });
+    expect(relative.stdout).toBe(`Configuration OK: good (${good}) (2 server blocks)\n`);
+
+    const empty = mkdtempSync(join(tmpdir(), 'clusterdns-val-'));
+    const none = runCommand(['-validate', '-dns.port', '1053'], { cwd: empty });
+    expect(none.status).toBe(0);
+    expect(none.stdout).toBe(`Configuration OK: no ./Corefile in ${empty} and no -conf: validated the built-in default ".:1053 { whoami log }" (1 server block)\n`);
+
+    writeFileSync(join(empty, 'Corefile'), '# nothing yet\n');
+    const blank = runCommand(['-validate'], { cwd: empty });
+    expect(blank.stdout).toBe(`Configuration OK: ./Corefile (${join(empty, 'Corefile')}) has no server blocks: validated the built-in default ".:53 { whoami log }" (1 server block)\n`);
+
+    writeFileSync(join(empty, 'Corefile'), WHOAMI);
+    const local = runCommand(['-validate'], { cwd: empty });
+    expect(local.stdout).toBe(`Configuration OK: ./Corefile (${join(empty, 'Corefile')}) (1 server block)\n`);
+
+    const stdin = runCommand(['-validate', '-conf', 'stdin'], { input: 'a.org {\n  nope\n}\n' });
+    expect(stdin.status).toBe(1);
+    expect(stdin.stderr).toBe("stdin:2 - Error during parsing: Unknown directive 'nope'\nConfiguration has 1 error: standard input (-conf stdin)\n");
+
+    const missing = runCommand(['-validate', '-conf', join(dir, 'nothere')]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain(`Configuration not checked: cannot read ${join(dir, 'nothere')}`);
   });
 
   it('exits 1 with a one-line reason when the port is in use', async () => {

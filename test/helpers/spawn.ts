@@ -67,8 +67,9 @@ export async function spawnServer(corefile: string, extraArgs: string[] = [], op
 }
 
 /** Run the command to completion (for -version, -validate, bad configs). */
-export function runCommand(args: string[], opts: { cwd?: string; input?: string } = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: opts.cwd, input: opts.input, encoding: 'utf8', timeout: 30000 });
+export function runCommand(args: string[], opts: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): { status: number | null; stdout: string; stderr: string } {
+  const env = opts.env ? { ...process.env, ...opts.env } : undefined;
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: opts.cwd, input: opts.input, env, encoding: 'utf8', timeout: 30000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
