@@ -100,4 +100,39 @@ describe.runIf(hasCoreDNS())('reload lines against CoreDNS 1.15.0', () => {
     expect(theirs.failed).toEqual(['coredns_reload_failed_total 1', 'coredns_reload_failed_total 1']);
     expect(ours.failed).toEqual(theirs.failed);
   }, 60_000);
+
+  it('SIGUSR1 with a broken and then a good Corefile prints what CoreDNS prints', async () => {
+    const port = await freePort();
+    const first = `.:${port} {\n    whoami\n}\n`;
+    const scenario = async (which: 'clusterdns' | 'coredns'): Promise<string[]> => {
+      const dir = mkdtempSync(join(tmpdir(), `usr1-${which}-`));
+      const path = join(dir, 'Corefile');
+      writeFileSync(path, first);
+      const p = startLines(which, ['-conf', 'Corefile'], dir);
+      try {
+        const start = await p.waitFor(/^\.:\d+$/);
+        await p.waitFor(/, /); // the platform line: start-up is complete
+        writeFileSync(path, first.replace('whoami\n', 'whoami\n    x\n'));
+        p.proc.kill('SIGUSR1');
+        const fail = await p.waitFor(/^\[ERROR\] SIGUSR1: /, start);
+        writeFileSync(path, first.replace('whoami\n', 'whoami\n    log\n'));
+        p.proc.kill('SIGUSR1');
+        const done = await p.waitFor(/^\[INFO\] Reloading complete$/, fail);
+        return p.lines.slice(start + 3, done + 1);
+      } finally {
+        await p.stop();
+      }
+    };
+    const expected = [
+      '[INFO] SIGUSR1: Reloading',
+      '[INFO] Reloading',
+      "[ERROR] Restart failed: Corefile:3 - Error during parsing: Unknown directive 'x'",
+      "[ERROR] SIGUSR1: starting with listener file descriptors: Corefile:3 - Error during parsing: Unknown directive 'x'",
+      '[INFO] SIGUSR1: Reloading',
+      '[INFO] Reloading',
+      '[INFO] Reloading complete',
+    ];
+    expect(await scenario('coredns')).toEqual(expected);
+    expect(await scenario('clusterdns')).toEqual(expected);
+  }, 60_000);
 });
