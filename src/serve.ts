@@ -78,10 +78,13 @@ function installSignals(server: Server): void {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGQUIT', () => process.exit(0));
+  // As Caddy's signal handler: `[INFO] SIGUSR1: Reloading`, the core's `Reloading` lines, and on
+  // failure `[ERROR] SIGUSR1: starting with listener file descriptors: <error>`.
   const reload = (sig: string) => {
-    server.reload(sig).then(
-      (ok) => {
-        if (!ok) coreLog.error(`${sig}: reload failed, keeping the running configuration`);
+    coreLog.info(`${sig}: Reloading`);
+    server.reloadWithError(sig).then(
+      (e) => {
+        if (e) coreLog.error(`${sig}: starting with listener file descriptors: ${describeErrors(e).join('; ')}`);
       },
       (e: unknown) => coreLog.error(`${sig}: ${(e as Error).message}`),
     );

@@ -5,6 +5,7 @@
  */
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+import { goNetError, goTimeout, hostPort } from './goerr.js';
 
 export type StreamProto = 'tcp' | 'tcp-tls';
 
@@ -18,7 +19,11 @@ class StreamConn {
   private buf: Buffer = Buffer.alloc(0);
   private waiter: ((frame: Buffer | Error) => void) | null = null;
 
-  constructor(readonly sock: net.Socket) {
+  /** `IP:port` of our end and of the upstream, for Go-style error texts. */
+  readonly local: string | null;
+
+  constructor(readonly sock: net.Socket, private readonly remote: string) {
+    this.local = sock.localAddress !== undefined && sock.localPort !== undefined ? hostPort(sock.localAddress, sock.localPort) : null;
     sock.on('data', (chunk: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
       while (this.buf.length >= 2) {
@@ -30,10 +35,11 @@ class StreamConn {
         if (w) w(Buffer.from(frame));
       }
     });
+    // A close without an error is Go's bare `EOF` (what dns.Conn.ReadMsg returns).
     const end = (err?: Error): void => {
       this.closed = true;
       const w = this.waiter;
-      if (w) w(err ?? new Error('EOF'));
+      if (w) w(err ? goNetError('read', 'tcp', this.local, this.remote, err) : new Error('EOF'));
     };
     sock.on('error', (err) => end(err));
     sock.on('close', () => end());
@@ -41,14 +47,14 @@ class StreamConn {
   }
 
   /** Write one framed query and wait for the frame answering it (by id and question). */
-  exchange(packet: Buffer, timeoutMs: number, label: string, proto: string): Promise<Buffer> {
+  exchange(packet: Buffer, timeoutMs: number): Promise<Buffer> {
     const id = packet.readUInt16BE(0);
     return new Promise<Buffer>((resolve, reject) => {
       let got = false;
       const timer = setTimeout(() => {
         this.waiter = null;
         this.destroy();
-        reject(new Error(`read ${proto} ${label}: i/o timeout`));
+        reject(goTimeout('read', 'tcp', this.local, this.remote));
       }, timeoutMs);
       this.waiter = (frame) => {
         if (frame instanceof Error) {
@@ -127,21 +133,21 @@ export class StreamPool {
 
   private dial(timeoutMs: number): Promise<StreamConn> {
     const started = Date.now();
-    const what = this.o.proto === 'tcp' ? 'tcp' : 'tcp-tls';
     return new Promise<StreamConn>((resolve, reject) => {
       const base: net.NetConnectOpts = { host: this.o.host, port: this.o.port };
       if (this.o.sourceAddress) base.localAddress = this.o.sourceAddress;
       const sock = this.o.proto === 'tcp-tls'
         ? tls.connect({ ...this.o.tls, host: this.o.host, port: this.o.port, ...(this.o.sourceAddress ? { localAddress: this.o.sourceAddress } : {}) })
         : net.connect(base);
+      // DNS over TLS dials TCP too: Go words its errors `dial tcp …`.
       const timer = setTimeout(() => {
         sock.destroy();
-        reject(new Error(`dial ${what} ${this.o.label}: i/o timeout`));
+        reject(goTimeout('dial', 'tcp', null, this.o.label));
       }, Math.min(timeoutMs, this.dialTimeoutMs));
       const onError = (err: Error): void => {
         clearTimeout(timer);
         sock.destroy();
-        reject(new Error(`dial ${what} ${this.o.label}: ${err.message}`));
+        reject(goNetError('dial', 'tcp', null, this.o.label, err));
       };
       sock.once('error', onError);
       sock.once(this.o.proto === 'tcp-tls' ? 'secureConnect' : 'connect', () => {
@@ -150,14 +156,13 @@ export class StreamPool {
         sock.setNoDelay(true);
         const took = Date.now() - started;
         this.avgDialMs = (this.avgDialMs * 3 + took) / 4;
-        resolve(new StreamConn(sock));
+        resolve(new StreamConn(sock, this.o.label));
       });
     });
   }
 
   /** One exchange over a pooled or new connection; a cached connection found closed is replaced once. */
   async exchange(packet: Buffer, timeoutMs: number): Promise<Buffer> {
-    const what = this.o.proto === 'tcp' ? 'tcp' : 'tcp-tls';
     for (let attempt = 0; attempt < 2; attempt++) {
       let conn = this.take();
       const cached = conn !== null;
@@ -165,17 +170,16 @@ export class StreamPool {
       if (!conn) conn = await this.dial(timeoutMs);
       let reply: Buffer;
       try {
-        reply = await conn.exchange(packet, timeoutMs, this.o.label, what);
+        reply = await conn.exchange(packet, timeoutMs);
       } catch (e) {
         conn.destroy();
         if (cached && (e as { noData?: boolean }).noData) continue; // closed by the upstream while idle
-        const msg = (e as Error).message;
-        throw new Error(msg.startsWith('read ') ? msg : `read ${what} ${this.o.label}: ${msg}`);
+        throw e;
       }
       this.release(conn);
       return reply; // the caller checks the question (FORMERR on mismatch)
     }
-    throw new CachedClosedError(`read ${what} ${this.o.label}: connection closed`);
+    throw new CachedClosedError('EOF');
   }
 
   private release(c: StreamConn): void {

@@ -6,6 +6,7 @@
  */
 import * as dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
+import { goNetError, goTimeout, hostPort } from './goerr.js';
 import { replyMatches, randomId, type QuestionKey } from './wire.js';
 
 interface Pending {
@@ -26,14 +27,32 @@ class UdpSocket {
   /** Close as soon as no query is in flight (pool shut down while queries were pending). */
   draining = false;
 
+  /** Our end once connected (`IP:port`), for Go-style error texts (`read udp L->R: …`). */
+  local: string | null = null;
+
   constructor(host: string, port: number, sourceAddress: string | null, private readonly label: string, private readonly onDead: (s: UdpSocket) => void) {
     this.sock = dgram.createSocket(isIPv6(host) ? 'udp6' : 'udp4');
     this.sock.on('message', (msg) => this.onMessage(msg));
-    this.sock.on('error', (err) => this.fail(new Error(`read udp ${label}: ${err.message}`)));
+    // After connect, socket errors are the ICMP errors of earlier sends, reported on receive
+    // (Go: `read udp L->R: read: connection refused`). Before, `ready` reports them as dial errors.
+    this.sock.on('error', (err) => {
+      if (this.connected) this.fail(goNetError('read', 'udp', this.local, label, err));
+    });
     this.ready = new Promise<void>((resolve, reject) => {
       const connect = (): void => {
-        this.sock.connect(port, host, () => {
+        // Node hands a failed connect (ENETUNREACH, …) to this callback, not to 'error'.
+        this.sock.connect(port, host, (err?: Error) => {
+          if (err) {
+            reject(err);
+            return;
+          }
           this.connected = true;
+          try {
+            const a = this.sock.address();
+            this.local = hostPort(a.address, a.port);
+          } catch {
+            // closed meanwhile
+          }
           resolve();
         });
       };
@@ -41,8 +60,9 @@ class UdpSocket {
       if (sourceAddress) this.sock.bind(0, sourceAddress, connect);
       else connect();
     });
-    // Each exchange observes the rejection itself; keep Node from reporting it as unhandled.
-    this.ready.catch(() => undefined);
+    // A socket that could not connect is dropped, so the next query dials again; every query
+    // waiting on it gets the dial error.
+    this.ready.catch((e: Error) => this.fail(goNetError('dial', 'udp', null, label, e)));
   }
 
   private onMessage(msg: Buffer): void {
@@ -61,10 +81,10 @@ class UdpSocket {
     if (this.closed || !this.pending.has(id)) return;
     try {
       this.sock.send(out, (err) => {
-        if (err) this.settle(id, new Error(`write udp ${this.label}: ${err.message}`));
+        if (err) this.settle(id, goNetError('write', 'udp', this.local, this.label, err));
       });
     } catch (e) {
-      this.settle(id, new Error(`write udp ${this.label}: ${(e as Error).message}`));
+      this.settle(id, goNetError('write', 'udp', this.local, this.label, e as Error));
     }
   }
 
@@ -80,7 +100,7 @@ class UdpSocket {
 
   /** Called whenever a query leaves `pending`: finish a pending close. */
   drained(): void {
-    if (this.draining && this.pending.size === 0) this.fail(new Error(`read udp ${this.label}: use of closed network connection`));
+    if (this.draining && this.pending.size === 0) this.fail(goNetError('read', 'udp', this.local, this.label, 'use of closed network connection'));
   }
 
   /** Fail every waiting query and close the socket. */
@@ -172,16 +192,12 @@ export class UdpPool {
     s.lastUsed = Date.now();
     const label = this.o.label;
     const reply = new Promise<Buffer>((resolve, reject) => {
-      const timer = setTimeout(() => s.settle(id, new Error(`read udp ${label}: i/o timeout`)), timeoutMs);
+      const timer = setTimeout(() => s.settle(id, goTimeout('read', 'udp', s.local, label)), timeoutMs);
       s.pending.set(id, { q, resolve, reject, timer });
     });
+    // A failed connect fails the socket, and with it this query (with the dial error).
     if (s.connected) s.write(id, out);
-    else {
-      s.ready.then(
-        () => s.write(id, out),
-        (e: Error) => s.settle(id, new Error(`dial udp ${label}: ${e.message}`)),
-      );
-    }
+    else s.ready.then(() => s.write(id, out), () => undefined);
     if (this.o.expireMs !== 0) return reply;
     // expire 0: the socket closes after each exchange.
     return reply.finally(() => {

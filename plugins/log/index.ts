@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type * as Pino from 'pino';
 import type { Logger as PinoLogger } from 'pino';
 import { requireCjs } from '../../src/util/require.js';
-import { Qtype, Rcode } from '../../src/dns/constants.js';
+import { Flag, Qtype, Rcode } from '../../src/dns/constants.js';
 import { isSubdomain, normalizeZoneArg } from '../../src/dns/name.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
@@ -49,8 +49,22 @@ export function typify(rcode: number, answers: number, authoritySoa: boolean, au
   return 'OTHERERROR';
 }
 
+/** RCODEs a handler returns without writing, leaving the reply to the server (CoreDNS `plugin.ClientWrite` false). */
+function serverWrites(rcode: number): boolean {
+  return rcode === Rcode.SERVFAIL || rcode === Rcode.REFUSED || rcode === Rcode.FORMERR || rcode === Rcode.NOTIMP;
+}
+
 function replyFacts(q: Query, rcode: number): { flags: number; size: number; rcode: number; klass: ReplyClass; rtype: ReplyType } {
-  if (!q.reply) return { flags: -1, size: -1, rcode, klass: classify(rcode, 0, false), rtype: 'OTHERERROR' };
+  if (!q.reply) {
+    if (!serverWrites(rcode)) return { flags: -1, size: -1, rcode, klass: classify(rcode, 0, false), rtype: 'OTHERERROR' };
+    // As CoreDNS's log plugin: describe the bare reply the server sends (`SetRcode(req, rc)`:
+    // QR, the request's opcode, RD and CD copied for a QUERY, the question, no OPT), so that the
+    // line reads `SERVFAIL qr,rd 29` rather than `- - 0`.
+    const opcode = q.req.opcode;
+    const copied = opcode === 0 ? q.req.flags & (Flag.RD | Flag.CD) : 0;
+    const flags = Flag.QR | (opcode << 11) | copied | rcode;
+    return { flags, size: q.req.questionEnd, rcode, klass: classify(rcode, 0, false), rtype: typify(rcode, 0, false, 0, opcode, q.qtype) };
+  }
   const r = q.reply;
   let soa = false;
   let ns = 0;

@@ -196,10 +196,23 @@ describe('log: handler (setup + fake next)', () => {
     expect(lines).toEqual(['[INFO] async.example.org. NOERROR']);
   });
 
-  it('nothing written (chain returned SERVFAIL): {rcode} and {>rflags} are -, rsize 0, class error', async () => {
-    const h = build('log . "{rcode} {>rflags} {rsize} {/log/class}"', scripted());
+  it('nothing written (chain returned SERVFAIL): the bare reply the server sends, as CoreDNS logs it', async () => {
+    const h = build('log . "{rcode} {>rflags} {rsize} {/log/class} {/log/type}"', scripted());
     expect(await serve(h, makeQuery('nowrite.example.org', 'A'))).toBe(2);
-    expect(lines).toEqual(['[INFO] - - 0 error']);
+    // 12 (header) + 21 (name) + 4: the question, no OPT; QR and the request's RD.
+    expect(lines).toEqual(['[INFO] SERVFAIL qr,rd 37 error SERVERERROR']);
+  });
+
+  it('nothing written with CD set: CD is copied; REFUSED is OTHERERROR', async () => {
+    const h = build('log . "{rcode} {>rflags} {rsize} {/log/class} {/log/type}"', new FakeNext(() => 5));
+    await serve(h, makeQuery('cd.example.org', 'A', { cd: true }));
+    expect(lines).toEqual(['[INFO] REFUSED qr,rd,cd 32 error OTHERERROR']);
+  });
+
+  it('nothing written and a code the handler writes itself (NOERROR): -, -, 0 as in CoreDNS', async () => {
+    const h = build('log . "{rcode} {>rflags} {rsize}"', new FakeNext(() => 0));
+    await serve(h, makeQuery('none.example.org', 'A'));
+    expect(lines).toEqual(['[INFO] - - 0']);
   });
 
   it('flags of the written reply', async () => {
@@ -348,7 +361,8 @@ describe('log: handler (setup + fake next)', () => {
       return 0;
     }));
     await serve(deleg, makeQuery('a.sub.example.org', 'A'));
-    expect(lines).toEqual(['NOERROR', 'NXDOMAIN', 'NODATA', 'NOERROR', 'SERVERERROR', 'OTHERERROR', 'OTHERERROR', 'OTHERERROR', 'DELEGATION'].map((t) => `[INFO] ${t}`));
+    // nowrite: CoreDNS types the bare SERVFAIL the server sends (SERVERERROR).
+    expect(lines).toEqual(['NOERROR', 'NXDOMAIN', 'NODATA', 'NOERROR', 'SERVERERROR', 'OTHERERROR', 'OTHERERROR', 'SERVERERROR', 'DELEGATION'].map((t) => `[INFO] ${t}`));
   });
 
   it('no next plugin: SERVFAIL', async () => {
@@ -409,12 +423,12 @@ describe('log: end to end (in-process server)', () => {
     }
   });
 
-  it('server-written reply (chain returned SERVFAIL without writing): - forms, class error', async () => {
+  it('server-written reply (chain returned SERVFAIL without writing): SERVFAIL qr,rd SIZE, class error', async () => {
     const srv = await startServer('. {\n log . "Q {name} {rcode} {>rflags} {rsize} {/log/class}"\n forward . 127.0.0.1:9 {\n  expire 1s\n }\n}\n');
     try {
       const m = decode(await udpExchange(srv.port, encodeQuery('fail.example.org', 'A'), 15000));
       expect(rcode(m)).toBe(2);
-      expect(srv.logs.filter((l) => l.startsWith('[INFO] Q '))).toEqual(['[INFO] Q fail.example.org. - - 0 error']);
+      expect(srv.logs.filter((l) => l.startsWith('[INFO] Q '))).toEqual(['[INFO] Q fail.example.org. SERVFAIL qr,rd 34 error']);
     } finally {
       await srv.stop();
     }

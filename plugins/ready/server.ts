@@ -1,10 +1,12 @@
 /**
- * The readiness endpoint `/ready` (plugins.md, ready): 200 `OK` when every readiness probe the
- * serving instance registered says ready; else 503 whose first body line is the sorted names of
- * the plugins not ready joined with `,` (followed by one `name: reason` line per reason, so that
- * operators see *why*). Until the first configuration serves DNS it is 503 (`Starting` when no
- * probe says otherwise). At the start of final shutdown the listener closes (probes are refused)
- * and a request still in progress gets 503 `Shutting down`.
+ * The readiness endpoint `/ready` (plugins.md, ready), as CoreDNS 1.15.0 answers it: 200 `OK`
+ * when every readiness probe the serving instance registered says ready; else 503 whose body is
+ * the sorted names of the plugins not ready joined with `,` (nothing else, byte for byte), and the
+ * log line `[INFO] plugin/ready: Plugins not ready: "<names>"`. The probes' reasons (why a plugin
+ * is not ready) are logged at debug level only; the plugins log their own failures. Until the
+ * first configuration serves DNS it is 503 (`Starting` when no probe says otherwise). At the
+ * start of final shutdown the listener closes (probes are refused) and a request still in
+ * progress gets 503 `Shutting down`.
  */
 import type * as http from 'node:http';
 import type { Logger } from '../../src/log.js';
@@ -12,9 +14,14 @@ import type { CoreServices, ReadinessProbe } from '../../src/plugin.js';
 import { sendText, SideListener } from '../health/sidelistener.js';
 import type { MonitorType } from './setup.js';
 
-/** The log line for a 503 (`Still waiting on: %q`, the line operators grep for; operations-contract.md §d). */
+/** Go's `%q` of a string of plugin names (printable ASCII: a JSON string is the same text). */
+function goQuote(s: string): string {
+  return JSON.stringify(s);
+}
+
+/** The log line for a 503 (CoreDNS 1.15.0: `Plugins not ready: %q`, the line operators grep for). */
 export function notReadyLogLine(names: string): string {
-  return `Still waiting on: ${JSON.stringify(names)}`;
+  return `Plugins not ready: ${goQuote(names)}`;
 }
 
 export interface ReadinessResult {
@@ -87,7 +94,7 @@ export class ReadyServer {
           continue;
         }
         ok = false;
-        if (r !== '') reasons.push(`${name}: ${r}`);
+        if (r !== '') reasons.push(r.startsWith(`${name}: `) ? r : `${name}: ${r}`);
       }
       if (!ok) notReady.push(name);
     }
@@ -115,6 +122,7 @@ export class ReadyServer {
     }
     const names = r.notReady.join(',');
     this.log.info(notReadyLogLine(names));
-    sendText(res, 503, r.reasons.length ? `${names}\n${r.reasons.join('\n')}\n` : names);
+    for (const reason of r.reasons) this.log.debug(`not ready: ${reason}`);
+    sendText(res, 503, names);
   }
 }

@@ -1,12 +1,19 @@
 /**
- * The configuration hash the reload plugin compares: the Corefile is read again from its path
- * (following symlinks, so a ConfigMap `..data` swap is seen), parsed with imports and environment
- * references expanded, and hashed with the parser's `tokensHash` (SHA-512 over keys and tokens
- * with file and line). Imported files are re-read by the parser on every call.
+ * The configuration hash the reload plugin compares and logs (`Running configuration SHA512 = …`),
+ * computed the way CoreDNS 1.15.0's reload plugin does, so the two print the same hex for the same
+ * Corefile: the file is parsed into server blocks *without* checking directive names (Caddy's
+ * `caddyfile.Parse(path, body, nil)`), imports and environment references expanded, and the
+ * SHA-512 is taken over `json.Marshal` of the blocks (the parser's `tokensJson`). As in Caddy's
+ * lexer, tokens read from the main file carry an empty `File`; tokens from imported files carry
+ * the imported file's absolute path.
+ *
+ * The file is read again from its path on every call (following symlinks, so a ConfigMap `..data`
+ * swap is seen), and imported files are re-read by the parser.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { parseCorefileWithFiles, tokensHash } from '../../src/corefile/parser.js';
-import { ConfigError } from '../../src/corefile/types.js';
+import { parseCorefileWithFiles, tokensJson } from '../../src/corefile/parser.js';
+import { ConfigError, type ServerBlock, type Token } from '../../src/corefile/types.js';
 
 export interface ConfigHash {
   readonly hash: string;
@@ -14,24 +21,27 @@ export interface ConfigHash {
   readonly files: readonly string[];
 }
 
-let directives: ReadonlySet<string> | null = null;
+/** SHA-512 (hex) of `blocks` parsed from `mainFile`, as CoreDNS's reload plugin computes it. */
+export function reloadHash(blocks: readonly ServerBlock[], mainFile: string): string {
+  const strip = (t: Token): Token => (t.file === mainFile ? { ...t, file: '' } : t);
+  const asCaddy = blocks.map((b) => ({
+    keys: b.keys.map(strip),
+    directives: new Map([...b.directives].map(([name, toks]) => [name, toks.map(strip)])),
+  }));
+  return createHash('sha512').update(tokensJson(asCaddy), 'utf8').digest('hex');
+}
 
-/** Directive names from the plugin registry (imported lazily: the registry imports this plugin). */
-async function directiveSet(): Promise<ReadonlySet<string>> {
-  if (directives === null) {
-    const { PLUGINS } = await import('../index.js');
-    directives = new Set(PLUGINS.map((p) => p.name));
-  }
-  return directives;
+/** Parse Corefile text into the hashed form (no directive check). Throws ConfigError. */
+export function hashCorefileText(text: string, path: string, env: Record<string, string | undefined> = process.env): ConfigHash {
+  const { blocks, files } = parseCorefileWithFiles(text, path, { isDirective: () => true, env, warn: () => {} });
+  return { hash: reloadHash(blocks, path), files };
 }
 
 /** Read, parse and hash the configuration at `path`. Throws (with a readable message) when it cannot. */
 export async function hashConfigFile(path: string, env: Record<string, string | undefined> = process.env): Promise<ConfigHash> {
   const text = await readFile(path, 'utf8');
-  const known = await directiveSet();
   try {
-    const { blocks, files } = parseCorefileWithFiles(text, path, { isDirective: (n) => known.has(n), env, warn: () => {} });
-    return { hash: tokensHash(blocks), files };
+    return hashCorefileText(text, path, env);
   } catch (e) {
     if (e instanceof ConfigError) throw new Error(e.describe());
     throw e;

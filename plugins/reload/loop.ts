@@ -158,9 +158,23 @@ export class ReloadLoop {
     }
     if (ok) return; // the new instance runs its own loop; this one is stopped by its shutdown hook
     if (outcomesRecorded === before) recordReloadResult(false, error);
-    const why = error ?? lastError;
-    log.error(`Corefile changed but reload failed: ${why instanceof ConfigError ? why.describe() : why ? why.message : 'restart failed'}`);
+    log.error(`Corefile changed but reload failed: ${restartFailureText(error ?? lastError)}`);
   }
+}
+
+/**
+ * The error text of a failed reload as CoreDNS words it in this line: Caddy's `Restart` wraps the
+ * start-up error as `starting with listener file descriptors: <error>`.
+ */
+export function restartFailureText(e: Error | null): string {
+  const text = e instanceof AggregateError ? e.errors.map((x: unknown) => describe(x)).join('; ') : describe(e);
+  return `starting with listener file descriptors: ${text}`;
+}
+
+function describe(e: unknown): string {
+  if (e instanceof ConfigError) return e.describe();
+  if (e instanceof Error) return e.message;
+  return 'restart failed';
 }
 
 let current: ReloadLoop | null = null;

@@ -35,7 +35,7 @@ export class Server implements CoreServices {
   private shutdownStarted = false;
   private readonly shutdownSubscribers: (() => void)[] = [];
   private readonly reloadListeners: ReloadListener[] = [];
-  private reloadChain: Promise<boolean> = Promise.resolve(true);
+  private reloadChain: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: ServerOptions) {}
 
@@ -114,14 +114,21 @@ export class Server implements CoreServices {
     }
     this.current = inst;
     this.starting = null;
-    this.printBanner(inst);
+    // CoreDNS's order: the served zones, then what runs once the instance is up (the reload
+    // plugin's `Running configuration SHA512 = …`), then the version lines.
+    this.printZones(inst);
     await Instance.run(inst.serving);
+    this.printVersion();
     for (const l of [...this.reloadListeners]) l(true, null, inst);
   }
 
-  private printBanner(inst: Instance): void {
+  private get print(): (line: string) => void {
+    return this.opts.print ?? ((l: string) => process.stdout.write(`${l}\n`));
+  }
+
+  private printZones(inst: Instance): void {
     if (this.opts.quiet) return;
-    const print = this.opts.print ?? ((l: string) => process.stdout.write(`${l}\n`));
+    const print = this.print;
     const lines: string[] = [];
     for (const spec of inst.listens.values()) {
       const port = this.listeners.get(spec.name)?.port ?? spec.port;
@@ -135,8 +142,12 @@ export class Server implements CoreServices {
       }
       print(l);
     }
-    print(VERSION_LINE);
-    print(PLATFORM_LINE);
+  }
+
+  private printVersion(): void {
+    if (this.opts.quiet) return;
+    this.print(VERSION_LINE);
+    this.print(PLATFORM_LINE);
   }
 
   /**
@@ -174,8 +185,18 @@ export class Server implements CoreServices {
    * Reloads are serialised.
    */
   reload(reason: string): Promise<boolean> {
-    const run = async (): Promise<boolean> => {
-      if (this.shutdownStarted || !this.current) return false;
+    return this.reloadWithError(reason).then((e) => e === null);
+  }
+
+  /**
+   * `reload`, resolving to null on success or to the error that failed it. Logs as Caddy's
+   * `Restart` does: `[INFO] Reloading`, then `[ERROR] Restart failed: <error>` or, once the new
+   * configuration serves, `[INFO] Reloading complete`.
+   */
+  reloadWithError(reason: string): Promise<Error | null> {
+    const run = async (): Promise<Error | null> => {
+      if (this.shutdownStarted || !this.current) return new Error('server is not running');
+      coreLog.info('Reloading');
       let inst: Instance | null = null;
       try {
         inst = await this.build(await this.opts.loadSource());
@@ -190,7 +211,7 @@ export class Server implements CoreServices {
           await this.shared.release(inst.id);
         }
         for (const l of [...this.reloadListeners]) l(false, e as Error, null);
-        return false;
+        return e instanceof Error ? e : new Error(text);
       }
       const old = this.current;
       this.current = inst;
@@ -199,11 +220,13 @@ export class Server implements CoreServices {
       for (const e of errs) coreLog.error(`shutdown of previous configuration: ${e.message}`);
       await this.shared.release(old.id);
       await Instance.runAll(inst.serving);
+      coreLog.info('Reloading complete');
       for (const l of [...this.reloadListeners]) l(true, null, inst);
-      return true;
+      return null;
     };
-    this.reloadChain = this.reloadChain.then(run, run);
-    return this.reloadChain;
+    const next = this.reloadChain.then(run, run);
+    this.reloadChain = next.then(() => undefined);
+    return next;
   }
 
   /**

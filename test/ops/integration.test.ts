@@ -113,7 +113,7 @@ describe('reload in the running server', () => {
     const s = await start(good);
     const before = sample((await httpRequest(mport, '/metrics')).body, 'coredns_reload_failed_total');
     writeFileSync(s.corefilePath, good.replace('whoami', 'whoami\n  health bogus'));
-    const line = `[ERROR] plugin/reload: Corefile changed but reload failed: plugin/health: ${s.corefilePath}:3 - Error during parsing: address bogus: missing port in address`;
+    const line = `[ERROR] plugin/reload: Corefile changed but reload failed: starting with listener file descriptors: plugin/health: ${s.corefilePath}:3 - Error during parsing: address bogus: missing port in address`;
     for (let i = 0; i < 400 && !s.logs.includes(line); i++) await new Promise((r) => setTimeout(r, 25));
     expect(s.logs).toContain(line);
     const body = (await httpRequest(mport, '/metrics')).body;
