@@ -19,6 +19,7 @@ interface OpsPending { readonly id: string; readonly owner: string; readonly rea
 const OPS_PENDING: Readonly<Record<string, OpsPending>> = {
   'cli-h': { id: 'cli-h', owner: 'cli', reason: '`-h` prints "flag provided but not defined: -h" first and the flag list differs (CoreDNS 1.15.0 has -log-format, lists flags alphabetically, exits 0).' },
   'cli-bad-corefile-message': { id: 'cli-bad-corefile-message', owner: 'cli', reason: 'CoreDNS 1.15.0 prints a Corefile error as `FILE:LINE - Error during parsing: …` without the `[FATAL] ` prefix clusterdns adds.' },
+  'reload-log-lines': { id: 'reload-log-lines', owner: 'logs', reason: 'CoreDNS 1.15.0 logs `[INFO] Reloading` and `[INFO] Reloading complete` around a good reload, and a failed one as `[ERROR] plugin/reload: Corefile changed but reload failed: starting with listener file descriptors: FILE:LINE - …` after `[INFO] Reloading`; clusterdns logs neither of the first two and `[WARNING] plugin/reload: Corefile parse failed: …`.' },
   'metrics-families': { id: 'metrics-families', owner: 'kubewatch (kubernetes client metrics)', reason: 'After a list and watch of the sandbox, clusterdns shows series of coredns_kubernetes_rest_client_request_duration_seconds and _rate_limiter_duration_seconds; CoreDNS 1.15.0 shows none (client-go reports no latency for these requests). Decide whether to observe only what client-go observes.' },
 };
 
@@ -241,4 +242,40 @@ describe('differential: command line, probes, metrics, logs', () => {
       pair = null;
     });
   });
+});
+
+describe('differential: reload', () => {
+  const missing = missingBinaries();
+  it('a good Corefile change is picked up and a bad one keeps the old config, with the same log lines', async () => {
+    expect(missing).toBeNull();
+    const template = (ip: string, extra = ''): string => `.:{{DNS}} {\n  reload 2s 1s\n  hosts {\n    ${ip} web.example.net\n  }\n${extra}}\n`;
+    const pair = await startPair({ corefile: template('192.0.2.1') }, { name: 'web.example.net', type: 'A' });
+    try {
+      const answerOf = async (port: number): Promise<string> => {
+        const r = await exchange(port, encode({ name: 'web.example.net', type: 'A', id: 7 }), 'udp');
+        return r ? r.subarray(r.length - 4).join('.') : 'no reply';
+      };
+      const waitFor = async (port: number, ip: string): Promise<void> => {
+        const deadline = Date.now() + 30000;
+        while (Date.now() < deadline && (await answerOf(port)) !== ip) await new Promise((res) => setTimeout(res, 200));
+      };
+      const rewrite = (text: string): void => {
+        for (const p of [pair.ref, pair.cand]) writeFileSync(p.corefilePath, text.replace('{{DNS}}', String(p.dns)));
+      };
+      rewrite(template('192.0.2.2'));
+      await Promise.all([waitFor(pair.ref.dns, '192.0.2.2'), waitFor(pair.cand.dns, '192.0.2.2')]);
+      expect([await answerOf(pair.ref.dns), await answerOf(pair.cand.dns)]).toEqual(['192.0.2.2', '192.0.2.2']);
+      rewrite(template('192.0.2.3', '  frobnicate\n'));
+      const bad = /Unknown directive 'frobnicate'/;
+      await Promise.all([pair.ref.waitFor(bad, 30000), pair.cand.waitFor(bad, 30000)]);
+      // The old configuration keeps serving.
+      expect([await answerOf(pair.ref.dns), await answerOf(pair.cand.dns)]).toEqual(['192.0.2.2', '192.0.2.2']);
+      const lines = (out: string[]): string[] => out
+        .filter((l) => /^\[(INFO|ERROR|WARNING)\] (Reloading|plugin\/reload)/.test(l))
+        .map((l) => l.replace(/SHA512 = [0-9a-f]+/, 'SHA512 = X').replace(/\/\S*\/diff-(coredns|clusterdns)-\w+\/Corefile/g, 'Corefile'));
+      same('reload-log-lines', lines(pair.ref.output), lines(pair.cand.output));
+    } finally {
+      await pair.stop();
+    }
+  }, 120_000);
 });
