@@ -5,7 +5,7 @@
 import type { Answer } from 'dns-packet';
 import { afterAll, describe, expect, it } from 'vitest';
 import { a, aaaa, type TestUpstream } from '../helpers/upstream.js';
-import { assertResult, encode, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec, type Variant } from './harness.js';
+import { assertResult, encode, exchange, generate, judge, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec, type Variant } from './harness.js';
 
 const soa = (zone: string, ttl = 60): Answer => ({
   name: zone, type: 'SOA', class: 'IN', ttl,
@@ -118,6 +118,36 @@ describe('differential: resolver plugins', () => {
       // The upstream answers again: a cached SERVFAIL is still served.
       await runQueries(pair, result, qs.map((q) => ({ ...q, id: q.id ^ 0x5555 })), ['cache', 'forward'], { concurrency: 1 });
       assertResult(result, qs.length * 2);
+    } finally {
+      await pair.stop();
+    }
+  }, 120_000);
+
+  it('cache: serve_stale answers from the cache once the upstream is gone and the entry expired', async () => {
+    expect(missing).toBeNull();
+    const pair = await startPair({ corefile: '.:{{DNS}} {\n  cache 30 {\n    success 1000 5 1\n    serve_stale 1h\n  }\n  forward . {{UPSTREAM}}\n}\n', upstream: (u) => {
+      script(u);
+      u.on('short.example.org', { answers: [a('short.example.org', '192.0.2.77', 2)] });
+    } }, PROBE);
+    try {
+      const result = newResult('cache-serve-stale');
+      const q: QuerySpec = { name: 'short.example.org', type: 'A', proto: 'udp', id: 4242 };
+      await runQueries(pair, result, [q], ['cache', 'forward'], { concurrency: 1 });
+      await pair.upstreams[0]!.stop();
+      // Ask both, side by side, until both serve the expired entry (TTL 0 from serve_stale).
+      const deadline = Date.now() + 30000;
+      let staleSeen = false;
+      for (let i = 0; Date.now() < deadline && !staleSeen; i++) {
+        const qi = { ...q, id: (q.id + i + 1) & 0xffff };
+        const packet = encode(qi);
+        const [ref, cand] = await Promise.all([exchange(pair.ref.dns, packet, 'udp'), exchange(pair.cand.dns, packet, 'udp')]);
+        judge(result, qi, ref, cand, ['cache', 'forward']);
+        const ttl = (b: Buffer | null): number => (b && b.readUInt16BE(6) > 0 ? b.readUInt32BE(b.length - 10) : -1);
+        staleSeen = ttl(ref) === 0 && ttl(cand) === 0;
+        if (!staleSeen) await new Promise((res) => setTimeout(res, 250));
+      }
+      expect(staleSeen, 'both servers serve the stale entry with TTL 0').toBe(true);
+      assertResult(result, 2);
     } finally {
       await pair.stop();
     }
