@@ -262,6 +262,9 @@ describe('differential: reload', () => {
       const rewrite = (text: string): void => {
         for (const p of [pair.ref, pair.cand]) writeFileSync(p.corefilePath, text.replace('{{DNS}}', String(p.dns)));
       };
+      // Change the file only once both reload loops hashed the running configuration (clusterdns
+      // re-reads the file for that first hash, so an earlier change would go unnoticed; reported).
+      await Promise.all([pair.ref.waitFor(/Running configuration SHA512/), pair.cand.waitFor(/Running configuration SHA512/)]);
       rewrite(template('192.0.2.2'));
       await Promise.all([waitFor(pair.ref.dns, '192.0.2.2'), waitFor(pair.cand.dns, '192.0.2.2')]);
       expect([await answerOf(pair.ref.dns), await answerOf(pair.cand.dns)]).toEqual(['192.0.2.2', '192.0.2.2']);
