@@ -20,6 +20,7 @@ const OPS_PENDING: Readonly<Record<string, OpsPending>> = {
   'cli-h': { id: 'cli-h', owner: 'cli', reason: '`-h` prints "flag provided but not defined: -h" first and the flag list differs (CoreDNS 1.15.0 has -log-format, lists flags alphabetically, exits 0).' },
   'cli-bad-corefile-message': { id: 'cli-bad-corefile-message', owner: 'cli', reason: 'CoreDNS 1.15.0 prints a Corefile error as `FILE:LINE - Error during parsing: …` without the `[FATAL] ` prefix clusterdns adds.' },
   'reload-log-lines': { id: 'reload-log-lines', owner: 'logs', reason: 'CoreDNS 1.15.0 logs `[INFO] Reloading` and `[INFO] Reloading complete` around a good reload, and a failed one as `[ERROR] plugin/reload: Corefile changed but reload failed: starting with listener file descriptors: FILE:LINE - …` after `[INFO] Reloading`; clusterdns logs neither of the first two and `[WARNING] plugin/reload: Corefile parse failed: …`.' },
+  'errors-dead-upstream': { id: 'errors-dead-upstream', owner: 'logs (forward error texts)', reason: 'CoreDNS 1.15.0 logs a refused UDP upstream as `read udp LOCAL->REMOTE: read: connection refused`; clusterdns as `write udp REMOTE: send ECONNREFUSED` or `read udp REMOTE: recvmsg ECONNREFUSED`.' },
   'metrics-families': { id: 'metrics-families', owner: 'kubewatch (kubernetes client metrics)', reason: 'After a list and watch of the sandbox, clusterdns shows series of coredns_kubernetes_rest_client_request_duration_seconds and _rate_limiter_duration_seconds; CoreDNS 1.15.0 shows none (client-go reports no latency for these requests). Decide whether to observe only what client-go observes.' },
 };
 
@@ -277,6 +278,26 @@ describe('differential: reload', () => {
         .filter((l) => /^\[(INFO|ERROR|WARNING)\] (Reloading|plugin\/reload)/.test(l))
         .map((l) => l.replace(/SHA512 = [0-9a-f]+/, 'SHA512 = X').replace(/\/\S*\/diff-(coredns|clusterdns)-\w+\/Corefile/g, 'Corefile'));
       same('reload-log-lines', lines(pair.ref.output), lines(pair.cand.output));
+    } finally {
+      await pair.stop();
+    }
+  }, 120_000);
+});
+
+describe('differential: errors plugin lines', () => {
+  const missing = missingBinaries();
+  it('a dead upstream: the same [ERROR] lines', async () => {
+    expect(missing).toBeNull();
+    const pair = await startPair({ corefile: '.:{{DNS}} {\n  errors\n  forward . {{DEAD}}\n}\n' });
+    try {
+      for (const name of ['a.example.org', 'b.example.org']) {
+        const packet = encode({ name, type: 'A', id: 99 });
+        await Promise.all([exchange(pair.ref.dns, packet, 'udp'), exchange(pair.cand.dns, packet, 'udp')]);
+      }
+      const errs = (lines: string[]): string[] => lines.filter((l) => l.startsWith('[ERROR]')).map((l) => l.replace(/127\.0\.0\.1:\d+/g, 'ADDR')).sort();
+      const deadline = Date.now() + 20000;
+      while (Date.now() < deadline && (errs(pair.ref.output).length < 2 || errs(pair.cand.output).length < 2)) await new Promise((res) => setTimeout(res, 100));
+      same('errors-dead-upstream', errs(pair.ref.output), errs(pair.cand.output));
     } finally {
       await pair.stop();
     }
