@@ -53,7 +53,7 @@ describe('e2e: forward + cache + loadbalance', () => {
     for (let i = 0; i < 20; i++) {
       const r = i % 2 === 0 ? await udpQuery(s.port, 'www.example.org', 'A') : await tcpQuery(s.port, 'www.example.org', 'A');
       expect(ttls(r.answers)).toEqual([23, 23, 23, 23]);
-      expect((r.flags ?? 0) & 0x0400).toBe(0x0400); // AA on cache hits
+      expect((r.flags ?? 0) & 0x0400).toBe(0); // no AA on cache hits of a non-authoritative reply (CoreDNS 1.15.0)
       orders.add(rrStrings(r.answers).join('|'));
     }
     expect(u.count('www.example.org')).toBe(1);
