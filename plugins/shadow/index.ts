@@ -1,0 +1,110 @@
+/**
+ * shadow: compare clusterdns's replies with a reference server's (the cluster's CoreDNS) on a
+ * sample of the real traffic, without touching the client's answer (plugins/shadow/README.md).
+ */
+import { qtypeName } from '../../src/dns/constants.js';
+import { differenceKinds, renderDiff } from '../../src/dnscompare/index.js';
+import type { Logger } from '../../src/log.js';
+import type { Handler, PluginDef } from '../../src/plugin.js';
+import { comparePlan, compareShadow, type ComparePlan } from './compare.js';
+import { ShadowClient, type ExchangeHooks, type FailReason, type ShadowResult } from './exchange.js';
+import { Sampler, ShadowHandler } from './handler.js';
+import * as metrics from './metrics.js';
+import { parseShadow, type ShadowConfig } from './setup.js';
+
+/** Longest log entry for one differing reply; the rest is cut (a reply of any size stays one bounded entry). */
+const MAX_LOG_CHARS = 4000;
+
+/** At most `count` lines per `windowMs`; the number left out is reported with the next line logged. */
+export class LogLimiter {
+  private windowStart = -Infinity;
+  private used = 0;
+  private suppressed = 0;
+
+  constructor(private readonly count: number, private readonly windowMs: number, private readonly now: () => number = Date.now) {}
+
+  /** Returns the text to prepend (a note about suppressed lines, maybe empty), or null: do not log. */
+  take(): string | null {
+    if (this.count === 0) return null;
+    const t = this.now();
+    if (t - this.windowStart >= this.windowMs) {
+      this.windowStart = t;
+      this.used = 0;
+    }
+    if (this.used >= this.count) {
+      this.suppressed++;
+      return null;
+    }
+    this.used++;
+    const note = this.suppressed > 0 ? `(${this.suppressed} more not logged) ` : '';
+    this.suppressed = 0;
+    return note;
+  }
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_LOG_CHARS ? text : `${text.slice(0, MAX_LOG_CHARS)}\n  … (${text.length - MAX_LOG_CHARS} more characters)`;
+}
+
+/** What happens to each settled exchange: counters, and the rate-limited log. */
+export function makeHooks(cfg: ShadowConfig, plan: () => ComparePlan, log: Logger): ExchangeHooks {
+  const mismatchLog = new LogLimiter(cfg.logCount, cfg.logWindowMs);
+  const errorLog = new LogLimiter(cfg.logCount, cfg.logWindowMs);
+  const fail = (reason: FailReason, label: string, what: string, detail: string): void => {
+    metrics.referenceErrors.inc({ reason });
+    const note = errorLog.take();
+    if (note !== null) log.warning(`${note}reference ${label}: ${reason} for ${what}: ${clip(detail)}`);
+  };
+  return {
+    sent: () => metrics.queries.inc(),
+    unexpected: () => metrics.unexpected.inc(),
+    failed: (reason, ref, req, detail) => fail(reason, ref.label, `${req.name} ${qtypeName(req.qtype)}`, detail),
+    reply: (r: ShadowResult) => {
+      const what = `${r.req.name} ${qtypeName(r.req.qtype)}`;
+      const c = compareShadow(plan(), r.query, r.theirs, r.ours);
+      // A reference reply that does not parse is the reference's fault, not a mismatch.
+      const broken = c.differences.find((d) => d.kind === 'malformed' && d.side === 'reference');
+      if (broken) {
+        fail('malformed', r.reference.label, what, broken.detail);
+        return;
+      }
+      metrics.compared.inc();
+      for (const t of c.tolerated) metrics.tolerated.inc({ kind: t.difference.kind });
+      if (c.differences.length === 0) return;
+      metrics.differing.inc();
+      const kinds = differenceKinds(c);
+      for (const k of kinds) metrics.mismatches.inc({ kind: k });
+      const note = mismatchLog.take();
+      if (note === null) return;
+      const body = renderDiff(c).split('\n').map((l) => `  ${l}`).join('\n');
+      log.warning(clip(`${note}reply differs from reference ${r.reference.label} for ${what} (${kinds.join(', ')}):\n${body}`));
+    },
+  };
+}
+
+export const shadow: PluginDef = {
+  name: 'shadow',
+  repeat: 'error',
+  setup(d, ctx) {
+    const cfg = parseShadow(d);
+    if (cfg.fraction === 0) {
+      // Nothing is sampled: stay out of the chain.
+      return (next: Handler | null): Handler => next ?? { name: 'shadow', serve: (q) => q.fail(new Error('plugin/shadow: no next plugin found'), 2) };
+    }
+    // The block's plugin list is complete only after every setup ran: build the plan at start.
+    let plan: ComparePlan | null = null;
+    const client = new ShadowClient(cfg, makeHooks(cfg, () => (plan ??= comparePlan(cfg.ignore, ctx.block.handlerPlugins)), ctx.log));
+    ctx.onStartup(() => {
+      plan = comparePlan(cfg.ignore, ctx.block.handlerPlugins);
+      return client.start(ctx.log);
+    });
+    ctx.onShutdown(() => client.stop());
+    const errorLog = new LogLimiter(1, 60_000);
+    const onCaptureError = (e: unknown): void => {
+      const note = errorLog.take();
+      if (note !== null) ctx.log.error(`${note}cannot copy a query for the reference: ${(e as Error)?.message ?? String(e)}`);
+    };
+    const sampler = new Sampler(cfg.fraction);
+    return (next) => new ShadowHandler(next, sampler, client, onCaptureError);
+  },
+};
