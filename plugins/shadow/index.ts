@@ -69,7 +69,11 @@ export function makeHooks(cfg: ShadowConfig, plan: () => ComparePlan, log: Logge
         return;
       }
       metrics.compared.inc();
-      for (const t of c.tolerated) metrics.tolerated.inc({ kind: t.difference.kind });
+      if (c.tolerated.length > 0) {
+        const byKind = new Map<string, number>();
+        for (const t of c.tolerated) byKind.set(t.difference.kind, (byKind.get(t.difference.kind) ?? 0) + 1);
+        for (const [kind, n] of byKind) metrics.tolerated.inc({ kind }, n);
+      }
       if (c.differences.length === 0) return;
       metrics.differing.inc();
       const kinds = differenceKinds(c);
