@@ -32,6 +32,9 @@ function hostsBlock(reference: boolean): string {
 }
 
 /** Sum of a metric's samples whose labels include `labels`. */
+const rdata = (a: dnsPacket.Answer): unknown => (a as { data?: unknown }).data;
+
+/** Sum of a metric's samples whose labels include `labels`. */
 async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
   const m = registry.getSingleMetric(name);
   if (!m) return 0;
@@ -223,7 +226,7 @@ ${hostsBlock(false)}
   it('a differing answer counts a mismatch of kind answer and logs a readable diff; the client gets our answer', async () => {
     const before = await snapshot();
     const got = dnsPacket.decode(await unaffected(shadowed, 'diff.example'));
-    expect(got.answers!.map((a) => a.data)).toEqual(['10.0.0.2']);
+    expect(got.answers!.map(rdata)).toEqual(['10.0.0.2']);
     await waitFor('the answer mismatch', async () => (await metric('clusterdns_shadow_mismatches_total', { kind: 'answer' })) > before.answer!);
     const after = await snapshot();
     expect(after.differing! - before.differing!).toBe(1);
@@ -283,7 +286,7 @@ ${hostsBlock(false)}
     await unaffected(quick, 'wrongid.example');
     await unaffected(quick, 'short.example');
     const [tcp] = await tcpQueries(quick.port, [encodeQuery('same.example', 'A', { id: 7 })]);
-    expect(tcp!.answers!.map((a) => a.data)).toEqual(['10.0.0.1']);
+    expect(tcp!.answers!.map(rdata)).toEqual(['10.0.0.1']);
     await waitFor('three timeouts', async () => (await metric('clusterdns_shadow_reference_errors_total', { reason: 'timeout' })) >= before.timeout! + 3);
     await waitFor('the TCP query compared', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 1);
     const after = await snapshot();
@@ -331,7 +334,7 @@ describe('shadow plugin: dead reference and overload', () => {
     try {
       const before = await snapshot();
       const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => udpExchange(s.port, encodeQuery('same.example', 'A', { id: i }))));
-      for (const r of replies) expect(dnsPacket.decode(r).answers!.map((a) => a.data)).toEqual(['10.0.0.1']);
+      for (const r of replies) expect(dnsPacket.decode(r).answers!.map(rdata)).toEqual(['10.0.0.1']);
       await waitFor('5 copies at the reference', () => got === 5);
       const after = await snapshot();
       expect(after.queries! - before.queries!).toBe(5);
@@ -348,7 +351,7 @@ describe('shadow plugin: dead reference and overload', () => {
     try {
       const before = await snapshot();
       const r = dnsPacket.decode(await udpExchange(s.port, encodeQuery('same.example', 'A')));
-      expect(r.answers!.map((a) => a.data)).toEqual(['10.0.0.1']);
+      expect(r.answers!.map(rdata)).toEqual(['10.0.0.1']);
       expect((await snapshot()).queries).toBe(before.queries);
     } finally {
       await s.stop();
