@@ -44,7 +44,7 @@ export interface ShadowResult {
 }
 
 export interface ExchangeHooks {
-  /** A copy was sent to a reference. */
+  /** A copy is being sent to a reference (every one ends in `reply` or `failed`). */
   sent(): void;
   /** A reply to compare (called from the socket's message event). */
   reply(r: ShadowResult): void;
@@ -161,6 +161,7 @@ class ReferenceSocket {
   }
 
   send(s: Sample, ours: Buffer): void {
+    this.client.hooks.sent();
     const sock = this.sock;
     if (!sock) {
       this.client.release();
@@ -178,7 +179,6 @@ class ReferenceSocket {
     timer.unref();
     this.pending.set(id, { id, req: s.req, query: s.raw, ours, limit: replyLimit(s.req), timer });
     s.raw.writeUInt16BE(id, 0);
-    this.client.hooks.sent();
     try {
       sock.send(s.raw, (err) => {
         if (err) this.settle(id, 'send', err.message);

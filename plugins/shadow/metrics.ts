@@ -9,7 +9,7 @@ import { outstandingTotal } from './exchange.js';
 
 export const queries = counter({
   name: 'clusterdns_shadow_queries_total',
-  help: 'Counter of sampled queries whose copy was sent to a reference server.',
+  help: 'Counter of sampled queries copied to a reference server.',
 });
 
 export const compared = counter({
