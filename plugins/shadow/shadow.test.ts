@@ -86,10 +86,10 @@ class FakeReference {
     });
   }
 
-  static async start(relayPort: number): Promise<FakeReference> {
-    const port = await freePort();
-    const sock = dgram.createSocket('udp4');
-    await new Promise<void>((resolve) => sock.bind(port, '127.0.0.1', () => resolve()));
+  static async start(relayPort: number, host = '127.0.0.1'): Promise<FakeReference> {
+    const port = await freePort(host);
+    const sock = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
+    await new Promise<void>((resolve) => sock.bind(port, host, () => resolve()));
     return new FakeReference(sock, port, relayPort);
   }
 
@@ -294,6 +294,55 @@ ${hostsBlock(false)}
     expect(after.timeout! - before.timeout!).toBe(3);
     expect(after.mismatches).toBe(before.mismatches);
     expect(quick.logs.join('\n')).toMatch(/reference 127\.0\.0\.1:\d+: timeout for silent\.example\. A: no reply within 100ms/);
+  });
+});
+
+describe('shadow plugin: references and reloads', () => {
+  it('several references (IPv4 and IPv6) are used round robin', async () => {
+    const reference = await startServer(`example {\n${hostsBlock(false)}\n}\n`);
+    const v4 = await FakeReference.start(reference.port);
+    const v6 = await FakeReference.start(reference.port, '::1');
+    const s = await startServer(`example {\n  shadow 127.0.0.1:${v4.port} [::1]:${v6.port}\n${hostsBlock(false)}\n}\n`);
+    try {
+      const before = await snapshot();
+      for (let i = 0; i < 6; i++) await udpExchange(s.port, encodeQuery('same.example', 'A'));
+      await waitFor('6 comparisons', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 6);
+      expect(v4.received.length).toBe(3);
+      expect(v6.received.length).toBe(3);
+      expect((await snapshot()).mismatches).toBe(before.mismatches);
+    } finally {
+      await s.stop();
+      await reference.stop();
+      v4.close();
+      v6.close();
+    }
+  });
+
+  it('a reload to another reference moves the copies there; a reload without shadow stops them', async () => {
+    const reference = await startServer(`example {\n${hostsBlock(false)}\n}\n`);
+    const a = await FakeReference.start(reference.port);
+    const b = await FakeReference.start(reference.port);
+    const conf = (ref: string): string => `example {\n  shadow 127.0.0.1:${ref}\n${hostsBlock(false)}\n}\n`;
+    const s = await startServer(conf(String(a.port)));
+    try {
+      const before = await snapshot();
+      await udpExchange(s.port, encodeQuery('same.example', 'A'));
+      await waitFor('a copy at a', () => a.received.length === 1);
+      expect(await s.reload(conf(String(b.port)))).toBe(true);
+      await udpExchange(s.port, encodeQuery('same.example', 'A'));
+      await waitFor('a copy at b', () => b.received.length === 1);
+      await waitFor('2 comparisons', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 2);
+      expect(await s.reload(`example {\n${hostsBlock(false)}\n}\n`)).toBe(true);
+      const r = dnsPacket.decode(await udpExchange(s.port, encodeQuery('same.example', 'A')));
+      expect(r.answers!.map(rdata)).toEqual(['10.0.0.1']);
+      expect((await snapshot()).queries! - before.queries!).toBe(2);
+      expect(a.received.length + b.received.length).toBe(2);
+    } finally {
+      await s.stop();
+      await reference.stop();
+      a.close();
+      b.close();
+    }
   });
 });
 
