@@ -11,7 +11,8 @@
  */
 import { randomFillSync } from 'node:crypto';
 import * as dgram from 'node:dgram';
-import { isIPv6 } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { isIP, isIPv6 } from 'node:net';
 import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
 import { lowerName, readName, type ParsedRequest } from '../../src/dns/wire.js';
 import type { Logger } from '../../src/log.js';
@@ -120,13 +121,23 @@ class ReferenceSocket {
   constructor(readonly ref: Reference, private readonly client: ShadowClient) {}
 
   async open(log: Logger): Promise<void> {
-    const sock = dgram.createSocket(isIPv6(this.ref.host) ? 'udp6' : 'udp4');
+    let address = this.ref.host;
+    if (isIP(address) === 0) {
+      // A host name: resolved once, here, through the system resolver (getaddrinfo).
+      try {
+        address = (await lookup(address)).address;
+      } catch (e) {
+        log.error(`cannot resolve reference ${this.ref.label}: ${(e as Error).message}`);
+        return;
+      }
+    }
+    const sock = dgram.createSocket(isIPv6(address) ? 'udp6' : 'udp4');
     sock.on('message', (msg) => this.onMessage(msg));
     sock.on('error', (err: NodeJS.ErrnoException) => this.onError(err));
     try {
       await new Promise<void>((resolve, reject) => {
         sock.once('error', reject);
-        sock.connect(this.ref.port, this.ref.host, () => {
+        sock.connect(this.ref.port, address, () => {
           sock.off('error', reject);
           resolve();
         });

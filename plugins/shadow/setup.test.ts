@@ -50,7 +50,9 @@ describe('shadow setup: accepted', () => {
   it('reference address forms', () => {
     expect(parseReference('1.2.3.4')).toEqual({ host: '1.2.3.4', port: 53, label: '1.2.3.4:53' });
     expect(parseReference('[2001:db8::1]')?.label).toBe('[2001:db8::1]:53');
-    for (const bad of ['coredns.kube-system', '1.2.3.4:0', '1.2.3.4:65536', '[::1', '[::1]x', '[1.2.3.4]:53', '1.2.3.4:', 'tls://1.2.3.4']) {
+    expect(parseReference('coredns.kube-system.svc.cluster.local:1053')).toEqual({ host: 'coredns.kube-system.svc.cluster.local', port: 1053, label: 'coredns.kube-system.svc.cluster.local:1053' });
+    expect(parseReference('localhost')?.label).toBe('localhost:53');
+    for (const bad of ['10.0.0.256', '1.2.3', '1.2.3.4:0', '1.2.3.4:65536', '[::1', '[::1]x', '[1.2.3.4]:53', '1.2.3.4:', 'tls://1.2.3.4', 'host!name', '-x.example', 'a..b']) {
       expect(parseReference(bad), bad).toBeNull();
     }
   });
@@ -59,7 +61,7 @@ describe('shadow setup: accepted', () => {
 describe('shadow setup: rejected with file:line', () => {
   const cases: [string, string][] = [
     ['shadow', "Wrong argument count or unexpected line ending after 'shadow'"],
-    ['shadow coredns.kube-system.svc:53', "invalid reference address 'coredns.kube-system.svc:53': want IP or IP:port"],
+    ['shadow 10.0.0.256:53', "invalid reference address '10.0.0.256:53': want IP, IP:port or host:port"],
     ['shadow 127.0.0.1 {\n fraction 1.5\n}', "fraction must be a number between 0 and 1, got '1.5'"],
     ['shadow 127.0.0.1 {\n fraction -0.1\n}', "fraction must be a number between 0 and 1, got '-0.1'"],
     ['shadow 127.0.0.1 {\n fraction 10%\n}', "fraction must be a number between 0 and 1, got '10%'"],

@@ -8,11 +8,15 @@ import { parseDuration } from '../../src/util/duration.js';
 import { isIgnorable } from './compare.js';
 
 export interface Reference {
+  /** An IP address, or a host name resolved once when the server starts. */
   readonly host: string;
   readonly port: number;
-  /** `IP:port` (`[IPv6]:port`) for logs. */
+  /** `host:port` (`[IPv6]:port`) for logs. */
   readonly label: string;
 }
+
+/** Host names: letters, digits, `-`, `_` and dots, at least one letter (so no IPv4 look-alike). */
+const HOSTNAME = /^(?=.*[a-zA-Z])[a-zA-Z0-9_]([a-zA-Z0-9_-]{0,62})(\.[a-zA-Z0-9_]([a-zA-Z0-9_-]{0,62}))*\.?$/;
 
 export interface ShadowConfig {
   references: Reference[];
@@ -43,7 +47,7 @@ export function defaultConfig(): ShadowConfig {
 /** Hard upper bound for `max_outstanding` (memory: each holds one query and one UDP-sized reply). */
 export const MAX_OUTSTANDING_LIMIT = 10_000;
 
-/** `1.2.3.4`, `1.2.3.4:53`, `[::1]:53`, `::1`, optionally prefixed `dns://`. */
+/** `1.2.3.4`, `1.2.3.4:53`, `[::1]:53`, `::1`, `coredns.example:53`, optionally prefixed `dns://`. */
 export function parseReference(text: string): Reference | null {
   let s = text.startsWith('dns://') ? text.slice(6) : text;
   let port = 53;
@@ -70,7 +74,7 @@ export function parseReference(text: string): Reference | null {
       port = p;
       s = s.slice(0, colon);
     }
-    if (isIP(s) !== 4) return null;
+    if (isIP(s) !== 4 && !(HOSTNAME.test(s) && s.length <= 253 && !/^[\d.]+$/.test(s))) return null;
     host = s;
   }
   return { host, port, label: isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}` };
@@ -91,7 +95,7 @@ export function parseShadow(d: Dispenser): ShadowConfig {
   const seen = new Set<string>();
   for (const a of args) {
     const ref = parseReference(a);
-    if (!ref) throw d.err(`invalid reference address '${a}': want IP or IP:port`);
+    if (!ref) throw d.err(`invalid reference address '${a}': want IP, IP:port or host:port`);
     if (seen.has(ref.label)) continue;
     seen.add(ref.label);
     cfg.references.push(ref);

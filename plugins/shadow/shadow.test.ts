@@ -5,6 +5,7 @@
  * for byte those of the same server without `shadow`, and the counters must say what happened.
  */
 import * as dgram from 'node:dgram';
+import { lookup } from 'node:dns/promises';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -315,6 +316,23 @@ describe('shadow plugin: references and reloads', () => {
       await reference.stop();
       v4.close();
       v6.close();
+    }
+  });
+
+  it('a host name reference is resolved at start-up (localhost, from /etc/hosts)', async () => {
+    const reference = await startServer(`example {\n${hostsBlock(false)}\n}\n`);
+    const { address } = await lookup('localhost');
+    const fake = await FakeReference.start(reference.port, address);
+    const s = await startServer(`example {\n  shadow localhost:${fake.port}\n${hostsBlock(false)}\n}\n`);
+    try {
+      const before = await snapshot();
+      await udpExchange(s.port, encodeQuery('same.example', 'A'));
+      await waitFor('a comparison', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 1);
+      expect(fake.received).toEqual(['same']);
+    } finally {
+      await s.stop();
+      await reference.stop();
+      fake.close();
     }
   });
 
