@@ -220,7 +220,18 @@ export function toPod(obj: unknown): PodRec | string | null {
   if (typeof m === 'string') return m;
   if (m.deletionTimestamp !== undefined && m.deletionTimestamp !== null) return null;
   const status = (obj as Obj)['status'];
-  const ip = isObj(status) ? str(status['podIP']) ?? '' : '';
-  if (ip !== '' && isIP(ip) === 0) return `pod ${m.namespace}/${m.name}: unparsable pod IP ${JSON.stringify(ip)}`;
-  return { name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion, ip };
+  const ips: string[] = [];
+  if (isObj(status)) {
+    const list = status['podIPs'];
+    if (Array.isArray(list)) {
+      for (const entry of list) {
+        const ip = isObj(entry) ? str(entry['ip']) : undefined;
+        if (ip !== undefined && ip !== '' && !ips.includes(ip)) ips.push(ip);
+      }
+    }
+    const single = str(status['podIP']) ?? '';
+    if (ips.length === 0 && single !== '') ips.push(single);
+  }
+  for (const ip of ips) if (isIP(ip) === 0) return `pod ${m.namespace}/${m.name}: unparsable pod IP ${JSON.stringify(ip)}`;
+  return { name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion, ips };
 }

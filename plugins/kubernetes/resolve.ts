@@ -79,7 +79,7 @@ export class View {
     this.dep(`p:${ip}`);
     const keys = this.store.podsByIP.get(ip);
     const out: string[] = [];
-    if (keys) for (const k of keys) { const p = this.store.pods.get(k); if (p && p.ip === ip) out.push(p.namespace); }
+    if (keys) for (const k of keys) { const p = this.store.pods.get(k); if (p && p.ips.includes(ip)) out.push(p.namespace); }
     return out;
   }
 }

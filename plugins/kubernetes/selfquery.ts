@@ -3,14 +3,16 @@
  * (kubernetes-records.md §2.6): the query is sent to the server's own DNS listener, so it is
  * routed to the matching server block and passes its cache/forward plugins, as CoreDNS's
  * `upstream.Lookup` re-entering `ServeDNS` does. A name already being looked up this way is not
- * looked up again before that lookup finished (guards against ExternalName cycles across zones).
+ * looked up again within its own chain of nested lookups (guards against ExternalName cycles across
+ * zones); lookups of the same name for different clients run independently.
  */
 import * as dgram from 'node:dgram';
 import { isIP } from 'node:net';
 import { decode, type Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
 
-const inFlight = new Set<string>();
+/** Local port of each in-flight self-lookup socket → the names looked up along its chain. */
+const chains = new Map<number, ReadonlySet<string>>();
 
 export interface SelfTarget {
   /** Address of a listener of this server (loopback when it listens on all interfaces). */
@@ -22,8 +24,13 @@ export interface SelfTarget {
 /** Send `sub` (a derived query: same EDNS as the client's) to the server itself; null on failure. */
 export async function selfLookup(sub: Query, t: SelfTarget): Promise<Message | null> {
   const key = `${sub.qtype} ${sub.lname}`;
-  if (inFlight.has(key)) return null;
-  inFlight.add(key);
+  // A query that arrived from one of our own lookup sockets is nested in that lookup's chain.
+  const from = sub.transport.remoteAddress;
+  const parent = from.startsWith('127.') || from === '::1' || from === '::ffff:127.0.0.1' ? chains.get(sub.transport.remotePort) : undefined;
+  if (parent?.has(key)) return null;
+  const chain = new Set(parent ?? []);
+  chain.add(key);
+  let port = -1;
   try {
     const packet = Buffer.from(sub.raw);
     const id = Math.floor(Math.random() * 65536);
@@ -41,13 +48,17 @@ export async function selfLookup(sub: Query, t: SelfTarget): Promise<Message | n
         if (msg.length >= 12 && msg.readUInt16BE(0) === id) done(msg);
       });
       sock.on('error', () => done(null));
-      sock.send(packet, t.port(), host);
+      sock.bind(0, () => {
+        port = sock.address().port;
+        chains.set(port, chain);
+        sock.send(packet, t.port(), host);
+      });
     });
     // Any reply counts (CoreDNS keeps the CNAME whatever the RCODE); no reply is a failure.
     return reply ? decode(reply) : null;
   } catch {
     return null;
   } finally {
-    inFlight.delete(key);
+    if (port >= 0) chains.delete(port);
   }
 }

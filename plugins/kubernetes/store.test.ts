@@ -52,12 +52,12 @@ describe('store serial (§3.3)', () => {
     store.upsert('endpointslices', sl({ resourceVersion: '3', ...endpointColumns([]) }));
     expect(store.serial).toBe(now);
     now = tick();
-    store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '1', ip: '10.1.0.1' });
+    store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '1', ips: ['10.1.0.1'] });
     expect(store.serial).toBe(now);
     now = tick();
-    store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '2', ip: '10.1.0.1' });
+    store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '2', ips: ['10.1.0.1'] });
     expect(store.serial).toBe(now - 1);
-    store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '3', ip: '10.1.0.2' });
+    store.upsert('pods', { name: 'p', namespace: 'ns', resourceVersion: '3', ips: ['10.1.0.2'] });
     expect(store.serial).toBe(now);
     expect(store.podNamespace('10.1.0.2')).toBe('ns');
     expect(store.podNamespace('10.1.0.1')).toBeUndefined();

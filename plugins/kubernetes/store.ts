@@ -247,18 +247,18 @@ export class Store {
     if (old && old.resourceVersion === p.resourceVersion && p.resourceVersion !== '') return;
     const deps: string[] = [];
     if (old) {
-      if (old.ip) {
-        this.podsByIP.delete(old.ip, key);
-        deps.push(`p:${old.ip}`);
+      for (const ip of old.ips) {
+        this.podsByIP.delete(ip, key);
+        deps.push(`p:${ip}`);
       }
-      if (old.ip !== p.ip) this.bump();
+      if (old.ips.join(',') !== p.ips.join(',')) this.bump();
     } else {
       this.bump();
     }
     this.pods.set(key, p);
-    if (p.ip) {
-      this.podsByIP.add(p.ip, key);
-      deps.push(`p:${p.ip}`);
+    for (const ip of p.ips) {
+      this.podsByIP.add(ip, key);
+      deps.push(`p:${ip}`);
     }
     this.touch(deps);
   }
@@ -267,9 +267,9 @@ export class Store {
     const old = this.pods.get(key);
     if (!old) return;
     this.pods.delete(key);
-    if (old.ip) this.podsByIP.delete(old.ip, key);
+    for (const ip of old.ips) this.podsByIP.delete(ip, key);
     this.bump();
-    this.touch(old.ip ? [`p:${old.ip}`] : []);
+    this.touch(old.ips.map((ip) => `p:${ip}`));
   }
 
   /** True when a pod with this key is cached (deleting pods stay until their delete event). */
@@ -277,7 +277,7 @@ export class Store {
     return this.pods.has(key);
   }
 
-  /** Namespace of the pod whose `status.podIP` is `ip` (autopath, §9.2), or undefined. */
+  /** Namespace of the pod with `ip` among its IPs (autopath, §9.2), or undefined. */
   podNamespace(ip: string): string | undefined {
     const keys = this.podsByIP.get(ip);
     if (!keys) return undefined;

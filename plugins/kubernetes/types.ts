@@ -70,8 +70,12 @@ export interface PodRec {
   readonly name: string;
   readonly namespace: string;
   readonly resourceVersion: string;
-  /** `status.podIP` exactly as reported (compared textually, §3.6). */
-  readonly ip: string;
+  /**
+   * The pod's IPs exactly as reported (compared textually, §3.6): `status.podIPs` (every IP of a
+   * dual-stack or multi-network pod, as CoreDNS 1.15.0 indexes them), or `status.podIP` when the
+   * list is absent. Empty while the pod has no IP.
+   */
+  readonly ips: readonly string[];
 }
 
 export type Kind = 'services' | 'endpointslices' | 'namespaces' | 'pods';

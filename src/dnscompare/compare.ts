@@ -13,7 +13,8 @@
  * Kinds (stable strings): `noreply`, `malformed`, `rcode`, `flags` (one per header bit: QR,
  * opcode, AA, RD, RA, Z, AD, CD), `question`, `answer` / `authority` / `additional` (one per
  * record present on one side only, multiset comparison ignoring TTL), `order` (same records,
- * other order), `ttl` (same record, other TTL), `edns` (OPT presence, version, udp size, DO,
+ * other order), `case` (a record present on both sides whose names differ only in letter case),
+ * `ttl` (same record, other TTL), `serial` (same SOA record, other serial), `edns` (OPT presence, version, udp size, DO,
  * options), `truncated` (TC bit), `size` (the candidate is larger than the reference).
  * Tolerance rules are data (`rules.ts`): see `ToleranceRule`.
  *
@@ -33,12 +34,14 @@ export type DiffKind =
   | 'authority'
   | 'additional'
   | 'order'
+  | 'case'
   | 'ttl'
+  | 'serial'
   | 'edns'
   | 'truncated'
   | 'size';
 
-export const DIFF_KINDS: readonly DiffKind[] = ['noreply', 'malformed', 'rcode', 'flags', 'question', 'answer', 'authority', 'additional', 'order', 'ttl', 'edns', 'truncated', 'size'];
+export const DIFF_KINDS: readonly DiffKind[] = ['noreply', 'malformed', 'rcode', 'flags', 'question', 'answer', 'authority', 'additional', 'order', 'case', 'ttl', 'serial', 'edns', 'truncated', 'size'];
 
 export type Section = 'answer' | 'authority' | 'additional';
 export type Side = 'reference' | 'candidate';
@@ -88,8 +91,10 @@ export interface RuleMatch {
   readonly fields?: readonly string[];
   /** Tested against the record (`name class type rdata`) of record and ttl differences. */
   readonly record?: RegExp;
-  /** `ttl`: tolerated only when |reference − candidate| ≤ this many seconds. */
-  readonly ttlWindow?: number;
+  /** `ttl`/`serial`: tolerated only when |reference − candidate| ≤ this much. */
+  readonly window?: number;
+  /** The question name has (true) or has no (false) upper-case letters. */
+  readonly mixedCase?: boolean;
   /** Every one of these tags is in the context. */
   readonly tags?: readonly string[];
 }
@@ -140,35 +145,60 @@ function questionOf(buf: Buffer | null): { qname?: string; qtype?: number } {
   return q ? { qname: q.name, qtype: q.type } : {};
 }
 
-function compareSection(section: Section, ref: readonly WireRecord[], cand: readonly WireRecord[], out: Difference[]): void {
+/** SOA records are matched without their serial (a clock value), which is compared on its own. */
+function matchKey(r: WireRecord): string {
+  if (r.type !== 6) return r.key;
+  return r.key.replace(/ (\d+) (\d+ \d+ \d+ \d+)$/, ' * $2');
+}
+
+function soaSerial(r: WireRecord): number {
+  const m = / (\d+) \d+ \d+ \d+ \d+$/.exec(r.rdata);
+  return m ? Number(m[1]) : 0;
+}
+
+function pairUp(ref: readonly WireRecord[], cand: readonly WireRecord[], key: (r: WireRecord) => string): { pairs: [WireRecord, WireRecord][]; refOnly: WireRecord[]; candOnly: WireRecord[] } {
   const pool = new Map<string, WireRecord[]>();
   for (const r of cand) {
-    const list = pool.get(r.key);
+    const k = key(r);
+    const list = pool.get(k);
     if (list) list.push(r);
-    else pool.set(r.key, [r]);
+    else pool.set(k, [r]);
   }
-  let missing = false;
+  const pairs: [WireRecord, WireRecord][] = [];
+  const refOnly: WireRecord[] = [];
   for (const r of ref) {
-    const c = pool.get(r.key)?.shift();
-    if (!c) {
-      missing = true;
-      out.push({ kind: section, section, side: 'reference', record: r.key, detail: `${section}: reference only: ${recordText(r)}` });
-    } else if (c.ttl !== r.ttl) {
-      out.push({ kind: 'ttl', section, record: r.key, reference: r.ttl, candidate: c.ttl, detail: `ttl: ${section} ${r.key}: reference ${r.ttl}, candidate ${c.ttl}` });
-    }
+    const c = pool.get(key(r))?.shift();
+    if (c) pairs.push([r, c]);
+    else refOnly.push(r);
   }
-  let extra = false;
+  const candOnly: WireRecord[] = [];
   for (const r of cand) {
-    const left = pool.get(r.key);
+    const left = pool.get(key(r));
     if (left && left.length > 0 && left[0] === r) {
       left.shift();
-      extra = true;
-      out.push({ kind: section, section, side: 'candidate', record: r.key, detail: `${section}: candidate only: ${recordText(r)}` });
+      candOnly.push(r);
     }
   }
-  if (!missing && !extra && ref.length > 1) {
+  return { pairs, refOnly, candOnly };
+}
+
+function compareSection(section: Section, ref: readonly WireRecord[], cand: readonly WireRecord[], out: Difference[]): void {
+  const exact = pairUp(ref, cand, matchKey);
+  // Records left on both sides that differ only in letter case (names compare case-insensitively).
+  const folded = pairUp(exact.refOnly, exact.candOnly, (r) => matchKey(r).toLowerCase());
+  const pairs = [...exact.pairs, ...folded.pairs];
+  for (const [r, c] of folded.pairs) {
+    out.push({ kind: 'case', section, record: r.key, reference: r.key, candidate: c.key, detail: `case: ${section}: reference ${recordText(r)} / candidate ${recordText(c)}` });
+  }
+  for (const [r, c] of pairs) {
+    if (c.ttl !== r.ttl) out.push({ kind: 'ttl', section, record: r.key, reference: r.ttl, candidate: c.ttl, detail: `ttl: ${section} ${r.key}: reference ${r.ttl}, candidate ${c.ttl}` });
+    if (r.type === 6 && soaSerial(r) !== soaSerial(c)) out.push({ kind: 'serial', section, record: r.key, reference: soaSerial(r), candidate: soaSerial(c), detail: `serial: ${section} SOA ${r.name}: reference ${soaSerial(r)}, candidate ${soaSerial(c)}` });
+  }
+  for (const r of folded.refOnly) out.push({ kind: section, section, side: 'reference', record: r.key, detail: `${section}: reference only: ${recordText(r)}` });
+  for (const r of folded.candOnly) out.push({ kind: section, section, side: 'candidate', record: r.key, detail: `${section}: candidate only: ${recordText(r)}` });
+  if (folded.refOnly.length === 0 && folded.candOnly.length === 0 && ref.length > 1) {
     for (let i = 0; i < ref.length; i++) {
-      if (ref[i]!.key !== cand[i]!.key) {
+      if (matchKey(ref[i]!).toLowerCase() !== matchKey(cand[i]!).toLowerCase()) {
         out.push({ kind: 'order', section, detail: `order: ${section} records in another order (first at #${i + 1}: reference ${ref[i]!.key}, candidate ${cand[i]!.key})` });
         break;
       }
@@ -229,9 +259,10 @@ export function ruleMatches(rule: ToleranceRule, d: Difference, ctx: CompareCont
   if (m.fields && (d.field === undefined || !m.fields.includes(d.field))) return false;
   if (m.record && (d.record === undefined || !m.record.test(d.record))) return false;
   if (m.tags && !m.tags.every((t) => ctx.tags?.includes(t))) return false;
-  if (m.ttlWindow !== undefined) {
+  if (m.mixedCase !== undefined && (ctx.qname === undefined || /[A-Z]/.test(ctx.qname) !== m.mixedCase)) return false;
+  if (m.window !== undefined) {
     if (typeof d.reference !== 'number' || typeof d.candidate !== 'number') return false;
-    if (Math.abs(d.reference - d.candidate) > m.ttlWindow) return false;
+    if (Math.abs(d.reference - d.candidate) > m.window) return false;
   }
   return true;
 }

@@ -20,6 +20,31 @@ export const TOLERANCE_RULES: readonly ToleranceRule[] = [
   {
     id: 'cache-ttl-aging',
     reason: 'Both caches count a cached answer\'s TTL down independently; two replies sent a moment apart may fall on different sides of a second boundary.',
-    match: { kinds: ['ttl'], plugins: ['cache'], ttlWindow: 1 },
+    match: { kinds: ['ttl'], plugins: ['cache'], window: 1 },
+  },
+  {
+    id: 'soa-serial-clock',
+    reason: 'The kubernetes SOA serial is the time (Unix seconds) the server last saw the cluster change; two servers started a moment apart on the same cluster differ by that moment.',
+    match: { kinds: ['serial'], plugins: ['kubernetes'], window: 120 },
+  },
+  {
+    id: 'name-case',
+    reason: 'DNS names compare case-insensitively (RFC 4343): for a question in mixed letter case, records whose names differ from CoreDNS\'s only in case (the owner of an additional record, an SOA\'s mname) are the same records to every client.',
+    match: { kinds: ['case'], mixedCase: true },
+  },
+  {
+    id: 'whoami-client-port',
+    reason: 'whoami reports the client\'s source port; the two servers are asked from different sockets.',
+    match: { kinds: ['additional'], plugins: ['whoami'], record: /^_(udp|tcp)\.\S+ IN SRV 0 0 \d+ \.$/ },
+  },
+  {
+    id: 'kubernetes-ns-dns-case',
+    reason: 'CoreDNS 1.15.0 compares the `ns.dns.<zone>` label case-sensitively: for a mixed-case question it answers NXDOMAIN for a name that exists in lower case. clusterdns compares names case-insensitively (RFC 4343) and answers as for the lower-case name.',
+    match: { kinds: ['rcode', 'answer', 'authority', 'additional', 'size'], plugins: ['kubernetes'], qname: /^ns\.dns\./, mixedCase: true },
+  },
+  {
+    id: 'kubernetes-apex-ns-case',
+    reason: 'CoreDNS 1.15.0 recognises the zone apex for NS case-sensitively: a mixed-case `NS` question for the apex gets NODATA instead of the NS record. clusterdns answers it as for the lower-case name.',
+    match: { kinds: ['answer', 'authority', 'additional', 'size'], plugins: ['kubernetes'], qtypes: ['NS'], qname: /^(cluster\.local|in-addr\.arpa|ip6\.arpa)\.$/, mixedCase: true },
   },
 ];

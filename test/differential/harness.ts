@@ -1,0 +1,419 @@
+/**
+ * The differential harness: start the real CoreDNS 1.15.0 (`.bin/coredns`, or $COREDNS_BIN) and
+ * clusterdns (`bin/clusterdns`, after `npm run build`) on the same Corefile template, cluster
+ * (sandbox YAML) and scripted upstreams, send both the same queries, and compare the replies with
+ * src/dnscompare under its tolerance rules. Differences listed in pending.ts (owned by another
+ * piece of work) are reported but do not fail; a pending entry that no longer matches fails, so
+ * it is removed once fixed.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as dgram from 'node:dgram';
+import { appendFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import * as dnsPacket from 'dns-packet';
+import type { RecordType } from 'dns-packet';
+import { compareReplies, renderDiff, TOLERANCE_RULES, type Comparison, type Difference } from '../../src/dnscompare/index.js';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { freePort } from '../helpers/net.js';
+import { TestUpstream } from '../helpers/upstream.js';
+import { PENDING, type PendingEntry } from './pending.js';
+
+export const REPO = resolve(import.meta.dirname, '../..');
+export const COREDNS_BIN = process.env.COREDNS_BIN ?? join(REPO, '.bin/coredns');
+export const CLUSTERDNS_BIN = join(REPO, 'bin/clusterdns');
+
+/** Why the suite cannot run (it then fails with this reason), or null. */
+export function missingBinaries(): string | null {
+  if (!existsSync(COREDNS_BIN)) {
+    return `CoreDNS not found at ${COREDNS_BIN}: run \`bash scripts/install-coredns.sh\` (builds CoreDNS 1.15.0 into .bin/ through the Go module proxy) or set COREDNS_BIN`;
+  }
+  if (!existsSync(join(REPO, 'dist/src/main.js'))) return 'dist/ not found: run `npm run build` first (npm test does)';
+  return null;
+}
+
+export interface Proc {
+  readonly name: 'coredns' | 'clusterdns';
+  readonly proc: ChildProcess;
+  readonly output: string[];
+  readonly dns: number;
+  readonly health: number;
+  readonly ready: number;
+  readonly metrics: number;
+  readonly corefilePath: string;
+  readonly dir: string;
+  waitFor(re: RegExp, timeoutMs?: number): Promise<string>;
+  readonly exited: Promise<number | null>;
+  stop(): Promise<number | null>;
+}
+
+function startProc(name: 'coredns' | 'clusterdns', args: string[], dir: string, ports: { dns: number; health: number; ready: number; metrics: number }, corefilePath: string): Proc {
+  const cmd = name === 'coredns' ? COREDNS_BIN : process.execPath;
+  const argv = name === 'coredns' ? args : [CLUSTERDNS_BIN, ...args];
+  const proc = spawn(cmd, argv, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GOMAXPROCS: '1' } });
+  const output: string[] = [];
+  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
+  let partial = '';
+  const onData = (chunk: Buffer): void => {
+    const text = partial + chunk.toString();
+    const lines = text.split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      output.push(line);
+      for (const w of [...waiters]) {
+        if (w.re.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  };
+  proc.stdout!.on('data', onData);
+  proc.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => {
+    if (partial) output.push(partial);
+    r(code);
+  }));
+  const waitFor = (re: RegExp, timeoutMs = 30000): Promise<string> => {
+    const seen = output.find((l) => re.test(l));
+    if (seen) return Promise.resolve(seen);
+    return new Promise<string>((res, rej) => {
+      const t = setTimeout(() => rej(new Error(`${name}: timed out waiting for ${re}; output:\n${output.join('\n')}`)), timeoutMs);
+      waiters.push({ re, resolve: (l) => { clearTimeout(t); res(l); } });
+      void exited.then((code) => { clearTimeout(t); rej(new Error(`${name} exited with ${code} before ${re}; output:\n${output.join('\n')}`)); });
+    });
+  };
+  return {
+    name, proc, output, ...ports, corefilePath, dir, waitFor, exited,
+    stop: async () => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
+      const code = await exited;
+      clearTimeout(t);
+      return code;
+    },
+  };
+}
+
+export interface CaseSetup {
+  /** Corefile template: {{DNS}} {{API}} {{UPSTREAM}} {{UPSTREAM2}} {{DEAD}} {{HEALTH}} {{READY}} {{METRICS}} {{DIR}}. */
+  readonly corefile: string;
+  /** Sandbox YAML files (repo-relative) and extra objects; no cluster when both are absent. */
+  readonly cluster?: readonly string[];
+  readonly objects?: readonly unknown[];
+  /** Script the upstreams (two are started when the template names {{UPSTREAM2}}). */
+  readonly upstream?: (u: TestUpstream, index: number) => void;
+  /** Files written into each server's directory before start (name → content template). */
+  readonly files?: Readonly<Record<string, string>>;
+}
+
+export interface Pair {
+  readonly ref: Proc;
+  readonly cand: Proc;
+  readonly sandbox: Sandbox | null;
+  readonly upstreams: TestUpstream[];
+  stop(): Promise<void>;
+}
+
+function fill(template: string, v: Record<string, string>): string {
+  return template.replace(/\{\{(\w+)\}\}/g, (m, k: string) => v[k] ?? m);
+}
+
+/** Start the sandbox, the upstreams and both servers; resolves once both answer DNS. */
+export async function startPair(setup: CaseSetup, probe?: { name: string; type: string }): Promise<Pair> {
+  const sandbox = setup.cluster || setup.objects
+    ? await startSandbox({ files: (setup.cluster ?? []).map((f) => join(REPO, f)), objects: [...(setup.objects ?? [])], log: () => undefined })
+    : null;
+  const upstreams: TestUpstream[] = [];
+  const nUp = setup.corefile.includes('{{UPSTREAM2}}') ? 2 : setup.corefile.includes('{{UPSTREAM}}') ? 1 : 0;
+  for (let i = 0; i < nUp; i++) {
+    const u = await TestUpstream.start();
+    setup.upstream?.(u, i);
+    upstreams.push(u);
+  }
+  const dead = await freePort();
+  const procs: Proc[] = [];
+  try {
+    for (const name of ['coredns', 'clusterdns'] as const) {
+      const ports = { dns: await freePort(), health: await freePort(), ready: await freePort(), metrics: await freePort() };
+      const dir = mkdtempSync(join(tmpdir(), `diff-${name}-`));
+      const vars: Record<string, string> = {
+        DNS: String(ports.dns), HEALTH: String(ports.health), READY: String(ports.ready), METRICS: String(ports.metrics),
+        API: sandbox?.url ?? 'http://127.0.0.1:1', UPSTREAM: upstreams[0]?.addr ?? '', UPSTREAM2: upstreams[1]?.addr ?? '',
+        DEAD: `127.0.0.1:${dead}`, DIR: dir,
+      };
+      for (const [f, content] of Object.entries(setup.files ?? {})) writeFileSync(join(dir, f), fill(content, vars));
+      const corefilePath = join(dir, 'Corefile');
+      writeFileSync(corefilePath, fill(setup.corefile, vars));
+      procs.push(startProc(name, ['-conf', corefilePath, '-dns.port', String(ports.dns)], dir, ports, corefilePath));
+    }
+    const [ref, cand] = procs as [Proc, Proc];
+    await Promise.all([ref.waitFor(/^CoreDNS-\d/), cand.waitFor(/^clusterdns-\d/)]);
+    if (probe) {
+      for (const p of procs) await waitAnswer(p, probe);
+    }
+    return {
+      ref, cand, sandbox, upstreams,
+      stop: async () => {
+        await Promise.all(procs.map((p) => p.stop()));
+        for (const u of upstreams) await u.stop();
+        await sandbox?.close();
+      },
+    };
+  } catch (e) {
+    await Promise.all(procs.map((p) => p.stop()));
+    for (const u of upstreams) await u.stop();
+    await sandbox?.close();
+    throw e;
+  }
+}
+
+/** Wait until the server gives a NOERROR answer with records for the probe (sync done). */
+async function waitAnswer(p: Proc, probe: { name: string; type: string }): Promise<void> {
+  const deadline = Date.now() + 30000;
+  for (let i = 0; Date.now() < deadline; i++) {
+    const r = await exchange(p.dns, encode({ name: probe.name, type: probe.type, proto: 'udp', id: 1 }), 'udp', 1000);
+    if (r && (r.readUInt16BE(2) & 0xf) === 0 && r.readUInt16BE(6) > 0) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`${p.name} never answered ${probe.name} ${probe.type}; output:\n${p.output.join('\n')}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+export interface QuerySpec {
+  readonly name: string;
+  readonly type: string;
+  readonly proto: 'udp' | 'tcp';
+  readonly id: number;
+  /** EDNS UDP size (OPT present) or undefined (no OPT). */
+  readonly edns?: number;
+  readonly do?: boolean;
+  readonly rd?: boolean;
+  readonly cd?: boolean;
+  readonly klass?: 'IN' | 'CH' | 'ANY';
+  readonly options?: readonly { code: number; data: Buffer }[];
+  /** Raw bytes instead of an encoded query (malformed queries). */
+  readonly raw?: Buffer;
+  /** Label for reports. */
+  readonly label?: string;
+}
+
+export function encode(q: Omit<QuerySpec, 'proto'> & { proto?: string }): Buffer {
+  if (q.raw) return q.raw;
+  const flags = (q.rd === false ? 0 : dnsPacket.RECURSION_DESIRED) | (q.cd ? dnsPacket.CHECKING_DISABLED : 0);
+  const additionals = q.edns !== undefined
+    ? [{ type: 'OPT', name: '.', udpPayloadSize: q.edns, flags: q.do ? dnsPacket.DNSSEC_OK : 0, options: q.options ?? [] }]
+    : [];
+  return dnsPacket.encode({
+    id: q.id,
+    type: 'query',
+    flags,
+    questions: [{ name: q.name === '.' ? '.' : q.name.replace(/\.$/, ''), type: q.type as RecordType, class: q.klass ?? 'IN' }],
+    additionals: additionals as dnsPacket.Answer[],
+  });
+}
+
+/** Deterministic PRNG (mulberry32). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The name with its letters' case flipped by a seeded coin (0x20 style). */
+export function mixCase(name: string, rnd: () => number): string {
+  let out = '';
+  for (const ch of name) out += /[a-z]/i.test(ch) && rnd() < 0.5 ? (ch === ch.toLowerCase() ? ch.toUpperCase() : ch.toLowerCase()) : ch;
+  return out;
+}
+
+export interface Variant {
+  readonly proto: 'udp' | 'tcp';
+  readonly edns?: number;
+  readonly do?: boolean;
+  readonly mixed?: boolean;
+}
+
+/** UDP without EDNS, UDP with EDNS 1232, UDP EDNS 512 + DO, TCP; each again in mixed case. */
+export const STANDARD_VARIANTS: readonly Variant[] = [
+  { proto: 'udp' },
+  { proto: 'udp', edns: 1232 },
+  { proto: 'udp', edns: 512, do: true },
+  { proto: 'tcp' },
+  { proto: 'tcp', edns: 4096, mixed: true },
+  { proto: 'udp', mixed: true },
+];
+
+/** Every name × type × variant, with deterministic ids and letter case (seeded). */
+export function generate(names: readonly string[], types: readonly string[], variants: readonly Variant[] = STANDARD_VARIANTS, seed = 1): QuerySpec[] {
+  const rnd = prng(seed);
+  const out: QuerySpec[] = [];
+  for (const name of names) {
+    for (const type of types) {
+      for (const v of variants) {
+        out.push({ name: v.mixed ? mixCase(name, rnd) : name, type, proto: v.proto, edns: v.edns, do: v.do, id: Math.floor(rnd() * 65536) });
+      }
+    }
+  }
+  return out;
+}
+
+/** Send one message; the reply bytes, or null when none arrives within `timeoutMs`. */
+export function exchange(port: number, packet: Buffer, proto: 'udp' | 'tcp', timeoutMs = 3000): Promise<Buffer | null> {
+  return new Promise((res) => {
+    if (proto === 'udp') {
+      const sock = dgram.createSocket('udp4');
+      const done = (b: Buffer | null): void => {
+        clearTimeout(timer);
+        sock.close();
+        res(b);
+      };
+      const timer = setTimeout(() => done(null), timeoutMs);
+      sock.on('message', (m) => done(m));
+      sock.on('error', () => done(null));
+      sock.send(packet, port, '127.0.0.1');
+      return;
+    }
+    const sock = net.connect(port, '127.0.0.1');
+    let pending = Buffer.alloc(0);
+    let finished = false;
+    const done = (b: Buffer | null): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      sock.destroy();
+      res(b);
+    };
+    const timer = setTimeout(() => done(null), timeoutMs);
+    sock.on('connect', () => {
+      const len = Buffer.alloc(2);
+      len.writeUInt16BE(packet.length);
+      sock.write(Buffer.concat([len, packet]));
+    });
+    sock.on('data', (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      if (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) done(pending.subarray(2, 2 + pending.readUInt16BE(0)));
+    });
+    sock.on('close', () => done(null));
+    sock.on('error', () => done(null));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running and judging
+
+export interface Mismatch {
+  readonly caseId: string;
+  readonly query: QuerySpec;
+  readonly comparison: Comparison;
+  /** The pending entry that covers every difference, if any. */
+  readonly pending?: PendingEntry;
+}
+
+export interface CaseResult {
+  readonly caseId: string;
+  compared: number;
+  readonly mismatches: Mismatch[];
+  readonly pendingHits: Map<string, number>;
+}
+
+export function describeQuery(q: QuerySpec): string {
+  if (q.label) return `${q.label} over ${q.proto}`;
+  return `${q.name} ${q.klass && q.klass !== 'IN' ? `${q.klass} ` : ''}${q.type} over ${q.proto}${q.edns !== undefined ? ` edns=${q.edns}` : ''}${q.do ? ' +do' : ''}${q.rd === false ? ' +nord' : ''}${q.cd ? ' +cd' : ''}`;
+}
+
+function pendingFor(caseId: string, q: QuerySpec, diffs: readonly Difference[]): PendingEntry | undefined {
+  return PENDING.find((p) => {
+    if (p.case !== caseId && !(p.case instanceof RegExp && p.case.test(caseId))) return false;
+    if (p.qname && !p.qname.test(q.name.toLowerCase())) return false;
+    if (p.qtypes && !p.qtypes.includes(q.type)) return false;
+    if (p.proto && p.proto !== q.proto) return false;
+    if (p.edns !== undefined && p.edns !== (q.edns !== undefined)) return false;
+    return diffs.every((d) => p.kinds.includes(d.kind) && (!p.detail || p.detail.test(d.detail)));
+  });
+}
+
+export function newResult(caseId: string): CaseResult {
+  return { caseId, compared: 0, mismatches: [], pendingHits: new Map() };
+}
+
+/** Compare one reply pair into the result. */
+export function judge(result: CaseResult, q: QuerySpec, ref: Buffer | null, cand: Buffer | null, plugins: readonly string[], tags: readonly string[] = []): Comparison {
+  const c = compareReplies(encode(q), ref, cand, { rules: TOLERANCE_RULES, context: { plugins, proto: q.proto, tags } });
+  result.compared++;
+  if (c.differences.length > 0) {
+    const pending = pendingFor(result.caseId, q, c.differences);
+    if (pending) result.pendingHits.set(pending.id, (result.pendingHits.get(pending.id) ?? 0) + 1);
+    result.mismatches.push({ caseId: result.caseId, query: q, comparison: c, pending });
+  }
+  return c;
+}
+
+/** Send every query to both servers (the same bytes, at the same time) and judge the replies. */
+export async function runQueries(pair: Pair, result: CaseResult, queries: readonly QuerySpec[], plugins: readonly string[], opts: { concurrency?: number; timeoutMs?: number; tags?: readonly string[] } = {}): Promise<void> {
+  const concurrency = opts.concurrency ?? 16;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < queries.length) {
+      const q = queries[next++]!;
+      const packet = encode(q);
+      const [ref, cand] = await Promise.all([
+        exchange(pair.ref.dns, packet, q.proto, opts.timeoutMs),
+        exchange(pair.cand.dns, packet, q.proto, opts.timeoutMs),
+      ]);
+      judge(result, q, ref, cand, plugins, opts.tags);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, queries.length) }, worker));
+}
+
+const totals = { compared: 0, cases: 0 };
+
+/** Running totals over the file (printed at the end). */
+export function totalCompared(): { compared: number; cases: number } {
+  return totals;
+}
+
+/**
+ * Throw a readable error if the result has differences that are neither tolerated nor pending,
+ * or if a pending entry of this case matched nothing (fixed: remove it from pending.ts).
+ */
+export function assertResult(result: CaseResult, minCompared = 1): void {
+  totals.compared += result.compared;
+  totals.cases++;
+  const problems: string[] = [];
+  if (result.compared < minCompared) problems.push(`only ${result.compared} queries compared (expected at least ${minCompared})`);
+  const failing = result.mismatches.filter((m) => !m.pending);
+  // DIFF_DUMP=file: one JSON line per mismatch, for sorting through many at once.
+  if (process.env.DIFF_DUMP) {
+    for (const m of result.mismatches) {
+      appendFileSync(process.env.DIFF_DUMP, `${JSON.stringify({ case: m.caseId, query: describeQuery(m.query), pending: m.pending?.id, diffs: m.comparison.differences.map((d) => d.detail) })}\n`);
+    }
+  }
+  if (failing.length) {
+    problems.push(`${failing.length} of ${result.compared} replies differ from CoreDNS 1.15.0:`);
+    for (const m of failing.slice(0, 12)) problems.push(`\n### ${describeQuery(m.query)}\n${renderDiff(m.comparison)}`);
+    if (failing.length > 12) {
+      problems.push(`\n... and ${failing.length - 12} more:`);
+      for (const m of failing.slice(12, 80)) problems.push(`  ${describeQuery(m.query)}: ${m.comparison.differences.map((d) => d.detail).join('; ')}`);
+    }
+  }
+  for (const p of PENDING) {
+    const applies = p.case === result.caseId || (p.case instanceof RegExp && p.case.test(result.caseId));
+    if (applies && !result.pendingHits.has(p.id) && !p.optional) {
+      problems.push(`pending entry '${p.id}' (owner ${p.owner}) matched no difference in case ${result.caseId}: it looks fixed — remove it from test/differential/pending.ts`);
+    }
+  }
+  if (result.pendingHits.size > 0 && process.env.DIFF_VERBOSE) {
+    for (const m of result.mismatches.filter((x) => x.pending)) process.stdout.write(`[pending ${m.pending!.id}] ${describeQuery(m.query)}\n${renderDiff(m.comparison)}\n`);
+  }
+  if (problems.length) throw new Error(`case ${result.caseId}: ${problems.join('\n')}`);
+}
