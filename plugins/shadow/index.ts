@@ -56,7 +56,7 @@ export function makeHooks(cfg: ShadowConfig, plan: () => ComparePlan, log: Logge
     if (note !== null) log.warning(`${note}reference ${label}: ${reason} for ${what}: ${clip(detail)}`);
   };
   return {
-    sent: () => metrics.queries.inc(),
+    sent: () => metrics.queriesCell.inc(),
     unexpected: () => metrics.unexpected.inc(),
     failed: (reason, ref, req, detail) => fail(reason, ref.label, `${req.name} ${qtypeName(req.qtype)}`, detail),
     reply: (r: ShadowResult) => {
@@ -68,7 +68,7 @@ export function makeHooks(cfg: ShadowConfig, plan: () => ComparePlan, log: Logge
         fail('malformed', r.reference.label, what, broken.detail);
         return;
       }
-      metrics.compared.inc();
+      metrics.comparedCell.inc();
       if (c.tolerated.length > 0) {
         const byKind = new Map<string, number>();
         for (const t of c.tolerated) byKind.set(t.difference.kind, (byKind.get(t.difference.kind) ?? 0) + 1);

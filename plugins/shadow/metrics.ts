@@ -1,7 +1,6 @@
 /**
  * Metrics of the shadow plugin (plugins/shadow/README.md, Metrics). Everything is counted off the
- * client's path (when a shadow exchange is sent or settled), except `dropped`, which is a plain
- * batched increment.
+ * client's path (when a shadow exchange is sent or settled), except `dropped`.
  */
 import { CounterCell, flushOnCollect } from '../../src/metrics/batch.js';
 import { counter, gauge } from '../../src/metrics/registry.js';
@@ -58,6 +57,8 @@ export const outstanding = gauge({
   },
 });
 
-/** `dropped` can be hit once per sampled query under overload: a batched cell. */
+/** Counted once per sampled query: batched cells (plain increments, pushed when the registry is read). */
 export const droppedCell = new CounterCell(dropped, {});
-flushOnCollect(dropped);
+export const queriesCell = new CounterCell(queries, {});
+export const comparedCell = new CounterCell(compared, {});
+for (const m of [dropped, queries, compared]) flushOnCollect(m);
