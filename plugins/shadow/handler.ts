@@ -84,7 +84,10 @@ export class ShadowHandler implements Handler {
         this.client.release();
         throw e;
       }
-      this.client.submit({ raw: Buffer.from(q.raw), req: q.req, rcode, ours });
+      // Copies hold no reference into the listener's buffers (a TCP read chunk can be 64 KiB).
+      const edns = q.req.edns;
+      const req = edns === null ? q.req : { ...q.req, edns: { ...edns, options: Buffer.from(edns.options) } };
+      this.client.submit({ raw: Buffer.from(q.raw), req, rcode, ours });
     } catch (e) {
       this.onCaptureError(e);
     }
