@@ -4,13 +4,14 @@
  */
 import { qtypeName } from '../../src/dns/constants.js';
 import { differenceKinds, renderDiff } from '../../src/dnscompare/index.js';
+import type { ParsedRequest } from '../../src/dns/wire.js';
 import type { Logger } from '../../src/log.js';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { comparePlan, compareShadow, type ComparePlan } from './compare.js';
 import { ShadowClient, type ExchangeHooks, type FailReason, type ShadowResult } from './exchange.js';
 import { Sampler, ShadowHandler } from './handler.js';
 import * as metrics from './metrics.js';
-import { parseShadow, type ShadowConfig } from './setup.js';
+import { parseShadow, type Reference, type ShadowConfig } from './setup.js';
 
 /** Longest log entry for one differing reply; the rest is cut (a reply of any size stays one bounded entry). */
 const MAX_LOG_CHARS = 4000;
@@ -55,11 +56,22 @@ export function makeHooks(cfg: ShadowConfig, plan: () => ComparePlan, log: Logge
     const note = errorLog.take();
     if (note !== null) log.warning(`${note}reference ${label}: ${reason} for ${what}: ${clip(detail)}`);
   };
+  // These run from socket and timer callbacks, where an exception would end the process: none
+  // may escape (dnscompare never throws; this is the belt to its braces).
+  const internalLog = new LogLimiter(1, 60_000);
+  const guard = <A extends unknown[]>(fn: (...args: A) => void) => (...args: A): void => {
+    try {
+      fn(...args);
+    } catch (e) {
+      const note = internalLog.take();
+      if (note !== null) log.error(`${note}comparison failed: ${(e as Error)?.stack ?? String(e)}`);
+    }
+  };
   return {
     sent: () => metrics.queriesCell.inc(),
     unexpected: () => metrics.unexpected.inc(),
-    failed: (reason, ref, req, detail) => fail(reason, ref.label, `${req.name} ${qtypeName(req.qtype)}`, detail),
-    reply: (r: ShadowResult) => {
+    failed: guard((reason: FailReason, ref: Reference, req: ParsedRequest, detail: string) => fail(reason, ref.label, `${req.name} ${qtypeName(req.qtype)}`, detail)),
+    reply: guard((r: ShadowResult) => {
       const what = `${r.req.name} ${qtypeName(r.req.qtype)}`;
       const c = compareShadow(plan(), r.query, r.theirs, r.ours);
       // A reference reply that does not parse is the reference's fault, not a mismatch.
@@ -82,7 +94,7 @@ export function makeHooks(cfg: ShadowConfig, plan: () => ComparePlan, log: Logge
       if (note === null) return;
       const body = renderDiff(c).split('\n').map((l) => `  ${l}`).join('\n');
       log.warning(clip(`${note}reply differs from reference ${r.reference.label} for ${what} (${kinds.join(', ')}):\n${body}`));
-    },
+    }),
   };
 }
 

@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { configError } from '../../test/helpers/setup.js';
 import { startServer } from '../../test/helpers/server.js';
+import { makeQuery } from '../../test/helpers/dns.js';
 import { dispenserFor } from '../../test/helpers/upstream.js';
 import { comparePlan, isIgnorable } from './compare.js';
 import { Sampler } from './handler.js';
-import { LogLimiter } from './index.js';
+import { LogLimiter, makeHooks } from './index.js';
 import { parseReference, parseShadow } from './setup.js';
 
 const parse = (text: string) => parseShadow(dispenserFor(text, 'shadow'));
@@ -129,6 +130,18 @@ describe('shadow: ignore list and sampling', () => {
     expect(sum / n).toBeLessThan(108);
     expect(new Sampler(1).skip()).toBe(0);
     expect(new Sampler(0.5, () => 0).skip()).toBe(0);
+  });
+
+  it('an exception while judging a reply is logged, never thrown into the socket callback', () => {
+    const lines: string[] = [];
+    const log = { info: () => undefined, warning: () => undefined, error: (m: string) => lines.push(m), debug: () => undefined, raw: () => undefined };
+    const hooks = makeHooks(parse('shadow 127.0.0.1'), () => {
+      throw new Error('no plan');
+    }, log);
+    const req = makeQuery('x.example', 'A').req;
+    const ref = { host: '127.0.0.1', port: 53, label: '127.0.0.1:53' };
+    expect(() => hooks.reply({ reference: ref, req, query: Buffer.alloc(12), theirs: Buffer.alloc(12), ours: Buffer.alloc(12) })).not.toThrow();
+    expect(lines[0]).toMatch(/^comparison failed: Error: no plan/);
   });
 
   it('the log limiter lets COUNT lines through per window and reports the rest', () => {
