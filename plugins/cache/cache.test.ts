@@ -71,7 +71,7 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
 }
 
 describe('cache: positive answers', () => {
-  it('stores a reply, serves hits synchronously with AA=1 and counted-down TTLs', async () => {
+  it('stores a reply, serves hits synchronously with AA as stored (1.15.0) and counted-down TTLs', async () => {
     const next = upstreamNext({ 'www.example.org.': { answers: [a('www.example.org', '192.0.2.1', 300), a('www.example.org', '192.0.2.2', 60)], flags: 0x0080 } });
     const h = await build('cache', next);
     const first = await ask(h, 'www.example.org');
@@ -86,7 +86,7 @@ describe('cache: positive answers', () => {
     const msg = decode(hit.q.reply!.wire());
     expect(msg.id).toBe(999);
     expect(msg.questions[0]!.name).toBe('WWW.example.ORG');
-    expect((msg.flags ?? 0) & 0x0400).toBe(0x0400); // AA
+    expect((msg.flags ?? 0) & 0x0400).toBe(0); // AA as the stored reply had it (none)
     expect((msg.flags ?? 0) & 0x0080).toBe(0x0080); // RA as stored
     expect(rrStrings(msg.answers).map((s) => s.split(' ')[1])).toEqual(['50', '50']);
     now += 49_000;
@@ -168,14 +168,21 @@ describe('cache: positive answers', () => {
 });
 
 describe('cache: what is not stored', () => {
-  it('replies the server writes itself (nothing written) pass untouched and are not cached', async () => {
+  it('a SERVFAIL the server writes itself (nothing written) passes untouched and is cached for the servfail time (1.15.0)', async () => {
     const next = upstreamNext({});
     const h = await build('cache', next);
     const r = await ask(h, 'nothing.example');
     expect(r.rc).toBe(2);
     expect(r.q.reply).toBeNull();
-    await ask(h, 'nothing.example');
-    expect(next.calls).toBe(2);
+    const again = await ask(h, 'nothing.example');
+    expect(next.calls).toBe(1);
+    expect(again.rc).toBe(0); // written by the cache (the server does not write its own)
+    const flags = again.q.reply!.wire().readUInt16BE(2);
+    expect(flags & 0x0f).toBe(2);
+    expect(flags & 0x0480).toBe(0); // neither AA nor RA
+    const off = await build('cache {\n servfail 0\n}', upstreamNext({}));
+    await ask(off, 'nothing.example');
+    expect((await ask(off, 'nothing.example')).q.reply).toBeNull();
   });
 
   it('truncated replies, REFUSED, NXDOMAIN without SOA and CNAME chains without the type are not stored', async () => {

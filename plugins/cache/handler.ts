@@ -18,6 +18,7 @@ import { writtenStatus } from '../forward/wire.js';
 import { analyze, setTtls, withoutOpt, type Analysis } from './wire.js';
 import { copyBytes, loadBytes, storeBytes, type StoredBytes } from '../../src/dns/wire.js';
 import { CounterCell } from '../../src/metrics/batch.js';
+import { bareReply } from '../../src/server/reply.js';
 
 /** TTL basis for replies without records and for non-cacheable kinds (CoreDNS MinimalDefaultTTL). */
 const MINIMAL_DEFAULT_TTL = 5;
@@ -154,8 +155,25 @@ export class CacheHandler implements Handler {
     m.misses.inc();
     const before = q.reply;
     const r = nextOrFailure(this.name, this.next, q);
-    if (typeof r === 'number') return this.afterNext(q, r, before);
-    return r.then((rc) => this.afterNext(q, rc, before));
+    if (typeof r === 'number') return this.afterMiss(q, r, before);
+    return r.then((rc) => this.afterMiss(q, rc, before));
+  }
+
+  /**
+   * After a miss: as afterNext, and when the plugins below failed without writing a reply (forward
+   * with every upstream down or timing out), cache a SERVFAIL for the servfail duration so client
+   * retries are answered from the cache (CoreDNS 1.15.0). The client still gets the server's own
+   * SERVFAIL for this query.
+   */
+  private afterMiss(q: Query, rc: number, before: Query['reply']): number {
+    if (rc === Rcode.SERVFAIL && this.cfg.servfailMs > 0 && (!q.reply || q.reply === before)) {
+      const out = bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, null);
+      const now = cacheClock.now();
+      const an = analyze(out, q.lname, q.qtype, q.qclass, q.do, Math.floor(now / 1000));
+      if (an) this.store(q, an, out, this.duration(an), now);
+      return rc;
+    }
+    return this.afterNext(q, rc, before);
   }
 
   /** The usable entry for `q`: denial first, then success (plugins.md, "Serving hits"). */
@@ -192,7 +210,8 @@ export class CacheHandler implements Handler {
     const buf = loadBytes(e.wire);
     buf.writeUInt16BE(q.id, 0);
     const qf = q.req.flags;
-    let f = Flag.QR | (qf & 0x7800) | Flag.AA | (e.flags & Flag.RA) | (qf & (Flag.RD | Flag.CD)) | (e.flags & 0xf);
+    // AA as the cached reply had it (CoreDNS 1.15.0 no longer sets AA on every hit).
+    let f = Flag.QR | (qf & 0x7800) | (e.flags & (Flag.AA | Flag.RA)) | (qf & (Flag.RD | Flag.CD)) | (e.flags & 0xf);
     if ((e.flags & Flag.AD) !== 0 && (q.do || (qf & Flag.AD) !== 0)) f |= Flag.AD;
     buf.writeUInt16BE(f, 2);
     // The question as asked now (same name, so the same length).

@@ -32,7 +32,8 @@ async function resolveHostname(spec: Extract<ToSpec, { kind: 'hostname' }>, reso
   const r = new Resolver();
   if (resolvers.length > 0) r.setServers(resolvers);
   const name = spec.name.slice(0, -1);
-  const [v4, v6] = await Promise.all([r.resolve4(name).catch(() => [] as string[]), r.resolve6(name).catch(() => [] as string[])]);
+  // Asked as an absolute name (trailing dot): never expanded with resolv.conf search domains (CoreDNS 1.15.0).
+  const [v4, v6] = await Promise.all([r.resolve4(spec.name).catch(() => [] as string[]), r.resolve6(spec.name).catch(() => [] as string[])]);
   const all = [...v4, ...v6];
   if (all.length === 0) throw new Error(`plugin/forward: failed to resolve upstream hostname ${name}`);
   return all;

@@ -10,6 +10,8 @@ export interface Edns {
   readonly udpSize: number;
   readonly version: number;
   readonly do: boolean;
+  /** The 16-bit EDNS flags word (DO and the Z bits). */
+  readonly flags: number;
   /** Raw option bytes (the OPT RDATA), possibly empty. */
   readonly options: Buffer;
 }
@@ -213,6 +215,7 @@ export function parseRequest(buf: Buffer): ParseResult {
         udpSize: buf.readUInt16BE(off + 2),
         version: buf[off + 5]!,
         do: (buf.readUInt16BE(off + 6) & 0x8000) !== 0,
+        flags: buf.readUInt16BE(off + 6),
         options: optData,
       };
     }

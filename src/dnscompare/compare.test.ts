@@ -72,6 +72,23 @@ describe('compareReplies', () => {
     expect(c.differences.find((d) => d.kind === 'edns')!.detail).toBe('edns: options: reference [], candidate [10:0102030405060708]');
   });
 
+  it('reports letter-case-only and SOA-serial differences as their own kinds', () => {
+    const soa = (serial: number, mname = 'ns.dns.cluster.local'): Answer => ({ name: 'cluster.local', type: 'SOA', ttl: 5, data: { mname, rname: 'hostmaster.cluster.local', serial, refresh: 7200, retry: 1800, expire: 86400, minimum: 5 } });
+    const ref = reply({ answers: [], authorities: [soa(100)] });
+    const c = compareReplies(Q, ref, reply({ answers: [], authorities: [soa(101, 'NS.dns.cluster.local')] }), { rules: TOLERANCE_RULES, context: { plugins: ['kubernetes'] } });
+    expect(c.differences.map((d) => d.kind)).toEqual(['case']); // serial tolerated, case not (lower-case question)
+    expect(c.tolerated.map((t) => t.rule)).toEqual(['soa-serial-clock']);
+    const mixed = compareReplies(Q, ref, reply({ answers: [], authorities: [soa(101, 'NS.dns.cluster.local')] }), { rules: TOLERANCE_RULES, context: { plugins: ['kubernetes'], qname: 'Web.default.svc.cluster.local.' } });
+    expect(mixed.differences).toEqual([]);
+  });
+
+  it('matches rules on the candidate RCODE and tags', () => {
+    const formerr = reply({ flags: 1, answers: [] });
+    const rule: ToleranceRule = { id: 'f', reason: 'test', match: { kinds: ['rcode', 'flags', 'answer'], tags: ['malformed'], candidateRcode: 'FORMERR' } };
+    expect(compareReplies(Q, reply(), formerr, { rules: [rule], context: { tags: ['malformed'] } }).differences).toEqual([]);
+    expect(differenceKinds(compareReplies(Q, reply(), formerr, { rules: [rule] }))).toEqual(['rcode', 'flags', 'answer']);
+  });
+
   it('never throws on garbage: malformed and missing replies are differences', () => {
     const good = reply();
     const garbage = [Buffer.alloc(0), Buffer.from([1, 2, 3]), Buffer.from('ffffffffffffffffffffffff', 'hex'), good.subarray(0, good.length - 3), Buffer.concat([good, Buffer.from([0])])];

@@ -73,6 +73,8 @@ export interface CompareContext {
   readonly plugins?: readonly string[];
   /** Free-form labels of the situation (e.g. `cached`, `reload`), matched by `RuleMatch.tags`. */
   readonly tags?: readonly string[];
+  /** The candidate reply's RCODE (filled in by compareReplies). */
+  readonly candidateRcode?: number;
 }
 
 /** Which differences a rule tolerates: every given field must match. */
@@ -97,6 +99,8 @@ export interface RuleMatch {
   readonly mixedCase?: boolean;
   /** Every one of these tags is in the context. */
   readonly tags?: readonly string[];
+  /** The candidate's reply has this RCODE (mnemonic, e.g. `FORMERR`). */
+  readonly candidateRcode?: string;
 }
 
 export interface ToleranceRule {
@@ -259,6 +263,7 @@ export function ruleMatches(rule: ToleranceRule, d: Difference, ctx: CompareCont
   if (m.fields && (d.field === undefined || !m.fields.includes(d.field))) return false;
   if (m.record && (d.record === undefined || !m.record.test(d.record))) return false;
   if (m.tags && !m.tags.every((t) => ctx.tags?.includes(t))) return false;
+  if (m.candidateRcode !== undefined && (ctx.candidateRcode === undefined || rcodeName(ctx.candidateRcode) !== m.candidateRcode)) return false;
   if (m.mixedCase !== undefined && (ctx.qname === undefined || /[A-Z]/.test(ctx.qname) !== m.mixedCase)) return false;
   if (m.window !== undefined) {
     if (typeof d.reference !== 'number' || typeof d.candidate !== 'number') return false;
@@ -294,6 +299,7 @@ export function compareReplies(query: Buffer | null, reference: Buffer | null, c
     if (!cand.ok) found.push({ kind: 'malformed', side: 'candidate', detail: `malformed: candidate reply: ${cand.error}` });
   } else {
     compareParsed(ref.msg, cand.msg, found);
+    if (found.length > 0) context = { ...context, candidateRcode: cand.msg.rcode };
   }
   const differences: Difference[] = [];
   const tolerated: Tolerated[] = [];

@@ -47,4 +47,14 @@ export const TOLERANCE_RULES: readonly ToleranceRule[] = [
     reason: 'CoreDNS 1.15.0 recognises the zone apex for NS case-sensitively: a mixed-case `NS` question for the apex gets NODATA instead of the NS record. clusterdns answers it as for the lower-case name.',
     match: { kinds: ['answer', 'authority', 'additional', 'size'], plugins: ['kubernetes'], qtypes: ['NS'], qname: /^(cluster\.local|in-addr\.arpa|ip6\.arpa)\.$/, mixedCase: true },
   },
+  {
+    id: 'forward-oversize-upstream-reply',
+    reason: 'An upstream that ignores the advertised buffer and sends a UDP reply larger than it: CoreDNS reads into a buffer of the client\'s size and answers an empty TC reply; clusterdns reads the whole datagram and fits it to the client itself (whole records, TC when some are left out). Only a non-compliant upstream shows this (the suite\'s scripted one does on purpose).',
+    match: { kinds: ['answer', 'truncated', 'size', 'flags', 'order'], plugins: ['forward'], proto: 'udp', tags: ['oversize-upstream'] },
+  },
+  {
+    id: 'formerr-for-malformed-queries',
+    reason: 'A query whose header counts do not match its records (a record missing, two OPT records, an OPT owned by another name than the root, a question cut short) gets FORMERR from clusterdns, as the project\'s bad-input rule says; miekg/dns skips what it cannot read and CoreDNS answers what is left (NOERROR, REFUSED or SERVFAIL).',
+    match: { kinds: ['rcode', 'flags', 'question', 'answer', 'edns'], tags: ['malformed'], candidateRcode: 'FORMERR' },
+  },
 ];

@@ -64,14 +64,32 @@ describe('reply size and truncation', () => {
     expect(m.flag_tc).toBe(true);
   });
 
-  it('appends an OPT to a wire reply for an EDNS query, echoing cookie but not other options', () => {
+  it('appends an OPT to a wire reply for an EDNS query, echoing no options (CoreDNS 1.15.0) and the high flag byte', () => {
     const r = req('a.example.org', 'A', { edns: 1400, do: true, options: [{ code: 10, data: Buffer.from('0102030405060708', 'hex') }, { code: 8, data: Buffer.from([0, 1, 24, 0, 10, 0, 0]) }] });
     const wire = encodeMessage(replyTo(decode(r.raw), 0, true));
     const m = decode(finalizeReply(new Reply(wire, null, 'test'), r.req, 'udp'));
     const opt = m.additionals.find((a) => a.type === 'OPT') as unknown as { udpPayloadSize: number; flag_do: boolean; options: { code: number }[] };
     expect(opt.udpPayloadSize).toBe(1400);
     expect(opt.flag_do).toBe(true);
-    expect(opt.options.map((o) => o.code)).toEqual([10]);
+    expect(opt.options.map((o) => o.code)).toEqual([]);
+    // Z bits of the high flag byte come back, the low byte is cleared (request.SizeAndDo).
+    const z = req('a.example.org', 'A', { edns: 1232 });
+    const raw = Buffer.from(z.raw);
+    raw.writeUInt16BE(0x40ff, raw.length - 4);
+    const parsed = parseRequest(raw);
+    if (parsed.kind !== 'query') throw new Error('query rejected');
+    const out = finalizeReply(new Reply(encodeMessage(replyTo(decode(raw), 0, true)), null, 'test'), parsed.req, 'udp');
+    expect(out.readUInt16BE(out.length - 4)).toBe(0x4000);
+  });
+
+  it('answers BADVERS with a fresh OPT: no UDP size, no flags', () => {
+    const r = req('a.example.org', 'A', { edns: 1400, do: true });
+    const out = bareReply(r.raw, r.req.questionEnd, 16, r.req.edns);
+    const optAt = out.length - 11;
+    expect(out.readUInt16BE(optAt + 1)).toBe(41);
+    expect(out.readUInt16BE(optAt + 3)).toBe(0);
+    expect(out[optAt + 5]).toBe(1);
+    expect(out.readUInt16BE(optAt + 7)).toBe(0);
   });
 
   it('does not add OPT when the query had none', () => {

@@ -3,43 +3,28 @@
  * into the client's buffer with truncation. Wire replies that already fit leave untouched except
  * for an appended OPT record; only oversize replies are decoded and re-encoded.
  */
-import { EdnsOption, Flag, Qtype, DEFAULT_MAX_UDP_SIZE } from '../dns/constants.js';
+import { Flag, Qtype, Rcode, DEFAULT_MAX_UDP_SIZE } from '../dns/constants.js';
 import { encodeFitted } from '../dns/encode.js';
 import type { Message } from '../dns/message.js';
 import { forEachRecord, type Edns, type ParsedRequest } from '../dns/wire.js';
 import type { Reply } from '../query.js';
 import type { Proto } from '../query.js';
 
-/** Options of the query's OPT that are echoed when the reply has no OPT of its own. */
-const ECHOED_OPTIONS = new Set<number>([EdnsOption.NSID, EdnsOption.EXPIRE, EdnsOption.COOKIE, EdnsOption.TCP_KEEPALIVE, EdnsOption.PADDING]);
-
-/** OPT RR bytes for a reply to a query with EDNS: version 0, client's size, DO echoed, filtered options. */
+/**
+ * OPT RR bytes for a reply to a query with EDNS, as CoreDNS 1.15.0 builds it from the query's OPT
+ * (request.SizeAndDo): version 0, the client's UDP size, the high byte of the flags word (DO and
+ * the upper Z bits) kept and the low byte cleared, and no options — since 1.15.0 CoreDNS echoes
+ * only options a plugin registered, and no clusterdns plugin handles one.
+ */
 export function replyOpt(edns: Edns): Buffer {
-  let optBytes = 0;
-  for (let o = 0; o + 4 <= edns.options.length; ) {
-    const code = edns.options.readUInt16BE(o);
-    const len = edns.options.readUInt16BE(o + 2);
-    if (ECHOED_OPTIONS.has(code)) optBytes += 4 + len;
-    o += 4 + len;
-  }
-  const rr = Buffer.allocUnsafe(11 + optBytes);
+  const rr = Buffer.allocUnsafe(11);
   rr[0] = 0;
   rr.writeUInt16BE(Qtype.OPT, 1);
   rr.writeUInt16BE(edns.udpSize, 3);
   rr[5] = 0; // extended rcode
   rr[6] = 0; // version
-  rr.writeUInt16BE(edns.do ? 0x8000 : 0, 7);
-  rr.writeUInt16BE(optBytes, 9);
-  let w = 11;
-  for (let o = 0; o + 4 <= edns.options.length; ) {
-    const code = edns.options.readUInt16BE(o);
-    const len = edns.options.readUInt16BE(o + 2);
-    if (ECHOED_OPTIONS.has(code)) {
-      edns.options.copy(rr, w, o, o + 4 + len);
-      w += 4 + len;
-    }
-    o += 4 + len;
-  }
+  rr.writeUInt16BE(edns.flags & 0xff00, 7);
+  rr.writeUInt16BE(0, 9);
   return rr;
 }
 
@@ -117,12 +102,7 @@ function fitMessage(msg: Message, req: ParsedRequest, limit: number): Buffer {
       opt.extendedRcode = existing.extendedRcode ?? 0;
       msg.additionals[optIndex] = opt as unknown as Message['additionals'][number];
     } else {
-      for (let o = 0; o + 4 <= req.edns.options.length; ) {
-        const code = req.edns.options.readUInt16BE(o);
-        const len = req.edns.options.readUInt16BE(o + 2);
-        if (ECHOED_OPTIONS.has(code)) opt.options.push({ code, data: Buffer.from(req.edns.options.subarray(o + 4, o + 4 + len)) });
-        o += 4 + len;
-      }
+      opt.flags = req.edns.flags & 0xff00;
       msg.additionals.push(opt as unknown as Message['additionals'][number]);
     }
   }
@@ -141,6 +121,8 @@ export function bareReply(raw: Buffer, questionEnd: number, rcode: number, edns:
   const qlen = questionEnd > 12 ? questionEnd - 12 : 0;
   const opt = edns ? replyOpt(edns) : null;
   if (opt && rcode > 15) opt[5] = rcode >> 4;
+  // BADVERS carries a fresh OPT (CoreDNS edns.Version): no UDP size, no flags.
+  if (opt && rcode === Rcode.BADVERS) opt.fill(0, 3, 5).fill(0, 7, 9);
   const out = Buffer.allocUnsafe(12 + qlen + (opt ? opt.length : 0));
   out.writeUInt16BE(raw.readUInt16BE(0), 0);
   out.writeUInt16BE(keep, 2);
