@@ -31,8 +31,8 @@ export interface Sample {
   readonly ours: Buffer | null;
 }
 
-/** Why an exchange ended without a reply to compare. */
-export type FailReason = 'timeout' | 'refused' | 'send' | 'malformed';
+/** Why an exchange ended without a reply to compare; `aborted`: the configuration was reloaded or the server stopped. */
+export type FailReason = 'timeout' | 'refused' | 'send' | 'malformed' | 'aborted';
 
 /** A reference reply that passed the checks, with the reply clusterdns sent, ids equal. */
 export interface ShadowResult {
@@ -155,11 +155,13 @@ class ReferenceSocket {
   }
 
   close(): void {
-    for (const p of this.pending.values()) {
+    const left = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of left) {
       clearTimeout(p.timer);
       this.client.release();
+      this.client.hooks.failed('aborted', this.ref, p.req, 'shadow stopped (reload or shutdown)');
     }
-    this.pending.clear();
     const s = this.sock;
     this.sock = null;
     if (s) {

@@ -13,7 +13,7 @@ import { encodeMessage } from '../../src/dns/encode.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import type { ShadowClient } from './exchange.js';
-import { droppedCell } from './metrics.js';
+import { shadowMetrics } from './metrics.js';
 
 /** Draws the number of queries skipped before the next sampled one. */
 export class Sampler {
@@ -36,6 +36,7 @@ export class ShadowHandler implements Handler {
   readonly name = 'shadow';
   /** Queries still to pass before the next sampled one. */
   private toSkip: number;
+  private readonly dropped = shadowMetrics().droppedCell;
 
   constructor(
     private readonly next: Handler | null,
@@ -72,7 +73,7 @@ export class ShadowHandler implements Handler {
   private capture(q: Query, rcode: number): void {
     try {
       if (!this.client.reserve()) {
-        droppedCell.inc();
+        this.dropped.inc();
         return;
       }
       const reply = q.reply;

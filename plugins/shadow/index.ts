@@ -10,7 +10,7 @@ import type { Handler, PluginDef } from '../../src/plugin.js';
 import { comparePlan, compareShadow, type ComparePlan } from './compare.js';
 import { ShadowClient, type ExchangeHooks, type FailReason, type ShadowResult } from './exchange.js';
 import { Sampler, ShadowHandler } from './handler.js';
-import * as metrics from './metrics.js';
+import { shadowMetrics } from './metrics.js';
 import { parseShadow, type Reference, type ShadowConfig } from './setup.js';
 
 /** Longest log entry for one differing reply; the rest is cut (a reply of any size stays one bounded entry). */
@@ -49,10 +49,12 @@ function clip(text: string): string {
 
 /** What happens to each settled exchange: counters, and the rate-limited log. */
 export function makeHooks(cfg: ShadowConfig, plan: () => ComparePlan, log: Logger): ExchangeHooks {
+  const metrics = shadowMetrics();
   const mismatchLog = new LogLimiter(cfg.logCount, cfg.logWindowMs);
   const errorLog = new LogLimiter(cfg.logCount, cfg.logWindowMs);
   const fail = (reason: FailReason, label: string, what: string, detail: string): void => {
     metrics.referenceErrors.inc({ reason });
+    if (reason === 'aborted') return; // a reload or shutdown, not the reference's doing: not logged
     const note = errorLog.take();
     if (note !== null) log.warning(`${note}reference ${label}: ${reason} for ${what}: ${clip(detail)}`);
   };

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DIFF_KINDS, TOLERANCE_RULES } from '../../src/dnscompare/index.js';
 import { registry } from '../../src/metrics/registry.js';
 import { dispenserFor } from '../../test/helpers/upstream.js';
-import './metrics.js';
+import { shadowMetrics } from './metrics.js';
 import { parseShadow } from './setup.js';
 
 const readme = readFileSync(new URL('./README.md', import.meta.url), 'utf8');
@@ -38,6 +38,7 @@ describe('shadow README', () => {
     const ids = [...rulesLine.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]!);
     expect(ids.length).toBeGreaterThan(1);
     for (const id of ids) expect(TOLERANCE_RULES.map((r) => r.id), id).toContain(id);
+    shadowMetrics();
     const names = registry.getMetricsAsArray().map((m) => m.name).filter((n) => n.startsWith('clusterdns_shadow_'));
     expect(names.length).toBe(9);
     for (const n of names) expect(readme).toContain(`\`${n}`);

@@ -353,6 +353,7 @@ describe('shadow plugin: references and reloads', () => {
       const before = await snapshot();
       await udpExchange(s.port, encodeQuery('same.example', 'A'));
       await waitFor('a copy at a', () => a.received.length === 1);
+      await waitFor('its comparison', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 1);
       expect(await s.reload(conf(String(b.port)))).toBe(true);
       await udpExchange(s.port, encodeQuery('same.example', 'A'));
       await waitFor('a copy at b', () => b.received.length === 1);
@@ -414,6 +415,10 @@ describe('shadow plugin: dead reference and overload', () => {
       expect(after.queries! - before.queries!).toBe(5);
       expect(after.dropped! - before.dropped!).toBe(25);
       expect(await metric('clusterdns_shadow_outstanding')).toBeGreaterThanOrEqual(5);
+      const aborted = await metric('clusterdns_shadow_reference_errors_total', { reason: 'aborted' });
+      await s.stop();
+      // Stopping ends the five waiting exchanges, each counted once.
+      expect(await metric('clusterdns_shadow_reference_errors_total', { reason: 'aborted' })).toBe(aborted + 5);
     } finally {
       await s.stop();
       silent.close();
