@@ -7,6 +7,7 @@
  * answering from its precomputed replies (fixture cluster in the sandbox).
  */
 import { spawn } from 'node:child_process';
+import * as dgram from 'node:dgram';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as dnsPacket from 'dns-packet';
@@ -48,6 +49,11 @@ async function measure(label: string, corefile: string, names: string[]): Promis
 
 async function main(): Promise<void> {
   await measure('whoami', '.:{PORT} {\n  whoami\n}\n', ['example.org']);
+  // shadow's cost on the client's path: copies go to a UDP sink (or are dropped past max_outstanding).
+  const sink = dgram.createSocket('udp4');
+  await new Promise<void>((r) => sink.bind(0, '127.0.0.1', () => r()));
+  for (const f of ['0.01', '1']) await measure(`whoami + shadow ${f}`, `.:{PORT} {\n  shadow 127.0.0.1:${sink.address().port} {\n    fraction ${f}\n    log_rate 0\n  }\n  whoami\n}\n`, ['example.org']);
+  sink.close();
   const up = spawn(process.execPath, [join(root, 'dist/bench/upstream.js'), '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const upPort = await new Promise<number>((r) => up.stdout.on('data', (c: Buffer) => r(Number(/listening on (\d+)/.exec(c.toString())?.[1]))));
   await measure('cache hit', `.:{PORT} {\n  cache 3600\n  forward . 127.0.0.1:${upPort}\n}\n`, ['a.example.com', 'b.Example.com', 'c.example.com']);

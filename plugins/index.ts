@@ -12,6 +12,7 @@ import { health } from './health/index.js';
 import { prometheus } from './prometheus/index.js';
 import { errors } from './errors/index.js';
 import { log } from './log/index.js';
+import { shadow } from './shadow/index.js';
 import { loadbalance } from './loadbalance/index.js';
 import { autopath } from './autopath/index.js';
 import { cache } from './cache/index.js';
@@ -29,6 +30,7 @@ export const PLUGINS: readonly PluginDef[] = [
   prometheus,
   errors,
   log,
+  shadow,
   loadbalance,
   autopath,
   cache,
