@@ -239,8 +239,10 @@ async function mainControlPlane(): Promise<void> {
   const cp = await ControlPlane.start({
     apiServerArgs: ['--max-requests-inflight=1000', '--max-mutating-requests-inflight=500'],
     // client-go's default 20 qps would make the EndpointSlice controller take minutes.
-    controllerManagerArgs: ['--kube-api-qps=1000', '--kube-api-burst=2000', '--concurrent-endpointslice-syncs=20'],
+    controllerManagerArgs: ['--kube-api-qps=1000', '--kube-api-burst=2000', '--concurrent-service-endpoint-syncs=20'],
   });
+  // Ctrl-C: stop the control plane by PID before exiting.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void cp.stop().finally(() => process.exit(130)));
   try {
     const source = `kubeconfig ${cp.corednsKubeconfig}`;
     const base = await startServer(cp.server, source);

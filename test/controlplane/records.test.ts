@@ -216,14 +216,15 @@ describe('credentials and RBAC', () => {
         throw new Error(`clusterdns /ready never gave the RBAC reason; last: ${last}`);
       })();
       expect(body).toMatch(/^kubernetes\n/);
-      expect(body).toMatch(/^kubernetes: 403 on endpointslices — RBAC missing list\/watch/m);
       expect(body).toContain('cannot list resource "endpointslices"');
-      // CoreDNS is not ready either, and its body's first line is the same.
-      const cr = await core!.ready();
-      expect(cr.status).toBe(503);
-      expect(cr.body.split('\n')[0]).toBe(body.split('\n')[0]);
+      // CoreDNS 1.15.0 does become ready without `list` (observed here; presumably its client-go v0.37
+      // streams the initial list through `watch` with sendInitialEvents, which the role still grants).
+      await waitReady(core!, 60_000);
       // Services are still listed and answered.
       await agree(limited, `web.${NS}.svc.${Z}`, 'A');
+      // The reason line as plugins/kubernetes/README.md (Ready) and plugins/ready/README.md document
+      // it: one `name: reason` line, the plugin's name once.
+      expect(body.split('\n')[1]).toMatch(/^kubernetes: 403 on endpointslices — RBAC missing list\/watch: endpointslices\.discovery\.k8s\.io is forbidden/);
     } finally {
       await Promise.all(limited.map((s) => s.stop()));
     }

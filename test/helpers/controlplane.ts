@@ -149,6 +149,7 @@ export async function waitUntil<T>(what: string, fn: () => Promise<T | undefined
       if (v !== undefined && v !== false) return v;
     } catch (e) {
       last = e;
+      if (e instanceof Error && / exited with /.test(e.message)) throw e;
     }
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
     await sleep(everyMs);
@@ -331,6 +332,8 @@ export class ControlPlane {
     this.startControllerManager();
     // Pods are refused until the `default` ServiceAccount exists (the controller-manager makes it).
     await waitUntil('the default ServiceAccount (kube-controller-manager)', async () => {
+      const cm = this.controllerManager?.proc;
+      if (cm !== undefined && cm.exitCode !== null) throw new Error(`kube-controller-manager exited with ${cm.exitCode}`);
       const r = await this.api('GET', '/api/v1/namespaces/default/serviceaccounts/default');
       return r.status === 200 ? true : undefined;
     }, timeout, 100);
