@@ -9,7 +9,7 @@
  *
  * `--control-plane`: instead of the sandbox, a real etcd + kube-apiserver + kube-controller-manager
  * (test/helpers/controlplane.ts; build with scripts/control-plane/build.sh), populated through the
- * API (default 10,000 services and 30,000 pods, `--concurrency 64` requests in flight; the
+ * API (default 10,000 services and 30,000 pods, `--concurrency 32` requests in flight; the
  * EndpointSlices are written by the real controller) and read by clusterdns with the chart's
  * RBAC through a kubeconfig. Reports how long population took, ready time and RSS (no churn).
  */
@@ -32,7 +32,7 @@ function arg(name: string, def: number): number {
 const CONTROL_PLANE = process.argv.includes('--control-plane');
 const SERVICES = arg('services', 10_000);
 const PODS = arg('pods', CONTROL_PLANE ? 30_000 : 150_000);
-const CONCURRENCY = arg('concurrency', 64);
+const CONCURRENCY = arg('concurrency', 32);
 const CHURN = arg('churn', 100);
 const CHURN_SECONDS = arg('churn-seconds', 10);
 /** `-workers N`: RSS is then the sum over the primary and its workers (each keeps its own index). */
@@ -232,6 +232,22 @@ async function countItems(cp: ControlPlane, path: string): Promise<number> {
   return r.items.length + (r.metadata.remainingItemCount ?? 0);
 }
 
+/** cp.create/patch, retried while the API server is overloaded (429, 5xx, timeouts); a create
+ * that answers 409 AlreadyExists after a retry had succeeded. */
+async function retrying(what: string, fn: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await fn();
+      return;
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (attempt > 1 && /HTTP 409/.test(msg)) return;
+      if (attempt >= 20 || !/HTTP (429|5\d\d)|timed out|ECONNRESET|socket hang up/.test(msg)) throw new Error(`${what}: ${msg}`);
+      await sleep(200 * attempt);
+    }
+  }
+}
+
 async function mainControlPlane(): Promise<void> {
   const NAMESPACES = 50;
   const NODES = 10;
@@ -260,11 +276,13 @@ async function mainControlPlane(): Promise<void> {
     for (const ns of nss) {
       while ((await cp.api('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`)).status !== 200) await sleep(100);
     }
-    await pool(Array.from({ length: SERVICES }, (_, i) => i), CONCURRENCY, (i) => cp.create({
+    let done = 0;
+    const progress = setInterval(() => process.stdout.write(`  ${done} objects written after ${((performance.now() - tPop) / 1000).toFixed(0)}s\n`), 30_000);
+    await pool(Array.from({ length: SERVICES }, (_, i) => i), CONCURRENCY, (i) => retrying(`service ${i}`, () => cp.create({
       apiVersion: 'v1', kind: 'Service',
       metadata: { name: `svc-${i}`, namespace: nss[i % NAMESPACES] },
       spec: { ...(i % 10 === 0 ? { clusterIP: 'None' } : {}), selector: { app: `svc-${i}` }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
-    }));
+    }).then(() => done++)));
     const tServices = performance.now();
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     await pool(Array.from({ length: PODS }, (_, i) => i), CONCURRENCY, async (i) => {
@@ -272,17 +290,19 @@ async function mainControlPlane(): Promise<void> {
       const ns = nss[svc % NAMESPACES]!;
       const name = `pod-${i}`;
       const ip = `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
-      await cp.create({
+      await retrying(`pod ${i}`, () => cp.create({
         apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels: { app: `svc-${svc}` } },
         spec: { nodeName: `node-${i % NODES}`, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'registry.invalid/none:1' }] },
-      });
-      await cp.patch('v1', 'Pod', ns, name, {
+      }));
+      await retrying(`pod ${i} status`, () => cp.patch('v1', 'Pod', ns, name, {
         status: {
           phase: 'Running', hostIP: '192.0.2.100', podIP: ip, podIPs: [{ ip }],
           conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }, { type: 'ContainersReady', status: 'True', lastTransitionTime: now }],
         },
-      }, 'status');
+      }, 'status'));
+      done++;
     });
+    clearInterval(progress);
     const tPods = performance.now();
     // The controller writes one slice per service (and the kubernetes Service's): wait for all.
     let slices = 0;

@@ -284,7 +284,13 @@ export class ControlPlane {
     const missing = controlPlaneMissing();
     if (missing !== null) throw new Error(missing);
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-cp-'));
-    const cp = new ControlPlane(dir, await freeTcpPort(), opts);
+    let cp: ControlPlane;
+    try {
+      cp = new ControlPlane(dir, await freeTcpPort(), opts);
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
     try {
       await cp.boot();
     } catch (e) {
