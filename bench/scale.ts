@@ -226,10 +226,19 @@ async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Prom
   }));
 }
 
-/** Items in a collection of the real API server (one `limit=1` list and its remainingItemCount). */
-async function countItems(cp: ControlPlane, path: string): Promise<number> {
-  const r = await cp.must<{ items: unknown[]; metadata: { remainingItemCount?: number } }>('GET', `${path}?limit=1`);
-  return r.items.length + (r.metadata.remainingItemCount ?? 0);
+/** EndpointSlices and their ready endpoints in the real API server (paged list). */
+async function countEndpoints(cp: ControlPlane): Promise<{ slices: number; endpoints: number }> {
+  let slices = 0;
+  let endpoints = 0;
+  let cont = '';
+  for (;;) {
+    const r = await cp.must<{ items: { endpoints?: { conditions?: { ready?: boolean } }[] | null }[]; metadata: { continue?: string } }>(
+      'GET', `/apis/discovery.k8s.io/v1/endpointslices?limit=2000${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+    slices += r.items.length;
+    for (const s of r.items) endpoints += (s.endpoints ?? []).filter((e) => e.conditions?.ready === true).length;
+    if (!r.metadata.continue) return { slices, endpoints };
+    cont = r.metadata.continue;
+  }
 }
 
 /** cp.create/patch, retried while the API server is overloaded (429, 5xx, timeouts); a create
@@ -304,17 +313,20 @@ async function mainControlPlane(): Promise<void> {
     });
     clearInterval(progress);
     const tPods = performance.now();
-    // The controller writes one slice per service (and the kubernetes Service's): wait for all.
+    // The controller writes one slice per selector service (empty at first): wait until every
+    // pod is a ready endpoint in one.
     let slices = 0;
+    let endpoints = 0;
     for (;;) {
-      slices = await countItems(cp, '/apis/discovery.k8s.io/v1/endpointslices');
-      if (slices >= SERVICES + 1) break;
-      await sleep(1000);
+      ({ slices, endpoints } = await countEndpoints(cp));
+      if (endpoints >= PODS) break;
+      await sleep(2000);
     }
     const tSlices = performance.now();
     const population = {
       servicesSeconds: Number(((tServices - tPop) / 1000).toFixed(1)),
       podsSeconds: Number(((tPods - tServices) / 1000).toFixed(1)),
+      /** From the first write until every pod is a ready endpoint in a slice. */
       slicesWrittenSeconds: Number(((tSlices - tPop) / 1000).toFixed(1)),
       concurrency: CONCURRENCY,
     };
@@ -338,6 +350,7 @@ async function mainControlPlane(): Promise<void> {
       services: SERVICES,
       pods: PODS,
       endpointSlices: slices,
+      readyEndpoints: endpoints,
       objects,
       population,
       readySecondsFromStart: Number(((tReady - server.t0) / 1000).toFixed(2)),
