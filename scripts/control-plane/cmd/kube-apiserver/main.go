@@ -1,0 +1,13 @@
+// kube-apiserver, adapted from k8s.io/kubernetes cmd/kube-apiserver/apiserver.go.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewAPIServerCommand()))
+}

@@ -1,0 +1,14 @@
+// kubectl, adapted from k8s.io/kubernetes cmd/kubectl/kubectl.go.
+package main
+
+import (
+	"k8s.io/component-base/cli"
+	"k8s.io/kubectl/pkg/cmd"
+	"k8s.io/kubectl/pkg/cmd/util"
+)
+
+func main() {
+	if err := cli.RunNoErrOutput(cmd.NewDefaultKubectlCommand()); err != nil {
+		util.CheckErr(err)
+	}
+}
