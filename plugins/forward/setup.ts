@@ -1,5 +1,5 @@
 /**
- * Parsing of `forward FROM TO... { ... }` (plugins.md, forward). Each occurrence in a block is a
+ * Parsing of `forward FROM TO... { ... }` (docs/plugins.md, forward). Each occurrence in a block is a
  * separate forwarder; this returns one config per occurrence. Only the resolv.conf-style TO files
  * and the TLS key material are read here (their errors are configuration errors); hostname TOs
  * are resolved when the server starts.

@@ -1,5 +1,5 @@
 /**
- * The readiness endpoint `/ready` (plugins.md, ready): 200 `OK` when every readiness probe the
+ * The readiness endpoint `/ready` (docs/plugins.md, ready): 200 `OK` when every readiness probe the
  * serving instance registered says ready; else 503 whose first body line is the sorted names of
  * the plugins not ready joined with `,` (followed by one `name: reason` line per reason, so that
  * operators see *why*). Until the first configuration serves DNS it is 503 (`Starting` when no
@@ -12,7 +12,7 @@ import type { CoreServices, ReadinessProbe } from '../../src/plugin.js';
 import { sendText, SideListener } from '../health/sidelistener.js';
 import type { MonitorType } from './setup.js';
 
-/** The log line for a 503 (`Still waiting on: %q`, the line operators grep for; operations-contract.md §d). */
+/** The log line for a 503 (`Still waiting on: %q`, the line operators grep for; docs/operations.md). */
 export function notReadyLogLine(names: string): string {
   return `Still waiting on: ${JSON.stringify(names)}`;
 }
