@@ -43,9 +43,14 @@ perl -pi -e '
 
   # Phrases that would read badly after a plain rename.
   s{\bdocs (?=kubernetes-records\.md)}{}g;
-  s{operations-contract\.md ?§ ?d\b}{operations-contract.md}g;
+  # (operations-contract.md and style.md were lettered a)–e); docs/operations.md and
+  # docs/ARCHITECTURE.md are not, so the letter goes.)
   s{operations-contract pain point 5 allows a}{docs/operations.md, "Forwarding loops", weighs a}g;
-  s{style\.md habit 1}{docs/plugins.md, "Plugin READMEs"}g;
+  s{operations-contract(?:\.md)?,? pain point [0-9]+}{docs/operations.md}g;
+  s{operations-contract\.md ?§ ?[a-e](?:\.[0-9]+)?\b}{operations-contract.md}g;
+  s{style\.md habit 1\b}{docs/plugins.md, "Plugin READMEs"}g;
+  s{style\.md,? habit [0-9]+}{docs/ARCHITECTURE.md, "Conventions"}g;
+  s{style\.md ?§ ?[a-e](?:\.[0-9]+)?\b}{style.md}g;
 
   # Renamed documents, with or without a docs/ prefix already.
   s{(?<![\w./-])(?<!\]\()kubernetes-records\.md}{docs/records.md}g;

@@ -209,6 +209,7 @@ describe('scripts/cite-docs.sh', () => {
       '/** plugins.md, cache; plugins.md §reload; exit codes (operations-contract.md §d). */',
       '/** (operations-contract pain point 5 allows a not-ready report) (style.md habit 1) */',
       '/** Already fine: docs/corefile.md §7.2, docs/records.md §1, plugins/cache/README.md. */',
+      '/** operations-contract.md §b.2, operations-contract pain point 1, style.md habit 4, style.md §c. */',
     ].join('\n'),
     'docs/ARCHITECTURE.md': 'Read `../shared/docs/*.md` (outside the repo) for the behaviour to match; this page says where\n',
     'docs/other.md': 'See [the Corefile](corefile.md) and `corefile.md` §2.\n',
@@ -220,6 +221,7 @@ describe('scripts/cite-docs.sh', () => {
       '/** docs/plugins.md, cache; docs/plugins.md §reload; exit codes (docs/operations.md). */',
       '/** (docs/operations.md, "Forwarding loops", weighs a not-ready report) (docs/plugins.md, "Plugin READMEs") */',
       '/** Already fine: docs/corefile.md §7.2, docs/records.md §1, plugins/cache/README.md. */',
+      '/** docs/operations.md, docs/operations.md, docs/ARCHITECTURE.md, "Conventions", docs/ARCHITECTURE.md. */',
     ].join('\n'),
     'docs/ARCHITECTURE.md':
       'Read the reference in `docs/` (`docs/corefile.md`, `docs/records.md`, `docs/plugins.md`, `docs/operations.md`) for the behaviour clusterdns implements; this page says where\n',
