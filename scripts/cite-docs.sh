@@ -46,6 +46,7 @@ perl -pi -e '
   # (operations-contract.md and style.md were lettered a)–e); docs/operations.md and
   # docs/ARCHITECTURE.md are not, so the letter goes.)
   s{operations-contract pain point 5 allows a}{docs/operations.md, "Forwarding loops", weighs a}g;
+  s{operations-contract(?:\.md)?,? pain point 5\b}{docs/operations.md, "Forwarding loops"}g;
   s{operations-contract(?:\.md)?,? pain point [0-9]+}{docs/operations.md}g;
   s{operations-contract\.md ?§ ?[a-e](?:\.[0-9]+)?\b}{operations-contract.md}g;
   s{style\.md habit 1\b}{docs/plugins.md, "Plugin READMEs"}g;

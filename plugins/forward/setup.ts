@@ -345,7 +345,7 @@ export function isLoopback(host: string): boolean {
 
 /**
  * Configuration smells worth a warning at start-up: a FROM CIDR that is not on an octet boundary,
- * and (docs/operations.md) a
+ * and (docs/operations.md, "Forwarding loops") a
  * resolv.conf TO that lists a loopback resolver (systemd-resolved's 127.0.0.53 on the node), or
  * a TO that is this server's own listener.
  */

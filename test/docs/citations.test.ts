@@ -96,6 +96,10 @@ function findProblems(root: string, files: readonly string[]): Problem[] {
     // 1. The old directory, however it is reached.
     for (const m of text.matchAll(/shared\/docs/g)) report(m.index, m[0], 'points at the shared notes outside the repository');
     for (const m of text.matchAll(/outside the repo\b/g)) report(m.index, m[0], 'sends readers outside the repository');
+    // The two notes that were renamed, in any spelling (`operations-contract pain point 5`).
+    for (const m of text.matchAll(/(?<!docs\/)\b(?:operations-contract|kubernetes-records)\b(?!\.md)/g)) {
+      report(m.index, m[0], 'names a document outside the repository (now docs/operations.md, docs/records.md)');
+    }
 
     // 2. The old document names: allowed only as docs/NAME.md (existing), or as a relative Markdown
     //    link that resolves inside the repository.
@@ -186,12 +190,13 @@ describe('citations of the behaviour reference', () => {
         '// docs/plugins.md, forward', // 6
         '// docs/corefile.md §7.4, §8', // 7
         '// [x](plugins.md)', // 8: a link from src/ to a file that is not there
+        '// (operations-contract pain point 5)', // 9
       ];
       const good = ['// docs/corefile.md §7.4, §7', '// docs/records.md §2', '// docs/plugins.md, cache', '// plugins/cache/README.md', '// docs/plugins.md, "Storing"'];
       writeFileSync(path.join(dir, 'src/a.ts'), `${[...bad, ...good].join('\n')}\n`);
       const found = findProblems(dir, ['docs/corefile.md', 'docs/records.md', 'docs/plugins.md', 'src/a.ts']);
       // Each bad line is reported (line 1 twice: the directory and the bare name behind it); no good line is.
-      expect([...new Set(found.map((p) => p.line))].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect([...new Set(found.map((p) => p.line))].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
       expect(found.every((p) => p.file === 'src/a.ts')).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -208,6 +213,7 @@ describe('scripts/cite-docs.sh', () => {
       '/** The reply pipeline (corefile.md §7.4); records (kubernetes-records.md §8.2, §2.1). */',
       '/** plugins.md, cache; plugins.md §reload; exit codes (operations-contract.md §d). */',
       '/** (operations-contract pain point 5 allows a not-ready report) (style.md habit 1) */',
+      '/** and (operations-contract pain point 5) a */',
       '/** Already fine: docs/corefile.md §7.2, docs/records.md §1, plugins/cache/README.md. */',
       '/** operations-contract.md §b.2, operations-contract pain point 1, style.md habit 4, style.md §c. */',
     ].join('\n'),
@@ -220,6 +226,7 @@ describe('scripts/cite-docs.sh', () => {
       '/** The reply pipeline (docs/corefile.md §7.4); records (docs/records.md §8.2, §2.1). */',
       '/** docs/plugins.md, cache; docs/plugins.md §reload; exit codes (docs/operations.md). */',
       '/** (docs/operations.md, "Forwarding loops", weighs a not-ready report) (docs/plugins.md, "Plugin READMEs") */',
+      '/** and (docs/operations.md, "Forwarding loops") a */',
       '/** Already fine: docs/corefile.md §7.2, docs/records.md §1, plugins/cache/README.md. */',
       '/** docs/operations.md, docs/operations.md, docs/ARCHITECTURE.md, "Conventions", docs/ARCHITECTURE.md. */',
     ].join('\n'),
