@@ -1,6 +1,6 @@
 /**
  * The plugin registry: every directive clusterdns knows, in the one fixed global execution order
- * (CoreDNS 1.14.7 `plugin.cfg`, restricted to the plugins this product has; corefile.md §8.2).
+ * (CoreDNS 1.14.7 `plugin.cfg`, restricted to the plugins this product has; docs/corefile.md §8.2).
  * Directive order in a Corefile never matters; this list does. The server core knows plugins only
  * through this list.
  */

@@ -1,6 +1,6 @@
 /**
- * The clusterdns command: flags as CoreDNS has them, Corefile loading (corefile.md §1.2), start,
- * signals (§1.4) and exit codes (operations-contract.md §d).
+ * The clusterdns command: flags as CoreDNS has them, Corefile loading (docs/corefile.md §1.2), start,
+ * signals (§1.4) and exit codes (docs/operations.md).
  *
  * This module stays light: the server and every plugin load from serve.ts only in the process
  * that serves, so the `-workers` primary (which only forks and relays signals) does not carry

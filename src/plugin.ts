@@ -7,7 +7,7 @@
  * setup-only plugins such as `health`, `ready`, `reload`, `bind`). The core builds each server
  * block's chain once per (re)load in the fixed global order of `plugins/index.ts`.
  *
- * Query protocol (corefile.md §7.4): `serve` either writes a reply (`q.write`/`q.writeWire`) and
+ * Query protocol (docs/corefile.md §7.4): `serve` either writes a reply (`q.write`/`q.writeWire`) and
  * returns its RCODE, or writes nothing and returns SERVFAIL/REFUSED/FORMERR/NOTIMP, in which case
  * the server writes a bare reply. Errors for the `errors` plugin go through `q.fail(err, rcode)`.
  * `serve` may return synchronously: a hit should not allocate a promise.
@@ -111,7 +111,7 @@ export interface CoreServices {
   onReloadResult(fn: (ok: boolean, error: Error | null) => void): () => void;
 }
 
-/** How a directive repeated within one server block is treated (corefile.md §8.3). */
+/** How a directive repeated within one server block is treated (docs/corefile.md §8.3). */
 export type RepeatPolicy = 'error' | 'first' | 'all';
 
 export interface PluginDef {
@@ -121,7 +121,7 @@ export interface PluginDef {
   readonly repeat: RepeatPolicy;
   /**
    * The plugin answers queries of any class (forward): without such a plugin on a listener,
-   * non-IN queries are REFUSED before routing (corefile.md §7.2).
+   * non-IN queries are REFUSED before routing (docs/corefile.md §7.2).
    */
   readonly handlesAllClasses?: boolean;
   /** Parse the directive (all occurrences) and prepare the plugin; throw `ConfigError` on bad input. */

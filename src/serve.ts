@@ -1,6 +1,6 @@
 /**
  * The serving process: load the Corefile, start the server, write the pidfile, handle signals
- * (corefile.md §1.2, §1.4; operations-contract.md §d). Loaded by main.ts only where a server runs.
+ * (docs/corefile.md §1.2, §1.4; docs/operations.md). Loaded by main.ts only where a server runs.
  */
 import cluster from 'node:cluster';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * autopath: setup parsing (plugins.md, autopath), the search walk against a fake chain, CNAME
+ * autopath: setup parsing (docs/plugins.md, autopath), the search walk against a fake chain, CNAME
  * synthesis, and the resolv.conf-file variant through a real in-process server and upstream.
  * (`@kubernetes` with real pods is exercised in test/resolver/.)
  */

@@ -1,5 +1,5 @@
 /**
- * The autopath query path (plugins.md, autopath): a query for `base.<first search element>` is
+ * The autopath query path (docs/plugins.md, autopath): a query for `base.<first search element>` is
  * answered by walking the client's search path on the server — each `base.<element>` goes down
  * the rest of the chain — so the client gets the answer of the first name that exists with one
  * round trip instead of one per search element.

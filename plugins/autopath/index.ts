@@ -1,7 +1,7 @@
 /**
- * The `autopath` plugin (plugins.md, autopath): server-side search-path completion. With
+ * The `autopath` plugin (docs/plugins.md, autopath): server-side search-path completion. With
  * `@kubernetes` the search path of each client pod comes from the block's kubernetes plugin
- * (kubernetes-records.md §9.2; needs `pods verified`); with a resolv.conf file it is that file's
+ * (docs/records.md §9.2; needs `pods verified`); with a resolv.conf file it is that file's
  * search list for every client.
  */
 import type { HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';

@@ -1,4 +1,4 @@
-/** Metrics of the autopath plugin (plugins.md, autopath). */
+/** Metrics of the autopath plugin (docs/plugins.md, autopath). */
 import { counter } from '../../src/metrics/registry.js';
 
 export const successTotal = counter({

@@ -1,5 +1,5 @@
 /**
- * `autopath [ZONES...] RESOLV-CONF` (plugins.md, autopath). The last argument is either `@PLUGIN`
+ * `autopath [ZONES...] RESOLV-CONF` (docs/plugins.md, autopath). The last argument is either `@PLUGIN`
  * (the search path comes from that plugin per query; only `@kubernetes` supplies one) or a
  * resolv.conf-style file whose `search` (or `domain`) list, normalised and followed by the empty
  * element, is the search path for every client.

@@ -1,5 +1,5 @@
 /**
- * bind: restrict a server block's listeners to given addresses or interfaces (plugins.md, bind).
+ * bind: restrict a server block's listeners to given addresses or interfaces (docs/plugins.md, bind).
  * Setup-only: it tells the core where to listen through `ctx.listenOn`.
  */
 import { isIP } from 'node:net';

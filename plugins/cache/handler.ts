@@ -1,5 +1,5 @@
 /**
- * The cache handler (plugins.md, cache). Entries keep the reply in wire form; a hit copies the
+ * The cache handler (docs/plugins.md, cache). Entries keep the reply in wire form; a hit copies the
  * bytes and patches id, flags, the question's letter case and the TTLs, and returns synchronously.
  * On a miss the reply written below has its TTLs set to the computed duration (even when it is not
  * stored) and is stored in the success or denial LRU.
@@ -176,7 +176,7 @@ export class CacheHandler implements Handler {
     return this.afterNext(q, rc, before);
   }
 
-  /** The usable entry for `q`: denial first, then success (plugins.md, "Serving hits"). */
+  /** The usable entry for `q`: denial first, then success (docs/plugins.md, "Serving hits"). */
   lookup(q: Query, now: number): Entry | null {
     const key = cacheKey(q);
     const staleSec = this.staleSec;

@@ -1,4 +1,4 @@
-/** The `cache` directive (plugins.md, cache): once per server block. */
+/** The `cache` directive (docs/plugins.md, cache): once per server block. */
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { CacheHandler } from './handler.js';
 import { parseCache } from './setup.js';

@@ -1,4 +1,4 @@
-/** Metrics of the cache plugin (plugins.md, cache; labels in catalogue order). */
+/** Metrics of the cache plugin (docs/plugins.md, cache; labels in catalogue order). */
 import { counter, gauge } from '../../src/metrics/registry.js';
 import { flushOnCollect } from '../../src/metrics/batch.js';
 

@@ -1,5 +1,5 @@
 /**
- * Parsing of `cache [TTL] [ZONES...] { ... }` (plugins.md, cache). Durations are kept in
+ * Parsing of `cache [TTL] [ZONES...] { ... }` (docs/plugins.md, cache). Durations are kept in
  * milliseconds, TTL bounds in whole seconds.
  */
 import { normalizeZoneArg, normalizeZoneArgs } from '../../src/dns/name.js';

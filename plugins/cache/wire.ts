@@ -1,6 +1,6 @@
 /**
  * Reading and patching cached replies in wire form: one walk over the records collects what the
- * cache needs to classify a reply (plugins.md, cache, "Storing") and the offsets of every TTL, so
+ * cache needs to classify a reply (docs/plugins.md, cache, "Storing") and the offsets of every TTL, so
  * that a hit only copies the bytes and patches id, flags, question case and TTLs.
  */
 import { Flag, Qtype, Rcode } from '../../src/dns/constants.js';

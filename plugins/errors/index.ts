@@ -1,7 +1,7 @@
 /**
  * errors: logs the error returned by the rest of the chain as
  * `[ERROR] plugin/errors: <rcode> <qname> <qtype>: <error>`, optionally consolidating errors that
- * match a pattern into one line per period (plugins.md, errors).
+ * match a pattern into one line per period (docs/plugins.md, errors).
  */
 import { qtypeName } from '../../src/dns/constants.js';
 import type { Level } from '../../src/log.js';

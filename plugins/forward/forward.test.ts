@@ -82,7 +82,7 @@ describe('forward: answers', () => {
     expect(await serve(h, q1)).toBe(3);
     expect(q1.reply!.rcode).toBe(3);
     const q2 = makeQuery('fail.example.org', 'A');
-    expect(await serve(h, q2)).toBe(0); // written: never an error status (corefile.md §7.4)
+    expect(await serve(h, q2)).toBe(0); // written: never an error status (docs/corefile.md §7.4)
     expect(q2.reply).not.toBeNull();
     expect(q2.reply!.rcode).toBe(2);
   });

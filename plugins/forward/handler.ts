@@ -1,5 +1,5 @@
 /**
- * The forward handler (plugins.md, forward, "Per-query algorithm"): one instance per `forward`
+ * The forward handler (docs/plugins.md, forward, "Per-query algorithm"): one instance per `forward`
  * line, chained in file order. Replies are passed to the client byte for byte, with only the id
  * (and the question's letter case) put back to the client's.
  */

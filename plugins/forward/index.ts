@@ -1,6 +1,6 @@
 /**
  * The `forward` directive: every occurrence in a block becomes one forwarder; the forwarders are
- * chained in file order in front of the next plugin (plugins.md, forward).
+ * chained in file order in front of the next plugin (docs/plugins.md, forward).
  */
 import { Resolver } from 'node:dns/promises';
 import type * as tls from 'node:tls';

@@ -1,5 +1,5 @@
 /**
- * Metrics of the forward plugin (plugins.md, forward and the metric catalogue): the current
+ * Metrics of the forward plugin (docs/plugins.md, forward and the metric catalogue): the current
  * `coredns_proxy_*` / `coredns_forward_*` names and the pre-1.11 compatibility family that the
  * coredns-mixin dashboards still query (all four of them, never `sockets_open`).
  */

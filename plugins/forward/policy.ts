@@ -1,4 +1,4 @@
-/** Upstream ordering per query (plugins.md, forward, step 3). */
+/** Upstream ordering per query (docs/plugins.md, forward, step 3). */
 import type { Policy } from './setup.js';
 
 export interface PolicyState {

@@ -1,4 +1,4 @@
-/** The README's Syntax block and the parser must not drift apart (style.md habit 1). */
+/** The README's Syntax block and the parser must not drift apart (docs/plugins.md, "Plugin READMEs"). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { dispenserFor } from '../../test/helpers/upstream.js';

@@ -1,5 +1,5 @@
 /**
- * Parsing of `forward FROM TO... { ... }` (plugins.md, forward). Each occurrence in a block is a
+ * Parsing of `forward FROM TO... { ... }` (docs/plugins.md, forward). Each occurrence in a block is a
  * separate forwarder; this returns one config per occurrence. Only the resolv.conf-style TO files
  * and the TLS key material are read here (their errors are configuration errors); hostname TOs
  * are resolved when the server starts.
@@ -345,7 +345,7 @@ export function isLoopback(host: string): boolean {
 
 /**
  * Configuration smells worth a warning at start-up: a FROM CIDR that is not on an octet boundary,
- * and (operations-contract pain point 5) a
+ * and (docs/operations.md, "Forwarding loops") a
  * resolv.conf TO that lists a loopback resolver (systemd-resolved's 127.0.0.53 on the node), or
  * a TO that is this server's own listener.
  */

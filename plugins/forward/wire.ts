@@ -66,7 +66,7 @@ export function randomId(): number {
 }
 
 /**
- * The status a plugin returns after writing a reply with `rcode` (corefile.md §7.4): never one of
+ * The status a plugin returns after writing a reply with `rcode` (docs/corefile.md §7.4): never one of
  * SERVFAIL/REFUSED/FORMERR/NOTIMP, which mean "nothing written, the server replies" — a written
  * upstream SERVFAIL is returned as NOERROR, as CoreDNS's forward does.
  */

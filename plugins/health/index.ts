@@ -1,5 +1,5 @@
 /**
- * health (plugins.md, health): an HTTP liveness endpoint, process-wide per address, with a
+ * health (docs/plugins.md, health): an HTTP liveness endpoint, process-wide per address, with a
  * self-probe feeding the health metrics, and the lame-duck sleep at final shutdown.
  * Not part of the query chain.
  */

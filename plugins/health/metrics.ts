@@ -1,4 +1,4 @@
-/** Metrics of the health plugin (plugins.md, health): process-wide, no labels. */
+/** Metrics of the health plugin (docs/plugins.md, health): process-wide, no labels. */
 import { counter, histogram } from '../../src/metrics/registry.js';
 
 export const HEALTH_BUCKETS = [0.00025, 0.0025, 0.025, 0.25, 2.5];

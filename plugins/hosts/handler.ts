@@ -1,4 +1,4 @@
-/** The hosts handler (plugins.md, hosts, "Query handling"). */
+/** The hosts handler (docs/plugins.md, hosts, "Query handling"). */
 import { readFileSync, statSync } from 'node:fs';
 import type { Answer } from 'dns-packet';
 import { Qtype, Rcode } from '../../src/dns/constants.js';

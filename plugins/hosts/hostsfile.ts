@@ -1,5 +1,5 @@
 /**
- * hosts-format parsing and the lookup maps (plugins.md, hosts): names → addresses per family,
+ * hosts-format parsing and the lookup maps (docs/plugins.md, hosts): names → addresses per family,
  * wildcard names (`*.example.com`, exactly one extra label), and address → names for PTR.
  */
 import { isIP } from 'node:net';

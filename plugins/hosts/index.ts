@@ -1,4 +1,4 @@
-/** The `hosts` directive (plugins.md, hosts): once per server block. */
+/** The `hosts` directive (docs/plugins.md, hosts): once per server block. */
 import { isAbsolute, resolve } from 'node:path';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { HostsData, HostsHandler } from './handler.js';

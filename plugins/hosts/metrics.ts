@@ -1,4 +1,4 @@
-/** Metrics of the hosts plugin (plugins.md, hosts). */
+/** Metrics of the hosts plugin (docs/plugins.md, hosts). */
 import { gauge } from '../../src/metrics/registry.js';
 
 export const hostsEntries = gauge({

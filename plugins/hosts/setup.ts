@@ -1,4 +1,4 @@
-/** Parsing of `hosts [FILE [ZONES...]] { ... }` (plugins.md, hosts). */
+/** Parsing of `hosts [FILE [ZONES...]] { ... }` (docs/plugins.md, hosts). */
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { parseDuration } from '../../src/util/duration.js';

@@ -3,7 +3,7 @@
  * once with name compression: answer owners are pointers to the question at offset 12 and the SOA
  * owner/MNAME/RNAME point into the zone part of the question, so copying the client's question
  * bytes over the stored (lower-case) question makes the reply echo the client's letter case,
- * including the zone as spelled in the query (kubernetes-records.md §1). Per query only the id, the
+ * including the zone as spelled in the query (docs/records.md §1). Per query only the id, the
  * flags, the question bytes and the SOA serial are patched.
  *
  * Entries remember which store objects they were computed from (dependency keys, see store.ts);

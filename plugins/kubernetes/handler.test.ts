@@ -57,7 +57,7 @@ async function check(v: Vector, h: KubernetesHandler, name = v.q): Promise<void>
   expect(reply.authorities.map(fmt)).toEqual(wantNs);
 }
 
-describe('kubernetes-records.md §11 vectors through the handler', () => {
+describe('docs/records.md §11 vectors through the handler', () => {
   for (const v of VECTORS) {
     it(`#${v.n} ${v.q} ${v.t} → ${v.rcode}${v.corefile ? ` [${v.corefile}]` : ''}`, async () => {
       const h = handlerFor(v, storeFor(v));

@@ -1,7 +1,7 @@
 /**
  * The query handler: zone match, then a precomputed reply from the AnswerCache (synchronous), or a
  * fresh resolution that is cached for the next query. Fallthrough and the "not yet synced" SERVFAIL
- * are applied per query on top of the cached outcome (kubernetes-records.md §4.7, §6.4).
+ * are applied per query on top of the cached outcome (docs/records.md §4.7, §6.4).
  */
 import type { Answer } from 'dns-packet';
 import { Flag, Qtype, Rcode, qclassName } from '../../src/dns/constants.js';

@@ -1,6 +1,6 @@
 /**
  * The `kubernetes` plugin: cluster DNS records from Services, EndpointSlices, Namespaces and
- * (with `pods verified`) Pods, per kubernetes-records.md.
+ * (with `pods verified`) Pods, per docs/records.md.
  */
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';

@@ -1,7 +1,7 @@
 /**
  * The watch-backed index shared by the plugin instances that watch the same things (it survives a
  * reload with unchanged watch settings, via `ctx.shared`). It owns the Store and one Reflector per
- * watched resource (kubernetes-records.md §8.2), and reports readiness.
+ * watched resource (docs/records.md §8.2), and reports readiness.
  */
 import type { Logger } from '../../src/log.js';
 import { ApiClient, credentialRequest, type ClientSettings } from './client.js';

@@ -1,7 +1,7 @@
 /**
  * Record logic of the kubernetes plugin, following CoreDNS 1.14.7 (plugin/kubernetes/{handler,
  * kubernetes,parse,reverse,ns}.go and plugin/backend_lookup.go) as specified by
- * kubernetes-records.md. Pure and synchronous: it reads the Store through a `View` that records
+ * docs/records.md. Pure and synchronous: it reads the Store through a `View` that records
  * which objects an answer depended on, so the answer cache can drop exactly the affected answers
  * when those objects change. Upstream lookups for ExternalName targets outside the zone are left as
  * `External` markers for the handler to fill in.

@@ -1,5 +1,5 @@
 /**
- * Label-selector validation for `labels` / `namespace_labels` (kubernetes-records.md §4.5). The
+ * Label-selector validation for `labels` / `namespace_labels` (docs/records.md §4.5). The
  * selector is evaluated by the API server; here it is only checked (as CoreDNS does at setup with
  * `meta.ParseToLabelSelector`) and normalised into the `labelSelector` query-parameter form.
  * Grammar: comma-separated `key`, `!key`, `key=v`, `key==v`, `key!=v`, `key in (a,b)`,

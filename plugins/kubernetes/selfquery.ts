@@ -1,6 +1,6 @@
 /**
  * Lookups "through the whole server" for ExternalName targets outside the zone
- * (kubernetes-records.md §2.6): the query is sent to the server's own DNS listener, so it is
+ * (docs/records.md §2.6): the query is sent to the server's own DNS listener, so it is
  * routed to the matching server block and passes its cache/forward plugins, as CoreDNS's
  * `upstream.Lookup` re-entering `ServeDNS` does. A name already being looked up this way is not
  * looked up again within its own chain of nested lookups (guards against ExternalName cycles across

@@ -1,5 +1,5 @@
 /**
- * Corefile parsing for `kubernetes` (kubernetes-records.md §8.1), after CoreDNS
+ * Corefile parsing for `kubernetes` (docs/records.md §8.1), after CoreDNS
  * plugin/kubernetes/setup.go `ParseStanza`. Pure: no file or network access here.
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';

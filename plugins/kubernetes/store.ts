@@ -1,6 +1,6 @@
 /**
  * The object index behind the plugin: slim Services, EndpointSlices, Namespaces and Pods with the
- * secondary indexes DNS needs (kubernetes-records.md §8.2): services by `name.namespace` and by
+ * secondary indexes DNS needs (docs/records.md §8.2): services by `name.namespace` and by
  * cluster IP, slices by `service.namespace` and by address, pods by IP. Fed one event at a time
  * (`upsert`/`remove`) or by a whole relist (`replace`, which diffs); every change reports the
  * dependency keys it touched to the listeners (the answer caches), and bumps the SOA serial per §3.3.

@@ -1,5 +1,5 @@
 /**
- * The fixture of kubernetes-records.md §2.1 as Kubernetes API objects (used by the unit tests
+ * The fixture of docs/records.md §2.1 as Kubernetes API objects (used by the unit tests
  * and, through the sandbox, by the integration tests).
  */
 

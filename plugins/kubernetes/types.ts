@@ -1,5 +1,5 @@
 /**
- * Slim records: the only fields of Kubernetes objects that DNS needs (kubernetes-records.md §8.2).
+ * Slim records: the only fields of Kubernetes objects that DNS needs (docs/records.md §8.2).
  * Objects are converted on receipt (convert.ts) and the full JSON is dropped. Add a field only with
  * a reason.
  */

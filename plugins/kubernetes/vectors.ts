@@ -1,5 +1,5 @@
 /**
- * The test vectors of kubernetes-records.md §11 (fixture §2.1), as data. Answers and additional
+ * The test vectors of docs/records.md §11 (fixture §2.1), as data. Answers and additional
  * records are compared as sets (except where `ordered`), in the `fmt` form of testutil.ts.
  * `soa` is the expected authority (defaults: `SOA` of cluster.local with TTL 5 whenever the answer
  * is empty and the RCODE is NOERROR/NXDOMAIN/SERVFAIL written by the plugin).

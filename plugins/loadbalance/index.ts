@@ -1,4 +1,4 @@
-/** The `loadbalance` directive (plugins.md, loadbalance). */
+/** The `loadbalance` directive (docs/plugins.md, loadbalance). */
 import { isAbsolute, resolve } from 'node:path';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { LoadbalanceHandler } from './handler.js';

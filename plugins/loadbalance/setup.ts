@@ -1,6 +1,6 @@
 /**
  * Parsing of `loadbalance [round_robin | weighted WEIGHTFILE] { reload DURATION; prefer CIDR... }`
- * (plugins.md, loadbalance). Repeated in a block: the last policy wins, `prefer` accumulates.
+ * (docs/plugins.md, loadbalance). Repeated in a block: the last policy wins, `prefer` accumulates.
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { parseDuration } from '../../src/util/duration.js';

@@ -1,5 +1,5 @@
 /**
- * The `round_robin` shuffle (plugins.md, loadbalance): per section, an all-A or all-AAAA section
+ * The `round_robin` shuffle (docs/plugins.md, loadbalance): per section, an all-A or all-AAAA section
  * is randomly permuted; any other section becomes CNAMEs, other types, A/AAAA (shuffled), MX
  * (shuffled). `prefer` then moves preferred addresses first (stable).
  *

@@ -1,6 +1,6 @@
 /**
  * The log plugin's line format: `{placeholder}` substitution compiled once into segments
- * (plugins.md, log). `{common}` and `{combined}` expand to CoreDNS's formats.
+ * (docs/plugins.md, log). `{common}` and `{combined}` expand to CoreDNS's formats.
  */
 import { Flag, qclassName, qtypeName, rcodeName } from '../../src/dns/constants.js';
 import type { Query } from '../../src/query.js';

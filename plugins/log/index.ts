@@ -1,6 +1,6 @@
 /**
  * log: one line per query whose name matches a rule, after the rest of the chain answered
- * (plugins.md, log). Default format is CoreDNS's `{common}`, which log pipelines parse; a `json`
+ * (docs/plugins.md, log). Default format is CoreDNS's `{common}`, which log pipelines parse; a `json`
  * block property (beyond CoreDNS) writes one JSON object per query through pino instead.
  */
 import { performance } from 'node:perf_hooks';

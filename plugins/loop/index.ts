@@ -1,6 +1,6 @@
 /**
- * The `loop` directive (plugins.md, loop). On a detected loop the server logs CoreDNS's FATAL line
- * and exits with status 1, as plugins.md specifies (operations-contract pain point 5 allows a
+ * The `loop` directive (docs/plugins.md, loop). On a detected loop the server logs CoreDNS's FATAL line
+ * and exits with status 1, as docs/plugins.md specifies (docs/operations.md, "Forwarding loops", weighs a
  * not-ready report instead; the product keeps CoreDNS's behaviour so that existing alerting on
  * CrashLoopBackOff and the documented troubleshooting page still apply).
  */

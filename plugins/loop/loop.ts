@@ -1,5 +1,5 @@
 /**
- * Forwarding-loop detection (plugins.md, loop): after the server starts serving, send
+ * Forwarding-loop detection (docs/plugins.md, loop): after the server starts serving, send
  * `<r1>.<r2>.<zone> IN HINFO` to the block's own listener; if that probe comes back through the
  * chain more than twice, the server is forwarding to itself.
  */

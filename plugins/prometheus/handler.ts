@@ -1,6 +1,6 @@
 /**
  * The query-path part of prometheus: times the rest of the chain and records one set of
- * `coredns_dns_*` observations per query (plugins.md, prometheus).
+ * `coredns_dns_*` observations per query (docs/plugins.md, prometheus).
  *
  * Hot path: one cell per label set (server, zone, proto, family, type / rcode, plugin), found with
  * two or three Map lookups and no string building (`dnsCells`, src/metrics/dns.ts); cells

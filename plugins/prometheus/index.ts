@@ -1,5 +1,5 @@
 /**
- * prometheus (plugins.md, prometheus): records the `coredns_dns_*` family for the queries of its
+ * prometheus (docs/plugins.md, prometheus): records the `coredns_dns_*` family for the queries of its
  * block and serves `/metrics` (one listener per address, kept across reloads). Also fills
  * `coredns_plugin_enabled` for its block and sets `coredns_build_info`.
  */

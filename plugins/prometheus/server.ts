@@ -1,5 +1,5 @@
 /**
- * The `/metrics` endpoint (plugins.md, prometheus): the process-wide registry in Prometheus text
+ * The `/metrics` endpoint (docs/plugins.md, prometheus): the process-wide registry in Prometheus text
  * format (gzip when the scraper accepts it), any other path 404. One listener per address, shared
  * by the blocks that use it and kept across reloads.
  */

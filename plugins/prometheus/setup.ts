@@ -1,4 +1,4 @@
-/** `prometheus [ADDRESS] { runtime_metrics; tls CONFIG_FILE }` (plugins.md, prometheus). Once per block. */
+/** `prometheus [ADDRESS] { runtime_metrics; tls CONFIG_FILE }` (docs/plugins.md, prometheus). Once per block. */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { readAddressArg } from '../health/address.js';
 

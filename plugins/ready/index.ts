@@ -1,5 +1,5 @@
 /**
- * ready (plugins.md, ready): the `/ready` endpoint, one listener per address shared by the blocks
+ * ready (docs/plugins.md, ready): the `/ready` endpoint, one listener per address shared by the blocks
  * and kept across reloads; reports the readiness probes of the serving instance.
  */
 import type { PluginDef } from '../../src/plugin.js';

@@ -1,4 +1,4 @@
-/** `ready [ADDRESS] { monitor until-ready|continuously }` (plugins.md, ready). Once per block. */
+/** `ready [ADDRESS] { monitor until-ready|continuously }` (docs/plugins.md, ready). Once per block. */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { readAddressArg } from '../health/address.js';
 

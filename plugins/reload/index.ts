@@ -1,5 +1,5 @@
 /**
- * reload (plugins.md, reload): poll the Corefile (and its imports) every INTERVAL ± JITTER/2 and
+ * reload (docs/plugins.md, reload): poll the Corefile (and its imports) every INTERVAL ± JITTER/2 and
  * reload gracefully when its token hash changes. Setup-only; process-wide.
  */
 import type { PluginDef } from '../../src/plugin.js';

@@ -1,5 +1,5 @@
 /**
- * The reload loop (plugins.md, reload). Process-wide: the blocks of one configuration instance
+ * The reload loop (docs/plugins.md, reload). Process-wide: the blocks of one configuration instance
  * share one loop whose INTERVAL/JITTER are the last ones configured; the loop starts when the
  * instance serves and stops when it is replaced or the process stops. Every period it re-reads
  * and re-hashes the configuration; on a changed hash it remembers the new hash, publishes

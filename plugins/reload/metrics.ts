@@ -1,4 +1,4 @@
-/** Metrics of the reload plugin (plugins.md, reload). */
+/** Metrics of the reload plugin (docs/plugins.md, reload). */
 import { counter, gauge } from '../../src/metrics/registry.js';
 
 export const reloadFailed = counter({

@@ -1,4 +1,4 @@
-/** `reload [INTERVAL] [JITTER]` (plugins.md, reload). Only the first occurrence in a block is read. */
+/** `reload [INTERVAL] [JITTER]` (docs/plugins.md, reload). Only the first occurrence in a block is read. */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { parseGoDuration } from '../../src/util/duration.js';
 

@@ -1,6 +1,6 @@
 /**
  * whoami: answers every query with the client's address and port in the additional section
- * (plugins.md, whoami). Terminal: never calls the next plugin.
+ * (docs/plugins.md, whoami). Terminal: never calls the next plugin.
  *
  * The reply is built straight into wire bytes: header, the question copied from the request
  * (client's letter case), then the A/AAAA and SRV records whose owners are compression pointers

@@ -5,7 +5,7 @@ import { ConfigError, type Token } from './types.js';
 
 const tok = (text: string, line = 1): Token => ({ text, file: 'Corefile', line, endLine: line, quoted: false });
 
-describe('parseServerKey (corefile.md §6.1)', () => {
+describe('parseServerKey (docs/corefile.md §6.1)', () => {
   const ok: { key: string; dnsPort?: number; zone: string; port: number; zones?: number }[] = [
     { key: '.', zone: '.', port: 53 },
     { key: '.:1053', zone: '.', port: 1053 },

@@ -1,5 +1,5 @@
 /**
- * Server-block keys: `[SCHEME://]ZONE[:PORT]` (corefile.md §6.1, §6.3).
+ * Server-block keys: `[SCHEME://]ZONE[:PORT]` (docs/corefile.md §6.1, §6.3).
  *
  * Mirrors CoreDNS's `normalizeZone` + `plugin.SplitHostPort`, except that only `dns://` is served:
  * the other schemes CoreDNS knows (tls, quic, grpc, https, https3) are rejected instead of being
@@ -21,7 +21,7 @@ export interface ServerKey {
   readonly token: Token;
 }
 
-/** Schemes CoreDNS serves that this product does not (corefile.md §6.1). */
+/** Schemes CoreDNS serves that this product does not (docs/corefile.md §6.1). */
 const UNSUPPORTED_SCHEMES = new Set(['tls', 'quic', 'grpc', 'https', 'https3']);
 
 /**

@@ -9,7 +9,7 @@ function show(text: string): string[] {
   });
 }
 
-describe('lex (corefile.md §2)', () => {
+describe('lex (docs/corefile.md §2)', () => {
   const cases: { name: string; input: string; want: string[] }[] = [
     { name: 'words and lines', input: '.:53 {\n whoami\n log\n}\n', want: ['.:53@1', '{@1', 'whoami@2', 'log@3', '}@4'] },
     { name: 'empty input', input: '', want: [] },
@@ -68,7 +68,7 @@ describe('lex (corefile.md §2)', () => {
   });
 });
 
-describe('substituteEnv (corefile.md §4)', () => {
+describe('substituteEnv (docs/corefile.md §4)', () => {
   const env = { UP: '8.8.8.8', PORT: '1053', A: 'a', B: 'b', SP: 'x y', BRACE: '{', SELF: '{$SELF}', DOLLAR: '{$A}', PCT: '{%A%}', EMPTY: '' };
   const cases: [string, string][] = [
     ['{$UP}', '8.8.8.8'],

@@ -1,5 +1,5 @@
 /**
- * The Corefile lexer (corefile.md §2) and environment substitution (§4).
+ * The Corefile lexer (docs/corefile.md §2) and environment substitution (§4).
  *
  * Modelled on the Caddy v1 lexer that CoreDNS embeds (`caddyfile/lexer.go`): a token is a maximal
  * run of non-space characters, or a quoted string when the run *starts* with `"`. Every token
@@ -43,7 +43,7 @@ export function isSpace(c: number): boolean {
  * Split Corefile text into tokens. `file` is recorded in every token (for error locations and the
  * "same line" rule, which never holds across files).
  *
- * Rules (corefile.md §2):
+ * Rules (docs/corefile.md §2):
  * - a leading U+FEFF is discarded;
  * - `\r` outside quotes is skipped without ending the token (so CRLF files lex like LF files);
  * - an unquoted `#` starts a comment anywhere, even inside a word (`whoami#x` → `whoami`);
@@ -150,7 +150,7 @@ function skipComment(text: string, i: number): number {
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /**
- * Environment substitution for one token (corefile.md §4): `{%NAME%}` references are replaced
+ * Environment substitution for one token (docs/corefile.md §4): `{%NAME%}` references are replaced
  * first, then `{$NAME}` ones; an unset variable becomes ''. Several references per token are
  * allowed. `{$}` / `{%%}` (empty name) and an unterminated reference are left as literal text.
  *

@@ -20,7 +20,7 @@ import { ConfigError, type ServerBlock, type Token } from './types.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/corefile');
 
-/** The product's directives (corefile.md §8.2), independent of which plugins are implemented yet. */
+/** The product's directives (docs/corefile.md §8.2), independent of which plugins are implemented yet. */
 const DIRECTIVES = new Set([
   'reload', 'bind', 'ready', 'health', 'prometheus', 'errors', 'log', 'loadbalance', 'rewrite',
   'autopath', 'cache', 'template', 'hosts', 'kubernetes', 'loop', 'forward', 'whoami',
@@ -71,7 +71,7 @@ const WHOAMI_LOG: Simple[] = [{ keys: ['.:53'], dirs: { whoami: ['whoami'], log:
 
 // ---------------------------------------------------------------------------------------------
 
-describe('corefile.md §9 tricky parsing examples', () => {
+describe('docs/corefile.md §9 tricky parsing examples', () => {
   type Row = { n: string; input: string; env?: Record<string, string>; want?: Simple[]; err?: string };
   const rows: Row[] = [
     { n: '#1 block over several lines', input: '.:53 {\n whoami\n log\n}', want: WHOAMI_LOG },
@@ -626,7 +626,7 @@ describe('import limits and injected file access', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe('default Corefiles users bring (kubernetes-records.md §9.3)', () => {
+describe('default Corefiles users bring (docs/records.md §9.3)', () => {
   const registry: ParseOptions = { isDirective: (n) => pluginByName(n) !== undefined, env: {} };
   const load = (name: string): ServerBlock[] =>
     parseCorefile(fs.readFileSync(path.join(FIXTURES, name), 'utf8'), name, registry);

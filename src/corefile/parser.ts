@@ -1,5 +1,5 @@
 /**
- * The Corefile parser (corefile.md §3–§5): groups tokens into server blocks, expands `import`
+ * The Corefile parser (docs/corefile.md §3–§5): groups tokens into server blocks, expands `import`
  * (snippets, files, globs) and environment references, and checks directive names. It does not
  * interpret directive arguments or nested blocks; each plugin reads its own tokens with a
  * `Dispenser`.
@@ -62,9 +62,9 @@ export interface ParseResult {
   errors: ConfigError[];
 }
 
-/** At most this many snippet expansions per parse (corefile.md §5.1). */
+/** At most this many snippet expansions per parse (docs/corefile.md §5.1). */
 export const MAX_SNIPPET_EXPANSIONS = 10_000;
-/** At most this many file/glob import statements expanded per parse (corefile.md §5.1). */
+/** At most this many file/glob import statements expanded per parse (docs/corefile.md §5.1). */
 export const MAX_FILE_IMPORTS = 100_000;
 
 /** Parse a Corefile into its server blocks (snippet definitions are not blocks). */
@@ -93,7 +93,7 @@ export function sortConfigErrors(errors: ConfigError[], files: readonly string[]
 
 /**
  * The built-in configuration used when there is no Corefile or it has no server blocks
- * (corefile.md §1.2).
+ * (docs/corefile.md §1.2).
  */
 export function defaultCorefile(dnsPort: number): string {
   return `.:${dnsPort} {\nwhoami\nlog\n}\n`;
@@ -721,8 +721,8 @@ function compareBytes(a: string, b: string): number {
 // Configuration hash (reload)
 
 /**
- * SHA-512 (hex) of the fully expanded configuration, as the reload plugin uses it (plugins.md
- * §reload, corefile.md §5.1): keys and every directive token with its file, line and text, so a
+ * SHA-512 (hex) of the fully expanded configuration, as the reload plugin uses it (docs/plugins.md
+ * §reload, docs/corefile.md §5.1): keys and every directive token with its file, line and text, so a
  * change in an imported file or in a used environment variable changes the hash, and so does
  * inserting a line (line numbers shift), while comment- or whitespace-only edits within a line do
  * not.

@@ -1,4 +1,4 @@
-/** Tokens and server blocks produced by the Corefile lexer/parser (corefile.md §2, §3). */
+/** Tokens and server blocks produced by the Corefile lexer/parser (docs/corefile.md §2, §3). */
 
 export interface Token {
   /** Text after quote removal, escape handling and environment substitution. */

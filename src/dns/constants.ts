@@ -33,7 +33,7 @@ export function rcodeFromName(name: string): number | undefined {
   return undefined;
 }
 
-/** RCODEs that, returned without a written reply, make the server write a bare reply (corefile.md §7.4). */
+/** RCODEs that, returned without a written reply, make the server write a bare reply (docs/corefile.md §7.4). */
 export function isServerWrittenRcode(rcode: number): boolean {
   return rcode === Rcode.SERVFAIL || rcode === Rcode.REFUSED || rcode === Rcode.FORMERR || rcode === Rcode.NOTIMP;
 }
@@ -96,7 +96,7 @@ export const Flag = {
   CD: 0x0010,
 } as const;
 
-/** EDNS0 option codes kept when the server echoes the client's OPT (corefile.md §7.4). */
+/** EDNS0 option codes kept when the server echoes the client's OPT (docs/corefile.md §7.4). */
 export const EdnsOption = { NSID: 3, EXPIRE: 9, COOKIE: 10, TCP_KEEPALIVE: 11, PADDING: 12 } as const;
 
 /** Largest UDP payload this server offers by default (DNS flag day 2020). */

@@ -187,7 +187,7 @@ export interface EncodeResult {
 /**
  * Encode `msg` with compression. With `limit`, whole records are dropped from the end (additional,
  * then authority, then answer) until it fits; TC is set when answer or authority records were
- * dropped (corefile.md §7.4). The OPT record is always kept.
+ * dropped (docs/corefile.md §7.4). The OPT record is always kept.
  */
 export function encodeFitted(msg: Message, limit = 65535): EncodeResult {
   const size = maxEncodingLength(msg) + 16;

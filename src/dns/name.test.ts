@@ -28,7 +28,7 @@ describe('names', () => {
     expect(canonicalIP('nope')).toBeUndefined();
   });
 
-  it('expands CIDRs into reverse zones (corefile.md §6.3)', () => {
+  it('expands CIDRs into reverse zones (docs/corefile.md §6.3)', () => {
     expect(reverseZonesFromCidr('10.0.0.0/8')).toEqual(['10.in-addr.arpa.']);
     expect(reverseZonesFromCidr('10.0.0.0/15')).toEqual(['0.10.in-addr.arpa.', '1.10.in-addr.arpa.']);
     expect(reverseZonesFromCidr('10.0.0.0/17')).toHaveLength(128);

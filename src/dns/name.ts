@@ -170,7 +170,7 @@ export function canonicalIP(ip: string): string | undefined {
 }
 
 /**
- * Expand a CIDR to the reverse zones that cover it (corefile.md §6.3): IPv4 rounded up to octets,
+ * Expand a CIDR to the reverse zones that cover it (docs/corefile.md §6.3): IPv4 rounded up to octets,
  * IPv6 to nibbles. Returns undefined when `cidr` is not a CIDR at all; throws on an invalid one.
  */
 export function reverseZonesFromCidr(cidr: string): string[] | undefined {
@@ -225,7 +225,7 @@ export function reverseZonesFromCidr(cidr: string): string[] | undefined {
 }
 
 /**
- * Normalise a zone argument of a plugin (corefile.md §10): strip `scheme://` and `:port`, expand a
+ * Normalise a zone argument of a plugin (docs/corefile.md §10): strip `scheme://` and `:port`, expand a
  * CIDR, lower-case, make absolute. Returns [] when the argument does not normalise (it is dropped).
  */
 export function normalizeZoneArg(arg: string): string[] {

@@ -1,6 +1,6 @@
 /**
  * Reading requests straight from the packet bytes: header, the single question and the EDNS OPT
- * record, with the checks of corefile.md §7.2. No dns-packet object is built here: this runs for
+ * record, with the checks of docs/corefile.md §7.2. No dns-packet object is built here: this runs for
  * every packet, and most answers never need one.
  */
 import { Flag, Opcode, Qtype, Rcode } from './constants.js';
@@ -153,7 +153,7 @@ export function lowerName(name: string): string {
 }
 
 /**
- * Parse and check a request (corefile.md §7.2). Unreadable header, or a response → drop; wrong
+ * Parse and check a request (docs/corefile.md §7.2). Unreadable header, or a response → drop; wrong
  * opcode → NOTIMP; bad counts or undecodable records → FORMERR.
  */
 export function parseRequest(buf: Buffer): ParseResult {

@@ -1,5 +1,5 @@
 /**
- * The `coredns_dns_*` family and the process-wide metrics (plugins.md, prometheus). They live in
+ * The `coredns_dns_*` family and the process-wide metrics (docs/plugins.md, prometheus). They live in
  * the core because the server itself records queries it rejects before any chain
  * (`zone="dropped"`), whether or not a block has `prometheus`.
  */

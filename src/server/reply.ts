@@ -1,5 +1,5 @@
 /**
- * The last step of the reply pipeline (corefile.md §7.4): EDNS in replies, and fitting the reply
+ * The last step of the reply pipeline (docs/corefile.md §7.4): EDNS in replies, and fitting the reply
  * into the client's buffer with truncation. Wire replies that already fit leave untouched except
  * for an appended OPT record; only oversize replies are decoded and re-encoded.
  */

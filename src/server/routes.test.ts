@@ -14,7 +14,7 @@ const NAMES = [
   'local.', '4.3.2.10.in-addr.arpa.', '4.3.2.1.in-addr.arpa.', 'in-addr.arpa.', 'example.', 'www.example.', 'example.com.',
 ];
 
-describe('route table (corefile.md §7.3)', () => {
+describe('route table (docs/corefile.md §7.3)', () => {
   it('picks the longest matching zone, the parent for DS, else the root block', () => {
     const t = table(ZONES);
     expect(t.lookup('a.b.svc.cluster.local.', Qtype.A)?.zone).toBe('svc.cluster.local.');

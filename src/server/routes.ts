@@ -1,5 +1,5 @@
 /**
- * Per-listener routing (corefile.md §7.3): the block with the longest matching zone key wins,
+ * Per-listener routing (docs/corefile.md §7.3): the block with the longest matching zone key wins,
  * then the root block, else REFUSED. DS queries go to the parent of a matching zone.
  */
 import { Qtype } from '../dns/constants.js';

@@ -1,5 +1,5 @@
 /**
- * Go `time.Duration` syntax for Corefile DURATION arguments (plugins.md, common conventions) and
+ * Go `time.Duration` syntax for Corefile DURATION arguments (docs/plugins.md, common conventions) and
  * Go's `Duration.String()` for log lines (`Going into lameduck mode for 5s`).
  *
  * `parseGoDuration` follows `time.ParseDuration` exactly, error texts included:

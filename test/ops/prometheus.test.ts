@@ -153,7 +153,7 @@ describe('coredns_plugin_enabled', () => {
   });
 });
 
-/** The metrics this work package owns or fills (plugins.md metric catalogue), exactly. */
+/** The metrics this work package owns or fills (docs/plugins.md metric catalogue), exactly. */
 const DURATION_BUCKETS = Array.from({ length: 16 }, (_, k) => 0.00025 * 2 ** k);
 const SIZE_BUCKETS = [0, 100, 200, 300, 400, 511, 1023, 2047, 4095, 8291, 16000, 32000, 48000, 64000];
 const CATALOGUE: { name: string; type: string; labels: string[]; buckets?: number[] }[] = [

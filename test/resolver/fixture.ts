@@ -1,6 +1,6 @@
 /**
  * Shared vocabulary of the resolver suite: the scenarios over the fixture cluster
- * (examples/cluster.yaml, kubernetes-records.md §2.1) with what each resolver must send and get,
+ * (examples/cluster.yaml, docs/records.md §2.1) with what each resolver must send and get,
  * and helpers to read the queries a server saw from its `log` plugin lines.
  */
 import type { Outcome, ResolverKind, SentQuery } from './model.js';
