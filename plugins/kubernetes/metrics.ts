@@ -1,4 +1,4 @@
-/** Metrics of the kubernetes plugin (kubernetes-records.md §8.5). */
+/** Metrics of the kubernetes plugin (docs/records.md §8.5). */
 import { counter, DEFAULT_BUCKETS, exponentialBuckets, gauge, histogram } from '../../src/metrics/registry.js';
 
 export const programmingDuration = histogram<'service_kind'>({

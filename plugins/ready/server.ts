@@ -1,5 +1,5 @@
 /**
- * The readiness endpoint `/ready` (plugins.md, ready), as CoreDNS 1.15.0 answers it: 200 `OK`
+ * The readiness endpoint `/ready` (docs/plugins.md, ready), as CoreDNS 1.15.0 answers it: 200 `OK`
  * when every readiness probe the serving instance registered says ready; else 503 whose body is
  * the sorted names of the plugins not ready joined with `,` (nothing else, byte for byte), and the
  * log line `[INFO] plugin/ready: Plugins not ready: "<names>"`. The probes' reasons (why a plugin

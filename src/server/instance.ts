@@ -140,7 +140,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   let parsed = parseCorefileWithFiles(text, source.path, parseOpts);
   let effectiveSource = source;
   if (parsed.blocks.length === 0 && parsed.errors.length === 0) {
-    text = defaultCorefile(opts.dnsPort); // the built-in default (corefile.md §1.2)
+    text = defaultCorefile(opts.dnsPort); // the built-in default (docs/corefile.md §1.2)
     effectiveSource = { path: source.path, text };
     parsed = parseCorefileWithFiles(text, '<default>', parseOpts);
   }
