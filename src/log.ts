@@ -37,7 +37,18 @@ export function writeLine(level: Level, text: string): void {
   sink(`[${level}] ${text}`);
 }
 
-/** `[FATAL] msg` and exit 1 (start-up failures, as CoreDNS's log.Fatal). */
+/**
+ * The start-up failure line and exit 1, as CoreDNS's `mustLogFatal` writes it: Go's standard
+ * logger without flags, so the message alone on stderr (`Corefile:3 - Error during parsing: …`,
+ * `listen tcp :53: bind: address already in use`), no `[FATAL]` level. Operators and the
+ * differential suite grep this exact text (docs/logs.md).
+ */
+export function startupFailure(msg: string): never {
+  process.stderr.write(`${msg}\n`);
+  process.exit(1);
+}
+
+/** `[FATAL] msg` and exit 1 (a plugin's fatal condition, as CoreDNS's clog.Fatal: loop). */
 export function fatal(msg: string): never {
   writeLine('FATAL', msg);
   process.exit(1);

@@ -9,7 +9,7 @@
 import cluster from 'node:cluster';
 import { writeFileSync } from 'node:fs';
 import { FlagError, HelpRequested, parseFlags, usage, type Flags } from './cli/flags.js';
-import { coreLog, fatal } from './log.js';
+import { coreLog, startupFailure } from './log.js';
 import { PLATFORM_LINE, VERSION_LINE } from './version.js';
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -23,7 +23,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.stderr.write(`${usage()}\n`);
       process.exit(0);
     }
-    if (e instanceof FlagError && e.exitCode === 1) fatal(e.message);
+    if (e instanceof FlagError && e.exitCode === 1) startupFailure(e.message);
     process.stderr.write(`${(e as Error).message}\n${usage()}\n`);
     process.exit(2);
   }

@@ -5,7 +5,7 @@
 import cluster from 'node:cluster';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Flags } from './cli/flags.js';
-import { coreLog, fatal } from './log.js';
+import { coreLog, startupFailure } from './log.js';
 import { buildInfo } from './metrics/dns.js';
 import type { ConfigSource } from './server/instance.js';
 import { describeErrors, Server } from './server/server.js';
@@ -37,7 +37,7 @@ export async function serve(flags: Flags): Promise<void> {
   try {
     await loadSource();
   } catch (e) {
-    fatal((e as Error).message);
+    startupFailure((e as Error).message);
   }
   // In worker mode only the first worker prints the banner.
   const quiet = flags.quiet || (cluster.isWorker && cluster.worker?.id !== 1);
@@ -46,13 +46,14 @@ export async function serve(flags: Flags): Promise<void> {
   try {
     await server.start();
   } catch (e) {
-    fatal(describeErrors(e).join('; '));
+    startupFailure(describeErrors(e).join('; '));
   }
   if (flags.pidfile) {
     try {
       writeFileSync(flags.pidfile, `${process.pid}\n`);
     } catch (e) {
-      fatal(`Could not write pidfile: ${(e as Error).message}`);
+      // As CoreDNS: logged, and the server keeps serving.
+      coreLog.error(`Could not write pidfile: ${(e as Error).message}`);
     }
   }
   installSignals(server);

@@ -16,6 +16,18 @@ interface Pending {
   readonly timer: NodeJS.Timeout;
 }
 
+
+/**
+ * A failed send on the connected upstream socket in Go's words. Linux reports ECONNREFUSED on a
+ * connected UDP socket only as the pending ICMP error of an earlier datagram; Node hands it to the
+ * next send, where Go's exchange meets it on its read (`read udp L->R: read: connection refused`),
+ * so it is worded as that read.
+ */
+function sendError(err: Error, local: string | null, remote: string): Error {
+  if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') return goNetError('read', 'udp', local, remote, 'read: connection refused');
+  return goNetError('write', 'udp', local, remote, err);
+}
+
 class UdpSocket {
   readonly sock: dgram.Socket;
   readonly pending = new Map<number, Pending>();
@@ -81,7 +93,7 @@ class UdpSocket {
     if (this.closed || !this.pending.has(id)) return;
     try {
       this.sock.send(out, (err) => {
-        if (err) this.settle(id, goNetError('write', 'udp', this.local, this.label, err));
+        if (err) this.settle(id, sendError(err, this.local, this.label));
       });
     } catch (e) {
       this.settle(id, goNetError('write', 'udp', this.local, this.label, e as Error));
