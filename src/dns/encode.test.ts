@@ -56,7 +56,7 @@ describe('name compression (miekg/dns rules)', () => {
     expect(buf.length).toBe(12 + 51 + 6 * 66 + 3 * 16);
     // Shorter targets: all six SRV and all six A fit.
     const short = srvReply(6);
-    for (const [i, rr] of short.answers.entries()) (rr.data as { target: string }).target = `e${i}.${SVC}`;
+    for (const [i, rr] of short.answers.entries()) (rr as dnsPacket.SrvAnswer).data.target = `e${i}.${SVC}`;
     for (const [i, rr] of short.additionals.entries()) rr.name = `e${i}.${SVC}`;
     const fitted = encodeFitted(short, 512);
     expect(decode(fitted.buf).additionals).toHaveLength(6);
@@ -75,7 +75,7 @@ describe('name compression (miekg/dns rules)', () => {
     };
     const buf = encodeMessage2(m);
     const d = decode(buf);
-    expect(d.answers.map((r) => (r.data as { exchange: string }).exchange)).toEqual(['mail.example.org', 'mail.example.org']);
+    expect(d.answers.map((r) => (r as unknown as { data: { exchange: string } }).data.exchange)).toEqual(['mail.example.org', 'mail.example.org']);
     expect(d.additionals[0]!.name).toBe('mail.example.org');
     // second MX exchange is one pointer: RDLENGTH = 2 (pref) + 2 (pointer)
     const second = buf.length - 16 - (12 + 4);
