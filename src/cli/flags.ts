@@ -13,6 +13,10 @@ export interface Flags {
   validate: boolean;
   /** Worker processes sharing the listeners (beyond CoreDNS; 1 = no cluster). */
   workers: number;
+  /** TCP connections per listener; at the cap the longest-idle one is closed (beyond CoreDNS). */
+  tcpMaxConns: number;
+  /** TCP connections per client address and listener, 0 = no cap (beyond CoreDNS). */
+  tcpMaxConnsPerSource: number;
 }
 
 export class FlagError extends Error {
@@ -38,6 +42,8 @@ const SPECS: Record<string, Spec> = {
   quiet: { key: 'quiet', kind: 'bool', help: 'Quiet mode (no initialization output)' },
   validate: { key: 'validate', kind: 'bool', help: 'Parse and set up the configuration, print every error, exit (non-zero on errors) without serving' },
   workers: { key: 'workers', kind: 'int', help: 'Number of worker processes sharing the DNS sockets (default 1)' },
+  'dns.tcp.maxconns': { key: 'tcpMaxConns', kind: 'int', help: 'Maximum TCP connections per listener; at the cap the longest-idle one is closed (default 10000)' },
+  'dns.tcp.maxconnspersource': { key: 'tcpMaxConnsPerSource', kind: 'int', help: 'Maximum TCP connections from one client address per listener, 0 for no cap (default 256)' },
 };
 
 export function usage(): string {
@@ -49,7 +55,7 @@ export function usage(): string {
 }
 
 export function parseFlags(argv: readonly string[]): Flags {
-  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, workers: 1 };
+  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, workers: 1, tcpMaxConns: 10_000, tcpMaxConnsPerSource: 256 };
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -85,5 +91,7 @@ export function parseFlags(argv: readonly string[]): Flags {
     }
   }
   if (rest.length) throw new FlagError(`extra command line arguments: [${rest.join(' ')}]`, 1);
+  if (flags.tcpMaxConns < 1) throw new FlagError(`invalid value "${flags.tcpMaxConns}" for flag -dns.tcp.maxconns: must be at least 1`);
+  if (flags.tcpMaxConnsPerSource < 0) throw new FlagError(`invalid value "${flags.tcpMaxConnsPerSource}" for flag -dns.tcp.maxconnspersource: must not be negative`);
   return flags;
 }
