@@ -190,14 +190,14 @@ export function maxEncodingLength(msg: Message): number {
 
 export interface EncodeResult {
   buf: Buffer;
-  /** True when records had to be dropped to fit (answer or authority ones, so TC was set). */
+  /** True when records had to be dropped to fit (any section, as CoreDNS; TC was set). */
   truncated: boolean;
 }
 
 /**
  * Encode `msg` with compression. With `limit`, whole records are dropped from the end (additional,
- * then authority, then answer) until it fits; TC is set when answer or authority records were
- * dropped (corefile.md §7.4). The OPT record is always kept.
+ * then authority, then answer) until it fits; TC is set when any record was dropped, additional
+ * ones included, as CoreDNS 1.15.0 does (miekg/dns Msg.Truncate). The OPT record is always kept.
  */
 export function encodeFitted(msg: Message, limit = 65535): EncodeResult {
   const size = maxEncodingLength(msg) + 16;
@@ -226,7 +226,8 @@ export function encodeFitted(msg: Message, limit = 65535): EncodeResult {
           for (const [k, v] of comp) if (v >= before) comp.delete(k);
         }
         full = true;
-        if (s < 2) truncated = true;
+        // As miekg/dns's Msg.Truncate: TC when any record was left out, additional ones included.
+        truncated = true;
         break;
       }
       counts[s]!++;
