@@ -127,8 +127,8 @@ export class TcpPool {
 
   /** Move a connection to the end of the idle order. */
   touched(conn: TcpConnection): void {
-    this.order.delete(conn);
-    this.order.add(conn);
+    // (A closed connection's late write callbacks must not bring it back.)
+    if (this.order.delete(conn)) this.order.add(conn);
   }
 
   /** Close connections idle longer than the idle timeout (oldest first; stop at the first recent one). */
@@ -336,7 +336,7 @@ export class TcpConnection {
   /** A reply was handed to the kernel (or the socket failed). */
   private written(): void {
     this.queuedReplies--;
-    if (!this.closed) this.touch();
+    if (!this.closed && !this.c.destroyed) this.touch();
     this.maybeResume();
   }
 
