@@ -8,7 +8,7 @@
  *   connection with unsent bytes is not read at all). Queries already received but not yet
  *   processed wait in the connection's read buffer (at most one socket read); the rest wait in
  *   the kernel, which closes the client's TCP window.
- * - Idle: a connection with no complete query read and no reply bytes written for
+ * - Idle: a connection with no complete query read and no flush of its unsent replies for
  *   `idleTimeoutMs` is closed, so a peer that does not read its replies is closed too; a message
  *   started but not completed within `readTimeoutMs` closes the connection.
  * - Fair caps: at most `maxConnectionsPerSource` connections per client address (a new one beyond
@@ -166,6 +166,7 @@ export class TcpPool {
 }
 
 const REORDER_MS = 1000;
+const EMPTY = Buffer.alloc(0);
 
 /** One TCP connection: framing, back-pressure, the in-flight cap, activity for the idle order. */
 export class TcpConnection {
@@ -185,7 +186,9 @@ export class TcpConnection {
   readonly family: 1 | 2;
   private readonly maxInFlight: number;
   private readonly maxQueued: number;
-  private readonly onWritten: (err?: Error | null) => void;
+  /** An empty write is queued behind the unsent replies to learn when they are flushed. */
+  private flushWaiting = false;
+  private readonly onFlushed: () => void;
 
   constructor(
     private readonly pool: TcpPool,
@@ -198,9 +201,12 @@ export class TcpConnection {
     this.lastActive = this.orderedAt = Date.now();
     this.maxInFlight = pool.limits.maxInFlightPerConnection;
     this.maxQueued = Math.max(pool.limits.maxQueuedBytesPerConnection, 1);
-    this.onWritten = () => this.written();
+    this.onFlushed = () => {
+      this.flushWaiting = false;
+      this.flushed();
+    };
     c.on('data', (chunk: Buffer) => this.onData(chunk));
-    c.on('drain', () => this.maybeResume());
+    c.on('drain', () => this.flushed());
     c.on('close', () => this.onClose());
     c.on('error', () => c.destroy());
   }
@@ -277,13 +283,16 @@ export class TcpConnection {
       c.uncork();
       this.account();
       if (this.closed) break;
+      // Replies handed to the kernel at once (the usual case) are no longer queued.
+      if (this.accounted === 0) this.queuedReplies = 0;
       const complete = buf !== null && buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0);
       if (complete && this.over()) {
-        // Wait for finished queries, written replies or 'drain'.
+        // Wait for finished queries, or the unsent replies to reach the kernel.
         if (!this.readPaused) {
           this.readPaused = true;
           c.pause();
         }
+        this.waitFlush();
         break;
       }
       if (!complete) {
@@ -330,13 +339,27 @@ export class TcpConnection {
     const q = this.c.writableLength;
     if (this.inFlight + this.queuedReplies <= this.maxInFlight >> 1 && q <= this.maxQueued >> 1 && !(q > 0 && this.pool.queuedBytes >= this.pool.limits.maxQueuedBytes)) {
       this.pump();
+    } else {
+      this.waitFlush();
     }
   }
 
-  /** A reply was handed to the kernel (or the socket failed). */
-  private written(): void {
-    this.queuedReplies--;
-    if (!this.closed && !this.c.destroyed) this.touch();
+  /** Learn when the unsent replies reach the kernel ('drain' only follows a write over the high-water mark). */
+  private waitFlush(): void {
+    if (this.accounted > 0 && !this.flushWaiting) {
+      this.flushWaiting = true;
+      this.c.write(EMPTY, this.onFlushed);
+    }
+  }
+
+
+  /** Everything written so far reached the kernel ('drain', or the empty write's callback). */
+  private flushed(): void {
+    if (this.closed || this.c.destroyed) return;
+    this.account();
+    if (this.accounted > 0) return;
+    this.queuedReplies = 0;
+    this.touch();
     this.maybeResume();
   }
 
@@ -345,9 +368,13 @@ export class TcpConnection {
     const frame = Buffer.allocUnsafe(2 + reply.length);
     frame.writeUInt16BE(reply.length, 0);
     frame.set(reply, 2);
+    // A reply counts as queued (against the in-flight cap) until the socket's buffer empties.
     this.queuedReplies++;
-    this.c.write(frame, this.onWritten);
-    if (!this.pumping) this.account();
+    this.c.write(frame);
+    if (!this.pumping) {
+      this.account();
+      if (this.accounted === 0) this.queuedReplies = 0;
+    }
   }
 
   finished(): void {
