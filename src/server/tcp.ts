@@ -167,6 +167,8 @@ export class TcpPool {
 
 const REORDER_MS = 1000;
 const EMPTY = Buffer.alloc(0);
+/** Messages one connection may dispatch before the others get a turn (setImmediate). */
+const PUMP_BUDGET = 128;
 
 /** One TCP connection: framing, back-pressure, the in-flight cap, activity for the idle order. */
 export class TcpConnection {
@@ -189,6 +191,8 @@ export class TcpConnection {
   /** An empty write is queued behind the unsent replies to learn when they are flushed. */
   private flushWaiting = false;
   private readonly onFlushed: () => void;
+  private yieldScheduled = false;
+  private readonly onYield: () => void;
 
   constructor(
     private readonly pool: TcpPool,
@@ -201,6 +205,10 @@ export class TcpConnection {
     this.lastActive = this.orderedAt = Date.now();
     this.maxInFlight = pool.limits.maxInFlightPerConnection;
     this.maxQueued = Math.max(pool.limits.maxQueuedBytesPerConnection, 1);
+    this.onYield = () => {
+      this.yieldScheduled = false;
+      this.pump();
+    };
     this.onFlushed = () => {
       this.flushWaiting = false;
       this.flushed();
@@ -263,11 +271,12 @@ export class TcpConnection {
     this.pumping = true;
     const c = this.c;
     let got = false;
+    let budget = PUMP_BUDGET;
     for (;;) {
       // Replies computed synchronously for these queries leave in one write (pipelining).
       c.cork();
       let buf = this.buf;
-      while (buf !== null && buf.length >= 2 && !this.over()) {
+      while (budget > 0 && buf !== null && buf.length >= 2 && !this.over()) {
         const len = buf.readUInt16BE(0);
         if (buf.length < 2 + len) break;
         const msg = Buffer.from(buf.subarray(2, 2 + len));
@@ -275,6 +284,7 @@ export class TcpConnection {
         this.buf = buf;
         if (len === 0) continue;
         got = true;
+        budget--;
         this.inFlight++;
         this.pool.listener.started();
         this.pool.listener.dispatchFn(msg, new TcpExchange(this));
@@ -299,6 +309,18 @@ export class TcpConnection {
         if (this.readPaused) {
           this.readPaused = false;
           c.resume();
+        }
+        break;
+      }
+      if (budget === 0) {
+        // A long pipeline: let other connections and UDP have the event loop, then go on.
+        if (!this.readPaused) {
+          this.readPaused = true;
+          c.pause();
+        }
+        if (!this.yieldScheduled) {
+          this.yieldScheduled = true;
+          setImmediate(this.onYield);
         }
         break;
       }
