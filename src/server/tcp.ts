@@ -7,7 +7,8 @@
  *   `maxQueuedBytesPerConnection` (and, while the listener's total is above `maxQueuedBytes`, a
  *   connection with unsent bytes is not read at all). Queries already received but not yet
  *   processed wait in the connection's read buffer (at most one socket read); the rest wait in
- *   the kernel, which closes the client's TCP window.
+ *   the kernel, which closes the client's TCP window. A connection dispatches at most 128 messages
+ *   per turn of the event loop, so a long pipeline cannot starve the other clients.
  * - Idle: a connection with no complete query read and no flush of its unsent replies for
  *   `idleTimeoutMs` is closed, so a peer that does not read its replies is closed too; a message
  *   started but not completed within `readTimeoutMs` closes the connection.
