@@ -170,6 +170,8 @@ const REORDER_MS = 1000;
 const EMPTY = Buffer.alloc(0);
 /** Messages one connection may dispatch before the others get a turn (setImmediate). */
 const PUMP_BUDGET = 128;
+/** Bytes a connection waiting for its next turn may read ahead. */
+const YIELD_BUFFER = 64 * 1024;
 
 /** One TCP connection: framing, back-pressure, the in-flight cap, activity for the idle order. */
 export class TcpConnection {
@@ -187,6 +189,7 @@ export class TcpConnection {
   /** When the connection was last moved in the pool's idle order. */
   orderedAt: number;
   readonly family: 1 | 2;
+  readonly listener: ListenerInfo;
   private readonly maxInFlight: number;
   private readonly maxQueued: number;
   /** An empty write is queued behind the unsent replies to learn when they are flushed. */
@@ -203,6 +206,7 @@ export class TcpConnection {
     readonly remotePort: number,
   ) {
     this.family = family;
+    this.listener = pool.listener;
     this.lastActive = this.orderedAt = Date.now();
     this.maxInFlight = pool.limits.maxInFlightPerConnection;
     this.maxQueued = Math.max(pool.limits.maxQueuedBytesPerConnection, 1);
@@ -220,9 +224,7 @@ export class TcpConnection {
     c.on('error', () => c.destroy());
   }
 
-  get listener(): ListenerInfo {
-    return this.pool.listener;
-  }
+
 
   /** Close at once (caps, idle); the pool forgets the connection now, not at its 'close' event. */
   close(): void {
@@ -257,6 +259,14 @@ export class TcpConnection {
 
   private onData(chunk: Buffer): void {
     this.buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
+    if (this.yieldScheduled) {
+      // The rest of a long pipeline waits for its turn; stop reading if it piles up.
+      if (this.buf.length >= YIELD_BUFFER && !this.readPaused) {
+        this.readPaused = true;
+        this.c.pause();
+      }
+      return;
+    }
     this.pump();
   }
 
@@ -287,8 +297,8 @@ export class TcpConnection {
         got = true;
         budget--;
         this.inFlight++;
-        this.pool.listener.started();
-        this.pool.listener.dispatchFn(msg, new TcpExchange(this));
+        this.listener.started();
+        this.listener.dispatchFn(msg, new TcpExchange(this));
         if (this.closed) break;
       }
       c.uncork();
@@ -314,11 +324,8 @@ export class TcpConnection {
         break;
       }
       if (budget === 0) {
-        // A long pipeline: let other connections and UDP have the event loop, then go on.
-        if (!this.readPaused) {
-          this.readPaused = true;
-          c.pause();
-        }
+        // A long pipeline: let other connections and UDP have the event loop, then go on
+        // (reading goes on meanwhile, up to YIELD_BUFFER bytes: see onData).
         if (!this.yieldScheduled) {
           this.yieldScheduled = true;
           setImmediate(this.onYield);
@@ -329,7 +336,7 @@ export class TcpConnection {
     }
     if (got) this.touch();
     // A started message must complete within the read timeout (counted from the last complete one).
-    const partial = this.buf !== null && !this.readPaused;
+    const partial = this.buf !== null && !this.readPaused && !this.yieldScheduled;
     if (got && this.readTimer) {
       clearTimeout(this.readTimer);
       this.readTimer = null;
@@ -340,9 +347,9 @@ export class TcpConnection {
       clearTimeout(this.readTimer);
       this.readTimer = null;
     }
-    if (this.buf !== null && this.buf.length > 0 && this.buf.byteOffset > 0 && !this.readPaused) {
+    if (partial && this.buf!.byteOffset > 0) {
       // Keep only the partial message, not the whole chunk it came in.
-      this.buf = Buffer.from(this.buf);
+      this.buf = Buffer.from(this.buf!);
     }
     this.pumping = false;
   }
@@ -402,7 +409,7 @@ export class TcpConnection {
 
   finished(): void {
     this.inFlight--;
-    this.pool.listener.finished();
+    this.listener.finished();
     if (this.readPaused) this.maybeResume();
   }
 
