@@ -86,6 +86,7 @@ EXPOSE 53 53/udp 8080 8181 9153
 # maximum while the initial Kubernetes lists are parsed and under query load, and stays
 # committed; at 150k pods the RSS after sync is ~85 MiB with 2, ~90 with 4, ~102 with 8 and ~117
 # with 16 (~93 / ~101 after the scale bench's query load and churn with 2 / 4), while queries per
-# second are the same within noise (npm run bench, bench/README.md).
+# second are the same within noise (npm run bench, bench/README.md). The launcher adds
+# --max-old-space-size from the cgroup memory limit (docs/operations.md, "Memory").
 ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=2", "/app/bin/clusterdns"]
 CMD ["-conf", "/etc/coredns/Corefile"]

@@ -8,6 +8,7 @@ import type { Flags } from './cli/flags.js';
 import { coreLog, startupFailure } from './log.js';
 import { buildInfo } from './metrics/dns.js';
 import type { ConfigSource } from './server/instance.js';
+import { DEFAULT_TCP_LIMITS } from './server/listener.js';
 import { describeErrors, Server } from './server/server.js';
 import { REVISION, VERSION } from './version.js';
 
@@ -41,7 +42,8 @@ export async function serve(flags: Flags): Promise<void> {
   }
   // In worker mode only the first worker prints the banner.
   const quiet = flags.quiet || (cluster.isWorker && cluster.worker?.id !== 1);
-  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet });
+  const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: flags.tcpMaxConns, maxConnectionsPerSource: flags.tcpMaxConnsPerSource };
+  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
   try {
     await server.start();

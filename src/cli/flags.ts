@@ -13,6 +13,10 @@ export interface Flags {
   validate: boolean;
   /** Worker processes sharing the listeners (beyond CoreDNS; 1 = no cluster). */
   workers: number;
+  /** TCP connections per listener; at the cap the longest-idle one is closed (beyond CoreDNS). */
+  tcpMaxConns: number;
+  /** TCP connections per client address and listener, 0 = no cap (beyond CoreDNS). */
+  tcpMaxConnsPerSource: number;
 }
 
 export class FlagError extends Error {
@@ -54,6 +58,8 @@ const SPECS: Record<string, Spec> = {
     help: 'Check the Corefile without serving: print every parse and setup error in line order and\nevery unset environment variable it uses, then exit (1 on errors)',
   },
   workers: { key: 'workers', kind: 'int', shownDefault: '1', help: 'Number of worker processes sharing the DNS sockets' },
+  'dns.tcp.maxconns': { key: 'tcpMaxConns', kind: 'int', shownDefault: '10000', help: 'Maximum TCP connections per listener; at the cap the longest-idle one is closed' },
+  'dns.tcp.maxconnspersource': { key: 'tcpMaxConnsPerSource', kind: 'int', shownDefault: '256', help: 'Maximum TCP connections from one client address per listener, 0 for no cap' },
 };
 
 /**
@@ -74,7 +80,7 @@ export function usage(): string {
 }
 
 export function parseFlags(argv: readonly string[]): Flags {
-  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, workers: 1 };
+  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, workers: 1, tcpMaxConns: 10_000, tcpMaxConnsPerSource: 256 };
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -114,5 +120,7 @@ export function parseFlags(argv: readonly string[]): Flags {
     }
   }
   if (rest.length) throw new FlagError(`extra command line arguments: [${rest.join(' ')}]`, 1);
+  if (flags.tcpMaxConns < 1) throw new FlagError(`invalid value "${flags.tcpMaxConns}" for flag -dns.tcp.maxconns: must be at least 1`);
+  if (flags.tcpMaxConnsPerSource < 0) throw new FlagError(`invalid value "${flags.tcpMaxConnsPerSource}" for flag -dns.tcp.maxconnspersource: must not be negative`);
   return flags;
 }

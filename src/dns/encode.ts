@@ -3,8 +3,10 @@
  * fitting answers into 512-byte UDP replies as CoreDNS does, and it lets answer owners point at
  * the question so they echo the client's letter case for free.
  *
- * Names in NS/CNAME/PTR/MX/SOA RDATA are compressed (RFC 1035 types, as miekg/dns does); other
- * RDATA is encoded by dns-packet.
+ * Names in NS/CNAME/PTR/MX/SOA RDATA are compressed (RFC 1035 types, as miekg/dns does); SRV
+ * targets and DNAME are written uncompressed but, as in miekg/dns, registered in the compression
+ * table so that later names (the additional section's owners) point at them; other RDATA is
+ * encoded by dns-packet.
  */
 import type * as DnsPacket from 'dns-packet';
 import type { Answer, Question } from 'dns-packet';
@@ -52,17 +54,24 @@ export function nameToLabels(name: string): Buffer[] {
   return labels;
 }
 
-function writeName(name: string, buf: Buffer, off: number, comp: CompressionMap | null): number {
+/**
+ * Write `name` at `off`. With `comp`, every suffix not yet in the table is registered at the offset
+ * it is written at, so later names can point at it; with `compress` false (RDATA names that RFCs
+ * say must not be compressed: SRV target, DNAME, ...) the name itself is written in full but its
+ * suffixes are still registered, as miekg/dns's packDomainName does.
+ */
+function writeName(name: string, buf: Buffer, off: number, comp: CompressionMap | null, compress = true): number {
   const labels = nameToLabels(name);
   for (let i = 0; i < labels.length; i++) {
     if (comp) {
       const key = labels.slice(i).map((l) => l.toString('latin1').toLowerCase()).join('.');
       const ptr = comp.get(key);
       if (ptr !== undefined) {
-        buf.writeUInt16BE(0xc000 | ptr, off);
-        return off + 2;
-      }
-      if (off < 0x3fff) comp.set(key, off);
+        if (compress) {
+          buf.writeUInt16BE(0xc000 | ptr, off);
+          return off + 2;
+        }
+      } else if (off < 0x3fff) comp.set(key, off);
     }
     const l = labels[i]!;
     if (l.length > 63) throw new Error(`label too long in ${name}`);
@@ -134,7 +143,7 @@ function writeRecord(rr: Answer, buf: Buffer, off: number, comp: CompressionMap)
     case 'CNAME':
     case 'PTR':
     case 'DNAME':
-      p = rr.type === 'DNAME' ? writeName(data as string, buf, p, null) : writeName(data as string, buf, p, comp);
+      p = writeName(data as string, buf, p, comp, rr.type !== 'DNAME');
       break;
     case 'MX': {
       const mx = data as { preference?: number; exchange: string };
@@ -159,7 +168,8 @@ function writeRecord(rr: Answer, buf: Buffer, off: number, comp: CompressionMap)
       buf.writeUInt16BE(srv.priority ?? 0, p);
       buf.writeUInt16BE(srv.weight ?? 0, p + 2);
       buf.writeUInt16BE(srv.port ?? 0, p + 4);
-      p = writeName(srv.target, buf, p + 6, null);
+      // RFC 2782: the target is not compressed; it is still registered for later owners.
+      p = writeName(srv.target, buf, p + 6, comp, false);
       break;
     }
     default: {
@@ -180,14 +190,14 @@ export function maxEncodingLength(msg: Message): number {
 
 export interface EncodeResult {
   buf: Buffer;
-  /** True when records had to be dropped to fit (answer or authority ones, so TC was set). */
+  /** True when records had to be dropped to fit (any section, as CoreDNS; TC was set). */
   truncated: boolean;
 }
 
 /**
  * Encode `msg` with compression. With `limit`, whole records are dropped from the end (additional,
- * then authority, then answer) until it fits; TC is set when answer or authority records were
- * dropped (docs/corefile.md §7.4). The OPT record is always kept.
+ * then authority, then answer) until it fits; TC is set when any record was dropped, additional
+ * ones included, as CoreDNS 1.15.0 does (miekg/dns Msg.Truncate). The OPT record is always kept.
  */
 export function encodeFitted(msg: Message, limit = 65535): EncodeResult {
   const size = maxEncodingLength(msg) + 16;
@@ -216,7 +226,8 @@ export function encodeFitted(msg: Message, limit = 65535): EncodeResult {
           for (const [k, v] of comp) if (v >= before) comp.delete(k);
         }
         full = true;
-        if (s < 2) truncated = true;
+        // As miekg/dns's Msg.Truncate: TC when any record was left out, additional ones included.
+        truncated = true;
         break;
       }
       counts[s]!++;

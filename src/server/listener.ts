@@ -3,14 +3,15 @@
  * configuration reloads: the router it dispatches to is swapped, the sockets stay open.
  *
  * TCP follows RFC 7766: two-byte length framing, many queries per connection, pipelined queries
- * answered as they complete (out of order), an idle timeout, a read timeout for a started message,
- * and caps on concurrent connections and in-flight queries per connection so that idle or slow
- * clients cannot exhaust the server.
+ * answered as they complete (out of order), an idle timeout, a read timeout for a started message;
+ * back-pressure and fair connection caps (tcp.ts) keep slow, idle or hostile clients from
+ * exhausting the server.
  */
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { Transport } from '../query.js';
+import { DEFAULT_TCP_LIMITS, TcpPool, type ListenerInfo, type TcpLimits } from './tcp.js';
 
 /** One query's way back to its client: the transport it came on, how to reply, how to finish. */
 export interface Exchange extends Transport {
@@ -23,35 +24,20 @@ export interface Exchange extends Transport {
 /** Called for every packet. */
 export type Dispatch = (packet: Buffer, ex: Exchange) => void;
 
-export interface TcpLimits {
-  /** Close a connection with no complete query for this long (ms). CoreDNS: 10 s. */
-  idleTimeoutMs: number;
-  /** Close a connection that started but did not finish a message within this long (ms). CoreDNS: 3 s. */
-  readTimeoutMs: number;
-  /** Maximum concurrent TCP connections per listener. */
-  maxConnections: number;
-  /** Maximum queries being processed per connection; reading pauses above it. */
-  maxInFlightPerConnection: number;
-}
-
-export const DEFAULT_TCP_LIMITS: TcpLimits = {
-  idleTimeoutMs: 10_000,
-  readTimeoutMs: 3_000,
-  maxConnections: 10_000,
-  maxInFlightPerConnection: 128,
-};
+export { DEFAULT_TCP_LIMITS, type TcpLimits, type TcpConnectionStats } from './tcp.js';
 
 function unmapV4(addr: string): string {
   return addr.startsWith('::ffff:') && net.isIPv4(addr.slice(7)) ? addr.slice(7) : addr;
 }
 
-export class Listener {
+export class Listener implements ListenerInfo {
   private udp4: dgram.Socket | null = null;
   private udp6: dgram.Socket | null = null;
   /** Per-address UDP sockets beside the wildcard one (see `bindLocalAddresses`). */
   private readonly udpLocal: dgram.Socket[] = [];
   private tcp: net.Server | null = null;
-  private readonly conns = new Set<net.Socket>();
+  /** The TCP connections and their limits. */
+  readonly tcpPool: TcpPool;
   private inFlight = 0;
   private drainWaiters: (() => void)[] = [];
   private closing = false;
@@ -68,6 +54,16 @@ export class Listener {
     private readonly limits: TcpLimits = DEFAULT_TCP_LIMITS,
   ) {
     this.port = port;
+    this.tcpPool = new TcpPool(limits, this);
+  }
+
+  get dispatchFn(): Dispatch {
+    return this.dispatch;
+  }
+
+  /** A TCP query went to the chain. */
+  started(): void {
+    this.inFlight++;
   }
 
   setDispatch(d: Dispatch): void {
@@ -167,7 +163,6 @@ export class Listener {
   private listenTcp(): Promise<void> {
     return new Promise((resolve, reject) => {
       const srv = net.createServer({ noDelay: true, pauseOnConnect: false }, (c) => this.onConnection(c));
-      srv.maxConnections = this.limits.maxConnections;
       const onError = (e: Error) => reject(e);
       srv.once('error', onError);
       const opts: net.ListenOptions = { port: this.port, exclusive: false };
@@ -186,46 +181,8 @@ export class Listener {
       c.destroy();
       return;
     }
-    this.conns.add(c);
     const remote = unmapV4(c.remoteAddress ?? '');
-    const conn = new TcpConnection(this, c, net.isIPv4(remote) ? 1 : 2, remote, c.remotePort ?? 0, this.limits.maxInFlightPerConnection);
-    let pending: Buffer | null = null;
-    let readTimer: NodeJS.Timeout | null = null;
-    c.setTimeout(this.limits.idleTimeoutMs, () => c.destroy());
-    const clearReadTimer = () => {
-      if (readTimer) {
-        clearTimeout(readTimer);
-        readTimer = null;
-      }
-    };
-    c.on('close', () => {
-      clearReadTimer();
-      this.conns.delete(c);
-    });
-    c.on('error', () => c.destroy());
-    c.on('data', (chunk: Buffer) => {
-      let buf = pending ? Buffer.concat([pending, chunk]) : chunk;
-      pending = null;
-      // Replies computed synchronously for this chunk's queries leave in one write (pipelining).
-      c.cork();
-      while (buf.length >= 2) {
-        const len = buf.readUInt16BE(0);
-        if (buf.length < 2 + len) break;
-        const msg = buf.subarray(2, 2 + len);
-        buf = buf.subarray(2 + len);
-        if (len === 0) continue;
-        this.inFlight++;
-        conn.started();
-        this.dispatch(Buffer.from(msg), new TcpExchange(conn));
-      }
-      c.uncork();
-      if (buf.length > 0) {
-        pending = Buffer.from(buf);
-        if (!readTimer) readTimer = setTimeout(() => c.destroy(), this.limits.readTimeoutMs);
-      } else {
-        clearReadTimer();
-      }
-    });
+    this.tcpPool.add(c, remote, net.isIPv4(remote) ? 1 : 2);
   }
 
   /** Number of queries being processed. */
@@ -250,12 +207,13 @@ export class Listener {
       });
     }
     this.closeUdp();
-    for (const c of this.conns) c.end();
+    for (const c of this.tcpPool.connections()) c.end();
     const destroyTimer = setTimeout(() => {
-      for (const c of this.conns) c.destroy();
+      for (const c of [...this.tcpPool.connections()]) c.close();
     }, 1000);
     await tcpClosed;
     clearTimeout(destroyTimer);
+    this.tcpPool.stop();
   }
 }
 
@@ -295,77 +253,6 @@ class UdpExchange implements Exchange {
 
   done(): void {
     this.listener.finished();
-  }
-}
-
-/** A TCP connection's share of the exchanges: framing of replies and the in-flight cap. */
-class TcpConnection {
-  private inFlight = 0;
-  private paused = false;
-
-  constructor(
-    readonly listener: Listener,
-    private readonly c: net.Socket,
-    readonly family: 1 | 2,
-    readonly remoteAddress: string,
-    readonly remotePort: number,
-    private readonly maxInFlight: number,
-  ) {}
-
-  /** A query of this connection went to the chain: stop reading above the cap. */
-  started(): void {
-    this.inFlight++;
-    if (this.inFlight >= this.maxInFlight && !this.paused) {
-      this.paused = true;
-      this.c.pause();
-    }
-  }
-
-  send(reply: Buffer): void {
-    if (this.c.destroyed) return;
-    const frame = Buffer.allocUnsafe(2 + reply.length);
-    frame.writeUInt16BE(reply.length, 0);
-    frame.set(reply, 2);
-    this.c.write(frame);
-  }
-
-  finished(): void {
-    this.inFlight--;
-    this.listener.finished();
-    if (this.paused && this.inFlight < this.maxInFlight / 2) {
-      this.paused = false;
-      this.c.resume();
-    }
-  }
-}
-
-class TcpExchange implements Exchange {
-  readonly proto = 'tcp';
-  readonly family: 1 | 2;
-  readonly remoteAddress: string;
-  readonly remotePort: number;
-  readonly localAddress: string;
-  readonly localPort: number;
-  readonly server: string;
-  private answered = false;
-
-  constructor(private readonly conn: TcpConnection) {
-    this.family = conn.family;
-    this.remoteAddress = conn.remoteAddress;
-    this.remotePort = conn.remotePort;
-    this.localAddress = conn.listener.host;
-    this.localPort = conn.listener.port;
-    this.server = conn.listener.name;
-  }
-
-  respond(reply: Buffer): void {
-    if (this.answered) return;
-    this.answered = true;
-    this.conn.send(reply);
-  }
-
-  done(): void {
-    this.conn.finished();
   }
 }
 

@@ -1,0 +1,456 @@
+/**
+ * DNS over TCP connections (RFC 7766) for one listener, with the limits that keep one client from
+ * exhausting the server:
+ *
+ * - Back-pressure: a connection is read only while its queries in flight plus its replies not yet
+ *   handed to the kernel stay under `maxInFlightPerConnection`, and its unsent reply bytes under
+ *   `maxQueuedBytesPerConnection` (and, while the listener's total is above `maxQueuedBytes`, a
+ *   connection with unsent bytes is not read at all). Queries already received but not yet
+ *   processed wait in the connection's read buffer (at most one socket read); the rest wait in
+ *   the kernel, which closes the client's TCP window. A connection dispatches at most 128 messages
+ *   per turn of the event loop, so a long pipeline cannot starve the other clients.
+ * - Idle: a connection with no complete query read and no flush of its unsent replies for
+ *   `idleTimeoutMs` is closed, so a peer that does not read its replies is closed too; a message
+ *   started but not completed within `readTimeoutMs` closes the connection.
+ * - Fair caps: at most `maxConnectionsPerSource` connections per client address (a new one beyond
+ *   it is closed at once); at `maxConnections` the connection idle the longest is closed to make
+ *   room for the new one, so a client holding many connections cannot keep others out.
+ */
+import type * as net from 'node:net';
+import type { Dispatch, Exchange } from './listener.js';
+
+export interface TcpLimits {
+  /** Close a connection with no query read and no reply written for this long (ms). CoreDNS: 10 s. */
+  idleTimeoutMs: number;
+  /** Close a connection that started but did not finish a message within this long (ms). CoreDNS: 3 s. */
+  readTimeoutMs: number;
+  /** Maximum concurrent TCP connections per listener; at the cap the longest-idle one is closed. */
+  maxConnections: number;
+  /** Maximum concurrent TCP connections from one client address (0 = no per-address cap). */
+  maxConnectionsPerSource: number;
+  /** Queries being processed plus replies not yet sent, per connection; reading pauses at it. */
+  maxInFlightPerConnection: number;
+  /** Reply bytes not yet handed to the kernel, per connection; reading pauses at it. */
+  maxQueuedBytesPerConnection: number;
+  /** Reply bytes not yet handed to the kernel, all connections of the listener together. */
+  maxQueuedBytes: number;
+}
+
+export const DEFAULT_TCP_LIMITS: TcpLimits = {
+  idleTimeoutMs: 10_000,
+  readTimeoutMs: 3_000,
+  maxConnections: 10_000,
+  maxConnectionsPerSource: 256,
+  maxInFlightPerConnection: 128,
+  maxQueuedBytesPerConnection: 64 * 1024,
+  maxQueuedBytes: 32 * 1024 * 1024,
+};
+
+/** What a listener tells its connections about itself. */
+export interface ListenerInfo {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  /** A query of the listener finished (see Exchange.done). */
+  finished(): void;
+  started(): void;
+  readonly dispatchFn: Dispatch;
+}
+
+/** A snapshot of one connection, for tests and diagnostics. */
+export interface TcpConnectionStats {
+  remoteAddress: string;
+  remotePort: number;
+  inFlight: number;
+  queuedReplies: number;
+  queuedBytes: number;
+  readPaused: boolean;
+}
+
+/** The connections of one listener: per-source counts, idle order, the sweeper. */
+export class TcpPool {
+  /** Connections in the order of their last activity (first = idle the longest, roughly). */
+  private readonly order = new Set<TcpConnection>();
+  private readonly perSource = new Map<string, number>();
+  private sweeper: NodeJS.Timeout | null = null;
+  /** Unsent reply bytes of all connections. */
+  queuedBytes = 0;
+  /** Connections closed because of the caps, for diagnostics. */
+  evicted = 0;
+  refused = 0;
+  idleClosed = 0;
+
+  constructor(
+    readonly limits: TcpLimits,
+    readonly listener: ListenerInfo,
+  ) {}
+
+  get size(): number {
+    return this.order.size;
+  }
+
+  /** Take a new connection, applying the per-source and global caps. */
+  add(c: net.Socket, remote: string, family: 1 | 2): void {
+    const limits = this.limits;
+    const n = this.perSource.get(remote) ?? 0;
+    if (limits.maxConnectionsPerSource > 0 && n >= limits.maxConnectionsPerSource) {
+      this.refused++;
+      c.destroy();
+      return;
+    }
+    while (this.order.size >= limits.maxConnections) {
+      const oldest = this.order.values().next().value;
+      if (!oldest) break;
+      this.evicted++;
+      oldest.close();
+    }
+    this.perSource.set(remote, n + 1);
+    const conn = new TcpConnection(this, c, family, remote, c.remotePort ?? 0);
+    this.order.add(conn);
+    if (!this.sweeper) {
+      const tick = Math.max(50, Math.min(1000, limits.idleTimeoutMs >> 2));
+      this.sweeper = setInterval(() => this.sweep(), tick);
+      this.sweeper.unref();
+    }
+  }
+
+  /** A connection closed: forget it. */
+  removed(conn: TcpConnection): void {
+    if (!this.order.delete(conn)) return;
+    const n = (this.perSource.get(conn.remoteAddress) ?? 1) - 1;
+    if (n <= 0) this.perSource.delete(conn.remoteAddress);
+    else this.perSource.set(conn.remoteAddress, n);
+    if (this.order.size === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = null;
+    }
+  }
+
+  /** Move a connection to the end of the idle order. */
+  touched(conn: TcpConnection): void {
+    // (A closed connection's late write callbacks must not bring it back.)
+    if (this.order.delete(conn)) this.order.add(conn);
+  }
+
+  /** Close connections idle longer than the idle timeout (oldest first; stop at the first recent one). */
+  sweep(now = Date.now()): void {
+    const limit = now - this.limits.idleTimeoutMs;
+    for (const conn of this.order) {
+      if (conn.orderedAt > limit) break;
+      if (conn.lastActive <= limit) {
+        this.idleClosed++;
+        conn.close();
+      } else {
+        conn.orderedAt = conn.lastActive;
+        this.touched(conn);
+      }
+    }
+  }
+
+  connections(): IterableIterator<TcpConnection> {
+    return this.order.values();
+  }
+
+  stats(): TcpConnectionStats[] {
+    return [...this.order].map((c) => c.stats());
+  }
+
+  /** Connections from one address. */
+  countFrom(remote: string): number {
+    return this.perSource.get(remote) ?? 0;
+  }
+
+  stop(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
+  }
+}
+
+const REORDER_MS = 1000;
+const EMPTY = Buffer.alloc(0);
+/** Messages one connection may dispatch before the others get a turn (setImmediate). */
+const PUMP_BUDGET = 128;
+/** Bytes a connection waiting for its next turn may read ahead. */
+const YIELD_BUFFER = 64 * 1024;
+
+/** One TCP connection: framing, back-pressure, the in-flight cap, activity for the idle order. */
+export class TcpConnection {
+  private inFlight = 0;
+  private queuedReplies = 0;
+  /** Unsent bytes as last accounted in the pool's total. */
+  private accounted = 0;
+  private readPaused = false;
+  private pumping = false;
+  private closed = false;
+  /** Received bytes not yet framed (a partial message, or messages waiting for capacity). */
+  private buf: Buffer | null = null;
+  private readTimer: NodeJS.Timeout | null = null;
+  lastActive: number;
+  /** When the connection was last moved in the pool's idle order. */
+  orderedAt: number;
+  readonly family: 1 | 2;
+  readonly listener: ListenerInfo;
+  private readonly maxInFlight: number;
+  private readonly maxQueued: number;
+  /** An empty write is queued behind the unsent replies to learn when they are flushed. */
+  private flushWaiting = false;
+  private readonly onFlushed: () => void;
+  private yieldScheduled = false;
+  private readonly onYield: () => void;
+
+  constructor(
+    private readonly pool: TcpPool,
+    private readonly c: net.Socket,
+    family: 1 | 2,
+    readonly remoteAddress: string,
+    readonly remotePort: number,
+  ) {
+    this.family = family;
+    this.listener = pool.listener;
+    this.lastActive = this.orderedAt = Date.now();
+    this.maxInFlight = pool.limits.maxInFlightPerConnection;
+    this.maxQueued = Math.max(pool.limits.maxQueuedBytesPerConnection, 1);
+    this.onYield = () => {
+      this.yieldScheduled = false;
+      this.pump();
+    };
+    this.onFlushed = () => {
+      this.flushWaiting = false;
+      this.flushed();
+    };
+    c.on('data', (chunk: Buffer) => this.onData(chunk));
+    c.on('drain', () => this.flushed());
+    c.on('close', () => this.onClose());
+    c.on('error', () => c.destroy());
+  }
+
+
+
+  /** Close at once (caps, idle); the pool forgets the connection now, not at its 'close' event. */
+  close(): void {
+    this.c.destroy();
+    this.pool.removed(this);
+  }
+
+  /** End gracefully (shutdown): half-close after the replies already queued. */
+  end(): void {
+    this.c.end();
+  }
+
+  stats(): TcpConnectionStats {
+    return {
+      remoteAddress: this.remoteAddress,
+      remotePort: this.remotePort,
+      inFlight: this.inFlight,
+      queuedReplies: this.queuedReplies,
+      queuedBytes: this.c.writableLength,
+      readPaused: this.readPaused,
+    };
+  }
+
+  private touch(): void {
+    const now = Date.now();
+    this.lastActive = now;
+    if (now - this.orderedAt >= REORDER_MS) {
+      this.orderedAt = now;
+      this.pool.touched(this);
+    }
+  }
+
+  private onData(chunk: Buffer): void {
+    this.buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
+    if (this.yieldScheduled) {
+      // The rest of a long pipeline waits for its turn; stop reading if it piles up.
+      if (this.buf.length >= YIELD_BUFFER && !this.readPaused) {
+        this.readPaused = true;
+        this.c.pause();
+      }
+      return;
+    }
+    this.pump();
+  }
+
+  /** Too much outstanding to read more. */
+  private over(): boolean {
+    const q = this.c.writableLength;
+    return this.inFlight + this.queuedReplies >= this.maxInFlight || q >= this.maxQueued || (q > 0 && this.pool.queuedBytes >= this.pool.limits.maxQueuedBytes);
+  }
+
+  /** Dispatch the complete messages received while there is capacity; pause or resume reading. */
+  private pump(): void {
+    if (this.pumping || this.closed) return;
+    this.pumping = true;
+    const c = this.c;
+    let got = false;
+    let budget = PUMP_BUDGET;
+    for (;;) {
+      // Replies computed synchronously for these queries leave in one write (pipelining).
+      c.cork();
+      let buf = this.buf;
+      while (budget > 0 && buf !== null && buf.length >= 2 && !this.over()) {
+        const len = buf.readUInt16BE(0);
+        if (buf.length < 2 + len) break;
+        const msg = Buffer.from(buf.subarray(2, 2 + len));
+        buf = buf.length === 2 + len ? null : buf.subarray(2 + len);
+        this.buf = buf;
+        if (len === 0) continue;
+        got = true;
+        budget--;
+        this.inFlight++;
+        this.listener.started();
+        this.listener.dispatchFn(msg, new TcpExchange(this));
+        if (this.closed) break;
+      }
+      c.uncork();
+      this.account();
+      if (this.closed) break;
+      // Replies handed to the kernel at once (the usual case) are no longer queued.
+      if (this.accounted === 0) this.queuedReplies = 0;
+      const complete = buf !== null && buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0);
+      if (complete && this.over()) {
+        // Wait for finished queries, or the unsent replies to reach the kernel.
+        if (!this.readPaused) {
+          this.readPaused = true;
+          c.pause();
+        }
+        this.waitFlush();
+        break;
+      }
+      if (!complete) {
+        if (this.readPaused) {
+          this.readPaused = false;
+          c.resume();
+        }
+        break;
+      }
+      if (budget === 0) {
+        // A long pipeline: let other connections and UDP have the event loop, then go on
+        // (reading goes on meanwhile, up to YIELD_BUFFER bytes: see onData).
+        if (!this.yieldScheduled) {
+          this.yieldScheduled = true;
+          setImmediate(this.onYield);
+        }
+        break;
+      }
+      // The flush at uncork made room: go on with the messages already received.
+    }
+    if (got) this.touch();
+    // A started message must complete within the read timeout (counted from the last complete one).
+    const partial = this.buf !== null && !this.readPaused && !this.yieldScheduled;
+    if (got && this.readTimer) {
+      clearTimeout(this.readTimer);
+      this.readTimer = null;
+    }
+    if (partial && !this.readTimer) {
+      this.readTimer = setTimeout(() => c.destroy(), this.pool.limits.readTimeoutMs);
+    } else if (!partial && this.readTimer) {
+      clearTimeout(this.readTimer);
+      this.readTimer = null;
+    }
+    if (partial && this.buf!.byteOffset > 0) {
+      // Keep only the partial message, not the whole chunk it came in.
+      this.buf = Buffer.from(this.buf!);
+    }
+    this.pumping = false;
+  }
+
+  /** Update the pool's total of unsent bytes with this connection's share. */
+  private account(): void {
+    const q = this.c.writableLength;
+    if (q !== this.accounted) {
+      this.pool.queuedBytes += q - this.accounted;
+      this.accounted = q;
+    }
+  }
+
+  private maybeResume(): void {
+    this.account();
+    if (!this.readPaused || this.pumping || this.closed) return;
+    const q = this.c.writableLength;
+    if (this.inFlight + this.queuedReplies <= this.maxInFlight >> 1 && q <= this.maxQueued >> 1 && !(q > 0 && this.pool.queuedBytes >= this.pool.limits.maxQueuedBytes)) {
+      this.pump();
+    } else {
+      this.waitFlush();
+    }
+  }
+
+  /** Learn when the unsent replies reach the kernel ('drain' only follows a write over the high-water mark). */
+  private waitFlush(): void {
+    if (this.accounted > 0 && !this.flushWaiting) {
+      this.flushWaiting = true;
+      this.c.write(EMPTY, this.onFlushed);
+    }
+  }
+
+
+  /** Everything written so far reached the kernel ('drain', or the empty write's callback). */
+  private flushed(): void {
+    if (this.closed || this.c.destroyed) return;
+    this.account();
+    if (this.accounted > 0) return;
+    this.queuedReplies = 0;
+    this.touch();
+    this.maybeResume();
+  }
+
+  send(reply: Buffer): void {
+    if (this.closed || this.c.destroyed) return;
+    const frame = Buffer.allocUnsafe(2 + reply.length);
+    frame.writeUInt16BE(reply.length, 0);
+    frame.set(reply, 2);
+    // A reply counts as queued (against the in-flight cap) until the socket's buffer empties.
+    this.queuedReplies++;
+    this.c.write(frame);
+    if (!this.pumping) {
+      this.account();
+      if (this.accounted === 0) this.queuedReplies = 0;
+    }
+  }
+
+  finished(): void {
+    this.inFlight--;
+    this.listener.finished();
+    if (this.readPaused) this.maybeResume();
+  }
+
+  private onClose(): void {
+    this.closed = true;
+    if (this.readTimer) clearTimeout(this.readTimer);
+    this.readTimer = null;
+    this.buf = null;
+    this.pool.queuedBytes -= this.accounted;
+    this.accounted = 0;
+    this.pool.removed(this);
+  }
+}
+
+class TcpExchange implements Exchange {
+  readonly proto = 'tcp';
+  readonly family: 1 | 2;
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly localAddress: string;
+  readonly localPort: number;
+  readonly server: string;
+  private answered = false;
+
+  constructor(private readonly conn: TcpConnection) {
+    this.family = conn.family;
+    this.remoteAddress = conn.remoteAddress;
+    this.remotePort = conn.remotePort;
+    const l = conn.listener;
+    this.localAddress = l.host;
+    this.localPort = l.port;
+    this.server = l.name;
+  }
+
+  respond(reply: Buffer): void {
+    if (this.answered) return;
+    this.answered = true;
+    this.conn.send(reply);
+  }
+
+  done(): void {
+    this.conn.finished();
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The V8 heap bound the launcher (bin/clusterdns) gives the server: derived from the container's
+ * cgroup memory limit so that V8 collects garbage before the kernel OOM-kills the process, even
+ * when nobody passed `--max-old-space-size` (docs/operations.md, "Memory").
+ *
+ * V8 fixes the heap limit when the isolate is created (`v8.setFlagsFromString` after start does
+ * not change `heap_size_limit`), so the launcher re-executes node with the flag.
+ */
+import { readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
+import { join } from 'node:path';
+
+/** Share of the memory limit given to the V8 old space (the chart's `nodeOptions.maxOldSpacePercent`). */
+export const HEAP_PERCENT = 70;
+/** Heap without a cgroup limit: at most this many MiB (and at most 70 % of physical memory). */
+export const DEFAULT_HEAP_MIB = 1024;
+/** Never less: below this the server cannot hold a small cluster. */
+export const MIN_HEAP_MIB = 32;
+/** cgroup v1 reports "no limit" as a number near 2^63; anything this large is no limit. */
+const NO_LIMIT = 2 ** 60;
+
+function readNumber(file: string): number | null | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined; // no such file
+  }
+  if (text === 'max') return null;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || n >= NO_LIMIT) return null;
+  return n;
+}
+
+/** Directories from `path` up to the root (`/a/b` -> `/a/b`, `/a`, `/`). */
+function upwards(path: string): string[] {
+  const parts = path.split('/').filter(Boolean);
+  const out: string[] = [];
+  for (let i = parts.length; i >= 0; i--) out.push(`/${parts.slice(0, i).join('/')}`);
+  return out;
+}
+
+/**
+ * The memory limit in bytes of the cgroup this process runs in, or null when there is none.
+ * cgroup v2: `memory.max` of the process's cgroup and its ancestors (the smallest wins); cgroup v1:
+ * `memory/…/memory.limit_in_bytes` likewise. `root` is the cgroup mount (`/sys/fs/cgroup`),
+ * `procCgroup` the text of `/proc/self/cgroup` (null: the process sits at the root of the mount,
+ * as inside a container with its own cgroup namespace).
+ */
+export function cgroupMemoryLimit(root = '/sys/fs/cgroup', procCgroup: string | null = readProcCgroup()): number | null {
+  let v2Path = '/';
+  let v1Path = '/';
+  for (const line of (procCgroup ?? '').split('\n')) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line.trim());
+    if (!m) continue;
+    if (m[1] === '0' && m[2] === '') v2Path = m[3]!;
+    else if (m[2]!.split(',').includes('memory')) v1Path = m[3]!;
+  }
+  let limit: number | null = null;
+  let found = false;
+  const consider = (file: string) => {
+    const n = readNumber(file);
+    if (n === undefined) return;
+    found = true;
+    if (n !== null && (limit === null || n < limit)) limit = n;
+  };
+  for (const dir of upwards(v2Path)) consider(join(root, dir, 'memory.max'));
+  if (!found) {
+    for (const dir of upwards(v1Path)) consider(join(root, 'memory', dir, 'memory.limit_in_bytes'));
+  }
+  return limit;
+}
+
+function readProcCgroup(): string | null {
+  try {
+    return readFileSync('/proc/self/cgroup', 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** The old-space size (MiB) for a memory limit (bytes, null = none), split among `processes`. */
+export function heapMiB(limitBytes: number | null, processes = 1, physicalBytes = totalmem()): number {
+  const base = limitBytes ?? physicalBytes;
+  let mib = Math.floor((base / 1048576) * HEAP_PERCENT / 100 / Math.max(1, processes));
+  if (limitBytes === null) mib = Math.min(mib, DEFAULT_HEAP_MIB);
+  return Math.max(MIN_HEAP_MIB, mib);
+}
+
+const HEAP_FLAG = /(^|\s)--max[-_]old[-_]space[-_]size(=|\s|$)/;
+
+/** True when the operator already chose a heap size (NODE_OPTIONS or node's own arguments). */
+export function heapChosen(env: NodeJS.ProcessEnv, execArgv: readonly string[]): boolean {
+  return HEAP_FLAG.test(env.NODE_OPTIONS ?? '') || execArgv.some((a) => HEAP_FLAG.test(a));
+}
+
+/** `-workers N` from the command line (the processes sharing the limit), 1 when absent. */
+export function workersFrom(argv: readonly string[]): number {
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--?workers(?:=(.*))?$/.exec(argv[i]!);
+    if (!m) continue;
+    const n = Number(m[1] ?? argv[i + 1]);
+    return Number.isInteger(n) && n > 1 ? n : 1;
+  }
+  return 1;
+}
+
+export interface HeapPlan {
+  /** The flag to re-execute node with, or null to run as is. */
+  flag: string | null;
+  mib: number | null;
+  limitBytes: number | null;
+  reason: string;
+}
+
+/**
+ * What the launcher does. `CLUSTERDNS_CGROUP_ROOT` points at another cgroup mount (tests use a
+ * fake one; the process is then taken to sit at its root).
+ */
+export function heapPlan(env: NodeJS.ProcessEnv, execArgv: readonly string[], argv: readonly string[]): HeapPlan {
+  if (heapChosen(env, execArgv)) return { flag: null, mib: null, limitBytes: null, reason: 'set by the operator' };
+  const root = env.CLUSTERDNS_CGROUP_ROOT;
+  const limit = root ? cgroupMemoryLimit(root, null) : cgroupMemoryLimit();
+  const mib = heapMiB(limit, workersFrom(argv));
+  return { flag: `--max-old-space-size=${mib}`, mib, limitBytes: limit, reason: limit === null ? 'no cgroup memory limit' : `cgroup memory limit ${Math.floor(limit / 1048576)} MiB` };
+}
