@@ -1,5 +1,5 @@
 /**
- * `npm run build && node dist/bench/shadow-ab.js`: what the shadow plugin costs per query, as an
+ * `npm run build:bench && node dist/bench/shadow-ab.js`: what the shadow plugin costs per query, as an
  * A/B of the dispatcher (the bench:micro method: packets handed straight to a listener's dispatch
  * function) with the configurations measured in alternating rounds, in process CPU time, so that
  * drift and other processes on a shared machine hit every configuration alike. Copies go to a UDP
