@@ -6,10 +6,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decode } from '../../src/dns/message.js';
 import { encodeQuery, rcode, udpExchange } from '../../test/helpers/dns.js';
-import { hasCoreDNS, startLines } from '../../test/helpers/lines.js';
+import { requireCoreDNS, startLines } from '../../test/helpers/lines.js';
 import { freePort } from '../../test/helpers/net.js';
 
 /** Client port, duration and the upstream socket's local port vary from run to run. */
@@ -36,7 +36,8 @@ async function run(which: 'clusterdns' | 'coredns', corefile: string, dnsPort: n
   }
 }
 
-describe.runIf(hasCoreDNS())('log and errors lines against CoreDNS 1.15.0', () => {
+describe('log and errors lines against CoreDNS 1.15.0', () => {
+  beforeAll(requireCoreDNS);
   it('a SERVFAIL no plugin wrote: `SERVFAIL qr,rd 34`, and the upstream error in Go wording', async () => {
     const port = await freePort();
     const dead = await freePort();

@@ -6,8 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { hasCoreDNS, startLines } from '../../test/helpers/lines.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { requireCoreDNS, startLines } from '../../test/helpers/lines.js';
 import { freePort } from '../../test/helpers/net.js';
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -47,7 +47,8 @@ async function run(which: 'clusterdns' | 'coredns', corefile: string, readyPort:
   }
 }
 
-describe.runIf(hasCoreDNS())('ready against CoreDNS 1.15.0', () => {
+describe('ready against CoreDNS 1.15.0', () => {
+  beforeAll(requireCoreDNS);
   it('503 body `kubernetes` and `[INFO] plugin/ready: Plugins not ready: "kubernetes"`', async () => {
     const [dns, rport, api] = [await freePort(), await freePort(), await freePort()];
     const corefile = `.:${dns} {\n    ready 127.0.0.1:${rport}\n    kubernetes cluster.local {\n        endpoint http://127.0.0.1:${api}\n    }\n}\n`;

@@ -10,8 +10,14 @@ import { BIN } from './spawn.js';
 /** The real CoreDNS 1.15.0 (behaviour oracle). */
 export const COREDNS = resolve(import.meta.dirname, '../../.bin/coredns');
 
-export function hasCoreDNS(): boolean {
-  return existsSync(COREDNS);
+/**
+ * Fail (never skip) a suite that compares with the real CoreDNS when the binary is missing: the
+ * comparison is the point of those tests (scripts/install-coredns.sh builds it; npm test runs it).
+ */
+export function requireCoreDNS(): void {
+  if (!existsSync(COREDNS)) {
+    throw new Error(`CoreDNS 1.15.0 not found at ${COREDNS}: run \`bash scripts/install-coredns.sh\` (npm test and .ci/run do)`);
+  }
 }
 
 export interface LineProcess {
