@@ -3,6 +3,7 @@
  * ports, a fraction headless StatefulSet-style), Pods with IPs on per-node /24s, and
  * EndpointSlices as the EndpointSlice controller writes them (at most 100 endpoints per slice).
  */
+import { seededRandom } from '../src/util/prng.js';
 
 export interface GenerateOptions {
   services: number;
@@ -28,17 +29,6 @@ const NS_WORDS = ['payments', 'checkout', 'search', 'identity', 'catalog', 'bill
 const SVC_WORDS = ['api', 'web', 'worker', 'cache', 'gateway', 'frontend', 'backend', 'auth', 'db', 'queue', 'index', 'render', 'notify', 'store'];
 const ALNUM = 'bcdfghjklmnpqrstvwxz2456789';
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function ipv4(n: number): string {
   return `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 }
@@ -57,7 +47,7 @@ export function* generateObjects(opts: GenerateOptions): Generator<Record<string
   const nsCount = Math.max(1, Math.floor(opts.namespaces ?? Math.min(10, Math.max(1, services))));
   const headlessFraction = opts.headlessFraction ?? 0.1;
   const notReady = opts.notReadyFraction ?? 0.02;
-  const rnd = mulberry32(opts.seed ?? 1);
+  const rnd = seededRandom(opts.seed ?? 1);
   const rstr = (n: number): string => {
     let s = '';
     for (let i = 0; i < n; i++) s += ALNUM[Math.floor(rnd() * ALNUM.length)];

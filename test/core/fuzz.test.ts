@@ -16,21 +16,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeQuery, udpExchange } from '../helpers/dns.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { seededRandom } from '../../src/util/prng.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 1);
 const DURATION_MS = Number(process.env.FUZZ_DURATION_MS ?? 20_000);
-
-/** mulberry32: small, deterministic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Queries with known answers (hosts plugin: fixed TTLs, fixed order). */
 const VALID: [string, string, Parameters<typeof encodeQuery>[2]][] = [
@@ -152,7 +141,7 @@ describe(`fuzzing over UDP and TCP (seed ${SEED}, ${DURATION_MS} ms)`, () => {
   afterAll(() => s.stop());
 
   it('never crashes, every reply is a response, valid queries keep their exact answers', async () => {
-    const rand = prng(SEED);
+    const rand = seededRandom(SEED);
     const end = Date.now() + DURATION_MS;
     const udp = dgram.createSocket('udp4');
     await new Promise<void>((r) => udp.bind(0, '127.0.0.1', () => r()));
@@ -169,7 +158,7 @@ describe(`fuzzing over UDP and TCP (seed ${SEED}, ${DURATION_MS} ms)`, () => {
     /** A TCP connection doing something hostile or odd; resolves when it is over. */
     const tcpFuzz = (seed: number): Promise<void> =>
       new Promise((resolve) => {
-        const r = prng(seed);
+        const r = seededRandom(seed);
         const mode = Math.floor(r() * 5);
         const sock = net.connect(s.port, '127.0.0.1');
         open.add(sock);

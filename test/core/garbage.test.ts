@@ -9,18 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRequest } from '../../src/dns/wire.js';
 import { encodeQuery, rcode, tcpQueries, udpQuery } from '../helpers/dns.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-
-/** Small deterministic PRNG (mulberry32) so failures reproduce. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../src/util/prng.js';
 
 const BASE = [
   encodeQuery('www.example.org', 'A', { id: 1 }),
@@ -71,7 +60,7 @@ function mutate(rand: () => number): Buffer {
 
 describe('wire parser on malformed input', () => {
   it('never throws and classifies every mutation', () => {
-    const rand = prng(7);
+    const rand = seededRandom(7);
     for (let i = 0; i < 20000; i++) {
       const r = parseRequest(mutate(rand));
       expect(['query', 'drop', 'rcode']).toContain(r.kind);
@@ -103,7 +92,7 @@ describe('server under a flood of garbage', () => {
   afterAll(() => s.stop());
 
   it('keeps answering after random and mutated packets over UDP', async () => {
-    const rand = prng(42);
+    const rand = seededRandom(42);
     const sock = dgram.createSocket('udp4');
     await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
     for (let batch = 0; batch < 20; batch++) {
@@ -118,7 +107,7 @@ describe('server under a flood of garbage', () => {
   });
 
   it('keeps answering after garbage over TCP, and closes or survives each connection', async () => {
-    const rand = prng(99);
+    const rand = seededRandom(99);
     for (let c = 0; c < 40; c++) {
       await new Promise<void>((resolve) => {
         const sock = net.connect(s.port, '127.0.0.1', () => {

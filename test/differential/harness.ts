@@ -19,6 +19,7 @@ import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { freePort } from '../helpers/net.js';
 import { TestUpstream } from '../helpers/upstream.js';
 import { PENDING, type PendingEntry } from './pending.js';
+import { seededRandom } from '../../src/util/prng.js';
 
 export const REPO = resolve(import.meta.dirname, '../..');
 export const COREDNS_BIN = process.env.COREDNS_BIN ?? join(REPO, '.bin/coredns');
@@ -216,18 +217,6 @@ export function encode(q: Omit<QuerySpec, 'proto'> & { proto?: string }): Buffer
   });
 }
 
-/** Deterministic PRNG (mulberry32). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The name with its letters' case flipped by a seeded coin (0x20 style). */
 export function mixCase(name: string, rnd: () => number): string {
   let out = '';
@@ -254,7 +243,7 @@ export const STANDARD_VARIANTS: readonly Variant[] = [
 
 /** Every name × type × variant, with deterministic ids and letter case (seeded). */
 export function generate(names: readonly string[], types: readonly string[], variants: readonly Variant[] = STANDARD_VARIANTS, seed = 1): QuerySpec[] {
-  const rnd = prng(seed);
+  const rnd = seededRandom(seed);
   const out: QuerySpec[] = [];
   for (const name of names) {
     for (const type of types) {
