@@ -6,8 +6,9 @@
  */
 import * as dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
+import { randomId } from '../../src/dns/ids.js';
 import { goNetError, goTimeout, hostPort } from './goerr.js';
-import { replyMatches, randomId, type QuestionKey } from './wire.js';
+import { replyMatches, type QuestionKey } from './wire.js';
 
 interface Pending {
   readonly q: QuestionKey;

@@ -1,8 +1,7 @@
 /**
- * Byte-level helpers for forwarded messages: ids, question comparison and the client's question
+ * Byte-level helpers for forwarded messages: question comparison and the client's question
  * spelling. Replies are never decoded on the forward path.
  */
-import { randomFillSync } from 'node:crypto';
 import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
 import { lowerName, readName } from '../../src/dns/wire.js';
 
@@ -46,23 +45,6 @@ export function restoreClientHeader(reply: Buffer, id: number, raw: Buffer, ques
     }
     if (off === questionEnd - 5 && reply[off] === 0) raw.copy(reply, 12, 12, questionEnd - 4);
   }
-}
-
-const idPool = Buffer.alloc(4096);
-let idOff = idPool.length;
-
-/**
- * A 16-bit message id from the CSPRNG (ids guard forwarded queries against spoofed answers),
- * drawn from a refilled pool so that a query does not pay for a crypto call.
- */
-export function randomId(): number {
-  if (idOff >= idPool.length) {
-    randomFillSync(idPool);
-    idOff = 0;
-  }
-  const id = idPool.readUInt16BE(idOff);
-  idOff += 2;
-  return id;
 }
 
 /**

@@ -9,11 +9,11 @@
  * size the query offered is rejected unread. A reference that is slow, dead or answers garbage
  * costs one timer or one rejected datagram per exchange, never more.
  */
-import { randomFillSync } from 'node:crypto';
 import * as dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { isIP, isIPv6 } from 'node:net';
 import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
+import { randomId } from '../../src/dns/ids.js';
 import { lowerName, readName, type ParsedRequest } from '../../src/dns/wire.js';
 import type { Logger } from '../../src/log.js';
 import { Reply } from '../../src/query.js';
@@ -70,18 +70,6 @@ interface Pending {
 let totalOutstanding = 0;
 export function outstandingTotal(): number {
   return totalOutstanding;
-}
-
-const idPool = Buffer.alloc(2048);
-let idOff = idPool.length;
-function randomId(): number {
-  if (idOff >= idPool.length) {
-    randomFillSync(idPool);
-    idOff = 0;
-  }
-  const id = idPool.readUInt16BE(idOff);
-  idOff += 2;
-  return id;
 }
 
 /** The reply a UDP client sending `s.raw` got from clusterdns (what dispatch would send). */
