@@ -4,6 +4,7 @@
  * (and the question's letter case) put back to the client's.
  */
 import { Flag, Rcode } from '../../src/dns/constants.js';
+import { replyMatches } from '../../src/dns/match.js';
 import { isSubdomain } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
@@ -11,7 +12,7 @@ import * as m from './metrics.js';
 import { orderProxies, type PolicyState } from './policy.js';
 import type { Proxy } from './proxy.js';
 import type { ForwardConfig } from './setup.js';
-import { replyMatches, restoreClientHeader, writtenStatus } from './wire.js';
+import { restoreClientHeader, writtenStatus } from './wire.js';
 
 /**
  * Overall budget per query across all attempts. CoreDNS 1.15.0 starts attempts until 5 s

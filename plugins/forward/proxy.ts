@@ -6,12 +6,12 @@ import type * as tls from 'node:tls';
 import { Qclass, Qtype, rcodeName } from '../../src/dns/constants.js';
 import { nameToLabels } from '../../src/dns/encode.js';
 import { randomId } from '../../src/dns/ids.js';
+import type { QuestionKey } from '../../src/dns/match.js';
 import { CounterCell, HistCell } from '../../src/metrics/batch.js';
 import * as m from './metrics.js';
 import { DohClient } from './doh.js';
 import { StreamPool } from './stream.js';
 import { UdpPool } from './udp.js';
-import type { QuestionKey } from './wire.js';
 
 export type Scheme = 'dns' | 'tls' | 'https';
 

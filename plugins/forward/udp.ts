@@ -7,8 +7,8 @@
 import * as dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import { randomId } from '../../src/dns/ids.js';
+import { replyMatches, type QuestionKey } from '../../src/dns/match.js';
 import { goNetError, goTimeout, hostPort } from './goerr.js';
-import { replyMatches, type QuestionKey } from './wire.js';
 
 interface Pending {
   readonly q: QuestionKey;

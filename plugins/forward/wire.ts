@@ -1,32 +1,8 @@
 /**
- * Byte-level helpers for forwarded messages: question comparison and the client's question
- * spelling. Replies are never decoded on the forward path.
+ * Byte-level helpers for forwarded messages: the client's question spelling and the status
+ * after a write. Replies are never decoded on the forward path.
  */
-import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
-import { lowerName, readName } from '../../src/dns/wire.js';
-
-/** The question a reply must echo: lower-cased absolute name, type and class. */
-export interface QuestionKey {
-  readonly lname: string;
-  readonly qtype: number;
-  readonly qclass: number;
-}
-
-/**
- * True when `reply` is a response (QR=1) with exactly one question equal to `q` (name compared
- * case-insensitively, same type and class): the `state.Match` test of CoreDNS.
- */
-export function replyMatches(reply: Buffer, q: QuestionKey): boolean {
-  if (reply.length < 12) return false;
-  if ((reply.readUInt16BE(2) & Flag.QR) === 0) return false;
-  if (reply.readUInt16BE(4) !== 1) return false;
-  const read = readName(reply, 12);
-  if (!read) return false;
-  const [name, end] = read;
-  if (end + 4 > reply.length) return false;
-  if (reply.readUInt16BE(end) !== q.qtype || reply.readUInt16BE(end + 2) !== q.qclass) return false;
-  return lowerName(name) === q.lname;
-}
+import { isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
 
 /**
  * Give `reply` the client's id and the client's question bytes (letter case as asked). The

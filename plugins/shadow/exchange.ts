@@ -12,9 +12,10 @@
 import * as dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { isIP, isIPv6 } from 'node:net';
-import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
+import { isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
 import { randomId } from '../../src/dns/ids.js';
-import { lowerName, readName, type ParsedRequest } from '../../src/dns/wire.js';
+import { questionMismatch } from '../../src/dns/match.js';
+import type { ParsedRequest } from '../../src/dns/wire.js';
 import type { Logger } from '../../src/log.js';
 import { Reply } from '../../src/query.js';
 import { bareReply, finalizeReply } from '../../src/server/reply.js';
@@ -87,18 +88,6 @@ export function ourUdpReply(s: Sample): Buffer {
 /** Largest reply a query may get over UDP: 512, or the size its EDNS record offers. */
 export function replyLimit(req: ParsedRequest): number {
   return req.edns ? Math.max(512, req.edns.udpSize) : 512;
-}
-
-/** Is `buf` a response with one question equal to the request's (name case-insensitively)? */
-export function matchesQuestion(buf: Buffer, req: ParsedRequest): string | null {
-  if ((buf.readUInt16BE(2) & Flag.QR) === 0) return 'QR bit not set';
-  if (buf.readUInt16BE(4) !== 1) return `${buf.readUInt16BE(4)} questions`;
-  const read = readName(buf, 12);
-  if (!read) return 'unreadable question';
-  const [name, end] = read;
-  if (end + 4 > buf.length) return 'question runs past the end';
-  if (buf.readUInt16BE(end) !== req.qtype || buf.readUInt16BE(end + 2) !== req.qclass || lowerName(name) !== req.lname) return 'question differs from the query';
-  return null;
 }
 
 class ReferenceSocket {
@@ -225,7 +214,7 @@ class ReferenceSocket {
       this.client.hooks.failed('malformed', this.ref, p.req, `reply of ${msg.length} bytes exceeds the query's buffer size ${p.limit}`);
       return;
     }
-    const bad = matchesQuestion(msg, p.req);
+    const bad = questionMismatch(msg, p.req);
     if (bad !== null) {
       this.client.hooks.failed('malformed', this.ref, p.req, bad);
       return;
