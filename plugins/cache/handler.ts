@@ -5,7 +5,7 @@
  * stored) and is stored in the success or denial LRU.
  */
 import { LRUCache } from 'lru-cache';
-import { Flag, Opcode, Qtype, Rcode } from '../../src/dns/constants.js';
+import { Flag, Opcode, Qtype, Rcode, writtenStatus } from '../../src/dns/constants.js';
 import { encodeMessage } from '../../src/dns/encode.js';
 import { decode } from '../../src/dns/message.js';
 import { isSubdomain, matchZone } from '../../src/dns/name.js';
@@ -14,7 +14,6 @@ import { Query } from '../../src/query.js';
 import { cacheClock } from './clock.js';
 import * as metrics from './metrics.js';
 import { effectiveCapacity, type CacheConfig } from './setup.js';
-import { writtenStatus } from '../forward/wire.js';
 import { analyze, setTtls, withoutOpt, type Analysis } from './wire.js';
 import { copyBytes, loadBytes, storeBytes, type StoredBytes } from '../../src/dns/wire.js';
 import { CounterCell } from '../../src/metrics/batch.js';

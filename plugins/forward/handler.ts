@@ -3,7 +3,7 @@
  * line, chained in file order. Replies are passed to the client byte for byte, with only the id
  * (and the question's letter case) put back to the client's.
  */
-import { Flag, Rcode } from '../../src/dns/constants.js';
+import { Flag, Rcode, writtenStatus } from '../../src/dns/constants.js';
 import { replyMatches } from '../../src/dns/match.js';
 import { isSubdomain } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
@@ -12,7 +12,7 @@ import * as m from './metrics.js';
 import { orderProxies, type PolicyState } from './policy.js';
 import type { Proxy } from './proxy.js';
 import type { ForwardConfig } from './setup.js';
-import { restoreClientHeader, writtenStatus } from './wire.js';
+import { restoreClientHeader } from './wire.js';
 
 /**
  * Overall budget per query across all attempts. CoreDNS 1.15.0 starts attempts until 5 s

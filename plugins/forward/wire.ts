@@ -1,8 +1,7 @@
 /**
- * Byte-level helpers for forwarded messages: the client's question spelling and the status
- * after a write. Replies are never decoded on the forward path.
+ * Byte-level helper for forwarded messages: the client's id and question spelling put back into
+ * the reply. Replies are never decoded on the forward path.
  */
-import { isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
 
 /**
  * Give `reply` the client's id and the client's question bytes (letter case as asked). The
@@ -21,13 +20,4 @@ export function restoreClientHeader(reply: Buffer, id: number, raw: Buffer, ques
     }
     if (off === questionEnd - 5 && reply[off] === 0) raw.copy(reply, 12, 12, questionEnd - 4);
   }
-}
-
-/**
- * The status a plugin returns after writing a reply with `rcode` (docs/corefile.md §7.4): never one of
- * SERVFAIL/REFUSED/FORMERR/NOTIMP, which mean "nothing written, the server replies" — a written
- * upstream SERVFAIL is returned as NOERROR, as CoreDNS's forward does.
- */
-export function writtenStatus(rcode: number): number {
-  return isServerWrittenRcode(rcode) ? Rcode.NOERROR : rcode;
 }

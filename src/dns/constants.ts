@@ -38,6 +38,15 @@ export function isServerWrittenRcode(rcode: number): boolean {
   return rcode === Rcode.SERVFAIL || rcode === Rcode.REFUSED || rcode === Rcode.FORMERR || rcode === Rcode.NOTIMP;
 }
 
+/**
+ * The status a plugin returns after writing a reply with `rcode` (docs/corefile.md §7.4): never one of
+ * SERVFAIL/REFUSED/FORMERR/NOTIMP, which mean "nothing written, the server replies" — a written
+ * upstream SERVFAIL is returned as NOERROR, as CoreDNS's forward does.
+ */
+export function writtenStatus(rcode: number): number {
+  return isServerWrittenRcode(rcode) ? Rcode.NOERROR : rcode;
+}
+
 export const Qtype = {
   A: 1, NS: 2, CNAME: 5, SOA: 6, PTR: 12, HINFO: 13, MX: 15, TXT: 16, AAAA: 28, SRV: 33, NAPTR: 35,
   DS: 43, RRSIG: 46, NSEC: 47, DNSKEY: 48, NSEC3: 50, SVCB: 64, HTTPS: 65, OPT: 41,
