@@ -17,6 +17,7 @@ import type { RecordType } from 'dns-packet';
 import { compareReplies, renderDiff, TOLERANCE_RULES, type Comparison, type Difference } from '../../src/dnscompare/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { freePort } from '../helpers/net.js';
+import { watchLines } from '../helpers/spawn.js';
 import { TestUpstream } from '../helpers/upstream.js';
 import { PENDING, type PendingEntry } from './pending.js';
 import { seededRandom } from '../../src/util/prng.js';
@@ -53,38 +54,7 @@ function startProc(name: 'coredns' | 'clusterdns', args: string[], dir: string, 
   const cmd = name === 'coredns' ? COREDNS_BIN : process.execPath;
   const argv = name === 'coredns' ? args : [CLUSTERDNS_BIN, ...args];
   const proc = spawn(cmd, argv, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GOMAXPROCS: '1' } });
-  const output: string[] = [];
-  const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
-  let partial = '';
-  const onData = (chunk: Buffer): void => {
-    const text = partial + chunk.toString();
-    const lines = text.split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      output.push(line);
-      for (const w of [...waiters]) {
-        if (w.re.test(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
-      }
-    }
-  };
-  proc.stdout!.on('data', onData);
-  proc.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => {
-    if (partial) output.push(partial);
-    r(code);
-  }));
-  const waitFor = (re: RegExp, timeoutMs = 30000): Promise<string> => {
-    const seen = output.find((l) => re.test(l));
-    if (seen) return Promise.resolve(seen);
-    return new Promise<string>((res, rej) => {
-      const t = setTimeout(() => rej(new Error(`${name}: timed out waiting for ${re}; output:\n${output.join('\n')}`)), timeoutMs);
-      waiters.push({ re, resolve: (l) => { clearTimeout(t); res(l); } });
-      void exited.then((code) => { clearTimeout(t); rej(new Error(`${name} exited with ${code} before ${re}; output:\n${output.join('\n')}`)); });
-    });
-  };
+  const { output, waitFor, exited } = watchLines(proc, { label: name, timeoutMs: 30000 });
   return {
     name, proc, output, ...ports, corefilePath, dir, waitFor, exited,
     stop: async () => {

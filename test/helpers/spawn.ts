@@ -31,10 +31,38 @@ export async function spawnServer(corefile: string, extraArgs: string[] = [], op
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const { output, waitFor, exited } = watchLines(proc, { timeoutMs: 20000 });
+  return {
+    proc, port, dir, corefilePath, output, waitFor, exited,
+    stop: async (signal = 'SIGTERM') => {
+      if (proc.exitCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** A child's stdout and stderr as lines, and a way to wait for one. */
+export interface LineWatch {
+  /** stdout+stderr lines so far (a line split across chunks is one line; empty lines are left out). */
+  readonly output: string[];
+  /** Wait until a line matching `re` appears (rejects if the process exits first). */
+  waitFor(re: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit code. */
+  readonly exited: Promise<number | null>;
+}
+
+/**
+ * Collect `proc`'s output lines as they come. `label` prefixes the errors of `waitFor`;
+ * `timeoutMs` is its default timeout.
+ */
+export function watchLines(proc: ChildProcess, opts: { label?: string; timeoutMs: number }): LineWatch {
   const output: string[] = [];
   const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
-  const onData = (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n')) {
+  let partial = '';
+  const onData = (chunk: Buffer): void => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
       if (!line) continue;
       output.push(line);
       for (const w of [...waiters]) {
@@ -47,23 +75,22 @@ export async function spawnServer(corefile: string, extraArgs: string[] = [], op
   };
   proc.stdout!.on('data', onData);
   proc.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
-  const waitFor = (re: RegExp, timeoutMs = 20000) => {
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => {
+    if (partial) output.push(partial);
+    r(code);
+  }));
+  const timedOut = opts.label ? `${opts.label}: timed out` : 'timed out';
+  const exitedWith = opts.label ? `${opts.label} exited with` : 'exited with';
+  const waitFor = (re: RegExp, timeoutMs = opts.timeoutMs): Promise<string> => {
     const seen = output.find((l) => re.test(l));
     if (seen) return Promise.resolve(seen);
     return new Promise<string>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`timed out waiting for ${re}; output:\n${output.join('\n')}`)), timeoutMs);
+      const t = setTimeout(() => reject(new Error(`${timedOut} waiting for ${re}; output:\n${output.join('\n')}`)), timeoutMs);
       waiters.push({ re, resolve: (l) => { clearTimeout(t); resolve(l); } });
-      void exited.then((code) => { clearTimeout(t); reject(new Error(`exited with ${code} before ${re}; output:\n${output.join('\n')}`)); });
+      void exited.then((code) => { clearTimeout(t); reject(new Error(`${exitedWith} ${code} before ${re}; output:\n${output.join('\n')}`)); });
     });
   };
-  return {
-    proc, port, dir, corefilePath, output, waitFor, exited,
-    stop: async (signal = 'SIGTERM') => {
-      if (proc.exitCode === null) proc.kill(signal);
-      return exited;
-    },
-  };
+  return { output, waitFor, exited };
 }
 
 /** Run the command to completion (for -version, -validate, bad configs). */
@@ -82,3 +109,4 @@ export function runTool(cmd: string, args: string[]): { status: number | null; s
 export function hasTool(cmd: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 }
+
