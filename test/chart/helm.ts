@@ -5,25 +5,17 @@
  * When it is missing the helm-based tests fail with instructions; they never skip.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { accessSync, constants, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
+import { isExecutable } from '../helpers/spawn.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const CHART_DIR = path.join(REPO_ROOT, 'charts/clusterdns');
 export const RELEASE = 'clusterdns';
 export const NAMESPACE = 'kube-system';
-
-function isExecutable(p: string): boolean {
-  try {
-    accessSync(p, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 let cachedHelm: string | undefined;
 

@@ -14,12 +14,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as https from 'node:https';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { isExecutable } from './spawn.js';
 
 // test/helpers/ in the repository, or dist/test/helpers/ when compiled for bench/scale.ts.
 const up = resolve(import.meta.dirname, '../..');
@@ -82,15 +83,6 @@ function installExitHook(): void {
       }
     }
   });
-}
-
-function isExecutable(p: string): boolean {
-  try {
-    accessSync(p, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
