@@ -8,19 +8,18 @@
 import { getEventListeners } from 'node:events';
 import * as net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { logger, setLogSink } from '../../src/log.js';
 import { registry } from '../../src/metrics/registry.js';
-import { makeQuery } from '../../test/helpers/dns.js';
+import { answers, captureLogs, startIndex, until, type Cleanups } from '../../test/helpers/kubeindex.js';
 import { startFaultProxy, type FaultProxy } from '../../sandbox/faultproxy.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { retryAfterMs } from './client.js';
 import { KubernetesHandler } from './handler.js';
 import { KubeIndex, type WatchSettings } from './kubeindex.js';
 import { fixtureObjects, svc } from './testdata.js';
-import { baseConfig, fmt, replyOf } from './testutil.js';
+import { baseConfig } from './testutil.js';
 import { rvBefore } from './watch.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
@@ -37,40 +36,12 @@ async function proxy(sb: Sandbox): Promise<FaultProxy> {
   return px;
 }
 
-function index(url: string, over: Partial<WatchSettings> = {}): KubeIndex {
-  const s: WatchSettings = { endpoint: url, tls: null, kubeconfig: null, qps: 0, burst: 0, maxInflight: 0, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false, ...over };
-  const ix = new KubeIndex(s, logger('kubernetes'));
-  cleanups.push(() => ix.stop());
-  ix.start();
-  return ix;
-}
+const index = (url: string, over: Partial<WatchSettings> = {}): KubeIndex => startIndex(cleanups, url, over);
 
 function handler(ix: KubeIndex): KubernetesHandler {
   const h = new KubernetesHandler(baseConfig(), ix.store, () => ix.synced(), null, null);
   cleanups.push(() => h.close());
   return h;
-}
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-function captureLogs(): string[] {
-  const lines: string[] = [];
-  const prev = setLogSink((l) => lines.push(l));
-  cleanups.push(() => { setLogSink(prev); });
-  return lines;
-}
-
-async function answers(h: KubernetesHandler, name: string): Promise<string[]> {
-  const q = makeQuery(name, 'A');
-  await h.serve(q);
-  const m = replyOf(q);
-  return m ? m.answers.map(fmt) : [];
 }
 
 const seen = (h: KubernetesHandler, name: string) => async (): Promise<boolean> => (await answers(h, `${name}.testns.svc.cluster.local.`)).length === 1;
@@ -86,7 +57,7 @@ async function staleness(resource: string): Promise<number | undefined> {
 
 describe('API liveness', () => {
   it('re-establishes a watch whose connection stopped relaying (no FIN, no RST) and sees a new service', async () => {
-    const logs = captureLogs();
+    const logs = captureLogs(cleanups);
     const sb = await sandbox({ bookmarkIntervalMs: 100 });
     const px = await proxy(sb);
     const ix = index(px.url, { tuning: { livenessMs: 1000 } });
@@ -103,7 +74,7 @@ describe('API liveness', () => {
   });
 
   it('logs staleness past the bound, reports it as a metric, and keeps serving the last state', async () => {
-    const logs = captureLogs();
+    const logs = captureLogs(cleanups);
     const sb = await sandbox({ bookmarkIntervalMs: 100 });
     const ix = index(sb.url, { tuning: { livenessMs: 500 } });
     const h = handler(ix);
@@ -178,7 +149,7 @@ describe('API liveness', () => {
   });
 
   it('relists when the API server comes back with its resourceVersion counter set back (etcd restored)', async () => {
-    const logs = captureLogs();
+    const logs = captureLogs(cleanups);
     const sb = await sandbox();
     const ix = index(sb.url);
     const h = handler(ix);
@@ -196,7 +167,7 @@ describe('API liveness', () => {
   });
 
   it('relists when a watch event carries a resourceVersion below the last one seen', async () => {
-    const logs = captureLogs();
+    const logs = captureLogs(cleanups);
     const sb = await sandbox();
     const ix = index(sb.url);
     const h = handler(ix);

@@ -5,9 +5,9 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { logger, setLogSink } from '../../src/log.js';
 import { registry } from '../../src/metrics/registry.js';
 import { makeQuery } from '../../test/helpers/dns.js';
+import { answers, captureLogs, startIndex, until, type Cleanups } from '../../test/helpers/kubeindex.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { KubernetesHandler } from './handler.js';
 import { KubeIndex, parseRfc3339, type WatchSettings } from './kubeindex.js';
@@ -15,7 +15,7 @@ import { fixtureObjects, ns, slice, svc } from './testdata.js';
 import { baseConfig, fmt, replyOf } from './testutil.js';
 import { VECTORS } from './vectors.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
@@ -26,38 +26,7 @@ async function sandbox(objects: unknown[] = fixtureObjects(), opts: { bookmarkIn
   return sb;
 }
 
-function settings(url: string, over: Partial<WatchSettings> = {}): WatchSettings {
-  return { endpoint: url, tls: null, kubeconfig: null, qps: 0, burst: 0, maxInflight: 0, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false, ...over };
-}
-
-function index(url: string, over: Partial<WatchSettings> = {}): KubeIndex {
-  const ix = new KubeIndex(settings(url, over), logger('kubernetes'));
-  cleanups.push(() => ix.stop());
-  ix.start();
-  return ix;
-}
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-function captureLogs(): string[] {
-  const lines: string[] = [];
-  const prev = setLogSink((l) => lines.push(l));
-  cleanups.push(() => { setLogSink(prev); });
-  return lines;
-}
-
-async function answers(h: KubernetesHandler, name: string, type = 'A'): Promise<string[]> {
-  const q = makeQuery(name, type);
-  await h.serve(q);
-  const m = replyOf(q);
-  return m ? m.answers.map(fmt) : [];
-}
+const index = (url: string, over: Partial<WatchSettings> = {}): KubeIndex => startIndex(cleanups, url, over);
 
 function handler(ix: KubeIndex): KubernetesHandler {
   const h = new KubernetesHandler(baseConfig(), ix.store, () => ix.synced(), null, null);
@@ -164,7 +133,7 @@ describe('watch-backed index', () => {
   });
 
   it('skips malformed objects with one warning each and keeps the rest', async () => {
-    const logs = captureLogs();
+    const logs = captureLogs(cleanups);
     const objs = [
       ...fixtureObjects(),
       svc('testns', 'badip', { type: 'ClusterIP', clusterIP: '10.96.999.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }),

@@ -1,0 +1,50 @@
+/**
+ * The kubernetes plugin's watch-backed index in tests against the sandbox API server: settings, a
+ * started index, answers through the handler, captured log lines and polling waits. Each test
+ * file keeps its own list of cleanups, run after every test.
+ */
+import { logger, setLogSink } from '../../src/log.js';
+import type { KubernetesHandler } from '../../plugins/kubernetes/handler.js';
+import { KubeIndex, type WatchSettings } from '../../plugins/kubernetes/kubeindex.js';
+import { fmt, replyOf } from '../../plugins/kubernetes/testutil.js';
+import { makeQuery } from './dns.js';
+
+export type Cleanups = (() => Promise<void> | void)[];
+
+/** Settings for the API server at `url`: plain HTTP, no rate limit, EndpointSlices, no pods. */
+export function watchSettings(url: string, over: Partial<WatchSettings> = {}): WatchSettings {
+  return { endpoint: url, tls: null, kubeconfig: null, qps: 0, burst: 0, maxInflight: 0, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false, ...over };
+}
+
+/** A started index on `url`, stopped by `cleanups`. */
+export function startIndex(cleanups: Cleanups, url: string, over: Partial<WatchSettings> = {}): KubeIndex {
+  const ix = new KubeIndex(watchSettings(url, over), logger('kubernetes'));
+  cleanups.push(() => ix.stop());
+  ix.start();
+  return ix;
+}
+
+/** Poll `cond` every 25 ms; fail naming `what` after `timeoutMs`. */
+export async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Log lines from now on (the previous sink is put back by `cleanups`). */
+export function captureLogs(cleanups: Cleanups): string[] {
+  const lines: string[] = [];
+  const prev = setLogSink((l) => lines.push(l));
+  cleanups.push(() => { setLogSink(prev); });
+  return lines;
+}
+
+/** The answer records `h` gives for `name` and `type`, in the `fmt` form. */
+export async function answers(h: KubernetesHandler, name: string, type = 'A'): Promise<string[]> {
+  const q = makeQuery(name, type);
+  await h.serve(q);
+  const m = replyOf(q);
+  return m ? m.answers.map(fmt) : [];
+}
