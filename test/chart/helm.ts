@@ -189,6 +189,11 @@ export function rec(obj: unknown, ...keys: (string | number)[]): Record<string, 
   return v;
 }
 
+/** The pod template's labels of a Deployment. */
+export function podLabels(d: K8sObject): Record<string, unknown> {
+  return rec(d, 'spec', 'template', 'metadata', 'labels');
+}
+
 /** The DNS server's container of a Deployment (named `coredns`, as in the coredns chart). */
 export function container(deploy: K8sObject, name = 'coredns'): Record<string, unknown> {
   const cs = arr(deploy, 'spec', 'template', 'spec', 'containers');

@@ -7,7 +7,6 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   CHART_DIR,
-  type K8sObject,
   arr,
   at,
   container,
@@ -17,6 +16,7 @@ import {
   isObject,
   kinds,
   one,
+  podLabels,
   rec,
   render,
   runHelm,
@@ -30,10 +30,6 @@ function golden(name: string, actual: string): void {
   const file = path.join(GOLDEN_DIR, name);
   if (UPDATE) writeFileSync(file, actual);
   expect(actual).toBe(readFileSync(file, 'utf8'));
-}
-
-function podLabels(d: K8sObject): Record<string, unknown> {
-  return rec(d, 'spec', 'template', 'metadata', 'labels');
 }
 
 function expectSelects(selector: Record<string, unknown>, labels: Record<string, unknown>): void {

@@ -22,6 +22,7 @@ import {
   isObject,
   kinds,
   one,
+  podLabels,
   rec,
   render,
   renderNotes,
@@ -40,10 +41,6 @@ const IGNORED = ['rbac.pspEnable'];
 function leafPaths(v: unknown, prefix: string[] = []): string[] {
   if (isObject(v) && Object.keys(v).length > 0) return Object.entries(v).flatMap(([k, x]) => leafPaths(x, [...prefix, k]));
   return [prefix.join('.')];
-}
-
-function podLabels(d: K8sObject): Record<string, unknown> {
-  return rec(d, 'spec', 'template', 'metadata', 'labels');
 }
 
 function portNames(list: unknown[]): string[] {
