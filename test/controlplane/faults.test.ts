@@ -4,50 +4,33 @@
  * seen. Waits are for events with generous bounds; how long recovery took is recorded and printed,
  * never asserted. Fails (never skips) when the control plane cannot start.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ControlPlane, type Obj } from '../helpers/controlplane.js';
-import { addresses, agree, corednsMissing, latencies, latencyReport, measureChange, query, startDns, waitReady, type DnsServer } from './dns.js';
-import { clusterIPs, createNamespace, createNode, createPod, createService } from './fixtures.js';
+import { describe, expect, test } from 'vitest';
+import type { Obj } from '../helpers/controlplane.js';
+import { addresses, agree, latencies, latencyReport, measureChange, query, type DnsServer } from './dns.js';
+import { clusterIPs, createPod, createService } from './fixtures.js';
+import { controlPlaneSuite } from './suite.js';
 
 const NS = 'faults';
 const Z = 'cluster.local';
 /** CoreDNS took 47–96 s to see the first change after an API server restart when this was tried. */
 const RECOVERY_BOUND_MS = 300_000;
 
-let cp: ControlPlane | null = null;
-let servers: DnsServer[] = [];
-let startError: Error | null = null;
 let known: Obj = {};
 
-function need(): { cp: ControlPlane; servers: DnsServer[] } {
-  if (startError !== null) throw startError;
-  if (cp === null) throw new Error('control plane not started');
-  return { cp, servers };
-}
-
-beforeAll(async () => {
-  try {
-    const missing = corednsMissing();
-    if (missing !== null) throw new Error(missing);
-    cp = await ControlPlane.start();
-    await createNode(cp);
-    await createNamespace(cp, NS);
+const need = controlPlaneSuite({
+  namespace: NS,
+  populate: async (cp) => {
     known = await createService(cp, { name: 'known', namespace: NS, spec: { selector: { app: 'k' }, ports: [{ name: 'http', port: 80 }] } });
     await createService(cp, { name: 'hk', namespace: NS, spec: { clusterIP: 'None', selector: { app: 'k' }, ports: [{ name: 'http', port: 80 }] } });
     await createPod(cp, { name: 'k-0', namespace: NS, labels: { app: 'k' }, ips: ['10.244.9.10'] });
-    servers = await Promise.all([startDns('clusterdns', { kubeconfig: cp.corednsKubeconfig }), startDns('coredns', { kubeconfig: cp.corednsKubeconfig })]);
-    await Promise.all(servers.map((s) => waitReady(s)));
+  },
+  ready: async (servers) => {
     await agree(servers, `hk.${NS}.svc.${Z}`, 'A', 60_000);
-  } catch (e) {
-    startError = e as Error;
-  }
-}, 400_000);
-
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
-  await cp?.stop();
-  if (latencies.length > 0) process.stdout.write(`${latencyReport()}\n`);
-}, 60_000);
+  },
+  stopped: () => {
+    if (latencies.length > 0) process.stdout.write(`${latencyReport()}\n`);
+  },
+});
 
 /** Every server answers the known names as before (several rounds while the fault lasts). */
 async function knownAnswered(ss: readonly DnsServer[], rounds: number): Promise<void> {

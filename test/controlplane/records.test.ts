@@ -12,34 +12,21 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ControlPlane, REPO_ROOT, roleWithoutVerb, type Obj } from '../helpers/controlplane.js';
-import { addresses, agree, corednsMissing, latencies, latencyReport, measureChange, query, startDns, waitReady, type DnsServer } from './dns.js';
-import { clusterIPs, createNamespace, createNode, createPod, createService, setPodReady } from './fixtures.js';
+import { describe, expect, test } from 'vitest';
+import { REPO_ROOT, roleWithoutVerb, type Obj } from '../helpers/controlplane.js';
+import { addresses, agree, latencies, latencyReport, measureChange, query, startDns, waitReady } from './dns.js';
+import { clusterIPs, createNamespace, createPod, createService, setPodReady } from './fixtures.js';
+import { controlPlaneSuite } from './suite.js';
 import { rcode } from '../helpers/dns.js';
 
 const NS = 'app';
 const Z = 'cluster.local';
 
-let cp: ControlPlane | null = null;
-let servers: DnsServer[] = [];
-let startError: Error | null = null;
 const svcs = new Map<string, Obj>();
 
-function need(): { cp: ControlPlane; servers: DnsServer[] } {
-  if (startError !== null) throw startError;
-  if (cp === null) throw new Error('control plane not started');
-  return { cp, servers };
-}
-
-beforeAll(async () => {
-  try {
-    const missing = corednsMissing();
-    if (missing !== null) throw new Error(missing);
-    cp = await ControlPlane.start();
-    const c = cp;
-    await createNode(c);
-    await createNamespace(c, NS);
+const need = controlPlaneSuite({
+  namespace: NS,
+  populate: async (c) => {
     const mk = async (name: string, spec: Obj) => svcs.set(name, await createService(c, { name, namespace: NS, spec }));
     const http = [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }];
     await mk('web', { selector: { app: 'web' }, ports: http });
@@ -62,24 +49,16 @@ beforeAll(async () => {
       endpoints: [{ addresses: ['10.244.3.5'], hostname: 'db', conditions: { ready: true } }, { addresses: ['10.244.3.6'], conditions: { ready: true } }],
       ports: [{ name: 'db', port: 5432, protocol: 'TCP' }],
     });
-    const kubeconfig = c.corednsKubeconfig;
-    servers = await Promise.all([startDns('clusterdns', { kubeconfig }), startDns('coredns', { kubeconfig })]);
-    await Promise.all(servers.map((s) => waitReady(s)));
-  } catch (e) {
-    startError = e as Error;
-  }
-}, 400_000);
-
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
-  await cp?.stop();
-  if (latencies.length > 0) {
-    process.stdout.write(`${latencyReport()}\n`);
-    const dir = join(REPO_ROOT, 'dist');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'controlplane-latency.json'), `${JSON.stringify({ timings: cp?.timings, latencies }, null, 2)}\n`);
-  }
-}, 60_000);
+  },
+  stopped: (cp) => {
+    if (latencies.length > 0) {
+      process.stdout.write(`${latencyReport()}\n`);
+      const dir = join(REPO_ROOT, 'dist');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'controlplane-latency.json'), `${JSON.stringify({ timings: cp?.timings, latencies }, null, 2)}\n`);
+    }
+  },
+});
 
 describe('kubernetes plugin on a real control plane (kubeconfig credentials, the chart\'s ClusterRole)', () => {
   test('the control plane started and both servers are ready', () => {
