@@ -9,14 +9,13 @@ import { getEventListeners } from 'node:events';
 import * as net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../../src/metrics/registry.js';
-import { answers, captureLogs, startIndex, until, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { answers, captureLogs, startHandler, startIndex, startTestSandbox, until, type Cleanups } from '../../test/helpers/kubeindex.js';
 import { startFaultProxy, type FaultProxy } from '../../sandbox/faultproxy.js';
-import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import type { Sandbox } from '../../sandbox/server.js';
 import { retryAfterMs } from './client.js';
 import { KubernetesHandler } from './handler.js';
 import { KubeIndex, type WatchSettings } from './kubeindex.js';
 import { fixtureObjects, svc } from './testdata.js';
-import { baseConfig } from './testutil.js';
 import { rvBefore } from './watch.js';
 
 const cleanups: Cleanups = [];
@@ -24,11 +23,7 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function sandbox(opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> {
-  const sb = await startSandbox({ objects: fixtureObjects(), log: () => undefined, ...opts });
-  cleanups.push(() => sb.close());
-  return sb;
-}
+const sandbox = (opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> => startTestSandbox(cleanups, fixtureObjects(), opts);
 
 async function proxy(sb: Sandbox): Promise<FaultProxy> {
   const px = await startFaultProxy({ port: sb.port });
@@ -38,11 +33,7 @@ async function proxy(sb: Sandbox): Promise<FaultProxy> {
 
 const index = (url: string, over: Partial<WatchSettings> = {}): KubeIndex => startIndex(cleanups, url, over);
 
-function handler(ix: KubeIndex): KubernetesHandler {
-  const h = new KubernetesHandler(baseConfig(), ix.store, () => ix.synced(), null, null);
-  cleanups.push(() => h.close());
-  return h;
-}
+const handler = (ix: KubeIndex): KubernetesHandler => startHandler(cleanups, ix);
 
 const seen = (h: KubernetesHandler, name: string) => async (): Promise<boolean> => (await answers(h, `${name}.testns.svc.cluster.local.`)).length === 1;
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../../src/metrics/registry.js';
 import { makeQuery } from '../../test/helpers/dns.js';
-import { answers, captureLogs, startIndex, until, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { answers, captureLogs, startHandler, startIndex, startTestSandbox, until, type Cleanups } from '../../test/helpers/kubeindex.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { KubernetesHandler } from './handler.js';
 import { KubeIndex, parseRfc3339, type WatchSettings } from './kubeindex.js';
@@ -20,19 +20,11 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function sandbox(objects: unknown[] = fixtureObjects(), opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> {
-  const sb = await startSandbox({ objects, log: () => undefined, ...opts });
-  cleanups.push(() => sb.close());
-  return sb;
-}
+const sandbox = (objects: unknown[] = fixtureObjects(), opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> => startTestSandbox(cleanups, objects, opts);
 
 const index = (url: string, over: Partial<WatchSettings> = {}): KubeIndex => startIndex(cleanups, url, over);
 
-function handler(ix: KubeIndex): KubernetesHandler {
-  const h = new KubernetesHandler(baseConfig(), ix.store, () => ix.synced(), null, null);
-  cleanups.push(() => h.close());
-  return h;
-}
+const handler = (ix: KubeIndex): KubernetesHandler => startHandler(cleanups, ix);
 
 describe('watch-backed index', () => {
   it('lists everything, becomes ready, and uses paged lists with bookmarks', async () => {

@@ -1,12 +1,13 @@
 /**
  * The kubernetes plugin's watch-backed index in tests against the sandbox API server: settings, a
- * started index, answers through the handler, captured log lines and polling waits. Each test
+ * sandbox, a started index and handler, answers through the handler, captured log lines and polling waits. Each test
  * file keeps its own list of cleanups, run after every test.
  */
 import { logger, setLogSink } from '../../src/log.js';
-import type { KubernetesHandler } from '../../plugins/kubernetes/handler.js';
+import { KubernetesHandler } from '../../plugins/kubernetes/handler.js';
 import { KubeIndex, type WatchSettings } from '../../plugins/kubernetes/kubeindex.js';
-import { fmt, replyOf } from '../../plugins/kubernetes/testutil.js';
+import { baseConfig, fmt, replyOf } from '../../plugins/kubernetes/testutil.js';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { makeQuery } from './dns.js';
 
 export type Cleanups = (() => Promise<void> | void)[];
@@ -22,6 +23,20 @@ export function startIndex(cleanups: Cleanups, url: string, over: Partial<WatchS
   cleanups.push(() => ix.stop());
   ix.start();
   return ix;
+}
+
+/** A sandbox API server holding `objects`, closed by `cleanups`. */
+export async function startTestSandbox(cleanups: Cleanups, objects: unknown[], opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> {
+  const sb = await startSandbox({ objects, log: () => undefined, ...opts });
+  cleanups.push(() => sb.close());
+  return sb;
+}
+
+/** A handler with the base configuration on `ix`'s store, closed by `cleanups`. */
+export function startHandler(cleanups: Cleanups, ix: KubeIndex): KubernetesHandler {
+  const h = new KubernetesHandler(baseConfig(), ix.store, () => ix.synced(), null, null);
+  cleanups.push(() => h.close());
+  return h;
 }
 
 /** Poll `cond` every 25 ms; fail naming `what` after `timeoutMs`. */
