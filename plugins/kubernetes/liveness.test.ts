@@ -177,6 +177,20 @@ describe('API liveness', () => {
     }
   });
 
+  it('spaces the relists of a watch that keeps answering 410 right after each list (doubling delay)', async () => {
+    const sb = await sandbox();
+    sb.setFailure((r) => (r.path === '/api/v1/services' && r.query['watch'] === 'true' ? 410 : undefined));
+    const ix = index(sb.url, { tuning: { backoffMinMs: 200, backoffMaxMs: 60_000 } });
+    const lists = (): number[] => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['limit'] === '500').map((r) => r.at);
+    await until('six lists of services', () => lists().length >= 6, 30_000);
+    const at = lists();
+    // Delays drawn from [d/2, d) with d doubling from 200 ms: the fifth is at least 1600 ms.
+    // (Lower bounds only: timers never fire early.) Without spacing, each list follows the last
+    // 410 after 100-200 ms, however often it happens.
+    expect(at[5]! - at[4]!).toBeGreaterThanOrEqual(1600);
+    expect(ix.synced()).toBe(true);
+  }, 40_000);
+
   it('relists when the API server comes back with its resourceVersion counter set back (etcd restored)', async () => {
     const logs = captureLogs();
     const sb = await sandbox();

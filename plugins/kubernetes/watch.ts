@@ -153,6 +153,11 @@ export class Reflector<K extends Kind> {
   /** When an event last went backwards, and the delay before the relist it caused. */
   private lastBackwards = -Infinity;
   private backwardsWait = 0;
+  /**
+   * Delay before relisting after a watch answered 410 right after a list: the list reset the
+   * backoff, so these relists have their own doubling delay, reset once a watch delivers something.
+   */
+  private goneWait = 0;
   private readonly staleness = (): [string, number] => [this.def.kind, this.stalenessSeconds()];
 
   constructor(
@@ -315,12 +320,14 @@ export class Reflector<K extends Kind> {
           // watch started right after a list (a server that keeps answering 410).
           needList = true;
           if (!listed) continue;
+          this.goneWait = Math.min(this.backoffMax, Math.max(this.backoffMin, this.goneWait * 2));
         }
         this.failures++;
         const reason = e instanceof ApiError ? e.message : `${this.def.kind}: ${(e as Error).message}`;
         if (reason !== this.lastError) this.log.warning(`${this.synced ? 'watch' : 'list'} of ${this.def.kind} failed: ${reason}`);
         this.lastError = reason;
         let delay = this.nextDelay();
+        if (e instanceof GoneError && listed) delay = Math.max(delay, this.goneWait / 2 + Math.random() * (this.goneWait / 2));
         if (e instanceof ApiError) {
           if (e.retryAfterMs !== null) delay = Math.max(delay, e.retryAfterMs);
           if (phase === 'watch' && tooLarge(e)) checkCounter = true;
@@ -502,6 +509,7 @@ export class Reflector<K extends Kind> {
       throw new CounterBackwardsError(`${this.def.kind}: the API server's resourceVersion went backwards (watch event at ${rv}, ${this.rv} seen before; etcd restored or wiped?): relisting`);
     }
     this.fresh();
+    this.goneWait = 0;
     if (type === 'BOOKMARK') {
       if (rv) this.rv = rv;
       return;
