@@ -6,6 +6,7 @@
  * the liveness bound and backoff are made small through the index's `tuning` setting.
  */
 import { getEventListeners } from 'node:events';
+import * as http from 'node:http';
 import * as net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { logger, setLogSink } from '../../src/log.js';
@@ -239,6 +240,43 @@ describe('connecting', () => {
     await until('connect timeout reported', () => ix.notReadyReason().includes(`TLS handshake with 127.0.0.1:${port}: i/o timeout (300 ms)`));
     expect(ix.synced()).toBe(false);
   });
+});
+
+describe('a misbehaving API server', () => {
+  it('a watch line that never ends is cut at the event size bound: the stream is dropped, memory stays bounded', async () => {
+    // Lists answer empty; every watch streams characters without a newline until the client hangs up.
+    let closedWatches = 0;
+    const LIMIT_SENT = 64 * 1024 * 1024;
+    const srv = http.createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      if (url.searchParams.get('watch') !== 'true') {
+        res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: [] }));
+        return;
+      }
+      const chunk = Buffer.alloc(64 * 1024, 0x78);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < LIMIT_SENT && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+      };
+      res.on('close', () => { closedWatches++; });
+      res.write('{"type":"ADDED","object":{"metadata":{"name":"');
+      pump();
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    const port = (srv.address() as net.AddressInfo).port;
+    const ix = index(`http://127.0.0.1:${port}`, { tuning: { backoffMinMs: 50, backoffMaxMs: 100 } });
+    await until('synced', () => ix.synced());
+    await until('a watch cut at the bound', () => ix.watches.some((r) => (r.lastError ?? '').includes('watch event longer than')), 30_000);
+    await until('the server saw the watch closed', () => closedWatches >= 1, 30_000);
+  }, 60_000);
 });
 
 describe('helpers', () => {

@@ -51,6 +51,12 @@ const GC_EVERY_ITEMS = 10_000;
 export const LIVENESS_DEFAULT_MS = 150_000;
 export const BACKOFF_MIN_MS = 200;
 export const BACKOFF_MAX_MS = 30_000;
+/**
+ * Longest watch event line (characters). The API server refuses objects above a few MiB (etcd's
+ * request limit is 1.5 MiB), so a longer line is a broken or hostile server: without a bound the
+ * partial line would grow until the process runs out of memory.
+ */
+export const MAX_WATCH_EVENT_CHARS = 16 * 1024 * 1024;
 /** A list page (or the counter probe) that receives no data for this long fails. */
 const LIST_IDLE_MS = 60_000;
 
@@ -469,6 +475,7 @@ export class Reflector<K extends Kind> {
             this.event(line);
           }
         }
+        if (buf.length > MAX_WATCH_EVENT_CHARS) throw new Error(`watch event longer than ${MAX_WATCH_EVENT_CHARS} characters: dropping the stream`);
       }
       if (buf.trim()) {
         lines++;
