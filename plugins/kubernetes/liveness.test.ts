@@ -279,6 +279,34 @@ describe('a misbehaving API server', () => {
   }, 60_000);
 });
 
+describe('an API server answering an error with an endless body', () => {
+  it('reads a bounded part of the body: the request fails with the status, memory stays bounded', async () => {
+    let closed = 0;
+    const srv = http.createServer((_req, res) => {
+      res.writeHead(500, { 'Content-Type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x78);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < 64 * 1024 * 1024 && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+      };
+      res.on('close', () => { closed++; });
+      pump();
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    const port = (srv.address() as net.AddressInfo).port;
+    const ix = index(`http://127.0.0.1:${port}`, { tuning: { backoffMinMs: 50, backoffMaxMs: 100 } });
+    await until('the list failure reported', () => ix.notReadyReason().includes('HTTP 500 on services'), 30_000);
+    await until('the server saw the request closed', () => closed >= 1, 30_000);
+  }, 60_000);
+});
+
 describe('helpers', () => {
   it('compares decimal resourceVersions as numbers and never orders opaque ones', () => {
     expect(rvBefore('9', '10')).toBe(true);

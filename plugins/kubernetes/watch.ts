@@ -57,6 +57,8 @@ export const BACKOFF_MAX_MS = 30_000;
  * partial line would grow until the process runs out of memory.
  */
 export const MAX_WATCH_EVENT_CHARS = 16 * 1024 * 1024;
+/** Most of an error response's body read for its message (a Status is a few hundred bytes). */
+const MAX_ERROR_BODY_CHARS = 64 * 1024;
 /** A list page (or the counter probe) that receives no data for this long fails. */
 const LIST_IDLE_MS = 60_000;
 
@@ -113,6 +115,27 @@ function tooLarge(e: ApiError): boolean {
 
 function secs(ms: number): string {
   return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)}s`;
+}
+
+/**
+ * The JSON body of an error response, or null. At most {@link MAX_ERROR_BODY_CHARS} are read: a
+ * longer body is not a Status, and the response is dropped rather than buffered without bound.
+ */
+async function errorBody(res: IncomingMessage): Promise<unknown> {
+  res.setEncoding('utf8');
+  let text = '';
+  for await (const c of res) {
+    text += c as string;
+    if (text.length > MAX_ERROR_BODY_CHARS) {
+      res.destroy();
+      return null;
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
 }
 
 /** A controller aborted with `parent` and released (listener removed) once the request is over. */
@@ -362,7 +385,7 @@ export class Reflector<K extends Kind> {
     const status = res.statusCode ?? 0;
     const after = retryAfterMs(res.headers['retry-after']);
     let body: unknown = null;
-    try { body = await readJson(res); } catch { /* keep null */ }
+    try { body = await errorBody(res); } catch { /* keep null */ }
     if (status === 410) throw new GoneError('410 Gone');
     const wait = status === 429 || status >= 500 ? (after ?? statusRetryAfter(body)) : null;
     throw new ApiError(describeStatus(this.def.kind, status, body), status, wait);
