@@ -45,6 +45,9 @@ export async function serve(flags: Flags): Promise<void> {
   const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: flags.tcpMaxConns, maxConnectionsPerSource: flags.tcpMaxConnsPerSource };
   const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
+  // Trapped before the start, as CoreDNS traps its signals: a SIGUSR1 meanwhile would otherwise
+  // open Node's inspector, a SIGHUP or SIGUSR2 would end the process.
+  installReloadSignals(server);
   try {
     await server.start();
   } catch (e) {
@@ -81,6 +84,10 @@ function installSignals(server: Server): void {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGQUIT', () => process.exit(0));
+}
+
+/** SIGUSR1/SIGUSR2 reload (before the first start completes: `server is not running`), SIGHUP is ignored. */
+function installReloadSignals(server: Server): void {
   // As Caddy's signal handler: `[INFO] SIGUSR1: Reloading`, the core's `Reloading` lines, and on
   // failure `[ERROR] SIGUSR1: starting with listener file descriptors: <error>`.
   const reload = (sig: string) => {

@@ -169,7 +169,9 @@ describe('cache: positive answers', () => {
 
 describe('cache: what is not stored', () => {
   it('a SERVFAIL the server writes itself (nothing written) passes untouched and is cached for the servfail time (1.15.0)', async () => {
-    const next = upstreamNext({});
+    // The plugins below failed with an error (forward with every upstream down): CoreDNS 1.15.0
+    // caches a SERVFAIL then.
+    const next = new FakeNext((q) => q.fail(new Error('upstream down'), 2));
     const h = await build('cache', next);
     const r = await ask(h, 'nothing.example');
     expect(r.rc).toBe(2);
@@ -180,9 +182,21 @@ describe('cache: what is not stored', () => {
     const flags = again.q.reply!.wire().readUInt16BE(2);
     expect(flags & 0x0f).toBe(2);
     expect(flags & 0x0480).toBe(0); // neither AA nor RA
-    const off = await build('cache {\n servfail 0\n}', upstreamNext({}));
+    const off = await build('cache {\n servfail 0\n}', new FakeNext((q) => q.fail(new Error('upstream down'), 2)));
     await ask(off, 'nothing.example');
     expect((await ask(off, 'nothing.example')).q.reply).toBeNull();
+  });
+
+  it('a SERVFAIL returned without an error (hosts: a name it has no record for, no SOA) is not cached, as CoreDNS 1.15.0', async () => {
+    // CoreDNS caches a failure only when the plugin below returned an error (`err != nil`); hosts
+    // returns SERVFAIL without one, and CoreDNS asks it again (coredns_cache_misses_total counts 2).
+    const next = upstreamNext({});
+    const h = await build('cache', next);
+    expect((await ask(h, 'nothing.example')).rc).toBe(2);
+    const again = await ask(h, 'nothing.example');
+    expect(next.calls).toBe(2);
+    expect(again.rc).toBe(2);
+    expect(again.q.reply).toBeNull();
   });
 
   it('truncated replies, REFUSED, NXDOMAIN without SOA and CNAME chains without the type are not stored', async () => {

@@ -159,13 +159,14 @@ export class CacheHandler implements Handler {
   }
 
   /**
-   * After a miss: as afterNext, and when the plugins below failed without writing a reply (forward
-   * with every upstream down or timing out), cache a SERVFAIL for the servfail duration so client
-   * retries are answered from the cache (CoreDNS 1.15.0). The client still gets the server's own
-   * SERVFAIL for this query.
+   * After a miss: as afterNext, and when the plugins below failed with an error without writing a
+   * reply (forward with every upstream down or timing out), cache a SERVFAIL for the servfail
+   * duration so client retries are answered from the cache (CoreDNS 1.15.0). A SERVFAIL returned
+   * without an error (hosts with no record and no SOA) is not cached, as CoreDNS requires
+   * `err != nil`. The client still gets the server's own SERVFAIL for this query.
    */
   private afterMiss(q: Query, rc: number, before: Query['reply']): number {
-    if (rc === Rcode.SERVFAIL && this.cfg.servfailMs > 0 && (!q.reply || q.reply === before)) {
+    if (rc === Rcode.SERVFAIL && q.error !== null && this.cfg.servfailMs > 0 && (!q.reply || q.reply === before)) {
       const out = bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, null);
       const now = cacheClock.now();
       const an = analyze(out, q.lname, q.qtype, q.qclass, q.do, Math.floor(now / 1000));

@@ -6,6 +6,7 @@
  * the liveness bound and backoff are made small through the index's `tuning` setting.
  */
 import { getEventListeners } from 'node:events';
+import * as http from 'node:http';
 import * as net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../../src/metrics/registry.js';
@@ -139,6 +140,20 @@ describe('API liveness', () => {
     }
   });
 
+  it('spaces the relists of a watch that keeps answering 410 right after each list (doubling delay)', async () => {
+    const sb = await sandbox();
+    sb.setFailure((r) => (r.path === '/api/v1/services' && r.query['watch'] === 'true' ? 410 : undefined));
+    const ix = index(sb.url, { tuning: { backoffMinMs: 200, backoffMaxMs: 60_000 } });
+    const lists = (): number[] => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['limit'] === '500').map((r) => r.at);
+    await until('six lists of services', () => lists().length >= 6, 30_000);
+    const at = lists();
+    // Delays drawn from [d/2, d) with d doubling from 200 ms: the fifth is at least 1600 ms.
+    // (Lower bounds only: timers never fire early.) Without spacing, each list follows the last
+    // 410 after 100-200 ms, however often it happens.
+    expect(at[5]! - at[4]!).toBeGreaterThanOrEqual(1600);
+    expect(ix.synced()).toBe(true);
+  }, 40_000);
+
   it('relists when the API server comes back with its resourceVersion counter set back (etcd restored)', async () => {
     const logs = captureLogs(cleanups);
     const sb = await sandbox();
@@ -187,6 +202,71 @@ describe('connecting', () => {
     await until('connect timeout reported', () => ix.notReadyReason().includes(`TLS handshake with 127.0.0.1:${port}: i/o timeout (300 ms)`));
     expect(ix.synced()).toBe(false);
   });
+});
+
+describe('a misbehaving API server', () => {
+  it('a watch line that never ends is cut at the event size bound: the stream is dropped, memory stays bounded', async () => {
+    // Lists answer empty; every watch streams characters without a newline until the client hangs up.
+    let closedWatches = 0;
+    const LIMIT_SENT = 64 * 1024 * 1024;
+    const srv = http.createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      if (url.searchParams.get('watch') !== 'true') {
+        res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: [] }));
+        return;
+      }
+      const chunk = Buffer.alloc(64 * 1024, 0x78);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < LIMIT_SENT && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+      };
+      res.on('close', () => { closedWatches++; });
+      res.write('{"type":"ADDED","object":{"metadata":{"name":"');
+      pump();
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    const port = (srv.address() as net.AddressInfo).port;
+    const ix = index(`http://127.0.0.1:${port}`, { tuning: { backoffMinMs: 50, backoffMaxMs: 100 } });
+    await until('synced', () => ix.synced());
+    await until('a watch cut at the bound', () => ix.watches.some((r) => (r.lastError ?? '').includes('watch event longer than')), 30_000);
+    await until('the server saw the watch closed', () => closedWatches >= 1, 30_000);
+  }, 60_000);
+});
+
+describe('an API server answering an error with an endless body', () => {
+  it('reads a bounded part of the body: the request fails with the status, memory stays bounded', async () => {
+    let closed = 0;
+    const srv = http.createServer((_req, res) => {
+      res.writeHead(500, { 'Content-Type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x78);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < 64 * 1024 * 1024 && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+      };
+      res.on('close', () => { closed++; });
+      pump();
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    const port = (srv.address() as net.AddressInfo).port;
+    const ix = index(`http://127.0.0.1:${port}`, { tuning: { backoffMinMs: 50, backoffMaxMs: 100 } });
+    await until('the list failure reported', () => ix.notReadyReason().includes('HTTP 500 on services'), 30_000);
+    await until('the server saw the request closed', () => closed >= 1, 30_000);
+  }, 60_000);
 });
 
 describe('helpers', () => {

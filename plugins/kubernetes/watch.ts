@@ -51,6 +51,14 @@ const GC_EVERY_ITEMS = 10_000;
 export const LIVENESS_DEFAULT_MS = 150_000;
 export const BACKOFF_MIN_MS = 200;
 export const BACKOFF_MAX_MS = 30_000;
+/**
+ * Longest watch event line (characters). The API server refuses objects above a few MiB (etcd's
+ * request limit is 1.5 MiB), so a longer line is a broken or hostile server: without a bound the
+ * partial line would grow until the process runs out of memory.
+ */
+export const MAX_WATCH_EVENT_CHARS = 16 * 1024 * 1024;
+/** Most of an error response's body read for its message (a Status is a few hundred bytes). */
+const MAX_ERROR_BODY_CHARS = 64 * 1024;
 /** A list page (or the counter probe) that receives no data for this long fails. */
 const LIST_IDLE_MS = 60_000;
 
@@ -109,6 +117,27 @@ function secs(ms: number): string {
   return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)}s`;
 }
 
+/**
+ * The JSON body of an error response, or null. At most {@link MAX_ERROR_BODY_CHARS} are read: a
+ * longer body is not a Status, and the response is dropped rather than buffered without bound.
+ */
+async function errorBody(res: IncomingMessage): Promise<unknown> {
+  res.setEncoding('utf8');
+  let text = '';
+  for await (const c of res) {
+    text += c as string;
+    if (text.length > MAX_ERROR_BODY_CHARS) {
+      res.destroy();
+      return null;
+    }
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
 /** A controller aborted with `parent` and released (listener removed) once the request is over. */
 interface Linked {
   ctl: AbortController;
@@ -153,6 +182,11 @@ export class Reflector<K extends Kind> {
   /** When an event last went backwards, and the delay before the relist it caused. */
   private lastBackwards = -Infinity;
   private backwardsWait = 0;
+  /**
+   * Delay before relisting after a watch answered 410 right after a list: the list reset the
+   * backoff, so these relists have their own doubling delay, reset once a watch delivers something.
+   */
+  private goneWait = 0;
   private readonly staleness = (): [string, number] => [this.def.kind, this.stalenessSeconds()];
 
   constructor(
@@ -315,12 +349,14 @@ export class Reflector<K extends Kind> {
           // watch started right after a list (a server that keeps answering 410).
           needList = true;
           if (!listed) continue;
+          this.goneWait = Math.min(this.backoffMax, Math.max(this.backoffMin, this.goneWait * 2));
         }
         this.failures++;
         const reason = e instanceof ApiError ? e.message : `${this.def.kind}: ${(e as Error).message}`;
         if (reason !== this.lastError) this.log.warning(`${this.synced ? 'watch' : 'list'} of ${this.def.kind} failed: ${reason}`);
         this.lastError = reason;
         let delay = this.nextDelay();
+        if (e instanceof GoneError && listed) delay = Math.max(delay, this.goneWait / 2 + Math.random() * (this.goneWait / 2));
         if (e instanceof ApiError) {
           if (e.retryAfterMs !== null) delay = Math.max(delay, e.retryAfterMs);
           if (phase === 'watch' && tooLarge(e)) checkCounter = true;
@@ -349,7 +385,7 @@ export class Reflector<K extends Kind> {
     const status = res.statusCode ?? 0;
     const after = retryAfterMs(res.headers['retry-after']);
     let body: unknown = null;
-    try { body = await readJson(res); } catch { /* keep null */ }
+    try { body = await errorBody(res); } catch { /* keep null */ }
     if (status === 410) throw new GoneError('410 Gone');
     const wait = status === 429 || status >= 500 ? (after ?? statusRetryAfter(body)) : null;
     throw new ApiError(describeStatus(this.def.kind, status, body), status, wait);
@@ -462,6 +498,7 @@ export class Reflector<K extends Kind> {
             this.event(line);
           }
         }
+        if (buf.length > MAX_WATCH_EVENT_CHARS) throw new Error(`watch event longer than ${MAX_WATCH_EVENT_CHARS} characters: dropping the stream`);
       }
       if (buf.trim()) {
         lines++;
@@ -502,6 +539,7 @@ export class Reflector<K extends Kind> {
       throw new CounterBackwardsError(`${this.def.kind}: the API server's resourceVersion went backwards (watch event at ${rv}, ${this.rv} seen before; etcd restored or wiped?): relisting`);
     }
     this.fresh();
+    this.goneWait = 0;
     if (type === 'BOOKMARK') {
       if (rv) this.rv = rv;
       return;

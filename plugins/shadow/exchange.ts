@@ -114,9 +114,11 @@ class ReferenceSocket {
     try {
       await new Promise<void>((resolve, reject) => {
         sock.once('error', reject);
-        sock.connect(this.ref.port, address, () => {
+        // Node hands a failed connect (EINVAL, ENETUNREACH, …) to this callback, not to 'error'.
+        sock.connect(this.ref.port, address, (err?: Error) => {
           sock.off('error', reject);
-          resolve();
+          if (err) reject(err);
+          else resolve();
         });
       });
       this.sock = sock;

@@ -326,6 +326,21 @@ describe('shadow plugin: references and reloads', () => {
     }
   });
 
+  it('a reference its socket cannot connect to is logged at start, its copies count as send errors, clients are unaffected', async () => {
+    // A link-local address without a zone: the kernel refuses the UDP connect (EINVAL) before any
+    // packet exists, so nothing leaves the machine.
+    const s = await startServer(`example {\n  shadow [fe80::1]:53\n${hostsBlock(false)}\n}\n`);
+    try {
+      expect(s.logs).toContainEqual(expect.stringMatching(/^\[ERROR\] plugin\/shadow: cannot open a socket to reference \[fe80::1\]:53: /));
+      const before = await metric('clusterdns_shadow_reference_errors_total', { reason: 'send' });
+      expect(rdata(dnsPacket.decode(await udpExchange(s.port, encodeQuery('same.example', 'A'))).answers![0]!)).toBe('10.0.0.1');
+      await waitFor('a send error', async () => (await metric('clusterdns_shadow_reference_errors_total', { reason: 'send' })) >= before + 1);
+      expect(s.logs.join('\n')).toMatch(/reference \[fe80::1\]:53: send for same\.example\. A: no socket/);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('a host name reference is resolved at start-up (localhost, from /etc/hosts)', async () => {
     const reference = await startServer(`example {\n${hostsBlock(false)}\n}\n`);
     const { address } = await lookup('localhost');

@@ -225,7 +225,12 @@ export class Server implements CoreServices {
       return null;
     };
     const next = this.reloadChain.then(run, run);
-    this.reloadChain = next.then(() => undefined);
+    // The caller handles `next`; the chain only orders the next reload after this one, so its
+    // own copy swallows the outcome (a rejection here would be unhandled until the next reload).
+    this.reloadChain = next.then(
+      () => undefined,
+      () => undefined,
+    );
     return next;
   }
 
