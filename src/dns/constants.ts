@@ -106,7 +106,14 @@ export const Flag = {
 } as const;
 
 /** EDNS0 option codes kept when the server echoes the client's OPT (docs/corefile.md §7.4). */
-export const EdnsOption = { NSID: 3, EXPIRE: 9, COOKIE: 10, TCP_KEEPALIVE: 11, PADDING: 12 } as const;
+/**
+ * The header bits a reply copies from its request, as miekg/dns `SetReply`: the opcode always, RD
+ * and CD only for opcode QUERY (a reply to NOTIFY carries neither).
+ */
+export function replyHeaderBits(requestFlags: number): number {
+  const opcode = requestFlags & 0x7800;
+  return opcode === 0 ? opcode | (requestFlags & (Flag.RD | Flag.CD)) : opcode;
+}
 
 /** Largest UDP payload this server offers by default (DNS flag day 2020). */
 export const DEFAULT_MAX_UDP_SIZE = 1232;

@@ -7,7 +7,7 @@
 import type * as DnsPacket from 'dns-packet';
 import type { Answer, Packet, Question } from 'dns-packet';
 import { requireCjs } from '../util/require.js';
-import { Flag } from './constants.js';
+import { Flag, replyHeaderBits } from './constants.js';
 
 const dnsPacket = requireCjs('dns-packet') as typeof DnsPacket;
 
@@ -49,11 +49,11 @@ export function setFlag(msg: Packet, flag: number, on: boolean): void {
 }
 
 /**
- * A reply skeleton for `req` the way miekg/dns `SetReply` builds it: same id, opcode, RD and CD,
- * QR set, the question copied (client's letter case), no records.
+ * A reply skeleton for `req` the way miekg/dns `SetReply` builds it: same id and opcode, RD and CD
+ * for a QUERY, QR set, the question copied (client's letter case), no records.
  */
 export function replyTo(req: Packet, rcode = 0, authoritative = false): Message {
-  const keep = (req.flags ?? 0) & (0x7800 /* opcode */ | Flag.RD | Flag.CD);
+  const keep = replyHeaderBits(req.flags ?? 0);
   return {
     id: req.id ?? 0,
     type: 'response',

@@ -98,6 +98,17 @@ describe('reply size and truncation', () => {
     expect(m.additionals).toHaveLength(0);
   });
 
+  it('a bare reply to NOTIFY keeps the opcode but not RD or CD (miekg/dns SetReply)', () => {
+    const r = req('example.org', 'SOA', { id: 7, cd: true });
+    const raw = Buffer.from(r.raw);
+    raw.writeUInt16BE((raw.readUInt16BE(2) & ~0x7800) | (4 << 11), 2);
+    const m = decode(bareReply(raw, r.req.questionEnd, 4, null));
+    expect(((m.flags ?? 0) >> 11) & 0xf).toBe(4);
+    expect(m.flag_rd).toBe(false);
+    expect(m.flag_cd).toBe(false);
+    expect(m.flag_qr).toBe(true);
+  });
+
   it('bare replies copy id, opcode, RD and CD and carry the question', () => {
     const r = req('Q.Example.org', 'MX', { id: 9, cd: true });
     const m = decode(bareReply(r.raw, r.req.questionEnd, 5, null));

@@ -3,7 +3,7 @@
  * into the client's buffer with truncation. Wire replies that already fit leave untouched except
  * for an appended OPT record; only oversize replies are decoded and re-encoded.
  */
-import { Flag, Qtype, Rcode, DEFAULT_MAX_UDP_SIZE } from '../dns/constants.js';
+import { Flag, Opcode, Qtype, Rcode, DEFAULT_MAX_UDP_SIZE, replyHeaderBits } from '../dns/constants.js';
 import { encodeFitted } from '../dns/encode.js';
 import type { Message } from '../dns/message.js';
 import { forEachRecord, type Edns, type ParsedRequest } from '../dns/wire.js';
@@ -112,12 +112,16 @@ function fitMessage(msg: Message, req: ParsedRequest, limit: number): Buffer {
 
 /**
  * A bare reply written by the server itself (rcode returned without a written reply, routing
- * failures, FORMERR/NOTIMP): header copied from the query (id, opcode, RD, CD), QR set, the
+ * failures, FORMERR/NOTIMP): header copied from the query (id, opcode, RD and CD, but for NOTIFY), QR set, the
  * question if it could be read, the rcode, and an OPT only if the query had one.
  */
 export function bareReply(raw: Buffer, questionEnd: number, rcode: number, edns: Edns | null): Buffer {
   const flags = raw.readUInt16BE(2);
-  const keep = (flags & (0x7800 | Flag.RD | Flag.CD)) | Flag.QR | (rcode & 0xf);
+  // A NOTIFY went through the chain, whose reply miekg/dns SetReply builds (no RD/CD); any other
+  // opcode here is QUERY or one refused with NOTIMP before the chain, where miekg/dns turns the
+  // request itself into the reply and keeps its header bits.
+  const header = ((flags >> 11) & 0xf) === Opcode.NOTIFY ? replyHeaderBits(flags) : flags & (0x7800 | Flag.RD | Flag.CD);
+  const keep = header | Flag.QR | (rcode & 0xf);
   const qlen = questionEnd > 12 ? questionEnd - 12 : 0;
   const opt = edns ? replyOpt(edns) : null;
   if (opt && rcode > 15) opt[5] = rcode >> 4;

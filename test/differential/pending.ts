@@ -29,21 +29,4 @@ export interface PendingEntry {
 }
 
 export const PENDING: readonly PendingEntry[] = [
-  {
-    id: 'compression-srv-targets',
-    case: /^kubernetes-/,
-    kinds: ['size'],
-    qtypes: ['SRV'],
-    owner: 'transport (compression)',
-    reason: 'A reply that must be compressed to fit 512 octets (headless SRV with additional records) is compressed less than CoreDNS compresses it: miekg/dns lets later names point into SRV targets it wrote uncompressed.',
-    optional: true,
-  },
-  {
-    id: 'notify-reply-rd',
-    case: 'malformed',
-    kinds: ['flags'],
-    detail: /^flags: RD: reference 0, candidate 1$/,
-    owner: 'core (src/dns/message.ts replyTo; unassigned)',
-    reason: 'miekg/dns SetReply copies RD and CD only for opcode QUERY; clusterdns copies them for NOTIFY too.',
-  },
 ];
