@@ -169,6 +169,10 @@ describe('-log-format json against CoreDNS 1.15.0', () => {
         expect(r.stdout).toBe('');
         expect(r.stderr).toMatch(new RegExp(`^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d unknown log format "${value}": expected text or json\\n$`));
       }
+      // Leftover arguments in text mode: Go's logger has its date prefix there too.
+      const extra = run(which, ['-log-format=text', '-conf', '/nonexistent', 'a', 'b']);
+      expect(extra.status).toBe(1);
+      expect(extra.stderr).toMatch(/^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d extra command line arguments: \[a b\]\n$/);
       const missing = run(which, ['-log-format']);
       expect(missing.status).toBe(2);
       expect(missing.stderr.split('\n')[0]).toBe('flag needs an argument: -log-format');
