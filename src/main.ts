@@ -9,7 +9,7 @@
 import cluster from 'node:cluster';
 import { writeFileSync } from 'node:fs';
 import { FlagError, HelpRequested, parseFlags, usage, type Flags } from './cli/flags.js';
-import { coreLog, startupFailure } from './log.js';
+import { checkLogFormat, coreLog, goStdLogLine, setLogFormat, startupFailure } from './log.js';
 import { PLATFORM_LINE, VERSION_LINE } from './version.js';
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -23,10 +23,15 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.stderr.write(`${usage()}\n`);
       process.exit(0);
     }
-    if (e instanceof FlagError && e.exitCode === 1) startupFailure(e.message);
+    if (e instanceof FlagError && e.exitCode === 1) {
+      applyLogFormat(e.flags?.logFormat ?? 'text');
+      // As CoreDNS: Go's standard logger still has its date prefix in text mode.
+      startupFailure(isJson(e.flags) ? e.message : goStdLogLine(e.message));
+    }
     process.stderr.write(`${(e as Error).message}\n${usage()}\n`);
     process.exit(2);
   }
+  applyLogFormat(flags.logFormat);
   if (flags.version) {
     process.stdout.write(`${VERSION_LINE}\n${PLATFORM_LINE}\n`);
     return;
@@ -46,6 +51,22 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   const { serve } = await import('./serve.js');
   await serve(flags);
+}
+
+function isJson(flags: Flags | undefined): boolean {
+  return flags?.logFormat === 'json';
+}
+
+/**
+ * `-log-format`, checked right after the flags as CoreDNS does: a value other than text or json
+ * is a start-up failure (exit 1) written by Go's standard logger, with its date prefix.
+ */
+function applyLogFormat(format: string): void {
+  try {
+    setLogFormat(checkLogFormat(format));
+  } catch (e) {
+    startupFailure(goStdLogLine((e as Error).message));
+  }
 }
 
 /**

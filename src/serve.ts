@@ -5,7 +5,7 @@
 import cluster from 'node:cluster';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Flags } from './cli/flags.js';
-import { coreLog, startupFailure } from './log.js';
+import { bannerLine, startupFailure, stdLog } from './log.js';
 import { buildInfo } from './metrics/dns.js';
 import type { ConfigSource } from './server/instance.js';
 import { DEFAULT_TCP_LIMITS } from './server/listener.js';
@@ -43,7 +43,8 @@ export async function serve(flags: Flags): Promise<void> {
   // In worker mode only the first worker prints the banner.
   const quiet = flags.quiet || (cluster.isWorker && cluster.worker?.id !== 1);
   const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: flags.tcpMaxConns, maxConnectionsPerSource: flags.tcpMaxConnsPerSource };
-  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits });
+  const print = (line: string) => process.stdout.write(`${bannerLine(line)}\n`);
+  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits, print });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
   // Trapped before the start, as CoreDNS traps its signals: a SIGUSR1 meanwhile would otherwise
   // open Node's inspector, a SIGHUP or SIGUSR2 would end the process.
@@ -58,7 +59,7 @@ export async function serve(flags: Flags): Promise<void> {
       writeFileSync(flags.pidfile, `${process.pid}\n`);
     } catch (e) {
       // As CoreDNS: logged, and the server keeps serving.
-      coreLog.error(`Could not write pidfile: ${(e as Error).message}`);
+      stdLog.error(`Could not write pidfile: ${(e as Error).message}`);
     }
   }
   installSignals(server);
@@ -69,13 +70,13 @@ function installSignals(server: Server): void {
   const stop = (signal: 'SIGTERM' | 'SIGINT') => {
     if (stopping) {
       if (signal === 'SIGINT') {
-        coreLog.info('SIGINT: Force quit');
+        stdLog.info('SIGINT: Force quit');
         process.exit(2);
       }
       return;
     }
     stopping = true;
-    coreLog.info(signal === 'SIGTERM' ? 'SIGTERM: Shutting down servers then terminating' : 'SIGINT: Shutting down');
+    stdLog.info(signal === 'SIGTERM' ? 'SIGTERM: Shutting down servers then terminating' : 'SIGINT: Shutting down');
     server.shutdown().then(
       (code) => process.exit(code),
       () => process.exit(3),
@@ -91,12 +92,12 @@ function installReloadSignals(server: Server): void {
   // As Caddy's signal handler: `[INFO] SIGUSR1: Reloading`, the core's `Reloading` lines, and on
   // failure `[ERROR] SIGUSR1: starting with listener file descriptors: <error>`.
   const reload = (sig: string) => {
-    coreLog.info(`${sig}: Reloading`);
+    stdLog.info(`${sig}: Reloading`);
     server.reloadWithError(sig).then(
       (e) => {
-        if (e) coreLog.error(`${sig}: starting with listener file descriptors: ${describeErrors(e).join('; ')}`);
+        if (e) stdLog.error(`${sig}: starting with listener file descriptors: ${describeErrors(e).join('; ')}`);
       },
-      (e: unknown) => coreLog.error(`${sig}: ${(e as Error).message}`),
+      (e: unknown) => stdLog.error(`${sig}: ${(e as Error).message}`),
     );
   };
   process.on('SIGUSR1', () => reload('SIGUSR1'));

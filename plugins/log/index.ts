@@ -2,12 +2,15 @@
  * log: one line per query whose name matches a rule, after the rest of the chain answered
  * (docs/plugins.md, log). Default format is CoreDNS's `{common}`, which log pipelines parse; a `json`
  * block property (beyond CoreDNS) writes one JSON object per query through pino instead.
+ * Under `-log-format json` every rule writes CoreDNS 1.15.0's JSON query record instead (the
+ * formatted line as `msg`, then the structured DNS fields), and the `json` property has no effect.
  */
 import { performance } from 'node:perf_hooks';
 import type * as Pino from 'pino';
 import type { Logger as PinoLogger } from 'pino';
 import { requireCjs } from '../../src/util/require.js';
-import { Flag, Qtype, Rcode } from '../../src/dns/constants.js';
+import { Flag, Qtype, qclassName, qtypeName, Rcode, rcodeName } from '../../src/dns/constants.js';
+import { isJsonLog, writeQueryLine } from '../../src/log.js';
 import { isSubdomain, normalizeZoneArg } from '../../src/dns/name.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
@@ -131,6 +134,27 @@ class LogHandler implements Handler {
     const facts = replyFacts(q, rcode);
     if (rule.classes && !rule.classes.has(facts.klass)) return;
     const entry: LogEntry = { q, rcode: facts.rcode, flags: facts.flags, size: facts.size, durationNs: BigInt(Math.round((performance.now() - q.start) * 1e6)), klass: facts.klass, rtype: facts.rtype };
+    if (isJsonLog()) {
+      // CoreDNS's logJSON: the same fields, in its order; no reply written at all is rcode null.
+      const t = q.transport;
+      writeQueryLine(render(rule.segments, entry), {
+        client_ip: t.remoteAddress,
+        client_port: t.remotePort,
+        qname: q.lname,
+        qtype: qtypeName(q.qtype),
+        qclass: qclassName(q.qclass),
+        protocol: t.proto,
+        id: q.id,
+        opcode: q.req.opcode,
+        request_size: q.raw.length,
+        dnssec_ok: q.do,
+        bufsize: q.bufsize,
+        rcode: facts.flags < 0 ? null : rcodeName(facts.rcode),
+        response_size: facts.size < 0 ? 0 : facts.size,
+        duration_seconds: Number(entry.durationNs) / 1e9,
+      });
+      return;
+    }
     if (rule.json && this.json) {
       this.json.info({
         remote: q.transport.remoteAddress,

@@ -94,7 +94,7 @@ export class ReloadLoop {
     this.periodMs = pickPeriod(this.cfg, deps.random);
     try {
       this.hash = (await this.hashNow()).hash;
-      deps.log.info(`Running configuration SHA512 = ${this.hash}`);
+      deps.log.info(`Running configuration SHA512 = ${this.hash}\n`); // the newline is CoreDNS's (kept in -log-format json)
     } catch (e) {
       deps.log.warning(`Corefile parse failed: ${(e as Error).message}`);
     }

@@ -11,6 +11,8 @@ export interface Flags {
   version: boolean;
   quiet: boolean;
   validate: boolean;
+  /** `-log-format`: `text` (default) or `json`; checked by main (CoreDNS checks it after parsing). */
+  logFormat: string;
   /** Worker processes sharing the listeners (beyond CoreDNS; 1 = no cluster). */
   workers: number;
   /** TCP connections per listener; at the cap the longest-idle one is closed (beyond CoreDNS). */
@@ -21,7 +23,12 @@ export interface Flags {
 
 export class FlagError extends Error {
   /** 2 for flag syntax errors (Go's flag package), 1 for extra positional arguments (CoreDNS fatal). */
-  constructor(message: string, readonly exitCode = 2) {
+  constructor(
+    message: string,
+    readonly exitCode = 2,
+    /** The flags parsed before the extra arguments (exit 1), for `-log-format`. */
+    readonly flags?: Flags,
+  ) {
     super(message);
   }
 }
@@ -51,6 +58,7 @@ const SPECS: Record<string, Spec> = {
   pidfile: { key: 'pidfile', kind: 'string', help: 'Path to write pid file' },
   plugins: { key: 'plugins', kind: 'bool', help: 'List installed plugins' },
   version: { key: 'version', kind: 'bool', help: 'Show version' },
+  'log-format': { key: 'logFormat', kind: 'string', shownDefault: '"text"', help: 'Log format (text or json)' },
   quiet: { key: 'quiet', kind: 'bool', help: 'Quiet mode (no initialization output)' },
   validate: {
     key: 'validate',
@@ -80,7 +88,7 @@ export function usage(): string {
 }
 
 export function parseFlags(argv: readonly string[]): Flags {
-  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, workers: 1, tcpMaxConns: 10_000, tcpMaxConnsPerSource: 256 };
+  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, logFormat: 'text', workers: 1, tcpMaxConns: 10_000, tcpMaxConnsPerSource: 256 };
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -119,7 +127,7 @@ export function parseFlags(argv: readonly string[]): Flags {
       (flags[spec.key] as string) = value;
     }
   }
-  if (rest.length) throw new FlagError(`extra command line arguments: [${rest.join(' ')}]`, 1);
+  if (rest.length) throw new FlagError(`extra command line arguments: [${rest.join(' ')}]`, 1, flags);
   if (flags.tcpMaxConns < 1) throw new FlagError(`invalid value "${flags.tcpMaxConns}" for flag -dns.tcp.maxconns: must be at least 1`);
   if (flags.tcpMaxConnsPerSource < 0) throw new FlagError(`invalid value "${flags.tcpMaxConnsPerSource}" for flag -dns.tcp.maxconnspersource: must not be negative`);
   return flags;

@@ -4,7 +4,7 @@
  * CoreServices that operational plugins use.
  */
 import { ConfigError } from '../corefile/types.js';
-import { coreLog } from '../log.js';
+import { coreLog, isJsonLog, stdLog } from '../log.js';
 import type { CoreServices, ReadinessProbe } from '../plugin.js';
 import { buildInstance, Instance, type ConfigSource } from './instance.js';
 import { makeDispatch } from './dispatch.js';
@@ -130,24 +130,33 @@ export class Server implements CoreServices {
     if (this.opts.quiet) return;
     const print = this.print;
     const lines: string[] = [];
+    const groups: string[][] = [];
     for (const spec of inst.listens.values()) {
       const port = this.listeners.get(spec.name)?.port ?? spec.port;
-      for (const b of spec.banner) lines.push(spec.port === 0 ? b.replace(':0', `:${port}`) : b);
+      const group = spec.banner.map((b) => (spec.port === 0 ? b.replace(':0', `:${port}`) : b));
+      lines.push(...group);
+      groups.push(group.sort());
     }
     lines.sort();
-    for (const l of lines) {
+    const withWarning = (l: string): string[] => {
       const zone = l.slice(0, l.lastIndexOf(':'));
       if (zone !== '.' && !zone.endsWith('.arpa.') && !/^[a-z0-9.-]+$/.test(zone)) {
-        print(`Warning: Domain "${zone}" does not follow RFC1035 preferred syntax`);
+        return [`Warning: Domain "${zone}" does not follow RFC1035 preferred syntax`, l];
       }
-      print(l);
+      return [l];
+    };
+    // -log-format json: one line per server, its zones joined by newlines (CoreDNS's printStartup).
+    if (isJsonLog()) {
+      for (const g of groups.filter((x) => x.length).sort((a, b) => (a[0]! < b[0]! ? -1 : 1))) print(g.flatMap(withWarning).join('\n'));
+      return;
     }
+    for (const l of lines) for (const out of withWarning(l)) print(out);
   }
 
   private printVersion(): void {
     if (this.opts.quiet) return;
-    this.print(VERSION_LINE);
-    this.print(PLATFORM_LINE);
+    // One print: one line object in -log-format json, as CoreDNS logs it.
+    this.print(`${VERSION_LINE}\n${PLATFORM_LINE}`);
   }
 
   /**
@@ -196,7 +205,7 @@ export class Server implements CoreServices {
   reloadWithError(reason: string): Promise<Error | null> {
     const run = async (): Promise<Error | null> => {
       if (this.shutdownStarted || !this.current) return new Error('server is not running');
-      coreLog.info('Reloading');
+      stdLog.info('Reloading');
       let inst: Instance | null = null;
       try {
         inst = await this.build(await this.opts.loadSource());
@@ -205,7 +214,7 @@ export class Server implements CoreServices {
         await this.switchListeners(inst);
       } catch (e) {
         const text = describeErrors(e).join('; ');
-        coreLog.error(`Restart failed: ${text}`);
+        stdLog.error(`Restart failed: ${text}`);
         if (inst) {
           await Instance.runAll(inst.shutdown);
           await this.shared.release(inst.id);
@@ -220,7 +229,7 @@ export class Server implements CoreServices {
       for (const e of errs) coreLog.error(`shutdown of previous configuration: ${e.message}`);
       await this.shared.release(old.id);
       await Instance.runAll(inst.serving);
-      coreLog.info('Reloading complete');
+      stdLog.info('Reloading complete');
       for (const l of [...this.reloadListeners]) l(true, null, inst);
       return null;
     };
