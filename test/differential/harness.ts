@@ -74,7 +74,9 @@ export interface CaseSetup {
   readonly cluster?: readonly string[];
   readonly objects?: readonly unknown[];
   /** Script the upstreams (two are started when the template names {{UPSTREAM2}}). */
-  readonly upstream?: (u: TestUpstream, index: number) => void;
+  readonly upstream?: (u: TestUpstream, index: number, server?: 'coredns' | 'clusterdns') => void;
+  /** Give each server its own upstreams (so each upstream's query log is one server's traffic). */
+  readonly perServerUpstreams?: boolean;
   /** Files written into each server's directory before start (name → content template). */
   readonly files?: Readonly<Record<string, string>>;
 }
@@ -84,6 +86,8 @@ export interface Pair {
   readonly cand: Proc;
   readonly sandbox: Sandbox | null;
   readonly upstreams: TestUpstream[];
+  /** With `perServerUpstreams`: each server's own upstreams ({{UPSTREAM}} first). */
+  readonly upstreamsOf: Readonly<Record<'coredns' | 'clusterdns', TestUpstream[]>>;
   stop(): Promise<void>;
 }
 
@@ -98,10 +102,24 @@ export async function startPair(setup: CaseSetup, probe?: { name: string; type: 
     : null;
   const upstreams: TestUpstream[] = [];
   const nUp = setup.corefile.includes('{{UPSTREAM2}}') ? 2 : setup.corefile.includes('{{UPSTREAM}}') ? 1 : 0;
-  for (let i = 0; i < nUp; i++) {
-    const u = await TestUpstream.start();
-    setup.upstream?.(u, i);
-    upstreams.push(u);
+  const upstreamsOf: Record<'coredns' | 'clusterdns', TestUpstream[]> = { coredns: upstreams, clusterdns: upstreams };
+  if (setup.perServerUpstreams) {
+    upstreamsOf.coredns = [];
+    upstreamsOf.clusterdns = [];
+    for (const server of ['coredns', 'clusterdns'] as const) {
+      for (let i = 0; i < nUp; i++) {
+        const u = await TestUpstream.start();
+        setup.upstream?.(u, i, server);
+        upstreamsOf[server].push(u);
+        upstreams.push(u);
+      }
+    }
+  } else {
+    for (let i = 0; i < nUp; i++) {
+      const u = await TestUpstream.start();
+      setup.upstream?.(u, i);
+      upstreams.push(u);
+    }
   }
   const dead = await freePort();
   const procs: Proc[] = [];
@@ -111,7 +129,7 @@ export async function startPair(setup: CaseSetup, probe?: { name: string; type: 
       const dir = mkdtempSync(join(tmpdir(), `diff-${name}-`));
       const vars: Record<string, string> = {
         DNS: String(ports.dns), HEALTH: String(ports.health), READY: String(ports.ready), METRICS: String(ports.metrics),
-        API: sandbox?.url ?? 'http://127.0.0.1:1', UPSTREAM: upstreams[0]?.addr ?? '', UPSTREAM2: upstreams[1]?.addr ?? '',
+        API: sandbox?.url ?? 'http://127.0.0.1:1', UPSTREAM: upstreamsOf[name][0]?.addr ?? '', UPSTREAM2: upstreamsOf[name][1]?.addr ?? '',
         DEAD: `127.0.0.1:${dead}`, DIR: dir,
       };
       for (const [f, content] of Object.entries(setup.files ?? {})) writeFileSync(join(dir, f), fill(content, vars));
@@ -125,7 +143,7 @@ export async function startPair(setup: CaseSetup, probe?: { name: string; type: 
       for (const p of procs) await waitAnswer(p, probe);
     }
     return {
-      ref, cand, sandbox, upstreams,
+      ref, cand, sandbox, upstreams, upstreamsOf,
       stop: async () => {
         await Promise.all(procs.map((p) => p.stop()));
         for (const u of upstreams) await u.stop();

@@ -1,7 +1,9 @@
 /**
  * Differential: forward, cache, loadbalance, hosts, autopath and malformed queries against
- * CoreDNS 1.15.0, with a scripted upstream (test/helpers/upstream.ts) shared by both servers.
+ * CoreDNS 1.15.0, with a scripted upstream (test/helpers/upstream.ts) shared by both servers, or
+ * one per server where a case reads the upstreams' query logs (prefetch, health checks).
  */
+import * as dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { afterAll, describe, expect, it } from 'vitest';
 import { a, aaaa, type TestUpstream } from '../helpers/upstream.js';
@@ -48,6 +50,9 @@ const NAMES = ['a.example.org', 'v6.example.org', 'multi.example.org', 'cname.ex
   'servfail.example.org', 'refused.example.org', 'tc.example.org', 'withextra.example.org', 'zero.example.org', 'nx.example.org', 'example.org'];
 const TYPES = ['A', 'AAAA', 'MX', 'TXT'];
 const VARIANTS: readonly Variant[] = [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'tcp' }, { proto: 'udp', edns: 4096, do: true, mixed: true }];
+
+/** The A addresses in a reply. */
+const ips = (b: Buffer): string[] => (dnsPacket.decode(b).answers ?? []).flatMap((x) => (x.type === 'A' ? [x.data] : []));
 
 const PROBE = { name: 'a.example.org', type: 'A' };
 
@@ -151,6 +156,99 @@ describe('differential: resolver plugins', () => {
     } finally {
       await pair.stop();
     }
+  }, 120_000);
+
+  it('cache prefetch: both servers refresh a hot entry from the upstream before it expires', async () => {
+    expect(missing).toBeNull();
+    // Each server has its own upstream, so each upstream's query log is one server's traffic.
+    // TTL 10 and `prefetch 2 10m 90%`: a hit prefetches once the item has 2 hits and at most
+    // ceil(90% of 10) = 9 s left, i.e. from 1 s after it was stored on; it expires at 10 s, so
+    // waiting out 1.1 s (a lower bound, not a race) makes the 2nd hit the one that prefetches.
+    // CoreDNS prefetches in the background: a faithful comparison of which reply first carries
+    // the refreshed data is timing-bound, so the test waits for each upstream to see the refresh,
+    // then for each server to serve it, and compares the replies before and after.
+    const name = 'pf.example.org';
+    const pair = await startPair({ corefile: '.:{{DNS}} {\n  cache 30 {\n    prefetch 2 10m 90%\n  }\n  forward . {{UPSTREAM}}\n}\n', perServerUpstreams: true, upstream: (u) => {
+      script(u);
+      u.on(name, { answers: [a(name, '192.0.2.101', 10)] });
+    } }, PROBE);
+    try {
+      const result = newResult('cache-prefetch');
+      const ups = [pair.upstreamsOf.coredns[0]!, pair.upstreamsOf.clusterdns[0]!] as const;
+      let id = 7000;
+      const ask = async (): Promise<[Buffer | null, Buffer | null]> => {
+        const q: QuerySpec = { name, type: 'A', proto: 'udp', id: id++ };
+        const packet = encode(q);
+        const [ref, cand] = await Promise.all([exchange(pair.ref.dns, packet, 'udp'), exchange(pair.cand.dns, packet, 'udp')]);
+        judge(result, q, ref, cand, ['cache', 'forward']);
+        return [ref, cand];
+      };
+      await ask(); // miss: fills both caches
+      const stored = Date.now();
+      expect(ups.map((u) => u.count(name))).toEqual([1, 1]);
+      // From now on the upstreams answer with new data: a refresh is visible in the replies.
+      for (const u of ups) u.on(name, { answers: [a(name, '192.0.2.102', 10)] });
+      while (Date.now() < stored + 1100) await new Promise((res) => setTimeout(res, 50));
+      await ask(); // 1st hit: below the TTL threshold but only one hit, no prefetch
+      expect(ups.map((u) => u.count(name)), 'no prefetch after one hit').toEqual([1, 1]);
+      const [r2, c2] = await ask(); // 2nd hit: prefetch in the background, the reply is still the cached one
+      for (const r of [r2, c2]) expect(r && ips(r)).toEqual(['192.0.2.101']);
+      const deadline = Date.now() + 20000;
+      while (Date.now() < deadline && ups.some((u) => u.count(name) < 2)) await new Promise((res) => setTimeout(res, 20));
+      expect(ups.map((u) => u.count(name)), 'each server refreshed once').toEqual([2, 2]);
+      // Each server serves the refreshed entry (polled one by one: the caches update after the upstream replied).
+      for (const p of [pair.ref, pair.cand]) {
+        let seen = false;
+        while (Date.now() < deadline && !seen) {
+          const r = await exchange(p.dns, encode({ name, type: 'A', id: id++ }), 'udp');
+          seen = !!r && ips(r).includes('192.0.2.102');
+          if (!seen) await new Promise((res) => setTimeout(res, 20));
+        }
+        expect(seen, `${p.name} serves the prefetched answer`).toBe(true);
+      }
+      // The refresh was a prefetch, not a miss after expiry: no client query was sent while
+      // waiting for the upstreams to see it, and the query that triggered it was a cache hit.
+      expect(ups.map((u) => u.count(name)), 'the refresh was served from the cache').toEqual([2, 2]);
+      const [r3, c3] = await ask();
+      for (const r of [r3, c3]) expect(r && ips(r)).toEqual(['192.0.2.102']);
+      assertResult(result, 4);
+    } finally {
+      await pair.stop();
+    }
+  }, 120_000);
+
+  it('forward max_fails 1 / health_check 100ms: the dead upstream is marked down and skipped; all down', async () => {
+    expect(missing).toBeNull();
+    // {{UPSTREAM}} (per server) never replies: a black hole that logs what it is sent, so that
+    // "stopped sending to it" is seen in its own log; {{UPSTREAM2}} is the live one.
+    const pair = await startPair({ corefile: '.:{{DNS}} {\n  forward . {{UPSTREAM}} {{UPSTREAM2}} {\n    policy sequential\n    max_fails 1\n    health_check 100ms\n  }\n}\n', perServerUpstreams: true, upstream: (u, i) => {
+      if (i === 0) u.defaultBehaviour = { drop: true };
+      else script(u);
+    } });
+    try {
+      const result = newResult('forward-health-check');
+      const dead = [pair.upstreamsOf.coredns[0]!, pair.upstreamsOf.clusterdns[0]!] as const;
+      const live = [pair.upstreamsOf.coredns[1]!, pair.upstreamsOf.clusterdns[1]!] as const;
+      // The first query goes to the black hole first, times out there, and is answered by the live one.
+      await runQueries(pair, result, [{ name: 'a.example.org', type: 'A', proto: 'udp', id: 0x4001 }], ['forward'], { concurrency: 1, timeoutMs: 10000 });
+      // Wait until each server health-checks the black hole (a query for the root) repeatedly: it is down.
+      const hc = (u: TestUpstream): number => u.received.filter((r) => r.name === '.').length;
+      const deadline = Date.now() + 30000;
+      while (Date.now() < deadline && dead.some((u) => hc(u) < 3)) await new Promise((res) => setTimeout(res, 50));
+      expect(dead.map(hc).map((n) => n >= 3), 'both servers health-check the dead upstream').toEqual([true, true]);
+      const deadClient = dead.map((u) => u.received.filter((r) => r.name !== '.').length);
+      const liveBefore = live.map((u) => u.received.filter((r) => r.name !== '.').length);
+      const qs = generate(NAMES.slice(0, 8), ['A'], [{ proto: 'udp' }, { proto: 'tcp' }], 114);
+      await runQueries(pair, result, qs, ['forward'], { concurrency: 1, timeoutMs: 1500 });
+      // Down: every query went straight to the live upstream, none to the dead one.
+      expect(dead.map((u) => u.received.filter((r) => r.name !== '.').length), 'no client query to the down upstream').toEqual(deadClient);
+      expect(live.map((u, i) => u.received.filter((r) => r.name !== '.').length - liveBefore[i]!), 'every query to the live upstream').toEqual([qs.length, qs.length]);
+      assertResult(result, 1 + qs.length);
+    } finally {
+      await pair.stop();
+    }
+    // All upstreams down (nothing listens on {{DEAD}}): both keep trying and answer SERVFAIL alike.
+    await runCase('forward-health-check-all-down', '.:{{DNS}} {\n  forward . {{DEAD}} {\n    max_fails 1\n    health_check 100ms\n  }\n}\n', ['forward'], generate(['a.example.org', 'nx.example.org', 'mx.example.org'], ['A'], [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'tcp' }], 115), { probe: null, concurrency: 1 });
   }, 120_000);
 
   it('loadbalance', async () => {
