@@ -154,7 +154,8 @@ describe('API liveness', () => {
     expect(ix.synced()).toBe(true);
   }, 40_000);
 
-  it('relists when the API server comes back with its resourceVersion counter set back (etcd restored)', async () => {
+  /** A synced index with its three watches open, and a count of the services lists it made. */
+  const syncedWithListCount = async () => {
     const logs = captureLogs(cleanups);
     const sb = await sandbox();
     const ix = index(sb.url);
@@ -162,7 +163,11 @@ describe('API liveness', () => {
     await until('synced', () => ix.synced());
     await until('three watches open', () => sb.watchCount() === 3);
     const lists = (): number => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['limit'] === '500').length;
-    const before = lists();
+    return { logs, sb, h, lists, before: lists() };
+  };
+
+  it('relists when the API server comes back with its resourceVersion counter set back (etcd restored)', async () => {
+    const { logs, sb, h, lists, before } = await syncedWithListCount();
     // The API server restarts on an etcd restored from an old backup: watches are cut, and the
     // resumed ones ask for a resourceVersion the server has not reached (504 after 3 s).
     sb.rewindResourceVersion(2);
@@ -173,14 +178,7 @@ describe('API liveness', () => {
   });
 
   it('relists when a watch event carries a resourceVersion below the last one seen', async () => {
-    const logs = captureLogs(cleanups);
-    const sb = await sandbox();
-    const ix = index(sb.url);
-    const h = handler(ix);
-    await until('synced', () => ix.synced());
-    await until('three watches open', () => sb.watchCount() === 3);
-    const lists = (): number => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['limit'] === '500').length;
-    const before = lists();
+    const { logs, sb, h, lists, before } = await syncedWithListCount();
     sb.rewindResourceVersion(2, { keepWatches: true });
     sb.apply(service('after-rewind', '10.96.9.10'));
     await until('service created after the rewind seen', seen(h, 'after-rewind'));
