@@ -1,8 +1,9 @@
 /**
  * The plugin registry: every directive clusterdns knows, in the one fixed global execution order
- * (CoreDNS 1.14.7 `plugin.cfg`, restricted to the plugins this product has; docs/corefile.md §8.2).
- * Directive order in a Corefile never matters; this list does. The server core knows plugins only
- * through this list.
+ * (CoreDNS 1.15.0 `plugin.cfg`, with clusterdns's own `shadow` after `log`; docs/corefile.md §8.2).
+ * Directive order in a Corefile never matters; `DIRECTIVE_ORDER` does: `PLUGINS` is sorted by it,
+ * so adding a plugin is one import and one entry in the list below. The server core knows plugins
+ * only through `PLUGINS`.
  */
 import type { PluginDef } from '../src/plugin.js';
 import { reload } from './reload/index.js';
@@ -22,7 +23,20 @@ import { loop } from './loop/index.js';
 import { forward } from './forward/index.js';
 import { whoami } from './whoami/index.js';
 
-export const PLUGINS: readonly PluginDef[] = [
+/**
+ * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
+ * this list that clusterdns does not implement is rejected as such, not as a typo.
+ */
+export const DIRECTIVE_ORDER: readonly string[] = [
+  'root', 'metadata', 'geoip', 'cancel', 'proxyproto', 'quic', 'grpc_server', 'https', 'https3', 'timeouts',
+  'multisocket', 'reload', 'nsid', 'bufsize', 'bind', 'debug', 'trace', 'ready', 'health', 'pprof', 'shed',
+  'prometheus', 'errors', 'log', 'shadow', 'dnstap', 'local', 'dns64', 'siit', 'any', 'chaos', 'loadbalance',
+  'tsig', 'rewrite', 'autopath', 'acl', 'cache', 'header', 'dnssec', 'tls', 'minimal', 'template', 'transfer',
+  'dynupdate', 'hosts', 'route53', 'azure', 'clouddns', 'k8s_external', 'kubernetes', 'file', 'auto',
+  'secondary', 'etcd', 'loop', 'forward', 'grpc', 'erratic', 'whoami', 'on', 'sign', 'view', 'nomad',
+];
+
+const IMPLEMENTED: readonly PluginDef[] = [
   reload,
   bind,
   ready,
@@ -40,6 +54,19 @@ export const PLUGINS: readonly PluginDef[] = [
   forward,
   whoami,
 ];
+
+function orderOf(name: string): number {
+  const i = DIRECTIVE_ORDER.indexOf(name);
+  if (i < 0) throw new Error(`plugin ${name} is missing from DIRECTIVE_ORDER`);
+  return i;
+}
+
+export const PLUGINS: readonly PluginDef[] = [...IMPLEMENTED].sort((a, b) => orderOf(a.name) - orderOf(b.name));
+
+/** A CoreDNS directive this build does not implement (named as such in the parse error). */
+export function isForeignDirective(name: string): boolean {
+  return DIRECTIVE_ORDER.includes(name) && !PLUGINS.some((p) => p.name === name);
+}
 
 export function pluginByName(name: string): PluginDef | undefined {
   return PLUGINS.find((p) => p.name === name);

@@ -12,7 +12,9 @@
  * the server writes a bare reply. Errors for the `errors` plugin go through `q.fail(err, rcode)`.
  * `serve` may return synchronously: a hit should not allocate a promise.
  */
+import type { Capability } from './capabilities.js';
 import type { Dispenser } from './corefile/dispenser.js';
+import type { DirectiveDecl } from './corefile/options.js';
 import type { Logger } from './log.js';
 import type { Query } from './query.js';
 
@@ -89,6 +91,16 @@ export interface SetupContext {
    * accumulates across calls. Without it the block listens on all interfaces.
    */
   listenOn(addresses: readonly string[]): void;
+  /**
+   * Offer a capability to the other plugins of this server block (src/capabilities.ts). Call
+   * during setup.
+   */
+  provide<T>(cap: Capability<T>, value: T): void;
+  /**
+   * The capability another plugin of this block offered, or undefined. Valid once every setup of
+   * the block ran: in the HandlerFactory, a startup hook or later — throws during setup.
+   */
+  lookup<T>(cap: Capability<T>): T | undefined;
 }
 
 /** Services offered by the running server to operational plugins. */
@@ -111,7 +123,7 @@ export interface CoreServices {
   onReloadResult(fn: (ok: boolean, error: Error | null) => void): () => void;
 }
 
-/** How a directive repeated within one server block is treated (docs/corefile.md §8.3). */
+/** How a directive repeated within one server block is treated (docs/corefile.md §8.4). */
 export type RepeatPolicy = 'error' | 'first' | 'all';
 
 export interface PluginDef {
@@ -124,6 +136,11 @@ export interface PluginDef {
    * non-IN queries are REFUSED before routing (docs/corefile.md §7.2).
    */
   readonly handlesAllClasses?: boolean;
+  /**
+   * The directive's arguments and block options as data (src/corefile/options.ts): parsed by the
+   * generic parser and checked against the README's Syntax block by test/docs/readme-options.test.ts.
+   */
+  readonly options?: DirectiveDecl;
   /** Parse the directive (all occurrences) and prepare the plugin; throw `ConfigError` on bad input. */
   setup(d: Dispenser, ctx: SetupContext): HandlerFactory | null | Promise<HandlerFactory | null>;
 }

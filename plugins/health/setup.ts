@@ -1,6 +1,6 @@
 /**
  * `health [ADDRESS] { lameduck DURATION }` (docs/plugins.md, health). Repeated in a block: every
- * occurrence is read and the last address / lameduck wins (docs/corefile.md §8.3).
+ * occurrence is read and the last address / lameduck wins (docs/corefile.md §8.4).
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { readAddressArg } from './address.js';

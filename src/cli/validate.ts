@@ -9,7 +9,7 @@
  * listener, no Kubernetes connection.
  */
 import { resolve } from 'node:path';
-import { PLUGINS } from '../../plugins/index.js';
+import { PLUGINS, isForeignDirective } from '../../plugins/index.js';
 import { defaultCorefile, parseCorefileWithFiles } from '../corefile/parser.js';
 import { makeLoader } from '../serve.js';
 import { Server } from '../server/server.js';
@@ -47,6 +47,7 @@ export async function runValidate(flags: Pick<Flags, 'conf' | 'dnsPort'>, io: Va
   const unset = new Map<string, string[]>();
   const parsed = parseCorefileWithFiles(source.text, source.path, {
     isDirective: (n) => PLUGINS.some((p) => p.name === n),
+    isForeignDirective,
     env: io.env,
     recover: true,
     warn: () => {}, // the setup check logs the parser's warnings

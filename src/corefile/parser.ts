@@ -20,6 +20,8 @@ import { ConfigError, type ServerBlock, type Token } from './types.js';
 export interface ParseOptions {
   /** Is `name` a known directive (plugin)? Anything else in directive position is an error. */
   isDirective(name: string): boolean;
+  /** A directive CoreDNS has but this build does not: named as such in the error. */
+  isForeignDirective?(name: string): boolean;
   /** Environment for `{$NAME}` / `{%NAME%}`; default `process.env`. */
   env?: Record<string, string | undefined>;
   /**
@@ -440,7 +442,8 @@ class Parser {
     const name = nameTok.text;
     let list: Token[] | undefined;
     if (!this.opts.isDirective(name)) {
-      this.fail(this.err(`Unknown directive '${name}'`));
+      const foreign = this.opts.isForeignDirective?.(name) === true;
+      this.fail(this.err(`Unknown directive '${name}'${foreign ? ' (a CoreDNS plugin clusterdns does not implement)' : ''}`));
       list = []; // recovery: read the directive with its nested block, and drop it
     } else {
       list = this.directives.get(name);

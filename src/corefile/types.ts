@@ -44,3 +44,14 @@ export class ConfigError extends Error {
     return `${prefix}${where}Error during parsing: ${this.message}`;
   }
 }
+
+/**
+ * Several configuration errors of one directive, thrown by the generic option parser so that
+ * `-validate` reports every bad option at once; a normal start reports the first.
+ */
+export class ConfigErrorList extends Error {
+  constructor(readonly errors: readonly ConfigError[]) {
+    super(errors.map((e) => e.message).join('; '));
+    this.name = 'ConfigErrorList';
+  }
+}

@@ -4,11 +4,12 @@
  * I/O; its hooks (startup, serving, shutdown) are run by the Server that owns it.
  */
 import { isIPv6 } from 'node:net';
-import { PLUGINS } from '../../plugins/index.js';
+import { PLUGINS, isForeignDirective } from '../../plugins/index.js';
 import { Dispenser } from '../corefile/dispenser.js';
 import { parseServerKey, type ServerKey } from '../corefile/keys.js';
 import { defaultCorefile, parseCorefileWithFiles, sortConfigErrors } from '../corefile/parser.js';
-import { ConfigError, type ServerBlock, type Token } from '../corefile/types.js';
+import { ConfigError, ConfigErrorList, type ServerBlock, type Token } from '../corefile/types.js';
+import { CapabilitySet } from '../capabilities.js';
 import { logger } from '../log.js';
 import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SetupContext } from '../plugin.js';
 import { RouteTable } from './routes.js';
@@ -30,6 +31,8 @@ export interface BlockRuntime {
   chain: Handler | null;
   /** Block has a plugin answering any class. */
   anyClass: boolean;
+  /** Capabilities offered by the block's plugins (sealed once every setup ran). */
+  readonly capabilities: CapabilitySet;
 }
 
 interface MutableBlockInfo extends BlockInfo {
@@ -115,6 +118,15 @@ function occurrences(name: string, tokens: readonly Token[]): Token[][] {
   return out;
 }
 
+/**
+ * The ConfigErrors a failed setup threw: one, or several when the generic option parser
+ * (src/corefile/options.ts) collected every bad option of the directive into a ConfigErrorList.
+ */
+function asConfigErrors(e: unknown, def: PluginDef, tokens: readonly Token[]): ConfigError[] {
+  if (e instanceof ConfigErrorList) return e.errors.map((x) => asConfigError(x, def, tokens));
+  return [asConfigError(e, def, tokens)];
+}
+
 function asConfigError(e: unknown, def: PluginDef, tokens: readonly Token[]): ConfigError {
   if (e instanceof ConfigError) {
     return e.plugin ? e : new ConfigError(e.message, e.file, e.line, def.name);
@@ -132,6 +144,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   let text = source.text;
   const parseOpts = {
     isDirective: (n: string) => DIRECTIVES.has(n),
+    isForeignDirective,
     env: opts.env ?? process.env,
     warn: (m: string) => logger().warning(m),
     // -validate: collect every parse error and still set up the blocks that parsed.
@@ -161,7 +174,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     const zones: string[] = [];
     for (const k of keys) for (const z of k.zones) if (!zones.includes(z)) zones.push(z);
     const info: MutableBlockInfo = { zones, servers: [], port: keys[0]?.port ?? opts.dnsPort, bindAddresses: [], handlerPlugins: [] };
-    const rt: BlockRuntime = { keys, info, factories: [], chain: null, anyClass: false };
+    const rt: BlockRuntime = { keys, info, factories: [], chain: null, anyClass: false, capabilities: new CapabilitySet() };
     inst.blocks.push(rt);
     for (const def of PLUGINS) {
       const tokens = block.directives.get(def.name);
@@ -184,11 +197,12 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
           if (def.handlesAllClasses) rt.anyClass = true;
         }
       } catch (e) {
-        const err = asConfigError(e, def, use);
-        if (!opts.collectErrors) throw err;
-        errors.push(err);
+        const errs = asConfigErrors(e, def, use);
+        if (!opts.collectErrors) throw errs[0]!;
+        errors.push(...errs);
       }
     }
+    rt.capabilities.seal();
   }
   if (errors.length) {
     sortConfigErrors(errors, parsed.files);
@@ -267,5 +281,7 @@ function makeContext(inst: Instance, rt: BlockRuntime, def: PluginDef, opts: Bui
     listenOn: (addresses) => {
       for (const a of addresses) if (!rt.info.bindAddresses.includes(a)) rt.info.bindAddresses.push(a);
     },
+    provide: (cap, value) => rt.capabilities.provide(cap, value),
+    lookup: (cap) => rt.capabilities.lookup(cap),
   };
 }

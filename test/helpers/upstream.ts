@@ -7,6 +7,7 @@
  * names without a rule get `defaultBehaviour` (NXDOMAIN unless changed). Every query received is
  * counted per name and transport, and `stop()` / `restart()` keep the port.
  */
+import { CapabilitySet } from '../../src/capabilities.js';
 import * as dgram from 'node:dgram';
 import * as https from 'node:https';
 import * as net from 'node:net';
@@ -313,6 +314,7 @@ export function fakeSetupContext(o: { zones?: string[]; port?: number; bind?: st
   const shared = new Map<string, unknown>();
   const ready = new Map<string, ReadinessProbe[]>();
   const proc: ProcessInfo = { corefilePath: 'Corefile', dnsPort: 53, version: 'test' };
+  const capabilities = new CapabilitySet();
   const ctx: FakeContext = {
     block: { zones: o.zones ?? ['.'], servers: [o.server ?? `dns://:${o.port ?? 53}`], port: o.port ?? 53, bindAddresses: o.bind ?? [], handlerPlugins: [] },
     process: proc,
@@ -338,6 +340,12 @@ export function fakeSetupContext(o: { zones?: string[]; port?: number; bind?: st
       onReloadResult: () => () => undefined,
     },
     listenOn: () => undefined,
+    provide: (cap, value) => capabilities.provide(cap, value),
+    // A fake has no "all setups ran" moment: the first lookup ends the setup phase.
+    lookup: (cap) => {
+      capabilities.seal();
+      return capabilities.lookup(cap);
+    },
     async start() {
       for (const fn of startup) await fn();
       for (const fn of serving) await fn();

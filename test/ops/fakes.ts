@@ -2,6 +2,7 @@
  * Test doubles for the operational plugins: a Dispenser from Corefile text, a fake CoreServices
  * and a SetupContext that records hooks and shares values like the server core does.
  */
+import { CapabilitySet } from '../../src/capabilities.js';
 import * as http from 'node:http';
 import { Dispenser } from '../../src/corefile/dispenser.js';
 import { lex } from '../../src/corefile/lexer.js';
@@ -129,6 +130,7 @@ export interface ContextOptions {
 
 export function fakeContext(o: ContextOptions): SetupContext {
   const block: BlockInfo = { zones: ['.'], servers: ['dns://:53'], port: 53, bindAddresses: [], handlerPlugins: [], ...o.block };
+  const capabilities = new CapabilitySet();
   const ctx: SetupContext = {
     block,
     process: { corefilePath: o.corefilePath ?? 'Corefile', dnsPort: 53, version: '0.0.0' },
@@ -144,6 +146,12 @@ export function fakeContext(o: ContextOptions): SetupContext {
     },
     shared: (key, create, dispose) => o.shared.get(o.inst, key, create, dispose),
     listenOn: () => {},
+    provide: (cap, value) => capabilities.provide(cap, value),
+    // A fake has no "all setups ran" moment: the first lookup ends the setup phase.
+    lookup: (cap) => {
+      capabilities.seal();
+      return capabilities.lookup(cap);
+    },
   };
   o.inst.contexts.push(ctx);
   return ctx;

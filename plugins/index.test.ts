@@ -1,0 +1,39 @@
+/** The registry: CoreDNS's plugin order, and directives CoreDNS has but clusterdns lacks named as such. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../src/corefile/types.js';
+import { buildInstance } from '../src/server/instance.js';
+import { SharedResources } from '../src/server/shared.js';
+import { DIRECTIVE_ORDER, PLUGINS, isForeignDirective } from './index.js';
+
+describe('plugin registry', () => {
+  it('runs plugins in DIRECTIVE_ORDER', () => {
+    const idx = PLUGINS.map((p) => DIRECTIVE_ORDER.indexOf(p.name));
+    expect(idx.every((i) => i >= 0)).toBe(true);
+    expect([...idx].sort((a, b) => a - b)).toEqual(idx);
+  });
+
+  it('knows a CoreDNS directive it lacks from a typo', () => {
+    expect(isForeignDirective('nomad')).toBe(true);
+    expect(isForeignDirective('nomadd')).toBe(false);
+    expect(isForeignDirective('forward')).toBe(false);
+  });
+
+  it('rejects a CoreDNS plugin it lacks with the reason', async () => {
+    const shared = new SharedResources();
+    const opts = {
+      dnsPort: 1053, shared, env: {},
+      process: { corefilePath: 'Corefile', dnsPort: 1053, version: 'test' },
+      core: { reload: () => Promise.resolve(true), readiness: () => new Map(), shuttingDown: false, onShutdownStart: () => undefined, servers: () => [], onReloadResult: () => () => undefined },
+    };
+    const failure = async (text: string): Promise<string> => {
+      try {
+        await buildInstance({ path: 'Corefile', text }, opts);
+      } catch (e) {
+        return e instanceof ConfigError ? e.describe() : String(e);
+      }
+      return 'no error';
+    };
+    expect(await failure('.:1053 {\n nomad\n whoami\n}\n')).toBe("Corefile:2 - Error during parsing: Unknown directive 'nomad' (a CoreDNS plugin clusterdns does not implement)");
+    expect(await failure('.:1053 {\n nomadd\n whoami\n}\n')).toBe("Corefile:2 - Error during parsing: Unknown directive 'nomadd'");
+  });
+});
