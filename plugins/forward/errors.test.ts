@@ -101,27 +101,29 @@ describe('the query budget', () => {
     expect(QUERY_BUDGET_MS).toBeLessThan(5000);
   });
 
-  it('one silent and one refusing upstream: SERVFAIL inside 5 s', async () => {
+  it('one silent and one refusing upstream: SERVFAIL from the budget, each upstream tried', async () => {
+    // The 4 s budget itself is pinned above (QUERY_BUDGET_MS < 5000); here the outcome is decided
+    // by what the upstreams saw, not by a wall-clock bound that a loaded machine could stretch.
     const u = await silentUpstream();
     const dead = await freePort();
     const s = await server(`. {\n errors\n forward . ${u.addr} 127.0.0.1:${dead}\n}\n`);
-    const t0 = performance.now();
-    const reply = decode(await udpExchange(s.port, encodeQuery('pair.example.org', 'A'), 10_000));
-    const took = performance.now() - t0;
+    const reply = decode(await udpExchange(s.port, encodeQuery('pair.example.org', 'A'), 30_000));
     expect(rcode(reply)).toBe(2);
-    expect(took).toBeLessThan(5000);
-  }, 15_000);
+    expect(u.count('pair.example.org')).toBeGreaterThanOrEqual(1);
+    expect(s.logs.filter((l) => l.startsWith('[ERROR]'))).toHaveLength(1);
+  }, 40_000);
 
   it('three silent upstreams (CoreDNS: up to 6 s): SERVFAIL when the budget is spent', async () => {
     const us = await Promise.all([silentUpstream(), silentUpstream(), silentUpstream()]);
     const s = await server(`. {\n errors\n forward . ${us.map((u) => u.addr).join(' ')} {\n  policy sequential\n }\n}\n`);
     const t0 = performance.now();
-    const reply = decode(await udpExchange(s.port, encodeQuery('three.example.org', 'A'), 10_000));
+    const reply = decode(await udpExchange(s.port, encodeQuery('three.example.org', 'A'), 30_000));
     const took = performance.now() - t0;
     expect(rcode(reply)).toBe(2);
-    // 2 s + 2 s: the budget is spent before a third attempt.
+    // 2 s + 2 s: the budget is spent before a third attempt (timers never fire early, so the lower
+    // bound holds on any machine; no upper bound: a loaded machine may answer later).
     expect(took).toBeGreaterThanOrEqual(QUERY_BUDGET_MS - 50);
-    expect(took).toBeLessThan(5000);
+    expect(us.map((u) => u.count('three.example.org'))).toEqual([1, 1, 0]);
     expect(s.logs.filter((l) => l.startsWith('[ERROR]'))).toEqual([expect.stringMatching(/: read udp 127\.0\.0\.1:\d+->127\.0\.0\.1:\d+: i\/o timeout$/)]);
-  }, 15_000);
+  }, 40_000);
 });
