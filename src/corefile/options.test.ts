@@ -61,7 +61,7 @@ describe('parseOccurrence', () => {
     expect(errorsOf('demo {\n size 11\n}')).toEqual(['plugin/demo: Corefile:2 - Error during parsing: size must be 1..10: 11']);
     expect(errorsOf('demo {\n every 5 \n}')).toEqual(['plugin/demo: Corefile:2 - Error during parsing: time: missing unit in duration "5"']);
     expect(errorsOf('demo {\n size\n}')).toEqual(["plugin/demo: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'size'"]);
-    expect(errorsOf('demo {\n size 1 2\n}')).toEqual(["plugin/demo: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '1'"]);
+    expect(errorsOf('demo {\n size 1 2\n}')).toEqual(["plugin/demo: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '2'"]);
     expect(errorsOf('demo {\n bogus 1\n}')).toEqual(["plugin/demo: Corefile:2 - Error during parsing: unknown property 'bogus'"]);
     expect(errorsOf('demo {\n net 10.0.0.0/33\n}')).toEqual(['plugin/demo: Corefile:2 - Error during parsing: invalid CIDR address: 10.0.0.0/33']);
     expect(errorsOf('demo {\n once\n once\n}')).toEqual(["plugin/demo: Corefile:3 - Error during parsing: option 'once' already set"]);
