@@ -327,6 +327,13 @@ export function parseOccurrence(d: Dispenser, decl: DirectiveDecl): ParsedOccurr
   if (!keyword) throw d.err(`missing directive '${decl.name}'`);
   const line = parseArgs(d, decl.args, decl.name, keyword, errors);
   const options: ParsedOption[] = [];
+  if (decl.options.length === 0 && decl.other === undefined && d.nextArg()) {
+    // A directive without block options: Caddy's ArgErr on the `{` that opens one.
+    const brace = d.token()!;
+    errors.push(new ConfigError("Unexpected token '{', expecting argument", brace.file, brace.line, d.plugin || undefined));
+    d.cursorBack();
+    skipRestOfLine(d);
+  }
   const byName = new Map(decl.options.map((o) => [o.name, o]));
   while (d.nextBlock()) {
     const tok = d.token()!;
@@ -395,13 +402,13 @@ function skipToOccurrenceEnd(d: Dispenser): void {
 
 /**
  * The block option names a README's Syntax section documents: the first word of each line inside
- * the `{ … }` of its `~~~ txt` code blocks (test/docs/readme-options.test.ts compares them with
+ * the `{ … }` of its fenced (`~~~` or ```` ``` ````) code blocks (test/docs/readme-options.test.ts compares them with
  * the declaration).
  */
 export function readmeOptionNames(readme: string): string[] {
   const syntax = /## Syntax\n([\s\S]*?)(\n## |$)/.exec(readme)?.[1] ?? '';
   const names = new Set<string>();
-  const blocks = syntax.split(/^~~~.*$/m).filter((_, i) => i % 2 === 1);
+  const blocks = syntax.split(/^(?:~~~|```).*$/m).filter((_, i) => i % 2 === 1);
   for (const b of blocks) {
     let depth = 0;
     for (const rawLine of b.split('\n')) {
