@@ -8,7 +8,7 @@ import type { HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.j
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { searchPathProvider } from '../kubernetes/index.js';
 import { AutopathHandler, type SearchFunc } from './handler.js';
-import { parseAutopath } from './setup.js';
+import { AUTOPATH_OPTIONS, parseAutopath } from './setup.js';
 
 export { AutopathHandler, cnamer } from './handler.js';
 export { parseAutopath, resolvConfSearch } from './setup.js';
@@ -41,5 +41,6 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
 export const autopath: PluginDef = {
   name: 'autopath',
   repeat: 'error',
+  options: AUTOPATH_OPTIONS,
   setup,
 };

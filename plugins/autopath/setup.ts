@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
+import { directive, parseOccurrences, str } from '../../src/corefile/options.js';
 import { fqdn, normalizeZoneArgs } from '../../src/dns/name.js';
 
 export interface AutopathConfig {
@@ -39,12 +40,15 @@ function readError(path: string, e: unknown): string {
   return err.message;
 }
 
+export const AUTOPATH_OPTIONS = directive('autopath', {
+  args: { rest: str('ZONES|RESOLV-CONF'), min: 1, arity: 'no resolv-conf specified' },
+});
+
 export function parseAutopath(d: Dispenser, blockZones: readonly string[]): AutopathConfig {
   let cfg: AutopathConfig = { zones: blockZones, plugin: null, search: [] };
-  while (d.next()) {
-    const args = d.remainingArgs();
-    const resolv = args.at(-1);
-    if (resolv === undefined) throw d.err('no resolv-conf specified');
+  for (const occ of parseOccurrences(d, AUTOPATH_OPTIONS)) {
+    const args = occ.directive.raw;
+    const resolv = args.at(-1)!;
     let plugin: string | null = null;
     let search: string[] = [];
     if (resolv.startsWith('@')) {
@@ -54,7 +58,7 @@ export function parseAutopath(d: Dispenser, blockZones: readonly string[]): Auto
       try {
         text = readFileSync(resolv, 'utf8');
       } catch (e) {
-        throw d.err(`failed to parse "${resolv}": ${readError(resolv, e)}`);
+        throw occ.error(occ.directive, `failed to parse "${resolv}": ${readError(resolv, e)}`);
       }
       search = [...resolvConfSearch(text), ''];
     }

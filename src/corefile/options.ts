@@ -54,8 +54,8 @@ export interface ArgsDecl {
   readonly min?: number;
   /** Most arguments (default: positional count, or Infinity with `rest`). */
   readonly max?: number;
-  /** The error text for a wrong argument count, where the plugin does not use CoreDNS's generic one. */
-  readonly arity?: string;
+  /** The error text for a wrong argument count (given the count), where the plugin does not use CoreDNS's generic one. */
+  readonly arity?: string | ((count: number) => string);
 }
 
 export interface OptionDecl extends ArgsDecl {
@@ -300,7 +300,7 @@ function parseArgs(d: Dispenser, decl: ArgsDecl, name: string, keyword: Token, e
   if (argTokens.length < min || argTokens.length > max) {
     // CoreDNS's ArgErr names the token the cursor is on: the last one read (RemainingArgs).
     const at = argTokens[argTokens.length - 1] ?? keyword;
-    const msg = decl.arity ?? `Wrong argument count or unexpected line ending after '${at.text}'`;
+    const msg = typeof decl.arity === 'function' ? decl.arity(argTokens.length) : decl.arity ?? `Wrong argument count or unexpected line ending after '${at.text}'`;
     errors.push(new ConfigError(msg, at.file, at.line, d.plugin || undefined));
     return { name, values, raw, token: keyword };
   }
