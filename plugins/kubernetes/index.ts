@@ -13,7 +13,7 @@ import { KubernetesHandler, type HandlerConfig } from './handler.js';
 import { collectGarbage } from '../../src/util/gc.js';
 import { KubeIndex } from './kubeindex.js';
 import { selfLookup } from './selfquery.js';
-import { parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
+import { KUBERNETES_OPTIONS, parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 
 export { KubernetesHandler } from './handler.js';
 export type { KubernetesConfig } from './setup.js';
@@ -161,5 +161,6 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
 export const kubernetes: PluginDef = {
   name: 'kubernetes',
   repeat: 'error',
+  options: KUBERNETES_OPTIONS,
   setup,
 };

@@ -92,16 +92,3 @@ export function normalizeSelector(text: string): string {
   if (reqs.length === 0) throw new Error('empty selector');
   return reqs.join(',');
 }
-
-/** Go `time.ParseDuration` (units ns, us, µs, ms, s, m, h); milliseconds, or undefined. */
-export function parseGoDuration(text: string): number | undefined {
-  if (text === '0') return 0;
-  const m = /^([-+]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+$/.exec(text);
-  if (!m) return undefined;
-  const unit: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  let total = 0;
-  for (const part of text.replace(/^[-+]/, '').matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g)) {
-    total += Number(part[1]) * unit[part[2]!]!;
-  }
-  return m[1] === '-' ? -total : total;
-}

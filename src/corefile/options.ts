@@ -31,8 +31,8 @@ export type Value = string | number;
 
 /** How one argument is checked and converted. `check` adds a plugin-specific rule (returns an error text or null). */
 export type ArgType =
-  | { readonly kind: 'int'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly invalid?: (v: string) => string; readonly meta: string }
-  | { readonly kind: 'float'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly invalid?: (v: string) => string; readonly meta: string }
+  | { readonly kind: 'int'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly invalid?: (v: string, goError: string) => string; readonly meta: string }
+  | { readonly kind: 'float'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly invalid?: (v: string, goError: string) => string; readonly meta: string }
   | { readonly kind: 'percentage'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly meta: string }
   | { readonly kind: 'duration'; readonly min?: number; readonly max?: number; readonly range?: (ms: number, v: string) => string; readonly invalid?: (v: string, goError: string) => string; readonly meta: string }
   | { readonly kind: 'enum'; readonly values: readonly string[]; readonly meta: string; readonly invalid?: (v: string) => string }
@@ -92,11 +92,11 @@ export interface DirectiveDecl {
 type NumOpts<R> = { min?: number; max?: number; range?: R; meta?: string };
 
 /** A decimal integer (Go's strconv.Atoi); `invalid` rewords a non-number, `range` an out-of-range one. */
-export function int(o: NumOpts<(v: number) => string> & { invalid?: (v: string) => string } = {}): ArgType {
+export function int(o: NumOpts<(v: number) => string> & { invalid?: (v: string, goError: string) => string } = {}): ArgType {
   return { kind: 'int', meta: o.meta ?? 'NUMBER', ...o };
 }
-/** A non-negative decimal number with an optional fraction (`0.5`, `20`). */
-export function float(o: NumOpts<(v: number) => string> & { invalid?: (v: string) => string } = {}): ArgType {
+/** A decimal number with an optional sign and fraction (`0.5`, `20`, `-1`). */
+export function float(o: NumOpts<(v: number) => string> & { invalid?: (v: string, goError: string) => string } = {}): ArgType {
   return { kind: 'float', meta: o.meta ?? 'NUMBER', ...o };
 }
 /** An integer followed by `%` (`20%`), the value without the sign. */
@@ -224,12 +224,13 @@ export function convertArg(t: ArgType, v: string): Value[] {
   switch (t.kind) {
     case 'int': {
       const n = /^[+-]?\d+$/.test(v) ? Number(v) : NaN;
-      if (!Number.isSafeInteger(n)) throw new Error(t.invalid ? t.invalid(v) : atoiError(v));
+      if (!Number.isSafeInteger(n)) throw new Error(t.invalid ? t.invalid(v, atoiError(v)) : atoiError(v));
       return [inRange(t, n)];
     }
     case 'float': {
-      const n = /^(\d+(\.\d*)?|\.\d+)$/.test(v) ? Number(v) : NaN;
-      if (!Number.isFinite(n)) throw new Error(t.invalid ? t.invalid(v) : `strconv.ParseFloat: parsing ${JSON.stringify(v)}: invalid syntax`);
+      const n = /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(v) ? Number(v) : NaN;
+      const goError = `strconv.ParseFloat: parsing ${JSON.stringify(v)}: invalid syntax`;
+      if (!Number.isFinite(n)) throw new Error(t.invalid ? t.invalid(v, goError) : goError);
       return [inRange(t, n)];
     }
     case 'percentage': {
