@@ -11,7 +11,7 @@ import { AutopathHandler, type SearchFunc } from './handler.js';
 import { AUTOPATH_OPTIONS, parseAutopath } from './setup.js';
 
 export { AutopathHandler, cnamer } from './handler.js';
-export { parseAutopath, resolvConfSearch } from './setup.js';
+export { parseAutopath } from './setup.js';
 
 /** Plugins that can supply a per-client search path (CoreDNS's AutoPather interface). */
 const SEARCH_PATH_PLUGINS = new Set(['kubernetes']);

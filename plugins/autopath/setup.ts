@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { directive, parseOccurrences, str } from '../../src/corefile/options.js';
-import { fqdn, normalizeZoneArgs } from '../../src/dns/name.js';
+import { normalizeZoneArgs } from '../../src/dns/name.js';
+import { resolvConfSearch } from '../../src/util/resolvconf.js';
 
 export interface AutopathConfig {
   /** Zones the plugin acts on (normalised, absolute); the block's zones when none are given. */
@@ -16,20 +17,6 @@ export interface AutopathConfig {
   readonly plugin: string | null;
   /** The search path from the file: normalised domains then `''`; empty with `@PLUGIN`. */
   readonly search: readonly string[];
-}
-
-/**
- * Search domains of a resolv.conf text as miekg/dns `ClientConfigFromReader` reads them: the last
- * `search` line wins; `domain X` sets the list to `[X]`. Lower-cased and made absolute.
- */
-export function resolvConfSearch(text: string): string[] {
-  let out: string[] = [];
-  for (const raw of text.split('\n')) {
-    const f = raw.trim().split(/\s+/);
-    if (f[0] === 'search') out = f.slice(1);
-    else if (f[0] === 'domain' && f[1] !== undefined) out = [f[1]];
-  }
-  return out.filter((d) => d !== '').map((d) => fqdn(d.toLowerCase()));
 }
 
 function readError(path: string, e: unknown): string {

@@ -13,6 +13,7 @@ import {
   directive, duration, file, int, oneOf, option, parseOccurrences, str, type ParsedOccurrence, type ParsedOption,
 } from '../../src/corefile/options.js';
 import { formatGoDuration } from '../../src/util/duration.js';
+import { isLoopback } from '../../src/util/ip.js';
 import { splitHostPort as goSplitHostPort } from '../../src/util/hostport.js';
 import type { HealthCheckConfig, Scheme } from './proxy.js';
 
@@ -319,11 +320,6 @@ function healthCheck(occ: ParsedOccurrence, o: ParsedOption): HealthCheckConfig 
     } else throw occ.error(o, `health_check: unknown option ${w}`);
   }
   return { intervalMs: o.values[0] as number, recursionDesired, domain };
-}
-
-/** Loopback address (127/8, ::1): forwarding there from a cluster DNS server usually loops. */
-export function isLoopback(host: string): boolean {
-  return /^127\./.test(host) || host === '::1' || /^::ffff:127\./.test(host);
 }
 
 /**

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { logger, setLogSink } from '../../src/log.js';
 import { dispenserFor } from '../../test/helpers/upstream.js';
-import { searchDomains } from './index.js';
-import { normalizeSelector } from './selector.js';
+import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js';
+import { normalizeLabelSelector as normalizeSelector } from '../../src/util/labelselector.js';
 import { parseDuration } from '../../src/util/duration.js';
 import { parseKubernetes, type KubernetesConfig } from './setup.js';
 

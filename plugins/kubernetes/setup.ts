@@ -6,7 +6,7 @@ import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { directive, duration, file, float, int, oneOf, option, parseOccurrences, str, zoneArg, type ParsedOccurrence } from '../../src/corefile/options.js';
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import type { Logger } from '../../src/log.js';
-import { normalizeSelector } from './selector.js';
+import { normalizeLabelSelector } from '../../src/util/labelselector.js';
 import type { WatchSettings } from './kubeindex.js';
 import type { PodMode } from './types.js';
 
@@ -112,7 +112,7 @@ function selector(occ: ParsedOccurrence, name: 'labels' | 'namespace_labels'): s
   if (!o) return null;
   const text = o.raw.join(' ');
   try {
-    return normalizeSelector(text);
+    return normalizeLabelSelector(text);
   } catch (e) {
     throw occ.error(o, `unable to parse ${name === 'labels' ? 'label' : 'namespace_label'} selector value: '${text}': ${(e as Error).message}`);
   }
