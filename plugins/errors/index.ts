@@ -7,7 +7,7 @@ import { qtypeName } from '../../src/dns/constants.js';
 import type { Level } from '../../src/log.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { directive, duration, option, parseOccurrence, str } from '../../src/corefile/options.js';
+import { directive, duration, option, parseOccurrence, str, type ParsedOccurrence, type ParsedOption } from '../../src/corefile/options.js';
 import { formatGoDuration } from '../../src/util/duration.js';
 
 interface ConsolidateRule {
@@ -94,15 +94,19 @@ export const ERRORS_OPTIONS = directive('errors', {
   unknown: (name) => `Unknown field ${name}`,
 });
 
-/** `[LEVEL] [show_first]` after consolidate's REGEXP: at most one level, and it comes first. */
-function consolidateRule(occ: ReturnType<typeof parseOccurrence>, o: ReturnType<typeof occ.all>[number]): ConsolidateRule {
-  const extra = o.raw.slice(2);
-  const showFirst = extra[extra.length - 1] === 'show_first';
-  if (showFirst) extra.pop();
-  if (extra.length > 1) throw occ.error(o, `expected 'show_first', got '${extra[1]}'`);
-  const level = extra.length === 1 ? LEVELS[extra[0]!] : 'ERROR';
-  if (!level) throw occ.error(o, `unknown log level argument in consolidate: ${extra[0]}`);
-  return { periodMs: o.values[0] as number, pattern: new RegExp(o.raw[1]!), source: o.raw[1]!, level, showFirst, count: 0, timer: null };
+/** `[LEVEL] [show_first]` after consolidate's REGEXP: at most one level, before show_first (CoreDNS's parseOptionalParams). */
+function consolidateRule(occ: ParsedOccurrence, o: ParsedOption): ConsolidateRule {
+  let level: Level | undefined;
+  let showFirst = false;
+  for (const arg of o.raw.slice(2)) {
+    const l = LEVELS[arg];
+    if (l && level) throw occ.error(o, 'multiple log levels specified in consolidate');
+    if (l && showFirst) throw occ.error(o, 'log level must come before show_first in consolidate');
+    if (l) level = l;
+    else if (arg === 'show_first') showFirst = true;
+    else throw occ.error(o, `unknown option in consolidate: ${arg}`);
+  }
+  return { periodMs: o.values[0] as number, pattern: new RegExp(o.raw[1]!), source: o.raw[1]!, level: level ?? 'ERROR', showFirst, count: 0, timer: null };
 }
 
 export const errors: PluginDef = {
