@@ -24,8 +24,8 @@ const addressOrIface = str('ADDRESS|IFACE', (v) => (resolve(v) ? null : `not a v
 export const BIND_OPTIONS = directive('bind', {
   args: { rest: addressOrIface, min: 1, arity: 'at least one address or interface name is expected' },
   options: [
-    // Every `except` line of the occurrence applies (CoreDNS keeps only the last one).
-    option('except', { rest: addressOrIface, min: 1, arity: 'at least one address or interface must be given to except subdirective', repeat: 'all' }),
+    // As in CoreDNS 1.15.0, a later `except` line of the occurrence replaces an earlier one.
+    option('except', { rest: addressOrIface, min: 1, arity: 'at least one address or interface must be given to except subdirective' }),
   ],
   unknown: (name) => `invalid option "${name}"`,
 });
@@ -38,7 +38,7 @@ export const bind: PluginDef = {
   options: BIND_OPTIONS,
   setup(d, ctx) {
     for (const occ of parseOccurrences(d, BIND_OPTIONS)) {
-      const except = new Set(occ.all('except').flatMap((o) => resolveAll(o.values)));
+      const except = new Set(resolveAll(occ.last('except')?.values ?? []));
       ctx.listenOn(resolveAll(occ.directive.values).filter((a) => !except.has(a)));
     }
     return null;
