@@ -17,7 +17,8 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { a, dispenserFor, FakeNext, fakeSetupContext, soa, TestUpstream } from '../../test/helpers/upstream.js';
 import { autopath } from './index.js';
 import { AutopathHandler, cnamer } from './handler.js';
-import { parseAutopath, resolvConfSearch } from './setup.js';
+import { parseAutopath } from './setup.js';
+import { resolvConfSearch } from '../../src/util/resolvconf.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'autopath-test-'));
 const RESOLV = join(dir, 'resolv.conf');

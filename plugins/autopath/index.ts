@@ -8,10 +8,10 @@ import type { HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.j
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { searchPathProvider } from '../kubernetes/index.js';
 import { AutopathHandler, type SearchFunc } from './handler.js';
-import { parseAutopath } from './setup.js';
+import { AUTOPATH_OPTIONS, parseAutopath } from './setup.js';
 
 export { AutopathHandler, cnamer } from './handler.js';
-export { parseAutopath, resolvConfSearch } from './setup.js';
+export { parseAutopath } from './setup.js';
 
 /** Plugins that can supply a per-client search path (CoreDNS's AutoPather interface). */
 const SEARCH_PATH_PLUGINS = new Set(['kubernetes']);
@@ -41,5 +41,6 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
 export const autopath: PluginDef = {
   name: 'autopath',
   repeat: 'error',
+  options: AUTOPATH_OPTIONS,
   setup,
 };

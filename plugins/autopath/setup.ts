@@ -6,7 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { fqdn, normalizeZoneArgs } from '../../src/dns/name.js';
+import { directive, parseOccurrences, str } from '../../src/corefile/options.js';
+import { normalizeZoneArgs } from '../../src/dns/name.js';
+import { resolvConfSearch } from '../../src/util/resolvconf.js';
 
 export interface AutopathConfig {
   /** Zones the plugin acts on (normalised, absolute); the block's zones when none are given. */
@@ -17,20 +19,6 @@ export interface AutopathConfig {
   readonly search: readonly string[];
 }
 
-/**
- * Search domains of a resolv.conf text as miekg/dns `ClientConfigFromReader` reads them: the last
- * `search` line wins; `domain X` sets the list to `[X]`. Lower-cased and made absolute.
- */
-export function resolvConfSearch(text: string): string[] {
-  let out: string[] = [];
-  for (const raw of text.split('\n')) {
-    const f = raw.trim().split(/\s+/);
-    if (f[0] === 'search') out = f.slice(1);
-    else if (f[0] === 'domain' && f[1] !== undefined) out = [f[1]];
-  }
-  return out.filter((d) => d !== '').map((d) => fqdn(d.toLowerCase()));
-}
-
 function readError(path: string, e: unknown): string {
   const err = e as NodeJS.ErrnoException;
   if (err.code === 'ENOENT') return `open ${path}: no such file or directory`;
@@ -39,12 +27,15 @@ function readError(path: string, e: unknown): string {
   return err.message;
 }
 
+export const AUTOPATH_OPTIONS = directive('autopath', {
+  args: { rest: str('ZONES|RESOLV-CONF'), min: 1, arity: 'no resolv-conf specified' },
+});
+
 export function parseAutopath(d: Dispenser, blockZones: readonly string[]): AutopathConfig {
   let cfg: AutopathConfig = { zones: blockZones, plugin: null, search: [] };
-  while (d.next()) {
-    const args = d.remainingArgs();
-    const resolv = args.at(-1);
-    if (resolv === undefined) throw d.err('no resolv-conf specified');
+  for (const occ of parseOccurrences(d, AUTOPATH_OPTIONS)) {
+    const args = occ.directive.raw;
+    const resolv = args.at(-1)!;
     let plugin: string | null = null;
     let search: string[] = [];
     if (resolv.startsWith('@')) {
@@ -54,7 +45,7 @@ export function parseAutopath(d: Dispenser, blockZones: readonly string[]): Auto
       try {
         text = readFileSync(resolv, 'utf8');
       } catch (e) {
-        throw d.err(`failed to parse "${resolv}": ${readError(resolv, e)}`);
+        throw occ.error(occ.directive, `failed to parse "${resolv}": ${readError(resolv, e)}`);
       }
       search = [...resolvConfSearch(text), ''];
     }

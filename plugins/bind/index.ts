@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { directive, option, parseOccurrences, str } from '../../src/corefile/options.js';
 import type { PluginDef } from '../../src/plugin.js';
 
 /** Addresses of an interface (IPv6 link-local ones get `%iface`), or null if no such interface. */
@@ -18,31 +19,27 @@ function resolve(arg: string): string[] | null {
   return interfaceAddresses(arg);
 }
 
+const addressOrIface = str('ADDRESS|IFACE', (v) => (resolve(v) ? null : `not a valid IP address or interface name: "${v}"`));
+
+export const BIND_OPTIONS = directive('bind', {
+  args: { rest: addressOrIface, min: 1, arity: 'at least one address or interface name is expected' },
+  options: [
+    // As in CoreDNS 1.15.0, a later `except` line of the occurrence replaces an earlier one.
+    option('except', { rest: addressOrIface, min: 1, arity: 'at least one address or interface must be given to except subdirective' }),
+  ],
+  unknown: (name) => `invalid option "${name}"`,
+});
+
+const resolveAll = (names: readonly unknown[]): string[] => names.flatMap((n) => resolve(String(n)) ?? []);
+
 export const bind: PluginDef = {
   name: 'bind',
   repeat: 'all',
+  options: BIND_OPTIONS,
   setup(d, ctx) {
-    while (d.next()) {
-      const args = d.remainingArgs();
-      if (args.length === 0) throw d.err('at least one address or interface name is expected');
-      const addrs: string[] = [];
-      for (const a of args) {
-        const r = resolve(a);
-        if (!r) throw d.err(`not a valid IP address or interface name: "${a}"`);
-        addrs.push(...r);
-      }
-      const except = new Set<string>();
-      while (d.nextBlock()) {
-        if (d.val() !== 'except') throw d.err(`invalid option "${d.val()}"`);
-        const ex = d.remainingArgs();
-        if (ex.length === 0) throw d.argErr();
-        for (const e of ex) {
-          const r = resolve(e);
-          if (!r) throw d.err(`not a valid IP address or interface name: "${e}"`);
-          for (const x of r) except.add(x);
-        }
-      }
-      ctx.listenOn(addrs.filter((a) => !except.has(a)));
+    for (const occ of parseOccurrences(d, BIND_OPTIONS)) {
+      const except = new Set(resolveAll(occ.last('except')?.values ?? []));
+      ctx.listenOn(resolveAll(occ.directive.values).filter((a) => !except.has(a)));
     }
     return null;
   },

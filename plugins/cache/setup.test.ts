@@ -36,7 +36,7 @@ describe('cache setup: accepted', () => {
       success 5000 600 10
       denial 2000 60
       prefetch 10 2m 20%
-      serve_stale 30m verify 1s 5 1m
+      serve_stale 30m verify 1s 5s 1m
       serve_stale_policy prefer_positive
       servfail 10s
       disable success cluster.local
@@ -53,7 +53,7 @@ describe('cache setup: accepted', () => {
 
   it('serve_stale defaults and immediate mode', () => {
     expect(parse('cache {\n serve_stale\n}').serveStale).toEqual({ durationMs: 3_600_000, mode: 'immediate', responseTtl: 0, recheckMs: 0, timeoutMs: 0 });
-    expect(parse('cache {\n serve_stale 1h immediate 3\n}').serveStale).toMatchObject({ mode: 'immediate', responseTtl: 3 });
+    expect(parse('cache {\n serve_stale 1h immediate 3s\n}').serveStale).toMatchObject({ mode: 'immediate', responseTtl: 3 });
     expect(parse('cache {\n prefetch 1\n}').prefetch).toEqual({ amount: 1, durationMs: 60_000, percentage: 10 });
     expect(parse('cache {\n servfail 0\n}').servfailMs).toBe(0);
   });
@@ -83,10 +83,13 @@ describe('cache setup: rejected', () => {
     ['cache {\n prefetch -1\n}', 'prefetch amount should be positive: -1', 2],
     ['cache {\n prefetch 1 1m 20\n}', "last character of percentage should be `%`, but is: '0'", 2],
     ['cache {\n prefetch 1 1m 95%\n}', 'percentage should fall in range [10, 90]: 95', 2],
-    ['cache {\n prefetch 1 10\n}', 'time: invalid duration "10"', 2],
+    ['cache {\n prefetch 1 10\n}', 'time: missing unit in duration "10"', 2], // Go's text, as CoreDNS 1.15.0 prints it
     ['cache {\n serve_stale -1h\n}', 'invalid negative duration for serve_stale', 2],
     ['cache {\n serve_stale 1h later\n}', 'invalid value for serve_stale refresh mode: later', 2],
-    ['cache {\n serve_stale 1h immediate 0 10m\n}', 'invalid serve_stale recheck duration: 10m (0..5m)', 2],
+    ['cache {\n serve_stale 1h immediate 0s 10m\n}', 'serve_stale failure recheck cannot exceed 5 minutes', 2], // CoreDNS 1.15.0's text
+    ['cache {\n serve_stale 1h immediate 5\n}', 'invalid serve_stale response TTL: time: missing unit in duration "5"', 2],
+    ['cache {\n serve_stale 1h immediate 1s 1s 1s\n}', "Wrong argument count or unexpected line ending after '1s'", 2],
+    ['cache {\n serve_stale_policy prefer_positive\n serve_stale_policy prefer_positive\n serve_stale\n}', 'serve_stale_policy can only be specified once', 3],
     ['cache {\n servfail 6m\n}', 'caching SERVFAIL responses over 5 minutes is not permitted', 2],
     ['cache {\n servfail -1s\n}', 'invalid negative ttl for servfail', 2],
     ['cache {\n servfail\n}', "Wrong argument count or unexpected line ending after 'servfail'", 2],

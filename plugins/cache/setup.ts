@@ -4,7 +4,9 @@
  */
 import { normalizeZoneArg, normalizeZoneArgs } from '../../src/dns/name.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseDuration } from '../../src/util/duration.js';
+import {
+  convertArg, directive, duration, int, oneOf, option, parseOccurrence, percentage, str, type ParsedOccurrence, type ParsedOption,
+} from '../../src/corefile/options.js';
 
 export interface Bucket {
   capacity: number;
@@ -63,150 +65,140 @@ export function defaultCacheConfig(): CacheConfig {
   };
 }
 
-function atoi(d: Dispenser, v: string): number {
-  if (!/^[+-]?\d+$/.test(v)) throw d.err(`strconv.Atoi: parsing "${v}": invalid syntax`);
-  return Number(v);
+const MAX_SERVFAIL_MS = 300_000;
+const MAX_RECHECK_MS = 300_000;
+
+/** `success`/`denial CAPACITY [TTL] [MINTTL]`. */
+const bucketOption = (name: string) => option(name, {
+  args: [
+    int({ meta: 'CAPACITY', min: 0, range: (v) => `cache capacity can not be negative: ${v}` }),
+    int({ meta: 'TTL', min: 1, range: (v) => `cache TTL can not be zero or negative: ${v}` }),
+    int({ meta: 'MINTTL', min: 0, range: (v) => `cache min TTL can not be negative: ${v}` }),
+  ],
+  min: 1,
+});
+
+export const CACHE_OPTIONS = directive('cache', {
+  // [TTL] [ZONES...]: a leading integer is the TTL (below).
+  args: { rest: str('TTL|ZONES') },
+  options: [
+    bucketOption('success'),
+    bucketOption('denial'),
+    option('prefetch', {
+      args: [
+        int({ meta: 'AMOUNT', min: 0, range: (v) => `prefetch amount should be positive: ${v}` }),
+        duration(),
+        percentage({ min: 10, max: 90, range: (v) => `percentage should fall in range [10, 90]: ${v}` }),
+      ],
+      min: 1,
+    }),
+    // [DURATION] [immediate [RESPONSE_TTL [FAILURE_RECHECK]] | verify [VERIFY_TIMEOUT [RESPONSE_TTL [FAILURE_RECHECK]]]]
+    option('serve_stale', { rest: str(), max: 5 }),
+    option('serve_stale_policy', {
+      args: [oneOf(['prefer_positive'], 'prefer_positive', (v) => `invalid serve_stale_policy: ${v}`)],
+      repeat: 'error',
+      repeated: 'serve_stale_policy can only be specified once',
+    }),
+    option('servfail', {
+      args: [duration({ min: 0, max: MAX_SERVFAIL_MS, range: (ms) => (ms < 0 ? 'invalid negative ttl for servfail' : 'caching SERVFAIL responses over 5 minutes is not permitted') })],
+    }),
+    option('disable', {
+      args: [oneOf(['success', 'denial'], 'success|denial', () => 'cache type for disable must be "success" or "denial"')],
+      rest: str('ZONES', (z) => (normalizeZoneArg(z).length ? null : `invalid disabled zone: ${z}`)),
+      repeat: 'all',
+    }),
+    option('keepttl'),
+  ],
+  // CoreDNS answers an unknown property with its ArgErr.
+  unknown: (name) => `Wrong argument count or unexpected line ending after '${name}'`,
+});
+
+function bucket(o: ParsedOption | undefined, b: Bucket): void {
+  if (!o) return;
+  const [capacity, maxTtl, minTtl] = o.values as number[];
+  b.capacity = capacity!;
+  if (maxTtl !== undefined) b.maxTtl = maxTtl;
+  if (minTtl !== undefined) b.minTtl = minTtl;
 }
 
-function duration(d: Dispenser, v: string): number {
-  const ms = parseDuration(v);
-  if (ms === undefined) throw d.err(`time: invalid duration "${v}"`);
-  return ms;
-}
-
-function bucket(d: Dispenser, b: Bucket): void {
-  const args = d.remainingArgs();
-  if (args.length === 0 || args.length > 3) throw d.argErr();
-  b.capacity = atoi(d, args[0]!);
-  if (b.capacity < 0) throw d.err(`cache capacity can not be negative: ${b.capacity}`);
-  if (args.length > 1) {
-    const ttl = atoi(d, args[1]!);
-    if (ttl <= 0) throw d.err(`cache TTL can not be zero or negative: ${ttl}`);
-    b.maxTtl = ttl;
-    if (args.length > 2) {
-      const min = atoi(d, args[2]!);
-      if (min < 0) throw d.err(`cache min TTL can not be negative: ${min}`);
-      b.minTtl = min;
-    }
+/** A Go duration of serve_stale; `what` prefixes Go's error as CoreDNS does. */
+function staleDuration(occ: ParsedOccurrence, o: ParsedOption, v: string, what: string | null): number {
+  try {
+    return convertArg(duration(), v)[0] as number;
+  } catch (e) {
+    throw occ.error(o, what === null ? (e as Error).message : `${what}: ${(e as Error).message}`);
   }
+}
+
+/** `serve_stale`'s arguments, with CoreDNS 1.15.0's rules and texts. */
+function serveStale(occ: ParsedOccurrence, o: ParsedOption): ServeStale {
+  const a = o.raw;
+  const s: ServeStale = { durationMs: 3_600_000, mode: 'immediate', responseTtl: 0, recheckMs: 0, timeoutMs: 0 };
+  const check = (ok: boolean, message: string): void => {
+    if (!ok) throw occ.error(o, message);
+  };
+  if (a.length > 0) {
+    s.durationMs = staleDuration(occ, o, a[0]!, null);
+    check(s.durationMs >= 0, 'invalid negative duration for serve_stale');
+  }
+  if (a.length > 1) {
+    const mode = a[1]!.toLowerCase();
+    check(mode === 'immediate' || mode === 'verify', `invalid value for serve_stale refresh mode: ${mode}`);
+    s.mode = mode as ServeStale['mode'];
+  }
+  let rest = a.slice(2);
+  if (s.mode === 'verify' && rest.length > 0) {
+    s.timeoutMs = staleDuration(occ, o, rest[0]!, 'invalid serve_stale verify timeout');
+    check(s.timeoutMs >= 0, 'invalid negative timeout for serve_stale verify');
+    rest = rest.slice(1);
+  }
+  if (rest.length > 2) throw occ.error(o, `Wrong argument count or unexpected line ending after '${a[a.length - 1]}'`);
+  if (rest.length > 0) {
+    const ttl = staleDuration(occ, o, rest[0]!, 'invalid serve_stale response TTL');
+    check(ttl >= 0, 'invalid negative response TTL for serve_stale');
+    check(ttl % 1000 === 0, 'serve_stale response TTL must be a whole number of seconds');
+    check(ttl / 1000 <= 0xffffffff, 'serve_stale response TTL exceeds the DNS TTL range');
+    s.responseTtl = ttl / 1000;
+  }
+  if (rest.length > 1) {
+    s.recheckMs = staleDuration(occ, o, rest[1]!, 'invalid serve_stale failure recheck');
+    check(s.recheckMs >= 0, 'invalid negative failure recheck for serve_stale');
+    check(s.recheckMs <= MAX_RECHECK_MS, 'serve_stale failure recheck cannot exceed 5 minutes');
+  }
+  return s;
 }
 
 export function parseCache(d: Dispenser): CacheConfig {
   const cfg = defaultCacheConfig();
   d.next();
-  let args = d.remainingArgs();
+  const occ = parseOccurrence(d, CACHE_OPTIONS);
+  let args = occ.directive.raw;
   if (args.length > 0 && /^[+-]?\d+$/.test(args[0]!)) {
     const ttl = Number(args[0]);
-    if (ttl <= 0) throw d.err(`cache TTL can not be zero or negative: ${ttl}`);
+    if (ttl <= 0) throw occ.error(occ.directive, `cache TTL can not be zero or negative: ${ttl}`);
     cfg.success.maxTtl = ttl;
     cfg.denial.maxTtl = ttl;
     args = args.slice(1);
   }
   cfg.zones = normalizeZoneArgs(args);
-  let staleSeen = false;
-  let policySeen = false;
-  while (d.nextBlock()) {
-    const opt = d.val();
-    switch (opt) {
-      case 'success': bucket(d, cfg.success); break;
-      case 'denial': bucket(d, cfg.denial); break;
-      case 'prefetch': {
-        const a = d.remainingArgs();
-        if (a.length === 0 || a.length > 3) throw d.argErr();
-        const amount = atoi(d, a[0]!);
-        if (amount < 0) throw d.err(`prefetch amount should be positive: ${amount}`);
-        const p: Prefetch = { amount, durationMs: 60_000, percentage: 10 };
-        if (a.length > 1) p.durationMs = duration(d, a[1]!);
-        if (a.length > 2) {
-          const pct = a[2]!;
-          if (!pct.endsWith('%')) throw d.err(`last character of percentage should be \`%\`, but is: '${pct.slice(-1)}'`);
-          const num = atoi(d, pct.slice(0, -1));
-          if (num < 10 || num > 90) throw d.err(`percentage should fall in range [10, 90]: ${num}`);
-          p.percentage = num;
-        }
-        cfg.prefetch = p;
-        break;
-      }
-      case 'serve_stale': {
-        const a = d.remainingArgs();
-        if (a.length > 5) throw d.argErr();
-        const s: ServeStale = { durationMs: 3_600_000, mode: 'immediate', responseTtl: 0, recheckMs: 0, timeoutMs: 0 };
-        if (a.length > 0) {
-          s.durationMs = duration(d, a[0]!);
-          if (s.durationMs < 0) throw d.err('invalid negative duration for serve_stale');
-        }
-        let rest = a.slice(1);
-        if (rest.length > 0) {
-          const mode = rest[0]!.toLowerCase();
-          if (mode !== 'immediate' && mode !== 'verify') throw d.err(`invalid value for serve_stale refresh mode: ${mode}`);
-          s.mode = mode;
-          rest = rest.slice(1);
-          if (mode === 'verify' && rest.length > 0) {
-            s.timeoutMs = duration(d, rest[0]!);
-            if (s.timeoutMs < 0) throw d.err('invalid negative timeout for serve_stale verify');
-            rest = rest.slice(1);
-          }
-          if (rest.length > 0) {
-            const rt = rest[0]!;
-            const ms = /^\d+$/.test(rt) ? Number(rt) * 1000 : parseDuration(rt);
-            if (ms === undefined || ms < 0 || ms % 1000 !== 0) throw d.err(`invalid serve_stale response TTL: ${rt}`);
-            s.responseTtl = ms / 1000;
-            rest = rest.slice(1);
-          }
-          if (rest.length > 0) {
-            s.recheckMs = duration(d, rest[0]!);
-            if (s.recheckMs < 0 || s.recheckMs > 300_000) throw d.err(`invalid serve_stale recheck duration: ${rest[0]} (0..5m)`);
-            rest = rest.slice(1);
-          }
-          if (rest.length > 0) throw d.argErr();
-        }
-        cfg.serveStale = s;
-        staleSeen = true;
-        break;
-      }
-      case 'serve_stale_policy': {
-        const a = d.remainingArgs();
-        if (a.length !== 1) throw d.argErr();
-        if (a[0] !== 'prefer_positive') throw d.err(`unknown serve_stale_policy: ${a[0]}`);
-        if (policySeen) throw d.err('serve_stale_policy already specified');
-        policySeen = true;
-        cfg.preferPositive = true;
-        break;
-      }
-      case 'servfail': {
-        const a = d.remainingArgs();
-        if (a.length !== 1) throw d.argErr();
-        const ms = duration(d, a[0]!);
-        if (ms < 0) throw d.err('invalid negative ttl for servfail');
-        if (ms > 300_000) throw d.err('caching SERVFAIL responses over 5 minutes is not permitted');
-        cfg.servfailMs = ms;
-        break;
-      }
-      case 'disable': {
-        const a = d.remainingArgs();
-        if (a.length < 1) throw d.argErr();
-        const zones: string[] = [];
-        for (const z of a.slice(1)) {
-          const nz = normalizeZoneArg(z);
-          if (nz.length === 0) throw d.err(`invalid disabled zone: ${z}`);
-          zones.push(...nz);
-        }
-        if (zones.length === 0) zones.push('.');
-        if (a[0] === 'success') cfg.disableSuccess = zones;
-        else if (a[0] === 'denial') cfg.disableDenial = zones;
-        else throw d.err('cache type for disable must be "success" or "denial"');
-        break;
-      }
-      case 'keepttl': {
-        if (d.remainingArgs().length !== 0) throw d.argErr();
-        cfg.keepTtl = true;
-        break;
-      }
-      default:
-        throw d.argErr();
-    }
+  bucket(occ.last('success'), cfg.success);
+  bucket(occ.last('denial'), cfg.denial);
+  const prefetch = occ.last('prefetch');
+  if (prefetch) {
+    const [amount, durationMs = 60_000, percentage = 10] = prefetch.values as number[];
+    cfg.prefetch = { amount: amount!, durationMs, percentage };
   }
-  if (policySeen && !staleSeen) throw d.err('serve_stale_policy requires serve_stale');
+  const stale = occ.last('serve_stale');
+  if (stale) cfg.serveStale = serveStale(occ, stale);
+  cfg.preferPositive = occ.has('serve_stale_policy');
+  cfg.servfailMs = occ.num('servfail', 0, cfg.servfailMs);
+  for (const o of occ.all('disable')) {
+    const zones = o.raw.length > 1 ? normalizeZoneArgs(o.raw.slice(1)) : ['.'];
+    if (o.raw[0] === 'success') cfg.disableSuccess = zones;
+    else cfg.disableDenial = zones;
+  }
+  cfg.keepTtl = occ.has('keepttl');
+  if (cfg.preferPositive && !stale) throw d.err('serve_stale_policy requires serve_stale');
   return cfg;
 }
 

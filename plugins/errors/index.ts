@@ -7,7 +7,8 @@ import { qtypeName } from '../../src/dns/constants.js';
 import type { Level } from '../../src/log.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { formatGoDuration, parseGoDuration } from '../../src/util/duration.js';
+import { directive, duration, option, parseOccurrence, str, type ParsedOccurrence, type ParsedOption } from '../../src/corefile/options.js';
+import { formatGoDuration } from '../../src/util/duration.js';
 
 interface ConsolidateRule {
   readonly periodMs: number;
@@ -71,60 +72,52 @@ class ErrorsHandler implements Handler {
   }
 }
 
+/** CoreDNS's errors plugin limit on a consolidate pattern. */
+const MAX_REGEXP_LEN = 10_000;
+
+function checkRegexp(v: string): string | null {
+  if (v.length > MAX_REGEXP_LEN) return `regex pattern too long: ${v.length} > ${MAX_REGEXP_LEN}`;
+  try {
+    new RegExp(v);
+  } catch (e) {
+    return `error parsing regexp: ${(e as Error).message}: \`${v}\``;
+  }
+  return null;
+}
+
+export const ERRORS_OPTIONS = directive('errors', {
+  args: { args: [str('stdout', (v) => (v === 'stdout' ? null : `invalid log file: ${v}`))], min: 0 },
+  options: [
+    option('stacktrace'),
+    option('consolidate', { args: [duration(), str('REGEXP', checkRegexp)], rest: str('LEVEL|show_first'), max: 4, repeat: 'all' }),
+  ],
+  unknown: (name) => `Unknown field ${name}`,
+});
+
+/** `[LEVEL] [show_first]` after consolidate's REGEXP: at most one level, before show_first (CoreDNS's parseOptionalParams). */
+function consolidateRule(occ: ParsedOccurrence, o: ParsedOption): ConsolidateRule {
+  let level: Level | undefined;
+  let showFirst = false;
+  for (const arg of o.raw.slice(2)) {
+    const l = LEVELS[arg];
+    if (l && level) throw occ.error(o, 'multiple log levels specified in consolidate');
+    if (l && showFirst) throw occ.error(o, 'log level must come before show_first in consolidate');
+    if (l) level = l;
+    else if (arg === 'show_first') showFirst = true;
+    else throw occ.error(o, `unknown option in consolidate: ${arg}`);
+  }
+  return { periodMs: o.values[0] as number, pattern: new RegExp(o.raw[1]!), source: o.raw[1]!, level: level ?? 'ERROR', showFirst, count: 0, timer: null };
+}
+
 export const errors: PluginDef = {
   name: 'errors',
   repeat: 'error',
+  options: ERRORS_OPTIONS,
   setup(d, ctx) {
-    const rules: ConsolidateRule[] = [];
-    let stacktrace = false;
-    while (d.next()) {
-      const args = d.remainingArgs();
-      if (args.length > 1) throw d.argErr();
-      if (args.length === 1 && args[0] !== 'stdout') throw d.err(`invalid log file: ${args[0]}`);
-      while (d.nextBlock()) {
-        switch (d.val()) {
-          case 'stacktrace':
-            if (d.nextArg()) throw d.argErr();
-            stacktrace = true;
-            break;
-          case 'consolidate': {
-            const a = d.remainingArgs();
-            if (a.length < 2 || a.length > 4) throw d.argErr();
-            let periodMs: number;
-            try {
-              periodMs = parseGoDuration(a[0]!);
-            } catch (e) {
-              throw d.err((e as Error).message);
-            }
-            if (a[1]!.length > 10000) throw d.err(`regex length ${a[1]!.length} exceeds 10000`);
-            let pattern: RegExp;
-            try {
-              pattern = new RegExp(a[1]!);
-            } catch (e) {
-              throw d.err((e as Error).message);
-            }
-            let level: Level = 'ERROR';
-            let showFirst = false;
-            // `[LEVEL] [show_first]`: at most one level, and it must come first.
-            const extra = a.slice(2);
-            if (extra[extra.length - 1] === 'show_first') {
-              showFirst = true;
-              extra.pop();
-            }
-            if (extra.length > 1) throw d.err(`expected 'show_first', got '${extra[1]}'`);
-            if (extra.length === 1) {
-              const l = LEVELS[extra[0]!];
-              if (!l) throw d.err(`unknown log level argument in consolidate: ${extra[0]}`);
-              level = l;
-            }
-            rules.push({ periodMs, pattern, source: a[1]!, level, showFirst, count: 0, timer: null });
-            break;
-          }
-          default:
-            throw d.err(`Unknown field ${d.val()}`);
-        }
-      }
-    }
+    d.next();
+    const occ = parseOccurrence(d, ERRORS_OPTIONS);
+    const stacktrace = occ.has('stacktrace');
+    const rules = occ.all('consolidate').map((o) => consolidateRule(occ, o));
     let handler: ErrorsHandler | null = null;
     // Pending consolidated summaries are printed when the configuration is replaced or the process stops.
     ctx.onShutdown(() => {

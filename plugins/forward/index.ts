@@ -7,7 +7,7 @@ import type * as tls from 'node:tls';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { ForwardHandler } from './handler.js';
 import { Proxy, type ProxyOptions } from './proxy.js';
-import { setupWarnings, parseForward, type ForwardConfig, type ToSpec } from './setup.js';
+import { FORWARD_OPTIONS, setupWarnings, parseForward, type ForwardConfig, type ToSpec } from './setup.js';
 
 function proxyOptions(cfg: ForwardConfig): ProxyOptions {
   const t: tls.ConnectionOptions = {};
@@ -42,6 +42,7 @@ async function resolveHostname(spec: Extract<ToSpec, { kind: 'hostname' }>, reso
 export const forward: PluginDef = {
   name: 'forward',
   repeat: 'all',
+  options: FORWARD_OPTIONS,
   handlesAllClasses: true,
   setup(d, ctx) {
     const configs = parseForward(d);

@@ -23,7 +23,7 @@ const FORWARD_SAMPLES: Record<string, string> = {
 };
 
 const CACHE_SAMPLES: Record<string, string> = {
-  success: 'success 100 60 1', denial: 'denial 100 60 1', prefetch: 'prefetch 2 1m 20%', serve_stale: 'serve_stale 1h immediate 0 1m',
+  success: 'success 100 60 1', denial: 'denial 100 60 1', prefetch: 'prefetch 2 1m 20%', serve_stale: 'serve_stale 1h immediate 0s 1m',
   serve_stale_policy: 'serve_stale_policy prefer_positive', servfail: 'servfail 1s', disable: 'disable success example.org', keepttl: 'keepttl',
 };
 

@@ -9,7 +9,12 @@ import { isIP } from 'node:net';
 import { rcodeFromName, Rcode } from '../../src/dns/constants.js';
 import { fqdn, isDomainName, normalizeZoneArg } from '../../src/dns/name.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseDuration } from '../../src/util/duration.js';
+import {
+  directive, duration, file, int, oneOf, option, parseOccurrences, str, type ParsedOccurrence, type ParsedOption,
+} from '../../src/corefile/options.js';
+import { formatGoDuration } from '../../src/util/duration.js';
+import { isLoopback } from '../../src/util/ip.js';
+import { splitHostPort as goSplitHostPort } from '../../src/util/hostport.js';
 import type { HealthCheckConfig, Scheme } from './proxy.js';
 
 export type Policy = 'random' | 'round_robin' | 'sequential';
@@ -85,42 +90,89 @@ export function defaultConfig(): ForwardConfig {
   };
 }
 
-/** Parse every `forward` occurrence of a block. */
-export function parseForward(d: Dispenser): ForwardConfig[] {
-  const out: ForwardConfig[] = [];
-  while (d.next()) out.push(parseStanza(d));
-  return out;
+/** Go's strconv.ParseUint text (max_fails, max_connect_attempts). */
+const parseUintError = (v: string | number): string => `strconv.ParseUint: parsing ${JSON.stringify(String(v))}: invalid syntax`;
+const uint = (): ReturnType<typeof int> => int({ min: 0, invalid: parseUintError, range: parseUintError });
+const nonNegativeInt = (name: string) => option(name, { args: [int({ min: 0, range: (n) => `${name} can't be negative: ${n}` })] });
+const nonNegativeDuration = (name: string) => option(name, { args: [duration({ min: 0, range: (ms) => `${name} can't be negative: ${formatGoDuration(ms)}` })] });
+const rcodes = (name: string) => option(name, { rest: str('RCODE', (v) => (rcodeOf(v) === undefined ? `${v} is not a valid rcode` : null)), min: 1 });
+
+export const FORWARD_OPTIONS = directive('forward', {
+  // FROM TO...: each TO is an address, a hostname or a resolv.conf file (parseTo below).
+  args: { args: [str('FROM')], rest: str('TO'), min: 2 },
+  options: [
+    option('except', { rest: str('IGNORED_NAMES'), min: 1, repeat: 'all' }),
+    option('force_tcp'),
+    option('prefer_udp'),
+    nonNegativeDuration('expire'),
+    nonNegativeDuration('max_age'),
+    nonNegativeInt('max_idle_conns'),
+    option('read_timeout', { args: [duration({ min: 1e-6, range: (ms) => `read_timeout must be positive: ${formatGoDuration(ms)}` })] }),
+    option('max_fails', { args: [uint()] }),
+    option('max_connect_attempts', { args: [uint()] }),
+    // DURATION [no_rec] [domain FQDN]
+    option('health_check', { args: [duration({ min: 0, range: (ms) => `health_check can't be negative: ${Math.round(ms * 1e6)}` })], rest: str() }),
+    option('policy', { args: [oneOf(['random', 'round_robin', 'sequential'], 'random|round_robin|sequential', (v) => `unknown policy '${v}'`)] }),
+    nonNegativeInt('max_concurrent'),
+    option('tls', { rest: file(), max: 3, min: 0 }),
+    option('tls_servername', { args: [str('NAME')] }),
+    rcodes('next'),
+    option('next_on_nodata'),
+    rcodes('failover'),
+    option('failfast_all_unhealthy_upstreams'),
+    option('source_address', { args: [str('ADDRESS', (v) => (isIP(v) ? null : `invalid IP address: ${v}`))] }),
+    option('resolver', { rest: str('ADDRESS', (v) => (resolverAddress(v) === undefined ? `resolver must be an IP address or IP:port: ${JSON.stringify(v)}` : null)), min: 1 }),
+    option('doh_method', { args: [oneOf(['POST', 'GET'], 'POST|GET', () => 'doh_method must be either POST or GET')] }),
+  ],
+});
+
+/** An RCODE name (any case, as miekg/dns StringToRcode), never a number. */
+function rcodeOf(v: string): number | undefined {
+  return /^\d+$/.test(v) ? undefined : rcodeFromName(v);
 }
 
-function parseStanza(d: Dispenser): ForwardConfig {
+/** A resolver `IP` or `IP:port`, normalised (`[v6]:port`), or undefined. */
+function resolverAddress(a: string): string | undefined {
+  const hp = splitHostPort(a);
+  const host = hp ? hp.host : stripBrackets(a);
+  if (isIP(host) === 0) return undefined;
+  return hp ? `${hp.host.includes(':') ? `[${hp.host}]` : hp.host}:${hp.port}` : host;
+}
+
+/** Parse every `forward` occurrence of a block. */
+export function parseForward(d: Dispenser): ForwardConfig[] {
+  return parseOccurrences(d, FORWARD_OPTIONS, (occ) => parseStanza(d, occ));
+}
+
+function parseStanza(d: Dispenser, occ: ParsedOccurrence): ForwardConfig {
   const cfg = defaultConfig();
-  if (!d.nextArg()) throw d.argErr();
-  const fromArg = d.val();
+  const [fromArg, ...toArgs] = occ.directive.raw as [string, ...string[]];
   const zones = normalizeZoneArg(fromArg);
-  if (zones.length === 0) throw d.err(`unable to normalize '${fromArg}'`);
+  if (zones.length === 0) throw occ.error(occ.directive, `unable to normalize '${fromArg}'`);
   cfg.from = zones[0]!;
   if (zones.length > 1) cfg.fromCidr = fromArg;
-  const toArgs = d.remainingArgs();
-  if (toArgs.length === 0) throw d.argErr();
   const seen = new Set<string>();
   for (const arg of toArgs) {
-    for (const spec of parseTo(d, arg)) {
+    for (const spec of parseTo(occ, arg)) {
       const key = spec.kind === 'addr' ? `${spec.scheme}|${spec.host}|${spec.port}` : `${spec.scheme}|${spec.name}|${spec.port}`;
       if (seen.has(key)) continue;
       seen.add(key);
       cfg.to.push(spec);
     }
   }
-  if (cfg.to.length > MAX_TO) throw d.err(`more than ${MAX_TO} TOs configured: ${cfg.to.length}`);
-  while (d.nextBlock()) parseOption(d, cfg);
+  if (cfg.to.length > MAX_TO) throw occ.error(occ.directive, `more than ${MAX_TO} TOs configured: ${cfg.to.length}`);
+  applyOptions(occ, cfg);
   if (cfg.tlsServerName && cfg.to.some((t) => t.serverName !== null)) {
     throw d.err('tls_servername cannot be combined with a per-upstream server name (tls://IP%NAME)');
   }
-  if (cfg.maxAgeMs > 0 && cfg.maxAgeMs < cfg.expireMs) throw d.err('max_age must not be smaller than expire');
+  if (cfg.maxAgeMs > 0 && cfg.maxAgeMs < cfg.expireMs) {
+    throw d.err(`max_age (${formatGoDuration(cfg.maxAgeMs)}) must not be less than expire (${formatGoDuration(cfg.expireMs)})`);
+  }
   return cfg;
 }
 
-function parseTo(d: Dispenser, arg: string): ToSpec[] {
+function parseTo(occ: ParsedOccurrence, arg: string): ToSpec[] {
+  const fail = (message: string) => occ.error(occ.directive, message);
   let scheme: Scheme = 'dns';
   let rest = arg;
   const sep = arg.indexOf('://');
@@ -130,10 +182,10 @@ function parseTo(d: Dispenser, arg: string): ToSpec[] {
     if (s === 'dns') scheme = 'dns';
     else if (s === 'tls') scheme = 'tls';
     else if (s === 'https') scheme = 'https';
-    else throw d.err(`unsupported scheme '${s}' in "${arg}": only dns://, tls:// and https:// are accepted`);
+    else throw fail(`unsupported scheme '${s}' in "${arg}": only dns://, tls:// and https:// are accepted`);
   }
-  if (rest === '') throw d.err(`invalid address: "${arg}"`);
-  if (scheme === 'https' && rest.includes('/')) throw d.err(`DNS over HTTPS upstreams use the fixed path /dns-query, remove the path from "${arg}"`);
+  if (rest === '') throw fail(`invalid address: "${arg}"`);
+  if (scheme === 'https' && rest.includes('/')) throw fail(`DNS over HTTPS upstreams use the fixed path /dns-query, remove the path from "${arg}"`);
   const defPort = scheme === 'tls' ? 853 : scheme === 'https' ? 443 : 53;
   let serverName: string | null = null;
   if (scheme !== 'dns') {
@@ -156,7 +208,7 @@ function parseTo(d: Dispenser, arg: string): ToSpec[] {
   const fromFile = tryResolvConf(rest);
   if (fromFile) return fromFile.map((host) => ({ kind: 'addr', scheme, host, port: defPort, serverName: null, file: rest }));
   if (!hp && isHostname(rest)) return [{ kind: 'hostname', scheme, name: fqdn(rest.toLowerCase()), port: defPort, serverName }];
-  throw d.err(`not an IP address or file: "${rest}"`);
+  throw fail(`not an IP address or file: "${rest}"`);
 }
 
 function stripBrackets(s: string): string {
@@ -168,13 +220,17 @@ function stripZone(s: string): string {
   return i >= 0 ? s.slice(0, i) : s;
 }
 
-/** `host:port` / `[v6]:port` → parts; undefined when there is no port. */
+/** `host:port` / `[v6]:port` (Go's SplitHostPort) with a port 1..65535 → parts; undefined otherwise. */
 function splitHostPort(s: string): { host: string; port: number } | undefined {
-  const m = /^\[([^\]]+)\]:(\d+)$/.exec(s) ?? /^([^:[\]]+):(\d+)$/.exec(s);
-  if (!m) return undefined;
-  const port = Number(m[2]);
-  if (port < 1 || port > 65535) return undefined;
-  return { host: m[1]!, port };
+  let hp;
+  try {
+    hp = goSplitHostPort(s);
+  } catch {
+    return undefined;
+  }
+  const port = /^\d{1,5}$/.test(hp.port) ? Number(hp.port) : 0;
+  if (hp.host === '' || port < 1 || port > 65535) return undefined;
+  return { host: hp.host, port };
 }
 
 function isHostname(s: string): boolean {
@@ -204,143 +260,66 @@ export function parseResolvConf(text: string): string[] {
   return out;
 }
 
-function parseIntArg(d: Dispenser, what: string, allowNegative = false): number {
-  if (!d.nextArg()) throw d.argErr();
-  const v = d.val();
-  if (!/^[+-]?\d+$/.test(v)) throw d.err(`strconv.Atoi: parsing "${v}": invalid syntax`);
-  const n = Number(v);
-  if (!allowNegative && n < 0) throw d.err(`${what} can't be negative: ${n}`);
-  return n;
-}
-
-function parseDurationArg(d: Dispenser, what: string): number {
-  if (!d.nextArg()) throw d.argErr();
-  const v = d.val();
-  const ms = parseDuration(v);
-  if (ms === undefined) throw d.err(`time: invalid duration "${v}"`);
-  if (ms < 0) throw d.err(`${what} can't be negative: ${v}`);
-  return ms;
-}
-
-function noArgs(d: Dispenser): void {
-  if (d.nextArg()) throw d.argErr();
-}
-
-function parseRcodes(d: Dispenser, what: string): number[] {
-  const args = d.remainingArgs();
-  if (args.length === 0) throw d.argErr();
-  return args.map((a) => {
-    const rc = rcodeFromName(a);
-    if (rc === undefined || /^\d+$/.test(a)) throw d.err(`${a} is not a valid rcode`);
-    if (what === 'failover' && rc === Rcode.NOERROR) throw d.err('NoError cannot be used in failover');
-    return rc;
-  });
-}
-
-function readPem(d: Dispenser, path: string): Buffer {
+function readPem(occ: ParsedOccurrence, o: ParsedOption, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (e) {
-    throw d.err(`failed to read ${path}: ${(e as Error).message}`);
+    throw occ.error(o, `failed to read ${path}: ${(e as Error).message}`);
   }
 }
 
-function parseOption(d: Dispenser, cfg: ForwardConfig): void {
-  const opt = d.val();
-  switch (opt) {
-    case 'except': {
-      const names = d.remainingArgs();
-      if (names.length === 0) throw d.argErr();
-      for (const n of names) cfg.except.push(...normalizeZoneArg(n));
-      return;
-    }
-    case 'force_tcp': noArgs(d); cfg.forceTcp = true; return;
-    case 'prefer_udp': noArgs(d); cfg.preferUdp = true; return;
-    case 'expire': cfg.expireMs = parseDurationArg(d, 'expire'); return;
-    case 'max_age': cfg.maxAgeMs = parseDurationArg(d, 'max_age'); return;
-    case 'max_idle_conns': cfg.maxIdleConns = parseIntArg(d, 'max_idle_conns'); return;
-    case 'read_timeout': {
-      cfg.readTimeoutMs = parseDurationArg(d, 'read_timeout');
-      if (cfg.readTimeoutMs <= 0) throw d.err('read_timeout must be greater than 0');
-      return;
-    }
-    case 'max_fails': cfg.maxFails = parseIntArg(d, 'max_fails'); return;
-    case 'max_connect_attempts': cfg.maxConnectAttempts = parseIntArg(d, 'max_connect_attempts'); return;
-    case 'health_check': {
-      const intervalMs = parseDurationArg(d, 'health_check');
-      let recursionDesired = true;
-      let domain = '.';
-      while (d.nextArg()) {
-        const w = d.val();
-        if (w === 'no_rec') recursionDesired = false;
-        else if (w === 'domain') {
-          if (!d.nextArg()) throw d.argErr();
-          const name = fqdn(d.val());
-          if (!isDomainName(name)) throw d.err(`health_check: invalid domain name ${d.val()}`);
-          domain = name;
-        } else throw d.err(`health_check: unknown option ${w}`);
-      }
-      cfg.healthCheck = { intervalMs, recursionDesired, domain };
-      return;
-    }
-    case 'policy': {
-      if (!d.nextArg()) throw d.argErr();
-      const p = d.val();
-      if (p !== 'random' && p !== 'round_robin' && p !== 'sequential') throw d.err(`unknown policy '${p}'`);
-      cfg.policy = p;
-      return;
-    }
-    case 'max_concurrent': cfg.maxConcurrent = parseIntArg(d, 'max_concurrent'); return;
-    case 'tls': {
-      const args = d.remainingArgs();
-      if (args.length > 3) throw d.argErr();
-      if (args.length === 1) cfg.tls = { cert: null, key: null, ca: readPem(d, args[0]!) };
-      else if (args.length >= 2) {
-        cfg.tls = { cert: readPem(d, args[0]!), key: readPem(d, args[1]!), ca: args[2] ? readPem(d, args[2]) : null };
-      }
-      return;
-    }
-    case 'tls_servername': {
-      if (!d.nextArg()) throw d.argErr();
-      cfg.tlsServerName = d.val();
-      return;
-    }
-    case 'doh_method': {
-      if (!d.nextArg()) throw d.argErr();
-      const m = d.val().toUpperCase();
-      if (m !== 'GET' && m !== 'POST') throw d.err(`doh_method must be GET or POST, not '${d.val()}'`);
-      cfg.dohMethod = m;
-      return;
-    }
-    case 'next': cfg.next = parseRcodes(d, 'next'); return;
-    case 'next_on_nodata': noArgs(d); cfg.nextOnNodata = true; return;
-    case 'failover': cfg.failover = parseRcodes(d, 'failover'); return;
-    case 'failfast_all_unhealthy_upstreams': noArgs(d); cfg.failfastAllUnhealthy = true; return;
-    case 'source_address': {
-      if (!d.nextArg()) throw d.argErr();
-      if (isIP(d.val()) === 0) throw d.err(`source_address: not an IP address: ${d.val()}`);
-      cfg.sourceAddress = d.val();
-      return;
-    }
-    case 'resolver': {
-      const args = d.remainingArgs();
-      if (args.length === 0) throw d.argErr();
-      for (const a of args) {
-        const hp = splitHostPort(a);
-        const host = hp ? hp.host : stripBrackets(a);
-        if (isIP(host) === 0) throw d.err(`resolver: not an IP address: ${a}`);
-        cfg.resolvers.push(hp ? `${hp.host.includes(':') ? `[${hp.host}]` : hp.host}:${hp.port}` : host);
-      }
-      return;
-    }
-    default:
-      throw d.err(`unknown property '${opt}'`);
+/** The block options that need more than a declared type. */
+function applyOptions(occ: ParsedOccurrence, cfg: ForwardConfig): void {
+  cfg.except = occ.all('except').flatMap((o) => o.raw.flatMap((n) => normalizeZoneArg(n)));
+  cfg.forceTcp = occ.has('force_tcp');
+  cfg.preferUdp = occ.has('prefer_udp');
+  cfg.expireMs = occ.num('expire', 0, cfg.expireMs);
+  cfg.maxAgeMs = occ.num('max_age', 0, cfg.maxAgeMs);
+  cfg.maxIdleConns = occ.num('max_idle_conns', 0, cfg.maxIdleConns);
+  cfg.readTimeoutMs = occ.num('read_timeout', 0, cfg.readTimeoutMs);
+  cfg.maxFails = occ.num('max_fails', 0, cfg.maxFails);
+  const attempts = occ.last('max_connect_attempts');
+  if (attempts) cfg.maxConnectAttempts = attempts.values[0] as number;
+  const hc = occ.last('health_check');
+  if (hc) cfg.healthCheck = healthCheck(occ, hc);
+  cfg.policy = occ.str('policy', 0, cfg.policy) as Policy;
+  cfg.maxConcurrent = occ.num('max_concurrent', 0, cfg.maxConcurrent);
+  const tls = occ.last('tls');
+  if (tls && tls.raw.length === 1) cfg.tls = { cert: null, key: null, ca: readPem(occ, tls, tls.raw[0]!) };
+  else if (tls && tls.raw.length >= 2) {
+    const [cert, key, ca] = tls.raw;
+    cfg.tls = { cert: readPem(occ, tls, cert!), key: readPem(occ, tls, key!), ca: ca ? readPem(occ, tls, ca) : null };
   }
+  const serverName = occ.last('tls_servername');
+  if (serverName) cfg.tlsServerName = serverName.raw[0]!;
+  cfg.next = (occ.last('next')?.raw ?? []).map((a) => rcodeOf(a)!);
+  cfg.nextOnNodata = occ.has('next_on_nodata');
+  const failover = occ.last('failover');
+  cfg.failover = (failover?.raw ?? []).map((a) => rcodeOf(a)!);
+  if (failover && cfg.failover.includes(Rcode.NOERROR)) throw occ.error(failover, 'NoError cannot be used in failover');
+  cfg.failfastAllUnhealthy = occ.has('failfast_all_unhealthy_upstreams');
+  const source = occ.last('source_address');
+  if (source) cfg.sourceAddress = source.raw[0]!;
+  cfg.resolvers = (occ.last('resolver')?.raw ?? []).map((a) => resolverAddress(a)!);
+  cfg.dohMethod = occ.str('doh_method', 0, cfg.dohMethod) as ForwardConfig['dohMethod'];
 }
 
-/** Loopback address (127/8, ::1): forwarding there from a cluster DNS server usually loops. */
-export function isLoopback(host: string): boolean {
-  return /^127\./.test(host) || host === '::1' || /^::ffff:127\./.test(host);
+/** `health_check DURATION [no_rec] [domain FQDN]`. */
+function healthCheck(occ: ParsedOccurrence, o: ParsedOption): HealthCheckConfig {
+  let recursionDesired = true;
+  let domain = '.';
+  const words = o.raw.slice(1);
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (w === 'no_rec') recursionDesired = false;
+    else if (w === 'domain') {
+      const name = words[++i];
+      if (name === undefined) throw occ.error(o, "Wrong argument count or unexpected line ending after 'domain'");
+      if (!isDomainName(fqdn(name))) throw occ.error(o, `health_check: invalid domain name ${name}`);
+      domain = fqdn(name).toLowerCase();
+    } else throw occ.error(o, `health_check: unknown option ${w}`);
+  }
+  return { intervalMs: o.values[0] as number, recursionDesired, domain };
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { CoreServices, PluginDef } from '../../src/plugin.js';
 import { formatGoDuration } from '../../src/util/duration.js';
 import { HealthServer } from './server.js';
-import { parseHealth } from './setup.js';
+import { HEALTH_OPTIONS, parseHealth } from './setup.js';
 
 
 /** Final shutdowns that already went through lame duck (several blocks may configure it). */
@@ -20,6 +20,7 @@ function sleep(ms: number): Promise<void> {
 export const health: PluginDef = {
   name: 'health',
   repeat: 'all',
+  options: HEALTH_OPTIONS,
   setup(d, ctx) {
     const cfg = parseHealth(d);
     const server = ctx.shared(

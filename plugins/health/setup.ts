@@ -3,8 +3,7 @@
  * occurrence is read and the last address / lameduck wins (docs/corefile.md §8.4).
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { readAddressArg } from './address.js';
-import { parseGoDuration } from '../../src/util/duration.js';
+import { directive, duration, listenAddr, option, parseOccurrences } from '../../src/corefile/options.js';
 
 export const DEFAULT_HEALTH_ADDRESS = ':8080';
 
@@ -14,22 +13,21 @@ export interface HealthConfig {
   readonly lameduckMs: number;
 }
 
+export const HEALTH_OPTIONS = directive('health', {
+  args: { args: [listenAddr()], min: 0 },
+  options: [
+    option('lameduck', {
+      args: [duration({ invalid: (v, goError) => `unable to parse lameduck duration value: '${v}' : ${goError}` })],
+    }),
+  ],
+});
+
 export function parseHealth(d: Dispenser): HealthConfig {
   let address = '';
   let lameduckMs = 0;
-  while (d.next()) {
-    address = readAddressArg(d) ?? address;
-    while (d.nextBlock()) {
-      const prop = d.val();
-      if (prop !== 'lameduck') throw d.err(`unknown property '${prop}'`);
-      const v = d.remainingArgs();
-      if (v.length !== 1) throw d.argErr();
-      try {
-        lameduckMs = parseGoDuration(v[0]!);
-      } catch (e) {
-        throw d.err(`unable to parse lameduck duration value: '${v[0]!}' : ${(e as Error).message}`);
-      }
-    }
+  for (const occ of parseOccurrences(d, HEALTH_OPTIONS)) {
+    address = (occ.directive.values[0] as string | undefined) ?? address;
+    lameduckMs = occ.num('lameduck', 0, lameduckMs);
   }
   return { address: address === '' ? DEFAULT_HEALTH_ADDRESS : address, lameduckMs };
 }

@@ -2,11 +2,12 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { HostsData, HostsHandler } from './handler.js';
-import { parseHosts } from './setup.js';
+import { HOSTS_OPTIONS, parseHosts } from './setup.js';
 
 export const hosts: PluginDef = {
   name: 'hosts',
   repeat: 'error',
+  options: HOSTS_OPTIONS,
   setup(d, ctx) {
     const cfg = parseHosts(d);
     if (!isAbsolute(cfg.path)) cfg.path = resolve(cfg.path);

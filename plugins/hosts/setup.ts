@@ -1,7 +1,6 @@
 /** Parsing of `hosts [FILE [ZONES...]] { ... }` (docs/plugins.md, hosts). */
-import { normalizeZoneArgs } from '../../src/dns/name.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseDuration } from '../../src/util/duration.js';
+import { directive, duration, file, int, option, parseOccurrences, str, zoneArg } from '../../src/corefile/options.js';
 
 export interface HostsConfig {
   path: string;
@@ -16,57 +15,45 @@ export interface HostsConfig {
   fallthroughUnsupported: boolean;
 }
 
+export const HOSTS_OPTIONS = directive('hosts', {
+  args: { args: [file()], rest: zoneArg(), min: 0 },
+  options: [
+    option('ttl', {
+      args: [int({ meta: 'SECONDS', min: 1, max: 65535, invalid: () => 'ttl needs a number of second', range: () => 'ttl provided is invalid' })],
+      rest: str(),
+      arity: 'ttl needs a time in second',
+    }),
+    option('no_reverse', { rest: str() }),
+    option('reload', {
+      args: [duration({ min: 0, invalid: (v) => `invalid duration for reload '${v}'`, range: (_, v) => `invalid negative duration for reload '${v}'` })],
+      arity: 'reload needs a duration (zero seconds to disable)',
+    }),
+    option('fallthrough', { rest: zoneArg() }),
+    option('fallthrough_unsupported'),
+  ],
+  // Inline entries in hosts-file format.
+  other: 'keep',
+});
+
 export function parseHosts(d: Dispenser): HostsConfig {
   const cfg: HostsConfig = {
     path: '/etc/hosts', zones: [], inline: [], ttl: 3600, autoReverse: true, reloadMs: 5000, fallthrough: null, fallthroughUnsupported: false,
   };
-  while (d.next()) {
-    const args = d.remainingArgs();
-    if (args.length >= 1) cfg.path = args[0]!;
-    cfg.zones = normalizeZoneArgs(args.slice(1));
-    while (d.nextBlock()) {
-      const opt = d.val();
-      switch (opt) {
-        case 'fallthrough': {
-          const z = normalizeZoneArgs(d.remainingArgs());
-          cfg.fallthrough = z.length > 0 ? z : ['.'];
-          break;
-        }
-        case 'fallthrough_unsupported':
-          if (d.remainingArgs().length !== 0) throw d.argErr();
-          cfg.fallthroughUnsupported = true;
-          break;
-        case 'no_reverse':
-          cfg.autoReverse = false;
-          break;
-        case 'ttl': {
-          const a = d.remainingArgs();
-          if (a.length < 1) throw d.err('ttl needs a time in second');
-          if (!/^[+-]?\d+$/.test(a[0]!)) throw d.err('ttl needs a number of second');
-          const ttl = Number(a[0]);
-          if (ttl <= 0 || ttl > 65535) throw d.err('ttl provided is invalid');
-          cfg.ttl = ttl;
-          break;
-        }
-        case 'reload': {
-          const a = d.remainingArgs();
-          if (a.length !== 1) throw d.err('reload needs a duration (zero seconds to disable)');
-          const ms = parseDuration(a[0]!);
-          if (ms === undefined) throw d.err(`invalid duration for reload '${a[0]}'`);
-          if (ms < 0) throw d.err(`invalid negative duration for reload '${a[0]}'`);
-          cfg.reloadMs = ms;
-          break;
-        }
-        default: {
-          if (cfg.fallthrough === null) {
-            cfg.inline.push([opt, ...d.remainingArgs()].join(' '));
-            break;
-          }
-          throw d.err(`unknown property '${opt}'`);
-        }
-      }
+  parseOccurrences(d, HOSTS_OPTIONS, (occ) => {
+    const [path, ...zones] = occ.directive.values as string[];
+    if (path !== undefined) cfg.path = path;
+    cfg.zones = [...new Set(zones)];
+    for (const o of occ.options) {
+      // As CoreDNS: a line that is no option is an inline entry until a `fallthrough` line.
+      if (o.name === '*' && cfg.fallthrough !== null) throw occ.error(o, `unknown property '${o.raw[0]}'`);
+      if (o.name === '*') cfg.inline.push(o.raw.join(' '));
+      else if (o.name === 'fallthrough') cfg.fallthrough = o.values.length > 0 ? [...new Set(o.values as string[])] : ['.'];
     }
-  }
+    cfg.fallthroughUnsupported ||= occ.has('fallthrough_unsupported');
+    cfg.autoReverse &&= !occ.has('no_reverse');
+    cfg.ttl = occ.num('ttl', 0, cfg.ttl);
+    cfg.reloadMs = occ.num('reload', 0, cfg.reloadMs);
+  });
   if (cfg.fallthroughUnsupported && cfg.fallthrough === null) throw d.err('fallthrough_unsupported requires fallthrough');
   return cfg;
 }

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { canonicalIP } from '../../src/dns/name.js';
 import { packAddresses } from './addresses.js';
 import type { NamespaceRec, PodRec, PortRec, ServiceRec, SliceRec } from './types.js';
+import { isObj } from '../../src/util/json.js';
 
 /**
  * An exact-size copy of an array built with push(): V8 gives such arrays room for 16 or more
@@ -27,10 +28,6 @@ function intern(v: string): string {
 }
 
 type Obj = Record<string, unknown>;
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;

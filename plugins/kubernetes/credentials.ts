@@ -16,6 +16,7 @@ import type * as https from 'node:https';
 import { pathToFileURL } from 'node:url';
 import { KubeConfig, type User } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
+import { isObj } from '../../src/util/json.js';
 
 export type CredentialRequest =
   /** In-cluster service account; `pathPrefix` prefixes `/var/run/secrets/...` (tests). */
@@ -42,10 +43,6 @@ export interface Credentials {
   tokenFile?: string;
   /** When the credentials expire (epoch ms): exec `expirationTimestamp`, or a JWT's `exp`. */
   expiry?: number;
-}
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function pem(v: unknown): string | undefined {

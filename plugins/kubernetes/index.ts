@@ -5,15 +5,17 @@
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import { isIP } from 'node:net';
-import { canonicalIP, fqdn } from '../../src/dns/name.js';
+import { canonicalIP } from '../../src/dns/name.js';
 import type { BlockInfo, HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { KubernetesHandler, type HandlerConfig } from './handler.js';
 import { collectGarbage } from '../../src/util/gc.js';
+import { isLoopback } from '../../src/util/ip.js';
+import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js';
 import { KubeIndex } from './kubeindex.js';
 import { selfLookup } from './selfquery.js';
-import { parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
+import { KUBERNETES_OPTIONS, parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 
 export { KubernetesHandler } from './handler.js';
 export type { KubernetesConfig } from './setup.js';
@@ -33,10 +35,6 @@ export function searchPathProvider(block: BlockInfo): SearchPathProvider | undef
   return providers.get(block);
 }
 
-function isLoopback(ip: string): boolean {
-  return ip.startsWith('127.') || ip === '::1';
-}
-
 /** The server's own non-loopback IPs (§3.2 step 1). */
 export function localIPs(bindAddresses: readonly string[]): string[] {
   const out: string[] = [];
@@ -47,16 +45,6 @@ export function localIPs(bindAddresses: readonly string[]): string[] {
   const bound = bindAddresses.filter((a) => isIP(a.split('%')[0]!) !== 0);
   if (bound.length) bound.forEach(add);
   else for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) if (!a.internal) add(a.address);
-  return out;
-}
-
-/** `search` domains of a resolv.conf text (the last `search` line wins). */
-export function searchDomains(text: string): string[] {
-  let out: string[] = [];
-  for (const line of text.split('\n')) {
-    const f = line.trim().split(/\s+/);
-    if (f[0] === 'search' || f[0] === 'domain') out = f.slice(1).map((d) => fqdn(d.toLowerCase()));
-  }
   return out;
 }
 
@@ -161,5 +149,6 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
 export const kubernetes: PluginDef = {
   name: 'kubernetes',
   repeat: 'error',
+  options: KUBERNETES_OPTIONS,
   setup,
 };

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { logger, setLogSink } from '../../src/log.js';
 import { dispenserFor } from '../../test/helpers/upstream.js';
-import { searchDomains } from './index.js';
-import { normalizeSelector, parseGoDuration } from './selector.js';
+import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js';
+import { normalizeLabelSelector as normalizeSelector } from '../../src/util/labelselector.js';
+import { parseDuration } from '../../src/util/duration.js';
 import { parseKubernetes, type KubernetesConfig } from './setup.js';
 
 const BLOCK = ['cluster.local.'];
@@ -72,10 +73,11 @@ describe('kubernetes setup', () => {
     ['kubernetes {\n kubeconfig a b c\n}', /Wrong argument count/],
     ['kubernetes {\n endpoint_pod_names x\n}', /Wrong argument count/],
     ['kubernetes {\n noendpoints x\n}', /Wrong argument count/],
-    ['kubernetes {\n startup_timeout five\n}', /invalid duration/],
+    ['kubernetes {\n startup_timeout five\n}', /failed to parse startup_timeout: five, time: invalid duration "five"/],
     ['kubernetes {\n labels a in (\n}', /unable to parse label selector value/],
     ['kubernetes {\n namespace_labels ,\n}', /unable to parse namespace_label selector value/],
-    ['kubernetes {\n apiserver_qps x\n}', /invalid value for apiserver_qps/],
+    ['kubernetes {\n apiserver_qps x\n}', /invalid apiserver_qps "x": strconv.ParseFloat: parsing "x": invalid syntax/], // CoreDNS 1.15.0's text
+    ['kubernetes {\n apiserver_burst -1\n}', /apiserver_burst must be >= 0/],
     ['kubernetes {\n endpoint ftp://x\n}', /scheme must be http or https/],
     ['kubernetes in-addr.arpa', /non-reverse zone name must be used/],
     ['kubernetes cluster.local {\n pods insecure }\n', /Wrong argument count/],
@@ -134,13 +136,11 @@ describe('helpers', () => {
     expect(() => normalizeSelector('-bad=x')).toThrow();
   });
 
-  it('parses Go durations', () => {
-    expect(parseGoDuration('5s')).toBe(5000);
-    expect(parseGoDuration('1h2m3s')).toBe(3_723_000);
-    expect(parseGoDuration('1.5s')).toBe(1500);
-    expect(parseGoDuration('0')).toBe(0);
-    expect(parseGoDuration('5')).toBeUndefined();
-    expect(parseGoDuration('s')).toBeUndefined();
+  it('startup_timeout is a Go duration (src/util/duration.ts: μs accepted, int64 overflow rejected)', () => {
+    expect(parse('kubernetes {\n startup_timeout 1h2m3s\n}').startupTimeoutMs).toBe(3_723_000);
+    expect(parse('kubernetes {\n startup_timeout 1500000μs\n}').startupTimeoutMs).toBe(1500);
+    expect(parseErr('kubernetes {\n startup_timeout 9999999999h\n}')).toContain('failed to parse startup_timeout: 9999999999h, time: invalid duration "9999999999h"');
+    expect(parseDuration('5')).toBeUndefined();
   });
 
   it('reads search domains from resolv.conf', () => {

@@ -3,9 +3,10 @@
  * plugin/kubernetes/setup.go `ParseStanza`. Pure: no file or network access here.
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
+import { directive, duration, file, float, int, oneOf, option, parseOccurrences, str, zoneArg, type ParsedOccurrence } from '../../src/corefile/options.js';
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import type { Logger } from '../../src/log.js';
-import { normalizeSelector, parseGoDuration } from './selector.js';
+import { normalizeLabelSelector } from '../../src/util/labelselector.js';
 import type { WatchSettings } from './kubeindex.js';
 import type { PodMode } from './types.js';
 
@@ -60,143 +61,105 @@ function isReverseZone(z: string): boolean {
   return z === 'in-addr.arpa.' || z === 'ip6.arpa.' || z.endsWith('.in-addr.arpa.') || z.endsWith('.ip6.arpa.');
 }
 
+function endpointCheck(v: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    return `invalid endpoint URL '${v}'`;
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:' ? null : `invalid endpoint URL '${v}': scheme must be http or https`;
+}
+
+/** apiserver_qps / _burst / _max_inflight: CoreDNS's texts for a bad and a negative value. */
+function apiLimit(name: string, kind: typeof int | typeof float) {
+  return option(name, { args: [kind({ min: 0, invalid: (v, goError) => `invalid ${name} "${v}": ${goError}`, range: () => `${name} must be >= 0` })] });
+}
+
+export const KUBERNETES_OPTIONS = directive('kubernetes', {
+  args: { rest: zoneArg() },
+  options: [
+    option('endpoint', { args: [str('URL', endpointCheck)], rest: str(), min: 1 }),
+    option('tls', { args: [file('CERT'), file('KEY'), file('CACERT')] }),
+    option('kubeconfig', { args: [file('KUBECONFIG'), str('CONTEXT')], min: 1 }),
+    apiLimit('apiserver_qps', float),
+    apiLimit('apiserver_burst', int),
+    apiLimit('apiserver_max_inflight', int),
+    option('namespaces', { rest: str('NAMESPACE'), min: 1, repeat: 'all' }),
+    option('namespace_labels', { rest: str('EXPRESSION'), min: 1 }),
+    option('labels', { rest: str('EXPRESSION'), min: 1 }),
+    option('pods', {
+      args: [oneOf(['disabled', 'insecure', 'verified'], 'POD-MODE', (v) => `wrong value for pods: ${v},  must be one of: disabled, verified, insecure`)],
+    }),
+    option('endpoint_pod_names'),
+    option('ttl', { args: [int({ meta: 'TTL', min: 0, max: 3600, range: (v) => `ttl must be in range [0, 3600]: ${v}` })], rest: str(), min: 1 }),
+    option('noendpoints'),
+    option('fallthrough', { rest: zoneArg() }),
+    option('ignore', { args: [oneOf(['empty_service'], 'empty_service', (v) => `unable to parse ignore value: '${v}'`)], rest: str(), min: 0 }),
+    option('startup_timeout', {
+      args: [duration({ invalid: (v, goError) => `failed to parse startup_timeout: ${v}, ${goError}` })],
+      rest: str(),
+      min: 1,
+    }),
+    option('zonal'),
+  ],
+  unknown: (name) => (name === 'multicluster' ? `property '${name}' is not supported by this server` : `unknown property '${name}'`),
+});
+
+/** A label selector option, normalised to the API's query form (null when absent). */
+function selector(occ: ParsedOccurrence, name: 'labels' | 'namespace_labels'): string | null {
+  const o = occ.last(name);
+  if (!o) return null;
+  const text = o.raw.join(' ');
+  try {
+    return normalizeLabelSelector(text);
+  } catch (e) {
+    throw occ.error(o, `unable to parse ${name === 'labels' ? 'label' : 'namespace_label'} selector value: '${text}': ${(e as Error).message}`);
+  }
+}
+
+function stanza(occ: ParsedOccurrence, blockZones: readonly string[], log: Logger): KubernetesConfig {
+  const zones = occ.directive.values.length ? normalizeZoneArgs(occ.directive.values as string[]) : [...blockZones];
+  const cfg = defaultConfig(zones);
+  const endpoint = occ.last('endpoint');
+  if (endpoint) {
+    if (endpoint.raw.length > 1) log.warning(`Multiple endpoints have been deprecated, only the first specified endpoint '${endpoint.raw[0]}' is used`);
+    cfg.endpoint = endpoint.raw[0]!.replace(/\/+$/, '');
+  }
+  const tls = occ.last('tls')?.raw;
+  if (tls) cfg.tls = { cert: tls[0]!, key: tls[1]!, ca: tls[2]! };
+  const kubeconfig = occ.last('kubeconfig')?.raw;
+  if (kubeconfig) cfg.kubeconfig = { path: kubeconfig[0]!, context: kubeconfig[1] ?? null };
+  cfg.apiserverQps = occ.num('apiserver_qps', 0, 0);
+  cfg.apiserverBurst = occ.num('apiserver_burst', 0, 0);
+  cfg.apiserverMaxInflight = occ.num('apiserver_max_inflight', 0, 0);
+  const namespaces = occ.all('namespaces').flatMap((o) => o.raw);
+  if (namespaces.length) cfg.namespaces = [...new Set(namespaces)];
+  cfg.labels = selector(occ, 'labels');
+  cfg.namespaceLabels = selector(occ, 'namespace_labels');
+  cfg.podMode = occ.str('pods', 0, cfg.podMode) as PodMode;
+  cfg.endpointPodNames = occ.has('endpoint_pod_names');
+  cfg.ttl = occ.num('ttl', 0, cfg.ttl);
+  cfg.noEndpoints = occ.has('noendpoints');
+  const fall = occ.last('fallthrough');
+  if (fall) cfg.fallthrough = fall.values.length ? [...new Set(fall.values as string[])] : ['.'];
+  const ignore = occ.last('ignore');
+  if (ignore && ignore.raw.length === 0) log.warning("'ignore' without an argument does nothing (expected 'ignore empty_service')");
+  cfg.ignoreEmptyService = ignore !== undefined && ignore.raw.length > 0;
+  cfg.startupTimeoutMs = occ.num('startup_timeout', 0, cfg.startupTimeoutMs);
+  cfg.zonal = occ.has('zonal');
+  // The options that depend on each other.
+  if (cfg.namespaces && cfg.namespaceLabels) throw occ.error(occ.last('namespace_labels')!, 'namespaces and namespace_labels cannot both be set');
+  if (cfg.zonal && cfg.noEndpoints) throw occ.error(occ.last('noendpoints')!, 'zonal and noendpoints cannot both be set');
+  const primary = cfg.zones.find((z) => !isReverseZone(z));
+  if (primary === undefined) throw occ.error(occ.directive, 'non-reverse zone name must be used');
+  cfg.primaryZone = primary;
+  return cfg;
+}
+
 /** Parse the directive (the dispenser holds every occurrence; the registry enforces once per block). */
 export function parseKubernetes(d: Dispenser, blockZones: readonly string[], log: Logger): KubernetesConfig {
-  let cfg: KubernetesConfig | null = null;
-  while (d.next()) {
-    const args = d.remainingArgs();
-    const zones = args.length ? normalizeZoneArgs(args) : [...blockZones];
-    cfg = defaultConfig(zones);
-    while (d.nextBlock()) {
-      const opt = d.val();
-      switch (opt) {
-        case 'endpoint_pod_names':
-          if (d.remainingArgs().length) throw d.argErr();
-          cfg.endpointPodNames = true;
-          break;
-        case 'pods': {
-          const a = d.remainingArgs();
-          if (a.length !== 1) throw d.argErr();
-          if (a[0] !== 'disabled' && a[0] !== 'insecure' && a[0] !== 'verified') {
-            throw d.err(`wrong value for pods: ${a[0]},  must be one of: disabled, verified, insecure`);
-          }
-          cfg.podMode = a[0];
-          break;
-        }
-        case 'namespaces': {
-          const a = d.remainingArgs();
-          if (!a.length) throw d.argErr();
-          cfg.namespaces = [...new Set([...(cfg.namespaces ?? []), ...a])];
-          break;
-        }
-        case 'endpoint': {
-          const a = d.remainingArgs();
-          if (!a.length) throw d.argErr();
-          if (a.length > 1) log.warning(`Multiple endpoints have been deprecated, only the first specified endpoint '${a[0]}' is used`);
-          let url: URL;
-          try {
-            url = new URL(a[0]!);
-          } catch {
-            throw d.err(`invalid endpoint URL '${a[0]}'`);
-          }
-          if (url.protocol !== 'http:' && url.protocol !== 'https:') throw d.err(`invalid endpoint URL '${a[0]}': scheme must be http or https`);
-          cfg.endpoint = a[0]!.replace(/\/+$/, '');
-          break;
-        }
-        case 'tls': {
-          const a = d.remainingArgs();
-          if (a.length !== 3) throw d.argErr();
-          cfg.tls = { cert: a[0]!, key: a[1]!, ca: a[2]! };
-          break;
-        }
-        case 'kubeconfig': {
-          const a = d.remainingArgs();
-          if (a.length !== 1 && a.length !== 2) throw d.argErr();
-          cfg.kubeconfig = { path: a[0]!, context: a[1] ?? null };
-          break;
-        }
-        case 'labels':
-        case 'namespace_labels': {
-          const a = d.remainingArgs();
-          if (!a.length) throw d.argErr();
-          const text = a.join(' ');
-          let sel: string;
-          try {
-            sel = normalizeSelector(text);
-          } catch (e) {
-            const what = opt === 'labels' ? 'label' : 'namespace_label';
-            throw d.err(`unable to parse ${what} selector value: '${text}': ${(e as Error).message}`);
-          }
-          if (opt === 'labels') cfg.labels = sel;
-          else cfg.namespaceLabels = sel;
-          break;
-        }
-        case 'fallthrough': {
-          const a = d.remainingArgs();
-          cfg.fallthrough = a.length ? normalizeZoneArgs(a) : ['.'];
-          break;
-        }
-        case 'ttl': {
-          const a = d.remainingArgs();
-          if (!a.length) throw d.argErr();
-          if (!/^[-+]?\d+$/.test(a[0]!)) throw d.err(`strconv.Atoi: parsing ${JSON.stringify(a[0])}: invalid syntax`);
-          const t = Number(a[0]);
-          if (t < 0 || t > 3600) throw d.err(`ttl must be in range [0, 3600]: ${t}`);
-          cfg.ttl = t;
-          break;
-        }
-        case 'noendpoints':
-          if (d.remainingArgs().length) throw d.argErr();
-          cfg.noEndpoints = true;
-          break;
-        case 'ignore': {
-          const a = d.remainingArgs();
-          if (!a.length) {
-            log.warning("'ignore' without an argument does nothing (expected 'ignore empty_service')");
-            break;
-          }
-          if (a[0] !== 'empty_service') throw d.err(`unable to parse ignore value: '${a[0]}'`);
-          cfg.ignoreEmptyService = true;
-          break;
-        }
-        case 'startup_timeout': {
-          const a = d.remainingArgs();
-          if (a.length !== 1) throw d.argErr();
-          const ms = parseGoDuration(a[0]!);
-          if (ms === undefined || ms < 0) throw d.err(`time: invalid duration ${JSON.stringify(a[0])}`);
-          cfg.startupTimeoutMs = ms;
-          break;
-        }
-        case 'apiserver_qps':
-        case 'apiserver_burst':
-        case 'apiserver_max_inflight': {
-          const a = d.remainingArgs();
-          if (a.length !== 1) throw d.argErr();
-          const isFloat = opt === 'apiserver_qps';
-          const ok = isFloat ? /^\d+(\.\d+)?$/.test(a[0]!) : /^\d+$/.test(a[0]!);
-          if (!ok) throw d.err(`invalid value for ${opt}: '${a[0]}'`);
-          const n = Number(a[0]);
-          if (opt === 'apiserver_qps') cfg.apiserverQps = n;
-          else if (opt === 'apiserver_burst') cfg.apiserverBurst = n;
-          else cfg.apiserverMaxInflight = n;
-          break;
-        }
-        case 'zonal':
-          if (d.remainingArgs().length) throw d.argErr();
-          cfg.zonal = true;
-          break;
-        case 'multicluster':
-          throw d.err(`property '${opt}' is not supported by this server`);
-        default:
-          throw d.err(`unknown property '${opt}'`);
-      }
-    }
-    if (cfg.namespaces && cfg.namespaceLabels) throw d.err('namespaces and namespace_labels cannot both be set');
-    if (cfg.zonal && cfg.noEndpoints) throw d.err('zonal and noendpoints cannot both be set');
-    const primary = cfg.zones.find((z) => !isReverseZone(z));
-    if (primary === undefined) throw d.err('non-reverse zone name must be used');
-    cfg.primaryZone = primary;
-  }
+  const cfg = parseOccurrences(d, KUBERNETES_OPTIONS, (occ) => stanza(occ, blockZones, log)).at(-1);
   if (!cfg) throw d.argErr();
   return cfg;
 }

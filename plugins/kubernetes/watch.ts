@@ -20,6 +20,7 @@ import { ApiError, readJson, retryAfterMs, type ApiClient } from './client.js';
 import { objectKey, resourceVersionOf } from './convert.js';
 import { stalenessSources } from './metrics.js';
 import type { Kind, RecOf } from './types.js';
+import { isObj } from '../../src/util/json.js';
 
 export interface ResourceDef<K extends Kind> {
   readonly kind: K;
@@ -77,10 +78,6 @@ export class GoneError extends Error {}
 class SilentWatchError extends Error {}
 /** The API server showed a resourceVersion below the last one seen. */
 class CounterBackwardsError extends Error {}
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * `a` is an earlier resourceVersion than `b`. resourceVersions are opaque to clients, but every

@@ -2,12 +2,13 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { LoadbalanceHandler } from './handler.js';
-import { parseLoadbalance } from './setup.js';
+import { LOADBALANCE_OPTIONS, parseLoadbalance } from './setup.js';
 import { WeightFile } from './weights.js';
 
 export const loadbalance: PluginDef = {
   name: 'loadbalance',
   repeat: 'all',
+  options: LOADBALANCE_OPTIONS,
   setup(d, ctx) {
     const cfg = parseLoadbalance(d);
     let weights: WeightFile | null = null;

@@ -59,6 +59,7 @@ describe('loadbalance setup', () => {
     expect(p('loadbalance {\n prefer 10.0.0.0/8 2001:db8::/32\n}').prefer).toHaveLength(2);
     expect(p('loadbalance weighted a\nloadbalance round_robin {\n prefer 10.0.0.0/8\n}\nloadbalance {\n prefer 192.168.0.0/16\n}')).toMatchObject({ policy: 'round_robin' });
     expect(p('loadbalance {\n prefer 10.0.0.0/8\n}\nloadbalance {\n prefer 192.168.0.0/16\n}').prefer).toHaveLength(2);
+    expect(p('loadbalance {\n prefer\n}').prefer).toEqual([]); // CoreDNS 1.15.0 accepts a bare prefer
   });
 
   const bad: [string, string, number][] = [
@@ -66,9 +67,13 @@ describe('loadbalance setup', () => {
     ['loadbalance round_robin extra', 'unknown property for round_robin', 1],
     ['loadbalance weighted', 'missing weight file argument', 1],
     ['loadbalance weighted a b', 'unexpected argument(s)', 1],
-    ['loadbalance {\n reload 10s\n}', 'reload is only valid with the weighted policy', 2],
-    ['loadbalance {\n prefer 10.0.0.0/33\n}', 'invalid CIDR: 10.0.0.0/33', 2],
-    ['loadbalance {\n prefer\n}', "Wrong argument count or unexpected line ending after 'prefer'", 2],
+    // CoreDNS 1.15.0's texts: reload is a property of the weighted policy only.
+    ['loadbalance {\n reload 10s\n}', "unknown property 'reload'", 2],
+    ['loadbalance weighted w {\n reload\n}', 'reload duration value is missing', 2],
+    ['loadbalance weighted w {\n reload 1s 2s\n}', 'unexpected argument', 2],
+    ['loadbalance weighted w {\n reload 5\n}', "invalid reload duration '5'", 2],
+    ['loadbalance {\n prefer 10.0.0.0/33\n}', 'invalid CIDR "10.0.0.0/33": invalid CIDR address: 10.0.0.0/33', 2],
+    ['loadbalance {\n prefer 10.0.0.1\n}', 'invalid CIDR "10.0.0.1": invalid CIDR address: 10.0.0.1', 2],
     ['loadbalance {\n bogus\n}', "unknown property 'bogus'", 2],
   ];
   for (const [text, msg, line] of bad) {

@@ -3,7 +3,7 @@
  * (docs/plugins.md, loadbalance). Repeated in a block: the last policy wins, `prefer` accumulates.
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseDuration } from '../../src/util/duration.js';
+import { directive, duration, option, parseOccurrences, str } from '../../src/corefile/options.js';
 import { parseCidr, type Cidr } from './cidr.js';
 
 export interface LoadbalanceConfig {
@@ -13,45 +13,47 @@ export interface LoadbalanceConfig {
   prefer: Cidr[];
 }
 
+/** Go's net.ParseCIDR: an address, a slash and a prefix length. */
+function cidrOf(v: string): Cidr | undefined {
+  return v.includes('/') ? parseCidr(v) : undefined;
+}
+
+const invalidReload = (v: string): string => `invalid reload duration '${v}'`;
+
+export const LOADBALANCE_OPTIONS = directive('loadbalance', {
+  // `round_robin`, or `weighted WEIGHTFILE`: the count depends on the policy, checked below.
+  args: { rest: str('POLICY') },
+  options: [
+    option('reload', {
+      args: [duration({ min: 0, invalid: invalidReload, range: (_, v) => invalidReload(v) })],
+      arity: (n) => (n < 1 ? 'reload duration value is missing' : 'unexpected argument'),
+    }),
+    option('prefer', { rest: str('CIDR', (v) => (cidrOf(v) ? null : `invalid CIDR "${v}": invalid CIDR address: ${v}`)), repeat: 'all' }),
+  ],
+});
+
 export function parseLoadbalance(d: Dispenser): LoadbalanceConfig {
   const cfg: LoadbalanceConfig = { policy: 'round_robin', weightFile: null, reloadMs: 30_000, prefer: [] };
-  while (d.next()) {
-    const args = d.remainingArgs();
-    let weighted = false;
+  parseOccurrences(d, LOADBALANCE_OPTIONS, (occ) => {
+    const args = occ.directive.raw;
+    const at = occ.directive;
     if (args.length === 0 || args[0] === 'round_robin') {
-      if (args.length > 1) throw d.err(`unknown property for ${args[0]}`);
+      if (args.length > 1) throw occ.error(at, `unknown property for ${args[0]}`);
       cfg.policy = 'round_robin';
       cfg.weightFile = null;
+      // As CoreDNS: `reload` belongs to the weighted policy's block.
+      const reload = occ.last('reload');
+      if (reload) throw occ.error(reload, "unknown property 'reload'");
     } else if (args[0] === 'weighted') {
-      if (args.length < 2) throw d.err('missing weight file argument');
-      if (args.length > 2) throw d.err('unexpected argument(s)');
+      if (args.length < 2) throw occ.error(at, 'missing weight file argument');
+      if (args.length > 2) throw occ.error(at, 'unexpected argument(s)');
       cfg.policy = 'weighted';
       cfg.weightFile = args[1]!;
-      weighted = true;
+      cfg.reloadMs = occ.num('reload', 0, cfg.reloadMs);
     } else {
-      throw d.err(`unknown policy: ${args[0]}`);
+      throw occ.error(at, `unknown policy: ${args[0]}`);
     }
-    while (d.nextBlock()) {
-      const opt = d.val();
-      if (opt === 'reload') {
-        if (!weighted) throw d.err('reload is only valid with the weighted policy');
-        const a = d.remainingArgs();
-        if (a.length !== 1) throw d.argErr();
-        const ms = parseDuration(a[0]!);
-        if (ms === undefined || ms < 0) throw d.err(`invalid reload duration '${a[0]}'`);
-        cfg.reloadMs = ms;
-      } else if (opt === 'prefer') {
-        const a = d.remainingArgs();
-        if (a.length === 0) throw d.argErr();
-        for (const s of a) {
-          const c = parseCidr(s);
-          if (!c) throw d.err(`invalid CIDR: ${s}`);
-          cfg.prefer.push(c);
-        }
-      } else {
-        throw d.err(`unknown property '${opt}'`);
-      }
-    }
-  }
+    for (const o of occ.all('prefer')) for (const c of o.raw) cfg.prefer.push(cidrOf(c)!);
+  });
   return cfg;
 }

@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type * as Pino from 'pino';
 import type { Logger as PinoLogger } from 'pino';
 import { requireCjs } from '../../src/util/require.js';
+import { directive, oneOf, option, parseOccurrences, str } from '../../src/corefile/options.js';
 import { Flag, Qtype, qclassName, qtypeName, Rcode, rcodeName } from '../../src/dns/constants.js';
 import { isJsonLog, writeQueryLine } from '../../src/log.js';
 import { isSubdomain, normalizeZoneArg } from '../../src/dns/name.js';
@@ -178,15 +179,22 @@ class LogHandler implements Handler {
   }
 }
 
-const CLASSES = new Set(['success', 'denial', 'error', 'all']);
+export const LOG_OPTIONS = directive('log', {
+  args: { rest: str('NAMES|FORMAT') },
+  options: [
+    option('class', { rest: oneOf(['success', 'denial', 'error', 'all'], 'CLASSES', (v) => `invalid Class: ${v}`), min: 1, repeat: 'all' }),
+    option('json'),
+  ],
+});
 
 export const log: PluginDef = {
   name: 'log',
   repeat: 'all',
+  options: LOG_OPTIONS,
   setup(d, ctx) {
     const rules: Rule[] = [];
-    while (d.next()) {
-      const args = d.remainingArgs();
+    for (const occ of parseOccurrences(d, LOG_OPTIONS)) {
+      const args = occ.directive.raw;
       let names: string[];
       let format = COMMON_FORMAT;
       if (args.length === 0) names = ['.'];
@@ -194,30 +202,10 @@ export const log: PluginDef = {
       else if (args[args.length - 1]!.includes('{')) {
         format = args[args.length - 1]!;
         names = args.slice(0, -1);
-      } else names = args;
-      let classes: Set<ReplyClass> | null = null;
-      let json = false;
-      while (d.nextBlock()) {
-        switch (d.val()) {
-          case 'class': {
-            const cl = d.remainingArgs();
-            if (cl.length === 0) throw d.argErr();
-            classes ??= new Set();
-            for (const c of cl) {
-              if (!CLASSES.has(c)) throw d.err(`unknown class: ${c}`);
-              if (c === 'all') classes.add('success').add('denial').add('error');
-              else classes.add(c as ReplyClass);
-            }
-            break;
-          }
-          case 'json':
-            if (d.nextArg()) throw d.argErr();
-            json = true;
-            break;
-          default:
-            throw d.err(`unknown property '${d.val()}'`);
-        }
-      }
+      } else names = [...args];
+      const named = occ.all('class').flatMap((o) => o.raw);
+      const classes = named.length === 0 ? null : new Set<ReplyClass>(named.flatMap((c) => (c === 'all' ? ['success', 'denial', 'error'] : [c as ReplyClass])));
+      const json = occ.has('json');
       const segments = compileFormat(format);
       for (const n of names) {
         // A CIDR expands to one zone per reverse zone it covers. A name that does not normalise

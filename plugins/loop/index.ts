@@ -5,6 +5,7 @@
  * CrashLoopBackOff and the documented troubleshooting page still apply).
  */
 import { Qtype } from '../../src/dns/constants.js';
+import { directive, parseOccurrence } from '../../src/corefile/options.js';
 import { nextOrFailure, type Handler, type PluginDef } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { LoopState } from './loop.js';
@@ -37,12 +38,15 @@ export function probeTarget(bind: readonly string[]): string {
   return first;
 }
 
+export const LOOP_OPTIONS = directive('loop');
+
 export const loop: PluginDef = {
   name: 'loop',
   repeat: 'error',
+  options: LOOP_OPTIONS,
   setup(d, ctx) {
     d.next();
-    if (d.nextArg()) throw d.argErr();
+    parseOccurrence(d, LOOP_OPTIONS);
     const state = new LoopState(ctx.block.zones[0] ?? '.', ctx.log);
     ctx.onServing(() => {
       state.start(probeTarget(ctx.block.bindAddresses), ctx.block.port);

@@ -9,7 +9,7 @@ import { REVISION, VERSION } from '../../src/version.js';
 import { publishEnabled } from './enabled.js';
 import { MetricsHandler } from './handler.js';
 import { MetricsServer, registerDefaultMetrics } from './server.js';
-import { parsePrometheus } from './setup.js';
+import { parsePrometheus, PROMETHEUS_OPTIONS } from './setup.js';
 import { loadWebConfig } from './webconfig.js';
 
 let buildInfoSet = false;
@@ -24,6 +24,7 @@ export function setBuildInfo(): void {
 export const prometheus: PluginDef = {
   name: 'prometheus',
   repeat: 'error',
+  options: PROMETHEUS_OPTIONS,
   setup(d, ctx) {
     const cfg = parsePrometheus(d);
     const server = ctx.shared(`prometheus:${cfg.address}`, () => new MetricsServer(cfg.address), (s) => s.stop());

@@ -1,6 +1,6 @@
 /** `prometheus [ADDRESS] { runtime_metrics; tls CONFIG_FILE }` (docs/plugins.md, prometheus). Once per block. */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { readAddressArg } from '../health/address.js';
+import { directive, file, listenAddr, option, parseOccurrence } from '../../src/corefile/options.js';
 
 export const DEFAULT_METRICS_ADDRESS = 'localhost:9153';
 
@@ -11,6 +11,15 @@ export interface PrometheusConfig {
   readonly tlsConfigPath: string;
 }
 
+export const PROMETHEUS_OPTIONS = directive('prometheus', {
+  args: { args: [listenAddr()], min: 0 },
+  options: [
+    option('runtime_metrics'),
+    option('tls', { args: [file('CONFIG_FILE')], repeat: 'error', repeated: 'tls block already specified' }),
+  ],
+  unknown: (name) => `unknown option: ${name}`,
+});
+
 export function parsePrometheus(d: Dispenser): PrometheusConfig {
   let address = DEFAULT_METRICS_ADDRESS;
   let runtimeMetrics = false;
@@ -18,24 +27,10 @@ export function parsePrometheus(d: Dispenser): PrometheusConfig {
   let seen = 0;
   while (d.next()) {
     if (seen++ > 0) throw d.err('this plugin can only be used once per Server Block');
-    address = readAddressArg(d) ?? address;
-    while (d.nextBlock()) {
-      switch (d.val()) {
-        case 'runtime_metrics':
-          if (d.remainingArgs().length !== 0) throw d.argErr();
-          runtimeMetrics = true;
-          break;
-        case 'tls': {
-          if (tlsConfigPath !== '') throw d.err('tls block already specified');
-          const rest = d.remainingArgs();
-          if (rest.length !== 1) throw d.err('tls requires exactly one argument');
-          tlsConfigPath = rest[0]!;
-          break;
-        }
-        default:
-          throw d.err(`unknown option: ${d.val()}`);
-      }
-    }
+    const occ = parseOccurrence(d, PROMETHEUS_OPTIONS);
+    address = (occ.directive.values[0] as string | undefined) ?? address;
+    runtimeMetrics = occ.has('runtime_metrics');
+    tlsConfigPath = occ.str('tls', 0, '');
   }
   return { address, runtimeMetrics, tlsConfigPath };
 }

@@ -4,11 +4,12 @@
  */
 import type { PluginDef } from '../../src/plugin.js';
 import { ReadyServer } from './server.js';
-import { parseReady } from './setup.js';
+import { parseReady, READY_OPTIONS } from './setup.js';
 
 export const ready: PluginDef = {
   name: 'ready',
   repeat: 'error',
+  options: READY_OPTIONS,
   setup(d, ctx) {
     const cfg = parseReady(d);
     const server = ctx.shared(

@@ -4,11 +4,12 @@
  */
 import type { PluginDef } from '../../src/plugin.js';
 import { loopForSetup } from './loop.js';
-import { parseReload } from './setup.js';
+import { parseReload, RELOAD_OPTIONS } from './setup.js';
 
 export const reload: PluginDef = {
   name: 'reload',
   repeat: 'first',
+  options: RELOAD_OPTIONS,
   setup(d, ctx) {
     const loop = loopForSetup(parseReload(d));
     ctx.onServing(() => loop.start({ core: ctx.core, log: ctx.log, corefilePath: ctx.process.corefilePath }));

@@ -1,6 +1,6 @@
 /** `reload [INTERVAL] [JITTER]` (docs/plugins.md, reload). Only the first occurrence in a block is read. */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseGoDuration } from '../../src/util/duration.js';
+import { directive, duration, parseOccurrence } from '../../src/corefile/options.js';
 
 export const DEFAULT_INTERVAL_MS = 30_000;
 export const DEFAULT_JITTER_MS = 15_000;
@@ -13,23 +13,22 @@ export interface ReloadConfig {
   readonly jitterMs: number;
 }
 
+export const RELOAD_OPTIONS = directive('reload', {
+  args: {
+    args: [
+      duration({ meta: 'INTERVAL', min: MIN_INTERVAL_MS, range: () => 'interval value must be greater or equal to 2s' }),
+      duration({ meta: 'JITTER' }),
+    ],
+    min: 0,
+  },
+});
+
 export function parseReload(d: Dispenser): ReloadConfig {
   d.next(); // 'reload'
-  const args = d.remainingArgs();
-  if (args.length > 2) throw d.argErr();
-  const dur = (s: string): number => {
-    try {
-      return parseGoDuration(s);
-    } catch (e) {
-      throw d.err((e as Error).message);
-    }
-  };
-  const intervalMs = args.length > 0 ? dur(args[0]!) : DEFAULT_INTERVAL_MS;
-  if (intervalMs < MIN_INTERVAL_MS) throw d.err('interval value must be greater or equal to 2s');
-  let jitterMs = args.length > 1 ? dur(args[1]!) : DEFAULT_JITTER_MS;
-  if (jitterMs !== 0 && jitterMs < MIN_JITTER_MS) throw d.err('jitter value must be 0 or greater or equal to 1s');
-  if (jitterMs > intervalMs / 2) jitterMs = intervalMs / 2;
-  return { intervalMs, jitterMs };
+  const occ = parseOccurrence(d, RELOAD_OPTIONS);
+  const [intervalMs = DEFAULT_INTERVAL_MS, jitter = DEFAULT_JITTER_MS] = occ.directive.values as number[];
+  if (jitter !== 0 && jitter < MIN_JITTER_MS) throw occ.error(occ.directive, 'jitter value must be 0 or greater or equal to 1s');
+  return { intervalMs, jitterMs: Math.min(jitter, intervalMs / 2) };
 }
 
 /** The period of one (re)load: INTERVAL + U, U uniform in [−JITTER/2, +JITTER/2). */

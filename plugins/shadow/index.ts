@@ -11,7 +11,7 @@ import { comparePlan, compareShadow, type ComparePlan } from './compare.js';
 import { ShadowClient, type ExchangeHooks, type FailReason, type ShadowResult } from './exchange.js';
 import { Sampler, ShadowHandler } from './handler.js';
 import { shadowMetrics } from './metrics.js';
-import { parseShadow, type Reference, type ShadowConfig } from './setup.js';
+import { parseShadow, SHADOW_OPTIONS, type Reference, type ShadowConfig } from './setup.js';
 
 /** Longest log entry for one differing reply; the rest is cut (a reply of any size stays one bounded entry). */
 const MAX_LOG_CHARS = 4000;
@@ -103,6 +103,7 @@ export function makeHooks(cfg: ShadowConfig, plan: () => ComparePlan, log: Logge
 export const shadow: PluginDef = {
   name: 'shadow',
   repeat: 'error',
+  options: SHADOW_OPTIONS,
   setup(d, ctx) {
     const cfg = parseShadow(d);
     if (cfg.fraction === 0) {

@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { parseDuration } from '../../src/util/duration.js';
+import { directive, duration, float, int, option, parseOccurrence, str } from '../../src/corefile/options.js';
 import { isIgnorable } from './compare.js';
 
 export interface Reference {
@@ -86,76 +86,50 @@ function parsePort(s: string): number | null {
   return n >= 1 && n <= 65535 ? n : null;
 }
 
+/** The smallest positive duration (1ns), in milliseconds. */
+const ONE_NS = 1e-6;
+
+export const SHADOW_OPTIONS = directive('shadow', {
+  args: { rest: str('REFERENCE', (v) => (parseReference(v) ? null : `invalid reference address '${v}': want IP, IP:port or host:port`)), min: 1 },
+  options: [
+    option('fraction', { args: [float({ meta: 'FRACTION', min: 0, max: 1, invalid: (v) => `fraction must be a number between 0 and 1, got '${v}'`, range: (v) => `fraction must be a number between 0 and 1, got '${v}'` })] }),
+    option('timeout', { args: [duration({ min: ONE_NS, invalid: (v) => `invalid timeout '${v}'`, range: (_, v) => `timeout must be positive, got '${v}'` })] }),
+    option('ignore', { rest: str('KIND', (v) => (isIgnorable(v) ? null : `unknown difference kind or rule '${v}'`)), min: 1, repeat: 'all' }),
+    option('max_outstanding', {
+      args: [int({ min: 1, max: MAX_OUTSTANDING_LIMIT, invalid: (v) => maxOutstandingError(v), range: (v) => maxOutstandingError(String(v)) })],
+    }),
+    option('log_rate', {
+      args: [
+        int({ meta: 'COUNT', min: 0, max: 1_000_000, invalid: (v) => logCountError(v), range: (v) => logCountError(String(v)) }),
+        duration({ min: ONE_NS, invalid: (v) => `invalid log_rate duration '${v}'`, range: (_, v) => `invalid log_rate duration '${v}'` }),
+      ],
+      min: 1,
+    }),
+  ],
+});
+
+function maxOutstandingError(v: string): string {
+  return `max_outstanding must be an integer between 1 and ${MAX_OUTSTANDING_LIMIT}, got '${v}'`;
+}
+
+function logCountError(v: string): string {
+  return `log_rate count must be a non-negative integer, got '${v}'`;
+}
+
 /** Parse the (single) `shadow` occurrence of a block. */
 export function parseShadow(d: Dispenser): ShadowConfig {
   const cfg = defaultConfig();
   d.next();
-  const args = d.remainingArgs();
-  if (args.length === 0) throw d.argErr();
-  const seen = new Set<string>();
-  for (const a of args) {
-    const ref = parseReference(a);
-    if (!ref) throw d.err(`invalid reference address '${a}': want IP, IP:port or host:port`);
-    if (seen.has(ref.label)) continue;
-    seen.add(ref.label);
-    cfg.references.push(ref);
+  const occ = parseOccurrence(d, SHADOW_OPTIONS);
+  for (const a of occ.directive.raw) {
+    const ref = parseReference(a)!;
+    if (!cfg.references.some((r) => r.label === ref.label)) cfg.references.push(ref);
   }
-  while (d.nextBlock()) {
-    const prop = d.val();
-    switch (prop) {
-      case 'fraction': {
-        const v = oneArg(d);
-        const n = /^(\d+(\.\d*)?|\.\d+)$/.test(v) ? Number(v) : NaN;
-        if (!(n >= 0 && n <= 1)) throw d.err(`fraction must be a number between 0 and 1, got '${v}'`);
-        cfg.fraction = n;
-        break;
-      }
-      case 'timeout': {
-        const v = oneArg(d);
-        const ms = parseDuration(v);
-        if (ms === undefined) throw d.err(`invalid timeout '${v}'`);
-        if (ms <= 0) throw d.err(`timeout must be positive, got '${v}'`);
-        cfg.timeoutMs = ms;
-        break;
-      }
-      case 'ignore': {
-        const names = d.remainingArgs();
-        if (names.length === 0) throw d.argErr();
-        for (const n of names) {
-          if (!isIgnorable(n)) throw d.err(`unknown difference kind or rule '${n}'`);
-          cfg.ignore.add(n);
-        }
-        break;
-      }
-      case 'max_outstanding': {
-        const v = oneArg(d);
-        const n = /^\d+$/.test(v) ? Number(v) : NaN;
-        if (!(n >= 1 && n <= MAX_OUTSTANDING_LIMIT)) throw d.err(`max_outstanding must be an integer between 1 and ${MAX_OUTSTANDING_LIMIT}, got '${v}'`);
-        cfg.maxOutstanding = n;
-        break;
-      }
-      case 'log_rate': {
-        const vs = d.remainingArgs();
-        if (vs.length < 1 || vs.length > 2) throw d.argErr();
-        const n = /^\d+$/.test(vs[0]!) ? Number(vs[0]) : NaN;
-        if (!(n >= 0 && n <= 1_000_000)) throw d.err(`log_rate count must be a non-negative integer, got '${vs[0]}'`);
-        cfg.logCount = n;
-        if (vs.length === 2) {
-          const ms = parseDuration(vs[1]!);
-          if (ms === undefined || ms <= 0) throw d.err(`invalid log_rate duration '${vs[1]}'`);
-          cfg.logWindowMs = ms;
-        }
-        break;
-      }
-      default:
-        throw d.err(`unknown property '${prop}'`);
-    }
-  }
+  cfg.fraction = occ.num('fraction', 0, cfg.fraction);
+  cfg.timeoutMs = occ.num('timeout', 0, cfg.timeoutMs);
+  for (const o of occ.all('ignore')) for (const n of o.raw) cfg.ignore.add(n);
+  cfg.maxOutstanding = occ.num('max_outstanding', 0, cfg.maxOutstanding);
+  cfg.logCount = occ.num('log_rate', 0, cfg.logCount);
+  cfg.logWindowMs = occ.num('log_rate', 1, cfg.logWindowMs);
   return cfg;
-}
-
-function oneArg(d: Dispenser): string {
-  const args = d.remainingArgs();
-  if (args.length !== 1) throw d.argErr();
-  return args[0]!;
 }

@@ -9,6 +9,7 @@
 import { isIPv4 } from 'node:net';
 import { Flag, Qtype } from '../../src/dns/constants.js';
 import { ipv6ToBytes } from '../../src/dns/name.js';
+import { directive, parseOccurrence } from '../../src/corefile/options.js';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 
@@ -89,13 +90,15 @@ class WhoamiHandler implements Handler {
   }
 }
 
+export const WHOAMI_OPTIONS = directive('whoami');
+
 export const whoami: PluginDef = {
   name: 'whoami',
   repeat: 'first',
+  options: WHOAMI_OPTIONS,
   setup(d) {
     d.next();
-    if (d.nextArg()) throw d.argErr();
-    if (d.nextBlock()) throw d.err(`Unknown property '${d.val()}'`);
+    parseOccurrence(d, WHOAMI_OPTIONS);
     return () => new WhoamiHandler();
   },
 };

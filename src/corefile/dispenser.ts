@@ -81,6 +81,11 @@ export class Dispenser {
     return true;
   }
 
+  /** Step back one token (undo a `next`/`nextArg` that read too far). */
+  cursorBack(): void {
+    if (this.cursor >= 0) this.cursor--;
+  }
+
   /** Current nesting depth of `nextBlock` iteration. */
   get nest(): number {
     return this.nesting;

@@ -24,15 +24,19 @@ import type { Dispenser } from './dispenser.js';
 import { ConfigError, ConfigErrorList, type Token } from './types.js';
 import { DurationError, parseGoDuration } from '../util/duration.js';
 import { normalizeZoneArg } from '../dns/name.js';
+import { splitHostPort } from '../util/hostport.js';
 
 /** A parsed argument value: numbers for int/duration (milliseconds), strings otherwise. */
 export type Value = string | number;
 
 /** How one argument is checked and converted. `check` adds a plugin-specific rule (returns an error text or null). */
 export type ArgType =
-  | { readonly kind: 'int'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly meta: string }
-  | { readonly kind: 'duration'; readonly min?: number; readonly max?: number; readonly range?: (ms: number) => string; readonly meta: string }
-  | { readonly kind: 'enum'; readonly values: readonly string[]; readonly meta: string }
+  | { readonly kind: 'int'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly invalid?: (v: string, goError: string) => string; readonly meta: string }
+  | { readonly kind: 'float'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly invalid?: (v: string, goError: string) => string; readonly meta: string }
+  | { readonly kind: 'percentage'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly meta: string }
+  | { readonly kind: 'duration'; readonly min?: number; readonly max?: number; readonly range?: (ms: number, v: string) => string; readonly invalid?: (v: string, goError: string) => string; readonly meta: string }
+  | { readonly kind: 'enum'; readonly values: readonly string[]; readonly meta: string; readonly invalid?: (v: string) => string }
+  | { readonly kind: 'listen'; readonly meta: string }
   | { readonly kind: 'cidr'; readonly meta: string }
   | { readonly kind: 'ip'; readonly meta: string }
   | { readonly kind: 'hostport'; readonly meta: string }
@@ -50,6 +54,8 @@ export interface ArgsDecl {
   readonly min?: number;
   /** Most arguments (default: positional count, or Infinity with `rest`). */
   readonly max?: number;
+  /** The error text for a wrong argument count (given the count), where the plugin does not use CoreDNS's generic one. */
+  readonly arity?: string | ((count: number) => string);
 }
 
 export interface OptionDecl extends ArgsDecl {
@@ -60,6 +66,8 @@ export interface OptionDecl extends ArgsDecl {
    * overwrite), `all` keeps every one in order, `error` rejects it with `option 'x' already set`.
    */
   readonly repeat: 'last' | 'all' | 'error';
+  /** With `repeat: 'error'`, the plugin's own text for the second occurrence. */
+  readonly repeated?: string;
   /** One line for docs (the README text is the reference; this is for `-validate` hints). */
   readonly summary?: string;
 }
@@ -70,18 +78,45 @@ export interface DirectiveDecl {
   readonly args: ArgsDecl;
   /** Block options, in README order. Empty: the directive takes no block. */
   readonly options: readonly OptionDecl[];
+  /** The error text for a block keyword that is not declared (default `unknown property 'x'`). */
+  readonly unknown?: (name: string) => string;
+  /**
+   * `keep`: a line whose keyword is not declared is kept as an option named `*` (its keyword is the
+   * first raw value) instead of being an error — for free-form lines such as hosts' inline entries.
+   */
+  readonly other?: 'keep';
 }
 
 // ---- Declaration helpers ---------------------------------------------------------------------
 
-export function int(o: { min?: number; max?: number; range?: (v: number) => string; meta?: string } = {}): ArgType {
+type NumOpts<R> = { min?: number; max?: number; range?: R; meta?: string };
+
+/** A decimal integer (Go's strconv.Atoi); `invalid` rewords a non-number, `range` an out-of-range one. */
+export function int(o: NumOpts<(v: number) => string> & { invalid?: (v: string, goError: string) => string } = {}): ArgType {
   return { kind: 'int', meta: o.meta ?? 'NUMBER', ...o };
 }
-export function duration(o: { min?: number; max?: number; range?: (ms: number) => string; meta?: string } = {}): ArgType {
+/** A decimal number with an optional sign and fraction (`0.5`, `20`, `-1`). */
+export function float(o: NumOpts<(v: number) => string> & { invalid?: (v: string, goError: string) => string } = {}): ArgType {
+  return { kind: 'float', meta: o.meta ?? 'NUMBER', ...o };
+}
+/** An integer followed by `%` (`20%`), the value without the sign. */
+export function percentage(o: NumOpts<(v: number) => string> = {}): ArgType {
+  return { kind: 'percentage', meta: o.meta ?? 'PERCENTAGE', ...o };
+}
+/**
+ * A Go duration, in milliseconds. `invalid` rewords Go's parse error (it gets the text and Go's
+ * message), `range` a value outside min..max (it gets the milliseconds and the text).
+ */
+export function duration(o: NumOpts<(ms: number, v: string) => string> & { invalid?: (v: string, goError: string) => string } = {}): ArgType {
   return { kind: 'duration', meta: o.meta ?? 'DURATION', ...o };
 }
-export function oneOf(values: readonly string[], meta = values.join('|')): ArgType {
-  return { kind: 'enum', values, meta };
+/** One of a fixed set of words; `invalid` rewords the error for any other word. */
+export function oneOf(values: readonly string[], meta = values.join('|'), invalid?: (v: string) => string): ArgType {
+  return invalid ? { kind: 'enum', values, meta, invalid } : { kind: 'enum', values, meta };
+}
+/** A listen address `[HOST]:PORT` checked like Go's net.SplitHostPort (`address x: missing port in address`). */
+export function listenAddr(meta = 'ADDRESS'): ArgType {
+  return { kind: 'listen', meta };
 }
 export function cidr(meta = 'CIDR'): ArgType {
   return { kind: 'cidr', meta };
@@ -109,8 +144,8 @@ export function option(name: string, o: Partial<Omit<OptionDecl, 'name'>> = {}):
   return { name, repeat: o.repeat ?? 'last', ...o };
 }
 
-export function directive(name: string, o: { args?: ArgsDecl; options?: readonly OptionDecl[] } = {}): DirectiveDecl {
-  return { name, args: o.args ?? {}, options: o.options ?? [] };
+export function directive(name: string, o: Partial<Omit<DirectiveDecl, 'name'>> = {}): DirectiveDecl {
+  return { ...o, name, args: o.args ?? {}, options: o.options ?? [] };
 }
 
 // ---- Parsing ---------------------------------------------------------------------------------
@@ -133,7 +168,15 @@ export class ParsedOccurrence {
     readonly directive: ParsedOption,
     /** Block options in file order. */
     readonly options: readonly ParsedOption[],
+    /** The plugin name for errors (`plugin/<name>: `). */
+    readonly plugin = '',
   ) {}
+
+  /** A configuration error at an option's (or any token's) file:line, for the plugin's own rules. */
+  error(at: ParsedOption | Token, message: string): ConfigError {
+    const t = 'token' in at ? at.token : at;
+    return new ConfigError(message, t.file, t.line, this.plugin || undefined);
+  }
 
   /** Every occurrence of a block option, in order. */
   all(name: string): ParsedOption[] {
@@ -168,32 +211,53 @@ function atoiError(v: string): string {
   return /^[+-]?\d+$/.test(v) ? `strconv.Atoi: parsing ${JSON.stringify(v)}: value out of range` : `strconv.Atoi: parsing ${JSON.stringify(v)}: invalid syntax`;
 }
 
+/** The number if inside the type's min..max; otherwise throws the type's range text. */
+function inRange(t: { min?: number; max?: number; range?: (v: number) => string; meta: string }, n: number): number {
+  if ((t.min !== undefined && n < t.min) || (t.max !== undefined && n > t.max)) {
+    throw new Error(t.range ? t.range(n) : `${t.meta.toLowerCase()} must be between ${t.min ?? '-inf'} and ${t.max ?? 'inf'}: ${n}`);
+  }
+  return n;
+}
+
 /** Convert one argument; returns the value or throws the error text. */
 export function convertArg(t: ArgType, v: string): Value[] {
   switch (t.kind) {
     case 'int': {
-      if (!/^[+-]?\d+$/.test(v)) throw new Error(atoiError(v));
-      const n = Number(v);
-      if (!Number.isSafeInteger(n)) throw new Error(atoiError(v));
-      if ((t.min !== undefined && n < t.min) || (t.max !== undefined && n > t.max)) {
-        throw new Error(t.range ? t.range(n) : `${t.meta.toLowerCase()} must be between ${t.min ?? '-inf'} and ${t.max ?? 'inf'}: ${n}`);
-      }
-      return [n];
+      const n = /^[+-]?\d+$/.test(v) ? Number(v) : NaN;
+      if (!Number.isSafeInteger(n)) throw new Error(t.invalid ? t.invalid(v, atoiError(v)) : atoiError(v));
+      return [inRange(t, n)];
+    }
+    case 'float': {
+      const n = /^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(v) ? Number(v) : NaN;
+      const goError = `strconv.ParseFloat: parsing ${JSON.stringify(v)}: invalid syntax`;
+      if (!Number.isFinite(n)) throw new Error(t.invalid ? t.invalid(v, goError) : goError);
+      return [inRange(t, n)];
+    }
+    case 'percentage': {
+      if (!v.endsWith('%')) throw new Error(`last character of percentage should be \`%\`, but is: '${v.slice(-1)}'`);
+      const num = v.slice(0, -1);
+      const n = /^[+-]?\d+$/.test(num) ? Number(num) : NaN;
+      if (!Number.isSafeInteger(n)) throw new Error(atoiError(num));
+      return [inRange(t, n)];
     }
     case 'duration': {
       let ms: number;
       try {
         ms = parseGoDuration(v);
       } catch (e) {
-        throw new Error(e instanceof DurationError ? e.message : String(e));
+        const goError = e instanceof DurationError ? e.message : String(e);
+        throw new Error(t.invalid ? t.invalid(v, goError) : goError);
       }
       if ((t.min !== undefined && ms < t.min) || (t.max !== undefined && ms > t.max)) {
-        throw new Error(t.range ? t.range(ms) : `${t.meta.toLowerCase()} out of range: ${v}`);
+        throw new Error(t.range ? t.range(ms, v) : `${t.meta.toLowerCase()} out of range: ${v}`);
       }
       return [ms];
     }
     case 'enum':
-      if (!t.values.includes(v)) throw new Error(`unknown value '${v}', expected ${t.values.map((x) => `'${x}'`).join(', ')}`);
+      if (!t.values.includes(v)) throw new Error(t.invalid ? t.invalid(v) : `unknown value '${v}', expected ${t.values.map((x) => `'${x}'`).join(', ')}`);
+      return [v];
+    case 'listen':
+      splitHostPort(v); // throws Go's `address x: …` text
       return [v];
     case 'cidr': {
       const m = /^(.+)\/(\d{1,3})$/.exec(v);
@@ -235,8 +299,10 @@ function parseArgs(d: Dispenser, decl: ArgsDecl, name: string, keyword: Token, e
   const raw = argTokens.map((t) => t.text);
   const values: Value[] = [];
   if (argTokens.length < min || argTokens.length > max) {
-    const at = argTokens.length > max ? argTokens[max - 1] ?? keyword : argTokens[argTokens.length - 1] ?? keyword;
-    errors.push(new ConfigError(`Wrong argument count or unexpected line ending after '${at.text}'`, at.file, at.line, d.plugin || undefined));
+    // CoreDNS's ArgErr names the token the cursor is on: the last one read (RemainingArgs).
+    const at = argTokens[argTokens.length - 1] ?? keyword;
+    const msg = typeof decl.arity === 'function' ? decl.arity(argTokens.length) : decl.arity ?? `Wrong argument count or unexpected line ending after '${at.text}'`;
+    errors.push(new ConfigError(msg, at.file, at.line, d.plugin || undefined));
     return { name, values, raw, token: keyword };
   }
   argTokens.forEach((tok, i) => {
@@ -262,17 +328,30 @@ export function parseOccurrence(d: Dispenser, decl: DirectiveDecl): ParsedOccurr
   if (!keyword) throw d.err(`missing directive '${decl.name}'`);
   const line = parseArgs(d, decl.args, decl.name, keyword, errors);
   const options: ParsedOption[] = [];
+  if (decl.options.length === 0 && decl.other === undefined && d.nextArg()) {
+    // A directive without block options: Caddy's ArgErr on the `{` that opens one.
+    const brace = d.token()!;
+    errors.push(new ConfigError("Unexpected token '{', expecting argument", brace.file, brace.line, d.plugin || undefined));
+    d.cursorBack();
+    skipRestOfLine(d);
+  }
   const byName = new Map(decl.options.map((o) => [o.name, o]));
   while (d.nextBlock()) {
     const tok = d.token()!;
     const o = byName.get(tok.text);
     if (!o) {
-      errors.push(new ConfigError(`unknown property '${tok.text}'`, tok.file, tok.line, d.plugin || undefined));
-      d.skipLine();
+      if (decl.other === 'keep') {
+        const raw = [tok.text, ...d.remainingArgs()];
+        options.push({ name: '*', values: raw, raw, token: tok });
+        continue;
+      }
+      const msg = decl.unknown ? decl.unknown(tok.text) : `unknown property '${tok.text}'`;
+      errors.push(new ConfigError(msg, tok.file, tok.line, d.plugin || undefined));
+      skipRestOfLine(d);
       continue;
     }
     if (o.repeat === 'error' && options.some((x) => x.name === o.name)) {
-      errors.push(new ConfigError(`option '${o.name}' already set`, tok.file, tok.line, d.plugin || undefined));
+      errors.push(new ConfigError(o.repeated ?? `option '${o.name}' already set`, tok.file, tok.line, d.plugin || undefined));
       d.remainingArgs();
       continue;
     }
@@ -280,25 +359,57 @@ export function parseOccurrence(d: Dispenser, decl: DirectiveDecl): ParsedOccurr
   }
   if (errors.length === 1) throw errors[0]!;
   if (errors.length > 1) throw new ConfigErrorList(errors);
-  return new ParsedOccurrence(line, options);
+  return new ParsedOccurrence(line, options, d.plugin);
 }
 
-/** Parse every occurrence of the directive in `d` (for plugins whose occurrences accumulate). */
-export function parseOccurrences(d: Dispenser, decl: DirectiveDecl): ParsedOccurrence[] {
-  const out: ParsedOccurrence[] = [];
-  while (d.next()) out.push(parseOccurrence(d, decl));
+/** Skip the arguments of the current block line and a nested `{ … }` that opens on it. */
+function skipRestOfLine(d: Dispenser): void {
+  d.remainingArgs();
+  if (!d.nextArg()) return;
+  if (!d.isBrace('{')) return;
+  for (let depth = 1; depth > 0 && d.next(); ) {
+    if (d.isBrace('{')) depth++;
+    else if (d.isBrace('}')) depth--;
+  }
+}
+
+/**
+ * Parse every occurrence of the directive in `d` (for plugins whose occurrences accumulate),
+ * applying `each` (the plugin's own rules) to each. Errors of all occurrences are collected.
+ */
+export function parseOccurrences<T = ParsedOccurrence>(d: Dispenser, decl: DirectiveDecl, each?: (occ: ParsedOccurrence) => T): T[] {
+  const out: T[] = [];
+  const errors: ConfigError[] = [];
+  while (d.next()) {
+    try {
+      const occ = parseOccurrence(d, decl);
+      out.push(each ? each(occ) : (occ as T));
+    } catch (e) {
+      if (e instanceof ConfigErrorList) errors.push(...e.errors);
+      else if (e instanceof ConfigError) errors.push(e);
+      else throw e;
+      skipToOccurrenceEnd(d);
+    }
+  }
+  if (errors.length === 1) throw errors[0]!;
+  if (errors.length > 1) throw new ConfigErrorList(errors);
   return out;
+}
+
+/** After a plugin rule failed mid-occurrence: leave the cursor at the end of the occurrence's block. */
+function skipToOccurrenceEnd(d: Dispenser): void {
+  while (d.nest > 0 && d.nextBlock()) skipRestOfLine(d);
 }
 
 /**
  * The block option names a README's Syntax section documents: the first word of each line inside
- * the `{ … }` of its `~~~ txt` code blocks (test/docs/readme-options.test.ts compares them with
+ * the `{ … }` of its fenced (`~~~` or ```` ``` ````) code blocks (test/docs/readme-options.test.ts compares them with
  * the declaration).
  */
 export function readmeOptionNames(readme: string): string[] {
   const syntax = /## Syntax\n([\s\S]*?)(\n## |$)/.exec(readme)?.[1] ?? '';
   const names = new Set<string>();
-  const blocks = syntax.split(/^~~~.*$/m).filter((_, i) => i % 2 === 1);
+  const blocks = syntax.split(/^(?:~~~|```).*$/m).filter((_, i) => i % 2 === 1);
   for (const b of blocks) {
     let depth = 0;
     for (const rawLine of b.split('\n')) {

@@ -111,8 +111,8 @@ describe('prometheus setup', () => {
     ['prometheus :1 :2', "Wrong argument count or unexpected line ending after ':2'"],
     ['prometheus {\n bogus\n}', 'unknown option: bogus'],
     ['prometheus {\n tls a.yml\n tls b.yml\n}', 'tls block already specified'],
-    ['prometheus {\n tls\n}', 'tls requires exactly one argument'],
-    ['prometheus {\n tls a b\n}', 'tls requires exactly one argument'],
+    ['prometheus {\n tls\n}', "Wrong argument count or unexpected line ending after 'tls'"], // CoreDNS: c.ArgErr()
+    ['prometheus {\n tls a b\n}', "Wrong argument count or unexpected line ending after 'b'"],
     ['prometheus {\n runtime_metrics yes\n}', "Wrong argument count or unexpected line ending after 'yes'"],
     ['prometheus\nprometheus :9154', 'this plugin can only be used once per Server Block'],
   ];

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeLabelSelector, parseLabelSelector, SelectorError } from './labelselector.js';
+
+describe('label selectors: one parser for the sandbox API server and the kubernetes plugin', () => {
+  it('normalises to the API query form', () => {
+    expect(normalizeLabelSelector('a=b, c!=d,!e, f, g notin (x, y)')).toBe('a=b,c!=d,!e,f,g notin (x,y)');
+    expect(normalizeLabelSelector('a==b')).toBe('a=b');
+    expect(normalizeLabelSelector('environment in (staging, qa),application=nginx')).toBe('environment in (staging,qa),application=nginx');
+  });
+
+  it('rejects what meta.ParseToLabelSelector rejects', () => {
+    for (const bad of ['', 'a=b,', 'a in ()', '-bad=x', 'a in (', 'x>y']) expect(() => normalizeLabelSelector(bad), bad).toThrow(SelectorError);
+    expect(() => normalizeLabelSelector('replicas>2')).toThrow(`"gt" isn't a valid label selector operator`);
+  });
+
+  it('the text it produces selects the same objects as the text it was given', () => {
+    const text = 'app in (web, db), !legacy, tier!=cache';
+    const labels: Record<string, string>[] = [{ app: 'web' }, { app: 'db', legacy: '' }, { app: 'db', tier: 'cache' }, { app: 'x' }, { app: 'web', tier: 'front' }];
+    const a = parseLabelSelector(text);
+    const b = parseLabelSelector(normalizeLabelSelector(text));
+    expect(labels.map((l) => b(l))).toEqual(labels.map((l) => a(l)));
+    expect(labels.map((l) => a(l))).toEqual([true, false, false, false, true]);
+  });
+});
