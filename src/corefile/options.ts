@@ -235,7 +235,8 @@ function parseArgs(d: Dispenser, decl: ArgsDecl, name: string, keyword: Token, e
   const raw = argTokens.map((t) => t.text);
   const values: Value[] = [];
   if (argTokens.length < min || argTokens.length > max) {
-    const at = argTokens.length > max ? argTokens[max - 1] ?? keyword : argTokens[argTokens.length - 1] ?? keyword;
+    // Too many: the last one allowed, or for a directive without arguments the first extra one (CoreDNS's NextArg + ArgErr).
+    const at = argTokens.length > max ? argTokens[Math.max(max - 1, 0)] ?? keyword : argTokens[argTokens.length - 1] ?? keyword;
     errors.push(new ConfigError(`Wrong argument count or unexpected line ending after '${at.text}'`, at.file, at.line, d.plugin || undefined));
     return { name, values, raw, token: keyword };
   }
