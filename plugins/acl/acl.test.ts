@@ -20,6 +20,13 @@ function setupErr(text: string): string {
   return configError(() => acl.setup(dispenserFor(text, 'acl'), fakeSetupContext()), text).describe();
 }
 
+/** Serve synchronously (every path of acl is). */
+function run(h: Handler, q: Query): number {
+  const r = h.serve(q);
+  if (typeof r !== 'number') throw new Error('acl answered asynchronously');
+  return r;
+}
+
 const answered = (): FakeNext => new FakeNext((q: Query) => {
   q.writeWire(Buffer.from(q.raw), 'fake');
   return 0;
@@ -42,7 +49,7 @@ describe('acl: setup', () => {
 
   it('reports every unknown action of an occurrence (for -validate)', () => {
     try {
-      acl.setup(dispenserFor('acl {\n permit type A {\n  x\n }\n deny\n block type A\n}', 'acl'), fakeSetupContext());
+      void acl.setup(dispenserFor('acl {\n permit type A {\n  x\n }\n deny\n block type A\n}', 'acl'), fakeSetupContext());
       expect.unreachable();
     } catch (e) {
       expect(e).toBeInstanceOf(ConfigErrorList);
@@ -63,7 +70,7 @@ describe('acl: decisions', () => {
     const next = answered();
     const h = build('acl {\n block type MX\n}', next);
     const q = makeQuery('Example.org', 'MX', { id: 7 });
-    expect(h.serve(q)).toBe(0);
+    expect(run(h, q)).toBe(0);
     expect(next.calls).toBe(0);
     const m = decode(q.reply!.wire());
     expect(rcode(m)).toBe(5);
@@ -79,7 +86,7 @@ describe('acl: decisions', () => {
   it('filters with NOERROR, no records and EDE 17', () => {
     const h = build('acl {\n filter type TXT\n}', answered());
     const q = makeQuery('example.org', 'TXT');
-    expect(h.serve(q)).toBe(0);
+    expect(run(h, q)).toBe(0);
     const m = decode(q.reply!.wire());
     expect(rcode(m)).toBe(0);
     expect(m.answers).toEqual([]);
@@ -90,7 +97,7 @@ describe('acl: decisions', () => {
     const next = answered();
     const h = build('acl {\n drop type SRV\n}', next);
     const q = makeQuery('example.org', 'SRV');
-    expect(h.serve(q)).toBe(0);
+    expect(run(h, q)).toBe(0);
     expect(q.reply).toBeNull();
     expect(q.dropped).toBe(true);
     expect(next.calls).toBe(0);
@@ -102,16 +109,16 @@ describe('acl: decisions', () => {
     const fromPod = { transport: { remoteAddress: '10.244.2.7' } };
     const fromElsewhere = { transport: { remoteAddress: '192.0.2.1' } };
     const q1 = makeQuery('www.example.org', 'A', fromPod);
-    h.serve(q1);
+    run(h, q1);
     expect(next.calls).toBe(1); // allowed: the second rule's block is not checked
     const q2 = makeQuery('www.example.org', 'A', fromElsewhere);
-    h.serve(q2);
+    run(h, q2);
     expect(rcode(decode(q2.reply!.wire()))).toBe(5);
     const q3 = makeQuery('www.example.net', 'A', fromPod);
-    h.serve(q3);
+    run(h, q3);
     expect(rcode(decode(q3.reply!.wire()))).toBe(5); // only the catch-all rule applies
     const q4 = makeQuery('www.example.net', 'AAAA', fromPod);
-    h.serve(q4);
+    run(h, q4);
     expect(next.calls).toBe(2);
   });
 
@@ -120,7 +127,7 @@ describe('acl: decisions', () => {
     const h = build('acl {\n block net 10.0.0.0/8\n filter net ::/0\n}', next);
     const rc = (addr: string): number => {
       const q = makeQuery('example.org', 'A', { transport: { remoteAddress: addr } });
-      h.serve(q);
+      run(h, q);
       return q.reply ? rcode(decode(q.reply.wire())) : -1;
     };
     expect(rc('10.1.2.3')).toBe(5);
@@ -134,14 +141,14 @@ describe('acl: decisions', () => {
   it('counts blocked, filtered, dropped per zone and allowed per server', async () => {
     const h = build('acl example.org {\n block type MX\n filter type TXT\n drop type SRV\n}', answered());
     const value = async (c: typeof metrics.blocked | typeof metrics.allowed, labels: Record<string, string>): Promise<number> =>
-      (await c.get()).values.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value ?? 0;
+      (await c.get()).values.find((v) => Object.entries(labels).every(([k, x]) => (v.labels as Record<string, string | number | undefined>)[k] === x))?.value ?? 0;
     const before = {
       b: await value(metrics.blocked, { server: 'dns://:53', zone: 'example.org.', view: '' }),
       f: await value(metrics.filtered, { server: 'dns://:53', zone: 'example.org.', view: '' }),
       d: await value(metrics.dropped, { server: 'dns://:53', zone: 'example.org.', view: '' }),
       a: await value(metrics.allowed, { server: 'dns://:53', view: '' }),
     };
-    for (const t of ['MX', 'TXT', 'SRV', 'A', 'A']) h.serve(makeQuery('example.org', t));
+    for (const t of ['MX', 'TXT', 'SRV', 'A', 'A']) run(h, makeQuery('example.org', t));
     expect(await value(metrics.blocked, { server: 'dns://:53', zone: 'example.org.', view: '' })).toBe(before.b + 1);
     expect(await value(metrics.filtered, { server: 'dns://:53', zone: 'example.org.', view: '' })).toBe(before.f + 1);
     expect(await value(metrics.dropped, { server: 'dns://:53', zone: 'example.org.', view: '' })).toBe(before.d + 1);
