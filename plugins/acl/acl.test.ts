@@ -35,6 +35,7 @@ const answered = (): FakeNext => new FakeNext((q: Query) => {
 describe('acl: setup', () => {
   it.each([
     ['acl {\n allowx\n}', 'plugin/acl: Corefile:2 - Error during parsing: unexpected token "allowx"; expect \'allow\', \'block\', \'filter\' or \'drop\''],
+    ['acl {\n Block type A\n}', 'plugin/acl: Corefile:2 - Error during parsing: unexpected token "Block"; expect \'allow\', \'block\', \'filter\' or \'drop\' (write \'block\' in lower case)'],
     ['acl {\n block foo A\n}', 'plugin/acl: Corefile:2 - Error during parsing: unexpected token "foo"; expect \'type | net\''],
     ['acl {\n block type\n}', 'plugin/acl: Corefile:2 - Error during parsing: no token specified in "type" section'],
     ['acl {\n block net\n}', 'plugin/acl: Corefile:2 - Error during parsing: no token specified in "net" section'],

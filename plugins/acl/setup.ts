@@ -109,7 +109,10 @@ function parsePolicy(o: ParsedOption): Policy {
 function actionErrors(e: unknown): unknown {
   const fix = (x: ConfigError): ConfigError => {
     const m = /^unknown property '(.*)'$/.exec(x.message);
-    return m ? new ConfigError(`unexpected token ${JSON.stringify(m[1])}; expect 'allow', 'block', 'filter' or 'drop'`, x.file, x.line, x.plugin) : x;
+    if (!m) return x;
+    // CoreDNS accepts any letter case here; the declared options are matched as written.
+    const hint = (ACTIONS as readonly string[]).includes(m[1]!.toLowerCase()) ? ` (write '${m[1]!.toLowerCase()}' in lower case)` : '';
+    return new ConfigError(`unexpected token ${JSON.stringify(m[1])}; expect 'allow', 'block', 'filter' or 'drop'${hint}`, x.file, x.line, x.plugin);
   };
   if (e instanceof ConfigErrorList) return new ConfigErrorList(e.errors.map(fix));
   if (e instanceof ConfigError) return fix(e);

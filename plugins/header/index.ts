@@ -93,7 +93,11 @@ export function parseHeader(d: Dispenser): HeaderConfig {
 function selectorErrors(e: unknown): unknown {
   const fix = (x: ConfigError): ConfigError => {
     const m = /^unknown property '(.*)'$/.exec(x.message);
-    return m ? new ConfigError(`setting up rule: invalid selector=${m[1]!.toLowerCase()} should be query or response`, x.file, x.line, x.plugin) : x;
+    if (!m) return x;
+    const sel = m[1]!.toLowerCase();
+    // CoreDNS accepts any letter case here; the declared options are matched as written.
+    const hint = sel === 'query' || sel === 'response' ? ` (write '${sel}' in lower case)` : '';
+    return new ConfigError(`setting up rule: invalid selector=${hint ? m[1]! : sel} should be query or response${hint}`, x.file, x.line, x.plugin);
   };
   if (e instanceof ConfigErrorList) return new ConfigErrorList(e.errors.map(fix));
   if (e instanceof ConfigError) return fix(e);
