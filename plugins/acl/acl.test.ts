@@ -6,6 +6,7 @@ import { ConfigErrorList } from '../../src/corefile/types.js';
 import * as metrics from './metrics.js';
 import { decode } from '../../src/dns/message.js';
 import { encodeQuery, makeQuery, rcode, udpExchange } from '../../test/helpers/dns.js';
+import { freePort } from '../../test/helpers/net.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { configError, factoryOf } from '../../test/helpers/setup.js';
 import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
@@ -213,8 +214,10 @@ function tcpUntil(port: number, packets: Buffer[], until: number[]): Promise<num
 
 describe('acl: over real sockets', () => {
   let srv: TestServer;
+  let metricsPort: number;
   beforeAll(async () => {
-    srv = await startServer('. {\n  acl {\n    drop type SRV\n    block type MX net 127.0.0.0/8\n  }\n  whoami\n}\n');
+    metricsPort = await freePort();
+    srv = await startServer(`. {\n  prometheus 127.0.0.1:${metricsPort}\n  acl {\n    drop type SRV\n    block type MX net 127.0.0.0/8\n  }\n  whoami\n}\n`);
   });
   afterAll(async () => {
     await srv.stop();
@@ -226,6 +229,17 @@ describe('acl: over real sockets', () => {
     expect(ids).toContain(2);
     const r = decode(await udpExchange(srv.port, encodeQuery('example.org', 'MX')));
     expect(rcode(r)).toBe(5);
+  });
+
+  it('prometheus counts a dropped query as CoreDNS does: NOERROR, no plugin, size 0', async () => {
+    const port = srv.port;
+    await udpUntil(port, [encodeQuery('drop.example.org', 'SRV', { id: 11 }), encodeQuery('drop.example.org', 'A', { id: 12 })], 12);
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const line = (re: RegExp): string | undefined => text.split('\n').find((l) => re.test(l));
+    expect(line(/^coredns_dns_responses_total\{.*rcode="SERVFAIL"/)).toBeUndefined();
+    expect(line(/^coredns_dns_responses_total\{.*rcode="NOERROR",plugin=""/)).toMatch(/ [1-9]\d*$/);
+    expect(line(/^coredns_dns_response_size_bytes_bucket\{(?=.*proto="udp")(?=.*le="0")/)).toMatch(/ [1-9]\d*$/);
+    expect(line(/^coredns_acl_dropped_requests_total\{/)).toMatch(/ [1-9]\d*$/);
   });
 
   it('on TCP a dropped query gets nothing and the connection keeps answering', async () => {
