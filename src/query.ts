@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { encodeMessage } from './dns/encode.js';
 import { decode, rcodeOf, type Message } from './dns/message.js';
-import { Flag } from './dns/constants.js';
+import { Flag, Qtype } from './dns/constants.js';
 import { forEachRecord, type ParsedRequest } from './dns/wire.js';
 
 export type Proto = 'udp' | 'tcp';
@@ -176,7 +176,7 @@ export class Query {
     if (edns === null || edns.udpSize <= size) return;
     let classOff = -1;
     forEachRecord(this.raw, (section, _rr, typeOff) => {
-      if (section === 2 && this.raw.readUInt16BE(typeOff) === 41) classOff = typeOff + 2;
+      if (section === 2 && this.raw.readUInt16BE(typeOff) === Qtype.OPT) classOff = typeOff + 2;
     });
     if (classOff < 0) return;
     const raw = Buffer.from(this.raw);
