@@ -22,6 +22,15 @@ import { kubernetes } from './kubernetes/index.js';
 import { loop } from './loop/index.js';
 import { forward } from './forward/index.js';
 import { whoami } from './whoami/index.js';
+import { nsid } from './nsid/index.js';
+import { bufsize } from './bufsize/index.js';
+import { local } from './local/index.js';
+import { dns64 } from './dns64/index.js';
+import { any } from './any/index.js';
+import { chaos } from './chaos/index.js';
+import { acl } from './acl/index.js';
+import { header } from './header/index.js';
+import { minimal } from './minimal/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -53,6 +62,15 @@ const IMPLEMENTED: readonly PluginDef[] = [
   loop,
   forward,
   whoami,
+  nsid,
+  bufsize,
+  local,
+  dns64,
+  any,
+  chaos,
+  acl,
+  header,
+  minimal,
 ];
 
 function orderOf(name: string): number {

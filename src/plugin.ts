@@ -132,7 +132,7 @@ export interface PluginDef {
   /** Repeated in one block: `error` (once per block), `first` (later ones ignored), `all` (accumulate). */
   readonly repeat: RepeatPolicy;
   /**
-   * The plugin answers queries of any class (forward): without such a plugin on a listener,
+   * The plugin answers queries of any class (forward, chaos): without such a plugin on a listener,
    * non-IN queries are REFUSED before routing (docs/corefile.md §7.2).
    */
   readonly handlesAllClasses?: boolean;

@@ -10,8 +10,8 @@
 import { performance } from 'node:perf_hooks';
 import { encodeMessage } from './dns/encode.js';
 import { decode, rcodeOf, type Message } from './dns/message.js';
-import { Flag } from './dns/constants.js';
-import type { ParsedRequest } from './dns/wire.js';
+import { Flag, Qtype } from './dns/constants.js';
+import { forEachRecord, type ParsedRequest } from './dns/wire.js';
 
 export type Proto = 'udp' | 'tcp';
 
@@ -28,10 +28,21 @@ export interface Transport {
   readonly server: string;
 }
 
+/** An EDNS0 option (code and raw data). */
+export interface EdnsOption {
+  readonly code: number;
+  readonly data: Buffer;
+}
+
 /** The reply written by a plugin: wire bytes, a decoded message, or both (kept in sync lazily). */
 export class Reply {
   private wireBytes: Buffer | null;
   private msg: Message | null;
+  /**
+   * EDNS options this reply carries besides the ones in its message (nsid): the server puts them
+   * in the reply's OPT, replacing an option of the same code, when the query had EDNS.
+   */
+  ednsOptions: EdnsOption[] | null = null;
 
   constructor(wire: Buffer | null, msg: Message | null, readonly plugin: string) {
     this.wireBytes = wire;
@@ -83,6 +94,8 @@ export class Query {
   reply: Reply | null = null;
   /** Error returned by the plugin that failed (logged by `errors`). */
   error: Error | null = null;
+  /** No reply at all is sent, not even a bare one (acl `drop`); set with `reply` left null. */
+  dropped = false;
   private metadata: Map<string, string> | null = null;
   /** Server-block zone that was matched (`.` if none); set by the router. */
   zone = '.';
@@ -140,6 +153,43 @@ export class Query {
   /** Write a ready wire reply (its id and question must already match the query). */
   writeWire(buf: Buffer, plugin: string): void {
     this.reply = new Reply(buf, null, plugin);
+  }
+
+  /**
+   * Change the request's header flags word as later plugins, forwarded queries and the reply see
+   * it (header's `query` rules). The packet is copied, never changed in place.
+   */
+  setRequestFlags(flags: number): void {
+    if (flags === this.req.flags) return;
+    const raw = Buffer.from(this.raw);
+    raw.writeUInt16BE(flags, 2);
+    this.replaceRequest(raw, { ...this.req, flags });
+  }
+
+  /**
+   * Lower the EDNS UDP size the client advertised to `size` (bufsize): later plugins, forwarded
+   * queries and the reply's size limit see the lower one. Nothing happens without EDNS or when the
+   * advertised size is not larger.
+   */
+  clampUdpSize(size: number): void {
+    const edns = this.req.edns;
+    if (edns === null || edns.udpSize <= size) return;
+    let classOff = -1;
+    forEachRecord(this.raw, (section, _rr, typeOff) => {
+      if (section === 2 && this.raw.readUInt16BE(typeOff) === Qtype.OPT) classOff = typeOff + 2;
+    });
+    if (classOff < 0) return;
+    const raw = Buffer.from(this.raw);
+    raw.writeUInt16BE(size, classOff);
+    this.replaceRequest(raw, { ...this.req, edns: { ...edns, udpSize: size } });
+  }
+
+  private replaceRequest(raw: Buffer, req: ParsedRequest): void {
+    // `raw` and `req` are read-only for plugins; only the two methods above replace them.
+    const self = this as { raw: Buffer; req: ParsedRequest };
+    self.raw = raw;
+    self.req = req;
+    this.decoded = null;
   }
 
   /** Record an error for the `errors` plugin; returns `rcode` for convenience. */

@@ -67,6 +67,10 @@ export class MetricsHandler implements Handler {
     if (reply !== null) {
       p.respSize.observe(reply.wire().length);
       z.response(reply.rcode, reply.plugin).inc();
+    } else if (q.dropped && !failed) {
+      // Dropped on purpose (acl): nothing sent; CoreDNS's recorder reports NOERROR of size 0.
+      p.respSize.observe(0);
+      z.response(Rcode.NOERROR, '').inc();
     } else {
       p.respSize.observe(bareReplySize(q));
       z.response(isServerWrittenRcode(rc) ? rc : Rcode.SERVFAIL, '').inc();

@@ -143,8 +143,17 @@ export class Dispenser {
 
   /** Skip the rest of the current line and any nested block that opens on it. */
   skipLine(): void {
-    while (this.nextBlock()) {
-      this.skipLine();
+    this.remainingArgs();
+    if (!this.nextArg()) return;
+    if (!this.isBrace('{')) {
+      this.cursor--;
+      return;
+    }
+    // A nested block: skip to its matching closing brace.
+    let depth = 1;
+    while (depth > 0 && this.next()) {
+      if (this.isBrace('{')) depth++;
+      else if (this.isBrace('}')) depth--;
     }
   }
 

@@ -299,8 +299,9 @@ function parseArgs(d: Dispenser, decl: ArgsDecl, name: string, keyword: Token, e
   const raw = argTokens.map((t) => t.text);
   const values: Value[] = [];
   if (argTokens.length < min || argTokens.length > max) {
-    // CoreDNS's ArgErr names the token the cursor is on: the last one read (RemainingArgs).
-    const at = argTokens[argTokens.length - 1] ?? keyword;
+    // CoreDNS's ArgErr names the token the cursor is on: the last one read (RemainingArgs), or for
+    // a directive that takes no arguments the first extra one (NextArg + ArgErr).
+    const at = (max === 0 ? argTokens[0] : argTokens[argTokens.length - 1]) ?? keyword;
     const msg = typeof decl.arity === 'function' ? decl.arity(argTokens.length) : decl.arity ?? `Wrong argument count or unexpected line ending after '${at.text}'`;
     errors.push(new ConfigError(msg, at.file, at.line, d.plugin || undefined));
     return { name, values, raw, token: keyword };

@@ -43,6 +43,8 @@ function complete(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions):
 
 function finish(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): void {
   let out: Buffer;
+  // Dropped on purpose (acl `drop`): the client gets nothing.
+  if (q.reply === null && q.dropped) return;
   if (q.reply === null) {
     // Nothing written: the server writes a bare reply with the returned RCODE (§7.4). A plugin
     // that returned a success code without writing would leave the client waiting; answer

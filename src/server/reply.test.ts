@@ -121,3 +121,47 @@ describe('reply size and truncation', () => {
     expect(m.questions[0]).toMatchObject({ name: 'Q.Example.org', type: 'MX' });
   });
 });
+
+describe('reply OPT: the reply\'s own flags and options a plugin attached', () => {
+  interface Opt { udpPayloadSize: number; flags: number; options: { code: number; data: Buffer }[] }
+  const optOf = (b: Buffer): Opt => decode(b).additionals.find((r) => r.type === 'OPT') as unknown as Opt;
+  const withOpt = (r: { raw: Buffer }, flags: number, options: { code: number; data: Buffer }[] = []): Message => {
+    const m = replyTo(decode(r.raw));
+    m.additionals.push({ type: 'OPT', name: '.', udpPayloadSize: 4096, flags, options } as unknown as dnsPacket.Answer);
+    return m;
+  };
+
+  it('keeps a DO the reply\'s OPT set (wire and decoded), adds the client\'s DO, takes the client\'s size', () => {
+    const r = req('a.org', 'A', { edns: 1400 });
+    for (const wire of [true, false]) {
+      const m = withOpt(r, 0x8000, [{ code: 15, data: Buffer.from([0, 15]) }]);
+      const reply = wire ? new Reply(encodeMessage(m), null, 't') : new Reply(null, m, 't');
+      const opt = optOf(finalizeReply(reply, r.req, 'udp'));
+      expect(opt.udpPayloadSize).toBe(1400);
+      expect(opt.flags).toBe(0x8000);
+      expect(opt.options.map((o) => o.code)).toEqual([15]);
+    }
+    const rd = req('a.org', 'A', { edns: 1400, do: true });
+    expect(optOf(finalizeReply(new Reply(encodeMessage(withOpt(rd, 0)), null, 't'), rd.req, 'udp')).flags).toBe(0x8000);
+  });
+
+  it('merges Reply.ednsOptions into the OPT: replaces the same code, appends others, creates an OPT with DO', () => {
+    const r = req('a.org', 'A', { edns: 1232 });
+    const reply = new Reply(encodeMessage(withOpt(r, 0, [{ code: 3, data: Buffer.from('old') }, { code: 10, data: Buffer.alloc(8) }])), null, 't');
+    reply.ednsOptions = [{ code: 3, data: Buffer.from('new') }, { code: 12, data: Buffer.alloc(0) }];
+    expect(optOf(finalizeReply(reply, r.req, 'udp')).options.map((o) => [o.code, o.data.toString('hex')])).toEqual([[3, '6e6577'], [10, '0000000000000000'], [12, '']]);
+    const bare = new Reply(null, replyTo(decode(r.raw)), 't');
+    bare.ednsOptions = [{ code: 3, data: Buffer.from('x') }];
+    const opt = optOf(finalizeReply(bare, r.req, 'udp'));
+    expect(opt.flags).toBe(0x8000);
+    expect(opt.udpPayloadSize).toBe(1232);
+    expect(opt.options.map((o) => o.code)).toEqual([3]);
+  });
+
+  it('ignores Reply.ednsOptions for a query without EDNS', () => {
+    const r = req('a.org', 'A');
+    const reply = new Reply(null, replyTo(decode(r.raw)), 't');
+    reply.ednsOptions = [{ code: 3, data: Buffer.from('x') }];
+    expect(decode(finalizeReply(reply, r.req, 'udp')).additionals).toEqual([]);
+  });
+});

@@ -7,7 +7,7 @@ import { Flag, Opcode, Qtype, Rcode, DEFAULT_MAX_UDP_SIZE, replyHeaderBits } fro
 import { encodeFitted } from '../dns/encode.js';
 import type { Message } from '../dns/message.js';
 import { forEachRecord, type Edns, type ParsedRequest } from '../dns/wire.js';
-import type { Reply } from '../query.js';
+import type { EdnsOption, Reply } from '../query.js';
 import type { Proto } from '../query.js';
 
 /**
@@ -52,6 +52,8 @@ function findOpt(buf: Buffer): { rr: number; type: number } | null {
  */
 export function finalizeReply(reply: Reply, req: ParsedRequest, proto: Proto, maxUdp = DEFAULT_MAX_UDP_SIZE): Buffer {
   const limit = sizeLimit(req, proto, maxUdp);
+  // Options a plugin attached (nsid): merged into the OPT on the decoded path.
+  if (reply.ednsOptions !== null && req.edns) return fitMessage(reply.message(), req, limit, reply.ednsOptions);
   if (reply.isWire) {
     let buf = reply.wire();
     if (req.edns) {
@@ -64,11 +66,13 @@ export function finalizeReply(reply: Reply, req: ParsedRequest, proto: Proto, ma
         out.writeUInt16BE(out.readUInt16BE(10) + 1, 10);
         buf = out;
       } else {
-        // Normalise the plugin's/upstream's OPT: version 0, client's size, only DO kept.
+        // Normalise the plugin's/upstream's OPT as CoreDNS's SizeAndDo: version 0, the client's
+        // size, the low flag byte cleared, DO added when the client set it (a DO the reply's own
+        // OPT carries stays, as for acl's EDE replies).
         if (buf === reply.wire()) buf = Buffer.from(buf);
         buf.writeUInt16BE(req.edns.udpSize, opt.type + 2);
         buf[opt.type + 5] = 0;
-        buf.writeUInt16BE(req.edns.do ? 0x8000 : 0, opt.type + 6);
+        buf.writeUInt16BE((buf.readUInt16BE(opt.type + 6) & 0xff00) | (req.edns.do ? 0x8000 : 0), opt.type + 6);
       }
     }
     if (buf.readUInt16BE(0) !== req.id) {
@@ -82,7 +86,7 @@ export function finalizeReply(reply: Reply, req: ParsedRequest, proto: Proto, ma
   return fitMessage(reply.message(), req, limit);
 }
 
-function fitMessage(msg: Message, req: ParsedRequest, limit: number): Buffer {
+function fitMessage(msg: Message, req: ParsedRequest, limit: number, extra: readonly EdnsOption[] | null = null): Buffer {
   msg.id = req.id;
   msg.type = 'response';
   const optIndex = msg.additionals.findIndex((r) => r.type === 'OPT');
@@ -97,13 +101,27 @@ function fitMessage(msg: Message, req: ParsedRequest, limit: number): Buffer {
       options: [] as { code: number; data: Buffer }[],
     };
     if (optIndex >= 0) {
-      const existing = msg.additionals[optIndex] as unknown as { options?: { code: number; data: Buffer }[]; extendedRcode?: number };
+      const existing = msg.additionals[optIndex] as unknown as { options?: { code: number; data: Buffer }[]; extendedRcode?: number; flags?: number };
       opt.options = existing.options ?? [];
       opt.extendedRcode = existing.extendedRcode ?? 0;
+      opt.flags = ((existing.flags ?? 0) & 0xff00) | opt.flags;
       msg.additionals[optIndex] = opt as unknown as Message['additionals'][number];
+    } else if (extra !== null) {
+      // The OPT CoreDNS's plugins add for their options (miekg/dns SetEdns0(size, true)) has DO.
+      opt.flags = 0x8000;
+      msg.additionals.push(opt as unknown as Message['additionals'][number]);
     } else {
       opt.flags = req.edns.flags & 0xff00;
       msg.additionals.push(opt as unknown as Message['additionals'][number]);
+    }
+    if (extra !== null) {
+      // Replace an option of the same code in place, else append (CoreDNS's nsid).
+      opt.options = [...opt.options];
+      for (const e of extra) {
+        const i = opt.options.findIndex((o) => o.code === e.code);
+        if (i >= 0) opt.options[i] = { code: e.code, data: e.data };
+        else opt.options.push({ code: e.code, data: e.data });
+      }
     }
   }
   const { buf } = encodeFitted(msg, limit);

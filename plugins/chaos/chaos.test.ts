@@ -1,0 +1,99 @@
+import { hostname } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chaos, chaosConfig, DEFAULT_AUTHORS } from './index.js';
+import { decode } from '../../src/dns/message.js';
+import { makeQuery, rcode, udpQuery } from '../../test/helpers/dns.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { configError, factoryOf } from '../../test/helpers/setup.js';
+import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
+import type { Handler } from '../../src/plugin.js';
+
+const texts = (m: ReturnType<typeof decode>): string[] => m.answers.map((r) => Buffer.concat((r as unknown as { data: Buffer[] }).data).toString());
+
+function build(text: string): { h: Handler; next: FakeNext } {
+  const next = new FakeNext(() => 5);
+  return { h: factoryOf(chaos.setup(dispenserFor(text, 'chaos'), fakeSetupContext()))(next), next };
+}
+
+describe('chaos: setup', () => {
+  it('version and authors from the arguments', () => {
+    expect(chaosConfig([], 'clusterdns-1.0.0')).toEqual({ version: 'clusterdns-1.0.0', authors: DEFAULT_AUTHORS });
+    expect(chaosConfig(['v9'], 'x')).toEqual({ version: 'v9', authors: DEFAULT_AUTHORS });
+    expect(chaosConfig(['v9', 'zed', 'amy', 'zed'], 'x')).toEqual({ version: 'v9', authors: ['amy', 'zed'] });
+    expect(chaosConfig(['x'.repeat(300)], 'x').version).toHaveLength(255);
+  });
+
+  it('rejects a block', () => {
+    expect(configError(() => chaos.setup(dispenserFor('chaos v1 {\n x\n}', 'chaos'), fakeSetupContext()), 'block').describe())
+      .toBe("plugin/chaos: Corefile:2 - Error during parsing: unknown property 'x'");
+  });
+
+  it('opens the listener to every class', () => {
+    expect(chaos.handlesAllClasses).toBe(true);
+  });
+});
+
+describe('chaos: handler', () => {
+  it('answers the CH TXT names with TTL 0, class CH, owner as asked', () => {
+    const { h } = build('chaos v1.2 alice bob');
+    const q = makeQuery('Version.Bind', 'TXT', { class: 'CH', id: 5 });
+    expect(h.serve(q)).toBe(0);
+    const m = decode(q.reply!.wire());
+    expect(rcode(m)).toBe(0);
+    expect(m.answers).toHaveLength(1);
+    expect(m.answers[0]).toMatchObject({ name: 'Version.Bind', type: 'TXT', class: 'CH', ttl: 0 });
+    expect(texts(m)).toEqual(['v1.2']);
+    const vs = makeQuery('version.server', 'TXT', { class: 'CH' });
+    void h.serve(vs);
+    expect(texts(decode(vs.reply!.wire()))).toEqual(['v1.2']);
+    for (const n of ['hostname.bind', 'id.server']) {
+      const hq = makeQuery(n, 'TXT', { class: 'CH' });
+      void h.serve(hq);
+      expect(texts(decode(hq.reply!.wire()))).toEqual([hostname()]);
+    }
+    const aq = makeQuery('authors.bind', 'TXT', { class: 'CH' });
+    void h.serve(aq);
+    expect(texts(decode(aq.reply!.wire())).sort()).toEqual(['alice', 'bob']);
+  });
+
+  it('passes other names, types and classes on', () => {
+    const { h, next } = build('chaos');
+    for (const [name, type, klass] of [['version.bind', 'TXT', 'IN'], ['version.bind', 'A', 'CH'], ['other.bind', 'TXT', 'CH']] as const) {
+      const q = makeQuery(name, type, { class: klass });
+      expect(h.serve(q)).toBe(5);
+      expect(q.reply).toBeNull();
+    }
+    expect(next.calls).toBe(3);
+  });
+
+  it('defaults to clusterdns-<version>', () => {
+    const { h } = build('chaos');
+    const q = makeQuery('version.bind', 'TXT', { class: 'CH' });
+    void h.serve(q);
+    expect(texts(decode(q.reply!.wire()))).toEqual(['clusterdns-test']);
+  });
+});
+
+describe('chaos: CH class routing over UDP', () => {
+  let withChaos: TestServer;
+  let without: TestServer;
+  beforeAll(async () => {
+    withChaos = await startServer('. {\n  chaos v7\n  whoami\n}\n');
+    without = await startServer('. {\n  whoami\n}\n');
+  });
+  afterAll(async () => {
+    await withChaos.stop();
+    await without.stop();
+  });
+
+  it('a listener with chaos answers CH queries; one without refuses them before any plugin', async () => {
+    const m = await udpQuery(withChaos.port, 'version.bind', 'TXT', { class: 'CH' });
+    expect(rcode(m)).toBe(0);
+    expect(texts(m)).toEqual(['v7']);
+    const refused = await udpQuery(without.port, 'version.bind', 'TXT', { class: 'CH' });
+    expect(rcode(refused)).toBe(5);
+    // Other CH names reach the plugins after chaos (whoami answers anything).
+    const other = await udpQuery(withChaos.port, 'example.org', 'A', { class: 'CH' });
+    expect(rcode(other)).toBe(0);
+  });
+});
