@@ -13,7 +13,7 @@ import { toPacketName } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler, type PluginDef } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 
-export const CHAOS_OPTIONS = directive('chaos', { args: { rest: str('VERSION AUTHORS'), min: 0 } });
+export const CHAOS_OPTIONS = directive('chaos', { args: { rest: str('VERSION AUTHORS'), min: 0 }, readsBlock: true });
 
 /** Who `authors.bind` names when the Corefile does not say (CoreDNS lists its maintainers). */
 export const DEFAULT_AUTHORS: readonly string[] = ['clusterdns'];

@@ -85,6 +85,11 @@ export interface DirectiveDecl {
    * first raw value) instead of being an error — for free-form lines such as hosts' inline entries.
    */
   readonly other?: 'keep';
+  /**
+   * The setup reads a block even though it declares no option (CoreDNS's chaos loops over
+   * `NextBlock`): a block line is `unknown property 'x'` instead of Caddy's error on the `{`.
+   */
+  readonly readsBlock?: true;
 }
 
 // ---- Declaration helpers ---------------------------------------------------------------------
@@ -329,7 +334,7 @@ export function parseOccurrence(d: Dispenser, decl: DirectiveDecl): ParsedOccurr
   if (!keyword) throw d.err(`missing directive '${decl.name}'`);
   const line = parseArgs(d, decl.args, decl.name, keyword, errors);
   const options: ParsedOption[] = [];
-  if (decl.options.length === 0 && decl.other === undefined && d.nextArg()) {
+  if (decl.options.length === 0 && decl.other === undefined && decl.readsBlock === undefined && d.nextArg()) {
     // A directive without block options: Caddy's ArgErr on the `{` that opens one.
     const brace = d.token()!;
     errors.push(new ConfigError("Unexpected token '{', expecting argument", brace.file, brace.line, d.plugin || undefined));
