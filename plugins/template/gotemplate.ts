@@ -297,8 +297,8 @@ type Node =
   | { t: 'range'; pipe: Pipe; list: Node[]; elseList: Node[] | null }
   | { t: 'break' | 'continue' };
 
-const FUNCS = new Set(['and', 'or', 'not', 'len', 'index', 'slice', 'print', 'printf', 'println', 'html', 'urlquery', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'parseInt']);
-const UNSUPPORTED_FUNCS = new Set(['call', 'js']);
+const FUNCS = new Set(['js', 'and', 'or', 'not', 'len', 'index', 'slice', 'print', 'printf', 'println', 'html', 'urlquery', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'parseInt']);
+const UNSUPPORTED_FUNCS = new Set(['call']);
 
 class Parser {
   private pos = 0;
@@ -468,12 +468,6 @@ class Parser {
     }
     if (cur.length === 0) throw this.err(cmds.length === 0 ? 'missing value for command' : 'missing command', line);
     cmds.push({ args: cur });
-    for (const c of cmds) {
-      const head = c.args[0]!;
-      if (c.args.length > 1 && head.t !== 'ident' && !(head.t === 'field' || (head.t === 'var' && head.path.length > 0) || (head.t === 'pipe' && head.path.length > 0))) {
-        throw this.err(`can't give argument to non-function ${describe(head)}`, line);
-      }
-    }
     return { decl, assign, cmds, line };
   }
 }
@@ -548,13 +542,15 @@ export class GoTemplate {
   /** Every `$var` must be declared before use (a parse error in Go). */
   private checkVars(nodes: Node[], known: string[]): void {
     const checkPipe = (p: Pipe, scope: string[]): void => {
+      line = p.line;
       for (const c of p.cmds) for (const a of c.args) checkArg(a, scope);
       if (p.assign) for (const d of p.decl) if (!scope.includes(d)) throw new TemplateParseError(`template: ${this.name}:${p.line}: undefined variable "${d}"`);
     };
     const checkArg = (a: Arg, scope: string[]): void => {
-      if (a.t === 'var' && !scope.includes(a.name)) throw new TemplateParseError(`template: ${this.name}: undefined variable "${a.name}"`);
+      if (a.t === 'var' && !scope.includes(a.name)) throw new TemplateParseError(`template: ${this.name}:${line}: undefined variable "${a.name}"`);
       if (a.t === 'pipe') checkPipe(a.pipe, scope);
     };
+    let line = 1;
     const walk = (list: Node[], scope: string[]): void => {
       for (const n of list) {
         if (n.t === 'action') {
@@ -885,6 +881,8 @@ export class GoTemplate {
         if (typeof f !== 'string') throw this.err(`wrong type for value; expected string; got ${typeOf(f)}`, line);
         return sprintf(f, a, this.printer(line));
       }
+      case 'js':
+        return jsEscape(sprint(vals!, this.printer(line)));
       case 'html':
         return htmlEscape(sprint(vals!, this.printer(line)));
       case 'urlquery':
@@ -1085,6 +1083,30 @@ function sprint(vals: GoValue[], p: (v: GoValue) => string): string {
 
 function htmlEscape(s: string): string {
   return s.replace(/[<>&'"\0]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&#39;', '"': '&#34;', '\0': '\uFFFD' })[c]!);
+}
+
+/** Go's template.JSEscapeString. */
+function jsEscape(s: string): string {
+  let out = '';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    switch (ch) {
+      case '\\': out += '\\\\'; break;
+      case "'": out += "\\'"; break;
+      case '"': out += '\\"'; break;
+      case '<': out += '\\u003C'; break;
+      case '>': out += '\\u003E'; break;
+      case '&': out += '\\u0026'; break;
+      case '=': out += '\\u003D'; break;
+      case '\n': out += '\\n'; break;
+      case '\r': out += '\\r'; break;
+      case '\t': out += '\\t'; break;
+      default:
+        if (cp < 0x20) out += `\\u${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+        else out += ch;
+    }
+  }
+  return out;
 }
 
 function pad(s: string, width: number | undefined, minus: boolean, zero: boolean): string {
