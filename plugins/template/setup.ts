@@ -4,7 +4,7 @@
  * once; anything clusterdns cannot render exactly as CoreDNS does is a setup error naming it.
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { ConfigError, type Token } from '../../src/corefile/types.js';
+import { ConfigError, ConfigErrorList, type Token } from '../../src/corefile/types.js';
 import { directive, option, parseOccurrence, str, zoneArg, type ParsedOption } from '../../src/corefile/options.js';
 import { qclassFromName, qtypeFromName, qtypeName, Rcode, rcodeFromName } from '../../src/dns/constants.js';
 import { normalizeZoneArgs } from '../../src/dns/name.js';
@@ -13,7 +13,7 @@ import { compileRe2, Re2Error, subexpNames } from '../../src/util/re2.js';
 import { GoTemplate, TemplateParseError } from './gotemplate.js';
 
 export const TEMPLATE_OPTIONS = directive('template', {
-  args: { args: [str('CLASS'), str('TYPE')], rest: zoneArg() },
+  args: { args: [str('CLASS'), str('TYPE')], rest: zoneArg(), min: 0 },
   options: [
     option('match', { rest: str('REGEX'), min: 1, repeat: 'all' }),
     option('var', { rest: str('EXPRESSION'), min: 0, repeat: 'all' }),
@@ -21,8 +21,8 @@ export const TEMPLATE_OPTIONS = directive('template', {
     option('answer', { rest: str('RR'), min: 1, repeat: 'all' }),
     option('additional', { rest: str('RR'), min: 1, repeat: 'all' }),
     option('authority', { rest: str('RR'), min: 1, repeat: 'all' }),
-    option('rcode', { args: [str('CODE')] }),
-    option('ederror', { args: [str('EXTENDED_ERROR_CODE'), str('EXTRA_REASON')], min: 1 }),
+    option('rcode', { rest: str('CODE'), min: 1 }),
+    option('ederror', { rest: str('EXTENDED_ERROR_CODE'), min: 1 }),
     option('fallthrough', { rest: zoneArg(), min: 0 }),
     option('upstream', { rest: str('ADDRESS'), min: 0 }),
   ],
@@ -87,6 +87,22 @@ function err(tok: Token, msg: string): ConfigError {
   return new ConfigError(msg, tok.file, tok.line, 'template');
 }
 
+/** CoreDNS's `c.ArgErr()` naming `text`. */
+function argErr(tok: Token, text: string): ConfigError {
+  return err(tok, `Wrong argument count or unexpected line ending after '${text}'`);
+}
+
+/** The generic parser's `unknown property 'x'` is, in CoreDNS's template, an argument error. */
+function asCoreDNS(e: unknown): unknown {
+  const one = (c: ConfigError): ConfigError => {
+    const m = /^unknown property '(.*)'$/.exec(c.message);
+    return m ? new ConfigError(`Wrong argument count or unexpected line ending after '${m[1]}'`, c.file, c.line, c.plugin) : c;
+  };
+  if (e instanceof ConfigErrorList) return new ConfigErrorList(e.errors.map(one));
+  if (e instanceof ConfigError) return one(e);
+  return e;
+}
+
 /** Setup-time checks of what a template reads and writes (see the file comment). */
 function checkTemplate(t: GoTemplate, text: string, tok: Token): void {
   for (const path of t.rootFieldPaths()) {
@@ -129,13 +145,19 @@ function compileSection(o: ParsedOption, section: Section): RRTemplate[] {
 export function parseTemplates(d: Dispenser, blockZones: readonly string[]): TemplateConfig[] {
   const out: TemplateConfig[] = [];
   while (d.next()) {
-    const occ = parseOccurrence(d, TEMPLATE_OPTIONS);
+    let occ;
+    try {
+      occ = parseOccurrence(d, TEMPLATE_OPTIONS);
+    } catch (e) {
+      throw asCoreDNS(e);
+    }
     const line = occ.directive;
-    const argTok = (i: number): Token => ({ ...line.token, text: line.raw[i] ?? '' });
+    if (line.raw.length < 1) throw argErr(line.token, line.token.text);
     const qclass = classFromName(line.raw[0]!);
-    if (qclass === undefined) throw err(argTok(0), `invalid query class ${line.raw[0]}`);
+    if (qclass === undefined) throw err(line.token, `invalid query class ${line.raw[0]}`);
+    if (line.raw.length < 2) throw argErr(line.token, line.raw[0]!);
     const qtype = typeFromName(line.raw[1]!);
-    if (qtype === undefined) throw err(argTok(1), `invalid RR class ${line.raw[1]}`);
+    if (qtype === undefined) throw err(line.token, `invalid RR class ${line.raw[1]}`);
     const zoneArgs = line.raw.slice(2);
     const zones = zoneArgs.length > 0 ? normalizeZoneArgs(zoneArgs) : [...blockZones];
 
@@ -173,6 +195,7 @@ export function parseTemplates(d: Dispenser, blockZones: readonly string[]): Tem
           authority.push(...compileSection(o, 'authority'));
           break;
         case 'rcode': {
+          if (o.raw.length > 1) throw argErr(o.token, o.raw[o.raw.length - 1]!);
           const name = o.raw[0]!;
           const code = RCODES.includes(name) ? rcodeFromName(name) : undefined;
           if (code === undefined) {
@@ -185,6 +208,7 @@ export function parseTemplates(d: Dispenser, blockZones: readonly string[]): Tem
           break;
         }
         case 'ederror': {
+          if (o.raw.length > 2) throw argErr(o.token, o.raw[o.raw.length - 1]!);
           const v = o.raw[0]!;
           const n = /^\d+$/.test(v) ? Number(v) : NaN;
           if (!(n <= 0xffff)) {
