@@ -51,6 +51,7 @@ describe('Go text/template subset', () => {
     ['{{ 0x1F }} {{ 1.5 }} {{ \'a\' }} {{ true }} {{ `raw\\n` }} {{ "esc\\t" }}', '31 1.5 97 true raw\\n esc\t'],
     ['{{ (index .Match 1) | printf "%s!" }}', '10!'],
     ['{{ js "a\'b<c>&=\\"" }}', 'a\\\'b\\u003Cc\\u003E\\u0026\\u003D\\"'],
+    ['{{ printf "%s/%s/%d" .Type .Class (len .Match) }}', 'A/IN/3'],
     ['{{ .Group }}', 'map[0:ip-10-1-2-3.example. 1:10 2:1 a:10 b:1]'],
   ];
   for (const [src, want] of cases) {

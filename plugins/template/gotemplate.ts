@@ -67,6 +67,8 @@ interface Tok {
   line: number;
   /** Constants: the text as written (Go's parse tree prints it back). */
   raw?: string;
+  /** Directly after the previous token (`.A.B`, `$x.A`, `(…).A` chain; `.A .B` does not). */
+  adjacent?: boolean;
 }
 
 interface ActionSrc {
@@ -204,8 +206,9 @@ function lex(name: string, src: string): (ActionSrc | TextSrc)[] {
         }
         let q = p + 1;
         while (isAlnum(src[q])) q++;
+        const adjacent = p > start && !isSpace(src[p - 1]) && src[p - 1] !== '(' && src[p - 1] !== '|';
         if (q === p + 1) toks.push({ kind: 'dot', text: '.', line: tl });
-        else toks.push({ kind: 'field', text: src.slice(p + 1, q), line: tl });
+        else toks.push({ kind: 'field', text: src.slice(p + 1, q), line: tl, adjacent });
         p = q;
         continue;
       }
@@ -445,7 +448,7 @@ class Parser {
           throw this.err(`unexpected ${JSON.stringify(t.text)} in operand`, t.line);
       }
       // Chained fields directly after the operand: (x).A.B, $x.A
-      while (k < stack.length && stack[k]!.kind === 'field' && adjacentField(a)) {
+      while (k < stack.length && stack[k]!.kind === 'field' && stack[k]!.adjacent === true && adjacentField(a)) {
         const f = stack[k]!.text;
         if (a.t === 'var' || a.t === 'pipe') a.path.push(f);
         else if (a.t === 'field' && a.recv === null) a.path.push(f);

@@ -56,6 +56,10 @@ function messageObject(q: Query): GoObject {
   });
 }
 
+function rrKey(rr: Answer): string {
+  return `${rr.name.toLowerCase()} ${rr.type} ${JSON.stringify((rr as { data?: unknown }).data)}`;
+}
+
 interface Matched {
   data: GoObject;
   zone: string;
@@ -216,7 +220,10 @@ export class TemplateHandler implements Handler {
       const up = await this.upstream!(q.derive(target.endsWith('.') ? target : `${target}.`, q.qtype));
       if (up) {
         setFlag(msg, Flag.TC, ((up.flags ?? 0) & Flag.TC) !== 0);
-        out.push(...up.answers);
+        // A CNAME loop comes back with our own CNAME in it (the nested lookup stops at the
+        // repeated name; CoreDNS never answers such a loop): keep each record once.
+        const seen = new Set([...answers, ...out].map(rrKey));
+        for (const rr of up.answers) if (!seen.has(rrKey(rr))) out.push(rr);
       }
     }
     out.push(...answers.slice(from));

@@ -143,6 +143,9 @@ describe('template over sockets', () => {
   template IN A alias.test {
     answer "{{ .Name }} 60 IN CNAME target.hosts.test."
   }
+  template IN AAAA loop.test {
+    answer "{{ .Name }} 60 IN CNAME {{ .Name }}"
+  }
   template IN ANY sf.test {
     rcode SERVFAIL
   }
@@ -215,5 +218,11 @@ describe('template over sockets', () => {
   it('a CNAME answer to an A/AAAA query is followed through the server (here: hosts)', async () => {
     const r = await udpQuery(s.port, 'www.alias.test', 'A');
     expect(rrStrings(r.answers)).toEqual(['www.alias.test. 60 CNAME target.hosts.test', 'target.hosts.test. 3600 A 192.0.2.10']);
+  });
+
+  it('a CNAME loop is answered once, not followed forever', async () => {
+    const r = await udpQuery(s.port, 'self.loop.test', 'AAAA');
+    expect(rcode(r)).toBe(0);
+    expect(rrStrings(r.answers)).toEqual(['self.loop.test. 60 CNAME self.loop.test']);
   });
 });

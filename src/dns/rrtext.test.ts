@@ -43,6 +43,7 @@ describe('parseRR (miekg/dns NewRR text)', () => {
     ['x. 60 IN MX 70000 mx.', /bad MX/],
     ['x. 60 IN SOA a. b. 1 2 3', /SOA/],
     ['x. 60 IN HINFO a b', /record type HINFO is not supported/],
+    ['invalid. 60 ANY SOA ns. hm. 1 2 3 4 5', /record type ANY is not supported/],
     ['x. 60 IN TYPE99 \\# 0', /RFC 3597/],
     [' x. A 1.2.3.4', /owner/],
     ['x. 60 IN FOO bar', /expecting RR type/],

@@ -201,7 +201,8 @@ export function parseRR(text: string): Record {
     const t = toks[i]!;
     if (t.quoted) throw new RRTextError(`expecting RR type, TTL or class, not ${JSON.stringify(t.text)}`);
     const up = t.text.toUpperCase();
-    const asClass = klass === undefined ? qclassFromName(up) : undefined;
+    // miekg/dns tries a type mnemonic first: `ANY` is the type, not the class.
+    const asClass = klass === undefined && up !== 'ANY' ? qclassFromName(up) : undefined;
     if (asClass !== undefined && !/^\d+$/.test(up)) {
       klass = asClass;
       continue;
