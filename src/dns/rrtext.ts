@@ -14,7 +14,7 @@
 import { isIP } from 'node:net';
 import type { Record } from './message.js';
 import { isDomainName, toPacketName } from './name.js';
-import { qclassFromName, qtypeFromName } from './constants.js';
+import { qtypeName } from './constants.js';
 
 /** Record types `parseRR` builds. */
 export const RRTEXT_TYPES: readonly string[] = ['A', 'AAAA', 'CNAME', 'DNAME', 'NS', 'PTR', 'MX', 'SRV', 'TXT', 'SPF', 'SOA', 'CAA'];
@@ -28,6 +28,15 @@ interface Tok {
 }
 
 const DEFAULT_TTL = 3600;
+
+/** Mnemonic → number, built once (the constants.ts lookups scan their tables on every call). */
+const TYPE_BY_NAME: ReadonlyMap<string, number> = new Map(
+  [...Array.from({ length: 300 }, (_, n) => n), 32768, 32769].flatMap((n) => {
+    const name = qtypeName(n);
+    return name.startsWith('TYPE') ? [] : [[name, n] as [string, number]];
+  }),
+);
+const CLASS_BY_NAME: ReadonlyMap<string, number> = new Map([['IN', 1], ['CS', 2], ['CH', 3], ['HS', 4], ['NONE', 254], ['ANY', 255]]);
 
 /** Split the first logical record into tokens (parentheses join lines; comments dropped). */
 function tokenize(s: string): Tok[] {
@@ -202,8 +211,8 @@ export function parseRR(text: string): Record {
     if (t.quoted) throw new RRTextError(`expecting RR type, TTL or class, not ${JSON.stringify(t.text)}`);
     const up = t.text.toUpperCase();
     // miekg/dns tries a type mnemonic first: `ANY` is the type, not the class.
-    const asClass = klass === undefined && up !== 'ANY' ? qclassFromName(up) : undefined;
-    if (asClass !== undefined && !/^\d+$/.test(up)) {
+    const asClass = klass === undefined && up !== 'ANY' ? CLASS_BY_NAME.get(up) : undefined;
+    if (asClass !== undefined) {
       klass = asClass;
       continue;
     }
@@ -213,10 +222,9 @@ export function parseRR(text: string): Record {
       ttl = v;
       continue;
     }
-    const qt = qtypeFromName(up);
-    if (qt === undefined) throw new RRTextError(`expecting RR type, TTL or class, not ${JSON.stringify(t.text)}`);
-    type = up;
     if (/^TYPE\d+$/.test(up)) throw new RRTextError(`record type ${up} (RFC 3597 form) is not supported`);
+    if (!TYPE_BY_NAME.has(up)) throw new RRTextError(`expecting RR type, TTL or class, not ${JSON.stringify(t.text)}`);
+    type = up;
     if (!RRTEXT_TYPES.includes(up)) throw new RRTextError(`record type ${up} is not supported`);
   }
   if (type === undefined) throw new RRTextError('no record type');

@@ -194,6 +194,26 @@ const FAILURES = `.:{{DNS}} {
 }
 `;
 
+/** Other RCODEs with records, and a reply too large for a UDP client without EDNS. */
+const RCODES_AND_SIZE = `.:{{DNS}} {
+  template IN ANY refused.test {
+    rcode REFUSED
+    answer "{{ .Name }} 60 IN A 10.0.0.1"
+  }
+  template IN ANY notimp.test {
+    rcode NOTIMP
+  }
+  template IN ANY yx.test {
+    rcode YXDOMAIN
+    authority "yx.test. 60 IN SOA a. b. 1 2 3 4 5"
+  }
+  template IN TXT big.test {
+${Array.from({ length: 30 }, (_, i) => `    answer "{{ .Name }} 60 IN TXT \\"record ${i} ${'x'.repeat(40)}\\""`).join('\n')}
+    additional "extra.big.test. 60 IN A 10.9.9.9"
+  }
+}
+`;
+
 interface TCase {
   readonly id: string;
   readonly setup: CaseSetup;
@@ -274,6 +294,12 @@ const CASES: TCase[] = [
       ...generate(names('www.example.org'), ['A'], VARIANTS, 603),
     ],
     plugins: ['template', 'kubernetes', 'forward'],
+  },
+  {
+    id: 'template-rcodes-and-size',
+    setup: { corefile: RCODES_AND_SIZE },
+    queries: generate(names('a.refused.test', 'a.notimp.test', 'a.yx.test', 'a.big.test'), ['A', 'TXT'], VARIANTS, 801),
+    plugins: ['template'],
   },
   {
     id: 'template-failures',
