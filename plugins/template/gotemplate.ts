@@ -1068,10 +1068,15 @@ function fmtInner(v: GoValue): string {
   return v === undefined || v === null ? '<nil>' : fmtV(v);
 }
 
+/** Go's `%v` of a float64: shortest digits, exponent form below 1e-4 and from 1e6 (strconv 'g', -1). */
 function fmtFloatG(f: number): string {
-  if (Number.isInteger(f) && Math.abs(f) < 1e21) return String(f);
-  const s = String(f);
-  return s.replace(/e\+?(-?)(\d)$/, 'e$1' + '0$2').replace(/e\+?(-?)(\d\d+)$/, (_m, sg: string, d: string) => `e${sg === '-' ? '-' : '+'}${d}`);
+  if (Number.isNaN(f)) return 'NaN';
+  if (!Number.isFinite(f)) return f > 0 ? '+Inf' : '-Inf';
+  if (f === 0) return Object.is(f, -0) ? '-0' : '0';
+  const [mant, expText] = f.toExponential().split('e') as [string, string];
+  const exp = Number(expText);
+  if (exp < -4 || exp >= 6) return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  return String(f);
 }
 
 function sprint(vals: GoValue[], p: (v: GoValue) => string): string {

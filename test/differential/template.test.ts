@@ -421,6 +421,7 @@ describe('differential: template', () => {
     '{{ 0x1F }} {{ 1.5 }} {{ \'a\' }} {{ true }} {{ `raw\\n` }} {{ "esc\\t" }} {{ 1e3 }} {{ -7 }} {{ 0o17 }} {{ 017 }} {{ 1_000 }}',
     '{{ (index .Match 1) | printf "%s!" }} {{ .Group }} {{ .Match }} {{ print nil }}',
     '{{ printf "%s/%s/%d" .Type .Class (len .Match) }} {{ print .Type .Class }} {{ (index .Match 0) }}',
+    '{{ 2.5 }} {{ 100000.5 }} {{ 1234567.5 }} {{ 0.0001 }} {{ 0.00001 }} {{ 1.5e-7 }} {{ -3.25e10 }} {{ print 2.0 }} {{ print 1e6 }}',
     '{{ index .Match 5 }}',
     '{{ .Grup.d }}',
     '{{ .Name.x }}',
