@@ -10,6 +10,7 @@ import { matchZone } from '../../src/dns/name.js';
 import { parseRR, RRTextError } from '../../src/dns/rrtext.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
+import { ExprRunError, type ExprQuery, type ExprValue } from './exprlang.js';
 import { EMPTY_VAR, GoObject, TemplateExecError, type GoValue } from './gotemplate.js';
 import { templateFailures, templateMatches, templateRRFailures } from './metrics.js';
 import type { RRTemplate, TemplateConfig, TemplateRegex } from './setup.js';
@@ -56,6 +57,31 @@ function messageObject(q: Query): GoObject {
   });
 }
 
+const FAILED: unique symbol = Symbol('failed');
+
+/** The query as the expression functions see it (CoreDNS's request.Request accessors). */
+function exprQuery(q: Query, group: ReadonlyMap<string, GoValue>): ExprQuery {
+  return {
+    name: () => q.lname,
+    type: () => qtypeName(q.qtype),
+    class: () => qclassName(q.qclass),
+    proto: () => q.proto,
+    size: () => q.raw.length,
+    clientIP: () => q.transport.remoteAddress,
+    port: () => String(q.transport.remotePort),
+    id: () => q.id,
+    opcode: () => ((q.request.flags ?? 0) >> 11) & 0xf,
+    do: () => q.do,
+    bufsize: () => q.bufsize,
+    serverIP: () => q.transport.localAddress,
+    serverPort: () => String(q.transport.localPort),
+    group: (k) => {
+      const v = group.get(k);
+      return typeof v === 'string' ? v : '';
+    },
+  };
+}
+
 function rrKey(rr: Answer): string {
   return `${rr.name.toLowerCase()} ${rr.type} ${JSON.stringify((rr as { data?: unknown }).data)}`;
 }
@@ -89,6 +115,7 @@ export class TemplateHandler implements Handler {
       if (t.qclass !== 255 && q.qclass !== 255 && q.qclass !== t.qclass) continue;
       if (t.qtype !== 255 && q.qtype !== 255 && q.qtype !== t.qtype) continue;
       const m = this.match(t, q, zone);
+      if (m === FAILED) return Rcode.SERVFAIL;
       if (!m) {
         if (t.fallthrough !== null && matchZone(t.fallthrough, lname) !== undefined) continue;
         return Rcode.SERVFAIL;
@@ -100,7 +127,11 @@ export class TemplateHandler implements Handler {
     return nextOrFailure(this.name, this.next, q);
   }
 
-  private match(t: TemplateConfig, q: Query, zone: string): Matched | null {
+  /**
+   * The template's data for `q`, or null when no regex matched or an `expr` was not true, or
+   * FAILED when a `var` or `expr` could not be evaluated (SERVFAIL, no fallthrough, as CoreDNS).
+   */
+  private match(t: TemplateConfig, q: Query, zone: string): Matched | null | typeof FAILED {
     const lname = q.lname;
     let found: RegExpExecArray | null = null;
     let regex: TemplateRegex | null = null;
@@ -125,6 +156,22 @@ export class TemplateHandler implements Handler {
       const n = regex.names[i];
       if (n) group.set(n, found[i] ?? '');
     }
+    let vars: ReadonlyMap<string, GoValue> = EMPTY_VAR;
+    if (t.vars.length > 0 || t.exprs.length > 0) {
+      const values = new Map<string, ExprValue>();
+      const scope = { q: exprQuery(q, group), vars: values };
+      try {
+        for (const v of t.vars) values.set(v.name, v.expr.run(scope));
+        for (const e of t.exprs) if (e.run(scope) !== true) return null;
+      } catch (e) {
+        if (e instanceof ExprRunError) {
+          q.fail(new Error(`plugin/template: ${e.message}`), Rcode.SERVFAIL);
+          return FAILED;
+        }
+        throw e;
+      }
+      vars = values as ReadonlyMap<string, GoValue>;
+    }
     let message: GoObject | null = null;
     const question = new GoObject('*dns.Question', { Name: q.name, Qtype: BigInt(q.qtype), Qclass: BigInt(q.qclass) }, {}, () => questionString(q.name, q.qtype, q.qclass));
     const data = new GoObject(
@@ -140,7 +187,7 @@ export class TemplateHandler implements Handler {
         Message: () => (message ??= messageObject(q)),
         Question: question,
         Remote: q.transport.remoteAddress,
-        Var: EMPTY_VAR,
+        Var: vars,
       },
       {
         // Metadata comes from CoreDNS's `metadata` plugin, which clusterdns does not have: always ''.

@@ -10,14 +10,15 @@ import { qclassFromName, qtypeFromName, qtypeName, Rcode, rcodeFromName } from '
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import { RRTEXT_TYPES } from '../../src/dns/rrtext.js';
 import { compileRe2, Re2Error, subexpNames } from '../../src/util/re2.js';
+import { ENV_FUNCS, EXPR_RESERVED, ExprCompileError, Expression } from './exprlang.js';
 import { GoTemplate, TemplateParseError } from './gotemplate.js';
 
 export const TEMPLATE_OPTIONS = directive('template', {
   args: { args: [str('CLASS'), str('TYPE')], rest: zoneArg(), min: 0 },
   options: [
     option('match', { rest: str('REGEX'), min: 1, repeat: 'all' }),
-    option('var', { rest: str('EXPRESSION'), min: 0, repeat: 'all' }),
-    option('expr', { rest: str('EXPRESSION'), min: 0, repeat: 'all' }),
+    option('var', { rest: str('EXPRESSION'), min: 2, repeat: 'all' }),
+    option('expr', { rest: str('EXPRESSION'), min: 1, repeat: 'all' }),
     option('answer', { rest: str('RR'), min: 1, repeat: 'all' }),
     option('additional', { rest: str('RR'), min: 1, repeat: 'all' }),
     option('authority', { rest: str('RR'), min: 1, repeat: 'all' }),
@@ -59,6 +60,10 @@ export interface TemplateConfig {
   readonly ederror: { readonly code: number; readonly reason: string } | null;
   /** Zones subject to fallthrough; null = no fallthrough. */
   readonly fallthrough: readonly string[] | null;
+  /** `var NAME EXPRESSION`, evaluated in order for each match. */
+  readonly vars: readonly { readonly name: string; readonly expr: Expression }[];
+  /** `expr EXPRESSION`: all must be true for a match. */
+  readonly exprs: readonly Expression[];
 }
 
 const MAX_REGEX_LEN = 10000;
@@ -168,6 +173,9 @@ export function parseTemplates(d: Dispenser, blockZones: readonly string[]): Tem
     let rcode: number = Rcode.NOERROR;
     let ederror: TemplateConfig['ederror'] = null;
     let fallthrough: string[] | null = null;
+    const vars: { name: string; expr: Expression }[] = [];
+    const exprs: Expression[] = [];
+    const declared = new Set<string>();
     for (const o of occ.options) {
       switch (o.name) {
         case 'match':
@@ -182,9 +190,27 @@ export function parseTemplates(d: Dispenser, blockZones: readonly string[]): Tem
             }
           }
           break;
-        case 'var':
+        case 'var': {
+          const name = o.raw[0]!;
+          if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) throw err(o.token, `invalid variable name ${JSON.stringify(name)}`);
+          if (declared.has(name) || ENV_FUNCS[name] !== undefined || EXPR_RESERVED.has(name)) throw err(o.token, `variable name ${JSON.stringify(name)} is reserved`);
+          try {
+            vars.push({ name, expr: Expression.compile(o.raw.slice(1).join(' '), declared) });
+          } catch (e) {
+            if (e instanceof ExprCompileError) throw err(o.token, `could not compile expression: ${name}, ${e.message}`);
+            throw e;
+          }
+          declared.add(name);
+          break;
+        }
         case 'expr':
-          throw err(o.token, `'${o.name}' (expr-lang expressions) is not supported by clusterdns's template plugin`);
+          try {
+            exprs.push(Expression.compile(o.raw.join(' '), declared));
+          } catch (e) {
+            if (e instanceof ExprCompileError) throw err(o.token, `could not compile expression: ${e.message}`);
+            throw e;
+          }
+          break;
         case 'answer':
           answer.push(...compileSection(o, 'answer'));
           break;
@@ -227,7 +253,7 @@ export function parseTemplates(d: Dispenser, blockZones: readonly string[]): Tem
       }
     }
     if (regexes.length === 0) regexes.push({ source: '.*', re: /.*/, names: [''] });
-    out.push({ qclass, qtype, zones, regexes, answer, additional, authority, rcode, ederror, fallthrough });
+    out.push({ qclass, qtype, zones, regexes, answer, additional, authority, rcode, ederror, fallthrough, vars, exprs });
   }
   return out;
 }

@@ -71,8 +71,23 @@ describe('template setup', () => {
     ['template ANY ANY {\n match (?=x)\n}', 'could not parse regex: (?=x), error parsing regexp: invalid or unsupported Perl syntax: `(?=`', 2],
     ['template ANY ANY {\n match (?i:x)\n}', 'could not parse regex: (?i:x), error parsing regexp: the inline flag group `(?i:` is not supported by clusterdns (flags only at the start of the pattern)', 2],
     [`template ANY ANY {\n match ${'a'.repeat(10001)}\n}`, 'regex pattern too long: 10001 > 10000', 2],
-    ['template ANY ANY {\n var a 1\n}', "'var' (expr-lang expressions) is not supported by clusterdns's template plugin", 2],
-    ['template ANY ANY {\n expr true\n}', "'expr' (expr-lang expressions) is not supported by clusterdns's template plugin", 2],
+    ['template ANY ANY {\n var\n}', "Wrong argument count or unexpected line ending after 'var'", 2],
+    ['template ANY ANY {\n var a\n}', "Wrong argument count or unexpected line ending after 'a'", 2],
+    ['template ANY ANY {\n var 1a 1\n}', 'invalid variable name "1a"', 2],
+    ['template ANY ANY {\n var a-b 1\n}', 'invalid variable name "a-b"', 2],
+    ['template ANY ANY {\n var name 1\n}', 'variable name "name" is reserved', 2],
+    ['template ANY ANY {\n var group 1\n}', 'variable name "group" is reserved', 2],
+    ['template ANY ANY {\n var len 1\n}', 'variable name "len" is reserved', 2],
+    ['template ANY ANY {\n var true 1\n}', 'variable name "true" is reserved', 2],
+    ['template ANY ANY {\n var let 1\n}', 'variable name "let" is reserved', 2],
+    ['template ANY ANY {\n var a 1\n var a 2\n}', 'variable name "a" is reserved', 3],
+    ['template ANY ANY {\n var a b + 1\n var b 1\n}', 'could not compile expression: a, unknown name b (1:1)', 2],
+    ['template ANY ANY {\n var a undefined\n}', 'could not compile expression: a, unknown name undefined (1:1)', 2],
+    ['template ANY ANY {\n var a 1 +\n}', 'could not compile expression: a, unexpected token EOF (1:4)', 2],
+    ['template ANY ANY {\n expr\n}', "Wrong argument count or unexpected line ending after 'expr'", 2],
+    ['template ANY ANY {\n expr nosuch()\n}', 'could not compile expression: unknown func nosuch (1:1)', 2],
+    ['template ANY ANY {\n expr "sortBy([1], #)"\n}', 'could not compile expression: the built-in sortBy() is not supported by clusterdns (1:1)', 2],
+    ['template ANY ANY {\n expr name() matches \'(?=x)\'\n}', 'could not compile expression: error parsing regexp: invalid or unsupported Perl syntax: `(?=` (1:23)', 2],
     ['template ANY ANY {\n answer "{{ .Name }} 60 IN HINFO a b"\n}', 'template "{{ .Name }} 60 IN HINFO a b": record type HINFO is not supported by clusterdns\'s template plugin (supported: A, AAAA, CNAME, DNAME, NS, PTR, MX, SRV, TXT, SPF, SOA, CAA)', 2],
     ['template ANY ANY {\n answer "{{ .Message }}"\n}', 'template "{{ .Message }}": .Message as a whole is not supported by clusterdns; use its fields (Id, Response, Opcode, Authoritative, Truncated, RecursionDesired, RecursionAvailable, Zero, AuthenticatedData, CheckingDisabled, Rcode, Question)', 2],
     ['template ANY ANY {\n answer "{{ .Message.Extra }}"\n}', 'template "{{ .Message.Extra }}": .Message.Extra is not supported by clusterdns', 2],
@@ -90,6 +105,12 @@ describe('template setup', () => {
       expect((err as ConfigError).line).toBe(line);
     });
   }
+
+  it('var and expr compile against the variables declared before them', () => {
+    const [t] = parse("template ANY ANY example. {\n match ^(?P<a>[a-z]+)[.]example[.]$\n var a group('a') + group(1) + group(0)\n var b a + 'x'\n expr b != ''\n}");
+    expect(t!.vars.map((v) => v.name)).toEqual(['a', 'b']);
+    expect(t!.exprs).toHaveLength(1);
+  });
 
   it('accepts what CoreDNS accepts: a template that can only fail at query time, {{ parseInt }} without arguments', () => {
     expect(() => parse('template ANY ANY {\n answer "{{ .Name }} A {{ .Grup.d }}."\n additional "{{ parseInt }}"\n}')).not.toThrow();
@@ -145,6 +166,26 @@ describe('template over sockets', () => {
   }
   template IN AAAA loop.test {
     answer "{{ .Name }} 60 IN CNAME {{ .Name }}"
+  }
+  template IN A lan.example.com {
+    match ^(?P<ip>[0-9]{1,3}(-[0-9]{1,3}){3})[.](?P<id>[a-z2-7]{4})[.]lan[.]example[.]com[.]$
+    var ip replace(group('ip'), '-', '.')
+    expr "any(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16'], incidr(ip, #))"
+    answer "{{ .Name }} 60 IN A {{ .Var.ip }}"
+    fallthrough
+  }
+  template IN TXT vars.test {
+    match ^(?P<n>[0-9]+)[.]vars[.]test[.]$
+    var num int(group('n'))
+    var double num * 2
+    var half num / 2
+    expr num > 1
+    answer "{{ .Name }} 60 IN TXT \\"{{ .Var.num }} {{ .Var.double }} {{ .Var.half }} {{ len .Var }}\\""
+    fallthrough
+  }
+  template IN TXT vars.test {
+    match ^bad[.]
+    var n int('x')
   }
   template IN ANY sf.test {
     rcode SERVFAIL
@@ -207,6 +248,19 @@ describe('template over sockets', () => {
     expect(rcode(r2)).toBe(2);
     expect(await metric('coredns_template_rr_failures_total', { ...labels, template: '{{.Name}} 60 IN A 10.0.0' })).toBe(rrBefore + 1);
     expect(await metric('coredns_template_matches_total', { zone: 'fail.test.', class: 'IN', type: 'A' })).toBeGreaterThanOrEqual(2);
+  });
+
+  it('var and expr: the README LAN example, arithmetic, a failed expression falls through, an evaluation error is SERVFAIL', async () => {
+    const lan = await udpQuery(s.port, '192-168-1-20.abcd.lan.example.com', 'A');
+    expect(rrStrings(lan.answers)).toEqual(['192-168-1-20.abcd.lan.example.com. 60 A 192.168.1.20']);
+    const pub = await udpQuery(s.port, '8-8-8-8.abcd.lan.example.com', 'A');
+    expect(pub.answers.filter((a) => a.type === 'A' && a.name.includes('lan'))).toEqual([]); // fell through to whoami
+    const v = await udpQuery(s.port, '5.vars.test', 'TXT');
+    expect(rrStrings(v.answers)).toEqual(['5.vars.test. 60 TXT 5 10 2.5 3']);
+    const one = await udpQuery(s.port, '1.vars.test', 'TXT');
+    expect(rcode(one)).toBe(2); // expr false, no later template matches: SERVFAIL
+    const bad = await udpQuery(s.port, 'bad.vars.test', 'TXT');
+    expect(rcode(bad)).toBe(2);
   });
 
   it('rcode SERVFAIL: nothing written, the server answers SERVFAIL', async () => {

@@ -214,6 +214,41 @@ ${Array.from({ length: 30 }, (_, i) => `    answer "{{ .Name }} 60 IN TXT \\"rec
 }
 `;
 
+/** CoreDNS 1.15.0's var/expr: the README's LAN example and expressions over the query. */
+const EXPRESSIONS = `.:{{DNS}} {
+  template IN A example.com {
+    match ^(?P<ip>[0-9]{1,3}(-[0-9]{1,3}){3})[.](?P<id>[a-z2-7]{26})[.]example[.]com[.]$
+    var ip replace(group('ip'), '-', '.')
+    expr "any(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16'], incidr(ip, #))"
+    answer "{{ .Name }} 60 IN A {{ .Var.ip }}"
+    fallthrough
+  }
+  template IN TXT vars.test {
+    match ^(?P<n>[0-9]+)[.](?P<w>[a-z]+)[.]vars[.]test[.]$
+    var num int(group('n'))
+    var double num * 2
+    var half num / 2
+    var label upper(group('w')) + '-' + string(num) + '-' + group(2)
+    var local incidr(client_ip(), '127.0.0.0/8')
+    var big num > 10 ? 'big' : 'small'
+    var parts split(group(0), '.')
+    expr num > 1 && type() == 'TXT' && len(parts) == 5
+    answer "{{ .Name }} 60 IN TXT \\"{{ .Var.num }} {{ .Var.double }} {{ .Var.half }} {{ .Var.label }} {{ .Var.local }} {{ .Var.big }} {{ index .Var.parts 1 }} {{ len .Var }}\\""
+    fallthrough
+  }
+  template IN ANY vars.test {
+    match ^bad[.]
+    var n int('x')
+  }
+  template IN ANY expr.test {
+    expr name() matches '^[a-c][.]' || proto() == 'tcp'
+    answer "{{ .Name }} 60 IN TXT \\"{{ .Type }} ok\\""
+    fallthrough
+  }
+  forward . {{UPSTREAM}}
+}
+`;
+
 interface TCase {
   readonly id: string;
   readonly setup: CaseSetup;
@@ -300,6 +335,21 @@ const CASES: TCase[] = [
     setup: { corefile: RCODES_AND_SIZE },
     queries: generate(names('a.refused.test', 'a.notimp.test', 'a.yx.test', 'a.big.test'), ['A', 'TXT'], VARIANTS, 801),
     plugins: ['template'],
+  },
+  {
+    id: 'template-expressions',
+    setup: {
+      corefile: EXPRESSIONS,
+      upstream: (u) => {
+        u.on('8-8-8-8.abcdefghijklmnopqrstuvwxyz.example.com.', { answers: [a('8-8-8-8.abcdefghijklmnopqrstuvwxyz.example.com', '192.0.2.8')] });
+        u.on('d.expr.test.', { answers: [a('d.expr.test', '192.0.2.4')] });
+      },
+    },
+    queries: generate(
+      names('10-1-2-3.abcdefghijklmnopqrstuvwxyz.example.com', '192-168-7-9.abcdefghijklmnopqrstuvwxyz.example.com', '8-8-8-8.abcdefghijklmnopqrstuvwxyz.example.com',
+        '5.abc.vars.test', '25.xyz.vars.test', '1.abc.vars.test', 'bad.vars.test', 'a.expr.test', 'd.expr.test'),
+      ['A', 'TXT'], VARIANTS, 901),
+    plugins: ['template', 'forward'],
   },
   {
     id: 'template-failures',
