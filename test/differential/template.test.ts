@@ -7,7 +7,7 @@
  * text/template (`go run`, the toolchain that builds .bin/coredns) on the same inputs.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -486,7 +486,10 @@ describe('differential: template', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gotemplate-'));
     writeFileSync(join(dir, 'go.mod'), 'module gotpl\n\ngo 1.22\n');
     writeFileSync(join(dir, 'main.go'), GO_PROGRAM);
-    const out = execFileSync('go', ['run', '.', ...GO_CASES], { cwd: dir, encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' }, timeout: 120_000 });
+    // The Go toolchain scripts/install-coredns.sh builds CoreDNS with (same lookup).
+    const go = process.env.GO ?? (spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' }).stdout.trim() || '/usr/local/go/bin/go');
+    expect(existsSync(go), `Go toolchain not found at ${go} (set GO=/path/to/go)`).toBe(true);
+    const out = execFileSync(go, ['run', '.', ...GO_CASES], { cwd: dir, encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' }, timeout: 120_000 });
     const goResults = JSON.parse(out) as { out?: string; parseErr?: string; execErr?: boolean }[];
     const data = new GoObject(
       '*main.D',
