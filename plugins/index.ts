@@ -17,6 +17,7 @@ import { shadow } from './shadow/index.js';
 import { loadbalance } from './loadbalance/index.js';
 import { autopath } from './autopath/index.js';
 import { cache } from './cache/index.js';
+import { template } from './template/index.js';
 import { hosts } from './hosts/index.js';
 import { kubernetes } from './kubernetes/index.js';
 import { loop } from './loop/index.js';
@@ -57,6 +58,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   loadbalance,
   autopath,
   cache,
+  template,
   hosts,
   kubernetes,
   loop,

@@ -57,4 +57,9 @@ export const TOLERANCE_RULES: readonly ToleranceRule[] = [
     reason: 'A query whose header counts do not match its records (a record missing, two OPT records, an OPT owned by another name than the root, a question cut short) gets FORMERR from clusterdns, as the project\'s bad-input rule says; miekg/dns skips what it cannot read and CoreDNS answers what is left (NOERROR, REFUSED or SERVFAIL).',
     match: { kinds: ['rcode', 'flags', 'question', 'answer', 'edns'], tags: ['malformed'], candidateRcode: 'FORMERR' },
   },
+  {
+    id: 'template-ederror-do-bit',
+    reason: 'A template with `ederror` adds its OPT the way CoreDNS does (miekg/dns SetEdns0(4096, true)), which sets DO in the reply even when the client\'s query had DO=0. clusterdns\'s reply pipeline echoes the client\'s DO bit, as RFC 3225 asks of a reply.',
+    match: { kinds: ['edns'], fields: ['do'], plugins: ['template'], tags: ['template-ederror'] },
+  },
 ];
