@@ -19,6 +19,7 @@ import { autopath } from './autopath/index.js';
 import { cache } from './cache/index.js';
 import { hosts } from './hosts/index.js';
 import { kubernetes } from './kubernetes/index.js';
+import { k8s_external } from './k8s_external/index.js';
 import { loop } from './loop/index.js';
 import { forward } from './forward/index.js';
 import { whoami } from './whoami/index.js';
@@ -50,6 +51,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   cache,
   hosts,
   kubernetes,
+  k8s_external,
   loop,
   forward,
   whoami,

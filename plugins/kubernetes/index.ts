@@ -14,6 +14,8 @@ import { collectGarbage } from '../../src/util/gc.js';
 import { KubeIndex } from './kubeindex.js';
 import { selfLookup } from './selfquery.js';
 import { parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
+import { KUBERNETES_EXTERNAL } from '../../src/kubernetes/external.js';
+import { kubernetesExternal } from './external.js';
 
 export { KubernetesHandler } from './handler.js';
 export type { KubernetesConfig } from './setup.js';
@@ -129,6 +131,14 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     port: (): number => ctx.block.port,
   };
 
+  let ownIPs: string[] | null = null;
+  ctx.provide(KUBERNETES_EXTERNAL, kubernetesExternal(index.store, {
+    ttl: cfg.ttl,
+    namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
+    endpointPodNames: cfg.endpointPodNames,
+    localIPs: () => (ownIPs ??= localIPs(ctx.block.bindAddresses)),
+    upstream: (sub) => selfLookup(sub, self),
+  }));
   ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
   ctx.onStartup(async () => {
     try {
