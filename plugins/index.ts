@@ -7,6 +7,7 @@
  */
 import type { PluginDef } from '../src/plugin.js';
 import { reload } from './reload/index.js';
+import { metadata } from './metadata/index.js';
 import { bind } from './bind/index.js';
 import { ready } from './ready/index.js';
 import { health } from './health/index.js';
@@ -38,6 +39,7 @@ export const DIRECTIVE_ORDER: readonly string[] = [
 ];
 
 const IMPLEMENTED: readonly PluginDef[] = [
+  metadata,
   reload,
   bind,
   ready,

@@ -16,6 +16,8 @@ import { selfLookup } from './selfquery.js';
 import { parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 import { KUBERNETES_EXTERNAL } from '../../src/kubernetes/external.js';
 import { kubernetesExternal } from './external.js';
+import { METADATA_COLLECTOR } from '../../src/metadata.js';
+import { kubernetesMetadata } from './metadata.js';
 
 export { KubernetesHandler } from './handler.js';
 export type { KubernetesConfig } from './setup.js';
@@ -140,6 +142,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     upstream: (sub) => selfLookup(sub, self),
   }));
   ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
+  ctx.onStartup(() => ctx.lookup(METADATA_COLLECTOR)?.addProvider(kubernetesMetadata(index.store, cfg.zones, cfg.podMode, cfg.zonal)));
   ctx.onStartup(async () => {
     try {
       index.start();
