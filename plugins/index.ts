@@ -8,6 +8,8 @@
 import type { PluginDef } from '../src/plugin.js';
 import { reload } from './reload/index.js';
 import { metadata } from './metadata/index.js';
+import { timeouts } from './timeouts/index.js';
+import { debug } from './debug/index.js';
 import { bind } from './bind/index.js';
 import { ready } from './ready/index.js';
 import { health } from './health/index.js';
@@ -40,6 +42,8 @@ export const DIRECTIVE_ORDER: readonly string[] = [
 
 const IMPLEMENTED: readonly PluginDef[] = [
   metadata,
+  timeouts,
+  debug,
   reload,
   bind,
   ready,
