@@ -8,6 +8,7 @@
 import type { PluginDef } from '../src/plugin.js';
 import { reload } from './reload/index.js';
 import { metadata } from './metadata/index.js';
+import { cancel } from './cancel/index.js';
 import { timeouts } from './timeouts/index.js';
 import { debug } from './debug/index.js';
 import { bind } from './bind/index.js';
@@ -42,6 +43,7 @@ export const DIRECTIVE_ORDER: readonly string[] = [
 
 const IMPLEMENTED: readonly PluginDef[] = [
   metadata,
+  cancel,
   timeouts,
   debug,
   reload,
