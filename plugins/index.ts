@@ -11,6 +11,7 @@ import { metadata } from './metadata/index.js';
 import { cancel } from './cancel/index.js';
 import { timeouts } from './timeouts/index.js';
 import { debug } from './debug/index.js';
+import { pprof } from './pprof/index.js';
 import { bind } from './bind/index.js';
 import { ready } from './ready/index.js';
 import { health } from './health/index.js';
@@ -50,6 +51,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   bind,
   ready,
   health,
+  pprof,
   prometheus,
   errors,
   log,
