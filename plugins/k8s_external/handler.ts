@@ -231,7 +231,22 @@ export class ExternalHandler implements Handler {
   }
 
   /** msg_to_dns.go a/aaaa: address records, and CNAMEs to load-balancer hostnames followed upstream. */
-  private async address(q: Query, zone: string, entries: Entry[]): Promise<number> {
+  private address(q: Query, zone: string, entries: Entry[]): number | Promise<number> {
+    for (const e of entries) if (hostType(e.host) === null) return this.addressWithLookups(q, zone, entries);
+    const want = q.qtype === Qtype.A ? 'A' : 'AAAA';
+    const answers: Answer[] = [];
+    const dup = new Set<string>();
+    for (const e of entries) {
+      const t = hostType(e.host)!;
+      if (t.type !== want || dup.has(e.host)) continue;
+      dup.add(e.host);
+      answers.push({ name: toPacketName(q.name), type: want, class: 'IN', ttl: this.cfg.ttl, data: t.ip });
+    }
+    return this.reply(q, zone, Rcode.NOERROR, answers, []);
+  }
+
+  /** `address` when a load-balancer hostname needs a lookup through the server. */
+  private async addressWithLookups(q: Query, zone: string, entries: Entry[]): Promise<number> {
     const want = q.qtype === Qtype.A ? 'A' : 'AAAA';
     const answers: Answer[] = [];
     const dup = new Set<string>();
