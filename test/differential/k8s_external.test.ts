@@ -4,6 +4,7 @@
  * every name form, the apex and its `dns` subdomain, PTR, several option sets.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { networkInterfaces } from 'node:os';
 import * as dnsPacket from 'dns-packet';
 import type { Sandbox } from '../../sandbox/server.js';
 import { assertResult, encode, exchange, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type Pair, type QuerySpec } from './harness.js';
@@ -30,6 +31,21 @@ const OBJECTS: unknown[] = [
   svc('noports', { type: 'ClusterIP', clusterIP: '10.96.5.5', clusterIPs: ['10.96.5.5'], externalIPs: ['198.51.100.30'] }),
   svc('hlext', { type: 'ClusterIP', clusterIP: 'None', clusterIPs: ['None'], externalIPs: ['198.51.100.40'], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }),
   svc('pending', { type: 'LoadBalancer', clusterIP: '10.96.5.6', clusterIPs: ['10.96.5.6'], ports: PORTS }),
+];
+
+/**
+ * The DNS server "in the cluster": an EndpointSlice of a Service with external IPs carries this
+ * host's own addresses (data only; no traffic goes to them), so both servers find themselves as
+ * its endpoints and answer `ns1.dns` with the Service's external IPs (headless: the endpoints).
+ */
+const OWN = Object.values(networkInterfaces()).flatMap((l) => l ?? []).filter((a) => !a.internal && a.family === 'IPv4').map((a) => a.address);
+const DNS_SERVICE: unknown[] = OWN.length === 0 ? [] : [
+  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'dns-ext', namespace: 'kube-system' },
+    spec: { type: 'LoadBalancer', clusterIP: '10.96.5.53', clusterIPs: ['10.96.5.53'], externalIPs: ['203.0.113.53'], ports: [{ name: 'dns', port: 53, protocol: 'UDP' }] },
+    status: { loadBalancer: { ingress: [{ ip: '203.0.113.54' }, { ip: '2001:db8::53' }] } } },
+  { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'dns-ext-1', namespace: 'kube-system', labels: { 'kubernetes.io/service-name': 'dns-ext' } },
+    addressType: 'IPv4', ports: [{ name: 'dns', port: 53, protocol: 'UDP' }],
+    endpoints: [{ addresses: [OWN[0]], conditions: { ready: true } }] },
 ];
 
 const NAMES = [
@@ -59,6 +75,7 @@ interface Case {
   readonly plugins?: string[];
   /** Change the cluster after both servers answer, and wait until both saw it. */
   readonly change?: (sb: Sandbox, pair: Pair) => Promise<void>;
+  readonly objects?: unknown[];
 }
 
 /** Wait (bounded) until both servers answer `name A` with `ip` among the answers. */
@@ -98,6 +115,20 @@ const CASES: Case[] = [
     queries: generate([...NAMES, N('kubernetes.default'), N('kube-dns.kube-system')], ['A', 'AAAA', 'SRV', 'NS', 'SOA'], [{ proto: 'udp' }, { proto: 'udp', edns: 4096, mixed: true }], 91),
   },
   {
+    id: 'k8s-external-dns-service-in-cluster',
+    corefile: corefile('', `k8s_external ${Z}`),
+    objects: DNS_SERVICE,
+    queries: generate([Z, N('ns1.dns'), N('dns-ext.kube-system')], ['NS', 'A', 'AAAA', 'SOA'], [{ proto: 'udp' }, { proto: 'tcp', mixed: true }], 131),
+  },
+  {
+    id: 'k8s-external-dns-service-in-cluster-headless',
+    corefile: corefile('', `k8s_external ${Z} {\n    headless\n  }`),
+    objects: DNS_SERVICE.map((o) => ((o as { kind: string }).kind === 'Service'
+      ? { ...(o as object), spec: { ...(o as { spec: object }).spec, clusterIP: 'None', clusterIPs: ['None'], externalIPs: [], type: 'ClusterIP' }, status: {} }
+      : o)),
+    queries: generate([Z, N('ns1.dns')], ['NS', 'A', 'AAAA'], [{ proto: 'udp' }], 132),
+  },
+  {
     // An update of a Service's load-balancer status moves the external zone's serial (0 before).
     id: 'k8s-external-serial-after-update',
     corefile: corefile('', `k8s_external ${Z}`),
@@ -121,7 +152,8 @@ describe('differential: k8s_external', () => {
   for (const c of CASES) {
     it(c.id, async () => {
       expect(missing).toBeNull();
-      const pair = await startPair({ corefile: c.corefile, cluster: CLUSTER, objects: OBJECTS }, PROBE);
+      if (c.objects) expect(c.objects.length, 'this host has a non-loopback IPv4 address').toBeGreaterThan(0);
+      const pair = await startPair({ corefile: c.corefile, cluster: CLUSTER, objects: [...OBJECTS, ...(c.objects ?? [])] }, PROBE);
       try {
         if (c.change) await c.change(pair.sandbox!, pair);
         const result = newResult(c.id);
