@@ -7,6 +7,11 @@
  */
 import type { PluginDef } from '../src/plugin.js';
 import { reload } from './reload/index.js';
+import { metadata } from './metadata/index.js';
+import { cancel } from './cancel/index.js';
+import { timeouts } from './timeouts/index.js';
+import { debug } from './debug/index.js';
+import { pprof } from './pprof/index.js';
 import { bind } from './bind/index.js';
 import { ready } from './ready/index.js';
 import { health } from './health/index.js';
@@ -20,6 +25,7 @@ import { cache } from './cache/index.js';
 import { template } from './template/index.js';
 import { hosts } from './hosts/index.js';
 import { kubernetes } from './kubernetes/index.js';
+import { k8s_external } from './k8s_external/index.js';
 import { loop } from './loop/index.js';
 import { forward } from './forward/index.js';
 import { whoami } from './whoami/index.js';
@@ -47,10 +53,15 @@ export const DIRECTIVE_ORDER: readonly string[] = [
 ];
 
 const IMPLEMENTED: readonly PluginDef[] = [
+  metadata,
+  cancel,
+  timeouts,
+  debug,
   reload,
   bind,
   ready,
   health,
+  pprof,
   prometheus,
   errors,
   log,
@@ -61,6 +72,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   template,
   hosts,
   kubernetes,
+  k8s_external,
   loop,
   forward,
   whoami,

@@ -101,6 +101,12 @@ export class Query {
   zone = '.';
   /** performance.now() (milliseconds) when the packet was read. */
   readonly start: number;
+  /**
+   * performance.now() (milliseconds) after which plugins stop waiting for this query (the `cancel`
+   * plugin sets it; Infinity = none). Honoured by `forward`, which starts no attempt after it and
+   * cuts a running one at it.
+   */
+  deadline = Infinity;
   private decoded: Message | null = null;
 
   constructor(
@@ -208,6 +214,7 @@ export class Query {
     const req: ParsedRequest = { ...this.req, name, lname, qtype, questionEnd: 12 + wireNameLength(name) + 4 };
     const q = new Query(raw, req, this.transport, this.start);
     q.zone = this.zone;
+    q.deadline = this.deadline;
     return q;
   }
 }

@@ -3,6 +3,7 @@
  * line, chained in file order. Replies are passed to the client byte for byte, with only the id
  * (and the question's letter case) put back to the client's.
  */
+import { performance } from 'node:perf_hooks';
 import { Flag, Rcode, writtenStatus } from '../../src/dns/constants.js';
 import { replyMatches } from '../../src/dns/match.js';
 import { isSubdomain } from '../../src/dns/name.js';
@@ -74,7 +75,8 @@ export class ForwardHandler implements Handler {
     if (n === 0) return q.fail(new Error('no healthy proxies'), Rcode.SERVFAIL);
     const list = orderProxies(proxies, this.cfg.policy, this.policy);
     const cap = this.cfg.maxConnectAttempts ?? 2 * n;
-    const deadline = Date.now() + QUERY_BUDGET_MS;
+    // The `cancel` plugin's deadline (performance.now() based) can shorten the budget.
+    const deadline = Date.now() + Math.min(QUERY_BUDGET_MS, q.deadline - performance.now());
     const question = { lname: q.lname, qtype: q.qtype, qclass: q.qclass };
     let proto: 'udp' | 'tcp' = this.cfg.forceTcp ? 'tcp' : this.cfg.preferUdp ? 'udp' : q.proto;
     let upstreamErr: Error | null = null;

@@ -50,6 +50,9 @@ export class HostsData {
       return;
     }
     this.file = parseHosts(text, this.zones, this.cfg.autoReverse);
+    let entries = this.file.size;
+    for (const names of this.file.addr.values()) entries += names.length;
+    this.log.debug(`Parsed hosts file into ${entries} entries`);
     this.mtimeMs = st.mtimeMs;
     this.size = st.size;
     hostsReloadTimestamp.set(st.mtimeMs / 1000);

@@ -114,7 +114,7 @@ export function toService(obj: unknown): ServiceRec | string {
   if (typeof ps === 'string') return ps;
   const externalName = type === 'ExternalName' ? str(spec['externalName']) ?? '' : '';
   if (type === 'ExternalName' && !externalName) return `${where}: ExternalName service without spec.externalName`;
-  const externalIPs = Array.isArray(spec['externalIPs']) ? spec['externalIPs'].filter((x): x is string => typeof x === 'string') : [];
+  const externalIPs = externalAddresses(spec, (obj as Obj)['status']);
   return {
     name: m.name,
     namespace: m.namespace,
@@ -126,6 +126,28 @@ export function toService(obj: unknown): ServiceRec | string {
     ports: ps,
     externalIPs,
   };
+}
+
+const NO_EXTERNAL: readonly string[] = Object.freeze([]);
+
+/**
+ * `spec.externalIPs` as written, then each `status.loadBalancer.ingress` entry's `ip` (or its
+ * `hostname` when it has no IP), as CoreDNS's object.ToService builds its ExternalIPs (k8s_external).
+ */
+function externalAddresses(spec: Obj, status: unknown): readonly string[] {
+  const ingress = isObj(status) && isObj(status['loadBalancer']) ? status['loadBalancer']['ingress'] : undefined;
+  const ext = spec['externalIPs'];
+  if (!Array.isArray(ext) && !Array.isArray(ingress)) return NO_EXTERNAL;
+  const out: string[] = [];
+  if (Array.isArray(ext)) for (const x of ext) if (typeof x === 'string') out.push(x);
+  if (Array.isArray(ingress)) {
+    for (const lb of ingress) {
+      if (!isObj(lb)) continue;
+      const v = str(lb['ip']) || str(lb['hostname']) || '';
+      if (v !== '') out.push(v);
+    }
+  }
+  return out.length ? exact(out) : NO_EXTERNAL;
 }
 
 /** What of an endpoint, beyond its addresses, is kept (see SliceRec). */

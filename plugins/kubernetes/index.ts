@@ -16,6 +16,10 @@ import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js'
 import { KubeIndex } from './kubeindex.js';
 import { selfLookup } from './selfquery.js';
 import { KUBERNETES_OPTIONS, parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
+import { KUBERNETES_EXTERNAL } from '../../src/kubernetes/external.js';
+import { kubernetesExternal } from './external.js';
+import { METADATA_COLLECTOR } from '../../src/metadata.js';
+import { kubernetesMetadata } from './metadata.js';
 
 export { KubernetesHandler } from './handler.js';
 export type { KubernetesConfig } from './setup.js';
@@ -117,7 +121,16 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     port: (): number => ctx.block.port,
   };
 
+  let ownIPs: string[] | null = null;
+  ctx.provide(KUBERNETES_EXTERNAL, kubernetesExternal(index.store, {
+    ttl: cfg.ttl,
+    namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
+    endpointPodNames: cfg.endpointPodNames,
+    localIPs: () => (ownIPs ??= localIPs(ctx.block.bindAddresses)),
+    upstream: (sub) => selfLookup(sub, self),
+  }));
   ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
+  ctx.onStartup(() => ctx.lookup(METADATA_COLLECTOR)?.addProvider(kubernetesMetadata(index.store, cfg.zones, cfg.podMode, cfg.zonal)));
   ctx.onStartup(async () => {
     try {
       index.start();

@@ -119,7 +119,7 @@ interface Lookup {
 const OK_EMPTY: Lookup = { entries: [], err: false };
 const NX: Lookup = { entries: [], err: true };
 
-interface Parsed {
+export interface Parsed {
   podOrSvc: string;
   namespace: string;
   service: string;
@@ -148,7 +148,7 @@ function stripUnderscore(s: string): string {
 }
 
 /** parse.go `parseRequest`: null = errInvalidRequest. */
-function parse(base: string, zonal: boolean): Parsed | null {
+export function parse(base: string, zonal: boolean): Parsed | null {
   const r: Parsed = { podOrSvc: '', namespace: '', service: '', endpoint: '', port: '', protocol: '', topoZone: '', zoneMode: '' };
   if (base === '' || base === 'svc' || base === 'pod') return r;
   const segs = base.split('.');

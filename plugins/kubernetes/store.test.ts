@@ -16,6 +16,34 @@ function sl(over: Partial<SliceRec> = {}): SliceRec {
   };
 }
 
+describe('external addresses (k8s_external)', () => {
+  it('keeps spec.externalIPs then each load-balancer ingress IP or hostname', () => {
+    const obj = { ...svc('ns', 'lb', { type: 'LoadBalancer', clusterIP: '10.0.0.9', externalIPs: ['192.0.2.1'] }), status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }, { hostname: 'lb.example.net' }, {}] } } };
+    expect(toService(obj)).toMatchObject({ externalIPs: ['192.0.2.1', '198.51.100.1', 'lb.example.net'] });
+    expect(toService(svc('ns', 'plain', { clusterIP: '10.0.0.8' }))).toMatchObject({ externalIPs: [] });
+  });
+
+  it('the external serial moves on updates of external addresses or ports only (as CoreDNS)', () => {
+    const store = new Store();
+    let t = 2_000_000;
+    store.now = () => t * 1000;
+    store.upsert('services', service({ externalIPs: ['192.0.2.1'] }));
+    expect(store.externalSerial).toBe(0); // an add does not move it
+    t++;
+    store.upsert('services', service({ resourceVersion: '2', externalIPs: ['192.0.2.1'] }));
+    expect(store.externalSerial).toBe(0);
+    store.upsert('services', service({ resourceVersion: '3', externalIPs: ['192.0.2.2'] }));
+    expect(store.externalSerial).toBe(t);
+    expect(store.serial).toBe(t - 1); // the cluster zone's serial is not moved by external addresses
+    t++;
+    store.upsert('services', service({ resourceVersion: '4', externalIPs: ['192.0.2.2'], ports: [] }));
+    expect([store.externalSerial, store.serial]).toEqual([t, t]);
+    t++;
+    store.remove('services', 'ns/a');
+    expect(store.externalSerial).toBe(t - 1);
+  });
+});
+
 describe('store serial (§3.3)', () => {
   function clocked(): { store: Store; tick: () => number } {
     const store = new Store();

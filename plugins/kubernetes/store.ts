@@ -45,6 +45,11 @@ export class Store {
   readonly podsByIP = new AddressIndex();
   /** Zone serial (§3.3): Unix seconds of the last DNS-relevant change; 0 until the first one. */
   serial = 0;
+  /**
+   * Serial of k8s_external zones: Unix seconds of the last update of a Service that changed its
+   * external addresses or ports (CoreDNS bumps it on updates only, not on adds and deletes).
+   */
+  externalSerial = 0;
   private readonly listeners = new Set<ChangeListener>();
   private pending: Set<string> | null = null;
   /** Clock, replaceable by tests. */
@@ -159,11 +164,9 @@ export class Store {
         this.servicesByIP.delete(ip, key);
         deps.push(`ip:${ip}`);
       }
-      if (
-        old.externalName !== s.externalName ||
-        !samePorts(old.ports, s.ports) ||
-        old.externalIPs.join(',') !== s.externalIPs.join(',')
-      ) this.bump();
+      const portsChanged = !samePorts(old.ports, s.ports);
+      if (old.externalName !== s.externalName || portsChanged) this.bump();
+      if (portsChanged || old.externalIPs.join(',') !== s.externalIPs.join(',')) this.externalSerial = Math.floor(this.now() / 1000) >>> 0;
     } else {
       this.bump();
     }

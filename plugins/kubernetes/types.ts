@@ -27,7 +27,10 @@ export interface ServiceRec {
   /** `spec.externalName` as written ('' unless ExternalName). */
   readonly externalName: string;
   readonly ports: readonly PortRec[];
-  /** `spec.externalIPs` (serial bookkeeping only). */
+  /**
+   * `spec.externalIPs`, then each `status.loadBalancer.ingress` IP (or hostname): the addresses
+   * k8s_external answers with (src/kubernetes/external.ts).
+   */
   readonly externalIPs: readonly string[];
 }
 

@@ -15,6 +15,19 @@ import type { RouteTable } from './routes.js';
 export interface DispatchOptions {
   /** Largest UDP reply offered to EDNS clients. */
   maxUdpSize: number;
+  /**
+   * Recover from a plugin's exception with SERVFAIL (default). False with the `debug` plugin: the
+   * exception is not caught and ends the process with its stack trace, as an unrecovered Go panic
+   * ends CoreDNS.
+   */
+  recover?: boolean;
+}
+
+/** `debug`: let the exception end the process (from outside the promise that carried it). */
+function crash(e: unknown): void {
+  process.nextTick(() => {
+    throw e;
+  });
 }
 
 /** Observations for queries the server rejects before any chain: zone="dropped", plugin="". */
@@ -101,6 +114,7 @@ export function makeDispatch(table: RouteTable, opts: DispatchOptions): Dispatch
     try {
       result = route.chain.serve(q);
     } catch (e) {
+      if (opts.recover === false) throw e;
       panicked(q, e, ex);
       ex.done();
       return;
@@ -112,6 +126,7 @@ export function makeDispatch(table: RouteTable, opts: DispatchOptions): Dispatch
     result.then(
       (rc) => complete(q, rc, ex, opts),
       (e: unknown) => {
+        if (opts.recover === false) return crash(e);
         panicked(q, e, ex);
         ex.done();
       },

@@ -10,6 +10,7 @@ import { parseServerKey, type ServerKey } from '../corefile/keys.js';
 import { defaultCorefile, parseCorefileWithFiles, sortConfigErrors } from '../corefile/parser.js';
 import { ConfigError, ConfigErrorList, type ServerBlock, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
+import { LISTENER_TIMEOUTS, SERVER_DEBUG, type ListenerTimeouts } from './listenopts.js';
 import { logger } from '../log.js';
 import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SetupContext } from '../plugin.js';
 import { RouteTable } from './routes.js';
@@ -51,6 +52,10 @@ export interface ListenSpec {
   readonly table: RouteTable;
   /** `zone:port` banner lines for the start-up output. */
   readonly banner: string[];
+  /** A block on the listener has `debug`: no panic recovery (src/server/listenopts.ts). */
+  debug: boolean;
+  /** The `timeouts` of the listener's blocks, merged (src/server/listenopts.ts). */
+  timeouts: ListenerTimeouts;
 }
 
 let nextInstanceId = 1;
@@ -221,6 +226,9 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     for (const b of inst.blocks) {
       if (!b.info.servers.includes(name)) continue;
       if (b.anyClass) spec.table.anyClass = true;
+      if (b.capabilities.lookup(SERVER_DEBUG)) spec.debug = true;
+      const t = b.capabilities.lookup(LISTENER_TIMEOUTS);
+      if (t) spec.timeouts = { ...spec.timeouts, ...t };
       for (const k of b.keys) {
         if (k.port !== spec.port) continue;
         for (const z of k.zones) spec.table.add({ zone: z, chain: b.chain });
@@ -253,7 +261,7 @@ function groupListeners(inst: Instance): void {
         if (!b.info.servers.includes(name)) b.info.servers.push(name);
         let spec = inst.listens.get(name);
         if (!spec) {
-          spec = { name, host, port: k.port, table: new RouteTable(), banner: [] };
+          spec = { name, host, port: k.port, table: new RouteTable(), banner: [], debug: false, timeouts: {} };
           inst.listens.set(name, spec);
         }
         for (const z of k.zones) spec.banner.push(`${z}:${k.port}${host ? ` on ${host}` : ''}`);

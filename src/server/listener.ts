@@ -12,6 +12,7 @@ import * as net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { Transport } from '../query.js';
 import { DEFAULT_TCP_LIMITS, TcpPool, type ListenerInfo, type TcpLimits } from './tcp.js';
+import type { ListenerTimeouts } from './listenopts.js';
 
 /** One query's way back to its client: the transport it came on, how to reply, how to finish. */
 export interface Exchange extends Transport {
@@ -68,6 +69,21 @@ export class Listener implements ListenerInfo {
 
   setDispatch(d: Dispatch): void {
     this.dispatch = d;
+  }
+
+  /**
+   * The `timeouts` plugin's values for this listener (src/server/listenopts.ts), over the limits it
+   * was created with; applied on every (re)load, to new reads and timers of existing connections too.
+   */
+  setTimeouts(t: ListenerTimeouts): void {
+    const base = this.limits;
+    this.tcpPool.limits = {
+      ...base,
+      readTimeoutMs: t.readMs ?? base.readTimeoutMs,
+      idleTimeoutMs: t.idleMs ?? base.idleTimeoutMs,
+      writeTimeoutMs: t.writeMs ?? base.writeTimeoutMs,
+      maxQueries: t.maxTcpQueries ?? base.maxQueries,
+    };
   }
 
   async open(): Promise<void> {

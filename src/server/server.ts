@@ -4,9 +4,9 @@
  * CoreServices that operational plugins use.
  */
 import { ConfigError } from '../corefile/types.js';
-import { coreLog, isJsonLog, stdLog } from '../log.js';
+import { coreLog, enableDebug, isJsonLog, stdLog } from '../log.js';
 import type { CoreServices, ReadinessProbe } from '../plugin.js';
-import { buildInstance, Instance, type ConfigSource } from './instance.js';
+import { buildInstance, Instance, type ConfigSource, type ListenSpec } from './instance.js';
 import { makeDispatch } from './dispatch.js';
 import { DEFAULT_TCP_LIMITS, Listener, type TcpLimits } from './listener.js';
 import { SharedResources } from './shared.js';
@@ -102,6 +102,7 @@ export class Server implements CoreServices {
   async start(): Promise<void> {
     const inst = await this.build(await this.opts.loadSource());
     this.starting = inst;
+    enableDebug(hasDebug(inst));
     try {
       await Instance.run(inst.startup);
       collectGarbage(true); // start-up garbage (config, initial Kubernetes lists) before serving
@@ -166,11 +167,12 @@ export class Server implements CoreServices {
    */
   private async switchListeners(inst: Instance): Promise<void> {
     const opened: Listener[] = [];
-    const dispatchOpts = { maxUdpSize: this.opts.maxUdpSize ?? DEFAULT_MAX_UDP_SIZE };
+    const maxUdpSize = this.opts.maxUdpSize ?? DEFAULT_MAX_UDP_SIZE;
+    const dispatchOpts = (spec: ListenSpec) => ({ maxUdpSize, recover: !spec.debug });
     try {
       for (const spec of inst.listens.values()) {
         if (this.listeners.has(spec.name)) continue;
-        const l = new Listener(spec.name, spec.host, spec.port, makeDispatch(spec.table, dispatchOpts), this.opts.tcpLimits ?? DEFAULT_TCP_LIMITS);
+        const l = new Listener(spec.name, spec.host, spec.port, makeDispatch(spec.table, dispatchOpts(spec)), this.opts.tcpLimits ?? DEFAULT_TCP_LIMITS);
         await l.open();
         opened.push(l);
       }
@@ -181,7 +183,9 @@ export class Server implements CoreServices {
     }
     for (const l of opened) this.listeners.set(l.name, l);
     for (const spec of inst.listens.values()) {
-      this.listeners.get(spec.name)!.setDispatch(makeDispatch(spec.table, dispatchOpts));
+      const l = this.listeners.get(spec.name)!;
+      l.setDispatch(makeDispatch(spec.table, dispatchOpts(spec)));
+      l.setTimeouts(spec.timeouts);
     }
     const stale = [...this.listeners.entries()].filter(([name]) => !inst.listens.has(name));
     for (const [name] of stale) this.listeners.delete(name);
@@ -209,10 +213,12 @@ export class Server implements CoreServices {
       let inst: Instance | null = null;
       try {
         inst = await this.build(await this.opts.loadSource());
+        enableDebug(hasDebug(inst));
         await Instance.run(inst.startup);
         collectGarbage();
         await this.switchListeners(inst);
       } catch (e) {
+        if (this.current) enableDebug(hasDebug(this.current));
         const text = describeErrors(e).join('; ');
         stdLog.error(`Restart failed: ${text}`);
         if (inst) {
@@ -291,4 +297,10 @@ export function describeErrors(e: unknown): string[] {
 function describeOne(e: unknown): string {
   if (e instanceof ConfigError) return e.describe();
   return (e as Error)?.message ?? String(e);
+}
+
+/** A block of the instance has `debug` (debug logging is process-wide, as in CoreDNS). */
+function hasDebug(inst: Instance): boolean {
+  for (const spec of inst.listens.values()) if (spec.debug) return true;
+  return false;
 }

@@ -11,7 +11,10 @@
  *   per turn of the event loop, so a long pipeline cannot starve the other clients.
  * - Idle: a connection with no complete query read and no flush of its unsent replies for
  *   `idleTimeoutMs` is closed, so a peer that does not read its replies is closed too; a message
- *   started but not completed within `readTimeoutMs` closes the connection.
+ *   started but not completed within `readTimeoutMs` closes the connection, and so does a new
+ *   connection without a complete first query within it (CoreDNS's read timeout).
+ * - `timeouts` plugin: `writeTimeoutMs` (when set) closes a connection whose replies do not reach
+ *   the kernel for that long; `maxQueries` closes it once that many queries were answered.
  * - Fair caps: at most `maxConnectionsPerSource` connections per client address (a new one beyond
  *   it is closed at once); at `maxConnections` the connection idle the longest is closed to make
  *   room for the new one, so a client holding many connections cannot keep others out.
@@ -24,6 +27,10 @@ export interface TcpLimits {
   idleTimeoutMs: number;
   /** Close a connection that started but did not finish a message within this long (ms). CoreDNS: 3 s. */
   readTimeoutMs: number;
+  /** Close a connection whose written replies stay unsent this long (ms); 0 = off (`timeouts { write }`). */
+  writeTimeoutMs?: number;
+  /** Queries answered on one connection before it is closed; -1/absent = unlimited (`timeouts { maxtcpqueries }`). */
+  maxQueries?: number;
   /** Maximum concurrent TCP connections per listener; at the cap the longest-idle one is closed. */
   maxConnections: number;
   /** Maximum concurrent TCP connections from one client address (0 = no per-address cap). */
@@ -81,7 +88,8 @@ export class TcpPool {
   idleClosed = 0;
 
   constructor(
-    readonly limits: TcpLimits,
+    /** Replaced by the `timeouts` plugin's values on a (re)load; connections read it when they need it. */
+    public limits: TcpLimits,
     readonly listener: ListenerInfo,
   ) {}
 
@@ -185,6 +193,11 @@ export class TcpConnection {
   /** Received bytes not yet framed (a partial message, or messages waiting for capacity). */
   private buf: Buffer | null = null;
   private readTimer: NodeJS.Timeout | null = null;
+  private writeTimer: NodeJS.Timeout | null = null;
+  /** When the unsent replies last reached the kernel (write timeout). */
+  private lastFlush = 0;
+  /** Queries dispatched (`maxQueries`). */
+  private served = 0;
   lastActive: number;
   /** When the connection was last moved in the pool's idle order. */
   orderedAt: number;
@@ -218,6 +231,8 @@ export class TcpConnection {
       this.flushWaiting = false;
       this.flushed();
     };
+    // The first query must arrive within the read timeout (cleared by the first complete message).
+    this.readTimer = setTimeout(() => c.destroy(), pool.limits.readTimeoutMs);
     c.on('data', (chunk: Buffer) => this.onData(chunk));
     c.on('drain', () => this.flushed());
     c.on('close', () => this.onClose());
@@ -287,7 +302,8 @@ export class TcpConnection {
       // Replies computed synchronously for these queries leave in one write (pipelining).
       c.cork();
       let buf = this.buf;
-      while (budget > 0 && buf !== null && buf.length >= 2 && !this.over()) {
+      const maxQ = this.pool.limits.maxQueries ?? -1;
+      while (budget > 0 && buf !== null && buf.length >= 2 && !this.over() && (maxQ < 0 || this.served < maxQ)) {
         const len = buf.readUInt16BE(0);
         if (buf.length < 2 + len) break;
         const msg = Buffer.from(buf.subarray(2, 2 + len));
@@ -296,6 +312,7 @@ export class TcpConnection {
         if (len === 0) continue;
         got = true;
         budget--;
+        this.served++;
         this.inFlight++;
         this.listener.started();
         this.listener.dispatchFn(msg, new TcpExchange(this));
@@ -304,6 +321,12 @@ export class TcpConnection {
       c.uncork();
       this.account();
       if (this.closed) break;
+      if (maxQ >= 0 && this.served >= maxQ) {
+        // The last query this connection may ask: later ones are not read; it ends once answered.
+        this.buf = null;
+        this.endWhenAnswered();
+        break;
+      }
       // Replies handed to the kernel at once (the usual case) are no longer queued.
       if (this.accounted === 0) this.queuedReplies = 0;
       const complete = buf !== null && buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0);
@@ -388,6 +411,7 @@ export class TcpConnection {
     if (this.closed || this.c.destroyed) return;
     this.account();
     if (this.accounted > 0) return;
+    this.lastFlush = Date.now();
     this.queuedReplies = 0;
     this.touch();
     this.maybeResume();
@@ -405,11 +429,47 @@ export class TcpConnection {
       this.account();
       if (this.accounted === 0) this.queuedReplies = 0;
     }
+    if (this.pool.limits.writeTimeoutMs) this.armWriteTimer();
+  }
+
+  /** `timeouts { write }`: unsent replies that make no progress for that long close the connection. */
+  private armWriteTimer(): void {
+    if (this.writeTimer) return;
+    this.account();
+    if (this.accounted === 0) return;
+    const limit = this.pool.limits.writeTimeoutMs ?? 0;
+    this.lastFlush = Date.now();
+    this.waitFlush();
+    const check = (): void => {
+      this.writeTimer = null;
+      if (this.closed) return;
+      this.account();
+      if (this.accounted === 0) return;
+      const left = this.lastFlush + limit - Date.now();
+      if (left <= 0) this.close();
+      else {
+        this.waitFlush();
+        this.writeTimer = setTimeout(check, left);
+      }
+    };
+    this.writeTimer = setTimeout(check, limit);
+  }
+
+  /** `maxQueries` reached: half-close once every dispatched query is answered. */
+  private endWhenAnswered(): void {
+    if (this.readTimer) clearTimeout(this.readTimer);
+    this.readTimer = null;
+    if (this.inFlight === 0) this.c.end();
   }
 
   finished(): void {
     this.inFlight--;
     this.listener.finished();
+    const maxQ = this.pool.limits.maxQueries ?? -1;
+    if (maxQ >= 0 && this.served >= maxQ) {
+      if (this.inFlight === 0 && !this.closed) this.c.end();
+      return;
+    }
     if (this.readPaused) this.maybeResume();
   }
 
@@ -417,6 +477,8 @@ export class TcpConnection {
     this.closed = true;
     if (this.readTimer) clearTimeout(this.readTimer);
     this.readTimer = null;
+    if (this.writeTimer) clearTimeout(this.writeTimer);
+    this.writeTimer = null;
     this.buf = null;
     this.pool.queuedBytes -= this.accounted;
     this.accounted = 0;

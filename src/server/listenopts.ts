@@ -1,0 +1,24 @@
+/**
+ * Listener settings a server block's plugins give to the core (CoreDNS keeps them in the server
+ * block's dnsserver.Config): offered as capabilities during setup, read by the core once every
+ * setup ran, merged per listener — several blocks on one listener: `debug` if any block has it,
+ * each timeout from the last block that sets it (CoreDNS's NewServer order).
+ */
+import { capability } from '../capabilities.js';
+
+/** The `debug` plugin: no panic recovery on the block's listeners, `[DEBUG]` log lines on. */
+export const SERVER_DEBUG = capability<true>('core.debug');
+
+/** The `timeouts` plugin's values; an absent field keeps the listener's default. */
+export interface ListenerTimeouts {
+  /** Time to receive the first query on a new TCP connection, and a started message (ms). */
+  readonly readMs?: number;
+  /** Time for a written reply to leave (ms). */
+  readonly writeMs?: number;
+  /** Time a TCP connection may wait for its next query (ms). */
+  readonly idleMs?: number;
+  /** Queries served on one TCP connection before it is closed; -1 = unlimited. */
+  readonly maxTcpQueries?: number;
+}
+
+export const LISTENER_TIMEOUTS = capability<ListenerTimeouts>('core.timeouts');
