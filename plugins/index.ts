@@ -15,6 +15,7 @@ import { errors } from './errors/index.js';
 import { log } from './log/index.js';
 import { shadow } from './shadow/index.js';
 import { loadbalance } from './loadbalance/index.js';
+import { rewrite } from './rewrite/index.js';
 import { autopath } from './autopath/index.js';
 import { cache } from './cache/index.js';
 import { hosts } from './hosts/index.js';
@@ -46,6 +47,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   log,
   shadow,
   loadbalance,
+  rewrite,
   autopath,
   cache,
   hosts,
