@@ -37,10 +37,12 @@ export function parseRewrite(d: Dispenser): Rule[] {
   while (d.next()) {
     const keyword = d.token()!;
     const tokens: Token[] = d.remainingArgTokens();
-    if (tokens.length < 2) {
+    const onLine = tokens.length;
+    if (onLine < 2) {
       while (d.nextBlock()) tokens.push(d.token()!);
     }
-    const at = tokens[0] ?? keyword;
+    // Errors point at the rule's first line: the block's first line for a block rule.
+    const at = tokens[onLine] ?? tokens[0] ?? keyword;
     try {
       rules.push(newRule(tokens.map((t) => t.text)));
     } catch (e) {
