@@ -119,9 +119,115 @@ export function compileGoRegex(src: string): RegExp {
     }
     out += c;
   }
+  // A pattern that starts with `.*` finds its leftmost match at position 0 or nowhere (names hold
+  // no newline): anchoring it says the same and spares the backtracking engine a retry at every
+  // position (RE2 is linear; V8 would be quadratic on `(.*)\.example\.com`).
+  if (!flags.includes('m') && /^\(?\.\*/.test(out) && !hasTopLevelAlternation(out)) out = `^${out}`;
   try {
     return new RegExp(out, flags);
   } catch {
     throw goError('invalid or unsupported Perl syntax', src);
   }
+}
+
+function hasTopLevelAlternation(src: string): boolean {
+  let depth = 0;
+  let inClass = false;
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i];
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '[') inClass = true;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === '|' && depth === 0) return true;
+  }
+  return false;
+}
+
+/**
+ * The longest run of literal characters every match of the Go pattern `src` contains (lower-cased
+ * when the pattern is case-insensitive), or '' when none can be told: a cheap `includes` test that
+ * rules most names out before the regular expression runs. Conservative: a character is kept only
+ * when it is certainly a required literal.
+ */
+export function requiredLiteral(src: string): string {
+  let body = src;
+  let fold = false;
+  const lead = /^\(\?([imsU]+)\)/.exec(body);
+  if (lead) {
+    fold = lead[1]!.includes('i');
+    body = body.slice(lead[0].length);
+  }
+  // Alternatives, inline flag changes and quoted runs: nothing is certain.
+  if (hasTopLevelAlternation(body) || /\(\?[a-zA-Z-]*[imsU]/.test(body) || body.includes('\\Q')) return '';
+  let best = '';
+  let run = '';
+  const flush = (): void => {
+    if (run.length > best.length) best = run;
+    run = '';
+  };
+  const isQuantifier = (at: number): boolean => at < body.length && '*+?{'.includes(body[at]!);
+  let i = 0;
+  while (i < body.length) {
+    const c = body[i]!;
+    let atom: string | null = null; // a literal character, or null for anything else
+    let end = i + 1; // index after the atom
+    if (c === '\\') {
+      const e = body[i + 1];
+      if (e !== undefined && /[^\w\s]/.test(e)) atom = e;
+      end = i + 2;
+    } else if (c === '(' || c === '[') {
+      let depth = 0;
+      let inClass = false;
+      let j = i;
+      for (; j < body.length; j++) {
+        const d = body[j]!;
+        if (d === '\\') {
+          j++;
+          continue;
+        }
+        if (inClass) {
+          if (d === ']' && j > 0 && body[j - 1] !== '[' && !(body[j - 1] === '^' && body[j - 2] === '[')) {
+            inClass = false;
+            if (depth === 0) break;
+          }
+          continue;
+        }
+        if (d === '[') inClass = true;
+        else if (d === '(') depth++;
+        else if (d === ')' && --depth === 0) break;
+      }
+      end = j + 1;
+    } else if (c === '{') {
+      const close = body.indexOf('}', i);
+      end = close < 0 ? body.length : close + 1;
+    } else if (!'.^$*+?}|)'.includes(c)) {
+      atom = c;
+    }
+    if (isQuantifier(end)) {
+      // The atom may be absent or repeated: the run ends before it; skip the quantifier.
+      flush();
+      let k = end;
+      while (isQuantifier(k)) {
+        if (body[k] === '{') {
+          const close = body.indexOf('}', k);
+          k = close < 0 ? body.length : close + 1;
+        } else k++;
+      }
+      i = k;
+      continue;
+    }
+    if (atom === null) flush();
+    else run += atom;
+    i = end;
+  }
+  flush();
+  return fold ? best.toLowerCase() : best;
 }

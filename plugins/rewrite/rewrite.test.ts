@@ -13,7 +13,7 @@ import type { Query } from '../../src/query.js';
 import { makeQuery, rcode, rrStrings, udpQuery } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { a, dispenserFor, FakeNext, TestUpstream } from '../../test/helpers/upstream.js';
-import { compileGoRegex } from './goregex.js';
+import { compileGoRegex, requiredLiteral } from './goregex.js';
 import { RewriteHandler } from './handler.js';
 import { parseRewrite, rewrite } from './index.js';
 
@@ -129,6 +129,27 @@ describe('Go regular expressions', () => {
     ['\\Qa.b\\E', 'a.b', ['a.b']],
   ])('%s on %s', (re, input, groups) => {
     expect([...(compileGoRegex(re).exec(input) ?? [])]).toEqual(groups);
+  });
+
+  it('a leading .* is anchored (same leftmost match, no quadratic retries); captures unchanged', () => {
+    const re = compileGoRegex('(.*)\\.corp\\.example\\.com');
+    expect(re.source.startsWith('^')).toBe(true);
+    expect([...re.exec('a.b.corp.example.com.')!]).toEqual(['a.b.corp.example.com', 'a.b']);
+    expect(compileGoRegex('(.*)a|b').source.startsWith('^')).toBe(false);
+  });
+
+  it.each([
+    ['(.*)\\.corp\\.example\\.com', '.corp.example.com'],
+    ['^(.*)-(us-west-1)\\.example\\.org', '.example.org'],
+    ['(?i)^WEB\\.Example', 'web.example'],
+    ['ab*c', 'a'],
+    ['x{2}yz', 'yz'],
+    ['[a-z]+\\.svc\\.local', '.svc.local'],
+    ['a|bcd', ''],
+    ['x(?i)CORP', ''],
+    ['(a(b)c)d\\d+e', 'd'],
+  ])('required literal of %s: %s', (re, lit) => {
+    expect(requiredLiteral(re)).toBe(lit);
   });
 
   it.each(['(a', 'a)', '[a', '(?=a)', '(?<=a)b', '(a)\\1'])('%s is refused as Go refuses it', (re) => {

@@ -10,7 +10,7 @@
 import { isIPv4 } from 'node:net';
 import { qclassFromName, qtypeFromName } from '../../src/dns/constants.js';
 import { ipv6ToBytes } from '../../src/dns/name.js';
-import { compileGoRegex, GoRegexError } from './goregex.js';
+import { compileGoRegex, GoRegexError, requiredLiteral } from './goregex.js';
 import {
   CnameResponseRule, EdnsRemoveResponseRule, EdnsRestoreResponseRule, NameResponseRule, RcodeResponseRule, regexRewriter,
   remapRewriter, suffixRewriter, TtlResponseRule, ValueResponseRule, type ResponseRule, type StringRewriter,
@@ -60,6 +60,13 @@ function subExprUsage(s: string): number {
   let n = 0;
   for (let i = 0; i <= 100; i++) if (s.includes(`{${i}}`)) n++;
   return n;
+}
+
+/** A test of a lower-cased name against `re`, with the pattern's required literal checked first. */
+export function nameTester(re: RegExp, source: string): (lname: string) => boolean {
+  const lit = requiredLiteral(source);
+  if (lit === '') return (l) => re.test(l);
+  return (l) => l.includes(lit) && re.test(l);
 }
 
 function numSubexp(re: RegExp): number {
@@ -167,11 +174,13 @@ class SubstringNameRule extends NameRule {
 }
 
 class RegexNameRule extends NameRule {
-  constructor(mode: Mode, auto: boolean, private readonly re: RegExp, to: string, answers: readonly ResponseRule[]) {
+  private readonly test: (lname: string) => boolean;
+  constructor(mode: Mode, auto: boolean, private readonly re: RegExp, to: string, answers: readonly ResponseRule[], source: string) {
     super(mode, auto, to, answers);
+    this.test = nameTester(re, source);
   }
   matches(q: QuestionView): boolean {
-    return this.re.test(q.lname);
+    return this.test(q.lname);
   }
   protected rewritten(lname: string): string | null {
     const m = this.re.exec(lname);
@@ -183,11 +192,13 @@ class RegexNameRule extends NameRule {
 type Part = { literal: string } | { group: number } | { label: string };
 
 class MetadataNameRule extends NameRule {
-  constructor(mode: Mode, auto: boolean, private readonly re: RegExp, private readonly parts: readonly Part[], answers: readonly ResponseRule[]) {
+  private readonly test: (lname: string) => boolean;
+  constructor(mode: Mode, auto: boolean, private readonly re: RegExp, private readonly parts: readonly Part[], answers: readonly ResponseRule[], source: string) {
     super(mode, auto, '', answers);
+    this.test = nameTester(re, source);
   }
   matches(q: QuestionView): boolean {
-    return this.re.test(q.lname);
+    return this.test(q.lname);
   }
   protected rewritten(): string | null {
     return null;
@@ -324,10 +335,10 @@ function newNameRule(mode: Mode, args: readonly string[]): Rule {
     case 'regex': {
       if (withMetadata) {
         const re = validRegex(from, '');
-        return new MetadataNameRule(mode, auto, re, parseNameReplacement(to.endsWith('.') ? to : `${to}.`, numSubexp(re)), answers);
+        return new MetadataNameRule(mode, auto, re, parseNameReplacement(to.endsWith('.') ? to : `${to}.`, numSubexp(re)), answers, from);
       }
       const re = validRegex(from, to);
-      return new RegexNameRule(mode, auto, re, normalize(args[2]!), answers);
+      return new RegexNameRule(mode, auto, re, normalize(args[2]!), answers, from);
     }
     default:
       throw new RuleError(`name rule supports only exact, prefix, suffix, substring, and regex name matching, received: ${kind}`);
@@ -400,7 +411,7 @@ function nameTest(kind: string, arg: string, what: 'ttl' | 'rcode'): NameTest {
       } catch {
         throw new RuleError(`invalid regex pattern in a ${what} rule: ${arg}`);
       }
-      return (l) => re.test(l);
+      return nameTester(re, arg);
     }
     default:
       throw new RuleError(`${what} rule supports only exact, prefix, suffix, substring, and regex name matching`);
