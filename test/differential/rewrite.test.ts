@@ -29,8 +29,8 @@ ${rules}
     fallthrough in-addr.arpa ip6.arpa
     ttl 30
   }
-${extra}  forward . {{UPSTREAM}}
-  loop
+  forward . {{UPSTREAM}}
+${extra}  loop
 }
 `;
 }
@@ -78,6 +78,15 @@ const CASES: RCase[] = [
     queries: [...generate(EXAMPLE, ['A', 'AAAA', 'SRV', 'CNAME'], VARIANTS, 101), ...generate(UNTOUCHED, ['A', 'PTR'], VARIANTS.slice(0, 2), 102)],
   },
   {
+    // The cache sits below rewrite: it stores the rewritten name's reply, the client still gets its
+    // own name back. (Lower-case queries only: CoreDNS's cache replays the letter case of the
+    // query that filled it, which is the cache's behaviour, not rewrite's.)
+    id: 'rewrite-before-cache',
+    corefile: kubeadm('  rewrite name regex (.*)\\.example\\.com {1}.testns.svc.cluster.local answer auto', '  cache 30\n'),
+    queries: [...generate(['svc1', 'hl', '_http._tcp.svc1', 'nosuch', 'web-0.hl'].map((n) => `${n}.example.com`), ['A', 'SRV'], [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'tcp' }], 151)],
+    plugins: ['kubernetes', 'forward', 'cache', 'rewrite'],
+  },
+  {
     id: 'rewrite-stop-answer-name',
     corefile: kubeadm(`  rewrite stop {
     name regex (.*)\\.corp\\.internal {1}.testns.svc.cluster.local
@@ -106,6 +115,18 @@ const CASES: RCase[] = [
   }
   rewrite continue {
     edns0 subnet set 24 56
+  }
+  rewrite continue {
+    edns0 local set 0xfff0 {client_ip}
+  }
+  rewrite continue {
+    edns0 local set 0xfff1 {qname}
+  }
+  rewrite continue {
+    edns0 local append 0xfff2 {qtype}
+  }
+  rewrite continue {
+    edns0 local set 0xfff3 {protocol}
   }
   rewrite edns0 nsid append`),
     queries: [
