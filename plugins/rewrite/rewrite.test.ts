@@ -12,6 +12,7 @@ import { logger } from '../../src/log.js';
 import type { Query } from '../../src/query.js';
 import { makeQuery, rcode, rrStrings, udpQuery } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { seededRandom } from '../../src/util/prng.js';
 import { a, dispenserFor, FakeNext, TestUpstream } from '../../test/helpers/upstream.js';
 import { compileGoRegex, requiredLiteral } from './goregex.js';
 import { RewriteHandler } from './handler.js';
@@ -251,6 +252,42 @@ describe('handler', () => {
   });
 });
 
+describe('bad input', () => {
+  it('random names through every rule kind: an answer or SERVFAIL, never an exception', async () => {
+    const rnd = seededRandom(15);
+    const h = handler(`rewrite continue name regex (.*)\\.(a|b)\\. {1}{1}{1}{1}.{2}.x. answer auto
+rewrite continue name substring . ..
+rewrite continue name prefix a z answer auto
+rewrite continue { edns0 local set 0xffee {qname} revert }
+rewrite continue { edns0 subnet set 24 56 }
+rewrite continue { ttl regex .* 1-2 }
+rewrite continue { rcode regex .* NOERROR SERVFAIL }
+rewrite continue type A TXT
+rewrite stop {
+    name suffix .x. .y. answer auto
+    answer value (.*) {1}{1}
+}`, new FakeNext((q) => answerA(q, '10.0.0.1', (m) => {
+      m.answers.push({ name: q.lname.slice(0, -1) || '.', type: 'CNAME', ttl: 9, data: `${q.lname}cname.example` });
+    })));
+    const alphabet = 'ab.xyz-\\09';
+    for (let i = 0; i < 2000; i++) {
+      let name = '';
+      const len = 1 + Math.floor(rnd() * 70);
+      for (let j = 0; j < len; j++) name += alphabet[Math.floor(rnd() * alphabet.length)]!;
+      name = name.replace(/\.\.+/g, '.').replace(/^\./, '');
+      if (!name || name.split('.').some((l) => l.length > 63)) continue;
+      let q: Query;
+      try {
+        q = makeQuery(name, rnd() < 0.5 ? 'A' : 'AAAA', rnd() < 0.5 ? { edns: 1232 } : {});
+      } catch {
+        continue; // not a query the server would accept
+      }
+      const rc = await h.serve(q);
+      expect(rc === Rcode.SERVFAIL || q.reply !== null).toBe(true);
+    }
+  });
+});
+
 describe('through a server', () => {
   let up: TestUpstream;
   let srv: TestServer;
@@ -278,6 +315,16 @@ describe('through a server', () => {
     expect(m.questions[0]!.name).toBe('SVC1.corp.example');
     expect(rrStrings(m.answers)).toEqual(['svc1.corp.example. 30 A 10.96.0.11']);
     expect(up.count('svc1.testns.svc.cluster.local')).toBeGreaterThan(0);
+  });
+
+  it('a reload with a bad rule keeps the old rules serving', async () => {
+    const text = srv.corefilePath;
+    expect(text).toBeTruthy();
+    const ok = await srv.reload(`. {\n  rewrite name regex (.*\\.corp {1}.x\n  forward . ${up.addr}\n}\n`);
+    expect(ok).toBe(false);
+    expect(srv.logs.some((l) => l.includes('invalid regex matching pattern: (.*\\.corp'))).toBe(true);
+    const m = await udpQuery(srv.port, 'svc1.corp.example', 'A');
+    expect(rrStrings(m.answers)).toEqual(['svc1.corp.example. 30 A 10.96.0.11']);
   });
 
   it('cname: the CNAME target rewritten and looked up through the server', async () => {
