@@ -62,6 +62,7 @@ function upstream(u: TestUpstream): void {
   u.on('loop.example.net', { answers: [{ name: 'loop.example.net', type: 'CNAME', ttl: 60, data: 'loop.cdn.example.net' }] });
   u.on('loop.other.cdn.com', { answers: [{ name: 'loop.other.cdn.com', type: 'CNAME', ttl: 60, data: 'loop.cdn.example.net' }] });
   u.on('servfail.example.net', { rcode: 2 });
+  u.on('svc.example.net', { answers: [{ name: 'svc.example.net', type: 'CNAME', ttl: 120, data: 'target.cdn.example.net' }, { name: 'target.cdn.example.net', type: 'A', ttl: 120, data: '192.0.2.9' }] });
 }
 
 interface RCase {
@@ -179,6 +180,19 @@ const CASES: RCase[] = [
     corefile: kubeadm(`  rewrite cname exact app.cdn.example.net. app.other.cdn.com.
   rewrite cname regex (.*)\\.cdn\\.example\\.net\\. {1}.other.cdn.com.`),
     queries: generate(['app.example.net', 'deep.example.net', 'loop.example.net', 'www.example.org', 'svc1.testns.svc.cluster.local'], ['A'], VARIANTS, 801),
+  },
+  {
+    // Several cname rules (continue): each CNAME record meets them in reverse rule order; one
+    // sends a CDN name to a cluster service.
+    id: 'rewrite-cname-continue-to-service',
+    corefile: kubeadm(`  rewrite continue {
+    cname exact target.cdn.example.net. svc1.testns.svc.cluster.local.
+  }
+  rewrite continue {
+    cname suffix .cdn.example.net. .other.cdn.com.
+  }
+  rewrite name exact alias.example.com app.example.net`),
+    queries: generate(['app.example.net', 'deep.example.net', 'svc.example.net', 'alias.example.com', 'www.example.org'], ['A', 'AAAA'], VARIANTS, 851),
   },
 ];
 
