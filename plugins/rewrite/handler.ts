@@ -68,8 +68,13 @@ export class RewriteHandler implements Handler {
     const revert = st.stopped || st.response.length > 0;
     if (!revert) {
       // CoreDNS hands the client's writer on: the reply keeps the rewritten question.
-      if (d.reply) q.reply = d.reply;
-      else if (d !== q && isServerWrittenRcode(rc)) {
+      if (d.reply) {
+        if (st.ednsOptions !== null && d.req.edns !== null && !d.reply.peek().additionals.some((r) => r.type === 'OPT')) {
+          const m = d.reply.message();
+          this.echoOptions(m, st, d);
+          writeExactCase(q, m, d.reply.plugin);
+        } else q.reply = d.reply;
+      } else if (d !== q && isServerWrittenRcode(rc)) {
         const m = replyTo(d.request, rc);
         this.echoOptions(m, st, d);
         writeExactCase(q, m, this.name);
@@ -113,9 +118,9 @@ export class RewriteHandler implements Handler {
     const opts = st.ednsOptions;
     if (opts === null || d.req.edns === null) return;
     if (msg.additionals.some((r) => r.type === 'OPT')) return;
-    const reverted: EdnsOption[] = opts.slice() as EdnsOption[];
+    const reverted: EdnsOption[] = opts.slice();
     const rules = st.response;
-    for (let i = rules.length - 1; i >= 0; i--) rules[i]!.revertOption?.(reverted as { code: number; data: Buffer }[]);
+    for (let i = rules.length - 1; i >= 0; i--) rules[i]!.revertOption?.(reverted);
     const options = reverted.filter((o) => this.supported.has(o.code)).map((o) => packetOption(o.code, o.data));
     msg.additionals.push({
       type: 'OPT', name: '.', udpPayloadSize: d.req.edns.udpSize, extendedRcode: 0, ednsVersion: 0, flags: d.req.edns.flags & 0xff00, options,
@@ -218,8 +223,5 @@ export function applyRules(msg: Message, rules: readonly ResponseRule[]): void {
 }
 
 function applyMessageLevel(msg: Message, rules: readonly ResponseRule[]): void {
-  for (let i = rules.length - 1; i >= 0; i--) {
-    const r = rules[i]!;
-    if (r.messageLevel) r.record(msg, null as unknown as Answer);
-  }
+  for (let i = rules.length - 1; i >= 0; i--) rules[i]!.message?.(msg);
 }

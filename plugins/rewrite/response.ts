@@ -9,6 +9,7 @@ import type { Answer } from 'dns-packet';
 import { fqdn, toPacketName } from '../../src/dns/name.js';
 import type { Message } from '../../src/dns/message.js';
 import { expandGroups, type CnameTarget } from './rules.js';
+import type { EdnsOption } from './state.js';
 
 export interface StringRewriter {
   rewrite(src: string): string;
@@ -48,10 +49,10 @@ export function suffixRewriter(suffix: string, replacement: string): StringRewri
 export interface ResponseRule {
   /** Apply to one record of the reply. */
   record(msg: Message, rr: Answer): void;
-  /** A message-level rule (rcode): also applied once to a reply without records. */
-  readonly messageLevel?: boolean;
+  /** A message-level rule (rcode): applied once to a reply without records. */
+  message?(msg: Message): void;
   /** An EDNS0 revert rule: also undoes the request's change before OPT-less replies copy it. */
-  revertOption?(opts: { code: number; data: Buffer }[]): void;
+  revertOption?(opts: EdnsOption[]): void;
 }
 
 const isOpt = (rr: Answer): boolean => rr.type === 'OPT';
@@ -146,9 +147,11 @@ function fullRcode(msg: Message): number {
 }
 
 export class RcodeResponseRule implements ResponseRule {
-  readonly messageLevel = true;
   constructor(private readonly from: number, private readonly to: number) {}
   record(msg: Message): void {
+    this.message(msg);
+  }
+  message(msg: Message): void {
     if (fullRcode(msg) !== this.from) return;
     msg.flags = ((msg.flags ?? 0) & ~0xf) | (this.to & 0xf);
     const opt = optOf(msg);
@@ -174,7 +177,7 @@ export class EdnsRemoveResponseRule implements ResponseRule {
     const i = opt.options.findIndex((o) => o.code === this.code);
     if (i >= 0) opt.options.splice(i, 1);
   }
-  revertOption(opts: { code: number; data: Buffer }[]): void {
+  revertOption(opts: EdnsOption[]): void {
     const i = opts.findIndex((o) => o.code === this.code);
     if (i >= 0) opts.splice(i, 1);
   }
@@ -189,7 +192,7 @@ export class EdnsRestoreResponseRule implements ResponseRule {
     const i = opt.options.findIndex((o) => o.code === this.code);
     if (i >= 0) opt.options[i] = packetOption(this.code, this.data);
   }
-  revertOption(opts: { code: number; data: Buffer }[]): void {
+  revertOption(opts: EdnsOption[]): void {
     const i = opts.findIndex((o) => o.code === this.code);
     if (i >= 0) opts[i] = { code: this.code, data: this.data };
   }

@@ -137,6 +137,15 @@ const CASES: RCase[] = [
     ],
   },
   {
+    // Only continue rules and no response rule: CoreDNS hands the reply on as it is (rewritten
+    // question and all) and the server copies the rewritten query's OPT into it.
+    id: 'rewrite-edns0-continue-only',
+    corefile: kubeadm(`  rewrite continue {
+    edns0 local set 0xffee hello
+  }`),
+    queries: generate(['svc1.testns.svc.cluster.local', 'nosuch.testns.svc.cluster.local', 'www.example.org'], ['A'], VARIANTS, 431),
+  },
+  {
     id: 'rewrite-edns0-revert',
     corefile: kubeadm(`  rewrite continue {
     edns0 local set 0xffee abcd
