@@ -200,6 +200,7 @@ class MetadataNameRule extends NameRule {
   matches(q: QuestionView): boolean {
     return this.test(q.lname);
   }
+  /** Not used: `apply` builds the name from the parts (metadata values are looked up per query). */
   protected rewritten(): string | null {
     return null;
   }

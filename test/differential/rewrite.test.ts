@@ -107,6 +107,12 @@ const CASES: RCase[] = [
       'api.internal', 'b.example.com', ...UNTOUCHED.slice(0, 2)], ['A', 'SRV', 'AAAA'], VARIANTS, 301),
   },
   {
+    // A rewrite that yields no valid name: SERVFAIL, the client's question kept.
+    id: 'rewrite-invalid-name',
+    corefile: kubeadm('  rewrite name regex (.*)\\.bad\\.example {1}{1}{1}{1}{1}.testns.svc.cluster.local'),
+    queries: generate(['abcdefghijklmnop.bad.example', 'svc1.bad.example', 'x.y.bad.example'], ['A'], VARIANTS, 381),
+  },
+  {
     id: 'rewrite-edns0',
     corefile: kubeadm(`  rewrite continue {
     edns0 local set 0xffee hello
