@@ -252,6 +252,42 @@ describe('handler', () => {
   });
 });
 
+describe("CoreDNS's TestRewrite table: what the next plugin is asked", () => {
+  const rules = `rewrite stop name from.nl. to.nl.
+rewrite stop name regex (core)\\.(dns)\\.(rocks)\\.(nl) {2}.{1}.{3}.{4} answer name (dns)\\.(core)\\.(rocks)\\.(nl) {2}.{1}.{3}.{4}
+rewrite stop name exact from.exact.nl. to.nl.
+rewrite stop name prefix prefix to
+rewrite stop name suffix .suffix. .nl.
+rewrite stop name substring from.substring to
+rewrite stop name regex (f.*m)\\.regex\\.(nl) to.{2}
+rewrite continue name regex consul\\.(rocks) core.dns.{1}
+rewrite stop name core.dns.rocks to.nl.
+rewrite continue class HS CH
+rewrite stop class CH IN
+rewrite stop type ANY HINFO`;
+  it.each([
+    ['from.nl.', 'A', 'IN', 'to.nl.', 1, 1],
+    ['a.nl.', 'A', 'IN', 'a.nl.', 1, 1],
+    ['a.nl.', 'A', 'CH', 'a.nl.', 1, 1],
+    ['a.nl.', 'ANY', 'IN', 'a.nl.', 13, 1],
+    ['from.nl.', 'ANY', 'IN', 'to.nl.', 255, 1],
+    ['from.exact.nl.', 'A', 'IN', 'to.nl.', 1, 1],
+    ['prefix.nl.', 'A', 'IN', 'to.nl.', 1, 1],
+    ['to.suffix.', 'A', 'IN', 'to.nl.', 1, 1],
+    ['from.substring.nl.', 'A', 'IN', 'to.nl.', 1, 1],
+    ['from.regex.nl.', 'A', 'IN', 'to.nl.', 1, 1],
+    ['consul.rocks.', 'A', 'IN', 'to.nl.', 1, 1],
+    ['a.nl.', 'ANY', 'CH', 'a.nl.', 255, 1],
+    ['a.nl.', 'ANY', 'HS', 'a.nl.', 255, 1],
+    ['core.dns.rocks.nl.', 'A', 'IN', 'dns.core.rocks.nl.', 1, 1],
+  ] as const)('%s %s %s → %s %i %i', async (name, type, klass, toName, toType, toClass) => {
+    const next = new FakeNext((q) => answerA(q));
+    await handler(rules, next).serve(makeQuery(name, type, { class: klass }));
+    const seen = next.seen[0]!;
+    expect([seen.name, seen.qtype, seen.qclass]).toEqual([toName, toType, toClass]);
+  });
+});
+
 describe('bad input', () => {
   it('random names through every rule kind: an answer or SERVFAIL, never an exception', async () => {
     const rnd = seededRandom(15);
