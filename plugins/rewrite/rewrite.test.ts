@@ -4,6 +4,7 @@
  * server on a UDP socket (name rewrites with answers mapped back, EDNS0, the cname rule's lookup
  * through the server and its depth limit).
  */
+import type { Answer } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { Rcode } from '../../src/dns/constants.js';
@@ -286,6 +287,47 @@ rewrite stop type ANY HINFO`;
     const seen = next.seen[0]!;
     expect([seen.name, seen.qtype, seen.qclass]).toEqual([toName, toType, toClass]);
   });
+});
+
+describe("CoreDNS's TestValueResponseReverter table: names in record data mapped back", () => {
+  const RULES = [
+    'rewrite stop name regex (.*)\\.domain\\.uk {1}.cluster.local answer name (.*)\\.cluster\\.local {1}.domain.uk answer value (.*)\\.cluster\\.local {1}.domain.uk',
+    'rewrite continue name regex (.*)\\.domain\\.uk {1}.cluster.local answer name (.*)\\.cluster\\.local {1}.domain.uk answer value (.*)\\.cluster\\.local {1}.domain.uk',
+    'rewrite stop name suffix .domain.uk .cluster.local answer auto answer value (.*)\\.cluster\\.local {1}.domain.uk',
+    'rewrite continue name suffix .domain.uk .domain.us answer auto\nrewrite stop name suffix .domain.us .cluster.local answer auto',
+  ];
+  const owner = 'my.cluster.local';
+  const CASES: [string, Answer, string][] = [
+    ['SRV', { name: owner, type: 'SRV', ttl: 5, data: { priority: 0, weight: 100, port: 100, target: 'srv1.my.cluster.local' } }, 'srv1.my.domain.uk'],
+    ['ANY', { name: owner, type: 'CNAME', ttl: 3600, data: 'cname.cluster.local' }, 'cname.domain.uk'],
+    ['ANY', { name: owner, type: 'DNAME', ttl: 3600, data: 'dname.cluster.local' }, 'dname.domain.uk'],
+    ['MX', { name: owner, type: 'MX', ttl: 3600, data: { preference: 1, exchange: 'mx1.cluster.local' } }, 'mx1.domain.uk'],
+    ['ANY', { name: owner, type: 'NS', ttl: 3600, data: 'ns1.cluster.local' }, 'ns1.domain.uk'],
+    ['SOA', { name: owner, type: 'SOA', ttl: 1800, data: { mname: 'ns1.cluster.local', rname: 'admin.cluster.local', serial: 1502165581, refresh: 14400, retry: 3600, expire: 604800, minimum: 14400 } }, 'ns1.domain.uk'],
+    ['NAPTR', { name: owner, type: 'NAPTR', ttl: 100, data: { order: 100, preference: 10, flags: 'S', services: 'SIP+D2U', regexp: '!^.*$!sip:customer-service@example.com!', replacement: '_sip._udp.cluster.local' } } as Answer, '_sip._udp.domain.uk'],
+  ];
+  const valueOf = (rr: Answer): unknown => {
+    const d = (rr as { data: unknown }).data;
+    if (typeof d === 'string') return d;
+    const o = d as { target?: string; exchange?: string; mname?: string; replacement?: string };
+    return o.target ?? o.exchange ?? o.mname ?? o.replacement;
+  };
+  for (const [r, rules] of RULES.entries()) {
+    it.each(CASES)(`rules ${r}: %s %j → value %s`, async (qtype, rr, value) => {
+      const next = new FakeNext((q) => answerA(q, '10.0.0.1', (m) => {
+        m.answers = [rr];
+        m.additionals = [a(`${value.split('.')[0]}.cluster.local`, '10.0.0.1', 5)];
+      }));
+      const q = makeQuery('my.domain.uk.', qtype);
+      await handler(rules, next).serve(q);
+      expect(next.seen[0]!.name).toBe('my.cluster.local.');
+      const m = q.reply!.peek();
+      expect(m.questions[0]!.name).toBe('my.domain.uk');
+      expect(m.answers[0]!.name).toBe('my.domain.uk');
+      expect(valueOf(m.answers[0]!)).toBe(value);
+      if (r !== 3) expect(m.additionals[0]!.name).toBe(`${value.split('.')[0]}.domain.uk`);
+    });
+  }
 });
 
 describe('bad input', () => {
