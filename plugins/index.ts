@@ -20,6 +20,7 @@ import { errors } from './errors/index.js';
 import { log } from './log/index.js';
 import { shadow } from './shadow/index.js';
 import { loadbalance } from './loadbalance/index.js';
+import { rewrite } from './rewrite/index.js';
 import { autopath } from './autopath/index.js';
 import { cache } from './cache/index.js';
 import { template } from './template/index.js';
@@ -67,6 +68,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   log,
   shadow,
   loadbalance,
+  rewrite,
   autopath,
   cache,
   template,

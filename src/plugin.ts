@@ -121,6 +121,12 @@ export interface CoreServices {
    * call it from `onShutdown` so a replaced instance stops listening.
    */
   onReloadResult(fn: (ok: boolean, error: Error | null) => void): () => void;
+  /**
+   * Run a query through the server again, as if it had arrived on the listener it names
+   * (`q.transport.server`): routed to a server block and served by its whole chain (CoreDNS's
+   * `upstream.Lookup`). Returns the chain's RCODE; the reply, if any, is in `q.reply`.
+   */
+  serveInternal?(q: Query): Rcode | Promise<Rcode>;
 }
 
 /** How a directive repeated within one server block is treated (docs/corefile.md §8.4). */

@@ -99,6 +99,11 @@ export class Query {
   private metadata: Map<string, string> | null = null;
   /** Server-block zone that was matched (`.` if none); set by the router. */
   zone = '.';
+  /**
+   * How many internal lookups deep this query is (0 for a client's query): a plugin that sends a
+   * query through the server again (rewrite's cname rule) passes depth + 1 and stops at a limit.
+   */
+  depth = 0;
   /** performance.now() (milliseconds) when the packet was read. */
   readonly start: number;
   /**
@@ -215,6 +220,7 @@ export class Query {
     const q = new Query(raw, req, this.transport, this.start);
     q.zone = this.zone;
     q.deadline = this.deadline;
+    q.depth = this.depth;
     return q;
   }
 }

@@ -16,7 +16,8 @@ import type { Message } from './message.js';
 
 const dnsPacket = requireCjs('dns-packet') as typeof DnsPacket;
 
-type CompressionMap = Map<string, number>;
+/** Name suffix → offset. `exact`: compress only names of the same letter case (as miekg/dns does). */
+type CompressionMap = Map<string, number> & { exact?: boolean };
 
 /** dns-packet's per-type RDATA codecs (exported at runtime, missing from @types/dns-packet). */
 interface RdataCodec {
@@ -64,7 +65,7 @@ function writeName(name: string, buf: Buffer, off: number, comp: CompressionMap 
   const labels = nameToLabels(name);
   for (let i = 0; i < labels.length; i++) {
     if (comp) {
-      const key = labels.slice(i).map((l) => l.toString('latin1').toLowerCase()).join('.');
+      const key = labels.slice(i).map((l) => (comp.exact ? l.toString('latin1') : l.toString('latin1').toLowerCase())).join('.');
       const ptr = comp.get(key);
       if (ptr !== undefined) {
         if (compress) {
@@ -198,11 +199,14 @@ export interface EncodeResult {
  * Encode `msg` with compression. With `limit`, whole records are dropped from the end (additional,
  * then authority, then answer) until it fits; TC is set when any record was dropped, additional
  * ones included, as CoreDNS 1.15.0 does (miekg/dns Msg.Truncate). The OPT record is always kept.
+ * `exactCase`: a name is compressed only against names of the same letter case, as miekg/dns does
+ * (by default a lower-cased owner points at the question and echoes the client's case).
  */
-export function encodeFitted(msg: Message, limit = 65535): EncodeResult {
+export function encodeFitted(msg: Message, limit = 65535, exactCase = false): EncodeResult {
   const size = maxEncodingLength(msg) + 16;
   const buf = Buffer.allocUnsafe(Math.max(size, 512));
   const comp: CompressionMap = new Map();
+  if (exactCase) comp.exact = true;
   const flags = ((msg.flags ?? 0) & 0x7fff) | (msg.type === 'response' ? Flag.QR : 0);
   buf.writeUInt16BE(msg.id ?? 0, 0);
   buf.writeUInt16BE(flags, 2);
@@ -245,7 +249,7 @@ export function encodeFitted(msg: Message, limit = 65535): EncodeResult {
   return { buf: Buffer.from(buf.subarray(0, off)), truncated };
 }
 
-/** Encode with compression, no size limit. */
-export function encodeMessage(msg: Message): Buffer {
-  return encodeFitted(msg).buf;
+/** Encode with compression, no size limit (`exactCase`: see encodeFitted). */
+export function encodeMessage(msg: Message, exactCase = false): Buffer {
+  return encodeFitted(msg, 65535, exactCase).buf;
 }

@@ -11,7 +11,8 @@ import { makeDispatch } from './dispatch.js';
 import { DEFAULT_TCP_LIMITS, Listener, type TcpLimits } from './listener.js';
 import { SharedResources } from './shared.js';
 import { PLATFORM_LINE, VERSION, VERSION_LINE } from '../version.js';
-import { DEFAULT_MAX_UDP_SIZE } from '../dns/constants.js';
+import { DEFAULT_MAX_UDP_SIZE, Rcode } from '../dns/constants.js';
+import type { Query } from '../query.js';
 import { collectGarbage } from '../util/gc.js';
 
 export interface ServerOptions {
@@ -67,6 +68,15 @@ export class Server implements CoreServices {
 
   servers(): readonly string[] {
     return [...this.listeners.keys()];
+  }
+
+  /** CoreServices.serveInternal: route `q` on its listener's table and run that block's chain. */
+  serveInternal(q: Query): number | Promise<number> {
+    const table = (this.current ?? this.starting)?.listens.get(q.transport.server)?.table;
+    const route = table?.lookup(q.lname, q.qtype);
+    if (!route || route.chain === null) return Rcode.REFUSED;
+    q.zone = route.zone;
+    return route.chain.serve(q);
   }
 
   /** Actual port of a listener (useful when port 0 was configured). */
