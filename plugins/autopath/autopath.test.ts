@@ -130,11 +130,12 @@ describe('the walk', () => {
     expect((await successes()) - before).toBe(0);
   });
 
-  it('skips replies the chain did not write (SERVFAIL/REFUSED without error)', async () => {
+  it('skips the elements the chain wrote nothing for (SERVFAIL/REFUSED without a reply)', async () => {
     const next = new FakeNext((q) => {
       if (q.lname === 'x.default.svc.cluster.local.') return Rcode.SERVFAIL;
       if (q.lname === 'x.svc.cluster.local.') return Rcode.REFUSED;
-      if (q.lname === 'x.cluster.local.') return answer(q, Rcode.SERVFAIL, [], false);
+      // Returns success but writes nothing: still nothing written (`q.reply` is the only signal).
+      if (q.lname === 'x.cluster.local.') return Rcode.NOERROR;
       return answer(q, q.lname === 'x.' ? Rcode.NOERROR : Rcode.NXDOMAIN, q.lname === 'x.' ? [a('x', '192.0.2.8', 7)] : []);
     });
     const q = makeQuery('x.default.svc.cluster.local.', 'A');
@@ -144,6 +145,17 @@ describe('the walk', () => {
     const q2 = makeQuery('y.default.svc.cluster.local.', 'A');
     expect(await handler(new FakeNext(() => Rcode.SERVFAIL)).serve(q2)).toBe(Rcode.SERVFAIL);
     expect(q2.reply).toBeNull();
+  });
+
+  it('a written SERVFAIL (an upstream\'s, or kubernetes not yet synced) is an answer: the walk stops there, as in CoreDNS', async () => {
+    const next = new FakeNext((q) => (q.lname === 'w.svc.cluster.local.' ? answer(q, Rcode.SERVFAIL, [], false) : answer(q, Rcode.NXDOMAIN)));
+    const q = makeQuery('w.default.svc.cluster.local.', 'A');
+    const before = await successes();
+    expect(await handler(next).serve(q)).toBe(Rcode.SERVFAIL);
+    expect(next.calls).toBe(2);
+    expect(q.reply!.rcode).toBe(Rcode.SERVFAIL);
+    expect(q.reply!.peek().questions[0]!.name).toBe('w.default.svc.cluster.local');
+    expect((await successes()) - before).toBe(1);
   });
 
   it('an error value from the chain stops the walk at once and is returned', async () => {
