@@ -74,7 +74,7 @@ describe('forward: answers', () => {
     expect(u.received.at(-1)!.id).not.toBe(4242);
   });
 
-  it('passes NXDOMAIN and SERVFAIL replies through as written replies (status NOERROR for SERVFAIL)', async () => {
+  it('passes NXDOMAIN and SERVFAIL replies through as written replies (the status says what happened)', async () => {
     const u = await upstream();
     u.on('fail.example.org', { rcode: 2 });
     const { h } = await build(`forward . ${u.addr}`);
@@ -82,7 +82,7 @@ describe('forward: answers', () => {
     expect(await serve(h, q1)).toBe(3);
     expect(q1.reply!.rcode).toBe(3);
     const q2 = makeQuery('fail.example.org', 'A');
-    expect(await serve(h, q2)).toBe(0); // written: never an error status (docs/corefile.md §7.4)
+    expect(await serve(h, q2)).toBe(2); // what happened; `q.reply` says it was written (docs/ARCHITECTURE.md)
     expect(q2.reply).not.toBeNull();
     expect(q2.reply!.rcode).toBe(2);
   });
@@ -127,7 +127,7 @@ describe('forward: answers', () => {
     u.on('wrong.example', { wrongQuestion: true, answers: [a('wrong.example', '192.0.2.1')] });
     const { h } = await build(`forward . ${u.addr} {\n force_tcp\n}`);
     const q = makeQuery('wrong.example', 'A', { id: 7 });
-    expect(await serve(h, q)).toBe(0);
+    expect(await serve(h, q)).toBe(1); // FORMERR, written by forward
     const msg = decode(q.reply!.wire());
     expect(msg.id).toBe(7);
     expect((msg.flags ?? 0) & 0xf).toBe(1);

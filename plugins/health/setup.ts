@@ -3,7 +3,7 @@
  * occurrence is read and the last address / lameduck wins (docs/corefile.md §8.4).
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { readAddressArg } from './address.js';
+import { readAddressArg } from '../../src/server/sideaddress.js';
 import { parseGoDuration } from '../../src/util/duration.js';
 
 export const DEFAULT_HEALTH_ADDRESS = ':8080';

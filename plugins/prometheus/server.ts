@@ -6,7 +6,7 @@
 import type * as http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { client, registry } from '../../src/metrics/registry.js';
-import { sendText, SideListener } from '../health/sidelistener.js';
+import { sendText, SideListener } from '../../src/server/sidelistener.js';
 
 let defaultsRegistered = false;
 

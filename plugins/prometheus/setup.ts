@@ -1,6 +1,6 @@
 /** `prometheus [ADDRESS] { runtime_metrics; tls CONFIG_FILE }` (docs/plugins.md, prometheus). Once per block. */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { readAddressArg } from '../health/address.js';
+import { readAddressArg } from '../../src/server/sideaddress.js';
 
 export const DEFAULT_METRICS_ADDRESS = 'localhost:9153';
 

@@ -1,6 +1,6 @@
 /** `ready [ADDRESS] { monitor until-ready|continuously }` (docs/plugins.md, ready). Once per block. */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { readAddressArg } from '../health/address.js';
+import { readAddressArg } from '../../src/server/sideaddress.js';
 
 export const DEFAULT_READY_ADDRESS = ':8181';
 

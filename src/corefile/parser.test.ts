@@ -14,6 +14,7 @@ import {
   parseCorefileWithFiles,
   tokensHash,
   tokensJson,
+  type HashedBlock,
   type ParseOptions,
 } from './parser.js';
 import { ConfigError, type ServerBlock, type Token } from './types.js';
@@ -750,7 +751,7 @@ describe('tokensHash (reload)', () => {
     const [golden, goldenNull] = fs.readFileSync(path.join(FIXTURES, 'go-json-golden.txt'), 'utf8').split('\n');
     const tok = (text: string, line: number, file = '/etc/Core file'): Token => ({ text, file, line, endLine: line, quoted: false });
     const texts = ['a<b>&c', 'q"uote\\', 'nl\nx\r\t\b\f\x01\x1f\x7f', 'é😀\u2028\u2029', '{remote}'];
-    const blocks: ServerBlock[] = [
+    const blocks: HashedBlock[] = [
       {
         keys: [tok('.:53', 1, 'Corefile'), tok('b.org', 1, 'Corefile')],
         directives: new Map([

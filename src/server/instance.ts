@@ -8,7 +8,7 @@ import { PLUGINS, isForeignDirective } from '../../plugins/index.js';
 import { Dispenser } from '../corefile/dispenser.js';
 import { parseServerKey, type ServerKey } from '../corefile/keys.js';
 import { defaultCorefile, parseCorefileWithFiles, sortConfigErrors } from '../corefile/parser.js';
-import { ConfigError, ConfigErrorList, type ServerBlock, type Token } from '../corefile/types.js';
+import { ConfigError, ConfigErrorList, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
 import { logger } from '../log.js';
 import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SetupContext } from '../plugin.js';
@@ -64,10 +64,6 @@ export class Instance {
   readonly shutdown: Hook[] = [];
   readonly finalShutdown: Hook[] = [];
   readonly readiness = new Map<string, ReadinessProbe[]>();
-  /** Files the configuration was read from (main file and imports). */
-  files: string[] = [];
-  /** Server blocks as parsed (for the reload plugin's hash). */
-  parsed: ServerBlock[] = [];
 
   constructor(readonly source: ConfigSource) {}
 
@@ -102,20 +98,9 @@ export interface BuildOptions {
 
 const DIRECTIVES = new Set(PLUGINS.map((p) => p.name));
 
-/** Split a directive's concatenated tokens into its occurrences (each starts at a line start, depth 0). */
-function occurrences(name: string, tokens: readonly Token[]): Token[][] {
-  const out: Token[][] = [];
-  let depth = 0;
-  let prev: Token | undefined;
-  for (const t of tokens) {
-    const lineStart = prev === undefined || prev.file !== t.file || prev.endLine < t.line;
-    if (depth === 0 && lineStart && t.text === name && !t.quoted) out.push([]);
-    out[out.length - 1]?.push(t);
-    if (!t.quoted && t.text === '{') depth++;
-    else if (!t.quoted && t.text === '}') depth = Math.max(0, depth - 1);
-    prev = t;
-  }
-  return out;
+/** A directive's occurrences in a block: its concatenated tokens cut where the parser saw each start. */
+function occurrences(tokens: readonly Token[], starts: readonly number[]): Token[][] {
+  return starts.map((s, i) => tokens.slice(s, starts[i + 1] ?? tokens.length));
 }
 
 /**
@@ -158,8 +143,6 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     parsed = parseCorefileWithFiles(text, '<default>', parseOpts);
   }
   const inst = new Instance(effectiveSource);
-  inst.files = parsed.files;
-  inst.parsed = parsed.blocks;
   const errors: ConfigError[] = [...parsed.errors];
 
   for (const block of parsed.blocks) {
@@ -179,7 +162,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     for (const def of PLUGINS) {
       const tokens = block.directives.get(def.name);
       if (!tokens || tokens.length === 0) continue;
-      const occ = occurrences(def.name, tokens);
+      const occ = occurrences(tokens, block.starts.get(def.name) ?? [0]);
       if (def.repeat === 'error' && occ.length > 1) {
         const second = occ[1]![0]!;
         const err = new ConfigError('this plugin can only be used once per Server Block', second.file, second.line, def.name);

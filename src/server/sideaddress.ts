@@ -4,7 +4,7 @@
  * what the Corefile setup of those plugins reports for a malformed ADDRESS.
  */
 
-import type { Dispenser } from '../../src/corefile/dispenser.js';
+import type { Dispenser } from '../corefile/dispenser.js';
 export interface HostPort {
   /** Host without brackets; '' = all interfaces. */
   readonly host: string;
