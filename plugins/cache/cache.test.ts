@@ -7,7 +7,8 @@ import type { Handler } from '../../src/plugin.js';
 import { encodeQuery, makeQuery, rrStrings, TEST_TRANSPORT, type QueryOptions } from '../../test/helpers/dns.js';
 import { parseRequest } from '../../src/dns/wire.js';
 import { Query } from '../../src/query.js';
-import { a, dispenserFor, fakeSetupContext, FakeNext, soa } from '../../test/helpers/upstream.js';
+import { dispenserFor, setupContext } from '../../test/helpers/setup.js';
+import { a, FakeNext, soa } from '../../test/helpers/upstream.js';
 import { cacheClock } from './clock.js';
 import type { CacheHandler } from './handler.js';
 import { cache } from './index.js';
@@ -46,7 +47,7 @@ function upstreamNext(replies: Record<string, Reply>): FakeNext {
 }
 
 async function build(text: string, next: Handler, zones = ['.']): Promise<CacheHandler> {
-  const ctx = fakeSetupContext({ zones });
+  const ctx = setupContext({ zones });
   const f = await cache.setup(dispenserFor(text, 'cache'), ctx);
   return f!(next) as CacheHandler;
 }

@@ -5,7 +5,8 @@ import { registry } from '../../src/metrics/registry.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { makeQuery, rrStrings } from '../../test/helpers/dns.js';
-import { a, dispenserFor, fakeSetupContext, FakeNext, TestUpstream, type FakeContext } from '../../test/helpers/upstream.js';
+import { dispenserFor, setupContext, type TestContext } from '../../test/helpers/setup.js';
+import { a, FakeNext, TestUpstream } from '../../test/helpers/upstream.js';
 import { ForwardHandler } from './handler.js';
 import { forward } from './index.js';
 
@@ -20,8 +21,8 @@ async function upstream(): Promise<TestUpstream> {
   return u;
 }
 
-async function build(text: string, next: Handler | null = null): Promise<{ h: Handler; ctx: FakeContext }> {
-  const ctx = fakeSetupContext();
+async function build(text: string, next: Handler | null = null): Promise<{ h: Handler; ctx: TestContext }> {
+  const ctx = setupContext();
   const factory = await forward.setup(dispenserFor(text, 'forward'), ctx);
   await ctx.start();
   cleanups.push(() => ctx.stop());
@@ -387,7 +388,7 @@ describe('forward: shutdown', () => {
   it('a query in flight when the instance shuts down (reload) still gets its answer; no socket is left open', async () => {
     const u = await upstream();
     u.on('late.example', { delayMs: 200, answers: [a('late.example', '192.0.2.77')] });
-    const ctx = fakeSetupContext();
+    const ctx = setupContext();
     const factory = await forward.setup(dispenserFor(`forward . ${u.addr}`, 'forward'), ctx);
     await ctx.start();
     const h = factory!(null) as ForwardHandler;

@@ -6,8 +6,8 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import { isIP } from 'node:net';
 import { canonicalIP, fqdn } from '../../src/dns/name.js';
-import type { BlockInfo, HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';
-import type { Query } from '../../src/query.js';
+import type { HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';
+import { SEARCH_PATH } from '../../src/searchpath.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { KubernetesHandler, type HandlerConfig } from './handler.js';
 import { collectGarbage } from '../../src/util/gc.js';
@@ -17,21 +17,6 @@ import { parseKubernetes, watchSettings, type KubernetesConfig } from './setup.j
 
 export { KubernetesHandler } from './handler.js';
 export type { KubernetesConfig } from './setup.js';
-
-/** What autopath needs from the kubernetes plugin of its server block (§9.2). */
-export interface SearchPathProvider {
-  autoPath(q: Query): string[] | null;
-}
-
-const providers = new WeakMap<BlockInfo, KubernetesHandler>();
-
-/**
- * The kubernetes handler of a server block (for `autopath @kubernetes`), once the block's chain
- * has been built; undefined when the block has no kubernetes plugin.
- */
-export function searchPathProvider(block: BlockInfo): SearchPathProvider | undefined {
-  return providers.get(block);
-}
 
 function isLoopback(ip: string): boolean {
   return ip.startsWith('127.') || ip === '::1';
@@ -147,13 +132,14 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   ctx.onShutdown(() => {
     for (const h of handlers) h.close();
   });
+  // `autopath @kubernetes` of this block asks the handler for each client's search path (§9.2).
+  ctx.provide(SEARCH_PATH, { plugin: 'kubernetes', autoPath: (q) => handlers.at(-1)?.autoPath(q) ?? null });
 
   return (next) => {
     // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
     const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
     const h = new KubernetesHandler(hcfg, index.store, () => index.synced(), next, (sub) => selfLookup(sub, self));
     handlers.push(h);
-    providers.set(ctx.block, h);
     return h;
   };
 }

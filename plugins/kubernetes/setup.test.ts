@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { logger, setLogSink } from '../../src/log.js';
-import { dispenserFor } from '../../test/helpers/upstream.js';
+import { dispenserFor } from '../../test/helpers/setup.js';
 import { searchDomains } from './index.js';
 import { normalizeSelector, parseGoDuration } from './selector.js';
 import { parseKubernetes, type KubernetesConfig } from './setup.js';

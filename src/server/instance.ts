@@ -35,7 +35,7 @@ export interface BlockRuntime {
   readonly capabilities: CapabilitySet;
 }
 
-interface MutableBlockInfo extends BlockInfo {
+export interface MutableBlockInfo extends BlockInfo {
   zones: string[];
   servers: string[];
   port: number;
@@ -156,9 +156,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     }
     const zones: string[] = [];
     for (const k of keys) for (const z of k.zones) if (!zones.includes(z)) zones.push(z);
-    const info: MutableBlockInfo = { zones, servers: [], port: keys[0]?.port ?? opts.dnsPort, bindAddresses: [], handlerPlugins: [] };
-    const rt: BlockRuntime = { keys, info, factories: [], chain: null, anyClass: false, capabilities: new CapabilitySet() };
-    inst.blocks.push(rt);
+    const rt = addBlock(inst, keys, { zones, servers: [], port: keys[0]?.port ?? opts.dnsPort, bindAddresses: [], handlerPlugins: [] });
     for (const def of PLUGINS) {
       const tokens = block.directives.get(def.name);
       if (!tokens || tokens.length === 0) continue;
@@ -171,12 +169,12 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
         continue;
       }
       const use = def.repeat === 'first' ? occ[0]! : tokens;
-      const ctx = makeContext(inst, rt, def, opts);
+      const ctx = blockContext(inst, rt, def.name, opts);
       try {
         const factory = await def.setup(new Dispenser(use, def.name), ctx);
         if (factory) {
           rt.factories.push({ name: def.name, factory });
-          info.handlerPlugins.push(def.name);
+          rt.info.handlerPlugins.push(def.name);
           if (def.handlesAllClasses) rt.anyClass = true;
         }
       } catch (e) {
@@ -245,11 +243,22 @@ function groupListeners(inst: Instance): void {
   }
 }
 
-function makeContext(inst: Instance, rt: BlockRuntime, def: PluginDef, opts: BuildOptions): SetupContext {
+/** A new server block of `inst` (its plugins are set up with `blockContext`). */
+export function addBlock(inst: Instance, keys: ServerKey[], info: MutableBlockInfo): BlockRuntime {
+  const rt: BlockRuntime = { keys, info, factories: [], chain: null, anyClass: false, capabilities: new CapabilitySet() };
+  inst.blocks.push(rt);
+  return rt;
+}
+
+/**
+ * The SetupContext of plugin `name` in block `rt` of `inst` (exported for test/helpers/setup.ts,
+ * the tests' setup context). Seal `rt.capabilities` once every setup of the block ran.
+ */
+export function blockContext(inst: Instance, rt: BlockRuntime, name: string, opts: Pick<BuildOptions, 'process' | 'shared' | 'core'>): SetupContext {
   return {
     block: rt.info,
     process: opts.process,
-    log: logger(def.name),
+    log: logger(name),
     core: opts.core,
     onStartup: (fn) => void inst.startup.push(fn),
     onServing: (fn) => void inst.serving.push(fn),

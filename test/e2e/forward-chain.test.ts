@@ -8,13 +8,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { advanceCacheClock } from '../cache/clock.js';
-import { loopHooks } from '../loop/loop.js';
-import { encodeQuery, rcode, rrStrings, tcpQuery, udpExchange, udpQuery } from '../../test/helpers/dns.js';
+import { advanceCacheClock } from '../../plugins/cache/clock.js';
+import { loopHooks } from '../../plugins/loop/loop.js';
+import { encodeQuery, rcode, rrStrings, tcpQuery, udpExchange, udpQuery } from '../helpers/dns.js';
 import { decode } from '../../src/dns/message.js';
-import { freePort } from '../../test/helpers/net.js';
-import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { a, TestUpstream } from '../../test/helpers/upstream.js';
+import { freePort } from '../helpers/net.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { a, TestUpstream } from '../helpers/upstream.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
