@@ -125,6 +125,13 @@ export interface CoreServices {
    * call it from `onShutdown` so a replaced instance stops listening.
    */
   onReloadResult(fn: (ok: boolean, error: Error | null) => void): () => void;
+  /**
+   * A value kept for the life of the process, created on first use and never disposed — for the
+   * little state a plugin must keep even while no configuration uses it (reload's count of reload
+   * outcomes and its one subscription to `onReloadResult`). Anything a configuration owns belongs
+   * in `SetupContext.shared` instead.
+   */
+  processState<T>(key: string, create: () => T): T;
 }
 
 /** How a directive repeated within one server block is treated (docs/corefile.md §8.4). */

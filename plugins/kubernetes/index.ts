@@ -12,7 +12,7 @@ import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { KubernetesHandler, type HandlerConfig } from './handler.js';
 import { collectGarbage } from '../../src/util/gc.js';
 import { KubeIndex } from './kubeindex.js';
-import { selfLookup } from './selfquery.js';
+import { SelfLookups } from './selfquery.js';
 import { parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 
 export { KubernetesHandler } from './handler.js';
@@ -48,13 +48,11 @@ export function searchDomains(text: string): string[] {
 /**
  * The initial lists finish after start-up, while serving: the server's compacting collection ran
  * too early to return their garbage, so run one when they are in (once; a stop of tens of ms).
+ * `scheduled` is shared by the blocks sharing the index, which schedule one collection.
  */
-const compactionScheduled = new WeakSet<KubeIndex>();
-
-function compactWhenSynced(index: KubeIndex): void {
-  // Blocks sharing one index schedule one collection.
-  if (compactionScheduled.has(index)) return;
-  compactionScheduled.add(index);
+function compactWhenSynced(index: KubeIndex, scheduled: { done: boolean }): void {
+  if (scheduled.done) return;
+  scheduled.done = true;
   const timer = setInterval(() => {
     if (index.stopped) clearInterval(timer);
     else if (index.synced()) {
@@ -65,14 +63,14 @@ function compactWhenSynced(index: KubeIndex): void {
   timer.unref();
 }
 
-async function waitForSync(index: KubeIndex, timeoutMs: number, ctx: SetupContext): Promise<void> {
+async function waitForSync(index: KubeIndex, timeoutMs: number, ctx: SetupContext, compaction: { done: boolean }): Promise<void> {
   const start = Date.now();
   let lastLog = start;
   while (!index.synced()) {
     const now = Date.now();
     if (now - start >= timeoutMs) {
       ctx.log.warning('starting server with unsynced Kubernetes API');
-      compactWhenSynced(index);
+      compactWhenSynced(index, compaction);
       return;
     }
     if (now - lastLog >= 500) {
@@ -102,7 +100,10 @@ function handlerConfig(cfg: KubernetesConfig, ips: string[], search: string[]): 
 function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const cfg = parseKubernetes(d, ctx.block.zones, ctx.log);
   const settings = watchSettings(cfg);
-  const index = ctx.shared(`kubernetes:${JSON.stringify(settings)}`, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
+  const indexKey = `kubernetes:${JSON.stringify(settings)}`;
+  const index = ctx.shared(indexKey, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
+  const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
+  const selfLookups = ctx.shared('kubernetes:self-lookups', () => new SelfLookups());
   const search: string[] = [];
   const handlers: KubernetesHandler[] = [];
   // ExternalName targets outside the zone are resolved through this server's own listener.
@@ -127,7 +128,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     } catch {
       /* no resolv.conf: no extra search domains */
     }
-    await waitForSync(index, cfg.startupTimeoutMs, ctx);
+    await waitForSync(index, cfg.startupTimeoutMs, ctx, compaction);
   });
   ctx.onShutdown(() => {
     for (const h of handlers) h.close();
@@ -138,7 +139,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   return (next) => {
     // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
     const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
-    const h = new KubernetesHandler(hcfg, index.store, () => index.synced(), next, (sub) => selfLookup(sub, self));
+    const h = new KubernetesHandler(hcfg, index.store, () => index.synced(), next, (sub) => selfLookups.lookup(sub, self));
     handlers.push(h);
     return h;
   };

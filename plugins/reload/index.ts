@@ -10,7 +10,7 @@ export const reload: PluginDef = {
   name: 'reload',
   repeat: 'first',
   setup(d, ctx) {
-    const loop = loopForSetup(parseReload(d));
+    const loop = loopForSetup(ctx.core, parseReload(d));
     ctx.onServing(() => loop.start({ core: ctx.core, log: ctx.log, corefilePath: ctx.process.corefilePath }));
     ctx.onShutdown(() => loop.stop());
     return null;

@@ -53,6 +53,13 @@ export class FakeCore implements CoreServices {
     };
   }
 
+  private readonly perProcess = new Map<string, unknown>();
+
+  processState<T>(key: string, create: () => T): T {
+    if (!this.perProcess.has(key)) this.perProcess.set(key, create());
+    return this.perProcess.get(key) as T;
+  }
+
   readiness(): Map<string, ReadinessProbe[]> {
     return this.probes;
   }
