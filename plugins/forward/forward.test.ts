@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decode } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
 import type { Handler } from '../../src/plugin.js';
@@ -246,13 +246,18 @@ describe('forward: upstream selection and health', () => {
     expect(q2.reply!.answerCount).toBe(1);
   });
 
-  it('max_fails 0 never health-checks', async () => {
+  it('max_fails 0 never health-checks (max_fails 1 does, after the same failure)', async () => {
     const d1 = await upstream();
     d1.defaultBehaviour = { drop: true };
-    const { h } = await build(`forward . ${d1.addr} {\n read_timeout 50ms\n max_fails 0\n max_connect_attempts 1\n}`);
-    await serve(h, makeQuery('nf.example', 'A'));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(d1.count('.')).toBe(0);
+    const checks = async (maxFails: number): Promise<number> => {
+      const { h } = await build(`forward . ${d1.addr} {\n read_timeout 50ms\n max_fails ${maxFails}\n max_connect_attempts 1\n}`);
+      const proxy = (h as ForwardHandler).proxies[0]!;
+      const healthcheck = vi.spyOn(proxy, 'healthcheck');
+      await serve(h, makeQuery('nf.example', 'A')); // the failed attempt is where a check would start
+      return healthcheck.mock.calls.length;
+    };
+    expect(await checks(1)).toBe(1);
+    expect(await checks(0)).toBe(0);
   });
 
   it('round_robin moves the counter-selected upstream to the front', async () => {
@@ -387,15 +392,17 @@ describe('forward: DNS over TLS', () => {
 describe('forward: shutdown', () => {
   it('a query in flight when the instance shuts down (reload) still gets its answer; no socket is left open', async () => {
     const u = await upstream();
-    u.on('late.example', { delayMs: 200, answers: [a('late.example', '192.0.2.77')] });
+    let release!: () => void;
+    u.on('late.example', { hold: new Promise<void>((r) => (release = r)), answers: [a('late.example', '192.0.2.77')] });
     const ctx = setupContext();
     const factory = await forward.setup(dispenserFor(`forward . ${u.addr}`, 'forward'), ctx);
     await ctx.start();
     const h = factory!(null) as ForwardHandler;
     const q = makeQuery('late.example', 'A');
     const pending = h.serve(q);
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => u.count('late.example') === 1); // at the upstream, whose reply is held
     await ctx.stop();
+    release();
     expect(await pending).toBe(0);
     expect(q.reply!.answerCount).toBe(1);
     expect(h.proxies[0]!.openSockets).toBe(0); // closed once the query was answered

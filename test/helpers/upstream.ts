@@ -26,6 +26,8 @@ export interface Behaviour {
   rcode?: number;
   /** Delay the reply by this many milliseconds. */
   delayMs?: number;
+  /** Hold the reply until this promise resolves (a query kept in flight as long as a test needs). */
+  hold?: Promise<void>;
   /** Never reply (the client times out). */
   drop?: boolean;
   /** Over UDP answer with TC=1 and no records; TCP gets the full answer. */
@@ -220,7 +222,11 @@ export class TestUpstream {
       additionals: truncated ? [] : (b.additionals ?? []),
     };
     const out = dnsPacket.encode(reply);
-    if (b.delayMs) {
+    if (b.hold) {
+      void b.hold.then(() => {
+        if (this.udp !== null) send(out);
+      });
+    } else if (b.delayMs) {
       const t = setTimeout(() => {
         this.timers.delete(t);
         send(out);
