@@ -3,7 +3,7 @@ import { health } from '../../plugins/health/index.js';
 import { HealthServer } from '../../plugins/health/server.js';
 import { logger } from '../../src/log.js';
 import { freePort } from '../helpers/net.js';
-import {captureLogs, dispenserFor, FakeCore, httpErrorCode, httpRequest, sampleValue } from './fakes.js';
+import { captureLogs, dispenserFor, FakeCore, httpErrorCode, httpRequest, sampleValue } from './fakes.js';
 import { TestInstance } from '../helpers/setup.js';
 import { SharedResources } from '../../src/server/shared.js';
 

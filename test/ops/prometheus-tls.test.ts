@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { prometheus } from '../../plugins/prometheus/index.js';
 import { loadWebConfig } from '../../plugins/prometheus/webconfig.js';
 import { freePort } from '../helpers/net.js';
-import {dispenserFor, httpErrorCode, httpRequest } from './fakes.js';
+import { dispenserFor, httpErrorCode, httpRequest } from './fakes.js';
 import { TestInstance } from '../helpers/setup.js';
 import { SharedResources } from '../../src/server/shared.js';
 

@@ -11,7 +11,7 @@ import type { BlockInfo, Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { makeQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
-import {dispenserFor, httpRequest, sampleValue } from './fakes.js';
+import { dispenserFor, httpRequest, sampleValue } from './fakes.js';
 import { TestInstance } from '../helpers/setup.js';
 import { SharedResources } from '../../src/server/shared.js';
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ready } from '../../plugins/ready/index.js';
 import type { ReadyServer } from '../../plugins/ready/server.js';
 import { freePort } from '../helpers/net.js';
-import {captureLogs, dispenserFor, FakeCore, httpErrorCode, httpRequest } from './fakes.js';
+import { captureLogs, dispenserFor, FakeCore, httpErrorCode, httpRequest } from './fakes.js';
 import { TestInstance } from '../helpers/setup.js';
 import { SharedResources } from '../../src/server/shared.js';
 

@@ -6,7 +6,7 @@ import { reload } from '../../plugins/reload/index.js';
 import { hashConfigFile } from '../../plugins/reload/hash.js';
 import { ReloadLoop } from '../../plugins/reload/loop.js';
 import { logger } from '../../src/log.js';
-import {captureLogs, dispenserFor, FakeCore, sampleValue } from './fakes.js';
+import { captureLogs, dispenserFor, FakeCore, sampleValue } from './fakes.js';
 import { TestInstance } from '../helpers/setup.js';
 import { SharedResources } from '../../src/server/shared.js';
 
