@@ -766,3 +766,15 @@ describe('tokensHash (reload)', () => {
     expect(tokensJson([])).toBe(goldenNull);
   });
 });
+
+describe('directive positions', () => {
+  it('keeps where each occurrence of a directive starts, whatever its arguments and nested block hold', () => {
+    const text = '.:53 {\n  log\n  errors\n  log . {\n    class error\n    log inside\n  }\n  log "log"\n}\n';
+    const b = run(text).blocks[0]!;
+    const log = b.directives.get('log')!;
+    const starts = b.starts.get('log')!;
+    expect(starts).toEqual([0, 1, 9]);
+    expect(starts.map((s) => log[s]!.line)).toEqual([2, 4, 8]);
+    expect(b.starts.get('errors')).toEqual([0]);
+  });
+});
