@@ -39,7 +39,7 @@ export function sizeLimit(req: ParsedRequest, proto: Proto, maxUdp = DEFAULT_MAX
   return Math.max(512, Math.min(req.edns.udpSize, Math.max(512, maxUdp)));
 }
 
-/** Offset of the OPT record in a wire message, or -1 (and -2 if the message is malformed). */
+/** Where the OPT record of a wire message starts (`rr`) and its TYPE field (`type`), or null when it has none or is malformed. */
 function findOpt(buf: Buffer): { rr: number; type: number } | null {
   if (buf.readUInt16BE(10) === 0) return null;
   let found: { rr: number; type: number } | null = null;
