@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/corefile/types.js';
 import { buildInstance } from '../src/server/instance.js';
 import { SharedResources } from '../src/server/shared.js';
+import { FakeCore } from '../test/helpers/setup.js';
 import { DIRECTIVE_ORDER, PLUGINS, isForeignDirective } from './index.js';
 
 describe('plugin registry', () => {
@@ -23,7 +24,7 @@ describe('plugin registry', () => {
     const opts = {
       dnsPort: 1053, shared, env: {},
       process: { corefilePath: 'Corefile', dnsPort: 1053, version: 'test' },
-      core: { reload: () => Promise.resolve(true), readiness: () => new Map(), shuttingDown: false, onShutdownStart: () => undefined, servers: () => [], onReloadResult: () => () => undefined },
+      core: new FakeCore(),
     };
     const failure = async (text: string): Promise<string> => {
       try {

@@ -7,12 +7,16 @@
  * setup-only plugins such as `health`, `ready`, `reload`, `bind`). The core builds each server
  * block's chain once per (re)load in the fixed global order of `plugins/index.ts`.
  *
- * Query protocol (docs/corefile.md §7.4): `serve` either writes a reply (`q.write`/`q.writeWire`) and
- * returns its RCODE, or writes nothing and returns SERVFAIL/REFUSED/FORMERR/NOTIMP, in which case
- * the server writes a bare reply. Errors for the `errors` plugin go through `q.fail(err, rcode)`.
- * `serve` may return synchronously: a hit should not allocate a promise.
+ * Query protocol (docs/corefile.md §7.4, docs/ARCHITECTURE.md "The reply contract"): `q.reply`
+ * (non-null) is the only signal that an answer exists. `serve` either writes a reply
+ * (`q.write`/`q.writeWire`) and returns that reply's RCODE, or writes nothing and returns the
+ * RCODE of the bare reply the server should write (SERVFAIL/REFUSED/FORMERR/NOTIMP; anything else
+ * becomes SERVFAIL). The returned RCODE says what happened, never whether something was written.
+ * Errors for the `errors` plugin go through `q.fail(err, rcode)`. `serve` may return
+ * synchronously: a hit should not allocate a promise.
  */
 import type { Capability } from './capabilities.js';
+import { Rcode as RcodeValue } from './dns/constants.js';
 import type { Dispenser } from './corefile/dispenser.js';
 import type { DirectiveDecl } from './corefile/options.js';
 import type { Logger } from './log.js';
@@ -127,6 +131,13 @@ export interface CoreServices {
    * `upstream.Lookup`). Returns the chain's RCODE; the reply, if any, is in `q.reply`.
    */
   serveInternal?(q: Query): Rcode | Promise<Rcode>;
+  /**
+   * A value kept for the life of the process, created on first use and never disposed — for the
+   * little state a plugin must keep even while no configuration uses it (reload's count of reload
+   * outcomes and its one subscription to `onReloadResult`). Anything a configuration owns belongs
+   * in `SetupContext.shared` instead.
+   */
+  processState<T>(key: string, create: () => T): T;
 }
 
 /** How a directive repeated within one server block is treated (docs/corefile.md §8.4). */
@@ -154,5 +165,5 @@ export interface PluginDef {
 /** Pass to `next`, or SERVFAIL with `plugin/<name>: no next plugin found` when there is none. */
 export function nextOrFailure(name: string, next: Handler | null, q: Query): Rcode | Promise<Rcode> {
   if (next) return next.serve(q);
-  return q.fail(new Error(`plugin/${name}: no next plugin found`), 2);
+  return q.fail(new Error(`plugin/${name}: no next plugin found`), RcodeValue.SERVFAIL);
 }

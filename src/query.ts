@@ -6,6 +6,11 @@
  * Plugins write their answer with `write` (decoded) or `writeWire` (ready wire bytes, the fast
  * path); plugins above them in the chain see it in `reply` after `next.serve()` returns and may
  * inspect or change it. The server encodes and sends `reply` once the chain is done.
+ *
+ * The reply contract (docs/ARCHITECTURE.md, "The reply contract"): `reply` (non-null) is the only
+ * signal that an answer exists; the RCODE a handler returns says what happened, never whether
+ * something was written. A `Reply` knows whether its wire bytes are shared (kept by the plugin
+ * that wrote them, e.g. a stored answer): `mutableWire()` copies only then.
  */
 import { performance } from 'node:perf_hooks';
 import { encodeMessage } from './dns/encode.js';
@@ -34,26 +39,60 @@ export interface EdnsOption {
   readonly data: Buffer;
 }
 
-/** The reply written by a plugin: wire bytes, a decoded message, or both (kept in sync lazily). */
+/** How `Query.writeWire` takes its bytes. */
+export interface WireOptions {
+  /**
+   * The writer keeps these bytes (a stored answer it serves again): nobody may change them, and a
+   * plugin that must change the reply gets a copy from `Reply.mutableWire()`. Without it the
+   * buffer is handed over to the query: the writer must not read or reuse it afterwards, and the
+   * plugins above and the server may change it in place.
+   */
+  readonly shared?: boolean;
+}
+
+/**
+ * The reply written by a plugin: wire bytes, a decoded message, or both (kept in sync lazily).
+ * The decoded message always belongs to the reply; the wire bytes belong to it unless `shared`.
+ */
 export class Reply {
   private wireBytes: Buffer | null;
   private msg: Message | null;
+  private sharedWire: boolean;
   /**
    * EDNS options this reply carries besides the ones in its message (nsid): the server puts them
    * in the reply's OPT, replacing an option of the same code, when the query had EDNS.
    */
   ednsOptions: EdnsOption[] | null = null;
 
-  constructor(wire: Buffer | null, msg: Message | null, readonly plugin: string) {
+  constructor(wire: Buffer | null, msg: Message | null, readonly plugin: string, shared = false) {
     this.wireBytes = wire;
     this.msg = msg;
+    this.sharedWire = wire !== null && shared;
   }
 
   /** The decoded message, for changing it. Any cached wire form is dropped. */
   message(): Message {
     if (!this.msg) this.msg = decode(this.wireBytes!);
     this.wireBytes = null;
+    this.sharedWire = false;
     return this.msg;
+  }
+
+  /**
+   * The wire bytes, for changing them in place: copied first only when they are shared, encoded
+   * when the reply is held as a message. Any decoded form is dropped (it would go stale).
+   */
+  mutableWire(): Buffer {
+    if (!this.wireBytes) this.wireBytes = encodeMessage(this.msg!);
+    else if (this.sharedWire) this.wireBytes = Buffer.from(this.wireBytes);
+    this.sharedWire = false;
+    this.msg = null;
+    return this.wireBytes;
+  }
+
+  /** True when the wire bytes are kept by their writer and must not be changed in place. */
+  get isShared(): boolean {
+    return this.sharedWire;
   }
 
   /** The decoded message, read-only use (keeps the wire form). */
@@ -62,7 +101,7 @@ export class Reply {
     return this.msg;
   }
 
-  /** Wire form (encoded with name compression when it came as a message). */
+  /** Wire form (encoded with name compression when it came as a message), read-only use. */
   wire(): Buffer {
     if (!this.wireBytes) this.wireBytes = encodeMessage(this.msg!);
     return this.wireBytes;
@@ -161,9 +200,12 @@ export class Query {
     this.reply = new Reply(null, msg, plugin);
   }
 
-  /** Write a ready wire reply (its id and question must already match the query). */
-  writeWire(buf: Buffer, plugin: string): void {
-    this.reply = new Reply(buf, null, plugin);
+  /**
+   * Write a ready wire reply (its id and question must already match the query). The buffer is
+   * handed over (see WireOptions) unless `opts.shared`.
+   */
+  writeWire(buf: Buffer, plugin: string, opts?: WireOptions): void {
+    this.reply = new Reply(buf, null, plugin, opts?.shared === true);
   }
 
   /**
@@ -203,7 +245,10 @@ export class Query {
     this.decoded = null;
   }
 
-  /** Record an error for the `errors` plugin; returns `rcode` for convenience. */
+  /**
+   * Record an error for the `errors` plugin; returns `rcode` for convenience. The error does not
+   * say whether a reply was written: `reply` does.
+   */
   fail(err: Error, rcode: number): number {
     this.error = err;
     return rcode;

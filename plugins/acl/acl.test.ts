@@ -8,8 +8,8 @@ import { decode } from '../../src/dns/message.js';
 import { encodeQuery, makeQuery, rcode, udpExchange } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
-import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 

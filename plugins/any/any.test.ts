@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { any } from './index.js';
 import { decode } from '../../src/dns/message.js';
 import { makeQuery, rcode } from '../../test/helpers/dns.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
-import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 
 describe('any', () => {
   it.each([

@@ -11,10 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rcode } from '../../src/dns/constants.js';
 import { replyTo, setRcode, type Message } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
+import type { PluginDef } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { makeQuery, rcode, rrStrings, udpQuery } from '../../test/helpers/dns.js';
+import { SEARCH_PATH } from '../../src/searchpath.js';
+import { makeQuery, rcode, rrStrings, TEST_TRANSPORT, udpQuery } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { a, dispenserFor, FakeNext, fakeSetupContext, soa, TestUpstream } from '../../test/helpers/upstream.js';
+import { dispenserFor, TestInstance } from '../../test/helpers/setup.js';
+import { a, FakeNext, soa, TestUpstream } from '../../test/helpers/upstream.js';
 import { autopath } from './index.js';
 import { AutopathHandler, cnamer } from './handler.js';
 import { parseAutopath } from './setup.js';
@@ -47,18 +50,37 @@ describe('setup', () => {
     expect(resolvConfSearch('nameserver 1.1.1.1\n')).toEqual([]);
   });
 
-  it('@PLUGIN naming a plugin of the block without search-path support fails at startup; an absent one does nothing', async () => {
-    const ctx = fakeSetupContext({ zones: ['.'] });
-    await autopath.setup(dispenserFor('autopath @forward'), ctx);
-    (ctx.block.handlerPlugins as string[]).push('autopath', 'forward');
-    await expect(ctx.start()).rejects.toThrow('plugin/autopath: forward does not implement the AutoPather interface');
-    const ctx2 = fakeSetupContext({ zones: ['.'] });
-    const factory = await autopath.setup(dispenserFor('autopath @nothere'), ctx2);
-    await ctx2.start();
+  /** A handler plugin that offers no search path (as whoami). */
+  const whoami: PluginDef = { name: 'whoami', repeat: 'error', setup: () => (next) => ({ name: 'whoami', serve: (q) => next!.serve(q) }) };
+
+  it('@PLUGIN naming a plugin of the block without search-path support fails at startup; an absent one does nothing (CoreDNS 1.15.0)', async () => {
+    const block = new TestInstance().block({ zones: ['.'] });
+    await block.setup(autopath, 'autopath @whoami');
+    await block.setup(whoami, 'whoami');
+    block.seal();
+    await expect(block.instance.start()).rejects.toThrow('plugin/autopath: whoami does not implement the AutoPather interface');
+    const alone = new TestInstance().block({ zones: ['.'] });
+    const factory = await alone.setup(autopath, 'autopath @kubernetes');
+    alone.seal();
+    await alone.instance.start();
     const next = new FakeNext((q) => answer(q, Rcode.NXDOMAIN));
-    const h = factory!(next);
-    await h.serve(makeQuery('x.default.svc.cluster.local.', 'A'));
+    await factory!(next).serve(makeQuery('x.default.svc.cluster.local.', 'A'));
     expect(next.seen.map((q) => q.name)).toEqual(['x.default.svc.cluster.local.']);
+  });
+
+  it.each(['before', 'after'])('@kubernetes: the search path is the capability the block\'s kubernetes offers (set up %s autopath)', async (order) => {
+    const block = new TestInstance().block({ zones: ['.'] });
+    const offer = (): void => block.context('kubernetes').provide(SEARCH_PATH, { plugin: 'kubernetes', autoPath: (q) => (q.transport.remoteAddress === TEST_TRANSPORT.remoteAddress ? PATH : null) });
+    if (order === 'before') offer();
+    const factory = await block.setup(autopath, 'autopath @kubernetes');
+    if (order === 'after') offer();
+    block.seal();
+    await block.instance.start();
+    const next = new FakeNext((q) => answer(q, q.lname === 'x.' ? Rcode.NOERROR : Rcode.NXDOMAIN, q.lname === 'x.' ? [a('x', '192.0.2.8', 7)] : []));
+    const q = makeQuery('x.default.svc.cluster.local.', 'A');
+    await factory!(next).serve(q);
+    expect(next.seen.map((s) => s.lname)).toEqual(['x.default.svc.cluster.local.', 'x.svc.cluster.local.', 'x.cluster.local.', 'x.c.proj.internal.', 'x.']);
+    expect(rrStrings(q.reply!.peek().answers)).toEqual(['x.default.svc.cluster.local. 7 CNAME x', 'x. 7 A 192.0.2.8']);
   });
 });
 
@@ -131,11 +153,12 @@ describe('the walk', () => {
     expect((await successes()) - before).toBe(0);
   });
 
-  it('skips replies the chain did not write (SERVFAIL/REFUSED without error)', async () => {
+  it('skips the elements the chain wrote nothing for (SERVFAIL/REFUSED without a reply)', async () => {
     const next = new FakeNext((q) => {
       if (q.lname === 'x.default.svc.cluster.local.') return Rcode.SERVFAIL;
       if (q.lname === 'x.svc.cluster.local.') return Rcode.REFUSED;
-      if (q.lname === 'x.cluster.local.') return answer(q, Rcode.SERVFAIL, [], false);
+      // Returns success but writes nothing: still nothing written (`q.reply` is the only signal).
+      if (q.lname === 'x.cluster.local.') return Rcode.NOERROR;
       return answer(q, q.lname === 'x.' ? Rcode.NOERROR : Rcode.NXDOMAIN, q.lname === 'x.' ? [a('x', '192.0.2.8', 7)] : []);
     });
     const q = makeQuery('x.default.svc.cluster.local.', 'A');
@@ -145,6 +168,17 @@ describe('the walk', () => {
     const q2 = makeQuery('y.default.svc.cluster.local.', 'A');
     expect(await handler(new FakeNext(() => Rcode.SERVFAIL)).serve(q2)).toBe(Rcode.SERVFAIL);
     expect(q2.reply).toBeNull();
+  });
+
+  it('a written SERVFAIL (an upstream\'s, or kubernetes not yet synced) is an answer: the walk stops there, as in CoreDNS', async () => {
+    const next = new FakeNext((q) => (q.lname === 'w.svc.cluster.local.' ? answer(q, Rcode.SERVFAIL, [], false) : answer(q, Rcode.NXDOMAIN)));
+    const q = makeQuery('w.default.svc.cluster.local.', 'A');
+    const before = await successes();
+    expect(await handler(next).serve(q)).toBe(Rcode.SERVFAIL);
+    expect(next.calls).toBe(2);
+    expect(q.reply!.rcode).toBe(Rcode.SERVFAIL);
+    expect(q.reply!.peek().questions[0]!.name).toBe('w.default.svc.cluster.local');
+    expect((await successes()) - before).toBe(1);
   });
 
   it('an error value from the chain stops the walk at once and is returned', async () => {

@@ -4,7 +4,7 @@
  * the rest of the chain — so the client gets the answer of the first name that exists with one
  * round trip instead of one per search element.
  */
-import { Rcode, isServerWrittenRcode } from '../../src/dns/constants.js';
+import { Rcode } from '../../src/dns/constants.js';
 import { isSubdomain, matchZone, toPacketName } from '../../src/dns/name.js';
 import type { Message } from '../../src/dns/message.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
@@ -80,7 +80,8 @@ export class AutopathHandler implements Handler {
         firstReply = sub.reply;
         firstRcode = rcode;
       }
-      if (isServerWrittenRcode(rcode) || !sub.reply) continue;
+      // Nothing written (`sub.reply` is the only signal): try the next element.
+      if (!sub.reply) continue;
       if (sub.reply.rcode === Rcode.NXDOMAIN) continue;
       const msg = sub.reply.message();
       cnamer(msg, q.name);
@@ -89,7 +90,7 @@ export class AutopathHandler implements Handler {
       return rcode;
     }
     // Every element gave NXDOMAIN or no reply: the first attempt's outcome, as it was.
-    if (firstReply && !isServerWrittenRcode(firstRcode)) q.reply = firstReply;
+    if (firstReply) q.reply = firstReply;
     return firstRcode;
   }
 }

@@ -6,33 +6,35 @@
  */
 import type { HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { searchPathProvider } from '../kubernetes/index.js';
+import { SEARCH_PATH } from '../../src/searchpath.js';
 import { AutopathHandler, type SearchFunc } from './handler.js';
 import { AUTOPATH_OPTIONS, parseAutopath } from './setup.js';
 
 export { AutopathHandler, cnamer } from './handler.js';
 export { parseAutopath } from './setup.js';
 
-/** Plugins that can supply a per-client search path (CoreDNS's AutoPather interface). */
-const SEARCH_PATH_PLUGINS = new Set(['kubernetes']);
-
 function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const cfg = parseAutopath(d, ctx.block.zones);
   const plugin = cfg.plugin;
-  if (plugin !== null && !SEARCH_PATH_PLUGINS.has(plugin)) {
-    // A plugin of the block without search-path support is an error; an absent one is ignored.
+  /** The search path capability of the plugin `@PLUGIN` names, when that plugin offers it. */
+  const provider = () => {
+    const p = ctx.lookup(SEARCH_PATH);
+    return p !== undefined && p.plugin === plugin ? p : undefined;
+  };
+  if (plugin !== null) {
+    // As CoreDNS: a plugin of the block that offers no search path is a start-up error; a plugin
+    // the block does not have leaves autopath without a search path (it passes every query on).
     ctx.onStartup(() => {
-      if (ctx.block.handlerPlugins.includes(plugin)) {
+      if (provider() === undefined && ctx.block.handlerPlugins.includes(plugin)) {
         throw new Error(`plugin/autopath: ${plugin} does not implement the AutoPather interface`);
       }
     });
   }
   return (next) => {
     let searchFunc: SearchFunc | null = null;
-    if (plugin === 'kubernetes') {
-      // The chain is built from its end, so the block's kubernetes handler already exists here.
-      const provider = searchPathProvider(ctx.block);
-      if (provider) searchFunc = (q) => provider.autoPath(q);
+    if (plugin !== null) {
+      const p = provider();
+      if (p) searchFunc = (q) => p.autoPath(q);
     }
     return new AutopathHandler({ zones: cfg.zones, search: plugin === null ? cfg.search : [], searchFunc }, next);
   };

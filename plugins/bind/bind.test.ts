@@ -6,14 +6,13 @@ import { decode } from '../../src/dns/message.js';
 import { encodeQuery, rcode, tcpQueries, udpExchange } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { startServer } from '../../test/helpers/server.js';
-import { dispenserFor, fakeSetupContext } from '../../test/helpers/upstream.js';
 import { bind } from './index.js';
-import { configError } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
 
 /** Run bind's setup; returns the address lists passed to `ctx.listenOn`, one per call. */
 function listens(text: string): string[][] {
   const calls: string[][] = [];
-  const ctx = { ...fakeSetupContext(), listenOn: (a: string[]) => { calls.push([...a]); } };
+  const ctx = { ...setupContext(), listenOn: (a: string[]) => { calls.push([...a]); } };
   const r = bind.setup(dispenserFor(text, 'bind'), ctx);
   expect(r).toBeNull();
   return calls;

@@ -4,8 +4,8 @@ import { decode } from '../../src/dns/message.js';
 import { parseRequest } from '../../src/dns/wire.js';
 import { encodeQuery, makeQuery, udpExchange } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
-import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Query } from '../../src/query.js';
 
 function setupErr(text: string): string {

@@ -7,7 +7,8 @@ import type { Handler } from '../../src/plugin.js';
 import { encodeQuery, makeQuery, rrStrings, TEST_TRANSPORT, type QueryOptions } from '../../test/helpers/dns.js';
 import { parseRequest } from '../../src/dns/wire.js';
 import { Query } from '../../src/query.js';
-import { a, dispenserFor, fakeSetupContext, FakeNext, soa } from '../../test/helpers/upstream.js';
+import { dispenserFor, setupContext } from '../../test/helpers/setup.js';
+import { a, FakeNext, soa } from '../../test/helpers/upstream.js';
 import { cacheClock } from './clock.js';
 import type { CacheHandler } from './handler.js';
 import { cache } from './index.js';
@@ -46,7 +47,7 @@ function upstreamNext(replies: Record<string, Reply>): FakeNext {
 }
 
 async function build(text: string, next: Handler, zones = ['.']): Promise<CacheHandler> {
-  const ctx = fakeSetupContext({ zones });
+  const ctx = setupContext({ zones });
   const f = await cache.setup(dispenserFor(text, 'cache'), ctx);
   return f!(next) as CacheHandler;
 }
@@ -178,7 +179,7 @@ describe('cache: what is not stored', () => {
     expect(r.q.reply).toBeNull();
     const again = await ask(h, 'nothing.example');
     expect(next.calls).toBe(1);
-    expect(again.rc).toBe(0); // written by the cache (the server does not write its own)
+    expect(again.rc).toBe(2); // what happened; the reply is the cache's (the server does not write its own)
     const flags = again.q.reply!.wire().readUInt16BE(2);
     expect(flags & 0x0f).toBe(2);
     expect(flags & 0x0480).toBe(0); // neither AA nor RA
@@ -292,7 +293,7 @@ describe('cache: negative answers', () => {
     await ask(h, 'sf.example');
     const hit = await ask(h, 'sf.example');
     expect(hit.q.reply!.rcode).toBe(2);
-    expect(hit.rc).toBe(0); // written by the cache: not an error status
+    expect(hit.rc).toBe(2); // what happened: the reply written by the cache says it was written
     expect(next.calls).toBe(1);
     now += 2000;
     await ask(h, 'sf.example');

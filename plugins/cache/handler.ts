@@ -5,7 +5,7 @@
  * stored) and is stored in the success or denial LRU.
  */
 import { LRUCache } from 'lru-cache';
-import { Flag, Opcode, Qtype, Rcode, writtenStatus } from '../../src/dns/constants.js';
+import { Flag, Opcode, Qtype, Rcode } from '../../src/dns/constants.js';
 import { encodeMessage } from '../../src/dns/encode.js';
 import { decode } from '../../src/dns/message.js';
 import { isSubdomain, matchZone } from '../../src/dns/name.js';
@@ -218,7 +218,7 @@ export class CacheHandler implements Handler {
     if (q.req.questionEnd === e.questionEnd) copyBytes(q.raw, 12, e.questionEnd - 4, buf, 12);
     setTtls(buf, e.ttlOffsets, Math.max(0, ttl));
     q.writeWire(buf, this.name);
-    return writtenStatus(e.rcode);
+    return e.rcode;
   }
 
   private shouldPrefetch(e: Entry, now: number, rem: number): boolean {
@@ -280,20 +280,20 @@ export class CacheHandler implements Handler {
   }
 
   /**
-   * After the plugins below ran: rewrite the TTLs of a reply they wrote (and AD) in a copy written
-   * back under the same plugin name, and store it when cacheable. Replies the server will write itself (nothing written) are left alone.
+   * After the plugins below ran: rewrite the TTLs of the reply they wrote (and AD) in place —
+   * `mutableWire()` copies only bytes their writer keeps — and store it when cacheable. Nothing
+   * written (`q.reply` unchanged) means the server writes the reply: nothing to do.
    */
   afterNext(q: Query, rc: number, before: Query['reply']): number {
     const reply = q.reply;
     if (!reply || reply === before) return rc;
-    const out = Buffer.from(reply.wire());
     const now = cacheClock.now();
-    const an = analyze(out, q.lname, q.qtype, q.qclass, q.do, Math.floor(now / 1000));
+    const an = analyze(reply.wire(), q.lname, q.qtype, q.qclass, q.do, Math.floor(now / 1000));
     if (!an) return rc;
+    const out = reply.mutableWire();
     const dur = this.duration(an);
     setTtls(out, an.ttlOffsets, Math.floor(dur));
     if (!q.do && (q.req.flags & Flag.AD) === 0) out.writeUInt16BE(an.flags & ~Flag.AD, 2);
-    q.writeWire(out, reply.plugin);
     this.store(q, an, out, dur, now);
     return rc;
   }

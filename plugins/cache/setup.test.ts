@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
-import { dispenserFor, fakeSetupContext } from '../../test/helpers/upstream.js';
 import { CacheHandler } from './handler.js';
 import { cache } from './index.js';
 import { effectiveCapacity, parseCache } from './setup.js';
-import { configError } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
 
 const parse = (text: string) => parseCache(dispenserFor(text, 'cache'));
 
@@ -64,7 +63,7 @@ describe('cache setup: accepted', () => {
   });
 
   it('setup uses the block keys when no zones are given', async () => {
-    const ctx = fakeSetupContext({ zones: ['cluster.local.', 'in-addr.arpa.'] });
+    const ctx = setupContext({ zones: ['cluster.local.', 'in-addr.arpa.'] });
     const f = await cache.setup(dispenserFor('cache 30', 'cache'), ctx);
     const h = f!(null) as CacheHandler;
     expect(h.zones).toEqual(['cluster.local.', 'in-addr.arpa.']);

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rcode, udpQuery } from '../../test/helpers/dns.js';
 import { startServer } from '../../test/helpers/server.js';
-import { configError } from '../../test/helpers/setup.js';
-import { dispenserFor, fakeSetupContext, TestUpstream } from '../../test/helpers/upstream.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { TestUpstream } from '../../test/helpers/upstream.js';
 import { cancel } from './index.js';
 
 function setupErr(text: string): string {

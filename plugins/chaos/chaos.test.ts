@@ -4,8 +4,8 @@ import { chaos, chaosConfig, DEFAULT_AUTHORS } from './index.js';
 import { decode } from '../../src/dns/message.js';
 import { makeQuery, rcode, udpQuery } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
-import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
 const texts = (m: ReturnType<typeof decode>): string[] => m.answers.map((r) => Buffer.concat((r as unknown as { data: Buffer[] }).data).toString());

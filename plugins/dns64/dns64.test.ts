@@ -6,8 +6,8 @@ import { parsePrefix } from './setup.js';
 import { Flag, Qtype } from '../../src/dns/constants.js';
 import { decode, replyTo, setFlag, setRcode, type Message } from '../../src/dns/message.js';
 import { makeQuery, rcode, rrStrings } from '../../test/helpers/dns.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
-import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 

@@ -6,9 +6,9 @@ import type { Query } from '../../src/query.js';
 import { encodeQuery, makeQuery, rcode, udpExchange } from '../../test/helpers/dns.js';
 import { decode } from '../../src/dns/message.js';
 import { startServer } from '../../test/helpers/server.js';
-import { dispenserFor, fakeSetupContext, FakeNext, type FakeContext } from '../../test/helpers/upstream.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import { errors } from './index.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, factoryOf, setupContext, type TestContext } from '../../test/helpers/setup.js';
 
 let lines: string[] = [];
 let prevSink: ((line: string) => void) | null = null;
@@ -29,9 +29,9 @@ function captureLogs(): void {
 
 
 /** Build the errors handler from Corefile text through the plugin's setup. */
-function build(text: string, next: Handler | null): { h: Handler; ctx: FakeContext } {
+function build(text: string, next: Handler | null): { h: Handler; ctx: TestContext } {
   // The server gives each plugin a logger named after it.
-  const ctx: FakeContext = { ...fakeSetupContext(), log: logger('errors') };
+  const ctx: TestContext = { ...setupContext(), log: logger('errors') };
   const f = factoryOf(errors.setup(dispenserFor(text, 'errors'), ctx));
   return { h: f(next), ctx };
 }
@@ -48,7 +48,7 @@ async function serve(h: Handler, q: Query): Promise<number> {
 }
 
 function setupErr(text: string): ConfigError {
-  return configError(() => errors.setup(dispenserFor(text, 'errors'), fakeSetupContext()), text);
+  return configError(() => errors.setup(dispenserFor(text, 'errors'), setupContext()), text);
 }
 
 describe('errors: runtime logging', () => {
@@ -125,7 +125,7 @@ describe('errors: setup', () => {
       'errors {\n consolidate 1m x debug\n consolidate 1h30m y error\n}',
       'errors stdout {\n stacktrace\n consolidate 1m x\n}',
     ]) {
-      expect(typeof factoryOf(errors.setup(dispenserFor(text, 'errors'), fakeSetupContext())), text).toBe('function');
+      expect(typeof factoryOf(errors.setup(dispenserFor(text, 'errors'), setupContext())), text).toBe('function');
     }
   });
 
@@ -164,7 +164,7 @@ describe('errors: setup', () => {
 
   it('consolidate: regexp longer than 10000 characters', () => {
     expect(setupErr(`errors {\n consolidate 1m ${'a'.repeat(10001)}\n}`).message).toContain('10001');
-    expect(typeof factoryOf(errors.setup(dispenserFor(`errors {\n consolidate 1m ${'a'.repeat(10000)}\n}`, 'errors'), fakeSetupContext()))).toBe('function');
+    expect(typeof factoryOf(errors.setup(dispenserFor(`errors {\n consolidate 1m ${'a'.repeat(10000)}\n}`, 'errors'), setupContext()))).toBe('function');
   });
 
   it('consolidate: unknown level, level after show_first, two levels, show_first twice', () => {
@@ -173,7 +173,7 @@ describe('errors: setup', () => {
     expect(setupErr('errors {\n consolidate 1m x fatal\n}').message).toBe('unknown option in consolidate: fatal');
     expect(setupErr('errors {\n consolidate 1m x show_first warning\n}').message).toBe('log level must come before show_first in consolidate');
     expect(setupErr('errors {\n consolidate 1m x warning error\n}').message).toBe('multiple log levels specified in consolidate');
-    expect(typeof factoryOf(errors.setup(dispenserFor('errors {\n consolidate 1m x show_first show_first\n}', 'errors'), fakeSetupContext()))).toBe('function');
+    expect(typeof factoryOf(errors.setup(dispenserFor('errors {\n consolidate 1m x show_first show_first\n}', 'errors'), setupContext()))).toBe('function');
   });
 
   it('errors carry the file and line', () => {

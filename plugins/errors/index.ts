@@ -3,7 +3,7 @@
  * `[ERROR] plugin/errors: <rcode> <qname> <qtype>: <error>`, optionally consolidating errors that
  * match a pattern into one line per period (docs/plugins.md, errors).
  */
-import { qtypeName } from '../../src/dns/constants.js';
+import { qtypeName, Rcode } from '../../src/dns/constants.js';
 import type { Level } from '../../src/log.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
@@ -33,8 +33,8 @@ class ErrorsHandler implements Handler {
 
   serve(q: Query): number | Promise<number> {
     if (!this.next) {
-      this.report(q, 2, new Error('plugin/errors: no next plugin found'));
-      return 2;
+      this.report(q, Rcode.SERVFAIL, new Error('plugin/errors: no next plugin found'));
+      return Rcode.SERVFAIL;
     }
     const r = this.next.serve(q);
     if (typeof r === 'number') {

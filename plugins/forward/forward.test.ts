@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decode } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { makeQuery, rrStrings } from '../../test/helpers/dns.js';
-import { a, dispenserFor, fakeSetupContext, FakeNext, TestUpstream, type FakeContext } from '../../test/helpers/upstream.js';
+import { dispenserFor, setupContext, type TestContext } from '../../test/helpers/setup.js';
+import { a, FakeNext, TestUpstream } from '../../test/helpers/upstream.js';
 import { ForwardHandler } from './handler.js';
 import { forward } from './index.js';
 
@@ -20,8 +21,8 @@ async function upstream(): Promise<TestUpstream> {
   return u;
 }
 
-async function build(text: string, next: Handler | null = null): Promise<{ h: Handler; ctx: FakeContext }> {
-  const ctx = fakeSetupContext();
+async function build(text: string, next: Handler | null = null): Promise<{ h: Handler; ctx: TestContext }> {
+  const ctx = setupContext();
   const factory = await forward.setup(dispenserFor(text, 'forward'), ctx);
   await ctx.start();
   cleanups.push(() => ctx.stop());
@@ -74,7 +75,7 @@ describe('forward: answers', () => {
     expect(u.received.at(-1)!.id).not.toBe(4242);
   });
 
-  it('passes NXDOMAIN and SERVFAIL replies through as written replies (status NOERROR for SERVFAIL)', async () => {
+  it('passes NXDOMAIN and SERVFAIL replies through as written replies (the status says what happened)', async () => {
     const u = await upstream();
     u.on('fail.example.org', { rcode: 2 });
     const { h } = await build(`forward . ${u.addr}`);
@@ -82,7 +83,7 @@ describe('forward: answers', () => {
     expect(await serve(h, q1)).toBe(3);
     expect(q1.reply!.rcode).toBe(3);
     const q2 = makeQuery('fail.example.org', 'A');
-    expect(await serve(h, q2)).toBe(0); // written: never an error status (docs/corefile.md §7.4)
+    expect(await serve(h, q2)).toBe(2); // what happened; `q.reply` says it was written (docs/ARCHITECTURE.md)
     expect(q2.reply).not.toBeNull();
     expect(q2.reply!.rcode).toBe(2);
   });
@@ -127,7 +128,7 @@ describe('forward: answers', () => {
     u.on('wrong.example', { wrongQuestion: true, answers: [a('wrong.example', '192.0.2.1')] });
     const { h } = await build(`forward . ${u.addr} {\n force_tcp\n}`);
     const q = makeQuery('wrong.example', 'A', { id: 7 });
-    expect(await serve(h, q)).toBe(0);
+    expect(await serve(h, q)).toBe(1); // FORMERR, written by forward
     const msg = decode(q.reply!.wire());
     expect(msg.id).toBe(7);
     expect((msg.flags ?? 0) & 0xf).toBe(1);
@@ -245,13 +246,18 @@ describe('forward: upstream selection and health', () => {
     expect(q2.reply!.answerCount).toBe(1);
   });
 
-  it('max_fails 0 never health-checks', async () => {
+  it('max_fails 0 never health-checks (max_fails 1 does, after the same failure)', async () => {
     const d1 = await upstream();
     d1.defaultBehaviour = { drop: true };
-    const { h } = await build(`forward . ${d1.addr} {\n read_timeout 50ms\n max_fails 0\n max_connect_attempts 1\n}`);
-    await serve(h, makeQuery('nf.example', 'A'));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(d1.count('.')).toBe(0);
+    const checks = async (maxFails: number): Promise<number> => {
+      const { h } = await build(`forward . ${d1.addr} {\n read_timeout 50ms\n max_fails ${maxFails}\n max_connect_attempts 1\n}`);
+      const proxy = (h as ForwardHandler).proxies[0]!;
+      const healthcheck = vi.spyOn(proxy, 'healthcheck');
+      await serve(h, makeQuery('nf.example', 'A')); // the failed attempt is where a check would start
+      return healthcheck.mock.calls.length;
+    };
+    expect(await checks(1)).toBe(1);
+    expect(await checks(0)).toBe(0);
   });
 
   it('round_robin moves the counter-selected upstream to the front', async () => {
@@ -386,15 +392,17 @@ describe('forward: DNS over TLS', () => {
 describe('forward: shutdown', () => {
   it('a query in flight when the instance shuts down (reload) still gets its answer; no socket is left open', async () => {
     const u = await upstream();
-    u.on('late.example', { delayMs: 200, answers: [a('late.example', '192.0.2.77')] });
-    const ctx = fakeSetupContext();
+    let release!: () => void;
+    u.on('late.example', { hold: new Promise<void>((r) => (release = r)), answers: [a('late.example', '192.0.2.77')] });
+    const ctx = setupContext();
     const factory = await forward.setup(dispenserFor(`forward . ${u.addr}`, 'forward'), ctx);
     await ctx.start();
     const h = factory!(null) as ForwardHandler;
     const q = makeQuery('late.example', 'A');
     const pending = h.serve(q);
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => u.count('late.example') === 1); // at the upstream, whose reply is held
     await ctx.stop();
+    release();
     expect(await pending).toBe(0);
     expect(q.reply!.answerCount).toBe(1);
     expect(h.proxies[0]!.openSockets).toBe(0); // closed once the query was answered

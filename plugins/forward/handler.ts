@@ -4,7 +4,7 @@
  * (and the question's letter case) put back to the client's.
  */
 import { performance } from 'node:perf_hooks';
-import { Flag, Rcode, writtenStatus } from '../../src/dns/constants.js';
+import { Flag, Rcode } from '../../src/dns/constants.js';
 import { replyMatches } from '../../src/dns/match.js';
 import { isSubdomain } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
@@ -112,7 +112,7 @@ export class ForwardHandler implements Handler {
       if (!replyMatches(reply, question)) {
         // A reply for another question: FORMERR to the client (CoreDNS `state.Match`).
         q.writeWire(formerrFor(q), this.name);
-        return writtenStatus(Rcode.FORMERR);
+        return Rcode.FORMERR;
       }
       const flags = reply.readUInt16BE(2);
       if ((flags & Flag.TC) !== 0 && proto === 'udp' && this.cfg.preferUdp && !this.cfg.forceTcp) {
@@ -140,7 +140,7 @@ export class ForwardHandler implements Handler {
   private write(q: Query, reply: Buffer): number {
     restoreClientHeader(reply, q.id, q.raw, q.req.questionEnd);
     q.writeWire(reply, this.name);
-    return writtenStatus(reply[3]! & 0xf);
+    return reply[3]! & 0xf;
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import type * as tls from 'node:tls';
 import { Qclass, Qtype, rcodeName } from '../../src/dns/constants.js';
-import { nameToLabels } from '../../src/dns/encode.js';
+import { buildQuery } from '../../src/dns/encode.js';
 import { randomId } from '../../src/dns/ids.js';
 import type { QuestionKey } from '../../src/dns/match.js';
 import { CounterCell, HistCell } from '../../src/metrics/batch.js';
@@ -221,25 +221,4 @@ export class Proxy {
     this.stream.close();
     this.doh?.close();
   }
-}
-
-/** A query packet for `name` (absolute), class IN, no EDNS. */
-export function buildQuery(name: string, qtype: number, rd: boolean): Buffer {
-  const labels = nameToLabels(name);
-  let len = 12 + 1 + 4;
-  for (const l of labels) len += l.length + 1;
-  const buf = Buffer.alloc(len);
-  buf.writeUInt16BE(randomId(), 0);
-  buf.writeUInt16BE(rd ? 0x0100 : 0, 2);
-  buf.writeUInt16BE(1, 4);
-  let off = 12;
-  for (const l of labels) {
-    buf[off] = l.length;
-    l.copy(buf, off + 1);
-    off += l.length + 1;
-  }
-  buf[off] = 0;
-  buf.writeUInt16BE(qtype, off + 1);
-  buf.writeUInt16BE(Qclass.IN, off + 3);
-  return buf;
 }

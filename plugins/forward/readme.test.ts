@@ -1,8 +1,7 @@
 /** The README's Syntax block and the parser must not drift apart (docs/plugins.md, "Plugin READMEs"). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { dispenserFor } from '../../test/helpers/upstream.js';
-import { parseCache } from '../cache/setup.js';
+import { dispenserFor } from '../../test/helpers/setup.js';
 import { parseForward } from './setup.js';
 
 function syntaxKeywords(readme: string, opener: RegExp): string[] {
@@ -22,22 +21,10 @@ const FORWARD_SAMPLES: Record<string, string> = {
   resolver: 'resolver 127.0.0.1', doh_method: 'doh_method GET',
 };
 
-const CACHE_SAMPLES: Record<string, string> = {
-  success: 'success 100 60 1', denial: 'denial 100 60 1', prefetch: 'prefetch 2 1m 20%', serve_stale: 'serve_stale 1h immediate 0s 1m',
-  serve_stale_policy: 'serve_stale_policy prefer_positive', servfail: 'servfail 1s', disable: 'disable success example.org', keepttl: 'keepttl',
-};
-
-describe('README syntax blocks', () => {
+describe('README syntax block', () => {
   it('forward: every documented option parses', () => {
     const words = syntaxKeywords(readFileSync(new URL('./README.md', import.meta.url), 'utf8'), /forward FROM TO\.\.\. \{/);
     expect(words.sort()).toEqual(Object.keys(FORWARD_SAMPLES).sort());
     for (const w of words) expect(() => parseForward(dispenserFor(`forward . 127.0.0.1 {\n ${FORWARD_SAMPLES[w]}\n}`, 'forward')), w).not.toThrow();
-  });
-
-  it('cache: every documented option parses', () => {
-    const words = syntaxKeywords(readFileSync(new URL('../cache/README.md', import.meta.url), 'utf8'), /cache \[TTL\] \[ZONES\.\.\.\] \{/);
-    expect(words.sort()).toEqual(Object.keys(CACHE_SAMPLES).sort());
-    const body = words.map((w) => CACHE_SAMPLES[w]).join('\n ');
-    expect(() => parseCache(dispenserFor(`cache {\n ${body}\n}`, 'cache'))).not.toThrow();
   });
 });

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
-import { dispenserFor } from '../../test/helpers/upstream.js';
 import { parseDuration } from '../../src/util/duration.js';
 import { setupWarnings, parseForward, parseResolvConf, type ToSpec } from './setup.js';
-import { configError } from '../../test/helpers/setup.js';
+import { configError, dispenserFor } from '../../test/helpers/setup.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'forward-setup-'));
 const resolv = join(dir, 'resolv.conf');

@@ -5,8 +5,8 @@ import { decode, replyTo } from '../../src/dns/message.js';
 import { encodeMessage } from '../../src/dns/encode.js';
 import { parseRequest } from '../../src/dns/wire.js';
 import { makeQuery } from '../../test/helpers/dns.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
-import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
 function setupErr(text: string): string {

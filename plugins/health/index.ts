@@ -3,14 +3,11 @@
  * self-probe feeding the health metrics, and the lame-duck sleep at final shutdown.
  * Not part of the query chain.
  */
-import type { CoreServices, PluginDef } from '../../src/plugin.js';
+import type { PluginDef } from '../../src/plugin.js';
 import { formatGoDuration } from '../../src/util/duration.js';
 import { HealthServer } from './server.js';
 import { HEALTH_OPTIONS, parseHealth } from './setup.js';
 
-
-/** Final shutdowns that already went through lame duck (several blocks may configure it). */
-const lameducked = new WeakSet<CoreServices>();
 
 /** Sleep `ms` (the lame-duck period); DNS keeps being served meanwhile. */
 function sleep(ms: number): Promise<void> {
@@ -29,10 +26,12 @@ export const health: PluginDef = {
       (s) => s.stop(),
     );
     ctx.onStartup(() => server.start());
+    // The final shutdown (once per process) goes through lame duck once, however many blocks configure it.
+    const lameduck = ctx.core.processState('health:lameduck', () => ({ entered: false }));
     if (cfg.lameduckMs > 0) {
       ctx.onFinalShutdown(async () => {
-        if (lameducked.has(ctx.core)) return;
-        lameducked.add(ctx.core);
+        if (lameduck.entered) return;
+        lameduck.entered = true;
         ctx.log.info(`Going into lameduck mode for ${formatGoDuration(cfg.lameduckMs)}`);
         await sleep(cfg.lameduckMs);
       });

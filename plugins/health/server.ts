@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../src/log.js';
 import { formatGoDuration } from '../../src/util/duration.js';
 import { healthDuration, healthFailures } from './metrics.js';
-import { sendText, SideListener } from './sidelistener.js';
+import { sendText, SideListener } from '../../src/server/sidelistener.js';
 
 const PROBE_INTERVAL_MS = 1000;
 const PROBE_TIMEOUT_MS = 3000;

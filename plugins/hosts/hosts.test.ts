@@ -8,7 +8,8 @@ import { registry } from '../../src/metrics/registry.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { makeQuery, rrStrings } from '../../test/helpers/dns.js';
-import { dispenserFor, fakeSetupContext, FakeNext, type FakeContext } from '../../test/helpers/upstream.js';
+import { dispenserFor, setupContext, type TestContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import type { HostsHandler } from './handler.js';
 import { parseHostsIP } from './hostsfile.js';
 import { hosts } from './index.js';
@@ -23,13 +24,13 @@ function hostsFile(text: string): string {
   return p;
 }
 
-const contexts: FakeContext[] = [];
+const contexts: TestContext[] = [];
 afterEach(async () => {
   while (contexts.length) await contexts.pop()!.stop();
 });
 
 async function build(text: string, zones = ['.']): Promise<{ h: HostsHandler; next: FakeNext }> {
-  const ctx = fakeSetupContext({ zones });
+  const ctx = setupContext({ zones });
   const f = await hosts.setup(dispenserFor(text, 'hosts'), ctx);
   await ctx.start();
   contexts.push(ctx);

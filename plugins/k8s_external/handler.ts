@@ -6,7 +6,7 @@
  */
 import { isIP } from 'node:net';
 import type { Answer } from 'dns-packet';
-import { Flag, Qtype, Rcode, writtenStatus } from '../../src/dns/constants.js';
+import { Flag, Qtype, Rcode } from '../../src/dns/constants.js';
 import { replyTo, setRcode, type Message } from '../../src/dns/message.js';
 import { ipFromReverseName, isSubdomain, matchZone, toPacketName } from '../../src/dns/name.js';
 import type { KubernetesExternal } from '../../src/kubernetes/external.js';
@@ -120,7 +120,7 @@ export class ExternalHandler implements Handler {
     msg.additionals = extra;
     if (answers.length === 0) msg.authorities = [this.soa(zone)];
     q.write(msg, PLUGIN);
-    return writtenStatus(rcode);
+    return rcode;
   }
 
   private soa(zone: string): Answer {

@@ -144,10 +144,13 @@ export class KubernetesHandler implements Handler {
     const out = this.resolver.resolve(new View(this.store, null), q.name, q.lname, q.qtype, zone, zoneText, this.store.serial);
     if (out.nameError) {
       if (this.fallsThrough(q.lname)) return nextOrFailure(PLUGIN, this.next, q);
+      // Not yet synced: the plugin writes the SERVFAIL itself, with the SOA (as CoreDNS's
+      // BackendError does), and returns the RCODE it wrote, like every reply it writes.
+      const rcode = this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL;
       const msg = this.message(q.id, q.req.flags, q.name, q.qtype, qclassName(q.qclass), zoneText, true, [], []);
-      if (!this.synced()) msg.flags = ((msg.flags ?? 0) & ~0xf) | Rcode.SERVFAIL;
+      msg.flags = ((msg.flags ?? 0) & ~0xf) | rcode;
       q.write(msg, PLUGIN);
-      return this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL;
+      return rcode;
     }
     if (!out.answers.some(isExternal)) {
       q.write(this.message(q.id, q.req.flags, q.name, q.qtype, qclassName(q.qclass), zoneText, false, out.answers as Answer[], out.extra), PLUGIN);

@@ -6,15 +6,15 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import { isIP } from 'node:net';
 import { canonicalIP } from '../../src/dns/name.js';
-import type { BlockInfo, HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';
-import type { Query } from '../../src/query.js';
+import type { HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';
+import { SEARCH_PATH } from '../../src/searchpath.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { KubernetesHandler, type HandlerConfig } from './handler.js';
 import { collectGarbage } from '../../src/util/gc.js';
 import { isLoopback } from '../../src/util/ip.js';
 import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js';
 import { KubeIndex } from './kubeindex.js';
-import { selfLookup } from './selfquery.js';
+import { SelfLookups } from './selfquery.js';
 import { KUBERNETES_OPTIONS, parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 import { KUBERNETES_EXTERNAL } from '../../src/kubernetes/external.js';
 import { kubernetesExternal } from './external.js';
@@ -23,21 +23,6 @@ import { kubernetesMetadata } from './metadata.js';
 
 export { KubernetesHandler } from './handler.js';
 export type { KubernetesConfig } from './setup.js';
-
-/** What autopath needs from the kubernetes plugin of its server block (§9.2). */
-export interface SearchPathProvider {
-  autoPath(q: Query): string[] | null;
-}
-
-const providers = new WeakMap<BlockInfo, KubernetesHandler>();
-
-/**
- * The kubernetes handler of a server block (for `autopath @kubernetes`), once the block's chain
- * has been built; undefined when the block has no kubernetes plugin.
- */
-export function searchPathProvider(block: BlockInfo): SearchPathProvider | undefined {
-  return providers.get(block);
-}
 
 /** The server's own non-loopback IPs (§3.2 step 1). */
 export function localIPs(bindAddresses: readonly string[]): string[] {
@@ -55,13 +40,11 @@ export function localIPs(bindAddresses: readonly string[]): string[] {
 /**
  * The initial lists finish after start-up, while serving: the server's compacting collection ran
  * too early to return their garbage, so run one when they are in (once; a stop of tens of ms).
+ * `scheduled` is shared by the blocks sharing the index, which schedule one collection.
  */
-const compactionScheduled = new WeakSet<KubeIndex>();
-
-function compactWhenSynced(index: KubeIndex): void {
-  // Blocks sharing one index schedule one collection.
-  if (compactionScheduled.has(index)) return;
-  compactionScheduled.add(index);
+function compactWhenSynced(index: KubeIndex, scheduled: { done: boolean }): void {
+  if (scheduled.done) return;
+  scheduled.done = true;
   const timer = setInterval(() => {
     if (index.stopped) clearInterval(timer);
     else if (index.synced()) {
@@ -72,14 +55,14 @@ function compactWhenSynced(index: KubeIndex): void {
   timer.unref();
 }
 
-async function waitForSync(index: KubeIndex, timeoutMs: number, ctx: SetupContext): Promise<void> {
+async function waitForSync(index: KubeIndex, timeoutMs: number, ctx: SetupContext, compaction: { done: boolean }): Promise<void> {
   const start = Date.now();
   let lastLog = start;
   while (!index.synced()) {
     const now = Date.now();
     if (now - start >= timeoutMs) {
       ctx.log.warning('starting server with unsynced Kubernetes API');
-      compactWhenSynced(index);
+      compactWhenSynced(index, compaction);
       return;
     }
     if (now - lastLog >= 500) {
@@ -109,7 +92,10 @@ function handlerConfig(cfg: KubernetesConfig, ips: string[], search: string[]): 
 function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const cfg = parseKubernetes(d, ctx.block.zones, ctx.log);
   const settings = watchSettings(cfg);
-  const index = ctx.shared(`kubernetes:${JSON.stringify(settings)}`, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
+  const indexKey = `kubernetes:${JSON.stringify(settings)}`;
+  const index = ctx.shared(indexKey, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
+  const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
+  const selfLookups = ctx.shared('kubernetes:self-lookups', () => new SelfLookups());
   const search: string[] = [];
   const handlers: KubernetesHandler[] = [];
   // ExternalName targets outside the zone are resolved through this server's own listener.
@@ -127,7 +113,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
     endpointPodNames: cfg.endpointPodNames,
     localIPs: () => (ownIPs ??= localIPs(ctx.block.bindAddresses)),
-    upstream: (sub) => selfLookup(sub, self),
+    upstream: (sub) => selfLookups.lookup(sub, self),
   }));
   ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
   ctx.onStartup(() => ctx.lookup(METADATA_COLLECTOR)?.addProvider(kubernetesMetadata(index.store, cfg.zones, cfg.podMode, cfg.zonal)));
@@ -143,18 +129,19 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     } catch {
       /* no resolv.conf: no extra search domains */
     }
-    await waitForSync(index, cfg.startupTimeoutMs, ctx);
+    await waitForSync(index, cfg.startupTimeoutMs, ctx, compaction);
   });
   ctx.onShutdown(() => {
     for (const h of handlers) h.close();
   });
+  // `autopath @kubernetes` of this block asks the handler for each client's search path (§9.2).
+  ctx.provide(SEARCH_PATH, { plugin: 'kubernetes', autoPath: (q) => handlers.at(-1)?.autoPath(q) ?? null });
 
   return (next) => {
     // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
     const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
-    const h = new KubernetesHandler(hcfg, index.store, () => index.synced(), next, (sub) => selfLookup(sub, self));
+    const h = new KubernetesHandler(hcfg, index.store, () => index.synced(), next, (sub) => selfLookups.lookup(sub, self));
     handlers.push(h);
-    providers.set(ctx.block, h);
     return h;
   };
 }

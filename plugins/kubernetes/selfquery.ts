@@ -4,15 +4,14 @@
  * routed to the matching server block and passes its cache/forward plugins, as CoreDNS's
  * `upstream.Lookup` re-entering `ServeDNS` does. A name already being looked up this way is not
  * looked up again within its own chain of nested lookups (guards against ExternalName cycles across
- * zones); lookups of the same name for different clients run independently.
+ * zones); lookups of the same name for different clients run independently. The chains in flight
+ * are process-wide (a lookup may nest through any block's kubernetes): one `SelfLookups` per
+ * process, `ctx.shared('kubernetes:self-lookups')`.
  */
 import * as dgram from 'node:dgram';
 import { isIP } from 'node:net';
 import { decode, type Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
-
-/** Local port of each in-flight self-lookup socket → the names looked up along its chain. */
-const chains = new Map<number, ReadonlySet<string>>();
 
 export interface SelfTarget {
   /** Address of a listener of this server (loopback when it listens on all interfaces). */
@@ -21,8 +20,22 @@ export interface SelfTarget {
   timeoutMs?: number;
 }
 
-/** Send `sub` (a derived query: same EDNS as the client's) to the server itself; null on failure. */
-export async function selfLookup(sub: Query, t: SelfTarget): Promise<Message | null> {
+export class SelfLookups {
+  /** Local port of each in-flight self-lookup socket → the names looked up along its chain. */
+  private readonly chains = new Map<number, ReadonlySet<string>>();
+
+  /** Send `sub` (a derived query: same EDNS as the client's) to the server itself; null on failure. */
+  lookup(sub: Query, t: SelfTarget): Promise<Message | null> {
+    return selfLookup(this.chains, sub, t);
+  }
+
+  /** Self-lookups in flight (for tests). */
+  get inFlight(): number {
+    return this.chains.size;
+  }
+}
+
+async function selfLookup(chains: Map<number, ReadonlySet<string>>, sub: Query, t: SelfTarget): Promise<Message | null> {
   const key = `${sub.qtype} ${sub.lname}`;
   // A query that arrived from one of our own lookup sockets is nested in that lookup's chain.
   const from = sub.transport.remoteAddress;

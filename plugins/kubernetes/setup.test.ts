@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { logger, setLogSink } from '../../src/log.js';
-import { dispenserFor } from '../../test/helpers/upstream.js';
+import { dispenserFor } from '../../test/helpers/setup.js';
 import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js';
 import { normalizeLabelSelector as normalizeSelector } from '../../src/util/labelselector.js';
 import { parseDuration } from '../../src/util/duration.js';

@@ -37,13 +37,8 @@ export class LoadbalanceHandler implements Handler {
       this.weighted(q);
       return;
     }
-    if (reply.isWire) {
-      const copy = Buffer.from(reply.wire());
-      if (shuffleWire(copy, this.cfg.prefer)) {
-        q.writeWire(copy, reply.plugin);
-        return;
-      }
-    }
+    // In place: `mutableWire()` copies only bytes their writer keeps (docs/ARCHITECTURE.md).
+    if (reply.isWire && shuffleWire(reply.mutableWire(), this.cfg.prefer)) return;
     shuffleMessage(reply.message(), this.cfg.prefer);
   }
 

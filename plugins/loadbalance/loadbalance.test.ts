@@ -9,7 +9,8 @@ import { decode, replyTo, setRcode } from '../../src/dns/message.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { makeQuery, rrStrings } from '../../test/helpers/dns.js';
-import { a, aaaa, dispenserFor, fakeSetupContext, FakeNext } from '../../test/helpers/upstream.js';
+import { dispenserFor, setupContext } from '../../test/helpers/setup.js';
+import { a, aaaa, FakeNext } from '../../test/helpers/upstream.js';
 import { loadbalance } from './index.js';
 import { parseLoadbalance } from './setup.js';
 import { parseWeights } from './weights.js';
@@ -32,7 +33,7 @@ function nextWith(build: (q: Query) => { answers?: Answer[]; authorities?: Answe
 }
 
 async function build(text: string, next: Handler): Promise<Handler> {
-  const f = await loadbalance.setup(dispenserFor(text, 'loadbalance'), fakeSetupContext());
+  const f = await loadbalance.setup(dispenserFor(text, 'loadbalance'), setupContext());
   return f!(next);
 }
 
@@ -91,7 +92,7 @@ describe('loadbalance setup', () => {
   }
 
   it('a missing weight file is a setup error', async () => {
-    await expect(Promise.resolve().then(() => loadbalance.setup(dispenserFor(`loadbalance weighted ${join(dir, 'nope')}`, 'loadbalance'), fakeSetupContext())))
+    await expect(Promise.resolve().then(() => loadbalance.setup(dispenserFor(`loadbalance weighted ${join(dir, 'nope')}`, 'loadbalance'), setupContext())))
       .rejects.toThrow(/failed to load weight file/);
   });
 
@@ -178,7 +179,7 @@ describe('loadbalance round_robin', () => {
   });
 
   it('without a next plugin fails with "no next plugin found"', async () => {
-    const f = await loadbalance.setup(dispenserFor('loadbalance', 'loadbalance'), fakeSetupContext());
+    const f = await loadbalance.setup(dispenserFor('loadbalance', 'loadbalance'), setupContext());
     const q = makeQuery('x.example', 'A');
     expect(await f!(null).serve(q)).toBe(2);
     expect(q.error!.message).toBe('plugin/loadbalance: no next plugin found');

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { local, localhostRequests } from './index.js';
 import { decode } from '../../src/dns/message.js';
 import { makeQuery, rcode, rrStrings } from '../../test/helpers/dns.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
-import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
 function build(text = 'local'): { h: Handler; next: FakeNext } {

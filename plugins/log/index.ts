@@ -10,7 +10,7 @@ import type * as Pino from 'pino';
 import type { Logger as PinoLogger } from 'pino';
 import { requireCjs } from '../../src/util/require.js';
 import { directive, oneOf, option, parseOccurrences, str } from '../../src/corefile/options.js';
-import { Flag, Qtype, qclassName, qtypeName, Rcode, rcodeName } from '../../src/dns/constants.js';
+import { Flag, isServerWrittenRcode, Qtype, qclassName, qtypeName, Rcode, rcodeName } from '../../src/dns/constants.js';
 import { isJsonLog, writeQueryLine } from '../../src/log.js';
 import { isSubdomain, normalizeZoneArg } from '../../src/dns/name.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
@@ -53,14 +53,11 @@ export function typify(rcode: number, answers: number, authoritySoa: boolean, au
   return 'OTHERERROR';
 }
 
-/** RCODEs a handler returns without writing, leaving the reply to the server (CoreDNS `plugin.ClientWrite` false). */
-function serverWrites(rcode: number): boolean {
-  return rcode === Rcode.SERVFAIL || rcode === Rcode.REFUSED || rcode === Rcode.FORMERR || rcode === Rcode.NOTIMP;
-}
-
 function replyFacts(q: Query, rcode: number): { flags: number; size: number; rcode: number; klass: ReplyClass; rtype: ReplyType } {
   if (!q.reply) {
-    if (!serverWrites(rcode)) return { flags: -1, size: -1, rcode, klass: classify(rcode, 0, false), rtype: 'OTHERERROR' };
+    // No reply written (`q.reply` is the only signal): describe the bare reply the server writes
+    // for a SERVFAIL/REFUSED/FORMERR/NOTIMP, nothing for any other returned RCODE.
+    if (!isServerWrittenRcode(rcode)) return { flags: -1, size: -1, rcode, klass: classify(rcode, 0, false), rtype: 'OTHERERROR' };
     // As CoreDNS's log plugin: describe the bare reply the server sends (`SetRcode(req, rc)`:
     // QR, the request's opcode, RD and CD copied for a QUERY, the question, no OPT), so that the
     // line reads `SERVFAIL qr,rd 29` rather than `- - 0`.

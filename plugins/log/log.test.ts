@@ -10,10 +10,10 @@ import { parseRequest } from '../../src/dns/wire.js';
 import { encodeQuery, makeQuery, rcode, tcpQueries, TEST_TRANSPORT, udpExchange, udpExchangeFrom } from '../../test/helpers/dns.js';
 import { startServer } from '../../test/helpers/server.js';
 import { spawnServer } from '../../test/helpers/spawn.js';
-import { dispenserFor, fakeSetupContext, FakeNext, soa } from '../../test/helpers/upstream.js';
+import { FakeNext, soa } from '../../test/helpers/upstream.js';
 import { COMBINED_FORMAT, COMMON_FORMAT, compileFormat, formatFlags, formatSeconds, render } from './format.js';
 import { classify, log, typify } from './index.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, factoryOf, setupContext } from '../../test/helpers/setup.js';
 
 const DURATION = String.raw`\d+(\.\d+)?s`;
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -35,12 +35,12 @@ function captureLogs(): void {
 
 
 function build(text: string, next: Handler | null): Handler {
-  const f = factoryOf(log.setup(dispenserFor(text, 'log'), fakeSetupContext()));
+  const f = factoryOf(log.setup(dispenserFor(text, 'log'), setupContext()));
   return f(next);
 }
 
 function setupErr(text: string): ConfigError {
-  return configError(() => log.setup(dispenserFor(text, 'log'), fakeSetupContext()), text);
+  return configError(() => log.setup(dispenserFor(text, 'log'), setupContext()), text);
 }
 
 async function serve(h: Handler, q: Query): Promise<number> {
@@ -393,7 +393,7 @@ describe('log: setup errors', () => {
 
   it('accepted forms', () => {
     for (const text of ['log', 'log .', 'log . {common}', 'log a.org b.org', 'log {\n class all\n}', 'log {\n class success denial error\n json\n}', 'log 10.0.0.0/24 "{name}"']) {
-      expect(typeof factoryOf(log.setup(dispenserFor(text, 'log'), fakeSetupContext())), text).toBe('function');
+      expect(typeof factoryOf(log.setup(dispenserFor(text, 'log'), setupContext())), text).toBe('function');
     }
   });
 });

@@ -7,7 +7,8 @@ import type { Handler } from '../../src/plugin.js';
 import { Query } from '../../src/query.js';
 import { makeQuery, TEST_TRANSPORT } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
-import { dispenserFor, fakeSetupContext, FakeNext, type FakeContext } from '../../test/helpers/upstream.js';
+import { dispenserFor, setupContext, type TestContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import { loop, LoopHandler, probeTarget } from './index.js';
 import { loopHooks, random62 } from './loop.js';
 
@@ -26,8 +27,8 @@ async function listener(onProbe: (pkt: Buffer, reply: (b: Buffer) => void) => vo
   return port;
 }
 
-async function setup(port: number, zones = ['example.org.']): Promise<{ h: LoopHandler; ctx: FakeContext; next: FakeNext }> {
-  const ctx = fakeSetupContext({ zones, port });
+async function setup(port: number, zones = ['example.org.']): Promise<{ h: LoopHandler; ctx: TestContext; next: FakeNext }> {
+  const ctx = setupContext({ zones, port });
   const f = await loop.setup(dispenserFor('loop', 'loop'), ctx);
   const next = new FakeNext(() => 5);
   const h = f!(next) as LoopHandler;
@@ -45,7 +46,7 @@ describe('loop', () => {
   it('rejects arguments', async () => {
     let err: unknown;
     try {
-      await loop.setup(dispenserFor('\nloop extra', 'loop'), fakeSetupContext());
+      await loop.setup(dispenserFor('\nloop extra', 'loop'), setupContext());
     } catch (e) {
       err = e;
     }

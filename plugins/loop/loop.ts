@@ -8,7 +8,7 @@ import * as dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import { Qtype } from '../../src/dns/constants.js';
 import type { Logger } from '../../src/log.js';
-import { buildQuery } from '../forward/proxy.js';
+import { buildQuery } from '../../src/dns/encode.js';
 
 /** How the process ends on a detected loop; tests replace it. */
 export const loopHooks = {

@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rcode, udpQuery } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { dispenserFor, fakeSetupContext } from '../../test/helpers/upstream.js';
-import { configError } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { metadata } from './index.js';
 

@@ -4,8 +4,8 @@ import { minimal } from './index.js';
 import { decode, replyTo, setRcode, type Message } from '../../src/dns/message.js';
 import { encodeMessage } from '../../src/dns/encode.js';
 import { makeQuery } from '../../test/helpers/dns.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
-import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Query } from '../../src/query.js';
 
 const A: Answer = { name: 'www.example.org', type: 'A', class: 'IN', ttl: 60, data: '192.0.2.1' };

@@ -4,8 +4,8 @@ import { hasOption, nsid, NSID_CODE } from './index.js';
 import { replyTo } from '../../src/dns/message.js';
 import { makeQuery, udpQuery } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { factoryOf } from '../../test/helpers/setup.js';
-import { dispenserFor, FakeNext, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
 interface Opt { udpPayloadSize: number; flags: number; options: { code: number; data: Buffer }[] }

@@ -9,8 +9,7 @@ import * as net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../test/helpers/net.js';
 import { spawnServer, type Spawned } from '../../test/helpers/spawn.js';
-import { configError } from '../../test/helpers/setup.js';
-import { dispenserFor, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
 import { pprof } from './index.js';
 
 function setupErr(text: string): string {

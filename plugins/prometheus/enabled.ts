@@ -11,36 +11,40 @@ import type { BlockInfo } from '../../src/plugin.js';
 
 type Series = readonly [server: string, zone: string, name: string];
 
-const refs = new Map<string, { series: Series; count: number }>();
-
 function seriesOf(block: BlockInfo): Series[] {
   const out: Series[] = [];
   for (const server of block.servers) for (const zone of block.zones) for (const name of block.handlerPlugins) out.push([server, zone, name]);
   return out;
 }
 
-/** Publish a block's series; returns the function that withdraws them (idempotent). */
-export function publishEnabled(block: BlockInfo): () => void {
-  const mine = seriesOf(block);
-  for (const s of mine) {
-    const key = s.join('\u0000');
-    const e = refs.get(key);
-    if (e) e.count++;
-    else refs.set(key, { series: s, count: 1 });
-    pluginEnabled.labels(s[0], s[1], '', s[2]).set(1);
-  }
-  let withdrawn = false;
-  return () => {
-    if (withdrawn) return;
-    withdrawn = true;
+/** The published series with their reference counts: one per process, `ctx.shared('prometheus:enabled')`. */
+export class EnabledSeries {
+  private readonly refs = new Map<string, { series: Series; count: number }>();
+
+  /** Publish a block's series; returns the function that withdraws them (idempotent). */
+  publish(block: BlockInfo): () => void {
+    const refs = this.refs;
+    const mine = seriesOf(block);
     for (const s of mine) {
       const key = s.join('\u0000');
       const e = refs.get(key);
-      if (!e) continue;
-      if (--e.count === 0) {
-        refs.delete(key);
-        pluginEnabled.remove(s[0], s[1], '', s[2]);
-      }
+      if (e) e.count++;
+      else refs.set(key, { series: s, count: 1 });
+      pluginEnabled.labels(s[0], s[1], '', s[2]).set(1);
     }
-  };
+    let withdrawn = false;
+    return () => {
+      if (withdrawn) return;
+      withdrawn = true;
+      for (const s of mine) {
+        const key = s.join('\u0000');
+        const e = refs.get(key);
+        if (!e) continue;
+        if (--e.count === 0) {
+          refs.delete(key);
+          pluginEnabled.remove(s[0], s[1], '', s[2]);
+        }
+      }
+    };
+  }
 }

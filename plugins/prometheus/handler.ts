@@ -8,7 +8,7 @@
  * recorded inline without a promise.
  */
 import { performance } from 'node:perf_hooks';
-import { isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
+import { bareReplyRcode, Rcode } from '../../src/dns/constants.js';
 import { isSubdomain, matchZone } from '../../src/dns/name.js';
 import { dnsCells } from '../../src/metrics/dns.js';
 import { nextOrFailure, type Handler, type Rcode as RcodeT } from '../../src/plugin.js';
@@ -73,7 +73,7 @@ export class MetricsHandler implements Handler {
       z.response(Rcode.NOERROR, '').inc();
     } else {
       p.respSize.observe(bareReplySize(q));
-      z.response(isServerWrittenRcode(rc) ? rc : Rcode.SERVFAIL, '').inc();
+      z.response(bareReplyRcode(rc), '').inc();
     }
   }
 }

@@ -6,18 +6,14 @@
 import { buildInfo } from '../../src/metrics/dns.js';
 import type { PluginDef } from '../../src/plugin.js';
 import { REVISION, VERSION } from '../../src/version.js';
-import { publishEnabled } from './enabled.js';
+import { EnabledSeries } from './enabled.js';
 import { MetricsHandler } from './handler.js';
 import { MetricsServer, registerDefaultMetrics } from './server.js';
 import { parsePrometheus, PROMETHEUS_OPTIONS } from './setup.js';
 import { loadWebConfig } from './webconfig.js';
 
-let buildInfoSet = false;
-
-/** `coredns_build_info{version,revision,goversion}` = 1 (goversion carries the Node.js version). */
+/** `coredns_build_info{version,revision,goversion}` = 1 (goversion carries the Node.js version; idempotent). */
 export function setBuildInfo(): void {
-  if (buildInfoSet) return;
-  buildInfoSet = true;
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
 }
 
@@ -28,6 +24,7 @@ export const prometheus: PluginDef = {
   setup(d, ctx) {
     const cfg = parsePrometheus(d);
     const server = ctx.shared(`prometheus:${cfg.address}`, () => new MetricsServer(cfg.address), (s) => s.stop());
+    const enabled = ctx.shared('prometheus:enabled', () => new EnabledSeries());
     // TLS settings of a reload apply when the new instance serves (a failed reload keeps the old ones).
     let tls: Awaited<ReturnType<typeof loadWebConfig>> | null = null;
     ctx.onStartup(async () => {
@@ -46,7 +43,7 @@ export const prometheus: PluginDef = {
     let withdraw: (() => void) | null = null;
     ctx.onServing(() => {
       server.listener.setTls(tls);
-      withdraw ??= publishEnabled(ctx.block);
+      withdraw ??= enabled.publish(ctx.block);
     });
     ctx.onShutdown(() => {
       withdraw?.();

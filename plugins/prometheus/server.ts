@@ -6,14 +6,10 @@
 import type * as http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { client, registry } from '../../src/metrics/registry.js';
-import { sendText, SideListener } from '../health/sidelistener.js';
+import { sendText, SideListener } from '../../src/server/sidelistener.js';
 
-let defaultsRegistered = false;
-
-/** prom-client's process_* and nodejs_* collectors, registered once per process. */
+/** prom-client's process_* and nodejs_* collectors, registered once per process (in the registry). */
 export function registerDefaultMetrics(): void {
-  if (defaultsRegistered) return;
-  defaultsRegistered = true;
   if (registry.getSingleMetric('process_cpu_seconds_total')) return;
   client.collectDefaultMetrics({ register: registry });
 }

@@ -11,7 +11,7 @@
 import type * as http from 'node:http';
 import type { Logger } from '../../src/log.js';
 import type { CoreServices, ReadinessProbe } from '../../src/plugin.js';
-import { sendText, SideListener } from '../health/sidelistener.js';
+import { sendText, SideListener } from '../../src/server/sidelistener.js';
 import type { MonitorType } from './setup.js';
 
 /** Go's `%q` of a string of plugin names (printable ASCII: a JSON string is the same text). */

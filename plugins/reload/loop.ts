@@ -9,7 +9,8 @@
  * whoever triggered it (this loop or SIGUSR1): the plugin subscribes once per process to the core's
  * `onReloadResult` (never unsubscribed, so SIGUSR1 failures count even after `reload` is removed
  * from the file). Should a core's `reload()` fail without notifying (e.g. throw), the loop counts
- * the failure of the reload it triggered itself.
+ * the failure of the reload it triggered itself. That per-process state lives in `ReloadProcess`,
+ * kept by the core (`CoreServices.processState`).
  */
 import { ConfigError } from '../../src/corefile/types.js';
 import type { Logger } from '../../src/log.js';
@@ -18,26 +19,38 @@ import { hashConfigFile } from './hash.js';
 import { reloadFailed, setVersionInfo } from './metrics.js';
 import { pickPeriod, type ReloadConfig } from './setup.js';
 
-/** Reload outcomes seen (by any path), and the last failure's error. */
-let outcomesRecorded = 0;
-let lastError: Error | null = null;
-const subscribed = new WeakSet<CoreServices>();
+/** The reload plugin's state for the life of the process. */
+export class ReloadProcess {
+  /** Reload outcomes seen (by any path). */
+  recorded = 0;
+  /** The last failure's error. */
+  lastError: Error | null = null;
+  /** The loop of the configuration being set up (see `loopForSetup`). */
+  current: ReloadLoop | null = null;
+  private subscribed = false;
 
-/**
- * Record the outcome of one reload attempt (from the core's `onReloadResult`, once per attempt).
- */
-export function recordReloadResult(ok: boolean, error: Error | null = null): void {
-  outcomesRecorded++;
-  if (!ok) {
-    reloadFailed.inc();
-    lastError = error;
+  constructor(private readonly core: CoreServices) {}
+
+  /** Record the outcome of one reload attempt (from the core's `onReloadResult`, once per attempt). */
+  record(ok: boolean, error: Error | null = null): void {
+    this.recorded++;
+    if (!ok) {
+      reloadFailed.inc();
+      this.lastError = error;
+    }
+  }
+
+  /** Count every reload outcome from now on (once per process). */
+  subscribe(): void {
+    if (this.subscribed) return;
+    this.subscribed = true;
+    this.core.onReloadResult((ok, error) => this.record(ok, error));
   }
 }
 
-function subscribe(core: CoreServices): void {
-  if (subscribed.has(core)) return;
-  subscribed.add(core);
-  core.onReloadResult((ok, error) => recordReloadResult(ok, error));
+/** The reload plugin's per-process state, kept by the core. */
+export function reloadProcess(core: CoreServices): ReloadProcess {
+  return core.processState('reload', () => new ReloadProcess(core));
 }
 
 /** Sources of configuration that cannot be read again. */
@@ -85,7 +98,7 @@ export class ReloadLoop {
   async start(deps: LoopDeps): Promise<void> {
     if (this.started) return;
     this.started = true;
-    subscribe(deps.core);
+    reloadProcess(deps.core).subscribe();
     if (!rereadable(deps.corefilePath)) {
       deps.log.debug(`configuration from ${deps.corefilePath} cannot be re-read; not checking for changes`);
       return;
@@ -147,7 +160,8 @@ export class ReloadLoop {
     // Remember the new hash first: a broken file is not retried until it changes again.
     this.hash = next;
     setVersionInfo(next);
-    const before = outcomesRecorded;
+    const state = reloadProcess(core);
+    const before = state.recorded;
     let ok: boolean;
     let error: Error | null = null;
     try {
@@ -157,8 +171,8 @@ export class ReloadLoop {
       error = e as Error;
     }
     if (ok) return; // the new instance runs its own loop; this one is stopped by its shutdown hook
-    if (outcomesRecorded === before) recordReloadResult(false, error);
-    log.error(`Corefile changed but reload failed: ${restartFailureText(error ?? lastError)}`);
+    if (state.recorded === before) state.record(false, error);
+    log.error(`Corefile changed but reload failed: ${restartFailureText(error ?? state.lastError)}`);
   }
 }
 
@@ -177,14 +191,14 @@ function describe(e: unknown): string {
   return 'restart failed';
 }
 
-let current: ReloadLoop | null = null;
-
 /**
  * The loop of the configuration being set up: a new one for each (re)load, shared by the blocks
  * of that load; each `reload` directive overwrites its settings (the last one wins).
  */
-export function loopForSetup(cfg: ReloadConfig): ReloadLoop {
-  if (current === null || current.started || current.isStopped) current = new ReloadLoop(cfg);
+export function loopForSetup(core: CoreServices, cfg: ReloadConfig): ReloadLoop {
+  const state = reloadProcess(core);
+  const current = state.current;
+  if (current === null || current.started || current.isStopped) state.current = new ReloadLoop(cfg);
   else current.cfg = cfg;
-  return current;
+  return state.current!;
 }

@@ -12,7 +12,7 @@
 import * as dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import { isIP, isIPv6 } from 'node:net';
-import { isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
+import { bareReplyRcode, Rcode } from '../../src/dns/constants.js';
 import { randomId } from '../../src/dns/ids.js';
 import { questionMismatch } from '../../src/dns/match.js';
 import type { ParsedRequest } from '../../src/dns/wire.js';
@@ -76,10 +76,10 @@ export function outstandingTotal(): number {
 /** The reply a UDP client sending `s.raw` got from clusterdns (what dispatch would send). */
 export function ourUdpReply(s: Sample): Buffer {
   if (s.ours === null) {
-    return bareReply(s.raw, s.req.questionEnd, isServerWrittenRcode(s.rcode) ? s.rcode : Rcode.SERVFAIL, s.req.edns);
+    return bareReply(s.raw, s.req.questionEnd, bareReplyRcode(s.rcode), s.req.edns);
   }
   try {
-    return finalizeReply(new Reply(s.ours, null, 'shadow'), s.req, 'udp');
+    return finalizeReply(new Reply(s.ours, null, 'shadow', true), s.req, 'udp');
   } catch {
     return bareReply(s.raw, s.req.questionEnd, Rcode.SERVFAIL, s.req.edns);
   }

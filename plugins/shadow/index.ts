@@ -2,7 +2,7 @@
  * shadow: compare clusterdns's replies with a reference server's (the cluster's CoreDNS) on a
  * sample of the real traffic, without touching the client's answer (plugins/shadow/README.md).
  */
-import { qtypeName } from '../../src/dns/constants.js';
+import { qtypeName, Rcode } from '../../src/dns/constants.js';
 import { differenceKinds, renderDiff } from '../../src/dnscompare/index.js';
 import type { ParsedRequest } from '../../src/dns/wire.js';
 import type { Logger } from '../../src/log.js';
@@ -108,7 +108,7 @@ export const shadow: PluginDef = {
     const cfg = parseShadow(d);
     if (cfg.fraction === 0) {
       // Nothing is sampled: stay out of the chain.
-      return (next: Handler | null): Handler => next ?? { name: 'shadow', serve: (q) => q.fail(new Error('plugin/shadow: no next plugin found'), 2) };
+      return (next: Handler | null): Handler => next ?? { name: 'shadow', serve: (q) => q.fail(new Error('plugin/shadow: no next plugin found'), Rcode.SERVFAIL) };
     }
     // The block's plugin list is complete only after every setup ran: build the plan at start.
     let plan: ComparePlan | null = null;

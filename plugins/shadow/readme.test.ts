@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DIFF_KINDS, TOLERANCE_RULES } from '../../src/dnscompare/index.js';
 import { registry } from '../../src/metrics/registry.js';
-import { dispenserFor } from '../../test/helpers/upstream.js';
+import { dispenserFor } from '../../test/helpers/setup.js';
 import { shadowMetrics } from './metrics.js';
 import { parseShadow } from './setup.js';
 

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
-import { configError } from '../../test/helpers/setup.js';
+import { configError, dispenserFor } from '../../test/helpers/setup.js';
 import { startServer } from '../../test/helpers/server.js';
 import { makeQuery } from '../../test/helpers/dns.js';
-import { dispenserFor } from '../../test/helpers/upstream.js';
 import { comparePlan, isIgnorable } from './compare.js';
 import { Sampler } from './handler.js';
 import { LogLimiter, makeHooks } from './index.js';

@@ -4,7 +4,7 @@
  * outside every zone costs one zone comparison per zone and allocates nothing.
  */
 import type { Answer } from 'dns-packet';
-import { Flag, Qtype, Rcode, qclassName, qtypeName, writtenStatus } from '../../src/dns/constants.js';
+import { Flag, Qtype, Rcode, qclassName, qtypeName } from '../../src/dns/constants.js';
 import { replyTo, setFlag, type Message } from '../../src/dns/message.js';
 import { matchZone } from '../../src/dns/name.js';
 import { parseRR, RRTextError } from '../../src/dns/rrtext.js';
@@ -252,7 +252,7 @@ export class TemplateHandler implements Handler {
     if (cnames.length === 0) {
       msg.answers = answers;
       q.write(msg, this.name);
-      return writtenStatus(t.rcode);
+      return t.rcode;
     }
     return this.withUpstream(q, msg, answers, cnames, t.rcode);
   }
@@ -276,6 +276,6 @@ export class TemplateHandler implements Handler {
     out.push(...answers.slice(from));
     msg.answers = out;
     q.write(msg, this.name);
-    return writtenStatus(rcode);
+    return rcode;
   }
 }

@@ -7,7 +7,7 @@ import { ConfigError } from '../../src/corefile/types.js';
 import { registry } from '../../src/metrics/registry.js';
 import { rcode, rrStrings, udpQuery } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { dispenserFor } from '../../test/helpers/upstream.js';
+import { dispenserFor } from '../../test/helpers/setup.js';
 import { parseTemplates } from './setup.js';
 
 const parse = (text: string): ReturnType<typeof parseTemplates> => parseTemplates(dispenserFor(text, 'template'), ['.']);

@@ -7,8 +7,7 @@ import * as net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { encodeQuery } from '../../test/helpers/dns.js';
 import { startServer } from '../../test/helpers/server.js';
-import { configError } from '../../test/helpers/setup.js';
-import { dispenserFor, fakeSetupContext } from '../../test/helpers/upstream.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
 import { timeouts } from './index.js';
 
 function setupErr(text: string): string {

@@ -4,20 +4,19 @@ import { ConfigError } from '../../src/corefile/types.js';
 import { decode } from '../../src/dns/message.js';
 import { encodeQuery, makeQuery, rcode, tcpQueries, udpExchange, udpExchangeFrom } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { dispenserFor, fakeSetupContext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 import { whoami } from './index.js';
-import { configError, factoryOf } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, factoryOf, setupContext } from '../../test/helpers/setup.js';
 
 interface SrvData { priority: number; weight: number; port: number; target: string }
 
 function build(): Handler {
-  const f = factoryOf(whoami.setup(dispenserFor('whoami'), fakeSetupContext()));
+  const f = factoryOf(whoami.setup(dispenserFor('whoami'), setupContext()));
   return f(null);
 }
 
 function setupErr(text: string): ConfigError {
-  return configError(() => whoami.setup(dispenserFor(text, 'whoami'), fakeSetupContext()), text);
+  return configError(() => whoami.setup(dispenserFor(text, 'whoami'), setupContext()), text);
 }
 
 describe('whoami: handler (direct)', () => {
@@ -107,7 +106,7 @@ describe('whoami: handler (direct)', () => {
   });
 
   it('is terminal: never calls next', () => {
-    const f = factoryOf(whoami.setup(dispenserFor('whoami'), fakeSetupContext()));
+    const f = factoryOf(whoami.setup(dispenserFor('whoami'), setupContext()));
     let called = 0;
     const h = f({ name: 'next', serve: () => { called++; return 0; } });
     expect(h.serve(makeQuery('example.org', 'A'))).toBe(0);
@@ -117,7 +116,7 @@ describe('whoami: handler (direct)', () => {
 
 describe('whoami: setup', () => {
   it('accepts no arguments', () => {
-    expect(typeof factoryOf(whoami.setup(dispenserFor('whoami'), fakeSetupContext()))).toBe('function');
+    expect(typeof factoryOf(whoami.setup(dispenserFor('whoami'), setupContext()))).toBe('function');
   });
 
   it('rejects arguments', () => {
@@ -126,7 +125,7 @@ describe('whoami: setup', () => {
   });
 
   it('rejects a block property', () => {
-    expect(() => whoami.setup(dispenserFor('whoami {\n foo\n}'), fakeSetupContext())).toThrow(ConfigError);
+    expect(() => whoami.setup(dispenserFor('whoami {\n foo\n}'), setupContext())).toThrow(ConfigError);
   });
 
   it('a second whoami in a block is ignored', async () => {

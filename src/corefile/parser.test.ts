@@ -14,6 +14,7 @@ import {
   parseCorefileWithFiles,
   tokensHash,
   tokensJson,
+  type HashedBlock,
   type ParseOptions,
 } from './parser.js';
 import { ConfigError, type ServerBlock, type Token } from './types.js';
@@ -750,7 +751,7 @@ describe('tokensHash (reload)', () => {
     const [golden, goldenNull] = fs.readFileSync(path.join(FIXTURES, 'go-json-golden.txt'), 'utf8').split('\n');
     const tok = (text: string, line: number, file = '/etc/Core file'): Token => ({ text, file, line, endLine: line, quoted: false });
     const texts = ['a<b>&c', 'q"uote\\', 'nl\nx\r\t\b\f\x01\x1f\x7f', 'é😀\u2028\u2029', '{remote}'];
-    const blocks: ServerBlock[] = [
+    const blocks: HashedBlock[] = [
       {
         keys: [tok('.:53', 1, 'Corefile'), tok('b.org', 1, 'Corefile')],
         directives: new Map([
@@ -763,5 +764,17 @@ describe('tokensHash (reload)', () => {
     ];
     expect(tokensJson(blocks)).toBe(golden);
     expect(tokensJson([])).toBe(goldenNull);
+  });
+});
+
+describe('directive positions', () => {
+  it('keeps where each occurrence of a directive starts, whatever its arguments and nested block hold', () => {
+    const text = '.:53 {\n  log\n  errors\n  log . {\n    class error\n    log inside\n  }\n  log "log"\n}\n';
+    const b = run(text).blocks[0]!;
+    const log = b.directives.get('log')!;
+    const starts = b.starts.get('log')!;
+    expect(starts).toEqual([0, 1, 9]);
+    expect(starts.map((s) => log[s]!.line)).toEqual([2, 4, 8]);
+    expect(b.starts.get('errors')).toEqual([0]);
   });
 });

@@ -231,6 +231,7 @@ class Parser {
   // State of the server block being read.
   private keys: Token[] = [];
   private directives = new Map<string, Token[]>();
+  private starts = new Map<string, number[]>();
   /** Addresses hit EOF: the file ended right after a line of keys (a block without plugins). */
   private eof = false;
 
@@ -256,10 +257,11 @@ class Parser {
       else if (!this.s.next()) break;
       this.keys = [];
       this.directives = new Map();
+      this.starts = new Map();
       this.eof = false;
       this.parseOne();
       // Snippet definitions and key lines that were all empty produce no block.
-      if (this.keys.length > 0) blocks.push({ keys: this.keys, directives: this.directives });
+      if (this.keys.length > 0) blocks.push({ keys: this.keys, directives: this.directives, starts: this.starts });
     }
     return blocks;
   }
@@ -441,6 +443,7 @@ class Parser {
     const nameTok = this.subst(s.cur!);
     const name = nameTok.text;
     let list: Token[] | undefined;
+    let starts: number[] | undefined;
     if (!this.opts.isDirective(name)) {
       const foreign = this.opts.isForeignDirective?.(name) === true;
       this.fail(this.err(`Unknown directive '${name}'${foreign ? ' (a CoreDNS plugin clusterdns does not implement)' : ''}`));
@@ -451,9 +454,15 @@ class Parser {
         list = [];
         this.directives.set(name, list);
       }
+      starts = this.starts.get(name);
+      if (starts === undefined) {
+        starts = [];
+        this.starts.set(name, starts);
+      }
     }
     const start = list.length;
     list.push(nameTok);
+    starts?.push(start);
 
     let nesting = 0;
     while (s.next()) {
@@ -484,7 +493,11 @@ class Parser {
       // Recovery: the unclosed nested block swallowed the rest of the file; leave it out.
       this.failEof(this.err('Unexpected EOF'));
       list.length = start;
-      if (list.length === 0 && this.directives.get(name) === list) this.directives.delete(name);
+      starts?.pop();
+      if (list.length === 0 && this.directives.get(name) === list) {
+        this.directives.delete(name);
+        this.starts.delete(name);
+      }
     }
   }
 
@@ -734,12 +747,15 @@ function compareBytes(a: string, b: string): number {
  * map keys sorted, HTML-safe escaping, `null` for no blocks), so the hash logged as
  * `Running configuration SHA512 = …` matches CoreDNS for the same Corefile and paths.
  */
-export function tokensHash(blocks: readonly ServerBlock[]): string {
+export function tokensHash(blocks: readonly HashedBlock[]): string {
   return createHash('sha512').update(tokensJson(blocks), 'utf8').digest('hex');
 }
 
+/** What the hash covers of a server block (Caddy's ServerBlock: keys and tokens). */
+export type HashedBlock = Pick<ServerBlock, 'keys' | 'directives'>;
+
 /** The JSON text hashed by `tokensHash` (exported for tests and debugging). */
-export function tokensJson(blocks: readonly ServerBlock[]): string {
+export function tokensJson(blocks: readonly HashedBlock[]): string {
   if (blocks.length === 0) return 'null';
   const parts: string[] = [];
   for (const b of blocks) {

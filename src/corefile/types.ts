@@ -22,6 +22,11 @@ export interface ServerBlock {
    * occurrence starts with the directive-name token, followed by its arguments and nested block.
    */
   readonly directives: Map<string, Token[]>;
+  /**
+   * For each directive, where each of its occurrences starts in `directives.get(name)` (index of
+   * the directive-name token), as the parser read them: one entry per line that uses it.
+   */
+  readonly starts: Map<string, number[]>;
 }
 
 /** A configuration error with a location; printed as `file:line - Error during parsing: message`. */

@@ -33,18 +33,21 @@ export function rcodeFromName(name: string): number | undefined {
   return undefined;
 }
 
-/** RCODEs that, returned without a written reply, make the server write a bare reply (docs/corefile.md §7.4). */
+/**
+ * RCODEs the server writes a bare reply with when a chain returns one of them without writing a
+ * reply (docs/corefile.md §7.4); whether a reply was written is `q.reply`, never the RCODE.
+ */
 export function isServerWrittenRcode(rcode: number): boolean {
   return rcode === Rcode.SERVFAIL || rcode === Rcode.REFUSED || rcode === Rcode.FORMERR || rcode === Rcode.NOTIMP;
 }
 
 /**
- * The status a plugin returns after writing a reply with `rcode` (docs/corefile.md §7.4): never one of
- * SERVFAIL/REFUSED/FORMERR/NOTIMP, which mean "nothing written, the server replies" — a written
- * upstream SERVFAIL is returned as NOERROR, as CoreDNS's forward does.
+ * The RCODE of the bare reply the server writes when the chain returned `rcode` and wrote nothing:
+ * `rcode` itself for SERVFAIL/REFUSED/FORMERR/NOTIMP, SERVFAIL for anything else (a handler that
+ * claims success without an answer would otherwise leave the client waiting).
  */
-export function writtenStatus(rcode: number): number {
-  return isServerWrittenRcode(rcode) ? Rcode.NOERROR : rcode;
+export function bareReplyRcode(rcode: number): number {
+  return isServerWrittenRcode(rcode) ? rcode : Rcode.SERVFAIL;
 }
 
 export const Qtype = {

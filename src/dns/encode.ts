@@ -11,7 +11,8 @@
 import type * as DnsPacket from 'dns-packet';
 import type { Answer, Question } from 'dns-packet';
 import { requireCjs } from '../util/require.js';
-import { qclassFromName, qtypeFromName, Flag } from './constants.js';
+import { qclassFromName, qtypeFromName, Flag, Qclass } from './constants.js';
+import { randomId } from './ids.js';
 import type { Message } from './message.js';
 
 const dnsPacket = requireCjs('dns-packet') as typeof DnsPacket;
@@ -252,4 +253,28 @@ export function encodeFitted(msg: Message, limit = 65535, exactCase = false): En
 /** Encode with compression, no size limit (`exactCase`: see encodeFitted). */
 export function encodeMessage(msg: Message, exactCase = false): Buffer {
   return encodeFitted(msg, 65535, exactCase).buf;
+}
+
+/**
+ * A query packet for `name` (absolute), class IN, no EDNS, with a random id: the queries clusterdns
+ * sends itself (forward's health check, loop's self-query).
+ */
+export function buildQuery(name: string, qtype: number, rd: boolean): Buffer {
+  const labels = nameToLabels(name);
+  let len = 12 + 1 + 4;
+  for (const l of labels) len += l.length + 1;
+  const buf = Buffer.alloc(len);
+  buf.writeUInt16BE(randomId(), 0);
+  buf.writeUInt16BE(rd ? 0x0100 : 0, 2);
+  buf.writeUInt16BE(1, 4);
+  let off = 12;
+  for (const l of labels) {
+    buf[off] = l.length;
+    l.copy(buf, off + 1);
+    off += l.length + 1;
+  }
+  buf[off] = 0;
+  buf.writeUInt16BE(qtype, off + 1);
+  buf.writeUInt16BE(Qclass.IN, off + 3);
+  return buf;
 }

@@ -98,21 +98,17 @@ export function skipName(buf: Buffer, off: number): number {
   }
 }
 
-// Scratch space for the question name fast path (one name at a time; the event loop is single-threaded).
+// Scratch space for the question name fast path: filled and turned into a string within one call.
 const scratch = Buffer.allocUnsafe(256);
-const scratchLower = Buffer.allocUnsafe(256);
-let fastEnd = 0;
-let fastLower: string | null = null;
 
 /**
  * The common case of a question name: plain labels of printable characters that need no escaping,
- * no compression. Writes the name and its lower-cased form into scratch buffers while checking it,
- * so each becomes one string (`fastLower` is null when the name has no upper case). Returns null
- * when the name needs the general reader.
+ * no compression. Copies the name into a scratch buffer while checking it, so it becomes one
+ * string. Returns null when the name needs the general reader. Such a name is as long on the wire
+ * as its text plus one (`.` alone: one byte), which is how the caller finds where it ends.
  */
 function readPlainName(buf: Buffer, off: number): string | null {
   let w = 0;
-  let upper = false;
   for (;;) {
     if (off >= buf.length) return null;
     const len = buf[off]!;
@@ -122,25 +118,17 @@ function readPlainName(buf: Buffer, off: number): string | null {
       const c = buf[i]!;
       // Printable ASCII except the characters miekg/dns escapes: . \ ( ) ; " @ $ and space.
       if (c <= 0x20 || c >= 0x7f || c === 0x2e || c === 0x5c || c === 0x28 || c === 0x29 || c === 0x3b || c === 0x22 || c === 0x40 || c === 0x24) return null;
-      scratch[w] = c;
-      if (c >= 65 && c <= 90) {
-        scratchLower[w] = c + 32;
-        upper = true;
-      } else scratchLower[w] = c;
-      w++;
+      scratch[w++] = c;
     }
-    scratch[w] = 0x2e;
-    scratchLower[w] = 0x2e;
-    w++;
+    scratch[w++] = 0x2e;
     off += len + 1;
   }
-  fastEnd = off + 1;
-  if (w === 0) {
-    fastLower = null;
-    return '.';
-  }
-  fastLower = upper ? scratchLower.toString('latin1', 0, w) : null;
-  return scratch.toString('latin1', 0, w);
+  return w === 0 ? '.' : scratch.toString('latin1', 0, w);
+}
+
+/** Wire length of a name `readPlainName` returned. */
+function plainNameLength(name: string): number {
+  return name === '.' ? 1 : name.length + 1;
 }
 
 /** ASCII-only lower-casing (DNS names compare case-insensitively in ASCII only). */
@@ -177,8 +165,8 @@ export function parseRequest(buf: Buffer): ParseResult {
   const plain = readPlainName(buf, 12);
   if (plain !== null) {
     name = plain;
-    lname = fastLower ?? plain;
-    afterName = fastEnd;
+    lname = lowerName(plain);
+    afterName = 12 + plainNameLength(plain);
   } else {
     const nameRead = readName(buf, 12);
     if (!nameRead) return formerr();

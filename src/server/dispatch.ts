@@ -3,7 +3,7 @@
  * per-query closures on the synchronous path: a chain that returns a number is finished inline.
  */
 import { performance } from 'node:perf_hooks';
-import { isServerWrittenRcode, qtypeName, Qclass, Rcode } from '../dns/constants.js';
+import { bareReplyRcode, qtypeName, Qclass, Rcode } from '../dns/constants.js';
 import { parseRequest, type ParsedRequest } from '../dns/wire.js';
 import { coreLog } from '../log.js';
 import * as dnsMetrics from '../metrics/dns.js';
@@ -59,10 +59,9 @@ function finish(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): v
   // Dropped on purpose (acl `drop`): the client gets nothing.
   if (q.reply === null && q.dropped) return;
   if (q.reply === null) {
-    // Nothing written: the server writes a bare reply with the returned RCODE (§7.4). A plugin
-    // that returned a success code without writing would leave the client waiting; answer
-    // SERVFAIL instead.
-    out = bareReply(q.raw, q.req.questionEnd, isServerWrittenRcode(rcode) ? rcode : Rcode.SERVFAIL, q.req.edns);
+    // Nothing written (`q.reply` is the only signal): the server writes a bare reply with the
+    // returned RCODE, or SERVFAIL for one that claims success without an answer (§7.4).
+    out = bareReply(q.raw, q.req.questionEnd, bareReplyRcode(rcode), q.req.edns);
   } else {
     try {
       out = finalizeReply(q.reply, q.req, q.transport.proto, opts.maxUdpSize);

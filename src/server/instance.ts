@@ -8,7 +8,7 @@ import { PLUGINS, isForeignDirective } from '../../plugins/index.js';
 import { Dispenser } from '../corefile/dispenser.js';
 import { parseServerKey, type ServerKey } from '../corefile/keys.js';
 import { defaultCorefile, parseCorefileWithFiles, sortConfigErrors } from '../corefile/parser.js';
-import { ConfigError, ConfigErrorList, type ServerBlock, type Token } from '../corefile/types.js';
+import { ConfigError, ConfigErrorList, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
 import { LISTENER_TIMEOUTS, SERVER_DEBUG, type ListenerTimeouts } from './listenopts.js';
 import { logger } from '../log.js';
@@ -36,7 +36,7 @@ export interface BlockRuntime {
   readonly capabilities: CapabilitySet;
 }
 
-interface MutableBlockInfo extends BlockInfo {
+export interface MutableBlockInfo extends BlockInfo {
   zones: string[];
   servers: string[];
   port: number;
@@ -69,10 +69,6 @@ export class Instance {
   readonly shutdown: Hook[] = [];
   readonly finalShutdown: Hook[] = [];
   readonly readiness = new Map<string, ReadinessProbe[]>();
-  /** Files the configuration was read from (main file and imports). */
-  files: string[] = [];
-  /** Server blocks as parsed (for the reload plugin's hash). */
-  parsed: ServerBlock[] = [];
 
   constructor(readonly source: ConfigSource) {}
 
@@ -107,20 +103,9 @@ export interface BuildOptions {
 
 const DIRECTIVES = new Set(PLUGINS.map((p) => p.name));
 
-/** Split a directive's concatenated tokens into its occurrences (each starts at a line start, depth 0). */
-function occurrences(name: string, tokens: readonly Token[]): Token[][] {
-  const out: Token[][] = [];
-  let depth = 0;
-  let prev: Token | undefined;
-  for (const t of tokens) {
-    const lineStart = prev === undefined || prev.file !== t.file || prev.endLine < t.line;
-    if (depth === 0 && lineStart && t.text === name && !t.quoted) out.push([]);
-    out[out.length - 1]?.push(t);
-    if (!t.quoted && t.text === '{') depth++;
-    else if (!t.quoted && t.text === '}') depth = Math.max(0, depth - 1);
-    prev = t;
-  }
-  return out;
+/** A directive's occurrences in a block: its concatenated tokens cut where the parser saw each start. */
+function occurrences(tokens: readonly Token[], starts: readonly number[]): Token[][] {
+  return starts.map((s, i) => tokens.slice(s, starts[i + 1] ?? tokens.length));
 }
 
 /**
@@ -163,8 +148,6 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     parsed = parseCorefileWithFiles(text, '<default>', parseOpts);
   }
   const inst = new Instance(effectiveSource);
-  inst.files = parsed.files;
-  inst.parsed = parsed.blocks;
   const errors: ConfigError[] = [...parsed.errors];
 
   for (const block of parsed.blocks) {
@@ -178,13 +161,11 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     }
     const zones: string[] = [];
     for (const k of keys) for (const z of k.zones) if (!zones.includes(z)) zones.push(z);
-    const info: MutableBlockInfo = { zones, servers: [], port: keys[0]?.port ?? opts.dnsPort, bindAddresses: [], handlerPlugins: [] };
-    const rt: BlockRuntime = { keys, info, factories: [], chain: null, anyClass: false, capabilities: new CapabilitySet() };
-    inst.blocks.push(rt);
+    const rt = addBlock(inst, keys, { zones, servers: [], port: keys[0]?.port ?? opts.dnsPort, bindAddresses: [], handlerPlugins: [] });
     for (const def of PLUGINS) {
       const tokens = block.directives.get(def.name);
       if (!tokens || tokens.length === 0) continue;
-      const occ = occurrences(def.name, tokens);
+      const occ = occurrences(tokens, block.starts.get(def.name) ?? [0]);
       if (def.repeat === 'error' && occ.length > 1) {
         const second = occ[1]![0]!;
         const err = new ConfigError('this plugin can only be used once per Server Block', second.file, second.line, def.name);
@@ -193,12 +174,12 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
         continue;
       }
       const use = def.repeat === 'first' ? occ[0]! : tokens;
-      const ctx = makeContext(inst, rt, def, opts);
+      const ctx = blockContext(inst, rt, def.name, opts);
       try {
         const factory = await def.setup(new Dispenser(use, def.name), ctx);
         if (factory) {
           rt.factories.push({ name: def.name, factory });
-          info.handlerPlugins.push(def.name);
+          rt.info.handlerPlugins.push(def.name);
           if (def.handlesAllClasses) rt.anyClass = true;
         }
       } catch (e) {
@@ -270,11 +251,22 @@ function groupListeners(inst: Instance): void {
   }
 }
 
-function makeContext(inst: Instance, rt: BlockRuntime, def: PluginDef, opts: BuildOptions): SetupContext {
+/** A new server block of `inst` (its plugins are set up with `blockContext`). */
+export function addBlock(inst: Instance, keys: ServerKey[], info: MutableBlockInfo): BlockRuntime {
+  const rt: BlockRuntime = { keys, info, factories: [], chain: null, anyClass: false, capabilities: new CapabilitySet() };
+  inst.blocks.push(rt);
+  return rt;
+}
+
+/**
+ * The SetupContext of plugin `name` in block `rt` of `inst` (exported for test/helpers/setup.ts,
+ * the tests' setup context). Seal `rt.capabilities` once every setup of the block ran.
+ */
+export function blockContext(inst: Instance, rt: BlockRuntime, name: string, opts: Pick<BuildOptions, 'process' | 'shared' | 'core'>): SetupContext {
   return {
     block: rt.info,
     process: opts.process,
-    log: logger(def.name),
+    log: logger(name),
     core: opts.core,
     onStartup: (fn) => void inst.startup.push(fn),
     onServing: (fn) => void inst.serving.push(fn),

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { encodeMessage } from '../dns/encode.js';
 import { decode, replyTo, type Message } from '../dns/message.js';
 import { parseRequest, type ParsedRequest } from '../dns/wire.js';
-import { Reply } from '../query.js';
-import { encodeQuery } from '../../test/helpers/dns.js';
+import { Query, Reply } from '../query.js';
+import { encodeQuery, TEST_TRANSPORT } from '../../test/helpers/dns.js';
 import { bareReply, finalizeReply, sizeLimit } from './reply.js';
 
 function req(name: string, type: string, o: Parameters<typeof encodeQuery>[2] = {}): { raw: Buffer; req: ParsedRequest } {
@@ -163,5 +163,63 @@ describe('reply OPT: the reply\'s own flags and options a plugin attached', () =
     const reply = new Reply(null, replyTo(decode(r.raw)), 't');
     reply.ednsOptions = [{ code: 3, data: Buffer.from('x') }];
     expect(decode(finalizeReply(reply, r.req, 'udp')).additionals).toEqual([]);
+  });
+});
+
+describe('reply ownership (docs/ARCHITECTURE.md, "The reply contract")', () => {
+  /** A wire reply to `r` carrying an OPT of its own (as an upstream's) and another id. */
+  function withOwnOpt(r: { raw: Buffer }, id: number): Buffer {
+    const m = replyTo(decode(r.raw), 0, true);
+    m.id = id;
+    m.additionals.push({ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: 0 } as unknown as Message['additionals'][number]);
+    return encodeMessage(m);
+  }
+
+  it('patches id and OPT of handed-over bytes in place, without a copy', () => {
+    const r = req('a.example.org', 'A', { id: 5, edns: 1400 });
+    const wire = withOwnOpt(r, 99);
+    const out = finalizeReply(new Reply(wire, null, 'test'), r.req, 'udp');
+    expect(out).toBe(wire);
+    expect(out.readUInt16BE(0)).toBe(5);
+    expect((decode(out).additionals[0] as unknown as { udpPayloadSize: number }).udpPayloadSize).toBe(1400);
+  });
+
+  it('never changes shared bytes: finalize and mutableWire copy them once', () => {
+    const r = req('a.example.org', 'A', { id: 5, edns: 1400 });
+    const wire = withOwnOpt(r, 99);
+    const before = Buffer.from(wire);
+    const reply = new Reply(wire, null, 'test', true);
+    expect(reply.isShared).toBe(true);
+    const out = finalizeReply(reply, r.req, 'udp');
+    expect(out).not.toBe(wire);
+    expect(wire.equals(before)).toBe(true);
+    expect(out.readUInt16BE(0)).toBe(5);
+    // The copy now belongs to the reply: a second change is in place.
+    expect(reply.isShared).toBe(false);
+    expect(reply.mutableWire()).toBe(out);
+  });
+
+  it('Query.writeWire hands bytes over unless {shared: true}; the 2-argument form still works', () => {
+    const r = req('a.example.org', 'A');
+    const q = new Query(r.raw, r.req, TEST_TRANSPORT);
+    const wire = withOwnOpt(r, 1);
+    q.writeWire(wire, 'test');
+    expect(q.reply!.isShared).toBe(false);
+    expect(q.reply!.mutableWire()).toBe(wire);
+    q.writeWire(wire, 'test', { shared: true });
+    const copy = q.reply!.mutableWire();
+    expect(copy).not.toBe(wire);
+    expect(copy.equals(wire)).toBe(true);
+  });
+
+  it('mutableWire drops a decoded form that would go stale, and encodes a message reply', () => {
+    const r = req('a.example.org', 'A', { id: 3 });
+    const reply = new Reply(withOwnOpt(r, 3), null, 'test');
+    expect(reply.peek().id).toBe(3);
+    reply.mutableWire().writeUInt16BE(4, 0);
+    expect(reply.peek().id).toBe(4);
+    const fromMsg = new Reply(null, replyTo(decode(r.raw)), 'test');
+    expect(decode(fromMsg.mutableWire()).id).toBe(decode(r.raw).id);
+    expect(fromMsg.isWire).toBe(true);
   });
 });

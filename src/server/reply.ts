@@ -1,7 +1,8 @@
 /**
  * The last step of the reply pipeline (docs/corefile.md §7.4): EDNS in replies, and fitting the reply
  * into the client's buffer with truncation. Wire replies that already fit leave untouched except
- * for an appended OPT record; only oversize replies are decoded and re-encoded.
+ * for an appended OPT record; only oversize replies are decoded and re-encoded. The id and the OPT
+ * are patched in place unless the reply's bytes are shared (`Reply.isShared`), then in a copy.
  */
 import { Flag, Opcode, Qtype, Rcode, DEFAULT_MAX_UDP_SIZE, replyHeaderBits } from '../dns/constants.js';
 import { encodeFitted } from '../dns/encode.js';
@@ -10,6 +11,9 @@ import { forEachRecord, type Edns, type ParsedRequest } from '../dns/wire.js';
 import type { EdnsOption, Reply } from '../query.js';
 import type { Proto } from '../query.js';
 
+/** Size of the OPT record replyOpt builds: root name, type, class, TTL, RDLENGTH 0. */
+const OPT_RR_SIZE = 11;
+
 /**
  * OPT RR bytes for a reply to a query with EDNS, as CoreDNS 1.15.0 builds it from the query's OPT
  * (request.SizeAndDo): version 0, the client's UDP size, the high byte of the flags word (DO and
@@ -17,7 +21,7 @@ import type { Proto } from '../query.js';
  * only options a plugin registered, and no clusterdns plugin handles one.
  */
 export function replyOpt(edns: Edns): Buffer {
-  const rr = Buffer.allocUnsafe(11);
+  const rr = Buffer.allocUnsafe(OPT_RR_SIZE);
   rr[0] = 0;
   rr.writeUInt16BE(Qtype.OPT, 1);
   rr.writeUInt16BE(edns.udpSize, 3);
@@ -35,7 +39,7 @@ export function sizeLimit(req: ParsedRequest, proto: Proto, maxUdp = DEFAULT_MAX
   return Math.max(512, Math.min(req.edns.udpSize, Math.max(512, maxUdp)));
 }
 
-/** Offset of the OPT record in a wire message, or -1 (and -2 if the message is malformed). */
+/** Where the OPT record of a wire message starts (`rr`) and its TYPE field (`type`), or null when it has none or is malformed. */
 function findOpt(buf: Buffer): { rr: number; type: number } | null {
   if (buf.readUInt16BE(10) === 0) return null;
   let found: { rr: number; type: number } | null = null;
@@ -54,36 +58,34 @@ export function finalizeReply(reply: Reply, req: ParsedRequest, proto: Proto, ma
   const limit = sizeLimit(req, proto, maxUdp);
   // Options a plugin attached (nsid): merged into the OPT on the decoded path.
   if (reply.ednsOptions !== null && req.edns) return fitMessage(reply.message(), req, limit, reply.ednsOptions);
-  if (reply.isWire) {
-    let buf = reply.wire();
-    if (req.edns) {
-      const opt = findOpt(buf);
-      if (!opt) {
-        const rr = replyOpt(req.edns);
-        const out = Buffer.allocUnsafe(buf.length + rr.length);
-        buf.copy(out, 0);
-        rr.copy(out, buf.length);
-        out.writeUInt16BE(out.readUInt16BE(10) + 1, 10);
-        buf = out;
-      } else {
-        // Normalise the plugin's/upstream's OPT as CoreDNS's SizeAndDo: version 0, the client's
-        // size, the low flag byte cleared, DO added when the client set it (a DO the reply's own
-        // OPT carries stays, as for acl's EDE replies).
-        if (buf === reply.wire()) buf = Buffer.from(buf);
-        buf.writeUInt16BE(req.edns.udpSize, opt.type + 2);
-        buf[opt.type + 5] = 0;
-        buf.writeUInt16BE((buf.readUInt16BE(opt.type + 6) & 0xff00) | (req.edns.do ? 0x8000 : 0), opt.type + 6);
-      }
+  if (!reply.isWire) return fitMessage(reply.message(), req, limit);
+  let buf = reply.wire();
+  const opt = req.edns ? findOpt(buf) : null;
+  // Too large once the OPT record is appended: decode and fit by dropping whole records.
+  if (buf.length + (req.edns && !opt ? OPT_RR_SIZE : 0) > limit) return fitMessage(reply.message(), req, limit);
+  if (req.edns) {
+    if (!opt) {
+      const rr = replyOpt(req.edns);
+      const out = Buffer.allocUnsafe(buf.length + rr.length);
+      buf.copy(out, 0);
+      rr.copy(out, buf.length);
+      out.writeUInt16BE(out.readUInt16BE(10) + 1, 10);
+      buf = out;
+    } else {
+      // Normalise the plugin's/upstream's OPT as CoreDNS's SizeAndDo: version 0, the client's
+      // size, the low flag byte cleared, DO added when the client set it (a DO the reply's own
+      // OPT carries stays, as for acl's EDE replies).
+      buf = reply.mutableWire();
+      buf.writeUInt16BE(req.edns.udpSize, opt.type + 2);
+      buf[opt.type + 5] = 0;
+      buf.writeUInt16BE((buf.readUInt16BE(opt.type + 6) & 0xff00) | (req.edns.do ? 0x8000 : 0), opt.type + 6);
     }
-    if (buf.readUInt16BE(0) !== req.id) {
-      if (buf === reply.wire()) buf = Buffer.from(buf);
-      buf.writeUInt16BE(req.id, 0);
-    }
-    if (buf.length <= limit) return buf;
-    // Too large: decode and fit by dropping whole records.
-    return fitMessage(reply.message(), req, limit);
   }
-  return fitMessage(reply.message(), req, limit);
+  if (buf.readUInt16BE(0) !== req.id) {
+    if (buf === reply.wire()) buf = reply.mutableWire();
+    buf.writeUInt16BE(req.id, 0);
+  }
+  return buf;
 }
 
 function fitMessage(msg: Message, req: ParsedRequest, limit: number, extra: readonly EdnsOption[] | null = null): Buffer {

@@ -57,6 +57,13 @@ export class Server implements CoreServices {
     };
   }
 
+  private readonly perProcess = new Map<string, unknown>();
+
+  processState<T>(key: string, create: () => T): T {
+    if (!this.perProcess.has(key)) this.perProcess.set(key, create());
+    return this.perProcess.get(key) as T;
+  }
+
   readiness(): Map<string, ReadinessProbe[]> {
     // During the first start, report the starting instance's probes (e.g. `kubernetes` while its
     // watches sync) rather than nothing.

@@ -22,6 +22,16 @@ export class SharedResources {
     return e.value as T;
   }
 
+  /** The value kept under `key`, or undefined (for tests and debugging). */
+  peek(key: string): unknown {
+    return this.entries.get(key)?.value;
+  }
+
+  /** Number of values kept. */
+  get size(): number {
+    return this.entries.size;
+  }
+
   /** Forget `owner`; dispose what no remaining owner uses. */
   async release(owner: number): Promise<void> {
     const tasks: Promise<void>[] = [];

@@ -1,24 +1,19 @@
 /**
  * A controllable upstream DNS server on 127.0.0.1 (UDP + TCP on the same port) for the forward,
- * cache and loadbalance tests, plus the small setup vocabulary those plugin tests share
- * (`dispenserFor`, `fakeSetupContext`, `fakeNext`).
+ * cache and loadbalance tests, plus the next handler those plugin tests share (`FakeNext`). Their
+ * setup context is test/helpers/setup.ts.
  *
  * Behaviour is chosen per lower-cased question name (absolute, trailing dot) with `on(name, b)`;
  * names without a rule get `defaultBehaviour` (NXDOMAIN unless changed). Every query received is
  * counted per name and transport, and `stop()` / `restart()` keep the port.
  */
-import { CapabilitySet } from '../../src/capabilities.js';
 import * as dgram from 'node:dgram';
 import * as https from 'node:https';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import * as dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
-import { Dispenser } from '../../src/corefile/dispenser.js';
-import type { Token } from '../../src/corefile/types.js';
-import { lex } from '../../src/corefile/lexer.js';
-import { logger } from '../../src/log.js';
-import type { Handler, ProcessInfo, ReadinessProbe, SetupContext } from '../../src/plugin.js';
+import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { freePort } from './net.js';
 
@@ -31,6 +26,8 @@ export interface Behaviour {
   rcode?: number;
   /** Delay the reply by this many milliseconds. */
   delayMs?: number;
+  /** Hold the reply until this promise resolves (a query kept in flight as long as a test needs). */
+  hold?: Promise<void>;
   /** Never reply (the client times out). */
   drop?: boolean;
   /** Over UDP answer with TC=1 and no records; TCP gets the full answer. */
@@ -225,7 +222,11 @@ export class TestUpstream {
       additionals: truncated ? [] : (b.additionals ?? []),
     };
     const out = dnsPacket.encode(reply);
-    if (b.delayMs) {
+    if (b.hold) {
+      void b.hold.then(() => {
+        if (this.udp !== null) send(out);
+      });
+    } else if (b.delayMs) {
       const t = setTimeout(() => {
         this.timers.delete(t);
         send(out);
@@ -281,80 +282,6 @@ export function soa(zone: string, ttl = 60, minimum = 60): Answer {
     name: z, type: 'SOA', class: 'IN', ttl,
     data: { mname: `ns.${z}`, rname: `hostmaster.${z}`, serial: 1, refresh: 7200, retry: 1800, expire: 86400, minimum },
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Plugin setup vocabulary
-
-/** Tokens of a Corefile snippet (one or more directive lines, braces allowed), via the real lexer. */
-export function tokenize(text: string, file = 'Corefile'): Token[] {
-  return lex(text, file);
-}
-
-/** A Dispenser over a snippet such as `forward . 1.2.3.4 {\n max_fails 3\n}`. */
-export function dispenserFor(text: string, plugin?: string): Dispenser {
-  const tokens = tokenize(text);
-  return new Dispenser(tokens, plugin ?? tokens[0]?.text ?? '');
-}
-
-export interface FakeContext extends SetupContext {
-  readonly startup: (() => void | Promise<void>)[];
-  readonly serving: (() => void | Promise<void>)[];
-  readonly shutdown: (() => void | Promise<void>)[];
-  /** Run the startup hooks, then the serving hooks. */
-  start(): Promise<void>;
-  /** Run the shutdown hooks. */
-  stop(): Promise<void>;
-}
-
-export function fakeSetupContext(o: { zones?: string[]; port?: number; bind?: string[]; server?: string } = {}): FakeContext {
-  const startup: (() => void | Promise<void>)[] = [];
-  const serving: (() => void | Promise<void>)[] = [];
-  const shutdown: (() => void | Promise<void>)[] = [];
-  const shared = new Map<string, unknown>();
-  const ready = new Map<string, ReadinessProbe[]>();
-  const proc: ProcessInfo = { corefilePath: 'Corefile', dnsPort: 53, version: 'test' };
-  const capabilities = new CapabilitySet();
-  const ctx: FakeContext = {
-    block: { zones: o.zones ?? ['.'], servers: [o.server ?? `dns://:${o.port ?? 53}`], port: o.port ?? 53, bindAddresses: o.bind ?? [], handlerPlugins: [] },
-    process: proc,
-    log: logger('test'),
-    startup,
-    serving,
-    shutdown,
-    onStartup: (fn) => { startup.push(fn); },
-    onServing: (fn) => { serving.push(fn); },
-    onShutdown: (fn) => { shutdown.push(fn); },
-    onFinalShutdown: () => undefined,
-    registerReady: (name, probe) => { ready.set(name, [...(ready.get(name) ?? []), probe]); },
-    shared<T>(key: string, create: () => T): T {
-      if (!shared.has(key)) shared.set(key, create());
-      return shared.get(key) as T;
-    },
-    core: {
-      reload: () => Promise.resolve(true),
-      readiness: () => ready,
-      shuttingDown: false,
-      onShutdownStart: () => undefined,
-      servers: () => [],
-      onReloadResult: () => () => undefined,
-    },
-    listenOn: () => undefined,
-    provide: (cap, value) => capabilities.provide(cap, value),
-    // A fake has no "all setups ran" moment: the first lookup ends the setup phase.
-    lookup: (cap) => {
-      capabilities.seal();
-      return capabilities.lookup(cap);
-    },
-    async start() {
-      for (const fn of startup) await fn();
-      for (const fn of serving) await fn();
-    },
-    async stop() {
-      for (const fn of shutdown) await fn();
-    },
-  };
-  return ctx;
 }
 
 /** A next handler that records the queries it saw and answers with `answer(q)` (or returns `rcode`). */

@@ -3,16 +3,18 @@ import { health } from '../../plugins/health/index.js';
 import { HealthServer } from '../../plugins/health/server.js';
 import { logger } from '../../src/log.js';
 import { freePort } from '../helpers/net.js';
-import { captureLogs, dispenserFor, FakeCore, fakeContext, fakeInstance, FakeShared, httpErrorCode, httpRequest, sampleValue, type FakeInstance } from './fakes.js';
+import { captureLogs, dispenserFor, FakeCore, httpErrorCode, httpRequest, sampleValue } from './fakes.js';
+import { TestInstance } from '../helpers/setup.js';
+import { SharedResources } from '../../src/server/shared.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function load(text: string, shared: FakeShared, core = new FakeCore()): Promise<FakeInstance> {
-  const inst = fakeInstance();
-  const ctx = fakeContext({ core, shared, inst, plugin: 'health' });
+async function load(text: string, shared: SharedResources, core = new FakeCore()): Promise<TestInstance> {
+  const inst = new TestInstance({ core, shared });
+  const ctx = inst.context('health');
   expect(await health.setup(dispenserFor(text, 'health'), ctx)).toBeNull();
   await inst.run('startup');
   await inst.run('serving');
@@ -22,9 +24,9 @@ async function load(text: string, shared: FakeShared, core = new FakeCore()): Pr
 describe('health endpoint', () => {
   it('answers /health with 200 OK for any method and 404 elsewhere', async () => {
     const port = await freePort();
-    const shared = new FakeShared();
+    const shared = new SharedResources();
     const inst = await load(`health 127.0.0.1:${port}`, shared);
-    cleanups.push(() => shared.release(inst));
+    cleanups.push(() => inst.release());
 
     for (const method of ['GET', 'POST', 'PUT', 'DELETE']) {
       const r = await httpRequest(port, '/health', { method });
@@ -39,31 +41,31 @@ describe('health endpoint', () => {
 
   it('keeps the listener across a reload with the same address and moves it when the address changes', async () => {
     const [p1, p2] = [await freePort(), await freePort()];
-    const shared = new FakeShared();
+    const shared = new SharedResources();
     const first = await load(`health 127.0.0.1:${p1}`, shared);
-    const server = shared.entries.get(`health:127.0.0.1:${p1}`)!.value;
+    const server = shared.peek(`health:127.0.0.1:${p1}`);
 
     // Reload with the same address: the same listener object, never closed in between.
     const second = await load(`health 127.0.0.1:${p1}`, shared);
-    expect(shared.entries.get(`health:127.0.0.1:${p1}`)!.value).toBe(server);
-    await shared.release(first);
+    expect(shared.peek(`health:127.0.0.1:${p1}`)).toBe(server);
+    await first.release();
     expect((await httpRequest(p1, '/health')).status).toBe(200);
 
     // Reload to another address: the new one serves, the old one is closed after the switch.
     const third = await load(`health 127.0.0.1:${p2}`, shared);
     expect((await httpRequest(p2, '/health')).status).toBe(200);
     expect((await httpRequest(p1, '/health')).status).toBe(200);
-    await shared.release(second);
+    await second.release();
     expect(await httpErrorCode(p1, '/health')).toBe('ECONNREFUSED');
-    cleanups.push(() => shared.release(third));
+    cleanups.push(() => third.release());
   });
 
   it('fails the start (not the process) when the port is taken', async () => {
     const port = await freePort();
-    const sharedA = new FakeShared();
+    const sharedA = new SharedResources();
     const a = await load(`health 127.0.0.1:${port}`, sharedA);
-    cleanups.push(() => sharedA.release(a));
-    const sharedB = new FakeShared();
+    cleanups.push(() => a.release());
+    const sharedB = new SharedResources();
     await expect(load(`health 127.0.0.1:${port}`, sharedB)).rejects.toThrow(`listen tcp 127.0.0.1:${port}: `);
   });
 });
@@ -108,11 +110,11 @@ describe('health self-probe', () => {
 describe('health lameduck', () => {
   it('logs, keeps /health at 200 during the sleep, and finishes afterwards', async () => {
     const port = await freePort();
-    const shared = new FakeShared();
+    const shared = new SharedResources();
     const core = new FakeCore();
     const inst = await load(`health 127.0.0.1:${port} {\n lameduck 400ms\n}`, shared, core);
-    cleanups.push(() => shared.release(inst));
-    expect(inst.finalShutdown).toHaveLength(1);
+    cleanups.push(() => inst.release());
+    expect(inst.instance.finalShutdown).toHaveLength(1);
     const logs = captureLogs();
     cleanups.push(() => logs.restore());
     const events: string[] = [];
@@ -132,15 +134,15 @@ describe('health lameduck', () => {
   });
 
   it('goes through lame duck once per shutdown even with several blocks, and not without lameduck', async () => {
-    const shared = new FakeShared();
+    const shared = new SharedResources();
     const core = new FakeCore();
-    const inst = fakeInstance();
+    const inst = new TestInstance({ core, shared });
     const port = await freePort();
     for (const text of [`health 127.0.0.1:${port} {\n lameduck 50ms\n}`, `health 127.0.0.1:${port} {\n lameduck 60ms\n}`, `health 127.0.0.1:${port}`]) {
-      await health.setup(dispenserFor(text, 'health'), fakeContext({ core, shared, inst, plugin: 'health' }));
+      await health.setup(dispenserFor(text, 'health'), inst.context('health'));
     }
-    expect(inst.finalShutdown).toHaveLength(2);
-    expect(shared.entries.size).toBe(1);
+    expect(inst.instance.finalShutdown).toHaveLength(2);
+    expect(shared.size).toBe(1);
     const logs = captureLogs();
     cleanups.push(() => logs.restore());
     await inst.run('finalShutdown');

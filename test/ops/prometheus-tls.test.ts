@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { prometheus } from '../../plugins/prometheus/index.js';
 import { loadWebConfig } from '../../plugins/prometheus/webconfig.js';
 import { freePort } from '../helpers/net.js';
-import { dispenserFor, FakeCore, fakeContext, fakeInstance, FakeShared, httpErrorCode, httpRequest } from './fakes.js';
+import { dispenserFor, httpErrorCode, httpRequest } from './fakes.js';
+import { TestInstance } from '../helpers/setup.js';
+import { SharedResources } from '../../src/server/shared.js';
 
 const testdata = fileURLToPath(new URL('./testdata/', import.meta.url));
 const ca = readFileSync(join(testdata, 'ca.crt'));
@@ -37,12 +39,12 @@ function httpsGet(port: number, o: { cert?: Buffer; key?: Buffer } = {}): Promis
 }
 
 async function serve(address: string, tlsFile: string): Promise<void> {
-  const shared = new FakeShared();
-  const inst = fakeInstance();
-  await prometheus.setup(dispenserFor(`prometheus ${address} {\n tls ${tlsFile}\n}`, 'prometheus'), fakeContext({ core: new FakeCore(), shared, inst, plugin: 'prometheus' }));
+  const shared = new SharedResources();
+  const inst = new TestInstance({ shared });
+  await prometheus.setup(dispenserFor(`prometheus ${address} {\n tls ${tlsFile}\n}`, 'prometheus'), inst.context('prometheus'));
   await inst.run('startup');
   await inst.run('serving');
-  cleanups.push(() => shared.release(inst));
+  cleanups.push(() => inst.release());
 }
 
 describe('prometheus tls', () => {
@@ -88,21 +90,21 @@ describe('prometheus tls', () => {
 
   it('switches an existing listener between HTTP and TLS on reload', async () => {
     const port = await freePort();
-    const shared = new FakeShared();
-    const plain = fakeInstance();
-    await prometheus.setup(dispenserFor(`prometheus 127.0.0.1:${port}`, 'prometheus'), fakeContext({ core: new FakeCore(), shared, inst: plain, plugin: 'prometheus' }));
+    const shared = new SharedResources();
+    const plain = new TestInstance({ shared });
+    await prometheus.setup(dispenserFor(`prometheus 127.0.0.1:${port}`, 'prometheus'), plain.context('prometheus'));
     await plain.run('startup');
     await plain.run('serving');
     expect((await httpRequest(port, '/metrics')).status).toBe(200);
 
     const file = webConfig(`tls_server_config:\n  cert_file: ${join(testdata, 'server.crt')}\n  key_file: ${join(testdata, 'server.key')}\n`);
-    const secure = fakeInstance();
-    await prometheus.setup(dispenserFor(`prometheus 127.0.0.1:${port} {\n tls ${file}\n}`, 'prometheus'), fakeContext({ core: new FakeCore(), shared, inst: secure, plugin: 'prometheus' }));
+    const secure = new TestInstance({ shared });
+    await prometheus.setup(dispenserFor(`prometheus 127.0.0.1:${port} {\n tls ${file}\n}`, 'prometheus'), secure.context('prometheus'));
     await secure.run('startup');
     expect((await httpRequest(port, '/metrics')).status).toBe(200); // not switched before serving
     await secure.run('serving');
-    await shared.release(plain);
-    cleanups.push(() => shared.release(secure));
+    await plain.release();
+    cleanups.push(() => secure.release());
     expect((await httpsGet(port)).status).toBe(200);
   });
 });

@@ -11,7 +11,9 @@ import type { BlockInfo, Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { makeQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
-import { dispenserFor, FakeCore, fakeContext, fakeInstance, FakeShared, httpRequest, sampleValue, type FakeInstance } from './fakes.js';
+import { dispenserFor, httpRequest, sampleValue } from './fakes.js';
+import { TestInstance } from '../helpers/setup.js';
+import { SharedResources } from '../../src/server/shared.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -32,9 +34,9 @@ function handler(name: string, serve: Handler['serve']): Handler {
   return { name, serve };
 }
 
-async function setupPrometheus(text: string, block: Partial<BlockInfo>, shared = new FakeShared()): Promise<{ factory: (next: Handler | null) => Handler; inst: FakeInstance; shared: FakeShared }> {
-  const inst = fakeInstance();
-  const ctx = fakeContext({ core: new FakeCore(), shared, inst, plugin: 'prometheus', block });
+async function setupPrometheus(text: string, block: Partial<BlockInfo>, shared = new SharedResources()): Promise<{ factory: (next: Handler | null) => Handler; inst: TestInstance; shared: SharedResources }> {
+  const inst = new TestInstance({ shared });
+  const ctx = inst.context('prometheus', block);
   const factory = await prometheus.setup(dispenserFor(text, 'prometheus'), ctx);
   if (!factory) throw new Error('prometheus must return a handler factory');
   return { factory, inst, shared };
@@ -186,8 +188,8 @@ function labelNames(line: string): string[] {
 describe('/metrics endpoint', () => {
   it('serves the registry in Prometheus text format with the catalogue names, labels and buckets', async () => {
     const port = await freePort();
-    const { factory, inst, shared } = await setupPrometheus(`prometheus 127.0.0.1:${port}`, { servers: ['dns://:53'], zones: ['.'], handlerPlugins: ['prometheus', 'whoami'] });
-    cleanups.push(() => shared.release(inst));
+    const { factory, inst } = await setupPrometheus(`prometheus 127.0.0.1:${port}`, { servers: ['dns://:53'], zones: ['.'], handlerPlugins: ['prometheus', 'whoami'] });
+    cleanups.push(() => inst.release());
     await inst.run('startup');
     await inst.run('serving');
     // Produce a sample of every metric.
@@ -250,8 +252,8 @@ describe('/metrics endpoint', () => {
 
     const second = await setupPrometheus(`prometheus 127.0.0.1:${port}`, {}, first.shared);
     await second.inst.run('startup');
-    await first.shared.release(first.inst);
+    await first.inst.release();
     expect((await httpRequest(port, '/metrics')).status).toBe(200);
-    await first.shared.release(second.inst);
+    await second.inst.release();
   });
 });

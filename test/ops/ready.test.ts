@@ -3,16 +3,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ready } from '../../plugins/ready/index.js';
 import type { ReadyServer } from '../../plugins/ready/server.js';
 import { freePort } from '../helpers/net.js';
-import { captureLogs, dispenserFor, FakeCore, fakeContext, fakeInstance, FakeShared, httpErrorCode, httpRequest, type FakeInstance } from './fakes.js';
+import { captureLogs, dispenserFor, FakeCore, httpErrorCode, httpRequest } from './fakes.js';
+import { TestInstance } from '../helpers/setup.js';
+import { SharedResources } from '../../src/server/shared.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function load(text: string, shared: FakeShared, core: FakeCore): Promise<FakeInstance> {
-  const inst = fakeInstance();
-  const ctx = fakeContext({ core, shared, inst, plugin: 'ready' });
+async function load(text: string, shared: SharedResources, core: FakeCore): Promise<TestInstance> {
+  const inst = new TestInstance({ core, shared });
+  const ctx = inst.context('ready');
   expect(await ready.setup(dispenserFor(text, 'ready'), ctx)).toBeNull();
   await inst.run('startup');
   await inst.run('serving');
@@ -38,7 +40,7 @@ function switchable(initial: true | string): { probe: () => true | string; set(v
 describe('ready endpoint', () => {
   it('is 503 with the sorted not-ready names until every probe is ready, then 200 OK', async () => {
     const port = await freePort();
-    const shared = new FakeShared();
+    const shared = new SharedResources();
     const core = new FakeCore();
     const k8s = switchable('');
     const k8sB = switchable('');
@@ -46,7 +48,7 @@ describe('ready endpoint', () => {
     core.probes.set('kubernetes', [k8s.probe, k8sB.probe]);
     core.probes.set('erratic', [other.probe]);
     const inst = await load(`ready 127.0.0.1:${port}`, shared, core);
-    cleanups.push(() => shared.release(inst));
+    cleanups.push(() => inst.release());
     const logs = captureLogs();
     cleanups.push(() => logs.restore());
 
@@ -77,21 +79,21 @@ describe('ready endpoint', () => {
 
   it('is 200 when nothing registered a probe', async () => {
     const port = await freePort();
-    const shared = new FakeShared();
+    const shared = new SharedResources();
     const inst = await load(`ready 127.0.0.1:${port}`, shared, new FakeCore());
-    cleanups.push(() => shared.release(inst));
+    cleanups.push(() => inst.release());
     expect((await httpRequest(port, '/ready')).body).toBe('OK');
   });
 
   it('until-ready never asks a probe again once it answered ready; continuously always asks', async () => {
     for (const [monitor, expected] of [['until-ready', [200, 200]], ['continuously', [200, 503]]] as const) {
       const port = await freePort();
-      const shared = new FakeShared();
+      const shared = new SharedResources();
       const core = new FakeCore();
       const p = switchable(true);
       core.probes.set('kubernetes', [p.probe]);
       const inst = await load(`ready 127.0.0.1:${port} {\n monitor ${monitor}\n}`, shared, core);
-      cleanups.push(() => shared.release(inst));
+      cleanups.push(() => inst.release());
       const first = await httpRequest(port, '/ready');
       p.set('lost the watch');
       const second = await httpRequest(port, '/ready');
@@ -102,7 +104,7 @@ describe('ready endpoint', () => {
 
   it('after a reload reports the new instance\'s probes (until-ready starts over)', async () => {
     const port = await freePort();
-    const shared = new FakeShared();
+    const shared = new SharedResources();
     const core = new FakeCore();
     const old = switchable(true);
     core.probes.set('kubernetes', [old.probe]);
@@ -113,8 +115,8 @@ describe('ready endpoint', () => {
     const fresh = switchable('');
     core.probes.set('kubernetes', [fresh.probe]);
     const second = await load(`ready 127.0.0.1:${port}`, shared, core);
-    await shared.release(first);
-    cleanups.push(() => shared.release(second));
+    await first.release();
+    cleanups.push(() => second.release());
     expect((await httpRequest(port, '/ready')).status).toBe(503);
     fresh.set(true);
     expect((await httpRequest(port, '/ready')).status).toBe(200);
@@ -122,11 +124,11 @@ describe('ready endpoint', () => {
 
   it('closes at the start of final shutdown: new probes are refused, an open connection gets "Shutting down"', async () => {
     const port = await freePort();
-    const shared = new FakeShared();
+    const shared = new SharedResources();
     const core = new FakeCore();
     const inst = await load(`ready 127.0.0.1:${port}`, shared, core);
-    cleanups.push(() => shared.release(inst));
-    const server = shared.entries.get(`ready:127.0.0.1:${port}`)!.value as ReadyServer;
+    cleanups.push(() => inst.release());
+    const server = shared.peek(`ready:127.0.0.1:${port}`) as ReadyServer;
 
     // A request caught in the middle of the shutdown: the core already says shutting down.
     core.shuttingDown = true;
@@ -146,11 +148,11 @@ describe('ready endpoint', () => {
 describe('ready before the first configuration serves', () => {
   it('never answers 200 while the startup hooks run (DNS ports not open yet)', async () => {
     const port = await freePort();
-    const shared = new FakeShared();
+    const shared = new SharedResources();
     const core = new FakeCore();
-    const inst = fakeInstance();
-    await ready.setup(dispenserFor(`ready 127.0.0.1:${port}`, 'ready'), fakeContext({ core, shared, inst, plugin: 'ready' }));
-    cleanups.push(() => shared.release(inst));
+    const inst = new TestInstance({ core, shared });
+    await ready.setup(dispenserFor(`ready 127.0.0.1:${port}`, 'ready'), inst.context('ready'));
+    cleanups.push(() => inst.release());
     await inst.run('startup');
     let r = await httpRequest(port, '/ready');
     expect([r.status, r.body]).toEqual([503, 'Starting']);

@@ -6,7 +6,9 @@ import { reload } from '../../plugins/reload/index.js';
 import { hashConfigFile } from '../../plugins/reload/hash.js';
 import { ReloadLoop } from '../../plugins/reload/loop.js';
 import { logger } from '../../src/log.js';
-import { captureLogs, dispenserFor, FakeCore, fakeContext, fakeInstance, FakeShared, sampleValue } from './fakes.js';
+import { captureLogs, dispenserFor, FakeCore, sampleValue } from './fakes.js';
+import { TestInstance } from '../helpers/setup.js';
+import { SharedResources } from '../../src/server/shared.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -193,11 +195,11 @@ describe('reload loop', () => {
     const path = join(dir, 'Corefile');
     writeFileSync(path, COREFILE);
     const core = new FakeCore();
-    const shared = new FakeShared();
-    const inst = fakeInstance();
+    const shared = new SharedResources();
+    const inst = new TestInstance({ core, shared, corefilePath: path });
     // Two blocks: the last values win (2s, no jitter); a second `reload` line in a block is not read.
-    await reload.setup(dispenserFor('reload 1m 10s', 'reload'), fakeContext({ core, shared, inst, plugin: 'reload', corefilePath: path }));
-    await reload.setup(dispenserFor('reload 2s 0\nreload 5m', 'reload'), fakeContext({ core, shared, inst, plugin: 'reload', corefilePath: path }));
+    await reload.setup(dispenserFor('reload 1m 10s', 'reload'), inst.context('reload'));
+    await reload.setup(dispenserFor('reload 2s 0\nreload 5m', 'reload'), inst.context('reload'));
     const logs = captureLogs();
     cleanups.push(() => logs.restore());
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });

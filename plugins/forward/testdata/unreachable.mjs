@@ -1,6 +1,7 @@
 // Run inside a fresh network namespace (lo only, no route to 2001:db8::/32): one exchange with an
 // upstream that cannot be reached, printing the error the forward plugin reports. Needs dist/.
-import { Proxy, buildQuery } from '../../../dist/plugins/forward/proxy.js';
+import { Proxy } from '../../../dist/plugins/forward/proxy.js';
+import { buildQuery } from '../../../dist/src/dns/encode.js';
 
 const opts = {
   expireMs: 10_000, maxAgeMs: 0, maxIdleConns: 0, sourceAddress: null, tls: {}, tlsServerName: null,

@@ -8,13 +8,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { advanceCacheClock } from '../cache/clock.js';
-import { loopHooks } from '../loop/loop.js';
-import { encodeQuery, rcode, rrStrings, tcpQuery, udpExchange, udpQuery } from '../../test/helpers/dns.js';
+import { advanceCacheClock } from '../../plugins/cache/clock.js';
+import { loopHooks } from '../../plugins/loop/loop.js';
+import { encodeQuery, rcode, rrStrings, tcpQuery, udpExchange, udpQuery } from '../helpers/dns.js';
 import { decode } from '../../src/dns/message.js';
-import { freePort } from '../../test/helpers/net.js';
-import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { a, TestUpstream } from '../../test/helpers/upstream.js';
+import { freePort } from '../helpers/net.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { a, TestUpstream } from '../helpers/upstream.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -159,15 +159,18 @@ describe('e2e: forward + cache + loadbalance', () => {
   it('reload builds new forwarders and an empty cache; in-flight queries of the old instance still complete', async () => {
     const u = await upstream();
     u.on('r.example.org', { answers: [a('r.example.org', '192.0.2.70')] });
-    u.on('slow.example.org', { delayMs: 300, answers: [a('slow.example.org', '192.0.2.71')] });
+    let release!: () => void;
+    u.on('slow.example.org', { hold: new Promise<void>((r) => (release = r)), answers: [a('slow.example.org', '192.0.2.71')] });
     const text = `. {\n  forward . ${u.addr}\n  cache 30\n}\n`;
     const s = await server(text);
     await udpQuery(s.port, 'r.example.org', 'A');
     await udpQuery(s.port, 'r.example.org', 'A');
     expect(u.count('r.example.org')).toBe(1);
     const slow = udpQuery(s.port, 'slow.example.org', 'A');
-    await new Promise((res) => setTimeout(res, 50));
+    // In flight across the reload: at the upstream, whose reply is held until the reload is done.
+    for (let i = 0; i < 500 && u.count('slow.example.org') === 0; i++) await new Promise((res) => setTimeout(res, 10));
     expect(await s.reload(text)).toBe(true);
+    release();
     expect(rrStrings((await slow).answers)).toEqual(['slow.example.org. 30 A 192.0.2.71']);
     await udpQuery(s.port, 'r.example.org', 'A');
     expect(u.count('r.example.org')).toBe(2);

@@ -10,7 +10,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
-import { listenPort, splitHostPort, type HostPort } from './address.js';
+import { listenPort, splitHostPort, type HostPort } from './sideaddress.js';
 
 /** Server timeouts, as CoreDNS's side servers (5 s read/write/idle). */
 const TIMEOUT_MS = 5000;

@@ -1,10 +1,10 @@
 /**
- * The port of the HTTP side servers' listen addresses (health, ready, prometheus); splitting
+ * The port of the HTTP side servers' listen addresses (health, ready, prometheus, pprof); splitting
  * `host:port` is src/util/hostport.ts.
  */
-import type { HostPort } from '../../src/util/hostport.js';
+import type { HostPort } from '../util/hostport.js';
 
-export { AddressError, splitHostPort, type HostPort } from '../../src/util/hostport.js';
+export { AddressError, splitHostPort, type HostPort } from '../util/hostport.js';
 
 /** Numeric port of a listen address, or an error like Go's `listen tcp :x: unknown port`. */
 export function listenPort(addr: string, hp: HostPort): number {

@@ -1,15 +1,16 @@
 /**
- * Hot-path benchmarks (`npx vitest bench plugins/cache`): a cache hit on its own and behind
+ * Hot-path benchmarks (`npx vitest bench bench/hit.bench.ts`): a cache hit on its own and behind
  * loadbalance (wire shuffle). A hit copies the stored bytes and patches id, flags, question
  * case and TTLs; nothing is decoded.
  */
 import { bench, describe } from 'vitest';
-import { replyTo } from '../../src/dns/message.js';
-import type { Handler } from '../../src/plugin.js';
-import { makeQuery } from '../../test/helpers/dns.js';
-import { a, dispenserFor, fakeSetupContext, FakeNext } from '../../test/helpers/upstream.js';
-import { loadbalance } from '../loadbalance/index.js';
-import { cache } from './index.js';
+import { replyTo } from '../src/dns/message.js';
+import type { Handler } from '../src/plugin.js';
+import { makeQuery } from '../test/helpers/dns.js';
+import { dispenserFor, setupContext } from '../test/helpers/setup.js';
+import { a, FakeNext } from '../test/helpers/upstream.js';
+import { loadbalance } from '../plugins/loadbalance/index.js';
+import { cache } from '../plugins/cache/index.js';
 
 const next = new FakeNext((q) => {
   const m = replyTo(q.request);
@@ -17,8 +18,8 @@ const next = new FakeNext((q) => {
   q.write(m, 'upstream');
   return 0;
 });
-const cached = (await cache.setup(dispenserFor('cache', 'cache'), fakeSetupContext()))!(next);
-const balanced: Handler = (await loadbalance.setup(dispenserFor('loadbalance', 'loadbalance'), fakeSetupContext()))!(cached);
+const cached = (await cache.setup(dispenserFor('cache', 'cache'), setupContext()))!(next);
+const balanced: Handler = (await loadbalance.setup(dispenserFor('loadbalance', 'loadbalance'), setupContext()))!(cached);
 const queries = Array.from({ length: 256 }, () => makeQuery('www.example.org', 'A'));
 await cached.serve(queries[0]!);
 let i = 0;
