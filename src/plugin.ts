@@ -15,6 +15,7 @@
 import type { Dispenser } from './corefile/dispenser.js';
 import type { Logger } from './log.js';
 import type { Query } from './query.js';
+import type { IndexReplication } from './server/replication.js';
 
 export type Rcode = number;
 
@@ -109,6 +110,11 @@ export interface CoreServices {
    * call it from `onShutdown` so a replaced instance stops listening.
    */
   onReloadResult(fn: (ok: boolean, error: Error | null) => void): () => void;
+  /**
+   * With query threads (docs/multicore.md): where an externally fed index (the kubernetes
+   * watches) lives once per process. Undefined with one thread: every index runs its own source.
+   */
+  readonly replication?: IndexReplication;
 }
 
 /** How a directive repeated within one server block is treated (docs/corefile.md §8.3). */

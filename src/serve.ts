@@ -7,9 +7,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Flags } from './cli/flags.js';
 import { bannerLine, startupFailure, stdLog } from './log.js';
 import { buildInfo } from './metrics/dns.js';
+import { registry } from './metrics/registry.js';
 import type { ConfigSource } from './server/instance.js';
 import { DEFAULT_TCP_LIMITS } from './server/listener.js';
 import { describeErrors, Server } from './server/server.js';
+import { QueryThreads } from './server/threads.js';
 import { REVISION, VERSION } from './version.js';
 
 async function readStdin(): Promise<string> {
@@ -33,7 +35,16 @@ export function makeLoader(flags: Pick<Flags, 'conf'>, cwd = process.cwd()): () 
   };
 }
 
-export async function serve(flags: Flags): Promise<void> {
+/** Listener name → bound port (what the query threads bind). */
+function portsOf(server: Server): Record<string, number> {
+  return Object.fromEntries([...server.listeners].map(([name, l]) => [name, l.port]));
+}
+
+/**
+ * Serve with `threads` query threads in all (docs/multicore.md): this thread and `threads - 1`
+ * more on the same ports (SO_REUSEPORT), the Kubernetes index kept here once and copied to them.
+ */
+export async function serve(flags: Flags, threads = 1): Promise<void> {
   const loadSource = makeLoader(flags);
   try {
     await loadSource();
@@ -44,7 +55,8 @@ export async function serve(flags: Flags): Promise<void> {
   const quiet = flags.quiet || (cluster.isWorker && cluster.worker?.id !== 1);
   const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: flags.tcpMaxConns, maxConnectionsPerSource: flags.tcpMaxConnsPerSource };
   const print = (line: string) => process.stdout.write(`${bannerLine(line)}\n`);
-  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits, print });
+  const pool = threads > 1 ? new QueryThreads(threads - 1, flags) : null;
+  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits, print, reusePort: pool !== null, replication: pool?.hub });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
   // Trapped before the start, as CoreDNS traps its signals: a SIGUSR1 meanwhile would otherwise
   // open Node's inspector, a SIGHUP or SIGUSR2 would end the process.
@@ -54,6 +66,18 @@ export async function serve(flags: Flags): Promise<void> {
   } catch (e) {
     startupFailure(describeErrors(e).join('; '));
   }
+  if (pool) {
+    try {
+      await pool.start(server.current!.source, portsOf(server));
+    } catch (e) {
+      startupFailure(`query threads: ${(e as Error).message}`);
+    }
+    registry.setGather(() => pool.collect());
+    // Every successful reload here is then loaded by every thread (SIGUSR1 or the reload plugin).
+    server.onReloadResult((ok, _e, inst) => {
+      if (ok && inst) void pool.reload(inst.source, portsOf(server));
+    });
+  }
   if (flags.pidfile) {
     try {
       writeFileSync(flags.pidfile, `${process.pid}\n`);
@@ -62,10 +86,10 @@ export async function serve(flags: Flags): Promise<void> {
       stdLog.error(`Could not write pidfile: ${(e as Error).message}`);
     }
   }
-  installSignals(server);
+  installSignals(server, pool);
 }
 
-function installSignals(server: Server): void {
+function installSignals(server: Server, pool: QueryThreads | null): void {
   let stopping = false;
   const stop = (signal: 'SIGTERM' | 'SIGINT') => {
     if (stopping) {
@@ -77,8 +101,9 @@ function installSignals(server: Server): void {
     }
     stopping = true;
     stdLog.info(signal === 'SIGTERM' ? 'SIGTERM: Shutting down servers then terminating' : 'SIGINT: Shutting down');
-    server.shutdown().then(
-      (code) => process.exit(code),
+    // The threads run their own final shutdown (lameduck, drain) at the same time.
+    Promise.all([server.shutdown(), pool ? pool.shutdown() : 0]).then(
+      ([code, threadsCode]) => process.exit(code || threadsCode),
       () => process.exit(3),
     );
   };

@@ -117,7 +117,10 @@ function handlerConfig(cfg: KubernetesConfig, ips: string[], search: string[]): 
 function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const cfg = parseKubernetes(d, ctx.block.zones, ctx.log);
   const settings = watchSettings(cfg);
-  const index = ctx.shared(`kubernetes:${JSON.stringify(settings)}`, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
+  const key = `kubernetes:${JSON.stringify(settings)}`;
+  // With query threads the main thread watches and the threads keep copies (docs/multicore.md).
+  const repl = ctx.core.replication ? { replication: ctx.core.replication, key } : undefined;
+  const index = ctx.shared(key, () => new KubeIndex(settings, ctx.log, repl), (ix) => ix.stop());
   const search: string[] = [];
   const handlers: KubernetesHandler[] = [];
   // ExternalName targets outside the zone are resolved through this server's own listener.

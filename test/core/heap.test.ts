@@ -66,7 +66,8 @@ describe('heap size', () => {
   });
 
   it('plans the flag from CLUSTERDNS_CGROUP_ROOT and -workers', () => {
-    const root = fakeRoot({ 'memory.max': String(256 * MiB) });
+    // One CPU of quota: one query thread by default, the whole bound for it.
+    const root = fakeRoot({ 'memory.max': String(256 * MiB), 'cpu.max': '100000 100000' });
     expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], []).flag).toBe('--max-old-space-size=179');
     expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2']).flag).toBe('--max-old-space-size=89');
     expect(workersFrom(['--workers=3'])).toBe(3);
