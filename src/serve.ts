@@ -7,8 +7,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Flags } from './cli/flags.js';
 import { bannerLine, startupFailure, stdLog } from './log.js';
 import { buildInfo } from './metrics/dns.js';
-import { registry } from './metrics/registry.js';
-import type { ConfigSource } from './server/instance.js';
+import { gauge, registry } from './metrics/registry.js';
+import type { ConfigSource, Instance } from './server/instance.js';
 import { DEFAULT_TCP_LIMITS } from './server/listener.js';
 import { describeErrors, Server } from './server/server.js';
 import { QueryThreads } from './server/threads.js';
@@ -56,7 +56,9 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
   const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: flags.tcpMaxConns, maxConnectionsPerSource: flags.tcpMaxConnsPerSource };
   const print = (line: string) => process.stdout.write(`${bannerLine(line)}\n`);
   const pool = threads > 1 ? new QueryThreads(threads - 1, flags) : null;
-  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits, print, reusePort: pool !== null, replication: pool?.hub });
+  // A reload completes once every thread runs the new configuration (SIGUSR1 or the reload plugin).
+  const afterReload = pool ? async (inst: Instance) => void (await pool.reload(inst.source, portsOf(server))) : undefined;
+  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits, print, reusePort: pool !== null, replication: pool?.hub, afterReload });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
   // Trapped before the start, as CoreDNS traps its signals: a SIGUSR1 meanwhile would otherwise
   // open Node's inspector, a SIGHUP or SIGUSR2 would end the process.
@@ -73,9 +75,12 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
       startupFailure(`query threads: ${(e as Error).message}`);
     }
     registry.setGather(() => pool.collect());
-    // Every successful reload here is then loaded by every thread (SIGUSR1 or the reload plugin).
-    server.onReloadResult((ok, _e, inst) => {
-      if (ok && inst) void pool.reload(inst.source, portsOf(server));
+    gauge({
+      name: 'clusterdns_query_threads',
+      help: 'Threads serving DNS queries: the main thread and the query threads it started.',
+      collect() {
+        this.set(pool.serving + 1);
+      },
     });
   }
   if (flags.pidfile) {

@@ -37,6 +37,11 @@ export interface ServerOptions {
    * the plugins here (the main thread logs and counts them once).
    */
   readonly follower?: boolean;
+  /**
+   * Run after a successful reload switched this server, before `Reloading complete` (the main
+   * thread's query threads load the same configuration here).
+   */
+  readonly afterReload?: (inst: Instance) => Promise<void>;
 }
 
 export type ReloadListener = (ok: boolean, error: Error | null, instance: Instance | null) => void;
@@ -249,6 +254,7 @@ export class Server implements CoreServices {
       for (const e of errs) coreLog.error(`shutdown of previous configuration: ${e.message}`);
       await this.shared.release(old.id);
       await Instance.runAll(inst.serving);
+      if (this.opts.afterReload) await this.opts.afterReload(inst);
       stdLog.info('Reloading complete');
       for (const l of [...this.reloadListeners]) l(true, null, inst);
       return null;

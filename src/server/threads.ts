@@ -32,12 +32,18 @@ export class QueryThreads {
   private nextId = 1;
   private readonly waiting = new Map<number, (m: FromThread) => void>();
   private shuttingDown = false;
+  private started = 0;
 
   constructor(
     /** Threads beside the main thread. */
     readonly count: number,
     private readonly flags: Flags,
   ) {}
+
+  /** Threads that started and have not exited. */
+  get serving(): number {
+    return this.started;
+  }
 
   /** Start every thread; rejects with the first thread's start-up error. */
   async start(source: ConfigSource, ports: Readonly<Record<string, number>>): Promise<void> {
@@ -66,6 +72,7 @@ export class QueryThreads {
     const existing = this.threads.findIndex((t) => t.index === index);
     if (existing >= 0) this.threads[existing] = thread;
     else this.threads.push(thread);
+    let up = false;
     const peer = { postMessage: (m: ToThread) => worker.postMessage(m) };
     worker.on('message', (m: FromThread) => {
       switch (m.t) {
@@ -74,6 +81,8 @@ export class QueryThreads {
           this.hub.handle(peer, m);
           return;
         case 'started':
+          up = true;
+          this.started++;
           settle?.(null);
           return;
         case 'failed':
@@ -98,6 +107,7 @@ export class QueryThreads {
     });
     worker.once('exit', (code) => {
       this.hub.forget(peer);
+      if (up) this.started--;
       settle?.(new Error(`query thread ${index} exited (${code}) while starting`));
       if (thread.stopping || this.shuttingDown) return;
       // A thread that dies while serving is replaced; its sockets closed with it.
