@@ -68,21 +68,6 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
   } catch (e) {
     startupFailure(describeErrors(e).join('; '));
   }
-  if (pool) {
-    try {
-      await pool.start(server.current!.source, portsOf(server));
-    } catch (e) {
-      startupFailure(`query threads: ${(e as Error).message}`);
-    }
-    registry.setGather(() => pool.collect());
-    gauge({
-      name: 'clusterdns_query_threads',
-      help: 'Threads serving DNS queries: the main thread and the query threads it started.',
-      collect() {
-        this.set(pool.serving + 1);
-      },
-    });
-  }
   if (flags.pidfile) {
     try {
       writeFileSync(flags.pidfile, `${process.pid}\n`);
@@ -91,7 +76,23 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
       stdLog.error(`Could not write pidfile: ${(e as Error).message}`);
     }
   }
+  // This thread serves from here on; the other threads join it (a signal meanwhile stops them too).
   installSignals(server, pool);
+  if (pool) {
+    registry.setGather(() => pool.collect());
+    gauge({
+      name: 'clusterdns_query_threads',
+      help: 'Threads serving DNS queries: the main thread and the query threads it started.',
+      collect() {
+        this.set(pool.serving + 1);
+      },
+    });
+    try {
+      await pool.start(server.current!.source, portsOf(server));
+    } catch (e) {
+      if (!pool.stopping) startupFailure(`query threads: ${(e as Error).message}`);
+    }
+  }
 }
 
 function installSignals(server: Server, pool: QueryThreads | null): void {

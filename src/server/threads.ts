@@ -40,6 +40,11 @@ export class QueryThreads {
     private readonly flags: Flags,
   ) {}
 
+  /** shutdown() was called. */
+  get stopping(): boolean {
+    return this.shuttingDown;
+  }
+
   /** Threads that started and have not exited. */
   get serving(): number {
     return this.started;
