@@ -11,6 +11,8 @@
  *                           or .bin/node24/bin/node when this one has none)
  */
 import { spawn, spawnSync } from 'node:child_process';
+import * as dgram from 'node:dgram';
+import * as net from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -48,8 +50,25 @@ function parseArgs(argv: string[]): Args {
   return a;
 }
 
-let nextPort = 30000 + Math.floor(Math.random() * 10000);
-const port = () => nextPort++;
+/** A port free for TCP and UDP on 127.0.0.1 (asked of the kernel, not guessed). */
+async function port(): Promise<number> {
+  for (;;) {
+    const p = await new Promise<number>((res, rej) => {
+      const srv = net.createServer();
+      srv.once('error', rej);
+      srv.listen(0, '127.0.0.1', () => {
+        const a = (srv.address() as net.AddressInfo).port;
+        srv.close(() => res(a));
+      });
+    });
+    const udpFree = await new Promise<boolean>((res) => {
+      const u = dgram.createSocket('udp4');
+      u.once('error', () => res(false));
+      u.bind(p, '127.0.0.1', () => u.close(() => res(true)));
+    });
+    if (udpFree) return p;
+  }
+}
 
 /** kubeadm's Corefile (v1.31), with its listen/probe ports made free and forward kept local. */
 function kubeadmCorefile(p: { dns: number; health: number; ready: number; metrics: number; upstream: number }, source: string): string {
@@ -197,7 +216,7 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
   const kubeconfig = join(dir, 'kubeconfig');
   const sandbox = await startNode(join(DIST, 'sandbox/main.js'), ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3), '--kubeconfig', kubeconfig], /listening on (http:\/\/\S+)/, null);
   const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
-  const upPort = port();
+  const upPort = await port();
   const upstream = await startNode(join(DIST, 'bench/upstream.js'), [String(upPort)], /upstream listening/, 1);
   const svcs = await listServices(url);
   const queries: string[] = [];
@@ -211,14 +230,14 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
     const cpuList = cores === 1 ? '0' : '0,1';
     const servers: Server[] = [];
     // CoreDNS first, alone on the API server, so that its watches can be counted apart.
-    const cp = { dns: port(), health: port(), ready: port(), metrics: port(), upstream: upPort };
+    const cp = { dns: await port(), health: await port(), ready: await port(), metrics: await port(), upstream: upPort };
     const cfile = join(dir, `Corefile.coredns.${cores}`);
     writeFileSync(cfile, kubeadmCorefile(cp, `kubeconfig ${kubeconfig} sandbox`));
     const cproc = await startPinned('coredns', [coredns, '-conf', cfile], /CoreDNS-1\./, cpuList);
     await until(async () => (await httpText(cp.ready, '/ready')).status === 200, 'CoreDNS ready');
     const corednsWatches = await sandboxWatches(url);
     servers.push({ name: 'CoreDNS 1.15.0', port: cp.dns, proc: cproc });
-    const op = { dns: port(), health: port(), ready: port(), metrics: port(), upstream: upPort };
+    const op = { dns: await port(), health: await port(), ready: await port(), metrics: await port(), upstream: upPort };
     const ofile = join(dir, `Corefile.clusterdns.${cores}`);
     writeFileSync(ofile, kubeadmCorefile(op, `endpoint ${url}`));
     const oproc = await startPinned('clusterdns', [args.node, ...SERVER_NODE_ARGS, join(root, 'bin/clusterdns'), '-conf', ofile, '-workers', String(cores)], /^clusterdns-\d/, cpuList);

@@ -7,7 +7,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Flags } from './cli/flags.js';
 import { bannerLine, startupFailure, stdLog } from './log.js';
 import { buildInfo } from './metrics/dns.js';
-import { gauge, registry } from './metrics/registry.js';
+import { gauge, registry, type MetricsJson } from './metrics/registry.js';
+import { workerGather } from './server/cluster-metrics.js';
 import type { ConfigSource, Instance } from './server/instance.js';
 import { DEFAULT_TCP_LIMITS } from './server/listener.js';
 import { describeErrors, Server } from './server/server.js';
@@ -60,6 +61,8 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
   const afterReload = pool ? async (inst: Instance) => void (await pool.reload(inst.source, portsOf(server))) : undefined;
   const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits, print, reusePort: pool !== null, replication: pool?.hub, afterReload });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
+  // A worker process (`-workers N` without threads): scrapes serve every worker's totals.
+  if (cluster.isWorker) registry.setGather(workerGather(() => registry.getMetricsAsJSON() as Promise<MetricsJson>));
   // Trapped before the start, as CoreDNS traps its signals: a SIGUSR1 meanwhile would otherwise
   // open Node's inspector, a SIGHUP or SIGUSR2 would end the process.
   installReloadSignals(server);

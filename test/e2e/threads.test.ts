@@ -89,12 +89,13 @@ function corefileText(dns: number, ready: number, metrics: number, sb: Sandbox, 
 `;
 }
 
-async function start(sb: Sandbox, workers: number): Promise<Running> {
+async function start(sb: Sandbox, workers: number, mode: 'threads' | 'process' = 'threads'): Promise<Running> {
   const [dns, ready, metrics] = [await freePort(), await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-threads-'));
   const corefile = join(dir, 'Corefile');
   writeFileSync(corefile, corefileText(dns, ready, metrics, sb, '10.0.0.1'));
-  const proc = spawn(threadRuntime(), [BIN, '-conf', corefile, '-workers', String(workers)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CLUSTERDNS_WORKER_MODE: '' } });
+  const runtime = mode === 'threads' ? threadRuntime() : process.execPath;
+  const proc = spawn(runtime, [BIN, '-conf', corefile, '-workers', String(workers)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CLUSTERDNS_WORKER_MODE: mode === 'process' ? 'process' : '' } });
   const lines = watchLines(proc, { label: 'clusterdns', timeoutMs: 20000 });
   const stop = async (): Promise<number | null> => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
@@ -103,7 +104,7 @@ async function start(sb: Sandbox, workers: number): Promise<Running> {
   cleanups.push(stop);
   await until(async () => (await httpGet(ready, '/ready')).status === 200, 'ready');
   // Every thread is serving once the main thread counts them all.
-  if (workers > 1) await until(async () => total((await httpGet(metrics, '/metrics')).body, 'clusterdns_query_threads') === workers, `${workers} query threads`);
+  if (workers > 1 && mode === 'threads') await until(async () => total((await httpGet(metrics, '/metrics')).body, 'clusterdns_query_threads') === workers, `${workers} query threads`);
   return { ...lines, dns, metrics, ready, corefile, pid: proc.pid!, stop };
 }
 
@@ -168,5 +169,24 @@ describe('query threads share one Kubernetes index and report one set of metrics
     expect(sb.watchCount()).toBe(3);
     expect(await s.stop()).toBe(0);
   });
-});
 
+  it('worker processes (Node 20\'s mode): a scrape reaching one worker returns the totals of all', async () => {
+    const sb = await startSandbox({ files: [join(ROOT, 'examples/cluster.yaml')], log: () => undefined });
+    cleanups.push(() => sb.close());
+    const s = await start(sb, 2, 'process');
+    // Each worker process has its own watches: both are serving once both have theirs.
+    await until(async () => sb.watchCount() === 6, 'both workers watching');
+    const names = ['coredns_dns_requests_total', 'coredns_dns_request_duration_seconds_count'];
+    const first = (await httpGet(s.metrics, '/metrics')).body;
+    const before = names.map((n) => total(first, n));
+    const N = 200;
+    expect((await spread(s.dns, N, 'probe.example')).every((a) => a === '10.0.0.1')).toBe(true);
+    // Every scrape, whichever worker accepts it, sees all N.
+    for (let i = 0; i < 4; i++) {
+      const scrape = (await httpGet(s.metrics, '/metrics')).body;
+      expect(names.map((n, j) => total(scrape, n) - before[j]!)).toEqual([N, N]);
+      expect(total(scrape, 'coredns_build_info')).toBe(1);
+    }
+    expect(await s.stop()).toBe(0);
+  });
+});
