@@ -54,7 +54,8 @@ export class ReplicationHub implements IndexReplication {
 
   publish(key: string, message: unknown): void {
     const subs = this.subscribers.get(key);
-    if (!subs) return;
+    // Before the offer a subscriber waits for the snapshot, which includes this change.
+    if (!subs || !this.offers.has(key)) return;
     for (const p of subs) p.postMessage({ t: 'feed', key, msgs: [message] });
   }
 
