@@ -76,11 +76,12 @@ function applyLogFormat(format: string): void {
 }
 
 /**
- * `-workers N` on a runtime without `reusePort` (Node 20): the primary forks N worker processes that each run the whole server; the DNS
- * sockets are shared through the cluster module and the kernel spreads packets among the workers
+ * `-workers N` on a runtime without `reusePort` (Node 20): the primary forks N worker processes
+ * that each run the whole server; the DNS sockets are shared through the cluster module and the kernel spreads packets among the workers
  * (SCHED_NONE: workers accept TCP themselves, the primary stays out of the data path). Each
  * worker keeps its own plugin state (caches, Kubernetes watch index, metrics registry); a scrape
- * gathers every worker's metrics through the primary. The primary forwards SIGTERM/SIGINT/SIGUSR1 and replaces a worker that dies unexpectedly.
+ * gathers every worker's metrics through the primary. The primary forwards SIGTERM/SIGINT/SIGUSR1
+ * and replaces a worker that dies unexpectedly.
  */
 function runPrimary(flags: Flags, workers: number): void {
   cluster.schedulingPolicy = cluster.SCHED_NONE;

@@ -43,7 +43,8 @@ async function run(): Promise<void> {
     follower: true,
   });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
-  let reloads: Promise<void> = Promise.resolve();
+  // A reload sent while this thread still starts runs once the start is over.
+  let reloads: Promise<unknown> = Promise.resolve();
   port.on('message', (m: ToThread) => {
     switch (m.t) {
       case 'feed':
@@ -73,8 +74,10 @@ async function run(): Promise<void> {
         return;
     }
   });
+  const starting = server.start();
+  reloads = starting.catch(() => undefined);
   try {
-    await server.start();
+    await starting;
   } catch (e) {
     send({ t: 'failed', error: describeErrors(e).join('; ') });
     return;
