@@ -74,8 +74,8 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-function corefileText(dns: number, ready: number, metrics: number, sb: Sandbox, hostIP: string): string {
-  return `.:${dns} {
+function corefileText(dns: number, ready: number, metrics: number, sb: Sandbox, hostIP: string, extra = ''): string {
+  return `.:${dns} {${extra}
     ready 127.0.0.1:${ready}
     prometheus 127.0.0.1:${metrics}
     hosts {
@@ -89,11 +89,11 @@ function corefileText(dns: number, ready: number, metrics: number, sb: Sandbox, 
 `;
 }
 
-async function start(sb: Sandbox, workers: number, mode: 'threads' | 'process' = 'threads'): Promise<Running> {
+async function start(sb: Sandbox, workers: number, mode: 'threads' | 'process' = 'threads', extra = ''): Promise<Running> {
   const [dns, ready, metrics] = [await freePort(), await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-threads-'));
   const corefile = join(dir, 'Corefile');
-  writeFileSync(corefile, corefileText(dns, ready, metrics, sb, '10.0.0.1'));
+  writeFileSync(corefile, corefileText(dns, ready, metrics, sb, '10.0.0.1', extra));
   const runtime = mode === 'threads' ? threadRuntime() : process.execPath;
   const proc = spawn(runtime, [BIN, '-conf', corefile, '-workers', String(workers)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CLUSTERDNS_WORKER_MODE: mode === 'process' ? 'process' : '' } });
   const lines = watchLines(proc, { label: 'clusterdns', timeoutMs: 20000 });
@@ -189,4 +189,17 @@ describe('query threads share one Kubernetes index and report one set of metrics
     }
     expect(await s.stop()).toBe(0);
   });
+
+  it('SIGTERM: every thread keeps answering through the lameduck, then all stop with status 0', async () => {
+    const sb = await startSandbox({ files: [join(ROOT, 'examples/cluster.yaml')], log: () => undefined });
+    cleanups.push(() => sb.close());
+    const health = await freePort();
+    // A long lameduck: the queries below go out well inside it (a bound, not a timing).
+    const s = await start(sb, 3, 'threads', `\n    health 127.0.0.1:${health} {\n        lameduck 10s\n    }`);
+    process.kill(s.pid, 'SIGTERM');
+    await s.waitFor(/SIGTERM: Shutting down servers then terminating/);
+    const answers = await spread(s.dns, 60, 'probe.example');
+    expect(new Set(answers)).toEqual(new Set(['10.0.0.1']));
+    expect(await s.exited).toBe(0);
+  }, 60_000);
 });
