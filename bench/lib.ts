@@ -166,6 +166,11 @@ export interface LoadOptions {
   /** Queries outstanding at once. */
   outstanding?: number;
   cpu?: number;
+  /**
+   * dnsperf clients (`-c`): sockets with their own source ports. The kernel spreads SO_REUSEPORT
+   * sockets by flow, so one client would reach one query thread only; 1 when absent.
+   */
+  clients?: number;
 }
 
 let dnsperfChecked: boolean | null = null;
@@ -194,6 +199,7 @@ function runDnsperf(o: LoadOptions): Promise<LoadResult> {
   writeFileSync(file, `${o.queries.join('\n')}\n`);
   const args = ['-s', '127.0.0.1', '-p', String(o.port), '-d', file, '-l', String(o.durationS), '-m', o.proto, '-q', String(o.outstanding ?? 200), '-t', '2'];
   if (o.maxQps) args.push('-Q', String(Math.floor(o.maxQps)));
+  if (o.clients && o.clients > 1) args.push('-c', String(o.clients));
   if (o.latencies) args.push('-v');
   const cmd = hasTaskset ? 'taskset' : 'dnsperf';
   const argv = hasTaskset ? ['-c', String(o.cpu ?? 1), 'dnsperf', ...args] : args;

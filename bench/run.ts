@@ -6,6 +6,7 @@
  *
  * Usage: npm run bench [-- --duration 5 --only whoami,cache-hit --services 10000 --workers 1]
  *        npm run bench -- --baseline ../other-checkout   (A/B: that build is every row's ceiling)
+ *        npm run bench -- --vs-coredns   (beside CoreDNS 1.15.0 on one and two cores, bench/vscoredns.ts)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -164,6 +165,11 @@ function shuffle<T>(a: T[]): T[] {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--vs-coredns')) {
+    // clusterdns beside CoreDNS 1.15.0 on one and two cores (bench/vscoredns.ts).
+    const { runVsCoreDNS } = await import('./vscoredns.js');
+    return runVsCoreDNS(process.argv.slice(2));
+  }
   const args = parseArgs(process.argv.slice(2));
   ensureDnsperf();
   const want = (s: string) => args.only === null || args.only.includes(s);

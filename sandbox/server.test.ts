@@ -496,4 +496,20 @@ describe('watch', () => {
     const list = await core.listServiceForAllNamespaces({});
     expect(list.items.map((s) => s.metadata?.name)).toEqual(['a', 'b']);
   });
+
+  it('counts open watches per resource, in process and at GET /debug/watches', async () => {
+    sb = await startSandbox({ objects: [svc('n', 'a')] });
+    const { watch } = clientsFor(sb.url);
+    const w1 = await collectWatch(watch, '/api/v1/services', {});
+    const w2 = await collectWatch(watch, '/api/v1/services', {});
+    const w3 = await collectWatch(watch, '/api/v1/namespaces', {});
+    await waitFor(() => sb?.watchCount() === 3, 'three watches');
+    expect(sb.watchesByResource()).toEqual({ services: 2, namespaces: 1 });
+    const r = await raw(`${sb.url}/debug/watches`);
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body)).toEqual({ open: 3, byResource: { services: 2, namespaces: 1 } });
+    for (const w of [w1, w2, w3]) w.abort();
+    await waitFor(() => sb?.watchCount() === 0, 'watches closed');
+    expect(JSON.parse((await raw(`${sb.url}/debug/watches`)).body)).toEqual({ open: 0, byResource: {} });
+  });
 });

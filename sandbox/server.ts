@@ -84,8 +84,10 @@ export interface Sandbox {
   requests: RequestInfo[];
   /** The current global resourceVersion. */
   resourceVersion(): string;
-  /** Number of currently open watch streams. */
+  /** Number of currently open watch streams (also `GET /debug/watches` over HTTP). */
   watchCount(): number;
+  /** Open watch streams per resource (`services`, `endpointslices`, …). */
+  watchesByResource(): Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -524,6 +526,12 @@ class SandboxServer implements Sandbox {
     return this.watchers.size;
   }
 
+  watchesByResource(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const w of this.watchers) out[w.rdef.plural] = (out[w.rdef.plural] ?? 0) + 1;
+    return out;
+  }
+
   setOffline(on: boolean): Promise<void> {
     const run = async (): Promise<void> => {
       if (on === this.offline) return;
@@ -636,6 +644,11 @@ class SandboxServer implements Sandbox {
         return;
       case '/version':
         sendJson(res, 200, KUBE_VERSION);
+        return;
+      case '/debug/watches':
+        // Not a Kubernetes path: the open watch streams, for tests and benchmarks in other
+        // processes (one set per clusterdns pod whatever its thread count, docs/multicore.md).
+        sendJson(res, 200, { open: this.watchers.size, byResource: this.watchesByResource() });
         return;
       case '/api':
         sendJson(res, 200, {

@@ -6,10 +6,12 @@
  * that serves, so the `-workers` primary (which only forks and relays signals) does not carry
  * them (~25 MiB of RSS).
  */
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import { writeFileSync } from 'node:fs';
 import { FlagError, HelpRequested, parseFlags, usage, type Flags } from './cli/flags.js';
 import { checkLogFormat, coreLog, goStdLogLine, setLogFormat, startupFailure } from './log.js';
+import { relayScrapes } from './server/cluster-metrics.js';
+import { resolveWorkers, reusePortSupported } from './util/cpus.js';
 import { PLATFORM_LINE, VERSION_LINE } from './version.js';
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -45,12 +47,16 @@ export async function main(argv: readonly string[]): Promise<void> {
     const { runValidate } = await import('./cli/validate.js');
     process.exit(await runValidate(flags));
   }
-  if (flags.workers > 1 && cluster.isPrimary) {
-    runPrimary(flags);
+  // Query threads where the runtime can bind one port several times; else worker processes
+  // (docs/multicore.md). CLUSTERDNS_WORKER_MODE=process keeps the processes on any runtime.
+  const workers = resolveWorkers(flags.workers);
+  const threads = reusePortSupported() && process.env.CLUSTERDNS_WORKER_MODE !== 'process';
+  if (workers > 1 && !threads && cluster.isPrimary) {
+    runPrimary(flags, workers);
     return;
   }
   const { serve } = await import('./serve.js');
-  await serve(flags);
+  await serve(flags, threads && cluster.isPrimary ? workers : 1);
 }
 
 function isJson(flags: Flags | undefined): boolean {
@@ -70,18 +76,24 @@ function applyLogFormat(format: string): void {
 }
 
 /**
- * `-workers N`: the primary forks N worker processes that each run the whole server; the DNS
- * sockets are shared through the cluster module and the kernel spreads packets among the workers
+ * `-workers N` on a runtime without `reusePort` (Node 20): the primary forks N worker processes
+ * that each run the whole server; the DNS sockets are shared through the cluster module and the kernel spreads packets among the workers
  * (SCHED_NONE: workers accept TCP themselves, the primary stays out of the data path). Each
- * worker keeps its own plugin state (caches, Kubernetes watch index, metrics registry). The
- * primary forwards SIGTERM/SIGINT/SIGUSR1 and replaces a worker that dies unexpectedly.
+ * worker keeps its own plugin state (caches, Kubernetes watch index, metrics registry); a scrape
+ * gathers every worker's metrics through the primary. The primary forwards SIGTERM/SIGINT/SIGUSR1
+ * and replaces a worker that dies unexpectedly.
  */
-function runPrimary(flags: Flags): void {
+function runPrimary(flags: Flags, workers: number): void {
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   let stopping = false;
   const codes: number[] = [];
   const fork = () => cluster.fork();
-  for (let i = 0; i < flags.workers; i++) fork();
+  for (let i = 0; i < workers; i++) fork();
+  // A scrape reaching one worker serves every worker's totals (docs/multicore.md).
+  relayScrapes(
+    () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined),
+    (fn) => cluster.on('message', fn),
+  );
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
       codes.push(code ?? 0);

@@ -21,6 +21,7 @@ import type { Dispenser } from './corefile/dispenser.js';
 import type { DirectiveDecl } from './corefile/options.js';
 import type { Logger } from './log.js';
 import type { Query } from './query.js';
+import type { IndexReplication } from './server/replication.js';
 
 export type Rcode = number;
 
@@ -138,6 +139,11 @@ export interface CoreServices {
    * in `SetupContext.shared` instead.
    */
   processState<T>(key: string, create: () => T): T;
+  /**
+   * With query threads (docs/multicore.md): where an externally fed index (the kubernetes
+   * watches) lives once per process. Undefined with one thread: every index runs its own source.
+   */
+  readonly replication?: IndexReplication;
 }
 
 /** How a directive repeated within one server block is treated (docs/corefile.md §8.4). */

@@ -7,9 +7,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Flags } from './cli/flags.js';
 import { bannerLine, startupFailure, stdLog } from './log.js';
 import { buildInfo } from './metrics/dns.js';
-import type { ConfigSource } from './server/instance.js';
+import { gauge, registry, type MetricsJson } from './metrics/registry.js';
+import { workerGather } from './server/cluster-metrics.js';
+import type { ConfigSource, Instance } from './server/instance.js';
 import { DEFAULT_TCP_LIMITS } from './server/listener.js';
 import { describeErrors, Server } from './server/server.js';
+import { QueryThreads } from './server/threads.js';
 import { REVISION, VERSION } from './version.js';
 
 async function readStdin(): Promise<string> {
@@ -33,7 +36,16 @@ export function makeLoader(flags: Pick<Flags, 'conf'>, cwd = process.cwd()): () 
   };
 }
 
-export async function serve(flags: Flags): Promise<void> {
+/** Listener name → bound port (what the query threads bind). */
+function portsOf(server: Server): Record<string, number> {
+  return Object.fromEntries([...server.listeners].map(([name, l]) => [name, l.port]));
+}
+
+/**
+ * Serve with `threads` query threads in all (docs/multicore.md): this thread and `threads - 1`
+ * more on the same ports (SO_REUSEPORT), the Kubernetes index kept here once and copied to them.
+ */
+export async function serve(flags: Flags, threads = 1): Promise<void> {
   const loadSource = makeLoader(flags);
   try {
     await loadSource();
@@ -44,8 +56,13 @@ export async function serve(flags: Flags): Promise<void> {
   const quiet = flags.quiet || (cluster.isWorker && cluster.worker?.id !== 1);
   const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: flags.tcpMaxConns, maxConnectionsPerSource: flags.tcpMaxConnsPerSource };
   const print = (line: string) => process.stdout.write(`${bannerLine(line)}\n`);
-  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits, print });
+  const pool = threads > 1 ? new QueryThreads(threads - 1, flags) : null;
+  // A reload completes once every thread runs the new configuration (SIGUSR1 or the reload plugin).
+  const afterReload = pool ? async (inst: Instance) => void (await pool.reload(inst.source, portsOf(server))) : undefined;
+  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits, print, reusePort: pool !== null, replication: pool?.hub, afterReload });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
+  // A worker process (`-workers N` without threads): scrapes serve every worker's totals.
+  if (cluster.isWorker) registry.setGather(workerGather(() => registry.getMetricsAsJSON() as Promise<MetricsJson>));
   // Trapped before the start, as CoreDNS traps its signals: a SIGUSR1 meanwhile would otherwise
   // open Node's inspector, a SIGHUP or SIGUSR2 would end the process.
   installReloadSignals(server);
@@ -62,10 +79,26 @@ export async function serve(flags: Flags): Promise<void> {
       stdLog.error(`Could not write pidfile: ${(e as Error).message}`);
     }
   }
-  installSignals(server);
+  // This thread serves from here on; the other threads join it (a signal meanwhile stops them too).
+  installSignals(server, pool);
+  if (pool) {
+    registry.setGather(() => pool.collect());
+    gauge({
+      name: 'clusterdns_query_threads',
+      help: 'Threads serving DNS queries: the main thread and the query threads it started.',
+      collect() {
+        this.set(pool.serving + 1);
+      },
+    });
+    try {
+      await pool.start(server.current!.source, portsOf(server));
+    } catch (e) {
+      if (!pool.stopping) startupFailure(`query threads: ${(e as Error).message}`);
+    }
+  }
 }
 
-function installSignals(server: Server): void {
+function installSignals(server: Server, pool: QueryThreads | null): void {
   let stopping = false;
   const stop = (signal: 'SIGTERM' | 'SIGINT') => {
     if (stopping) {
@@ -77,8 +110,9 @@ function installSignals(server: Server): void {
     }
     stopping = true;
     stdLog.info(signal === 'SIGTERM' ? 'SIGTERM: Shutting down servers then terminating' : 'SIGINT: Shutting down');
-    server.shutdown().then(
-      (code) => process.exit(code),
+    // The threads run their own final shutdown (lameduck, drain) at the same time.
+    Promise.all([server.shutdown(), pool ? pool.shutdown() : 0]).then(
+      ([code, threadsCode]) => process.exit(code || threadsCode),
       () => process.exit(3),
     );
   };

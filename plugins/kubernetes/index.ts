@@ -93,7 +93,9 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const cfg = parseKubernetes(d, ctx.block.zones, ctx.log);
   const settings = watchSettings(cfg);
   const indexKey = `kubernetes:${JSON.stringify(settings)}`;
-  const index = ctx.shared(indexKey, () => new KubeIndex(settings, ctx.log), (ix) => ix.stop());
+  // With query threads the main thread watches and the threads keep copies (docs/multicore.md).
+  const repl = ctx.core.replication ? { replication: ctx.core.replication, key: indexKey } : undefined;
+  const index = ctx.shared(indexKey, () => new KubeIndex(settings, ctx.log, repl), (ix) => ix.stop());
   const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
   const selfLookups = ctx.shared('kubernetes:self-lookups', () => new SelfLookups());
   const search: string[] = [];

@@ -4,6 +4,7 @@
  * watched resource (docs/records.md §8.2), and reports readiness.
  */
 import type { Logger } from '../../src/log.js';
+import type { IndexReplication } from '../../src/server/replication.js';
 import { ApiClient, credentialRequest, type ClientSettings } from './client.js';
 import { toNamespace, toPod, toService, toSlice } from './convert.js';
 import { programmingDuration } from './metrics.js';
@@ -24,6 +25,19 @@ export interface WatchSettings extends ClientSettings {
   tuning?: WatchTuning;
 }
 
+/** What the main thread sends the query threads' copies (docs/multicore.md). */
+type ReplicaMessage =
+  | { op: 'kinds'; kinds: Kind[] }
+  | { op: 'replace'; kind: Kind; recs: RecOf<Kind>[]; serial: number }
+  | { op: 'upsert'; kind: Kind; rec: RecOf<Kind>; serial: number }
+  | { op: 'remove'; kind: Kind; key: string; serial: number };
+
+/** Where this index's records come from when the process runs query threads. */
+export interface IndexReplicationRef {
+  readonly replication: IndexReplication;
+  readonly key: string;
+}
+
 export const POD_FIELD_SELECTOR = 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown';
 
 export class KubeIndex {
@@ -35,8 +49,23 @@ export class KubeIndex {
   private starting: Promise<void> | null = null;
   private started: Promise<void> = Promise.resolve();
 
-  constructor(readonly settings: WatchSettings, private readonly log: Logger) {
+  /** A query thread's copy: the kinds the main thread watches, and those it has listed. */
+  private replicaKinds: Kind[] | null = null;
+  private readonly replicaListed = new Set<Kind>();
+  private unsubscribe: (() => void) | null = null;
+  private withdraw: (() => void) | null = null;
+
+  constructor(
+    readonly settings: WatchSettings,
+    private readonly log: Logger,
+    /** With query threads: the main thread watches and publishes, the threads keep copies. */
+    private readonly repl?: IndexReplicationRef,
+  ) {
     this.store = new Store(settings.zonal);
+  }
+
+  private get replica(): boolean {
+    return this.repl?.replication.role === 'replica';
   }
 
   /**
@@ -45,6 +74,10 @@ export class KubeIndex {
    * credential helper — await {@link whenStarted} for their startup error.
    */
   start(): void {
+    if (this.replica) {
+      this.unsubscribe ??= this.repl!.replication.subscribe(this.repl!.key, (m) => this.applyReplica(m as ReplicaMessage));
+      return;
+    }
     if (this.client || this.starting || this.stoppedFlag) return;
     if (credentialRequest(this.settings)) {
       const p = ApiClient.create(this.settings).then((c) => {
@@ -86,6 +119,45 @@ export class KubeIndex {
       this.add({ kind: 'pods', path: '/api/v1/pods', labelSelector: s.labels, fieldSelector: POD_FIELD_SELECTOR, convert: toPod });
     }
     for (const r of this.reflectors) r.start();
+    if (this.repl) this.withdraw = this.repl.replication.offer(this.repl.key, () => this.snapshot());
+  }
+
+  /** The messages that rebuild this index in a query thread. */
+  private snapshot(): ReplicaMessage[] {
+    const serial = this.store.serial;
+    const out: ReplicaMessage[] = [{ op: 'kinds', kinds: this.reflectors.map((r) => r.def.kind) }];
+    const values: Record<Kind, () => Iterable<RecOf<Kind>>> = {
+      services: () => this.store.services.values(),
+      endpointslices: () => this.store.slices.values(),
+      namespaces: () => this.store.namespaces.values(),
+      pods: () => this.store.pods.values(),
+    };
+    for (const r of this.reflectors) if (r.synced) out.push({ op: 'replace', kind: r.def.kind, recs: [...values[r.def.kind]()], serial });
+    return out;
+  }
+
+  private publish(m: ReplicaMessage): void {
+    this.repl?.replication.publish(this.repl.key, m);
+  }
+
+  private applyReplica(m: ReplicaMessage): void {
+    switch (m.op) {
+      case 'kinds':
+        this.replicaKinds = m.kinds;
+        return;
+      case 'replace':
+        this.store.replace(m.kind, m.recs);
+        this.replicaListed.add(m.kind);
+        break;
+      case 'upsert':
+        this.store.upsert(m.kind, m.rec);
+        break;
+      case 'remove':
+        this.store.remove(m.kind, m.key);
+        break;
+    }
+    // The main thread's serial, not the time this copy applied the change (§3.3).
+    this.store.serial = m.serial;
   }
 
   private add<K extends Kind>(def: ResourceDef<K>): void {
@@ -97,15 +169,18 @@ export class KubeIndex {
     return {
       replace: (recs) => {
         store.replace(kind, recs);
+        this.publish({ op: 'replace', kind, recs, serial: store.serial });
         if (kind === 'endpointslices') for (const r of recs) this.observeProgramming(r as SliceRec);
       },
       upsert: (rec: RecOf<K>) => {
         store.upsert(kind, rec);
+        this.publish({ op: 'upsert', kind, rec, serial: store.serial });
         if (kind === 'endpointslices') this.observeProgramming(rec as SliceRec);
       },
       remove: (key) => {
         const old = kind === 'endpointslices' ? store.slices.get(key) : undefined;
         store.remove(kind, key);
+        this.publish({ op: 'remove', kind, key, serial: store.serial });
         if (old) this.observeProgramming(old);
       },
       ignored: () => {
@@ -129,11 +204,13 @@ export class KubeIndex {
 
   /** Every started watch completed its first list. */
   synced(): boolean {
+    if (this.replica) return this.replicaKinds !== null && this.replicaKinds.every((k) => this.replicaListed.has(k));
     return this.reflectors.length > 0 && this.reflectors.every((r) => r.synced);
   }
 
   /** Why the index is not ready (readiness probe text). */
   notReadyReason(): string {
+    if (this.replica) return 'kubernetes: waiting for the index of the main thread';
     if (!this.client) return this.starting ? 'kubernetes: resolving API server credentials' : 'kubernetes: watches not started';
     const pending = this.reflectors.filter((r) => !r.synced);
     const errs = pending.map((r) => r.lastError).filter((e): e is string => e !== null);
@@ -150,6 +227,8 @@ export class KubeIndex {
 
   async stop(): Promise<void> {
     this.stoppedFlag = true;
+    this.unsubscribe?.();
+    this.withdraw?.();
     await Promise.all(this.reflectors.map((r) => r.stop()));
     this.client?.close();
   }

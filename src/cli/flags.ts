@@ -13,7 +13,10 @@ export interface Flags {
   validate: boolean;
   /** `-log-format`: `text` (default) or `json`; checked by main (CoreDNS checks it after parsing). */
   logFormat: string;
-  /** Worker processes sharing the listeners (beyond CoreDNS; 1 = no cluster). */
+  /**
+   * Query threads (Node ≥ 22.12) or worker processes (older Node) sharing the listeners, beyond
+   * CoreDNS; 0 (the default) = one per CPU of the container where threads are supported, else 1.
+   */
   workers: number;
   /** TCP connections per listener; at the cap the longest-idle one is closed (beyond CoreDNS). */
   tcpMaxConns: number;
@@ -65,7 +68,7 @@ const SPECS: Record<string, Spec> = {
     kind: 'bool',
     help: 'Check the Corefile without serving: print every parse and setup error in line order and\nevery unset environment variable it uses, then exit (1 on errors)',
   },
-  workers: { key: 'workers', kind: 'int', shownDefault: '1', help: 'Number of worker processes sharing the DNS sockets' },
+  workers: { key: 'workers', kind: 'int', help: 'Number of query threads (worker processes before Node 22.12) sharing the DNS sockets; 0 = one per CPU of the container' },
   'dns.tcp.maxconns': { key: 'tcpMaxConns', kind: 'int', shownDefault: '10000', help: 'Maximum TCP connections per listener; at the cap the longest-idle one is closed' },
   'dns.tcp.maxconnspersource': { key: 'tcpMaxConnsPerSource', kind: 'int', shownDefault: '256', help: 'Maximum TCP connections from one client address per listener, 0 for no cap' },
 };
@@ -88,7 +91,7 @@ export function usage(): string {
 }
 
 export function parseFlags(argv: readonly string[]): Flags {
-  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, logFormat: 'text', workers: 1, tcpMaxConns: 10_000, tcpMaxConnsPerSource: 256 };
+  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, logFormat: 'text', workers: 0, tcpMaxConns: 10_000, tcpMaxConnsPerSource: 256 };
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -129,6 +132,7 @@ export function parseFlags(argv: readonly string[]): Flags {
   }
   if (rest.length) throw new FlagError(`extra command line arguments: [${rest.join(' ')}]`, 1, flags);
   if (flags.tcpMaxConns < 1) throw new FlagError(`invalid value "${flags.tcpMaxConns}" for flag -dns.tcp.maxconns: must be at least 1`);
+  if (flags.workers < 0) throw new FlagError(`invalid value "${flags.workers}" for flag -workers: must not be negative`);
   if (flags.tcpMaxConnsPerSource < 0) throw new FlagError(`invalid value "${flags.tcpMaxConnsPerSource}" for flag -dns.tcp.maxconnspersource: must not be negative`);
   return flags;
 }

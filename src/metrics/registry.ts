@@ -8,7 +8,55 @@ import { requireCjs } from '../util/require.js';
 
 const client = requireCjs('prom-client') as typeof Prom;
 
-export const registry = new client.Registry();
+/** Metrics of one registry as `getMetricsAsJSON` gives them (what a query thread sends). */
+export type MetricsJson = Prom.MetricObjectWithValues<Prom.MetricValue<string>>[];
+
+/**
+ * Gauges whose per-thread values add up (each thread has its own cache or shadow queue); every
+ * other gauge is the same fact seen from each thread (build info, enabled plugins, hosts entries,
+ * the configuration hash) and reads the largest value.
+ */
+const SUMMED_GAUGES = new Set(['coredns_cache_entries', 'clusterdns_shadow_outstanding']);
+
+/** Metrics about the process and the main thread's runtime: reported once, from the main thread. */
+function processWide(name: string): boolean {
+  return name.startsWith('process_') || name.startsWith('nodejs_');
+}
+
+/**
+ * The pod's totals from the main thread's metrics and each query thread's (docs/multicore.md):
+ * counters and histograms (buckets, sum, count) are summed per name and labels; gauges as above.
+ */
+export function aggregateMetrics(own: MetricsJson, threads: readonly MetricsJson[]): Prom.Registry {
+  const arrays: MetricsJson[] = [own, ...threads.map((t) => t.filter((m) => !processWide(m.name)))];
+  for (const list of arrays) {
+    for (const m of list) {
+      const aggregator: Prom.Aggregator = (m.type as unknown as string) === 'gauge' && !SUMMED_GAUGES.has(m.name) ? 'max' : 'sum';
+      (m as { aggregator: Prom.Aggregator }).aggregator = aggregator;
+    }
+  }
+  return client.AggregatorRegistry.aggregate(arrays);
+}
+
+/**
+ * The process-wide registry. With query threads, `gather` (set by the main thread) returns every
+ * thread's metrics and a scrape serves the totals under the same names and labels.
+ */
+class PodRegistry extends client.Registry {
+  private gather: (() => Promise<MetricsJson[]>) | null = null;
+
+  setGather(fn: (() => Promise<MetricsJson[]>) | null): void {
+    this.gather = fn;
+  }
+
+  override async metrics(): Promise<string> {
+    if (!this.gather) return super.metrics();
+    const [own, threads] = await Promise.all([this.getMetricsAsJSON() as Promise<MetricsJson>, this.gather()]);
+    return aggregateMetrics(own, threads).metrics();
+  }
+}
+
+export const registry = new PodRegistry();
 
 type Cfg<T extends string> = { name: string; help: string; labelNames?: readonly T[] };
 

@@ -53,6 +53,11 @@ export class Listener implements ListenerInfo {
     port: number,
     private dispatch: Dispatch,
     private readonly limits: TcpLimits = DEFAULT_TCP_LIMITS,
+    /**
+     * Bind with SO_REUSEPORT (Node ≥ 22.12), so that every query thread opens its own sockets on
+     * this port and the kernel spreads flows among them (docs/multicore.md).
+     */
+    private readonly reusePort = false,
   ) {
     this.port = port;
     this.tcpPool = new TcpPool(limits, this);
@@ -140,7 +145,9 @@ export class Listener implements ListenerInfo {
 
   private bindUdp(type: 'udp4' | 'udp6', host: string, ipv6Only: boolean): Promise<dgram.Socket> {
     return new Promise((resolve, reject) => {
-      const sock = dgram.createSocket({ type, ipv6Only, reuseAddr: this.host === '', recvBufferSize: 4 << 20, sendBufferSize: 4 << 20, lookup: type === 'udp6' ? literalLookup6 : literalLookup4 });
+      const opts: dgram.SocketOptions & { reusePort?: boolean } = { type, ipv6Only, reuseAddr: this.host === '', recvBufferSize: 4 << 20, sendBufferSize: 4 << 20, lookup: type === 'udp6' ? literalLookup6 : literalLookup4 };
+      if (this.reusePort) opts.reusePort = true;
+      const sock = dgram.createSocket(opts);
       const onError = (e: Error) => {
         sock.close();
         reject(e);
@@ -181,7 +188,8 @@ export class Listener implements ListenerInfo {
       const srv = net.createServer({ noDelay: true, pauseOnConnect: false }, (c) => this.onConnection(c));
       const onError = (e: Error) => reject(e);
       srv.once('error', onError);
-      const opts: net.ListenOptions = { port: this.port, exclusive: false };
+      const opts: net.ListenOptions & { reusePort?: boolean } = { port: this.port, exclusive: false };
+      if (this.reusePort) opts.reusePort = true;
       if (this.host !== '') opts.host = this.host;
       else if (this.udp4) opts.host = '0.0.0.0';
       srv.listen(opts, () => {

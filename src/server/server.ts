@@ -14,6 +14,7 @@ import { PLATFORM_LINE, VERSION, VERSION_LINE } from '../version.js';
 import { DEFAULT_MAX_UDP_SIZE, Rcode } from '../dns/constants.js';
 import type { Query } from '../query.js';
 import { collectGarbage } from '../util/gc.js';
+import type { IndexReplication } from './replication.js';
 
 export interface ServerOptions {
   readonly dnsPort: number;
@@ -25,6 +26,23 @@ export interface ServerOptions {
   readonly env?: Record<string, string | undefined>;
   /** Where the start-up banner goes (stdout by default). */
   readonly print?: (line: string) => void;
+  /** Open the DNS sockets with SO_REUSEPORT (query threads, docs/multicore.md). */
+  readonly reusePort?: boolean;
+  /** The port to bind for a listener (a query thread binds the port the main thread got for port 0). */
+  readonly listenPort?: (name: string) => number | undefined;
+  /** Index replication between threads (CoreServices.replication). */
+  readonly replication?: IndexReplication;
+  /**
+   * A query thread: reloads come from the main thread (`reloadWithError`), so a plugin's
+   * `reload()` is left to the main thread's own plugin, and reload outcomes are not reported to
+   * the plugins here (the main thread logs and counts them once).
+   */
+  readonly follower?: boolean;
+  /**
+   * Run after a successful reload switched this server, before `Reloading complete` (the main
+   * thread's query threads load the same configuration here).
+   */
+  readonly afterReload?: (inst: Instance) => Promise<void>;
 }
 
 export type ReloadListener = (ok: boolean, error: Error | null, instance: Instance | null) => void;
@@ -40,6 +58,10 @@ export class Server implements CoreServices {
 
   constructor(private readonly opts: ServerOptions) {}
 
+  get replication(): IndexReplication | undefined {
+    return this.opts.replication;
+  }
+
   get shuttingDown(): boolean {
     return this.shutdownStarted;
   }
@@ -50,6 +72,7 @@ export class Server implements CoreServices {
 
   /** Subscribe to reload outcomes (the reload plugin counts failures here). */
   onReloadResult(fn: ReloadListener): () => void {
+    if (this.opts.follower) return () => undefined;
     this.reloadListeners.push(fn);
     return () => {
       const i = this.reloadListeners.indexOf(fn);
@@ -189,7 +212,8 @@ export class Server implements CoreServices {
     try {
       for (const spec of inst.listens.values()) {
         if (this.listeners.has(spec.name)) continue;
-        const l = new Listener(spec.name, spec.host, spec.port, makeDispatch(spec.table, dispatchOpts(spec)), this.opts.tcpLimits ?? DEFAULT_TCP_LIMITS);
+        const port = this.opts.listenPort?.(spec.name) ?? spec.port;
+        const l = new Listener(spec.name, spec.host, port, makeDispatch(spec.table, dispatchOpts(spec)), this.opts.tcpLimits ?? DEFAULT_TCP_LIMITS, this.opts.reusePort === true);
         await l.open();
         opened.push(l);
       }
@@ -215,6 +239,7 @@ export class Server implements CoreServices {
    * Reloads are serialised.
    */
   reload(reason: string): Promise<boolean> {
+    if (this.opts.follower) return Promise.resolve(true);
     return this.reloadWithError(reason).then((e) => e === null);
   }
 
@@ -252,6 +277,7 @@ export class Server implements CoreServices {
       for (const e of errs) coreLog.error(`shutdown of previous configuration: ${e.message}`);
       await this.shared.release(old.id);
       await Instance.runAll(inst.serving);
+      if (this.opts.afterReload) await this.opts.afterReload(inst);
       stdLog.info('Reloading complete');
       for (const l of [...this.reloadListeners]) l(true, null, inst);
       return null;

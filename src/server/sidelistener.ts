@@ -10,6 +10,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
+import { isQueryThread } from './role.js';
 import { listenPort, splitHostPort, type HostPort } from './sideaddress.js';
 
 /** Server timeouts, as CoreDNS's side servers (5 s read/write/idle). */
@@ -61,6 +62,8 @@ export class SideListener {
   start(): Promise<void> {
     if (this.stopped) return Promise.reject(new Error(`listen tcp ${this.address}: listener already stopped`));
     if (this.starting) return this.starting;
+    // Query threads serve DNS only: the main thread's listener answers (docs/multicore.md).
+    if (isQueryThread()) return Promise.resolve();
     let port: number;
     try {
       port = listenPort(this.address, this.hostPort);

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
+import { resolveWorkers } from './cpus.js';
 
 /** Share of the memory limit given to the V8 old space (the chart's `nodeOptions.maxOldSpacePercent`). */
 export const HEAP_PERCENT = 70;
@@ -105,6 +106,17 @@ export function workersFrom(argv: readonly string[]): number {
   return 1;
 }
 
+/** `-workers N` as given (0 when absent or not a number: the default, sized from the CPUs). */
+export function explicitWorkers(argv: readonly string[]): number {
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--?workers(?:=(.*))?$/.exec(argv[i]!);
+    if (!m) continue;
+    const n = Number(m[1] ?? argv[i + 1]);
+    return Number.isInteger(n) && n > 0 ? n : 0;
+  }
+  return 0;
+}
+
 export interface HeapPlan {
   /** The flag to re-execute node with, or null to run as is. */
   flag: string | null;
@@ -121,6 +133,8 @@ export function heapPlan(env: NodeJS.ProcessEnv, execArgv: readonly string[], ar
   if (heapChosen(env, execArgv)) return { flag: null, mib: null, limitBytes: null, reason: 'set by the operator' };
   const root = env.CLUSTERDNS_CGROUP_ROOT;
   const limit = root ? cgroupMemoryLimit(root, null) : cgroupMemoryLimit();
-  const mib = heapMiB(limit, workersFrom(argv));
+  // Query threads are isolates with a heap each (the flag bounds every one of them), as worker
+  // processes are: the limit is split among them.
+  const mib = heapMiB(limit, resolveWorkers(explicitWorkers(argv), env));
   return { flag: `--max-old-space-size=${mib}`, mib, limitBytes: limit, reason: limit === null ? 'no cgroup memory limit' : `cgroup memory limit ${Math.floor(limit / 1048576)} MiB` };
 }

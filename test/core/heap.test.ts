@@ -66,7 +66,8 @@ describe('heap size', () => {
   });
 
   it('plans the flag from CLUSTERDNS_CGROUP_ROOT and -workers', () => {
-    const root = fakeRoot({ 'memory.max': String(256 * MiB) });
+    // One CPU of quota: one query thread by default, the whole bound for it.
+    const root = fakeRoot({ 'memory.max': String(256 * MiB), 'cpu.max': '100000 100000' });
     expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], []).flag).toBe('--max-old-space-size=179');
     expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2']).flag).toBe('--max-old-space-size=89');
     expect(workersFrom(['--workers=3'])).toBe(3);
@@ -92,7 +93,8 @@ describe('bin/clusterdns applies the heap bound', () => {
   }
 
   it('the server process gets --max-old-space-size from a 256Mi cgroup limit', () => {
-    const root = fakeRoot({ 'memory.max': String(256 * MiB) });
+    // One CPU of quota: one query thread, the whole bound for it.
+    const root = fakeRoot({ 'memory.max': String(256 * MiB), 'cpu.max': '100000 100000' });
     const procs = launch({ CLUSTERDNS_CGROUP_ROOT: root });
     const server = procs[procs.length - 1]!;
     expect(server.execArgv).toContain('--max-old-space-size=179');

@@ -1,0 +1,304 @@
+/**
+ * `npm run bench -- --vs-coredns`: clusterdns beside the real CoreDNS 1.15.0 (.bin/coredns, from
+ * scripts/install-coredns.sh) on the same sandbox cluster (10,000 Services, 30,000 pods by
+ * default) with kubeadm's Corefile, both pinned to one core and then to two (taskset), in three
+ * alternating rounds each: QPS at saturation, p50/p99 at half of each one's own saturation, RSS,
+ * and the ratios clusterdns / CoreDNS. All traffic stays on 127.0.0.1 (kubeadm's `forward .
+ * /etc/resolv.conf` points at the local bench upstream instead). See bench/README.md.
+ *
+ * Usage: npm run bench -- --vs-coredns [--duration 5] [--services 10000] [--clients 16]
+ *          [--node PATH]   (a runtime with reusePort for the query threads; default: this one,
+ *                           or .bin/node24/bin/node when this one has none)
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import * as dgram from 'node:dgram';
+import * as net from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { reusePortSupported } from '../src/util/cpus.js';
+import { ensureDnsperf, machineDescription, percentile, runLoad, SERVER_NODE_ARGS, startNode, type Proc } from './lib.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const DIST = join(root, 'dist');
+
+interface Args {
+  duration: number;
+  services: number;
+  clients: number;
+  node: string;
+  rounds: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  const node24 = join(root, '.bin/node24/bin/node');
+  const a: Args = { duration: 5, services: 10_000, clients: 16, node: reusePortSupported() ? process.execPath : node24, rounds: 3 };
+  for (let i = 0; i < argv.length; i++) {
+    const v = argv[i + 1];
+    if (v === undefined) continue;
+    const k = argv[i];
+    if (k === '--duration') a.duration = Number(v);
+    else if (k === '--services') a.services = Number(v);
+    else if (k === '--clients') a.clients = Number(v);
+    else if (k === '--node') a.node = resolve(v);
+    else if (k === '--rounds') a.rounds = Number(v);
+    else continue;
+    i++;
+  }
+  return a;
+}
+
+/** A port free for TCP and UDP on 127.0.0.1 (asked of the kernel, not guessed). */
+async function port(): Promise<number> {
+  for (;;) {
+    const p = await new Promise<number>((res, rej) => {
+      const srv = net.createServer();
+      srv.once('error', rej);
+      srv.listen(0, '127.0.0.1', () => {
+        const a = (srv.address() as net.AddressInfo).port;
+        srv.close(() => res(a));
+      });
+    });
+    const udpFree = await new Promise<boolean>((res) => {
+      const u = dgram.createSocket('udp4');
+      u.once('error', () => res(false));
+      u.bind(p, '127.0.0.1', () => u.close(() => res(true)));
+    });
+    if (udpFree) return p;
+  }
+}
+
+/** kubeadm's Corefile (v1.31), with its listen/probe ports made free and forward kept local. */
+function kubeadmCorefile(p: { dns: number; health: number; ready: number; metrics: number; upstream: number }, source: string): string {
+  return `.:${p.dns} {
+    errors
+    health 127.0.0.1:${p.health} {
+       lameduck 5s
+    }
+    ready 127.0.0.1:${p.ready}
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+       ${source}
+       pods insecure
+       fallthrough in-addr.arpa ip6.arpa
+       ttl 30
+    }
+    prometheus 127.0.0.1:${p.metrics}
+    forward . 127.0.0.1:${p.upstream} {
+       max_concurrent 1000
+    }
+    cache 30 {
+       disable success cluster.local
+       disable denial cluster.local
+    }
+    loop
+    reload
+    loadbalance
+}
+`;
+}
+
+/** Start `argv` pinned to `cpus` and wait for `ready` on its output. */
+async function startPinned(name: string, argv: string[], ready: RegExp, cpuList: string): Promise<Proc> {
+  const proc = spawn('taskset', ['-c', cpuList, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  await new Promise<void>((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`${name} did not start:\n${output.join('\n')}`)), 180_000);
+    const onData = (c: Buffer) => {
+      for (const l of c.toString().split('\n')) {
+        if (!l) continue;
+        if (output.length < 2000) output.push(l);
+        if (ready.test(l)) {
+          clearTimeout(timer);
+          res();
+        }
+      }
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      rej(new Error(`${name} exited with ${code}:\n${output.join('\n')}`));
+    });
+  });
+  return {
+    proc,
+    pid: proc.pid!,
+    output,
+    stop: () =>
+      new Promise<void>((res) => {
+        if (proc.exitCode !== null) return res();
+        proc.removeAllListeners('exit');
+        proc.on('exit', () => res());
+        proc.kill('SIGKILL');
+      }),
+  };
+}
+
+async function httpText(port: number, path: string): Promise<{ status: number; body: string }> {
+  const r = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: r.status, body: await r.text() };
+}
+
+async function until(fn: () => Promise<boolean>, what: string, limitMs = 180_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    if (await fn().catch(() => false)) return;
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Kernel's view of the process: current and peak resident set (MiB). */
+function rss(pid: number): { current: number; peak: number } {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(text)?.[1] ?? NaN) / 1024;
+  return { current: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
+interface Server {
+  name: string;
+  port: number;
+  proc: Proc;
+}
+
+interface Row {
+  server: string;
+  cores: number;
+  qps: number;
+  runs: number[];
+  p50ms: number;
+  p99ms: number;
+  rssMiB: number;
+  peakRssMiB: number;
+  watches: number | null;
+}
+
+const mid = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
+
+async function listServices(url: string): Promise<{ name: string; ns: string }[]> {
+  const res = await fetch(`${url}/api/v1/services`);
+  const body = (await res.json()) as { items: { metadata: { name: string; namespace: string } }[] };
+  return body.items.map((s) => ({ name: s.metadata.name, ns: s.metadata.namespace }));
+}
+
+function shuffle<T>(a: T[]): T[] {
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+/** Open watch streams on the sandbox (its `/debug/watches` count). */
+async function sandboxWatches(url: string): Promise<number | null> {
+  try {
+    const r = await fetch(`${url}/debug/watches`);
+    if (r.status !== 200) return null;
+    return ((await r.json()) as { open: number }).open;
+  } catch {
+    return null;
+  }
+}
+
+export async function runVsCoreDNS(argv: string[]): Promise<void> {
+  const args = parseArgs(argv);
+  const coredns = join(root, '.bin/coredns');
+  if (!existsSync(coredns)) throw new Error('.bin/coredns is missing: run scripts/install-coredns.sh');
+  if (!existsSync(args.node)) throw new Error(`${args.node} is missing: run scripts/install-node24.sh or pass --node`);
+  if (spawnSync('sh', ['-c', 'command -v taskset']).status !== 0 || cpus().length < 2) throw new Error('--vs-coredns needs taskset and two cores');
+  if (!ensureDnsperf()) throw new Error('--vs-coredns needs dnsperf');
+  const nodeVersion = spawnSync(args.node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const load0 = loadavg();
+
+  const dir = mkdtempSync(join(tmpdir(), 'clusterdns-vs-coredns-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  const sandbox = await startNode(join(DIST, 'sandbox/main.js'), ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3), '--kubeconfig', kubeconfig], /listening on (http:\/\/\S+)/, null);
+  const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
+  const upPort = await port();
+  const upstream = await startNode(join(DIST, 'bench/upstream.js'), [String(upPort)], /upstream listening/, 1);
+  const svcs = await listServices(url);
+  const queries: string[] = [];
+  for (const sv of shuffle([...svcs]).slice(0, 20000)) queries.push(`${sv.name}.${sv.ns}.svc.cluster.local ${Math.random() < 0.8 ? 'A' : 'AAAA'}`);
+  const n = queries.length;
+  for (let i = 0; i < n / 9; i++) queries.push(`missing-${i}.${svcs[i % svcs.length]!.ns}.svc.cluster.local A`);
+  shuffle(queries);
+
+  const rows: Row[] = [];
+  for (const cores of [1, 2]) {
+    const cpuList = cores === 1 ? '0' : '0,1';
+    const servers: Server[] = [];
+    // CoreDNS first, alone on the API server, so that its watches can be counted apart.
+    const cp = { dns: await port(), health: await port(), ready: await port(), metrics: await port(), upstream: upPort };
+    const cfile = join(dir, `Corefile.coredns.${cores}`);
+    writeFileSync(cfile, kubeadmCorefile(cp, `kubeconfig ${kubeconfig} sandbox`));
+    const cproc = await startPinned('coredns', [coredns, '-conf', cfile], /CoreDNS-1\./, cpuList);
+    await until(async () => (await httpText(cp.ready, '/ready')).status === 200, 'CoreDNS ready');
+    const corednsWatches = await sandboxWatches(url);
+    servers.push({ name: 'CoreDNS 1.15.0', port: cp.dns, proc: cproc });
+    const op = { dns: await port(), health: await port(), ready: await port(), metrics: await port(), upstream: upPort };
+    const ofile = join(dir, `Corefile.clusterdns.${cores}`);
+    writeFileSync(ofile, kubeadmCorefile(op, `endpoint ${url}`));
+    const oproc = await startPinned('clusterdns', [args.node, ...SERVER_NODE_ARGS, join(root, 'bin/clusterdns'), '-conf', ofile, '-workers', String(cores)], /^clusterdns-\d/, cpuList);
+    await until(async () => (await httpText(op.ready, '/ready')).status === 200, 'clusterdns ready');
+    if (cores > 1) await until(async () => new RegExp(`^clusterdns_query_threads ${cores}$`, 'm').test((await httpText(op.metrics, '/metrics')).body), 'every query thread');
+    const bothWatches = await sandboxWatches(url);
+    servers.push({ name: 'clusterdns', port: op.dns, proc: oproc });
+
+    const load = (s: Server, maxQps?: number, latencies = false) =>
+      runLoad({ port: s.port, queries, proto: 'udp', durationS: maxQps ? Math.max(2, Math.ceil(args.duration / 2)) : args.duration, maxQps, latencies, clients: args.clients, cpu: 1 });
+    for (const s of servers) await runLoad({ port: s.port, queries, proto: 'udp', durationS: 1, clients: args.clients, cpu: 1 });
+    const sat = new Map<Server, number[]>(servers.map((s) => [s, []]));
+    for (let r = 0; r < args.rounds; r++) for (const s of servers) sat.get(s)!.push((await load(s)).qps);
+    const half = new Map<Server, { p50: number[]; p99: number[] }>(servers.map((s) => [s, { p50: [], p99: [] }]));
+    for (let r = 0; r < args.rounds; r++) {
+      for (const s of servers) {
+        const res = await load(s, mid(sat.get(s)!) / 2, true);
+        half.get(s)!.p50.push(percentile(res.latencies, 50) * 1000);
+        half.get(s)!.p99.push(percentile(res.latencies, 99) * 1000);
+      }
+    }
+    for (const s of servers) {
+      const m = rss(s.proc.pid);
+      const w = s.name === 'clusterdns' ? (bothWatches !== null && corednsWatches !== null ? bothWatches - corednsWatches : null) : corednsWatches;
+      rows.push({ server: s.name, cores, qps: Math.round(mid(sat.get(s)!)), runs: sat.get(s)!.map(Math.round), p50ms: mid(half.get(s)!.p50), p99ms: mid(half.get(s)!.p99), rssMiB: Number(m.current.toFixed(1)), peakRssMiB: Number(m.peak.toFixed(1)), watches: w });
+    }
+    for (const s of servers) await s.proc.stop();
+    for (const r of rows.slice(-2)) process.stdout.write(`${r.cores} core(s)  ${r.server.padEnd(15)} ${String(r.qps).padStart(7)} qps (${r.runs.join(', ')})  p99@half ${r.p99ms.toFixed(3)} ms  RSS ${r.rssMiB} MiB (peak ${r.peakRssMiB})  watches ${r.watches ?? '?'}\n`);
+  }
+  await upstream.stop();
+  await sandbox.stop();
+
+  const get = (server: string, cores: number) => rows.find((r) => r.server === server && r.cores === cores)!;
+  const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : '–');
+  const machine = machineDescription();
+  const lines = [
+    `# clusterdns vs CoreDNS 1.15.0, ${new Date().toISOString()}`,
+    '',
+    `Machine: ${machine.cpu}, ${machine.cores} cores; load average before the run ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${loadavg().map((x) => x.toFixed(2)).join(' ')}. clusterdns on Node ${nodeVersion} (\`${SERVER_NODE_ARGS.join(' ')}\`), \`-workers\` = cores.`,
+    `Cluster: sandbox, ${args.services} Services, ${args.services * 3} pods; kubeadm's Corefile (forward to a local upstream). Load: dnsperf, ${args.clients} clients, 200 outstanding, UDP, ${args.duration} s per saturation run, pinned to CPU 1; queries: service A/AAAA (80/20) + 10 % NXDOMAIN.`,
+    `${args.rounds} alternating rounds per server at saturation (median), then ${args.rounds} alternating rounds at half of each one's own saturation (median p50/p99). RSS: VmRSS after the runs (peak: VmHWM).`,
+    '',
+    '| cores | server | QPS | runs | p50 ms @½ | p99 ms @½ | RSS MiB | peak RSS MiB | API watches |',
+    '|---:|---|---:|---|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.cores} | ${r.server} | ${r.qps} | ${r.runs.join(', ')} | ${r.p50ms.toFixed(3)} | ${r.p99ms.toFixed(3)} | ${r.rssMiB} | ${r.peakRssMiB} | ${r.watches ?? '?'} |`),
+    '',
+    '| ratio | one core | two cores |',
+    '|---|---:|---:|',
+    `| QPS clusterdns / CoreDNS | ${ratio(get('clusterdns', 1).qps, get('CoreDNS 1.15.0', 1).qps)} | ${ratio(get('clusterdns', 2).qps, get('CoreDNS 1.15.0', 2).qps)} |`,
+    `| p99 @½ clusterdns / CoreDNS | ${ratio(get('clusterdns', 1).p99ms, get('CoreDNS 1.15.0', 1).p99ms)} | ${ratio(get('clusterdns', 2).p99ms, get('CoreDNS 1.15.0', 2).p99ms)} |`,
+    `| RSS clusterdns / CoreDNS | ${ratio(get('clusterdns', 1).rssMiB, get('CoreDNS 1.15.0', 1).rssMiB)} | ${ratio(get('clusterdns', 2).rssMiB, get('CoreDNS 1.15.0', 2).rssMiB)} |`,
+    `| clusterdns two cores / one core: QPS, RSS | | ${ratio(get('clusterdns', 2).qps, get('clusterdns', 1).qps)}, ${ratio(get('clusterdns', 2).rssMiB, get('clusterdns', 1).rssMiB)} |`,
+    `| CoreDNS two cores / one core: QPS | | ${ratio(get('CoreDNS 1.15.0', 2).qps, get('CoreDNS 1.15.0', 1).qps)} |`,
+    '',
+  ];
+  const md = lines.join('\n');
+  process.stdout.write(`\n${md}`);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const outDir = join(root, 'bench/results');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, `vs-coredns-${stamp}.md`), md);
+  writeFileSync(join(outDir, `vs-coredns-${stamp}.json`), `${JSON.stringify({ machine, loadavgBefore: load0, node: nodeVersion, args, rows }, null, 2)}\n`);
+  process.stdout.write(`wrote bench/results/vs-coredns-${stamp}.{md,json}\n`);
+}

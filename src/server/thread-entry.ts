@@ -1,0 +1,89 @@
+/**
+ * A query thread (docs/multicore.md): the same configuration as the main thread, its own chain,
+ * caches and metrics registry, its own sockets on the main thread's ports (SO_REUSEPORT), and the
+ * Kubernetes index as a copy fed by the main thread. No HTTP side listeners (health, ready and
+ * /metrics are the main thread's), no reloads of its own: the main thread sends every reload.
+ *
+ * Log lines of its start, reloads and shutdown are dropped (the main thread prints the same
+ * ones once); lines written while serving (log, errors, forward health) go out as usual.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { checkLogFormat, setLogFormat, setLogSink } from '../log.js';
+import { buildInfo } from '../metrics/dns.js';
+import { registry, type MetricsJson } from '../metrics/registry.js';
+import { REVISION, VERSION } from '../version.js';
+import type { ConfigSource } from './instance.js';
+import { DEFAULT_TCP_LIMITS } from './listener.js';
+import { ReplicaClient } from './replication.js';
+import { describeErrors, Server } from './server.js';
+import type { FromThread, ThreadData, ToThread } from './threads-protocol.js';
+
+async function run(): Promise<void> {
+  const port = parentPort!;
+  const data = workerData as ThreadData;
+  const send = (m: FromThread): void => port.postMessage(m);
+  setLogFormat(checkLogFormat(data.flags.logFormat));
+  let muted = true;
+  const out = setLogSink(() => undefined);
+  setLogSink((line) => {
+    if (!muted) out(line);
+  });
+  let source: ConfigSource = data.source;
+  let ports: Readonly<Record<string, number>> = data.ports;
+  const replica = new ReplicaClient(port);
+  const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: data.flags.tcpMaxConns, maxConnectionsPerSource: data.flags.tcpMaxConnsPerSource };
+  const server = new Server({
+    dnsPort: data.flags.dnsPort,
+    loadSource: () => Promise.resolve(source),
+    quiet: true,
+    tcpLimits,
+    reusePort: true,
+    listenPort: (name) => ports[name],
+    replication: replica,
+    follower: true,
+  });
+  buildInfo.labels(VERSION, REVISION, process.version).set(1);
+  // A reload sent while this thread still starts runs once the start is over.
+  let reloads: Promise<unknown> = Promise.resolve();
+  port.on('message', (m: ToThread) => {
+    switch (m.t) {
+      case 'feed':
+        replica.handle(m);
+        return;
+      case 'reload':
+        reloads = reloads.then(async () => {
+          source = m.source;
+          ports = m.ports;
+          muted = true;
+          const e = await server.reloadWithError('main thread');
+          muted = false;
+          send({ t: 'reloaded', id: m.id, error: e ? describeErrors(e).join('; ') : null });
+        });
+        return;
+      case 'metrics':
+        void (registry.getMetricsAsJSON() as Promise<MetricsJson>).then((d) => send({ t: 'metrics', id: m.id, data: d }));
+        return;
+      case 'shutdown':
+        muted = true;
+        void server.shutdown().then(
+          (code) => send({ t: 'stopped', code }),
+          () => send({ t: 'stopped', code: 3 }),
+        );
+        return;
+      default:
+        return;
+    }
+  });
+  const starting = server.start();
+  reloads = starting.catch(() => undefined);
+  try {
+    await starting;
+  } catch (e) {
+    send({ t: 'failed', error: describeErrors(e).join('; ') });
+    return;
+  }
+  muted = false;
+  send({ t: 'started' });
+}
+
+void run();

@@ -1,0 +1,168 @@
+/**
+ * The main thread's query threads (docs/multicore.md). The main thread serves DNS like any
+ * thread and also owns what exists once per pod: the watches (it offers their index to the
+ * threads through the ReplicationHub), the HTTP side listeners, signals and reloads. This pool
+ * starts the other threads on the ports the main thread bound, sends them every reload, gathers
+ * their metrics for a scrape, stops them at shutdown and replaces one that dies.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Flags } from '../cli/flags.js';
+import { coreLog } from '../log.js';
+import type { MetricsJson } from '../metrics/registry.js';
+import type { ConfigSource } from './instance.js';
+import { ReplicationHub } from './replication.js';
+import type { FromThread, ThreadData, ToThread } from './threads-protocol.js';
+
+/** How long a scrape waits for a thread's metrics before serving without them. */
+const METRICS_WAIT_MS = 5000;
+
+interface Thread {
+  readonly index: number;
+  worker: Worker;
+  /** Set once the thread has been asked to stop (its exit is then expected). */
+  stopping: boolean;
+  stopped: Promise<number>;
+}
+
+export class QueryThreads {
+  readonly hub = new ReplicationHub();
+  private readonly threads: Thread[] = [];
+  private source: ConfigSource | null = null;
+  private ports: Readonly<Record<string, number>> = {};
+  private nextId = 1;
+  private readonly waiting = new Map<number, (m: FromThread) => void>();
+  private shuttingDown = false;
+  private started = 0;
+
+  constructor(
+    /** Threads beside the main thread. */
+    readonly count: number,
+    private readonly flags: Flags,
+  ) {}
+
+  /** shutdown() was called. */
+  get stopping(): boolean {
+    return this.shuttingDown;
+  }
+
+  /** Threads that started and have not exited. */
+  get serving(): number {
+    return this.started;
+  }
+
+  /** Start every thread; rejects with the first thread's start-up error. */
+  async start(source: ConfigSource, ports: Readonly<Record<string, number>>): Promise<void> {
+    this.source = source;
+    this.ports = ports;
+    const starts: Promise<void>[] = [];
+    for (let i = 1; i <= this.count; i++) starts.push(this.spawn(i));
+    await Promise.all(starts);
+  }
+
+  private spawn(index: number): Promise<void> {
+    const data: ThreadData = { clusterdnsQueryThread: true, index, flags: this.flags, source: this.source!, ports: this.ports };
+    const worker = new Worker(new URL('./thread-entry.js', import.meta.url), { workerData: data });
+    let settle: ((e: Error | null) => void) | null = null;
+    const started = new Promise<void>((resolve, reject) => {
+      settle = (e) => {
+        settle = null;
+        if (e) reject(e);
+        else resolve();
+      };
+    });
+    let stoppedCode: number | null = null;
+    // After `stopped` the pool terminates the thread (exit code 1): its own shutdown code counts.
+    const stopped = new Promise<number>((resolve) => worker.once('exit', (code) => resolve(stoppedCode ?? code)));
+    const thread: Thread = { index, worker, stopping: false, stopped };
+    const existing = this.threads.findIndex((t) => t.index === index);
+    if (existing >= 0) this.threads[existing] = thread;
+    else this.threads.push(thread);
+    let up = false;
+    const peer = { postMessage: (m: ToThread) => worker.postMessage(m) };
+    worker.on('message', (m: FromThread) => {
+      switch (m.t) {
+        case 'sub':
+        case 'unsub':
+          this.hub.handle(peer, m);
+          return;
+        case 'started':
+          up = true;
+          this.started++;
+          settle?.(null);
+          return;
+        case 'failed':
+          settle?.(new Error(m.error));
+          return;
+        case 'stopped':
+          stoppedCode = m.code;
+          thread.stopping = true;
+          void worker.terminate();
+          return;
+        case 'reloaded':
+        case 'metrics':
+          this.waiting.get(m.id)?.(m);
+          return;
+        default:
+          return;
+      }
+    });
+    worker.on('error', (e) => {
+      coreLog.error(`query thread ${index}: ${e.message}`);
+      settle?.(e);
+    });
+    worker.once('exit', (code) => {
+      this.hub.forget(peer);
+      if (up) this.started--;
+      settle?.(new Error(`query thread ${index} exited (${code}) while starting`));
+      if (thread.stopping || this.shuttingDown) return;
+      // A thread that dies while serving is replaced; its sockets closed with it.
+      coreLog.error(`query thread ${index} exited (${code}); starting a new one`);
+      this.spawn(index).catch((e: unknown) => coreLog.error(`query thread ${index}: ${(e as Error).message}`));
+    });
+    return started;
+  }
+
+  private request(thread: Thread, make: (id: number) => ToThread, waitMs: number | null): Promise<FromThread | null> {
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | null = null;
+      const done = (m: FromThread | null): void => {
+        if (timer) clearTimeout(timer);
+        this.waiting.delete(id);
+        thread.worker.off('exit', gone);
+        resolve(m);
+      };
+      const gone = (): void => done(null);
+      this.waiting.set(id, done);
+      thread.worker.once('exit', gone);
+      if (waitMs !== null) timer = setTimeout(() => done(null), waitMs);
+      thread.worker.postMessage(make(id));
+    });
+  }
+
+  /** Every thread loads `source` (after the main thread did); resolves to each thread's error or null. */
+  async reload(source: ConfigSource, ports: Readonly<Record<string, number>>): Promise<(string | null)[]> {
+    this.source = source;
+    this.ports = ports;
+    const replies = await Promise.all(this.threads.map((t) => this.request(t, (id) => ({ t: 'reload', id, source, ports }), null)));
+    const errors = replies.map((r) => (r && r.t === 'reloaded' ? r.error : 'query thread gone'));
+    errors.forEach((e, i) => {
+      if (e) coreLog.error(`query thread ${this.threads[i]!.index}: reload failed: ${e}`);
+    });
+    return errors;
+  }
+
+  /** Every thread's metrics (those that answer within METRICS_WAIT_MS). */
+  async collect(): Promise<MetricsJson[]> {
+    const replies = await Promise.all(this.threads.map((t) => this.request(t, (id) => ({ t: 'metrics', id }), METRICS_WAIT_MS)));
+    return replies.flatMap((r) => (r && r.t === 'metrics' ? [r.data] : []));
+  }
+
+  /** Stop every thread (each runs its final shutdown: lameduck, drain); resolves to the worst exit code. */
+  async shutdown(): Promise<number> {
+    this.shuttingDown = true;
+    for (const t of this.threads) t.worker.postMessage({ t: 'shutdown' } satisfies ToThread);
+    const codes = await Promise.all(this.threads.map((t) => t.stopped));
+    return Math.max(0, ...codes);
+  }
+}

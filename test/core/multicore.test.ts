@@ -1,0 +1,101 @@
+/**
+ * The pieces of the query-thread mode that need no sockets (docs/multicore.md): sizing from the
+ * cgroup CPU quota, the metrics totals, and the replication hub's ordering.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { aggregateMetrics, client, type MetricsJson } from '../../src/metrics/registry.js';
+import { ReplicaClient, ReplicationHub, type ReplicationWire } from '../../src/server/replication.js';
+import { cgroupCpuLimit, resolveWorkers, reusePortSupported, threadsFor } from '../../src/util/cpus.js';
+
+function fakeRoot(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'clusterdns-cpu-'));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(root, path, '..'), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+describe('query threads are sized from the container CPU', () => {
+  it('reads cgroup v2 cpu.max along the cgroup path (the smallest quota wins) and v1 cfs quota', () => {
+    expect(cgroupCpuLimit(fakeRoot({ 'cpu.max': '200000 100000' }), null)).toBe(2);
+    expect(cgroupCpuLimit(fakeRoot({ 'cpu.max': 'max 100000' }), null)).toBeNull();
+    const nested = fakeRoot({ 'cpu.max': '400000 100000', 'kubepods/pod1/cpu.max': '150000 100000' });
+    expect(cgroupCpuLimit(nested, '0::/kubepods/pod1\n')).toBe(1.5);
+    expect(cgroupCpuLimit(fakeRoot({ 'cpu/cpu.cfs_quota_us': '50000', 'cpu/cpu.cfs_period_us': '100000' }), null)).toBe(0.5);
+    expect(cgroupCpuLimit(fakeRoot({ 'cpu/cpu.cfs_quota_us': '-1', 'cpu/cpu.cfs_period_us': '100000' }), null)).toBeNull();
+    expect(cgroupCpuLimit(fakeRoot({}), null)).toBeNull();
+  });
+
+  it('rounds the quota up, at most the usable CPUs, at least one', () => {
+    expect(threadsFor(1.5, 8)).toBe(2);
+    expect(threadsFor(0.5, 8)).toBe(1);
+    expect(threadsFor(2, 8)).toBe(2);
+    expect(threadsFor(16, 4)).toBe(4);
+    expect(threadsFor(null, 3)).toBe(3);
+  });
+
+  it('uses threads only where reusePort exists; -workers overrides the default', () => {
+    expect(reusePortSupported('20.19.0')).toBe(false);
+    expect(reusePortSupported('22.11.0')).toBe(false);
+    expect(reusePortSupported('22.12.0')).toBe(true);
+    expect(reusePortSupported('24.21.0')).toBe(true);
+    const root = fakeRoot({ 'cpu.max': '100000 100000' });
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: root }, '24.21.0')).toBe(1);
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: root }, '20.19.0')).toBe(1);
+    expect(resolveWorkers(3, { CLUSTERDNS_CGROUP_ROOT: root }, '24.21.0')).toBe(3);
+    expect(resolveWorkers(3, {}, '20.19.0')).toBe(3);
+  });
+});
+
+/** A registry with the metric shapes a thread has, filled with `n`. */
+async function threadMetrics(n: number): Promise<MetricsJson> {
+  const r = new client.Registry();
+  const c = new client.Counter({ name: 'coredns_dns_requests_total', help: 'h', labelNames: ['server', 'type'], registers: [r] });
+  c.labels('dns://:53', 'A').inc(n);
+  const h = new client.Histogram({ name: 'coredns_dns_request_duration_seconds', help: 'h', labelNames: ['server'], buckets: [0.001, 0.01], registers: [r] });
+  for (let i = 0; i < n; i++) h.labels('dns://:53').observe(0.005);
+  new client.Gauge({ name: 'coredns_cache_entries', help: 'h', registers: [r] }).set(n * 10);
+  new client.Gauge({ name: 'coredns_build_info', help: 'h', labelNames: ['version'], registers: [r] }).labels('0.1.0').set(1);
+  new client.Gauge({ name: 'process_resident_memory_bytes', help: 'h', registers: [r] }).set(1000 + n);
+  return (await r.getMetricsAsJSON()) as MetricsJson;
+}
+
+describe('one scrape for every thread', () => {
+  it('sums counters, histograms and per-thread gauges; shared facts and process metrics are counted once', async () => {
+    const text = await aggregateMetrics(await threadMetrics(3), [await threadMetrics(4), await threadMetrics(5)]).metrics();
+    expect(text).toContain('coredns_dns_requests_total{server="dns://:53",type="A"} 12');
+    expect(text).toContain('coredns_dns_request_duration_seconds_bucket{le="0.01",server="dns://:53"} 12');
+    expect(text).toContain('coredns_dns_request_duration_seconds_bucket{le="0.001",server="dns://:53"} 0');
+    expect(text).toContain('coredns_dns_request_duration_seconds_count{server="dns://:53"} 12');
+    expect(text).toContain('coredns_cache_entries 120');
+    expect(text).toContain('coredns_build_info{version="0.1.0"} 1');
+    // The main thread's (the first list's) process metrics only.
+    expect(text).toContain('process_resident_memory_bytes 1003');
+  });
+});
+
+describe('index replication', () => {
+  it('a subscriber gets the snapshot, then every later change, in order; one before the offer waits for it', () => {
+    const hub = new ReplicationHub();
+    const toThread: ReplicationWire[] = [];
+    const peer = { postMessage: (m: ReplicationWire) => toThread.push(m) };
+    const got: unknown[] = [];
+    const replica = new ReplicaClient({ postMessage: (m: unknown) => hub.handle(peer, m as ReplicationWire) });
+    const unsubscribe = replica.subscribe('k', (m) => got.push(m));
+    expect(hub.subscriberCount('k')).toBe(1);
+    hub.publish('k', 'before the offer: in the snapshot');
+    let state = ['a'];
+    hub.offer('k', () => [...state]);
+    state = ['a', 'b'];
+    hub.publish('k', 'b');
+    hub.publish('other', 'x');
+    for (const m of toThread.splice(0)) replica.handle(m);
+    expect(got).toEqual(['a', 'b']);
+    unsubscribe();
+    expect(hub.subscriberCount('k')).toBe(0);
+  });
+});
