@@ -168,6 +168,11 @@ export class Query {
     return this.metadata;
   }
 
+  /** One metadata label's value, '' when absent (reads without creating the map). */
+  metaValue(label: string): string {
+    return this.metadata?.get(label) ?? '';
+  }
+
   /** Query id. */
   get id(): number { return this.req.id; }
   /** Question name as asked (client's letter case), absolute with trailing dot. */

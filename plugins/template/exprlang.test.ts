@@ -3,7 +3,7 @@ import { ExprCompileError, Expression, ExprRunError, type ExprQuery, type ExprVa
 
 const q: ExprQuery = {
   name: () => 'a.example.', type: () => 'A', class: () => 'IN', proto: () => 'udp', size: () => 40, clientIP: () => '10.1.2.3', port: () => '5353',
-  id: () => 7, opcode: () => 0, do: () => false, bufsize: () => 512, serverIP: () => '127.0.0.1', serverPort: () => '53',
+  id: () => 7, opcode: () => 0, do: () => false, bufsize: () => 512, serverIP: () => '127.0.0.1', serverPort: () => '53', metadata: (l) => (l === 'test/label' ? 'v' : ''),
   group: (k) => ({ 0: 'a.example.', 1: 'a', n: '42' } as Record<string, string>)[k] ?? '',
 };
 
@@ -21,6 +21,7 @@ describe('expression subset', () => {
     ["incidr('2001:db8::1', '2001:db8::/32') and not incidr('::ffff:10.0.0.1', '192.168.0.0/16')", true],
     ["int(group('n')) * 2 + 1", 85n],
     ["group(1) + group('nosuch') + group(9)", 'a'],
+    ["metadata('test/label') + metadata('absent/label')", 'v'],
     ['7 / 2', 3.5],
     ['7 % 3', 1n],
     ['2 ** 10', 1024],

@@ -39,6 +39,8 @@ export interface ExprQuery {
   bufsize(): number;
   serverIP(): string;
   serverPort(): string;
+  /** A metadata label's value ('' when absent or without the metadata plugin). */
+  metadata(label: string): string;
   /** Capture group by name or number ('' when there is none). */
   group(key: string): string;
 }
@@ -548,7 +550,7 @@ function call(n: Extract<Node, { k: 'call' }>, s: Scope, elem: ExprValue | undef
     case 'bufsize': return BigInt(q.bufsize());
     case 'server_ip': return q.serverIP();
     case 'server_port': return q.serverPort();
-    case 'metadata': str(a[0]!, 'metadata'); return '';
+    case 'metadata': return q.metadata(str(a[0]!, 'metadata'));
     case 'incidr': return ipInCidr(str(a[0]!, 'incidr'), str(a[1]!, 'incidr'));
     case 'group': {
       const k = a[0]!;

@@ -75,6 +75,7 @@ function exprQuery(q: Query, group: ReadonlyMap<string, GoValue>): ExprQuery {
     bufsize: () => q.bufsize,
     serverIP: () => q.transport.localAddress,
     serverPort: () => String(q.transport.localPort),
+    metadata: (label) => q.metaValue(label),
     group: (k) => {
       const v = group.get(k);
       return typeof v === 'string' ? v : '';
@@ -190,11 +191,11 @@ export class TemplateHandler implements Handler {
         Var: vars,
       },
       {
-        // Metadata comes from CoreDNS's `metadata` plugin, which clusterdns does not have: always ''.
+        // Labels the `metadata` plugin collected for this query (src/metadata.ts); '' without it.
         Meta: (args) => {
           if (args.length !== 1) throw new TemplateExecError(`wrong number of args for Meta: want 1 got ${args.length}`);
           if (typeof args[0] !== 'string') throw new TemplateExecError('wrong type for value; expected string');
-          return '';
+          return q.metaValue(args[0]);
         },
       },
     );
