@@ -18,6 +18,7 @@ import { loadbalance } from './loadbalance/index.js';
 import { autopath } from './autopath/index.js';
 import { cache } from './cache/index.js';
 import { hosts } from './hosts/index.js';
+import { file } from './file/index.js';
 import { kubernetes } from './kubernetes/index.js';
 import { loop } from './loop/index.js';
 import { forward } from './forward/index.js';
@@ -49,6 +50,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   autopath,
   cache,
   hosts,
+  file,
   kubernetes,
   loop,
   forward,

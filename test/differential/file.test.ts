@@ -1,0 +1,207 @@
+/**
+ * Differential: the file plugin against CoreDNS 1.15.0 — realistic zones with `$ORIGIN`, `$TTL`,
+ * `$INCLUDE` (with and without a new origin), parentheses and comments, every common record type,
+ * the RFC 3597 generic form, wildcards (and an empty non-terminal that blocks one), a delegation
+ * with glue and DS, CNAME chains inside a zone and into a second zone, DNAME, CNAME loops, DNSSEC
+ * records served as stored (DO and not), NXDOMAIN/NODATA; one file serving several zones.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { assertResult, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec } from './harness.js';
+
+const SIG = 'oJB1W6WNGv+ldvQ3WDG0MQkg5IEhjRip8WTrPYGv07h108dUKGMeDPKijVCHX3DDKdfb+v6oB9wfuh3DTJXUAfI=';
+const KEY = 'AwEAAcNEU67LJI5GEgF9QLNqLO1SMq1EdoQ6E9f85ha0k0ewQGCblyW2836GiVsm6k8Kr5ECIoMJ6fZWf3CQSQ9ycWfTyOHfmI3eQ/1Covhb2y4bAmL/07PhrL7ozWBW3wBfM335Ft9xjtXHPy7ztCbV9qZ4TVDTW/Iyg0PiwgoXVesz';
+const DIGEST = '2BB183AF5F22588179A53B0A98631FAD1A292118D6E7B0E2E1DFD4F7C8A5A7B5';
+
+export const DB_EXAMPLE_ORG = `; example.org, as an operator would write it
+$ORIGIN example.org.
+$TTL 3600
+@   IN SOA ns1.example.org. hostmaster.example.org. (
+        2024010101 ; serial
+        7200       ; refresh
+        3600       ; retry
+        1209600    ; expire
+        300 )      ; minimum
+    IN NS ns1
+    IN NS ns2.example.org.
+    IN NS ns.external.net.
+    IN MX 10 mail
+    IN MX 20 Mail2.Example.ORG.
+    IN TXT "v=spf1 mx -all"
+    IN CAA 0 issue "letsencrypt.org"
+    IN A 192.0.2.1
+    DNSKEY 257 3 13 ${KEY}
+@   RRSIG SOA 13 2 3600 20300101000000 20240101000000 12345 example.org. ${SIG}
+@   RRSIG NS 13 2 3600 20300101000000 20240101000000 12345 example.org. ${SIG}
+@   RRSIG A 13 2 3600 20300101000000 20240101000000 12345 example.org. ${SIG}
+@   NSEC a.b.ent.example.org. A NS SOA MX TXT RRSIG NSEC DNSKEY CAA
+ns1 IN A 192.0.2.53
+ns2 300 IN AAAA 2001:db8::53
+    IN A 192.0.2.54
+mail IN A 192.0.2.25
+mail IN AAAA 2001:db8::25
+mail2 IN A 192.0.2.26
+www IN CNAME web
+www RRSIG CNAME 13 3 3600 20300101000000 20240101000000 12345 example.org. ${SIG}
+web 60 A 192.0.2.80
+web A 192.0.2.81
+web AAAA 2001:db8::80
+web RRSIG A 13 3 60 20300101000000 20240101000000 12345 example.org. ${SIG}
+web NSEC www.example.org. A AAAA RRSIG NSEC
+chain1 CNAME chain2
+chain2 CNAME chain3.example.org.
+chain3 CNAME WWW
+ext CNAME www.example.net.
+ext2 CNAME nosuch.example.net.
+outside CNAME www.not-served.test.
+dangling CNAME nosuch
+loop CNAME loop
+loopa CNAME loopb
+loopb CNAME loopa
+txt TXT "first string" "second; with semicolon" "escaped \\"quote\\" and \\\\ backslash" unquoted
+txt TXT "bytes \\255\\001\\032" ""
+long TXT "${'x'.repeat(300)}"
+_sip._tcp SRV 10 60 5060 sipserver
+_sip._tcp SRV 20 0 5060 SipServer.example.org.
+sipserver A 192.0.2.60
+_ldap._tcp SRV 0 0 389 ldap.external.net.
+*.wild A 192.0.2.100
+*.wild TXT "wildcard"
+*.wild RRSIG A 13 3 3600 20300101000000 20240101000000 12345 example.org. ${SIG}
+sub.wild A 192.0.2.101     ; an exact name beats the wildcard
+a.b.ent A 192.0.2.110
+a.b.ent NSEC b.ent.example.org. A RRSIG NSEC
+*.ent A 192.0.2.111
+*.cnamewild CNAME web
+host.ptr PTR web.example.org.
+generic TYPE65280 \\# 4 0A000001
+generic2 A \\# 4 C0000263
+hinfo HINFO "PC-Intel-700mhz" "Linux"
+sshfp SSHFP 4 2 ${DIGEST}
+naptr NAPTR 100 10 "S" "SIP+D2U" "" _sip._udp.example.org.
+tlsa TLSA 3 1 1 ${DIGEST}
+; a delegation with glue inside and outside the child zone
+sub NS ns1.sub
+sub NS ns2.sub.example.org.
+sub NS ns.other.net.
+sub DS 12345 13 2 ${DIGEST}
+sub RRSIG DS 13 3 3600 20300101000000 20240101000000 12345 example.org. ${SIG}
+ns1.sub A 192.0.2.201
+ns2.sub AAAA 2001:db8::201
+intosub CNAME host.sub
+dname DNAME example.net.
+dname2 DNAME web.example.org.
+$INCLUDE db.hosts
+$INCLUDE db.lab lab.example.org.
+after-include A 192.0.2.250
+`;
+
+export const DB_HOSTS = `; included with the current origin and TTL
+h1 A 10.0.0.1
+h2 A 10.0.0.2
+   AAAA fd00::2
+`;
+
+export const DB_LAB = `; included with its own origin
+@ 120 A 10.1.0.1
+node1 A 10.1.0.11
+node2 CNAME node1
+`;
+
+export const DB_EXAMPLE_NET = `$TTL 1h
+example.net. IN SOA ns.example.net. admin.example.net. 7 1h 15m 1w 1h
+example.net. IN NS ns.example.net.
+ns A 198.51.100.53
+www A 198.51.100.80
+cname-back CNAME web.example.org.
+`;
+
+/** One file for several zones: relative names only, so each zone is its own origin. */
+export const DB_SHARED = `@ 3600 IN SOA ns hostmaster 1 7200 3600 1209600 300
+@ 3600 IN NS ns
+ns 3600 IN A 192.0.2.53
+www 3600 IN A 192.0.2.80
+*.apps 600 IN CNAME www
+`;
+
+const ORG = [
+  'example.org', 'ns1.example.org', 'ns2.example.org', 'mail.example.org', 'mail2.example.org', 'www.example.org', 'web.example.org',
+  'chain1.example.org', 'chain2.example.org', 'ext.example.org', 'ext2.example.org', 'outside.example.org', 'dangling.example.org',
+  'loop.example.org', 'loopa.example.org', 'txt.example.org', 'long.example.org', '_sip._tcp.example.org', '_ldap._tcp.example.org',
+  'x.wild.example.org', 'a.b.wild.example.org', 'sub.wild.example.org', 'wild.example.org', '*.wild.example.org', 'b.ent.example.org',
+  'ent.example.org', 'a.b.ent.example.org', 'c.b.ent.example.org', 'x.ent.example.org', 'foo.cnamewild.example.org',
+  'host.ptr.example.org', 'generic.example.org', 'generic2.example.org', 'hinfo.example.org', 'sshfp.example.org', 'naptr.example.org',
+  'tlsa.example.org', 'sub.example.org', 'host.sub.example.org', 'ns1.sub.example.org', 'deep.host.sub.example.org',
+  'intosub.example.org', 'x.dname.example.org', 'www.dname.example.org', 'dname.example.org', 'x.dname2.example.org',
+  'h1.example.org', 'h2.example.org', 'lab.example.org', 'node1.lab.example.org', 'node2.lab.example.org', 'after-include.example.org',
+  'nosuch.example.org', 'a.nosuch.example.org', 'www.example.net', 'cname-back.example.net', 'nosuch.example.net', 'example.net',
+];
+const TYPES = ['A', 'AAAA', 'NS', 'SOA', 'MX', 'TXT', 'CNAME', 'SRV', 'PTR', 'CAA', 'DS', 'DNSKEY', 'NSEC', 'RRSIG', 'UNKNOWN_65280', 'HINFO', 'NAPTR', 'SSHFP', 'TLSA', 'DNAME'];
+const VARIANTS = [
+  { proto: 'udp' as const },
+  { proto: 'udp' as const, edns: 4096, do: true },
+  { proto: 'tcp' as const, edns: 1232, mixed: true },
+  { proto: 'udp' as const, edns: 512, do: true },
+];
+
+interface Case {
+  readonly id: string;
+  readonly corefile: string;
+  readonly files: Record<string, string>;
+  readonly probe: { name: string; type: string };
+  readonly queries: QuerySpec[];
+}
+
+const CASES: Case[] = [
+  {
+    id: 'two zones, includes, delegation, DNSSEC',
+    corefile: `example.org:{{DNS}} example.net:{{DNS}} {
+  file db.example.org example.org
+  file db.example.net example.net
+}
+`,
+    files: { 'db.example.org': DB_EXAMPLE_ORG, 'db.hosts': DB_HOSTS, 'db.lab': DB_LAB, 'db.example.net': DB_EXAMPLE_NET },
+    probe: { name: 'www.example.org', type: 'A' },
+    queries: generate(ORG, TYPES, VARIANTS, 15),
+  },
+  {
+    id: 'one file, several zones, in a root block',
+    corefile: `.:{{DNS}} {
+  file db.shared a.test b.test {
+    reload 0
+  }
+}
+`,
+    files: { 'db.shared': DB_SHARED },
+    probe: { name: 'www.a.test', type: 'A' },
+    queries: generate(
+      ['a.test', 'www.a.test', 'ns.b.test', 'x.apps.a.test', 'y.z.apps.b.test', 'apps.b.test', 'nosuch.b.test', 'c.test', 'example.org'],
+      ['A', 'AAAA', 'NS', 'SOA', 'CNAME', 'TXT'],
+      VARIANTS,
+      16,
+    ),
+  },
+];
+
+describe('differential: file', () => {
+  const missing = missingBinaries();
+  it('has CoreDNS 1.15.0 and a build to compare', () => {
+    expect(missing).toBeNull();
+  });
+  for (const c of CASES) {
+    it(c.id, async () => {
+      if (missing) throw new Error(missing);
+      const pair = await startPair({ corefile: c.corefile, files: c.files }, c.probe);
+      try {
+        const result = newResult(c.id);
+        await runQueries(pair, result, c.queries, ['file']);
+        assertResult(result, c.queries.length);
+      } finally {
+        await pair.stop();
+      }
+    }, 240_000);
+  }
+  afterAll(() => {
+    const t = totalCompared();
+    process.stdout.write(`differential file: ${t.compared} replies compared over ${t.cases} cases\n`);
+  });
+});
