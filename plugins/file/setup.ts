@@ -5,6 +5,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
+import { ConfigError } from '../../src/corefile/types.js';
 import { directive, duration, file, option, parseOccurrence, str, zoneArg } from '../../src/corefile/options.js';
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import { formatGoDuration } from '../../src/util/duration.js';
@@ -45,7 +46,7 @@ export function parseFile(d: Dispenser, blockZones: readonly string[], log: Logg
   const cfg: FileConfig = { names: [], zones: new Map(), fallthrough: null };
   let reloadMs = 60_000;
   let byMtime = false;
-  let openErr: string | null = null;
+  let openErr: { text: string; file: string; line: number } | null = null;
   while (d.next()) {
     const occ = parseOccurrence(d, FILE_OPTIONS);
     const fileName = occ.directive.raw[0]!;
@@ -56,7 +57,7 @@ export function parseFile(d: Dispenser, blockZones: readonly string[], log: Logg
     try {
       text = readFileSync(fileName, 'latin1');
     } catch (e) {
-      openErr = openErrorText(fileName, e);
+      openErr = { text: openErrorText(fileName, e), file: occ.directive.token.file, line: occ.directive.token.line };
     }
     if (text !== null) {
       try {
@@ -72,7 +73,8 @@ export function parseFile(d: Dispenser, blockZones: readonly string[], log: Logg
         try {
           data = loadZone(text, origin, fileName, -1);
         } catch (e) {
-          throw new Error(`plugin/file: ${(e as Error).message}`);
+          const at = occ.directive.token;
+          throw new ConfigError((e as Error).message, at.file, at.line, 'file');
         }
       }
       const z: FileZone = { origin, file: fileName, data, reloadMs, byMtime, mtimeMs };
@@ -101,8 +103,8 @@ export function parseFile(d: Dispenser, blockZones: readonly string[], log: Logg
     }
   }
   if (openErr !== null) {
-    if (reloadMs === 0) throw new Error(`plugin/file: plugin/file: ${openErr}`);
-    log.warning(`Failed to open ${JSON.stringify(openErr)}: trying again in ${formatGoDuration(reloadMs)}`);
+    if (reloadMs === 0) throw new ConfigError(openErr.text, openErr.file, openErr.line, 'file');
+    log.warning(`Failed to open ${JSON.stringify(openErr.text)}: trying again in ${formatGoDuration(reloadMs)}`);
   }
   return cfg;
 }

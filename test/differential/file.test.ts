@@ -5,8 +5,12 @@
  * with glue and DS, CNAME chains inside a zone and into a second zone, DNAME, CNAME loops, DNSSEC
  * records served as stored (DO and not), NXDOMAIN/NODATA; one file serving several zones.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { assertResult, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec } from './harness.js';
+import { assertResult, CLUSTERDNS_BIN, COREDNS_BIN, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec } from './harness.js';
 
 const SIG = 'oJB1W6WNGv+ldvQ3WDG0MQkg5IEhjRip8WTrPYGv07h108dUKGMeDPKijVCHX3DDKdfb+v6oB9wfuh3DTJXUAfI=';
 const KEY = 'AwEAAcNEU67LJI5GEgF9QLNqLO1SMq1EdoQ6E9f85ha0k0ewQGCblyW2836GiVsm6k8Kr5ECIoMJ6fZWf3CQSQ9ycWfTyOHfmI3eQ/1Covhb2y4bAmL/07PhrL7ozWBW3wBfM335Ft9xjtXHPy7ztCbV9qZ4TVDTW/Iyg0PiwgoXVesz';
@@ -90,6 +94,8 @@ ns2.sub AAAA 2001:db8::201
 intosub CNAME host.sub
 dname DNAME example.net.
 dname2 DNAME web.example.org.
+$GENERATE 1-4 dhcp-\${10,3} A 10.2.0.$
+$GENERATE 10-14/2 \${0,2,x}.rev 300 PTR host$.example.org.
 $INCLUDE db.hosts
 $INCLUDE db.lab lab.example.org.
 after-include A 192.0.2.250
@@ -133,6 +139,7 @@ const ORG = [
   'tlsa.example.org', 'sub.example.org', 'host.sub.example.org', 'ns1.sub.example.org', 'deep.host.sub.example.org',
   'intosub.example.org', 'x.dname.example.org', 'www.dname.example.org', 'dname.example.org', 'x.dname2.example.org',
   'h1.example.org', 'h2.example.org', 'lab.example.org', 'node1.lab.example.org', 'node2.lab.example.org', 'after-include.example.org',
+  'dhcp-011.example.org', 'dhcp-014.example.org', 'dhcp-015.example.org', '0a.rev.example.org', '0c.rev.example.org', '0b.rev.example.org',
   'nosuch.example.org', 'a.nosuch.example.org', 'www.example.net', 'cname-back.example.net', 'nosuch.example.net', 'example.net',
 ];
 const TYPES = ['A', 'AAAA', 'NS', 'SOA', 'MX', 'TXT', 'CNAME', 'SRV', 'PTR', 'CAA', 'DS', 'DNSKEY', 'NSEC', 'RRSIG', 'UNKNOWN_65280', 'HINFO', 'NAPTR', 'SSHFP', 'TLSA', 'DNAME'];
@@ -182,6 +189,42 @@ const CASES: Case[] = [
   },
 ];
 
+/** Broken zone files: CoreDNS's start-up error and clusterdns's must name the same file, line, column and reason. */
+const SOA = '$TTL 1h\n@ IN SOA ns1 admin 1 2 3 4 5\n';
+const BROKEN: readonly { name: string; zone: string; options?: string }[] = [
+  { name: 'bad address', zone: `${SOA}www IN A 1.2.3\n` },
+  { name: 'IPv4 as AAAA', zone: `${SOA}www IN AAAA 1.2.3.4\n` },
+  { name: 'bad MX preference', zone: `${SOA}www IN MX x mail\n` },
+  { name: 'unterminated quote', zone: `${SOA}www IN TXT "unterminated\n` },
+  { name: 'unbalanced parenthesis', zone: '@ 3600 IN SOA ns1 admin ( 1 2 3 4 5\nwww IN A 1.2.3.4\n' },
+  { name: 'extra closing parenthesis', zone: '@ 3600 IN SOA ns1 admin 1 2 3 4 5 )\n' },
+  { name: 'unknown type', zone: `${SOA}www IN BOGUS 1.2.3.4\n` },
+  { name: 'missing include', zone: `${SOA}$INCLUDE nosuch.db\n` },
+  { name: 'bad SOA serial', zone: '$TTL 1h\n@ IN SOA ns1 admin x 2 3 4 5\n' },
+  { name: 'no SOA', zone: '$TTL 1h\nwww A 1.2.3.4\n' },
+  { name: 'SOA of another zone', zone: '$TTL 1h\nexample.net. IN SOA ns1 admin 1 2 3 4 5\n' },
+  { name: 'relative SOA owner', zone: 'test 3600 IN SOA ns1 admin 1 2 3 4 5\n' },
+  { name: 'NSEC3 zone', zone: `${SOA}x NSEC3PARAM 1 0 0 -\n` },
+  { name: 'garbage after rdata', zone: `${SOA}www A 1.2.3.4 extra\n` },
+  { name: 'bad SRV port', zone: `${SOA}www SRV 1 2 port target\n` },
+  { name: 'two CAA values', zone: `${SOA}www CAA 0 issue "a" "b"\n` },
+  { name: 'RFC 3597 length mismatch', zone: `${SOA}www TYPE999 \\# 3 0102\n` },
+  { name: 'bad $TTL', zone: '$TTL x\n' },
+  { name: 'empty label', zone: `${SOA}bad..name A 1.2.3.4\n` },
+  { name: 'bad $GENERATE step', zone: `${SOA}$GENERATE 1-3/0 host$ A 10.0.0.$\n` },
+  { name: 'bad $GENERATE base', zone: `${SOA}$GENERATE 1-3 host\${0,3,q} A 10.0.0.$\n` },
+  { name: 'missing file, reload 0', zone: '', options: ' {\n    reload 0\n  }' },
+];
+
+function startupError(bin: 'coredns' | 'clusterdns', dir: string): { status: number | null; line: string } {
+  const args = ['-conf', join(dir, 'Corefile'), '-dns.port', '0'];
+  const r = bin === 'coredns'
+    ? spawnSync(COREDNS_BIN, args, { encoding: 'utf8', timeout: 20000, cwd: dir })
+    : spawnSync(process.execPath, [CLUSTERDNS_BIN, ...args], { encoding: 'utf8', timeout: 20000, cwd: dir });
+  const line = `${r.stdout}${r.stderr}`.split('\n').find((l) => l.startsWith('plugin/file: ')) ?? `${r.stdout}${r.stderr}`;
+  return { status: r.status, line };
+}
+
 describe('differential: file', () => {
   const missing = missingBinaries();
   it('has CoreDNS 1.15.0 and a build to compare', () => {
@@ -200,6 +243,23 @@ describe('differential: file', () => {
       }
     }, 240_000);
   }
+  it('reports broken zone files as CoreDNS 1.15.0 does (zone file, line, column, reason)', () => {
+    if (missing) throw new Error(missing);
+    for (const b of BROKEN) {
+      const dir = mkdtempSync(join(tmpdir(), 'file-broken-'));
+      if (b.zone !== '') writeFileSync(join(dir, 'db.zone'), b.zone);
+      writeFileSync(join(dir, 'Corefile'), `example.org {\n  file db.zone${b.options ?? ''}\n}\n`);
+      const ref = startupError('coredns', dir);
+      const cand = startupError('clusterdns', dir);
+      expect(ref.status, b.name).toBe(1);
+      expect(cand.status, b.name).toBe(1);
+      // clusterdns adds the Corefile position of the directive (docs/plugins.md, file); the rest is CoreDNS's text.
+      const pos = `plugin/file: ${join(dir, 'Corefile')}:2 - Error during parsing: `;
+      expect(cand.line.startsWith(pos), `${b.name}: ${cand.line}`).toBe(true);
+      const refText = ref.line.replace(/^plugin\/file: (plugin\/file: )?/, '');
+      expect(cand.line.slice(pos.length), b.name).toBe(refText);
+    }
+  }, 240_000);
   afterAll(() => {
     const t = totalCompared();
     process.stdout.write(`differential file: ${t.compared} replies compared over ${t.cases} cases\n`);
