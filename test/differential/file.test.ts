@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { a, TestUpstream } from '../helpers/upstream.js';
 import { assertResult, CLUSTERDNS_BIN, COREDNS_BIN, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec } from './harness.js';
 
 const SIG = 'oJB1W6WNGv+ldvQ3WDG0MQkg5IEhjRip8WTrPYGv07h108dUKGMeDPKijVCHX3DDKdfb+v6oB9wfuh3DTJXUAfI=';
@@ -153,6 +154,7 @@ const VARIANTS = [
 interface Case {
   readonly id: string;
   readonly corefile: string;
+  readonly upstream?: (u: TestUpstream) => void;
   readonly files: Record<string, string>;
   readonly probe: { name: string; type: string };
   readonly queries: QuerySpec[];
@@ -185,6 +187,29 @@ const CASES: Case[] = [
       ['A', 'AAAA', 'NS', 'SOA', 'CNAME', 'TXT'],
       VARIANTS,
       16,
+    ),
+  },
+  {
+    id: 'zone in a root block with forward: CNAME targets outside the zone resolved through the server',
+    corefile: `.:{{DNS}} {
+  file db.example.org example.org {
+    reload 0
+  }
+  forward . {{UPSTREAM}}
+}
+`,
+    files: { 'db.example.org': DB_EXAMPLE_ORG, 'db.hosts': DB_HOSTS, 'db.lab': DB_LAB },
+    upstream: (u) => {
+      u.on('www.example.net', { answers: [a('www.example.net', '198.51.100.80', 120)] });
+      u.on('www.not-served.test', { answers: [a('www.not-served.test', '203.0.113.7', 30)] });
+      u.defaultBehaviour = { rcode: 3 };
+    },
+    probe: { name: 'www.example.org', type: 'A' },
+    queries: generate(
+      ['ext.example.org', 'ext2.example.org', 'outside.example.org', 'x.dname.example.org', 'www.example.org', 'dangling.example.org', 'nosuch.example.org', 'www.example.net'],
+      ['A', 'AAAA', 'TXT'],
+      [{ proto: 'udp' }, { proto: 'tcp', edns: 1232, do: true }],
+      17,
     ),
   },
 ];
@@ -233,10 +258,10 @@ describe('differential: file', () => {
   for (const c of CASES) {
     it(c.id, async () => {
       if (missing) throw new Error(missing);
-      const pair = await startPair({ corefile: c.corefile, files: c.files }, c.probe);
+      const pair = await startPair({ corefile: c.corefile, files: c.files, ...(c.upstream ? { upstream: c.upstream } : {}) }, c.probe);
       try {
         const result = newResult(c.id);
-        await runQueries(pair, result, c.queries, ['file']);
+        await runQueries(pair, result, c.queries, c.upstream ? ['file', 'forward'] : ['file']);
         assertResult(result, c.queries.length);
       } finally {
         await pair.stop();
