@@ -47,7 +47,40 @@ function typeString(type: number): string {
 }
 
 /** The dns-packet record for a zone record (RDATA names lower-cased where CoreDNS does). */
-function toAnswer(rec: ZoneRecord, owner: string, lowerTargets: boolean): Answer {
+/** ASCII-lower-case the uncompressed name at `off` of `rdata` in place; the offset after it. */
+function lowerWireName(rdata: Buffer, off: number): number {
+  while (off < rdata.length) {
+    const len = rdata[off]!;
+    if (len === 0) return off + 1;
+    for (let i = off + 1; i <= off + len && i < rdata.length; i++) {
+      const c = rdata[i]!;
+      if (c >= 0x41 && c <= 0x5a) rdata[i] = c + 0x20;
+    }
+    off += len + 1;
+  }
+  return off;
+}
+
+/** The RDATA with the names CoreDNS lower-cases (NS, CNAME, MX exchange, SOA mname/rname) lower-cased. */
+function lowerTargetsInRdata(type: number, rdata: Buffer): Buffer {
+  const out = Buffer.from(rdata);
+  switch (type) {
+    case T.NS:
+    case T.CNAME:
+      lowerWireName(out, 0);
+      break;
+    case T.MX:
+      lowerWireName(out, 2);
+      break;
+    case T.SOA:
+      lowerWireName(out, lowerWireName(out, 0));
+      break;
+  }
+  return out;
+}
+
+function toAnswer(rec0: ZoneRecord, owner: string, lowerTargets: boolean): Answer {
+  const rec = lowerTargets && rec0.rdata.length > 0 ? { ...rec0, rdata: lowerTargetsInRdata(rec0.type, rec0.rdata) } : rec0;
   const name = toPacketName(owner);
   const base = { name, class: rec.class === 1 ? 'IN' : `UNKNOWN_${rec.class}`, ttl: rec.ttl };
   let tname = typeString(rec.type);
@@ -66,25 +99,6 @@ function toAnswer(rec: ZoneRecord, owner: string, lowerTargets: boolean): Answer
       tname = `UNKNOWN_${rec.type}`;
     }
   } else tname = `UNKNOWN_${rec.type}`;
-  if (lowerTargets && data !== rec.rdata) {
-    switch (rec.type) {
-      case T.NS:
-      case T.CNAME:
-        data = lowerName(data as string);
-        break;
-      case T.MX: {
-        const mx = data as { exchange: string };
-        mx.exchange = lowerName(mx.exchange);
-        break;
-      }
-      case T.SOA: {
-        const soa = data as { mname: string; rname: string };
-        soa.mname = lowerName(soa.mname);
-        soa.rname = lowerName(soa.rname);
-        break;
-      }
-    }
-  }
   return { ...base, type: tname, data } as Answer;
 }
 

@@ -122,6 +122,31 @@ www A 198.51.100.80
 cname-back CNAME web.example.org.
 `;
 
+/** Odd corners: apex wildcard, escaped names, duplicates, records outside the zone, many records, upper case. */
+export const DB_EDGE = `$ORIGIN Edge.Test.
+@ 300 IN SOA NS1.Edge.Test. Host\\.Master.edge.test. 99 3600 600 86400 60
+@ 300 IN NS ns1
+NS1 300 A 192.0.2.1
+* 300 A 192.0.2.2
+* 300 MX 5 NS1
+has\\046dot 300 A 192.0.2.3
+sp\\032ace 300 TXT "caf\\195\\169" "tab\\009"
+dup 300 A 192.0.2.4
+dup 300 A 192.0.2.4
+outside.example. 300 A 192.0.2.5
+${Array.from({ length: 40 }, (_, i) => `many 300 A 10.9.0.${i + 1}`).join('\n')}
+UPPER 300 CNAME Lower
+lower 300 AAAA 2001:DB8::1
+_svc._tcp 300 SRV 1 1 443 Target.Edge.Test.
+target 300 A 192.0.2.6
+$ORIGIN edge.test.
+_low._tcp 300 SRV 1 1 443 target
+x.y.z 300 A 192.0.2.7
+*.z 300 TXT "wild z"
+cw 300 CNAME nothere.y.z
+wcn 300 CNAME foo.z
+`;
+
 /** One file for several zones: relative names only, so each zone is its own origin. */
 export const DB_SHARED = `@ 3600 IN SOA ns hostmaster 1 7200 3600 1209600 300
 @ 3600 IN NS ns
@@ -171,6 +196,33 @@ const CASES: Case[] = [
     files: { 'db.example.org': DB_EXAMPLE_ORG, 'db.hosts': DB_HOSTS, 'db.lab': DB_LAB, 'db.example.net': DB_EXAMPLE_NET },
     probe: { name: 'www.example.org', type: 'A' },
     queries: generate(ORG, TYPES, VARIANTS, 15),
+  },
+  {
+    id: 'edge cases: apex wildcard, escapes, duplicates, many records, letter case, fallthrough',
+    corefile: `edge.test:{{DNS}} {
+  file db.edge {
+    fallthrough
+  }
+  whoami
+}
+`,
+    files: { 'db.edge': DB_EDGE },
+    probe: { name: 'ns1.edge.test', type: 'A' },
+    queries: generate(
+      ['edge.test', 'ns1.edge.test', 'anything.edge.test', 'a.b.edge.test', 'dup.edge.test',
+        'outside.example', 'upper.edge.test', 'LOWER.edge.test', '_low._tcp.edge.test', 'x.y.z.edge.test', 'y.z.edge.test',
+        'q.z.edge.test', 'q.y.z.edge.test', 'cw.edge.test', 'wcn.edge.test', 'z.edge.test'],
+      ['A', 'AAAA', 'MX', 'TXT', 'CNAME', 'SRV', 'NS', 'SOA'],
+      [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'tcp' }, { proto: 'udp', mixed: true }],
+      18,
+    ).concat(
+      // Names with escaped octets are left out: the harness writes questions with dns-packet, which
+      // does not escape. Owners that differ from the question only in letter case (the SRV owner
+      // \`_svc._tcp.Edge.Test.\`, \`many\` asked in mixed case near the 512-octet limit) are left out
+      // too: miekg/dns compresses names case-sensitively and clusterdns's encoder does not, so the
+      // owner echoes the question's case and one more record fits (docs/plugins.md, file).
+      generate(['many.edge.test', 'dup.edge.test'], ['A'], [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'tcp' }], 19),
+    ),
   },
   {
     id: 'one file, several zones, in a root block',
@@ -261,7 +313,7 @@ describe('differential: file', () => {
       const pair = await startPair({ corefile: c.corefile, files: c.files, ...(c.upstream ? { upstream: c.upstream } : {}) }, c.probe);
       try {
         const result = newResult(c.id);
-        await runQueries(pair, result, c.queries, c.upstream ? ['file', 'forward'] : ['file']);
+        await runQueries(pair, result, c.queries, c.upstream ? ['file', 'forward'] : c.corefile.includes('whoami') ? ['file', 'whoami'] : ['file']);
         assertResult(result, c.queries.length);
       } finally {
         await pair.stop();
