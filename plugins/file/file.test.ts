@@ -8,7 +8,9 @@ import { Flag } from '../../src/dns/constants.js';
 import type { Message } from '../../src/dns/message.js';
 import type { Logger } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
-import { makeQuery, rrStrings, tcpQuery, udpQuery } from '../../test/helpers/dns.js';
+import { parseRequest } from '../../src/dns/wire.js';
+import { Query } from '../../src/query.js';
+import { encodeQuery, makeQuery, rrStrings, tcpQuery, TEST_TRANSPORT, udpQuery } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { dispenserFor, fakeSetupContext, FakeNext, type FakeContext } from '../../test/helpers/upstream.js';
 import { file, reloadZone } from './index.js';
@@ -220,6 +222,17 @@ describe('file lookups', () => {
     await ask(h, 'example.net');
     expect(next.calls).toBe(1);
     expect((await ask(h, 'example.org', 'AXFR')).rc).toBe(5);
+  });
+
+  it('logs and refuses a NOTIFY for its zone (CoreDNS drops it)', async () => {
+    const h = await build(`file ${zoneFile(ZONE)}`);
+    const raw = encodeQuery('example.org', 'SOA');
+    raw[2] = (raw[2]! & 0x87) | (4 << 3); // opcode NOTIFY
+    const parsed = parseRequest(raw);
+    if (parsed.kind !== 'query') throw new Error('NOTIFY not parsed as a query');
+    const q = new Query(raw, parsed.req, TEST_TRANSPORT);
+    expect(await h.serve(q)).toBe(5);
+    expect(q.reply).toBeNull();
   });
 
   it('falls through on NXDOMAIN when asked to', async () => {

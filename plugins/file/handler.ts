@@ -7,7 +7,8 @@
  * the CNAME).
  */
 import type { Answer } from 'dns-packet';
-import { Flag, Qtype, Rcode } from '../../src/dns/constants.js';
+import { Flag, Opcode, Qtype, Rcode } from '../../src/dns/constants.js';
+import type { Logger } from '../../src/log.js';
 import { replyTo } from '../../src/dns/message.js';
 import { matchZone } from '../../src/dns/name.js';
 import { lowerName } from '../../src/dns/zonefile.js';
@@ -23,6 +24,7 @@ export class FileHandler implements Handler {
     private readonly cfg: FileConfig,
     private readonly blockZones: readonly string[],
     private readonly next: Handler | null,
+    private readonly log: Logger,
   ) {}
 
   serve(q: Query): number | Promise<number> {
@@ -32,6 +34,12 @@ export class FileHandler implements Handler {
       return this.next.serve(q);
     }
     if (q.qtype === Qtype.AXFR || q.qtype === Qtype.IXFR) return Rcode.REFUSED;
+    if (q.req.opcode === Opcode.NOTIFY) {
+      // CoreDNS logs this and sends nothing; a plugin here cannot drop a query, so the server
+      // answers REFUSED (docs/plugins.md, file).
+      this.log.info(`Dropping notify from ${q.transport.remoteAddress} for ${zone}`);
+      return Rcode.REFUSED;
+    }
     return this.answer(q, zone);
   }
 

@@ -65,6 +65,6 @@ export const file: PluginDef = {
       for (const t of timers) clearInterval(t);
       timers.length = 0;
     });
-    return (next: Handler | null): Handler => new FileHandler(cfg, ctx.block.zones, next);
+    return (next: Handler | null): Handler => new FileHandler(cfg, ctx.block.zones, next, ctx.log);
   },
 };
