@@ -10,8 +10,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { decode } from '../../src/dns/message.js';
 import { a, TestUpstream } from '../helpers/upstream.js';
-import { assertResult, CLUSTERDNS_BIN, COREDNS_BIN, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec } from './harness.js';
+import { assertResult, CLUSTERDNS_BIN, COREDNS_BIN, encode, exchange, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec } from './harness.js';
 
 const SIG = 'oJB1W6WNGv+ldvQ3WDG0MQkg5IEhjRip8WTrPYGv07h108dUKGMeDPKijVCHX3DDKdfb+v6oB9wfuh3DTJXUAfI=';
 const KEY = 'AwEAAcNEU67LJI5GEgF9QLNqLO1SMq1EdoQ6E9f85ha0k0ewQGCblyW2836GiVsm6k8Kr5ECIoMJ6fZWf3CQSQ9ycWfTyOHfmI3eQ/1Covhb2y4bAmL/07PhrL7ozWBW3wBfM335Ft9xjtXHPy7ztCbV9qZ4TVDTW/Iyg0PiwgoXVesz';
@@ -337,6 +338,44 @@ describe('differential: file', () => {
       expect(cand.line.slice(pos.length), b.name).toBe(refText);
     }
   }, 240_000);
+  it('reloads a zone when its SOA serial changes, keeps serving it when the new file is broken', async () => {
+    if (missing) throw new Error(missing);
+    const zone = (serial: number, ip: string, extra = ''): string => `$TTL 60\n@ IN SOA ns hostmaster ${serial} 3600 600 86400 60\n@ NS ns\nns A 192.0.2.1\nwww A ${ip}\n${extra}`;
+    const pair = await startPair({
+      corefile: 'example.org:{{DNS}} {\n  file db.reload {\n    reload 200ms\n  }\n}\n',
+      files: { 'db.reload': zone(1, '192.0.2.10') },
+    }, { name: 'www.example.org', type: 'A' });
+    const answerOf = async (port: number): Promise<string> => {
+      const r = await exchange(port, encode({ name: 'www.example.org', type: 'A', id: 7 }), 'udp', 2000);
+      const a = r ? decode(r).answers.find((x) => x.type === 'A') : undefined;
+      return a ? String((a as { data: unknown }).data) : 'none';
+    };
+    const waitFor = async (want: string): Promise<void> => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const got = await Promise.all([answerOf(pair.ref.dns), answerOf(pair.cand.dns)]);
+        if (got.every((g) => g === want)) return;
+        if (Date.now() > deadline) throw new Error(`reload not seen: ${got.join(' / ')} instead of ${want}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      // A broken file with a new serial: logged, the old zone stays; then a good one with a newer serial.
+      for (const p of [pair.ref, pair.cand]) writeFileSync(join(p.dir, 'db.reload'), zone(2, '192.0.2.20', 'bad A 1.2.3\n'));
+      await Promise.all([pair.ref.waitFor(/Parsing zone "example\.org\.": failed to parse file/), pair.cand.waitFor(/Parsing zone "example\.org\.": failed to parse file/)]);
+      expect(await answerOf(pair.ref.dns)).toBe('192.0.2.10');
+      expect(await answerOf(pair.cand.dns)).toBe('192.0.2.10');
+      for (const p of [pair.ref, pair.cand]) writeFileSync(join(p.dir, 'db.reload'), zone(3, '192.0.2.30'));
+      await waitFor('192.0.2.30');
+      const lines = [pair.ref, pair.cand].map((p) => p.output.filter((l) => /plugin\/file: (Successfully reloaded|Parsing zone)/.test(l)).map((l) => l.replace(/^.*?\[(INFO|ERROR)\]/, '[$1]'))[0]);
+      expect(lines[1]).toBe(lines[0]);
+      const ok = [pair.ref, pair.cand].map((p) => p.output.find((l) => l.includes('Successfully reloaded'))?.replace(/^.*?\[INFO\]/, '[INFO]'));
+      expect(ok[1]).toBe(ok[0]);
+      expect(ok[0]).toBe('[INFO] plugin/file: Successfully reloaded zone "example.org." in "db.reload" with 3 SOA serial');
+    } finally {
+      await pair.stop();
+    }
+  }, 120_000);
   afterAll(() => {
     const t = totalCompared();
     process.stdout.write(`differential file: ${t.compared} replies compared over ${t.cases} cases\n`);
