@@ -909,10 +909,8 @@ function parseRdata(type: number, p: Rdata): Parsed | undefined {
     }
     case 17:
     case 14: {
-      const tname = type === 17 ? 'RP' : 'MINFO';
       const a = p.name(p.next(), type === 17 ? 'bad RP Mbox' : 'bad MINFO Rmail');
       const b = p.name(p.field(), type === 17 ? 'bad RP Txt' : 'bad MINFO Email');
-      void tname;
       p.end();
       return { rdata: Buffer.concat([wireName(a), wireName(b)]) };
     }
