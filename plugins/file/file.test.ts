@@ -49,6 +49,7 @@ sub DS 1 13 2 0102
 ns.sub A 192.0.2.99
 d DNAME example.com.
 _sip._tcp SRV 0 0 5060 mail
+svc HTTPS 1 web alpn=h2
 `;
 
 const contexts: FakeContext[] = [];
@@ -100,7 +101,7 @@ describe('file setup', () => {
   it('fails on a broken zone file with the zone file, line, column and reason', () => {
     const db = zoneFile(`${ZONE}bad A 1.2.3\n`, 'db.broken');
     expect(setupError(`file ${db}`)).toBe(
-      `plugin/file: Corefile:1 - Error during parsing: failed to parse file "${db}" for origin example.org. with error ${db}: dns: bad A A: "1.2.3" at line: 26:11`,
+      `plugin/file: Corefile:1 - Error during parsing: failed to parse file "${db}" for origin example.org. with error ${db}: dns: bad A A: "1.2.3" at line: 27:11`,
     );
   });
 
@@ -141,6 +142,13 @@ describe('file lookups', () => {
     expect(rrStrings(mx.m!.additionals)).toEqual(['mail.example.org. 3600 A 192.0.2.25', 'mail.example.org. 3600 AAAA 2001:db8::25']);
     const srv = await ask(h, '_sip._tcp.example.org', 'SRV');
     expect(srv.m!.additionals.length).toBe(2);
+  });
+
+  it('answers HTTPS records with the target\'s addresses in the additional section', async () => {
+    const h = await build(`file ${zoneFile(ZONE)}`);
+    const { m } = await ask(h, 'svc.example.org', 'UNKNOWN_65');
+    expect(m!.answers.map((r) => r.type)).toEqual(['HTTPS']);
+    expect(rrStrings(m!.additionals)).toEqual(['web.example.org. 3600 A 192.0.2.80']);
   });
 
   it('follows CNAME chains inside the zone', async () => {
@@ -266,7 +274,7 @@ describe('file reload', () => {
     writeFileSync(db, `${ZONE.replace('2024', '2025')}broken A x\n`);
     reloadZone(z, silent);
     expect(z.data).toBe(before);
-    expect(lines[0]).toMatch(/^\[ERROR\] Parsing zone "example\.org\.": failed to parse file .* bad A A: "x" at line: 26:10$/);
+    expect(lines[0]).toMatch(/^\[ERROR\] Parsing zone "example\.org\.": failed to parse file .* bad A A: "x" at line: 27:10$/);
     writeFileSync(db, ZONE.replace('2024', '2025'));
     reloadZone(z, silent);
     expect(z.data.serial).toBe(2025);

@@ -70,6 +70,8 @@ function lowerTargetsInRdata(type: number, rdata: Buffer): Buffer {
       lowerWireName(out, 0);
       break;
     case T.MX:
+    case T.SVCB:
+    case T.HTTPS:
       lowerWireName(out, 2);
       break;
     case T.SOA:
@@ -98,6 +100,9 @@ function toAnswer(rec0: ZoneRecord, owner: string, lowerTargets: boolean): Answe
     } catch {
       tname = `UNKNOWN_${rec.type}`;
     }
+  } else if ((rec.type === T.SVCB || rec.type === T.HTTPS) && rec.target !== undefined) {
+    // Wire RDATA with a well-formed target: the encoder writes it and registers the target name.
+    tname = rec.type === T.SVCB ? 'SVCB' : 'HTTPS';
   } else tname = `UNKNOWN_${rec.type}`;
   return { ...base, type: tname, data } as Answer;
 }
@@ -177,7 +182,7 @@ export class ZoneData {
     if (rec.type === T.NSEC3 || rec.type === T.NSEC3PARAM) {
       throw new Error(`NSEC3 zone is not supported, dropping RR: ${lname} for zone: ${this.origin}`);
     }
-    const lowerTargets = rec.type === T.NS || rec.type === T.SOA || rec.type === T.CNAME || rec.type === T.MX;
+    const lowerTargets = rec.type === T.NS || rec.type === T.SOA || rec.type === T.CNAME || rec.type === T.MX || rec.type === T.SVCB || rec.type === T.HTTPS;
     const rr: RR = {
       lname,
       type: rec.type,
@@ -469,7 +474,7 @@ export class ZoneData {
     const extra: Answer[] = [];
     let seen: Set<string> | null = null;
     for (const rr of answer) {
-      if ((rr.type !== T.SRV && rr.type !== T.MX) || rr.target === undefined) continue;
+      if ((rr.type !== T.SRV && rr.type !== T.MX && rr.type !== T.SVCB && rr.type !== T.HTTPS) || rr.target === undefined) continue;
       const target = lowerName(rr.target);
       if (!isSub(this.origin, target)) continue;
       seen ??= new Set();

@@ -116,6 +116,18 @@ sub DS 60485 RSASHA1 1 2BB183AF5F22588179A53B0A98631FAD1A292118
     expect(by(47).rdata.toString('hex')).toBe('03777777076578616d706c65036f726700000762000000000380ff0180');
   });
 
+  it('reads SVCB and HTTPS parameters (RFC 9460) into wire form, sorted by key', () => {
+    const rrs = parse(`${SOA}s HTTPS 1 Web port=8443 alpn=h2,h3 ipv4hint=192.0.2.1 no-default-alpn mandatory=port,alpn key65000="a\\032b"\n`);
+    const r = rrs[1]!;
+    expect(r.type).toBe(65);
+    expect(r.target).toBe('Web.example.org.');
+    // priority, target, then mandatory(0)=alpn,port alpn(1)=h2,h3 no-default-alpn(2) port(3)=8443 ipv4hint(4) key65000="a b"
+    expect(r.rdata.toString('hex')).toBe(
+      '0001' + '03576562076578616d706c65036f726700' + '000000040001' + '0003' + '0001000602683202683' + '3' + '00020000' + '000300022' + '0fb' + '00040004c0000201' + 'fde800036120' + '62',
+    );
+    expect(errorOf(`${SOA}s HTTPS 1 . port=x\n`)).toBe('db.test: dns: : "port=x" at line: 2:18');
+  });
+
   it('canonicalises escaped owner names as they read from the wire', () => {
     const rrs = parse(`${SOA}has\\046dot A 192.0.2.1\nsp\\032ace A 192.0.2.2\n`);
     expect(rrs.slice(1).map((r) => r.name)).toEqual(['has\\.dot.example.org.', 'sp\\032ace.example.org.']);

@@ -85,6 +85,11 @@ hinfo HINFO "PC-Intel-700mhz" "Linux"
 sshfp SSHFP 4 2 ${DIGEST}
 naptr NAPTR 100 10 "S" "SIP+D2U" "" _sip._udp.example.org.
 tlsa TLSA 3 1 1 ${DIGEST}
+svc HTTPS 1 Web alpn=h2,h3 port=8443 ipv4hint=192.0.2.80,192.0.2.81 ipv6hint=2001:db8::80 ech=AEX+DQBB
+svc HTTPS 2 . alpn="h2" no-default-alpn mandatory=alpn,port port="443"
+svc SVCB 0 web.example.org.
+svc2 SVCB 1 . key65000="a\\032b" dohpath=/dns-query{?dns} ohttp
+svc3 HTTPS 1 ext.example.net.
 ; a delegation with glue inside and outside the child zone
 sub NS ns1.sub
 sub NS ns2.sub.example.org.
@@ -163,13 +168,13 @@ const ORG = [
   'x.wild.example.org', 'a.b.wild.example.org', 'sub.wild.example.org', 'wild.example.org', '*.wild.example.org', 'b.ent.example.org',
   'ent.example.org', 'a.b.ent.example.org', 'c.b.ent.example.org', 'x.ent.example.org', 'foo.cnamewild.example.org',
   'host.ptr.example.org', 'generic.example.org', 'generic2.example.org', 'hinfo.example.org', 'sshfp.example.org', 'naptr.example.org',
-  'tlsa.example.org', 'sub.example.org', 'host.sub.example.org', 'ns1.sub.example.org', 'deep.host.sub.example.org',
+  'tlsa.example.org', 'svc.example.org', 'svc2.example.org', 'svc3.example.org', 'sub.example.org', 'host.sub.example.org', 'ns1.sub.example.org', 'deep.host.sub.example.org',
   'intosub.example.org', 'x.dname.example.org', 'www.dname.example.org', 'dname.example.org', 'x.dname2.example.org',
   'h1.example.org', 'h2.example.org', 'lab.example.org', 'node1.lab.example.org', 'node2.lab.example.org', 'after-include.example.org',
   'dhcp-011.example.org', 'dhcp-014.example.org', 'dhcp-015.example.org', '0a.rev.example.org', '0c.rev.example.org', '0b.rev.example.org',
   'nosuch.example.org', 'a.nosuch.example.org', 'www.example.net', 'cname-back.example.net', 'nosuch.example.net', 'example.net',
 ];
-const TYPES = ['A', 'AAAA', 'NS', 'SOA', 'MX', 'TXT', 'CNAME', 'SRV', 'PTR', 'CAA', 'DS', 'DNSKEY', 'NSEC', 'RRSIG', 'UNKNOWN_65280', 'HINFO', 'NAPTR', 'SSHFP', 'TLSA', 'DNAME'];
+const TYPES = ['UNKNOWN_64', 'UNKNOWN_65', 'A', 'AAAA', 'NS', 'SOA', 'MX', 'TXT', 'CNAME', 'SRV', 'PTR', 'CAA', 'DS', 'DNSKEY', 'NSEC', 'RRSIG', 'UNKNOWN_65280', 'HINFO', 'NAPTR', 'SSHFP', 'TLSA', 'DNAME'];
 const VARIANTS = [
   { proto: 'udp' as const },
   { proto: 'udp' as const, edns: 4096, do: true },
@@ -291,6 +296,9 @@ const BROKEN: readonly { name: string; zone: string; options?: string }[] = [
   { name: 'empty label', zone: `${SOA}bad..name A 1.2.3.4\n` },
   { name: 'bad $GENERATE step', zone: `${SOA}$GENERATE 1-3/0 host$ A 10.0.0.$\n` },
   { name: 'bad $GENERATE base', zone: `${SOA}$GENERATE 1-3 host\${0,3,q} A 10.0.0.$\n` },
+  { name: 'bad SVCB key', zone: `${SOA}www HTTPS 1 . bogus=1\n` },
+  { name: 'bad SVCB port', zone: `${SOA}www HTTPS 1 . port=x\n` },
+  { name: 'SVCB values run together', zone: `${SOA}www HTTPS 1 . alpn="h2"port=1\n` },
   { name: 'missing file, reload 0', zone: '', options: ' {\n    reload 0\n  }' },
 ];
 
