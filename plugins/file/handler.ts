@@ -115,10 +115,20 @@ export class FileHandler implements Handler {
     }
     const msg = replyTo(q.request, rcode, aa);
     if (!aa) msg.flags = (msg.flags ?? 0) & ~Flag.AA;
-    msg.answers = r.answer;
-    msg.authorities = r.ns;
-    msg.additionals = r.extra;
+    // Fresh record objects: plugins above may change the reply they get (q.reply.message()),
+    // and the zone's records are shared by every reply.
+    msg.answers = r.answer.map(fresh);
+    msg.authorities = r.ns.map(fresh);
+    msg.additionals = r.extra.map(fresh);
     q.write(msg, this.name);
     return rcode === Rcode.SERVFAIL ? Rcode.NOERROR : rcode;
   }
+}
+
+function fresh(rr: Answer): Answer {
+  const data = (rr as { data?: unknown }).data;
+  if (data !== null && typeof data === 'object' && !Buffer.isBuffer(data)) {
+    return { ...rr, data: Array.isArray(data) ? [...(data as unknown[])] : { ...(data as object) } } as Answer;
+  }
+  return { ...rr };
 }

@@ -538,6 +538,10 @@ export class ZoneData {
       const data = (a as { data?: unknown }).data;
       if (a.type === 'MX') rrs.push({ lname: '', type: T.MX, answer: a, target: `${String((data as { exchange: string }).exchange)}.` });
       else if (a.type === 'SRV') rrs.push({ lname: '', type: T.SRV, answer: a, target: `${String((data as { target: string }).target)}.` });
+      else if (((a.type as string) === 'SVCB' || (a.type as string) === 'HTTPS') && Buffer.isBuffer(data)) {
+        const t = svcbTarget(data);
+        if (t !== undefined) rrs.push({ lname: '', type: (a.type as string) === 'SVCB' ? T.SVCB : T.HTTPS, answer: a, target: t });
+      }
     }
     return rrs.length ? this.additional(rrs, d) : [];
   }
@@ -597,4 +601,17 @@ function substituteDNAME(qname: string, owner: string, target: string): string {
   const prefix = qname.slice(0, qname.length - owner.length);
   const joined = target === '.' ? prefix : `${prefix}${target}`;
   return nameLabels(joined) ? labelsText(nameLabels(joined)!) : '';
+}
+
+/** The target of SVCB/HTTPS wire RDATA (canonical text), or undefined when malformed. */
+function svcbTarget(rdata: Buffer): string | undefined {
+  const labels: Buffer[] = [];
+  for (let off = 2; off < rdata.length; ) {
+    const len = rdata[off]!;
+    if (len === 0) return labelsText(labels);
+    if (len > 63 || off + 1 + len > rdata.length) return undefined;
+    labels.push(rdata.subarray(off + 1, off + 1 + len));
+    off += len + 1;
+  }
+  return undefined;
 }
