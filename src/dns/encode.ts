@@ -3,10 +3,11 @@
  * fitting answers into 512-byte UDP replies as CoreDNS does, and it lets answer owners point at
  * the question so they echo the client's letter case for free.
  *
- * Names in NS/CNAME/PTR/MX/SOA RDATA are compressed (RFC 1035 types, as miekg/dns does); SRV
- * targets and DNAME are written uncompressed but, as in miekg/dns, registered in the compression
- * table so that later names (the additional section's owners) point at them; other RDATA is
- * encoded by dns-packet.
+ * Names in NS/CNAME/PTR/MX/SOA RDATA are compressed (RFC 1035 types, as miekg/dns does); SRV,
+ * SVCB/HTTPS targets and DNAME are written uncompressed but, as in miekg/dns, registered in the
+ * compression table so that later names (the additional section's owners) point at them; SVCB and
+ * HTTPS records carry their RDATA as wire bytes (dns-packet has no codec); other RDATA is encoded
+ * by dns-packet.
  */
 import type * as DnsPacket from 'dns-packet';
 import type { Answer, Question } from 'dns-packet';
@@ -140,7 +141,7 @@ function writeRecord(rr: Answer, buf: Buffer, off: number, comp: CompressionMap)
   const rdlenAt = off + 8;
   let p = off + 10;
   const data = (rr as { data: unknown }).data;
-  switch (rr.type) {
+  switch (rr.type as string) {
     case 'NS':
     case 'CNAME':
     case 'PTR':
@@ -172,6 +173,24 @@ function writeRecord(rr: Answer, buf: Buffer, off: number, comp: CompressionMap)
       buf.writeUInt16BE(srv.port ?? 0, p + 4);
       // RFC 2782: the target is not compressed; it is still registered for later owners.
       p = writeName(srv.target, buf, p + 6, comp, false);
+      break;
+    }
+    case 'SVCB':
+    case 'HTTPS': {
+      // RDATA in wire form (dns-packet has no codec): RFC 9460 forbids compressing the target, but
+      // miekg/dns registers it for later names, as for SRV.
+      const raw = data as Buffer;
+      raw.copy(buf, p, 0, 2);
+      const labels: string[] = [];
+      let q = 2;
+      while (q < raw.length && raw[q]! !== 0) {
+        const len = raw[q]!;
+        labels.push([...raw.subarray(q + 1, q + 1 + len)].map((c) => (c === 0x2e || c === 0x5c ? `\\${String.fromCharCode(c)}` : c < 0x21 || c > 0x7e ? `\\${String(c).padStart(3, '0')}` : String.fromCharCode(c))).join(''));
+        q += len + 1;
+      }
+      p = writeName(labels.length ? labels.join('.') : '.', buf, p + 2, comp, false);
+      raw.copy(buf, p, q + 1);
+      p += Math.max(0, raw.length - (q + 1));
       break;
     }
     default: {
