@@ -1,4 +1,5 @@
 /** The registry: CoreDNS's plugin order, and directives CoreDNS has but clusterdns lacks named as such. */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/corefile/types.js';
 import { buildInstance } from '../src/server/instance.js';
@@ -11,6 +12,13 @@ describe('plugin registry', () => {
     const idx = PLUGINS.map((p) => DIRECTIVE_ORDER.indexOf(p.name));
     expect(idx.every((i) => i >= 0)).toBe(true);
     expect([...idx].sort((a, b) => a - b)).toEqual(idx);
+  });
+
+  it('docs/corefile.md §8.2 lists every plugin in chain order', () => {
+    const doc = readFileSync(new URL('../docs/corefile.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('### 8.2'), doc.indexOf('### 8.3'));
+    const rows = [...section.matchAll(/^\| \d+ \| ([a-z0-9_]+) \|/gm)].map((m) => m[1]);
+    expect(rows).toEqual(PLUGINS.map((p) => p.name));
   });
 
   it('knows a CoreDNS directive it lacks from a typo', () => {
