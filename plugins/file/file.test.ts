@@ -233,15 +233,16 @@ describe('file lookups', () => {
     expect((await ask(h, 'example.org', 'AXFR')).rc).toBe(5);
   });
 
-  it('logs and refuses a NOTIFY for its zone (CoreDNS drops it)', async () => {
+  it('logs and drops a NOTIFY for its zone, as CoreDNS does', async () => {
     const h = await build(`file ${zoneFile(ZONE)}`);
     const raw = encodeQuery('example.org', 'SOA');
     raw[2] = (raw[2]! & 0x87) | (4 << 3); // opcode NOTIFY
     const parsed = parseRequest(raw);
     if (parsed.kind !== 'query') throw new Error('NOTIFY not parsed as a query');
     const q = new Query(raw, parsed.req, TEST_TRANSPORT);
-    expect(await h.serve(q)).toBe(5);
+    expect(await h.serve(q)).toBe(0);
     expect(q.reply).toBeNull();
+    expect(q.dropped).toBe(true);
   });
 
   it('falls through on NXDOMAIN when asked to', async () => {

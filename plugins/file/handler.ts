@@ -35,10 +35,10 @@ export class FileHandler implements Handler {
     }
     if (q.qtype === Qtype.AXFR || q.qtype === Qtype.IXFR) return Rcode.REFUSED;
     if (q.req.opcode === Opcode.NOTIFY) {
-      // CoreDNS logs this and sends nothing; a plugin here cannot drop a query, so the server
-      // answers REFUSED (docs/plugins.md, file).
+      // CoreDNS logs this and sends nothing (it returns success without writing): no reply.
       this.log.info(`Dropping notify from ${q.transport.remoteAddress} for ${zone}`);
-      return Rcode.REFUSED;
+      q.dropped = true;
+      return Rcode.NOERROR;
     }
     return this.answer(q, zone);
   }
