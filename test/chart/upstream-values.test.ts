@@ -379,12 +379,12 @@ describe('helm template refuses a Corefile the binary would reject', () => {
   const noProbes = { livenessProbe: { enabled: false }, readinessProbe: { enabled: false } };
 
   it('names a directive that is not in the plugin registry (files/directives.txt)', () => {
-    const err = helmTemplateError({ values: { ...noProbes, servers: servers([{ name: 'errors' }, { name: 'rewrite', parameters: 'name foo bar' }]) } });
-    expect(err).toMatch(/servers\[0\]\.plugins\[1\]: clusterdns \S+ has no plugin "rewrite"/);
-    expect(err).toContain('Known directives: reload, bind, ready');
-    // The operator file with a plugin added upstream users commonly have.
-    const op = helmTemplateError({ valuesFiles: [OPERATOR], set: ['servers[0].plugins[10].name=rewrite'] });
-    expect(op).toMatch(/has no plugin "rewrite"/);
+    const err = helmTemplateError({ values: { ...noProbes, servers: servers([{ name: 'errors' }, { name: 'dnssec', parameters: 'example.org' }]) } });
+    expect(err).toMatch(/servers\[0\]\.plugins\[1\]: clusterdns \S+ has no plugin "dnssec"/);
+    expect(err).toContain('Known directives: metadata, cancel, timeouts, reload');
+    // The operator file with a plugin clusterdns does not have in place of one of its own.
+    const op = helmTemplateError({ valuesFiles: [OPERATOR], set: ['servers[0].plugins[10].name=etcd'] });
+    expect(op).toMatch(/has no plugin "etcd"/);
   });
 
   it('names a transport the binary does not serve (tls://, grpc://, https://, quic://)', () => {
