@@ -25,9 +25,23 @@ function corefile(meta: string, k8s: string): string {
 
 interface Case { readonly id: string; readonly corefile: string; readonly queries: QuerySpec[] }
 
+/** template's `.Meta` reads the labels the metadata plugin collected (kubernetes' provider). */
+const TEMPLATE_META = `.:{{DNS}} {
+  metadata
+  template IN TXT cluster.local {
+    answer "{{ .Name }} 60 IN TXT \\"kind={{ .Meta \\"kubernetes/kind\\" }} ns={{ .Meta \\"kubernetes/namespace\\" }} svc={{ .Meta \\"kubernetes/service\\" }} none={{ .Meta \\"none/such\\" }}\\""
+  }
+  kubernetes cluster.local {
+    endpoint {{API}}
+  }
+  whoami
+}
+`;
+
 const CASES: Case[] = [
   { id: 'metadata-kubernetes-labels', corefile: corefile('  metadata\n', '    pods verified\n'), queries: generate(NAMES, ['A', 'SRV'], [{ proto: 'udp' }, { proto: 'tcp' }], 111) },
   { id: 'metadata-zones', corefile: corefile('  metadata svc.cluster.local example.org\n', '    pods insecure\n'), queries: generate(NAMES, ['A'], [{ proto: 'udp' }], 112) },
+  { id: 'metadata-template-meta', corefile: TEMPLATE_META, queries: generate(NAMES, ['TXT'], [{ proto: 'udp' }], 114) },
   { id: 'metadata-absent', corefile: corefile('', '    pods verified\n'), queries: generate(NAMES, ['A'], [{ proto: 'udp' }], 113) },
 ];
 
@@ -58,6 +72,7 @@ describe('differential: metadata', () => {
         const skip = [await metaLines(pair.ref, 0), await metaLines(pair.cand, 0)];
         await runQueries(pair, result, c.queries, ['kubernetes', 'whoami', 'metadata', 'log']);
         assertResult(result, c.queries.length);
+        if (!c.corefile.includes('  log ')) return; // a case without the log plugin compares replies only
         const ref = (await metaLines(pair.ref, skip[0]!.length + c.queries.length)).filter((l) => !l.startsWith('META kubernetes.default.svc.cluster.local. A'));
         const cand = (await metaLines(pair.cand, skip[1]!.length + c.queries.length)).filter((l) => !l.startsWith('META kubernetes.default.svc.cluster.local. A'));
         expect(cand).toEqual(ref);
