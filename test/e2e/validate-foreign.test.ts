@@ -22,17 +22,17 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
       conf,
       [
         '.:53 {', //                                       1
-        '  rewrite name foo.example.org bar.example.org', // 2  foreign
-        '  template IN A example.org {', //                3  foreign, with a block
-        '    answer "{{ .Name }} 60 IN A 192.0.2.1"', //    4  (inside the foreign block: not a directive)
-        '    fallthrough', //                              5
+        '  grpc . 192.0.2.1', //                           2  foreign
+        '  etcd example.org {', //                         3  foreign, with a block
+        '    path /skydns', //                             4  (inside the foreign block: not a directive)
+        '    endpoint http://192.0.2.1:2379', //           5
         '  }', //                                          6
         '  bufsize 100', //                                7  setup error of an implemented plugin
         '  frobnicate', //                                 8  a typo: not a CoreDNS plugin
         '  forward . 192.0.2.53', //                       9
         '}', //                                            10
         'example.org {', //                                11
-        '  file db.example.org', //                        12 foreign
+        '  auto example.org', //                           12 foreign
         '  dnssec', //                                     13 foreign
         '  import conf.d/*.conf', //                       14 two more in the imported file
         '  acl {', //                                      15 implemented now
@@ -47,11 +47,11 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
     expect(r.status).toBe(1);
     const extra = join(dir, 'conf.d', 'extra.conf');
     expect(r.stderr.trim().split('\n')).toEqual([
-      `${conf}:2 - Error during parsing: Unknown directive 'rewrite' ${FOREIGN}`,
-      `${conf}:3 - Error during parsing: Unknown directive 'template' ${FOREIGN}`,
+      `${conf}:2 - Error during parsing: Unknown directive 'grpc' ${FOREIGN}`,
+      `${conf}:3 - Error during parsing: Unknown directive 'etcd' ${FOREIGN}`,
       `plugin/bufsize: ${conf}:7 - Error during parsing: Wrong argument count or unexpected line ending after '100'`,
       `${conf}:8 - Error during parsing: Unknown directive 'frobnicate'`,
-      `${conf}:12 - Error during parsing: Unknown directive 'file' ${FOREIGN}`,
+      `${conf}:12 - Error during parsing: Unknown directive 'auto' ${FOREIGN}`,
       `${conf}:13 - Error during parsing: Unknown directive 'dnssec' ${FOREIGN}`,
       `${extra}:1 - Error during parsing: Unknown directive 'geoip' ${FOREIGN}`,
       `${extra}:2 - Error during parsing: Unknown directive 'erratic' ${FOREIGN}`,
@@ -63,15 +63,15 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
   it('a normal start stops at the first foreign directive with the same wording and exit code 1', () => {
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-foreign-'));
     const conf = join(dir, 'Corefile');
-    writeFileSync(conf, '.:0 {\n  whoami\n  rewrite name a.example.org b.example.org\n  etcd\n}\n');
+    writeFileSync(conf, '.:0 {\n  whoami\n  nomad\n  etcd\n}\n');
     const r = runCommand(['-conf', conf, '-dns.port', '0']);
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`${conf}:3 - Error during parsing: Unknown directive 'rewrite' ${FOREIGN}`);
+    expect(r.stderr).toContain(`${conf}:3 - Error during parsing: Unknown directive 'nomad' ${FOREIGN}`);
     expect(r.stderr).not.toContain("'etcd'");
   });
 
   it('the plugins added for issue #15 validate as implemented, not foreign', () => {
-    const added = ['acl', 'bufsize', 'minimal', 'any', 'header', 'local', 'chaos', 'nsid', 'dns64'];
+    const added = ['rewrite', 'template', 'k8s_external', 'file', 'acl', 'bufsize', 'minimal', 'any', 'header', 'local', 'chaos', 'nsid', 'dns64', 'metadata', 'cancel', 'timeouts', 'debug', 'pprof'];
     for (const name of added) {
       expect(pluginByName(name), name).toBeDefined();
       expect(isForeignDirective(name), name).toBe(false);
