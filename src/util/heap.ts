@@ -106,7 +106,7 @@ export function workersFrom(argv: readonly string[]): number {
   return 1;
 }
 
-/** `-workers N` as given (0 when absent or not a number: the default, sized from the CPUs). */
+/** `-workers N` as given: 1 when absent (the default), 0 (sized from the CPUs) for 0 or not a number. */
 export function explicitWorkers(argv: readonly string[]): number {
   for (let i = 0; i < argv.length; i++) {
     const m = /^--?workers(?:=(.*))?$/.exec(argv[i]!);
@@ -114,7 +114,7 @@ export function explicitWorkers(argv: readonly string[]): number {
     const n = Number(m[1] ?? argv[i + 1]);
     return Number.isInteger(n) && n > 0 ? n : 0;
   }
-  return 0;
+  return 1;
 }
 
 export interface HeapPlan {
