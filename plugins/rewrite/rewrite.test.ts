@@ -16,7 +16,6 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { seededRandom } from '../../src/util/prng.js';
 import { a, FakeNext, TestUpstream } from '../../test/helpers/upstream.js';
 import { dispenserFor } from '../../test/helpers/setup.js';
-import { compileGoRegex, requiredLiteral } from './goregex.js';
 import { RewriteHandler } from './handler.js';
 import { parseRewrite, rewrite } from './index.js';
 
@@ -120,43 +119,6 @@ rewrite cname exact a. b.`);
 
   it('declares the block keywords its README documents', () => {
     expect(rewrite.options?.options.map((o) => o.name)).toEqual(['name', 'answer', 'type', 'class', 'edns0', 'ttl', 'rcode', 'cname']);
-  });
-});
-
-describe('Go regular expressions', () => {
-  it.each([
-    ['(?P<svc>[a-z]+)\\.example', 'web.example', ['web.example', 'web']],
-    ['(?i)^WEB\\.', 'web.example', ['web.']],
-    ['\\Aa\\.b\\z', 'a.b', ['a.b']],
-    ['[[:digit:]]+', 'x42', ['42']],
-    ['\\Qa.b\\E', 'a.b', ['a.b']],
-  ])('%s on %s', (re, input, groups) => {
-    expect([...(compileGoRegex(re).exec(input) ?? [])]).toEqual(groups);
-  });
-
-  it('a leading .* is anchored (same leftmost match, no quadratic retries); captures unchanged', () => {
-    const re = compileGoRegex('(.*)\\.corp\\.example\\.com');
-    expect(re.source.startsWith('^')).toBe(true);
-    expect([...re.exec('a.b.corp.example.com.')!]).toEqual(['a.b.corp.example.com', 'a.b']);
-    expect(compileGoRegex('(.*)a|b').source.startsWith('^')).toBe(false);
-  });
-
-  it.each([
-    ['(.*)\\.corp\\.example\\.com', '.corp.example.com'],
-    ['^(.*)-(us-west-1)\\.example\\.org', '.example.org'],
-    ['(?i)^WEB\\.Example', 'web.example'],
-    ['ab*c', 'a'],
-    ['x{2}yz', 'yz'],
-    ['[a-z]+\\.svc\\.local', '.svc.local'],
-    ['a|bcd', ''],
-    ['x(?i)CORP', ''],
-    ['(a(b)c)d\\d+e', 'd'],
-  ])('required literal of %s: %s', (re, lit) => {
-    expect(requiredLiteral(re)).toBe(lit);
-  });
-
-  it.each(['(a', 'a)', '[a', '(?=a)', '(?<=a)b', '(a)\\1'])('%s is refused as Go refuses it', (re) => {
-    expect(() => compileGoRegex(re)).toThrow(/^error parsing regexp: /);
   });
 });
 

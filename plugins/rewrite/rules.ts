@@ -10,7 +10,7 @@
 import { isIPv4 } from 'node:net';
 import { qclassFromName, qtypeFromName } from '../../src/dns/constants.js';
 import { ipv6ToBytes } from '../../src/dns/name.js';
-import { compileGoRegex, GoRegexError, requiredLiteral } from './goregex.js';
+import { compileRe2, Re2Error, requiredLiteral } from '../../src/util/re2.js';
 import {
   CnameResponseRule, EdnsRemoveResponseRule, EdnsRestoreResponseRule, NameResponseRule, RcodeResponseRule, regexRewriter,
   remapRewriter, suffixRewriter, TtlResponseRule, ValueResponseRule, type ResponseRule, type StringRewriter,
@@ -60,6 +60,11 @@ function subExprUsage(s: string): number {
   let n = 0;
   for (let i = 0; i <= 100; i++) if (s.includes(`{${i}}`)) n++;
   return n;
+}
+
+/** A Go regular expression as rewrite rules match it: against names, which hold no newline. */
+function compileGoRegex(src: string): RegExp {
+  return compileRe2(src, { noNewline: true }).re;
 }
 
 /** A test of a lower-cased name against `re`, with the pattern's required literal checked first. */
@@ -565,7 +570,7 @@ function newCnameRule(mode: Mode, args: readonly string[]): Rule {
     try {
       re = compileGoRegex(from);
     } catch (e) {
-      throw new RuleError(`invalid cname rewrite regex pattern: ${e instanceof GoRegexError ? e.message : String(e)}`);
+      throw new RuleError(`invalid cname rewrite regex pattern: ${e instanceof Re2Error ? `error parsing regexp: ${e.message}` : String(e)}`);
     }
   }
   return new CnameRule(mode, kind as MatchKind, from, to, re);
