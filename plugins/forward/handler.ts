@@ -25,6 +25,9 @@ import { restoreClientHeader } from './wire.js';
  */
 export const QUERY_BUDGET_MS = 4000;
 
+
+/** Timers and Date.now() tick apart by up to a millisecond (see the attempt loop). */
+const CLOCK_SLACK_MS = 2;
 export class ForwardHandler implements Handler {
   readonly name = 'forward';
   private inflight = 0;
@@ -84,7 +87,10 @@ export class ForwardHandler implements Handler {
     let fails = 0;
     let i = 0;
     let attempts = 0;
-    while (Date.now() < deadline && (cap === 0 || attempts < cap)) {
+    // A budget with less than CLOCK_SLACK_MS left is spent: an attempt cut to the remaining budget
+    // ends on a timer that may fire a millisecond before Date.now() reaches the deadline, and must
+    // not be followed by a 1 ms attempt.
+    while (deadline - Date.now() > CLOCK_SLACK_MS && (cap === 0 || attempts < cap)) {
       if (i >= list.length) {
         i = 0;
         fails = 0;
