@@ -1,7 +1,6 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fakeCgroupRoot } from '../../test/helpers/cgroup.js';
 import { cgroupDirs, upwards, v1File, v2Files } from './cgroup.js';
 
 const dirs: string[] = [];
@@ -10,12 +9,8 @@ afterEach(() => {
 });
 
 function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'clusterdns-cgroup-'));
+  const root = fakeCgroupRoot(files);
   dirs.push(root);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(join(root, path, '..'), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
   return root;
 }
 
