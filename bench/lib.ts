@@ -17,24 +17,31 @@ export interface Proc {
 
 const hasTaskset = spawnSync('sh', ['-c', 'command -v taskset']).status === 0 && cpus().length >= 2;
 
-/**
- * Start `node script args` pinned to CPU `cpu` (when taskset exists, there are 2+ cores and
- * `cpu` is not null) and
- * wait for a line matching `ready`.
- */
 /** Move a running process (all its threads) to one CPU, when taskset is available. */
 export function pinTo(pid: number, cpu: number): void {
   if (hasTaskset) spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
 }
 
+/**
+ * Start `node script args` pinned to CPU `cpu` (when taskset exists, there are 2+ cores and
+ * `cpu` is not null) and wait for a line matching `ready`.
+ */
 export async function startNode(script: string, args: string[], ready: RegExp, cpu: number | null = 0, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Proc> {
   const pin = hasTaskset && cpu !== null;
   const cmd = pin ? 'taskset' : process.execPath;
   const argv = pin ? ['-c', String(cpu), process.execPath, ...nodeArgs, script, ...args] : [...nodeArgs, script, ...args];
-  const proc = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  return startProcess(script, cmd, argv, ready, { env });
+}
+
+/**
+ * Start `cmd argv` and wait for a line matching `ready` on its output (at most `timeoutMs`);
+ * `name` names it in the errors, which carry its output.
+ */
+export async function startProcess(name: string, cmd: string, argv: string[], ready: RegExp, o: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Proc> {
+  const proc = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...o.env } });
   const output: string[] = [];
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start:\n${output.join('\n')}`)), 120_000);
+    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${output.join('\n')}`)), o.timeoutMs ?? 120_000);
     const onData = (c: Buffer) => {
       for (const l of c.toString().split('\n')) {
         if (!l) continue;
@@ -49,7 +56,7 @@ export async function startNode(script: string, args: string[], ready: RegExp, c
     proc.stderr!.on('data', onData);
     proc.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`${script} exited with ${code}:\n${output.join('\n')}`));
+      reject(new Error(`${name} exited with ${code}:\n${output.join('\n')}`));
     });
   });
   return {
@@ -312,4 +319,36 @@ export const SERVER_NODE_ARGS = (process.env.CLUSTERDNS_BENCH_NODE_ARGS ?? '--ma
 export function machineDescription(): Record<string, string | number> {
   const c = cpus();
   return { cpu: c[0]?.model ?? 'unknown', cores: c.length, node: process.version, platform: `${process.platform}/${process.arch}` };
+}
+
+/** The median (upper median for an even count) of `xs`. */
+export const median = (xs: readonly number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
+
+/** Shuffle `a` in place (Fisher–Yates) and return it. */
+export function shuffle<T>(a: T[]): T[] {
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+/** The Services of a sandbox API server at `url`. */
+export async function listServices(url: string): Promise<{ name: string; ns: string }[]> {
+  const res = await fetch(`${url}/api/v1/services`);
+  const body = (await res.json()) as { items: { metadata: { name: string; namespace: string } }[] };
+  return body.items.map((s) => ({ name: s.metadata.name, ns: s.metadata.namespace }));
+}
+
+/**
+ * The cluster query mix for dnsperf (`name TYPE` lines, shuffled): A/AAAA (80/20) of up to 20,000
+ * of the sandbox's Services, plus 10 % NXDOMAIN names in their namespaces.
+ */
+export async function serviceQueries(url: string): Promise<string[]> {
+  const svcs = await listServices(url);
+  const q: string[] = [];
+  for (const sv of shuffle([...svcs]).slice(0, 20000)) q.push(`${sv.name}.${sv.ns}.svc.cluster.local ${Math.random() < 0.8 ? 'A' : 'AAAA'}`);
+  const n = q.length;
+  for (let i = 0; i < n / 9; i++) q.push(`missing-${i}.${svcs[i % svcs.length]!.ns}.svc.cluster.local A`);
+  return shuffle(q);
 }

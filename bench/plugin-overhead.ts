@@ -23,7 +23,7 @@ import { startSandbox } from '../sandbox/server.js';
 import { makeDispatch } from '../src/server/dispatch.js';
 import type { Exchange } from '../src/server/listener.js';
 import { Server } from '../src/server/server.js';
-import { ensureDnsperf, runLoad, SERVER_NODE_ARGS, startNode, type Proc } from './lib.js';
+import { ensureDnsperf, median, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -93,22 +93,6 @@ async function startServer(corefile: string, dns: number): Promise<Proc> {
   return startNode(join(root, 'bin/clusterdns'), ['-conf', path, '-dns.port', String(dns)], /^clusterdns-\d/, 0, {}, SERVER_NODE_ARGS);
 }
 
-async function services(url: string): Promise<{ name: string; ns: string }[]> {
-  const res = await fetch(`${url}/api/v1/services`);
-  const body = (await res.json()) as { items: { metadata: { name: string; namespace: string } }[] };
-  return body.items.map((s) => ({ name: s.metadata.name, ns: s.metadata.namespace }));
-}
-
-function shuffle<T>(a: T[]): T[] {
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
-}
-
-const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
-
 /** In-process: the two Corefiles' dispatch functions, alternating timed rounds (best round counts). */
 async function micro(args: Args): Promise<void> {
   const sb = await startSandbox({ files: [join(root, 'examples/cluster.yaml')], log: () => undefined });
@@ -154,12 +138,7 @@ async function main(): Promise<void> {
   ensureDnsperf();
   const sandbox = await startNode(join(root, 'dist/sandbox/main.js'), ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3)], /listening on (http:\/\/\S+)/, 1);
   const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
-  const svcs = await services(url);
-  const q: string[] = [];
-  for (const sv of shuffle([...svcs]).slice(0, 20000)) q.push(`${sv.name}.${sv.ns}.svc.cluster.local ${Math.random() < 0.8 ? 'A' : 'AAAA'}`);
-  const n = q.length;
-  for (let i = 0; i < n / 9; i++) q.push(`missing-${i}.${svcs[i % svcs.length]!.ns}.svc.cluster.local A`);
-  shuffle(q);
+  const q = await serviceQueries(url);
 
   const pPlain = port();
   const pExtra = port();

@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, ensureDnsperf, machineDescription, pinTo, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, startNode, type Proc } from './lib.js';
+import { cpuSeconds, ensureDnsperf, machineDescription, pinTo, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, shuffle, startNode, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -154,14 +154,6 @@ async function listServices(url: string): Promise<{ name: string; ns: string; he
   const res = await fetch(`${url}/api/v1/services`);
   const body = (await res.json()) as { items: { metadata: { name: string; namespace: string }; spec: { clusterIP?: string } }[] };
   return body.items.map((s) => ({ name: s.metadata.name, ns: s.metadata.namespace, headless: s.spec.clusterIP === 'None' }));
-}
-
-function shuffle<T>(a: T[]): T[] {
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
 }
 
 async function main(): Promise<void> {

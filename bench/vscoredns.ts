@@ -10,15 +10,15 @@
  *          [--node PATH]   (a runtime with reusePort for the query threads; default: this one,
  *                           or .bin/node24/bin/node when this one has none)
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reusePortSupported } from '../src/util/cpus.js';
-import { ensureDnsperf, machineDescription, percentile, runLoad, SERVER_NODE_ARGS, startNode, type Proc } from './lib.js';
+import { ensureDnsperf, machineDescription, median, percentile, rssMiB, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, startProcess, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -100,40 +100,8 @@ function kubeadmCorefile(p: { dns: number; health: number; ready: number; metric
 }
 
 /** Start `argv` pinned to `cpus` and wait for `ready` on its output. */
-async function startPinned(name: string, argv: string[], ready: RegExp, cpuList: string): Promise<Proc> {
-  const proc = spawn('taskset', ['-c', cpuList, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  await new Promise<void>((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`${name} did not start:\n${output.join('\n')}`)), 180_000);
-    const onData = (c: Buffer) => {
-      for (const l of c.toString().split('\n')) {
-        if (!l) continue;
-        if (output.length < 2000) output.push(l);
-        if (ready.test(l)) {
-          clearTimeout(timer);
-          res();
-        }
-      }
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', onData);
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      rej(new Error(`${name} exited with ${code}:\n${output.join('\n')}`));
-    });
-  });
-  return {
-    proc,
-    pid: proc.pid!,
-    output,
-    stop: () =>
-      new Promise<void>((res) => {
-        if (proc.exitCode !== null) return res();
-        proc.removeAllListeners('exit');
-        proc.on('exit', () => res());
-        proc.kill('SIGKILL');
-      }),
-  };
+function startPinned(name: string, argv: string[], ready: RegExp, cpuList: string): Promise<Proc> {
+  return startProcess(name, 'taskset', ['-c', cpuList, ...argv], ready, { timeoutMs: 180_000 });
 }
 
 async function httpText(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -148,13 +116,6 @@ async function until(fn: () => Promise<boolean>, what: string, limitMs = 180_000
     if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-/** Kernel's view of the process: current and peak resident set (MiB). */
-function rss(pid: number): { current: number; peak: number } {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(text)?.[1] ?? NaN) / 1024;
-  return { current: kb('VmRSS'), peak: kb('VmHWM') };
 }
 
 interface Server {
@@ -173,22 +134,6 @@ interface Row {
   rssMiB: number;
   peakRssMiB: number;
   watches: number | null;
-}
-
-const mid = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1]!;
-
-async function listServices(url: string): Promise<{ name: string; ns: string }[]> {
-  const res = await fetch(`${url}/api/v1/services`);
-  const body = (await res.json()) as { items: { metadata: { name: string; namespace: string } }[] };
-  return body.items.map((s) => ({ name: s.metadata.name, ns: s.metadata.namespace }));
-}
-
-function shuffle<T>(a: T[]): T[] {
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
 }
 
 /** Open watch streams on the sandbox (its `/debug/watches` count). */
@@ -218,12 +163,7 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
   const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
   const upPort = await port();
   const upstream = await startNode(join(DIST, 'bench/upstream.js'), [String(upPort)], /upstream listening/, 1);
-  const svcs = await listServices(url);
-  const queries: string[] = [];
-  for (const sv of shuffle([...svcs]).slice(0, 20000)) queries.push(`${sv.name}.${sv.ns}.svc.cluster.local ${Math.random() < 0.8 ? 'A' : 'AAAA'}`);
-  const n = queries.length;
-  for (let i = 0; i < n / 9; i++) queries.push(`missing-${i}.${svcs[i % svcs.length]!.ns}.svc.cluster.local A`);
-  shuffle(queries);
+  const queries = await serviceQueries(url);
 
   const rows: Row[] = [];
   for (const cores of [1, 2]) {
@@ -254,15 +194,15 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
     const half = new Map<Server, { p50: number[]; p99: number[] }>(servers.map((s) => [s, { p50: [], p99: [] }]));
     for (let r = 0; r < args.rounds; r++) {
       for (const s of servers) {
-        const res = await load(s, mid(sat.get(s)!) / 2, true);
+        const res = await load(s, median(sat.get(s)!) / 2, true);
         half.get(s)!.p50.push(percentile(res.latencies, 50) * 1000);
         half.get(s)!.p99.push(percentile(res.latencies, 99) * 1000);
       }
     }
     for (const s of servers) {
-      const m = rss(s.proc.pid);
+      const m = rssMiB(s.proc.pid);
       const w = s.name === 'clusterdns' ? (bothWatches !== null && corednsWatches !== null ? bothWatches - corednsWatches : null) : corednsWatches;
-      rows.push({ server: s.name, cores, qps: Math.round(mid(sat.get(s)!)), runs: sat.get(s)!.map(Math.round), p50ms: mid(half.get(s)!.p50), p99ms: mid(half.get(s)!.p99), rssMiB: Number(m.current.toFixed(1)), peakRssMiB: Number(m.peak.toFixed(1)), watches: w });
+      rows.push({ server: s.name, cores, qps: Math.round(median(sat.get(s)!)), runs: sat.get(s)!.map(Math.round), p50ms: median(half.get(s)!.p50), p99ms: median(half.get(s)!.p99), rssMiB: Number(m.current.toFixed(1)), peakRssMiB: Number(m.peak.toFixed(1)), watches: w });
     }
     for (const s of servers) await s.proc.stop();
     for (const r of rows.slice(-2)) process.stdout.write(`${r.cores} core(s)  ${r.server.padEnd(15)} ${String(r.qps).padStart(7)} qps (${r.runs.join(', ')})  p99@half ${r.p99ms.toFixed(3)} ms  RSS ${r.rssMiB} MiB (peak ${r.peakRssMiB})  watches ${r.watches ?? '?'}\n`);

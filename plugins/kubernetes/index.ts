@@ -14,7 +14,7 @@ import { collectGarbage } from '../../src/util/gc.js';
 import { isLoopback } from '../../src/util/ip.js';
 import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js';
 import { KubeIndex } from './kubeindex.js';
-import { SelfLookups } from './selfquery.js';
+import { blockTarget, selfLookups as processSelfLookups } from '../../src/server/selflookup.js';
 import { KUBERNETES_OPTIONS, parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 import { KUBERNETES_EXTERNAL } from '../../src/kubernetes/external.js';
 import { kubernetesExternal } from './external.js';
@@ -97,17 +97,11 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const repl = ctx.core.replication ? { replication: ctx.core.replication, key: indexKey } : undefined;
   const index = ctx.shared(indexKey, () => new KubeIndex(settings, ctx.log, repl), (ix) => ix.stop());
   const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
-  const selfLookups = ctx.shared('kubernetes:self-lookups', () => new SelfLookups());
+  const selfLookups = processSelfLookups(ctx);
   const search: string[] = [];
   const handlers: KubernetesHandler[] = [];
   // ExternalName targets outside the zone are resolved through this server's own listener.
-  const self = {
-    host: (): string => {
-      const a = ctx.block.bindAddresses.find((x) => isIP(x) !== 0 && x !== '0.0.0.0' && x !== '::');
-      return a ?? '127.0.0.1';
-    },
-    port: (): number => ctx.block.port,
-  };
+  const self = blockTarget(ctx);
 
   let ownIPs: string[] | null = null;
   ctx.provide(KUBERNETES_EXTERNAL, kubernetesExternal(index.store, {

@@ -1,21 +1,23 @@
 /**
  * A lookup "through the whole server" (CoreDNS's `upstream.Lookup`, which re-enters `ServeDNS`):
  * the derived query is sent to the server's own DNS listener, so it is routed to the matching
- * server block and passes its plugins (cache, kubernetes, hosts, forward …). A name already being
- * looked up along the same chain of nested lookups is not looked up again (guards against CNAME
- * cycles); lookups for different clients run independently.
+ * server block and passes its plugins (cache, kubernetes, hosts, forward …). Used by kubernetes
+ * (ExternalName targets outside the zone, docs/records.md §2.6, and k8s_external's CNAMEs to
+ * load-balancer hostnames) and template (CNAME targets). A name already being looked up along the
+ * same chain of nested lookups is not looked up again (guards against CNAME and ExternalName
+ * cycles, also across zones and plugins); lookups of the same name for different clients run
+ * independently. It works the same in a query thread (docs/multicore.md): the lookup goes to the
+ * shared listener port and whichever thread receives it serves it.
  *
- * The chain bookkeeping lives in a `SelfLookupChains` object the caller keeps per process
- * (`ctx.shared`), not in module state.
+ * The chains in flight are process-wide (a lookup may nest through any block's plugins): one
+ * `SelfLookups` per process, `selfLookups(ctx)` (kept in `ctx.shared`, not in module state).
  */
 import * as dgram from 'node:dgram';
 import { isIP } from 'node:net';
 import { decode, type Message } from '../dns/message.js';
 import { randomId } from '../dns/ids.js';
+import type { SetupContext } from '../plugin.js';
 import type { Query } from '../query.js';
-
-/** Local port of each in-flight lookup socket → the `qtype lname` keys looked up along its chain. */
-export type SelfLookupChains = Map<number, ReadonlySet<string>>;
 
 export interface SelfTarget {
   /** Address of a listener of this server (loopback when it listens on all interfaces). */
@@ -24,11 +26,39 @@ export interface SelfTarget {
   timeoutMs?: number;
 }
 
-/** Send `sub` (a derived query: same EDNS as the client's) to the server itself; null on failure. */
-export async function selfLookup(sub: Query, t: SelfTarget, chains: SelfLookupChains): Promise<Message | null> {
+export class SelfLookups {
+  /** Local port of each in-flight lookup socket → the `qtype lname` keys looked up along its chain. */
+  private readonly chains = new Map<number, ReadonlySet<string>>();
+
+  /** Send `sub` (a derived query: same EDNS as the client's) to the server itself; null on failure. */
+  lookup(sub: Query, t: SelfTarget): Promise<Message | null> {
+    return selfLookup(this.chains, sub, t);
+  }
+
+  /** Self-lookups in flight (for tests). */
+  get inFlight(): number {
+    return this.chains.size;
+  }
+}
+
+/** The process's `SelfLookups` (one for every plugin and block, so chains nest across them). */
+export function selfLookups(ctx: SetupContext): SelfLookups {
+  return ctx.shared('server:self-lookups', () => new SelfLookups());
+}
+
+/** Where the server block being set up answers: its first specific bind address, else loopback. */
+export function blockTarget(ctx: SetupContext): SelfTarget {
+  return {
+    host: (): string => ctx.block.bindAddresses.find((x) => isIP(x) !== 0 && x !== '0.0.0.0' && x !== '::') ?? '127.0.0.1',
+    port: (): number => ctx.block.port,
+  };
+}
+
+async function selfLookup(chains: Map<number, ReadonlySet<string>>, sub: Query, t: SelfTarget): Promise<Message | null> {
   const key = `${sub.qtype} ${sub.lname}`;
+  // A query that arrived from one of our own lookup sockets is nested in that lookup's chain.
   const from = sub.transport.remoteAddress;
-  const parent = from.startsWith('127.') || from === '::1' ? chains.get(sub.transport.remotePort) : undefined;
+  const parent = from.startsWith('127.') || from === '::1' || from === '::ffff:127.0.0.1' ? chains.get(sub.transport.remotePort) : undefined;
   if (parent?.has(key)) return null;
   const chain = new Set(parent ?? []);
   chain.add(key);
@@ -56,6 +86,7 @@ export async function selfLookup(sub: Query, t: SelfTarget, chains: SelfLookupCh
         sock.send(packet, t.port(), host);
       });
     });
+    // Any reply counts (CoreDNS keeps the CNAME whatever the RCODE); no reply is a failure.
     return reply ? decode(reply) : null;
   } catch {
     return null;

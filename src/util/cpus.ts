@@ -4,66 +4,33 @@
  * v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`, the smallest along the process's cgroup and its
  * ancestors) rounded up, at most the CPUs the process may run on (affinity).
  */
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { CGROUP_ROOT, cgroupDirs, readProcCgroup, v1File, v2Files } from './cgroup.js';
 
-function read(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-}
-
-/** Directories from `path` up to the root (`/a/b` -> `/a/b`, `/a`, `/`). */
-function upwards(path: string): string[] {
-  const parts = path.split('/').filter(Boolean);
-  const out: string[] = [];
-  for (let i = parts.length; i >= 0; i--) out.push(`/${parts.slice(0, i).join('/')}`);
-  return out;
-}
-
-function readProcCgroup(): string | null {
-  try {
-    return readFileSync('/proc/self/cgroup', 'utf8');
-  } catch {
-    return null;
-  }
-}
+const V1_CPU_MOUNTS = ['cpu', 'cpu,cpuacct'];
 
 /**
  * The CPU quota (in CPUs, possibly fractional) of the cgroup this process runs in, or null when
  * there is none. `root` is the cgroup mount, `procCgroup` the text of `/proc/self/cgroup` (null:
  * the process sits at the root of the mount, as in a container with its own cgroup namespace).
  */
-export function cgroupCpuLimit(root = '/sys/fs/cgroup', procCgroup: string | null = readProcCgroup()): number | null {
-  let v2Path = '/';
-  let v1Path = '/';
-  for (const line of (procCgroup ?? '').split('\n')) {
-    const m = /^(\d+):([^:]*):(.*)$/.exec(line.trim());
-    if (!m) continue;
-    if (m[1] === '0' && m[2] === '') v2Path = m[3]!;
-    else if (m[2]!.split(',').includes('cpu')) v1Path = m[3]!;
-  }
+export function cgroupCpuLimit(root = CGROUP_ROOT, procCgroup: string | null = readProcCgroup()): number | null {
+  const dirs = cgroupDirs(procCgroup, 'cpu');
   let limit: number | null = null;
-  let found = false;
   const consider = (cpus: number | null) => {
     if (cpus !== null && cpus > 0 && (limit === null || cpus < limit)) limit = cpus;
   };
-  for (const dir of upwards(v2Path)) {
-    const text = read(join(root, dir, 'cpu.max'));
-    if (text === undefined) continue;
-    found = true;
+  const v2 = v2Files(root, dirs.v2, 'cpu.max');
+  for (const text of v2) {
     const [quota, period] = text.split(/\s+/);
     if (quota === 'max' || quota === undefined) continue;
     consider(Number(quota) / Number(period ?? 100000));
   }
-  if (found) return limit;
-  for (const dir of upwards(v1Path)) {
-    const quota = read(join(root, 'cpu', dir, 'cpu.cfs_quota_us')) ?? read(join(root, 'cpu,cpuacct', dir, 'cpu.cfs_quota_us'));
+  if (v2.length > 0) return limit;
+  for (const dir of dirs.v1) {
+    const quota = v1File(root, V1_CPU_MOUNTS, dir, 'cpu.cfs_quota_us');
     if (quota === undefined) continue;
-    const period = read(join(root, 'cpu', dir, 'cpu.cfs_period_us')) ?? read(join(root, 'cpu,cpuacct', dir, 'cpu.cfs_period_us'));
+    const period = v1File(root, V1_CPU_MOUNTS, dir, 'cpu.cfs_period_us');
     const q = Number(quota);
     if (!Number.isFinite(q) || q <= 0) continue; // -1: no quota
     consider(q / Number(period ?? 100000));

@@ -6,9 +6,8 @@
  * V8 fixes the heap limit when the isolate is created (`v8.setFlagsFromString` after start does
  * not change `heap_size_limit`), so the launcher re-executes node with the flag.
  */
-import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
-import { join } from 'node:path';
+import { CGROUP_ROOT, cgroupDirs, readProcCgroup, v1File, v2Files } from './cgroup.js';
 import { resolveWorkers } from './cpus.js';
 
 /** Share of the memory limit given to the V8 old space (the chart's `nodeOptions.maxOldSpacePercent`). */
@@ -20,25 +19,12 @@ export const MIN_HEAP_MIB = 32;
 /** cgroup v1 reports "no limit" as a number near 2^63; anything this large is no limit. */
 const NO_LIMIT = 2 ** 60;
 
-function readNumber(file: string): number | null | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8').trim();
-  } catch {
-    return undefined; // no such file
-  }
+/** A limit file's value: null for `max`, no number or a number too large to be a limit. */
+function limitValue(text: string): number | null {
   if (text === 'max') return null;
   const n = Number(text);
   if (!Number.isFinite(n) || n <= 0 || n >= NO_LIMIT) return null;
   return n;
-}
-
-/** Directories from `path` up to the root (`/a/b` -> `/a/b`, `/a`, `/`). */
-function upwards(path: string): string[] {
-  const parts = path.split('/').filter(Boolean);
-  const out: string[] = [];
-  for (let i = parts.length; i >= 0; i--) out.push(`/${parts.slice(0, i).join('/')}`);
-  return out;
 }
 
 /**
@@ -48,36 +34,16 @@ function upwards(path: string): string[] {
  * `procCgroup` the text of `/proc/self/cgroup` (null: the process sits at the root of the mount,
  * as inside a container with its own cgroup namespace).
  */
-export function cgroupMemoryLimit(root = '/sys/fs/cgroup', procCgroup: string | null = readProcCgroup()): number | null {
-  let v2Path = '/';
-  let v1Path = '/';
-  for (const line of (procCgroup ?? '').split('\n')) {
-    const m = /^(\d+):([^:]*):(.*)$/.exec(line.trim());
-    if (!m) continue;
-    if (m[1] === '0' && m[2] === '') v2Path = m[3]!;
-    else if (m[2]!.split(',').includes('memory')) v1Path = m[3]!;
-  }
+export function cgroupMemoryLimit(root = CGROUP_ROOT, procCgroup: string | null = readProcCgroup()): number | null {
+  const dirs = cgroupDirs(procCgroup, 'memory');
+  let texts = v2Files(root, dirs.v2, 'memory.max');
+  if (texts.length === 0) texts = dirs.v1.flatMap((dir) => v1File(root, ['memory'], dir, 'memory.limit_in_bytes') ?? []);
   let limit: number | null = null;
-  let found = false;
-  const consider = (file: string) => {
-    const n = readNumber(file);
-    if (n === undefined) return;
-    found = true;
+  for (const text of texts) {
+    const n = limitValue(text);
     if (n !== null && (limit === null || n < limit)) limit = n;
-  };
-  for (const dir of upwards(v2Path)) consider(join(root, dir, 'memory.max'));
-  if (!found) {
-    for (const dir of upwards(v1Path)) consider(join(root, 'memory', dir, 'memory.limit_in_bytes'));
   }
   return limit;
-}
-
-function readProcCgroup(): string | null {
-  try {
-    return readFileSync('/proc/self/cgroup', 'utf8');
-  } catch {
-    return null;
-  }
 }
 
 /** The old-space size (MiB) for a memory limit (bytes, null = none), split among `processes`. */

@@ -4,23 +4,17 @@
  * derived heap_size_limit (and leaving an operator's own --max-old-space-size alone).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cgroupMemoryLimit, heapChosen, heapMiB, heapPlan, workersFrom } from '../../src/util/heap.js';
+import { fakeCgroupRoot } from '../helpers/cgroup.js';
 import { BIN } from '../helpers/spawn.js';
 
-const MiB = 1048576;
+const fakeRoot = (files: Record<string, string>): string => fakeCgroupRoot(files, '\n');
 
-function fakeRoot(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'clusterdns-cgroup-'));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(join(root, path, '..'), { recursive: true });
-    writeFileSync(join(root, path), `${text}\n`);
-  }
-  return root;
-}
+const MiB = 1048576;
 
 describe('cgroup memory limit', () => {
   it('reads cgroup v2 memory.max at the namespace root; "max" is no limit', () => {

@@ -2,22 +2,11 @@
  * The pieces of the query-thread mode that need no sockets (docs/multicore.md): sizing from the
  * cgroup CPU quota, the metrics totals, and the replication hub's ordering.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { aggregateMetrics, client, type MetricsJson } from '../../src/metrics/registry.js';
 import { ReplicaClient, ReplicationHub, type ReplicationWire } from '../../src/server/replication.js';
 import { cgroupCpuLimit, resolveWorkers, reusePortSupported, threadsFor } from '../../src/util/cpus.js';
-
-function fakeRoot(files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'clusterdns-cpu-'));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(join(root, path, '..'), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
+import { fakeCgroupRoot as fakeRoot } from '../helpers/cgroup.js';
 
 describe('query threads are sized from the container CPU', () => {
   it('reads cgroup v2 cpu.max along the cgroup path (the smallest quota wins) and v1 cfs quota', () => {
