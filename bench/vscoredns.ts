@@ -18,7 +18,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reusePortSupported } from '../src/util/cpus.js';
-import { ensureDnsperf, machineDescription, median, percentile, rssMiB, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, startProcess, type Proc } from './lib.js';
+import { cpuSeconds, ensureDnsperf, machineDescription, median, percentile, rssMiB, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, startProcess, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -134,6 +134,12 @@ interface Row {
   rssMiB: number;
   peakRssMiB: number;
   watches: number | null;
+  /**
+   * Answers per second of the server's own CPU time during the saturation runs (median). On a
+   * machine whose cores are shared with the load generator this, not QPS, says how a server
+   * would scale with cores of its own.
+   */
+  answersPerCpuSecond: number;
 }
 
 /** Open watch streams on the sandbox (its `/debug/watches` count). */
@@ -190,7 +196,16 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
       runLoad({ port: s.port, queries, proto: 'udp', durationS: maxQps ? Math.max(2, Math.ceil(args.duration / 2)) : args.duration, maxQps, latencies, clients: args.clients, cpu: 1 });
     for (const s of servers) await runLoad({ port: s.port, queries, proto: 'udp', durationS: 1, clients: args.clients, cpu: 1 });
     const sat = new Map<Server, number[]>(servers.map((s) => [s, []]));
-    for (let r = 0; r < args.rounds; r++) for (const s of servers) sat.get(s)!.push((await load(s)).qps);
+    const perCpu = new Map<Server, number[]>(servers.map((s) => [s, []]));
+    for (let r = 0; r < args.rounds; r++) {
+      for (const s of servers) {
+        const cpu0 = cpuSeconds(s.proc.pid);
+        const res = await load(s);
+        const cpu = cpuSeconds(s.proc.pid) - cpu0;
+        sat.get(s)!.push(res.qps);
+        if (cpu > 0) perCpu.get(s)!.push(res.completed / cpu);
+      }
+    }
     const half = new Map<Server, { p50: number[]; p99: number[] }>(servers.map((s) => [s, { p50: [], p99: [] }]));
     for (let r = 0; r < args.rounds; r++) {
       for (const s of servers) {
@@ -202,10 +217,10 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
     for (const s of servers) {
       const m = rssMiB(s.proc.pid);
       const w = s.name === 'clusterdns' ? (bothWatches !== null && corednsWatches !== null ? bothWatches - corednsWatches : null) : corednsWatches;
-      rows.push({ server: s.name, cores, qps: Math.round(median(sat.get(s)!)), runs: sat.get(s)!.map(Math.round), p50ms: median(half.get(s)!.p50), p99ms: median(half.get(s)!.p99), rssMiB: Number(m.current.toFixed(1)), peakRssMiB: Number(m.peak.toFixed(1)), watches: w });
+      rows.push({ server: s.name, cores, qps: Math.round(median(sat.get(s)!)), runs: sat.get(s)!.map(Math.round), p50ms: median(half.get(s)!.p50), p99ms: median(half.get(s)!.p99), rssMiB: Number(m.current.toFixed(1)), peakRssMiB: Number(m.peak.toFixed(1)), watches: w, answersPerCpuSecond: Math.round(median(perCpu.get(s)!)) });
     }
     for (const s of servers) await s.proc.stop();
-    for (const r of rows.slice(-2)) process.stdout.write(`${r.cores} core(s)  ${r.server.padEnd(15)} ${String(r.qps).padStart(7)} qps (${r.runs.join(', ')})  p99@half ${r.p99ms.toFixed(3)} ms  RSS ${r.rssMiB} MiB (peak ${r.peakRssMiB})  watches ${r.watches ?? '?'}\n`);
+    for (const r of rows.slice(-2)) process.stdout.write(`${r.cores} core(s)  ${r.server.padEnd(15)} ${String(r.qps).padStart(7)} qps (${r.runs.join(', ')})  p99@half ${r.p99ms.toFixed(3)} ms  RSS ${r.rssMiB} MiB (peak ${r.peakRssMiB})  ${r.answersPerCpuSecond}/cpu-s  watches ${r.watches ?? '?'}\n`);
   }
   await upstream.stop();
   await sandbox.stop();
@@ -220,9 +235,9 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
     `Cluster: sandbox, ${args.services} Services, ${args.services * 3} pods; kubeadm's Corefile (forward to a local upstream). Load: dnsperf, ${args.clients} clients, 200 outstanding, UDP, ${args.duration} s per saturation run, pinned to CPU 1; queries: service A/AAAA (80/20) + 10 % NXDOMAIN.`,
     `${args.rounds} alternating rounds per server at saturation (median), then ${args.rounds} alternating rounds at half of each one's own saturation (median p50/p99). RSS: VmRSS after the runs (peak: VmHWM).`,
     '',
-    '| cores | server | QPS | runs | p50 ms @½ | p99 ms @½ | RSS MiB | peak RSS MiB | API watches |',
-    '|---:|---|---:|---|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.cores} | ${r.server} | ${r.qps} | ${r.runs.join(', ')} | ${r.p50ms.toFixed(3)} | ${r.p99ms.toFixed(3)} | ${r.rssMiB} | ${r.peakRssMiB} | ${r.watches ?? '?'} |`),
+    '| cores | server | QPS | runs | answers per CPU-second | p50 ms @½ | p99 ms @½ | RSS MiB | peak RSS MiB | API watches |',
+    '|---:|---|---:|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.cores} | ${r.server} | ${r.qps} | ${r.runs.join(', ')} | ${r.answersPerCpuSecond} | ${r.p50ms.toFixed(3)} | ${r.p99ms.toFixed(3)} | ${r.rssMiB} | ${r.peakRssMiB} | ${r.watches ?? '?'} |`),
     '',
     '| ratio | one core | two cores |',
     '|---|---:|---:|',
@@ -231,6 +246,10 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
     `| RSS clusterdns / CoreDNS | ${ratio(get('clusterdns', 1).rssMiB, get('CoreDNS 1.15.0', 1).rssMiB)} | ${ratio(get('clusterdns', 2).rssMiB, get('CoreDNS 1.15.0', 2).rssMiB)} |`,
     `| clusterdns two cores / one core: QPS, RSS | | ${ratio(get('clusterdns', 2).qps, get('clusterdns', 1).qps)}, ${ratio(get('clusterdns', 2).rssMiB, get('clusterdns', 1).rssMiB)} |`,
     `| CoreDNS two cores / one core: QPS | | ${ratio(get('CoreDNS 1.15.0', 2).qps, get('CoreDNS 1.15.0', 1).qps)} |`,
+    `| answers per CPU-second clusterdns / CoreDNS | ${ratio(get('clusterdns', 1).answersPerCpuSecond, get('CoreDNS 1.15.0', 1).answersPerCpuSecond)} | ${ratio(get('clusterdns', 2).answersPerCpuSecond, get('CoreDNS 1.15.0', 2).answersPerCpuSecond)} |`,
+    `| answers per CPU-second, two cores / one core: clusterdns, CoreDNS | | ${ratio(get('clusterdns', 2).answersPerCpuSecond, get('clusterdns', 1).answersPerCpuSecond)}, ${ratio(get('CoreDNS 1.15.0', 2).answersPerCpuSecond, get('CoreDNS 1.15.0', 1).answersPerCpuSecond)} |`,
+    '',
+    'dnsperf runs on CPU 1, which the two-core servers share with it: with two cores a server competes with its own load generator, so its two-core QPS cannot reach twice its one-core QPS here. Answers per CPU-second of the server (its CPU time over the saturation runs) is the machine-independent figure: at the same efficiency, a server given two cores of its own answers twice its one-core rate.',
     '',
   ];
   const md = lines.join('\n');
