@@ -80,15 +80,26 @@ describe('forward errors as the errors plugin logs them', () => {
   });
 });
 
-const UNSHARE = spawnSync('unshare', ['-rn', 'true']).status === 0 && spawnSync('sh', ['-c', 'command -v ip']).status === 0;
 const SCRIPT = resolve(import.meta.dirname, 'testdata/unreachable.mjs');
-const BUILT = existsSync(resolve(import.meta.dirname, '../../dist/plugins/forward/proxy.js'));
+
+/** Why the network-namespace test cannot run here, or null. The test fails with this reason. */
+function netnsProblem(): string | null {
+  const u = spawnSync('unshare', ['-rn', 'true'], { encoding: 'utf8' });
+  if (u.error) return `\`unshare -rn\` cannot be run (util-linux unshare missing?): ${u.error.message}`;
+  if (u.status !== 0) return `\`unshare -rn true\` exited ${u.status}: ${u.stderr.trim()} (needs root or unprivileged user namespaces)`;
+  if (spawnSync('sh', ['-c', 'command -v ip']).status !== 0) return '`ip` (iproute2) is not installed';
+  if (!existsSync(resolve(import.meta.dirname, '../../dist/plugins/forward/proxy.js'))) return 'dist/ is not built: run `npm run build` first (`npm test` does)';
+  return null;
+}
 
 // In a private network namespace with only `lo` nothing can leave the machine: the connect fails
-// at once with ENETUNREACH, and no packet is sent anywhere.
-describe.runIf(UNSHARE && BUILT)('an upstream without a route (network namespace)', () => {
+// at once with ENETUNREACH, and no packet is sent anywhere. Never skipped: where the namespace
+// cannot be made the test fails and says why.
+describe('an upstream without a route (network namespace)', () => {
   for (const proto of ['udp', 'tcp']) {
     it(`${proto}: dial ${proto} [2001:db8::1]:53: connect: network is unreachable`, () => {
+      const problem = netnsProblem();
+      if (problem !== null) throw new Error(`cannot run the network-namespace test: ${problem}`);
       const r = spawnSync('unshare', ['-rn', 'sh', '-c', `ip link set lo up && exec "${process.execPath}" "${SCRIPT}" ${proto}`], { encoding: 'utf8', timeout: 20_000 });
       expect(r.stderr).toBe('');
       expect(r.stdout).toBe(`dial ${proto} [2001:db8::1]:53: connect: network is unreachable\n`);

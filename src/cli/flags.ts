@@ -15,7 +15,7 @@ export interface Flags {
   logFormat: string;
   /**
    * Query threads (Node ≥ 22.12) or worker processes (older Node) sharing the listeners, beyond
-   * CoreDNS; 0 (the default) = one per CPU of the container where threads are supported, else 1.
+   * CoreDNS; 1 by default, 0 = one per CPU of the container where threads are supported, else 1.
    */
   workers: number;
   /** TCP connections per listener; at the cap the longest-idle one is closed (beyond CoreDNS). */

@@ -1,6 +1,6 @@
 /**
- * How many query threads the server runs by default: the CPUs the container is given, as the Go
- * runtime of CoreDNS sizes GOMAXPROCS (docs/multicore.md). The cgroup CPU quota (v2 `cpu.max`,
+ * How many query threads the server runs with `-workers 0` (the default is 1): the CPUs the
+ * container is given, as the Go runtime of CoreDNS sizes GOMAXPROCS (docs/multicore.md §4). The cgroup CPU quota (v2 `cpu.max`,
  * v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`, the smallest along the process's cgroup and its
  * ancestors) rounded up, at most the CPUs the process may run on (affinity).
  */

@@ -312,6 +312,21 @@ Memory quantity -> MiB (integer). Accepts plain bytes, k/M/G/T and Ki/Mi/Gi/Ti s
 {{- end -}}
 
 {{/*
+The container's args as a YAML flow list: the Corefile, then the clusterdns-only flags that are
+set (clusterdns.tcp.*; null adds nothing, so the server's own default applies).
+*/}}
+{{- define "clusterdns.args" -}}
+{{- $args := list "-conf" "/etc/coredns/Corefile" -}}
+{{- if not (kindIs "invalid" .Values.clusterdns.tcp.maxConns) -}}
+{{- $args = concat $args (list "-dns.tcp.maxconns" (printf "%d" (int64 .Values.clusterdns.tcp.maxConns))) -}}
+{{- end -}}
+{{- if not (kindIs "invalid" .Values.clusterdns.tcp.maxConnsPerSource) -}}
+{{- $args = concat $args (list "-dns.tcp.maxconnspersource" (printf "%d" (int64 .Values.clusterdns.tcp.maxConnsPerSource))) -}}
+{{- end -}}
+[{{ range $i, $a := $args }}{{ if $i }}, {{ end }}{{ $a | quote }}{{ end }}]
+{{- end -}}
+
+{{/*
 Lameduck duration of the first health plugin, in whole seconds (rounded up); 0 when none.
 */}}
 {{- define "clusterdns.lameduckSeconds" -}}
