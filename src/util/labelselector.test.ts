@@ -9,10 +9,18 @@ describe('label selectors: one parser for the sandbox API server and the kuberne
   });
 
   it('rejects what meta.ParseToLabelSelector rejects', () => {
-    for (const bad of ['', 'a=b,', 'a in ()', '-bad=x', 'a in (', 'x>y', 'a!=b']) expect(() => normalizeLabelSelector(bad), bad).toThrow(SelectorError);
+    for (const bad of ['', 'a=b,', 'a in (', '-bad=x', 'a in (', 'x>y', 'a!=b']) expect(() => normalizeLabelSelector(bad), bad).toThrow(SelectorError);
     // CoreDNS 1.15.0's reasons, word for word (the API server itself accepts both in a query).
     expect(() => normalizeLabelSelector('replicas>2')).toThrow(`"gt" isn't supported in label selectors`);
     expect(() => normalizeLabelSelector('a=b,tier!=cache')).toThrow(`"!=" is not a valid label selector operator`);
+  });
+
+  it('reads `()` as the set of the empty value, as apimachinery does (CoreDNS 1.15.0 accepts it)', () => {
+    expect(normalizeLabelSelector('a in ()')).toBe('a in ()');
+    expect(normalizeLabelSelector('a notin ( )')).toBe('a notin ()');
+    const labels: Record<string, string>[] = [{ a: '' }, { a: 'x' }, {}];
+    expect(labels.map((l) => parseLabelSelector('a in ()')(l))).toEqual([true, false, false]);
+    expect(labels.map((l) => parseLabelSelector(normalizeLabelSelector('a notin ()'))(l))).toEqual([false, true, true]);
   });
 
   it('the text it produces selects the same objects as the text it was given', () => {

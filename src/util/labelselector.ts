@@ -163,7 +163,9 @@ export function parseLabelRequirements(text: string): LabelRequirement[] {
           }
           fail('unexpected token in value list');
         }
-        if (values.length === 0) fail('for \'in\', \'notin\' operators, values set can\'t be empty');
+        // `()` is the set of the empty value, as apimachinery's parseValues reads it (`a in ()`:
+        // the label is present and empty; `a notin ()`: absent or not empty).
+        if (values.length === 0) values.push('');
         reqs.push({ key, op: op.t, values });
       } else {
         fail('unexpected token after key');

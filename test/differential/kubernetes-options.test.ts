@@ -35,7 +35,7 @@ const OPTION_NAMES: readonly string[] = [
   SVC('api.alpha'), SVC('_http._tcp.api.alpha'), SVC('cache.alpha'), SVC('cache-0.cache.alpha'), SVC('_http._tcp.cache.alpha'),
   SVC('plain.alpha'), SVC('_http._tcp.plain.alpha'), SVC('legacy.alpha'), SVC('10-244-10-7.legacy.alpha'), SVC('_http._tcp.legacy.alpha'),
   SVC('dual.alpha'), SVC('_http._tcp.dual.alpha'), SVC('10-244-10-8.dual.alpha'), SVC('fd00-10-244--10-8.dual.alpha'),
-  SVC('db-1.db.alpha'), SVC('_*._tcp.db.alpha'), SVC('ext.alpha'), SVC('_http._tcp.ext.alpha'), SVC('extplain.alpha'),
+  SVC('blank.alpha'), SVC('_http._tcp.blank.alpha'), SVC('10-244-10-10.blank.alpha'), SVC('db-1.db.alpha'), SVC('_*._tcp.db.alpha'), SVC('ext.alpha'), SVC('_http._tcp.ext.alpha'), SVC('extplain.alpha'),
   POD('10-244-10-2.alpha'), POD('10-244-10-3.alpha'), POD('10-244-10-6.alpha'), POD('10-244-10-9.alpha'), POD('10-244-11-1.alpha'),
   // across namespaces, kube-system, the zone's own names
   SVC('web.*'), SVC('*.*'), SVC('web.nosuchns'), SVC('nosuchns'), SVC('kube-dns.kube-system'), SVC('_dns._udp.kube-dns.kube-system'),
@@ -44,9 +44,9 @@ const OPTION_NAMES: readonly string[] = [
 
 /** PTR names of every Service and endpoint address of the options cluster (and one unused). */
 const OPTION_REVERSE: readonly string[] = [
-  '10.96.10.1', '10.96.10.2', '10.96.10.6', '10.96.10.7', '10.96.10.8', '10.96.10.9', 'fd00:96::10:8', '10.96.0.10',
+  '10.96.10.1', '10.96.10.2', '10.96.10.6', '10.96.10.7', '10.96.10.8', '10.96.10.9', '10.96.10.10', 'fd00:96::10:8', '10.96.0.10',
   ...NAMESPACES.slice(1).map(([, i]) => `10.96.${i}.1`),
-  ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((h) => `10.244.10.${h}`), 'fd00:10:244::10:8',
+  ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((h) => `10.244.10.${h}`), 'fd00:10:244::10:8',
   ...NAMESPACES.slice(1).flatMap(([, i]) => [`10.244.${i}.1`, `10.244.${i}.3`]), '10.244.0.5',
 ].map((ip) => reverseName(ip)!.slice(0, -1));
 
@@ -142,9 +142,9 @@ const CASES: OCase[] = [
   },
   {
     // The API server through a kubeconfig (and a context that is not the current one), with both
-    // selectors at once.
+    // selectors at once; `()` is the set of the empty value (alpha/blank has `tier: ""`).
     id: 'kubernetes-kubeconfig-selectors',
-    corefile: corefile('    pods verified\n    labels dns=public\n    namespace_labels dns=enabled\n', '    kubeconfig {{DIR}}/kubeconfig sandbox\n'),
+    corefile: corefile('    pods verified\n    labels dns=public,tier notin ()\n    namespace_labels dns=enabled\n', '    kubeconfig {{DIR}}/kubeconfig sandbox\n'),
     files: { kubeconfig: KUBECONFIG },
     cluster: OPTIONS_CLUSTER,
     probe: { name: SVC('web.beta'), type: 'A' },
