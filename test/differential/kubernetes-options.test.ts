@@ -7,7 +7,7 @@
  * slice, labelled and unlabelled Pods, namespaces in and out of `namespace_labels`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -168,19 +168,23 @@ describe('differential: kubernetes options', () => {
   it('kubernetes-selector-rejected', async () => {
     expect(missing).toBeNull();
     const dir = mkdtempSync(join(tmpdir(), 'diff-selectors-'));
-    for (const [option, value] of [['labels', 'app=web,tier!=cache'], ['namespace_labels', 'team!=b'], ['labels', 'replicas<3'], ['namespace_labels', 'size>2']] as const) {
-      const conf = join(dir, 'Corefile');
-      const port = String(await freePort());
-      writeFileSync(conf, corefile(`    ${option} ${value}\n`).replace('{{DNS}}', port).replace('{{API}}', 'http://127.0.0.1:1'));
-      const run = (cmd: string, args: string[]) => spawnSync(cmd, [...args, '-conf', conf, '-dns.port', port], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
-      const ref = run(COREDNS_BIN, []);
-      const cand = run(process.execPath, [CLUSTERDNS_BIN]);
-      const reason = (out: string) => /unable to parse (\S+) selector value: '([^']*)': (.*)$/m.exec(out)?.slice(1);
-      expect(ref.status, `${option} ${value}: CoreDNS exit`).toBe(1);
-      expect(cand.status, `${option} ${value}: clusterdns exit`).toBe(1);
-      expect(reason(ref.stdout + ref.stderr), `${option} ${value}: CoreDNS said ${ref.stdout}${ref.stderr}`).toBeDefined();
-      expect(reason(cand.stdout + cand.stderr), `${option} ${value}`).toEqual(reason(ref.stdout + ref.stderr));
-      expect(cand.stdout + cand.stderr).toMatch(/Corefile:4\b/);
+    try {
+      for (const [option, value] of [['labels', 'app=web,tier!=cache'], ['namespace_labels', 'team!=b'], ['labels', 'replicas<3'], ['namespace_labels', 'size>2']] as const) {
+        const conf = join(dir, 'Corefile');
+        const port = String(await freePort());
+        writeFileSync(conf, corefile(`    ${option} ${value}\n`).replace('{{DNS}}', port).replace('{{API}}', 'http://127.0.0.1:1'));
+        const run = (cmd: string, args: string[]) => spawnSync(cmd, [...args, '-conf', conf, '-dns.port', port], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
+        const ref = run(COREDNS_BIN, []);
+        const cand = run(process.execPath, [CLUSTERDNS_BIN]);
+        const reason = (out: string) => /unable to parse (\S+) selector value: '([^']*)': (.*)$/m.exec(out)?.slice(1);
+        expect(ref.status, `${option} ${value}: CoreDNS exit`).toBe(1);
+        expect(cand.status, `${option} ${value}: clusterdns exit`).toBe(1);
+        expect(reason(ref.stdout + ref.stderr), `${option} ${value}: CoreDNS said ${ref.stdout}${ref.stderr}`).toBeDefined();
+        expect(reason(cand.stdout + cand.stderr), `${option} ${value}`).toEqual(reason(ref.stdout + ref.stderr));
+        expect(cand.stdout + cand.stderr).toMatch(/Corefile:4\b/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 180_000);
   for (const c of CASES) {
