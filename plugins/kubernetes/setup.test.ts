@@ -76,6 +76,10 @@ describe('kubernetes setup', () => {
     ['kubernetes {\n startup_timeout five\n}', /failed to parse startup_timeout: five, time: invalid duration "five"/],
     ['kubernetes {\n labels a in (\n}', /unable to parse label selector value/],
     ['kubernetes {\n namespace_labels ,\n}', /unable to parse namespace_label selector value/],
+    // as CoreDNS 1.15.0 (meta.ParseToLabelSelector): `!=` and `>`/`<` cannot be a LabelSelector
+    ['kubernetes {\n labels app=web,tier!=cache\n}', /unable to parse label selector value: 'app=web,tier!=cache': "!=" is not a valid label selector operator/],
+    ['kubernetes {\n namespace_labels team!=b\n}', /unable to parse namespace_label selector value: 'team!=b': "!=" is not a valid label selector operator/],
+    ['kubernetes {\n labels replicas<3\n}', /"lt" isn't supported in label selectors/],
     ['kubernetes {\n apiserver_qps x\n}', /invalid apiserver_qps "x": strconv.ParseFloat: parsing "x": invalid syntax/], // CoreDNS 1.15.0's text
     ['kubernetes {\n apiserver_burst -1\n}', /apiserver_burst must be >= 0/],
     ['kubernetes {\n endpoint ftp://x\n}', /scheme must be http or https/],
@@ -129,10 +133,10 @@ describe('kubernetes setup', () => {
 
 describe('helpers', () => {
   it('normalizes selectors', () => {
-    expect(normalizeSelector('a=b, c!=d,!e, f, g notin (x, y)')).toBe('a=b,c!=d,!e,f,g notin (x,y)');
+    expect(normalizeSelector('a=b, c notin (d),!e, f, g notin (x, y)')).toBe('a=b,c notin (d),!e,f,g notin (x,y)');
     expect(normalizeSelector('a==b')).toBe('a=b');
     expect(() => normalizeSelector('a=b,')).toThrow();
-    expect(() => normalizeSelector('a in ()')).toThrow();
+    expect(normalizeSelector('a in ()')).toBe('a in ()'); // the empty value, as apimachinery reads `()`
     expect(() => normalizeSelector('-bad=x')).toThrow();
   });
 

@@ -163,7 +163,9 @@ export function parseLabelRequirements(text: string): LabelRequirement[] {
           }
           fail('unexpected token in value list');
         }
-        if (values.length === 0) fail('for \'in\', \'notin\' operators, values set can\'t be empty');
+        // `()` is the set of the empty value, as apimachinery's parseValues reads it (`a in ()`:
+        // the label is present and empty; `a notin ()`: absent or not empty).
+        if (values.length === 0) values.push('');
         reqs.push({ key, op: op.t, values });
       } else {
         fail('unexpected token after key');
@@ -207,9 +209,10 @@ function matchRequirement(r: LabelRequirement, labels: Labels): boolean {
 }
 
 /**
- * The selector in the API's `labelSelector` query form (`a=b,c!=d,!e,f,g notin (x,y)`), checked as
- * `meta.ParseToLabelSelector` does: at least one requirement, and no `>`/`<` (which a
- * metav1.LabelSelector cannot express). Throws SelectorError with the reason.
+ * The selector in the API's `labelSelector` query form (`a=b,!e,f,g notin (x,y)`), checked as
+ * `meta.ParseToLabelSelector` does: at least one requirement, and only what a
+ * metav1.LabelSelector can express — no `!=` (CoreDNS 1.15.0 rejects it: write `key notin (v)`)
+ * and no `>`/`<`. Throws SelectorError with CoreDNS's reason.
  */
 export function normalizeLabelSelector(text: string): string {
   const reqs = parseLabelRequirements(text);
@@ -224,13 +227,14 @@ function formatRequirement(r: LabelRequirement): string {
     case '!exists':
       return `!${r.key}`;
     case '=':
+      return `${r.key}=${r.values[0]}`;
     case '!=':
-      return `${r.key}${r.op}${r.values[0]}`;
+      throw new SelectorError('"!=" is not a valid label selector operator');
     case 'in':
     case 'notin':
       return `${r.key} ${r.op} (${r.values.join(',')})`;
     case 'gt':
     case 'lt':
-      throw new SelectorError(`"${r.op}" isn't a valid label selector operator`);
+      throw new SelectorError(`"${r.op}" isn't supported in label selectors`);
   }
 }

@@ -79,7 +79,7 @@ const CASES: KCase[] = [
     queries: generate([...SERVICE_NAMES.filter((n) => /pod\.|svc1|hl\.|nosuch/.test(n)), ...REVERSE_NAMES], ['A', 'AAAA', 'PTR', 'SRV'], [{ proto: 'udp', edns: 1232 }, { proto: 'tcp', mixed: true }], 31),
   },
   {
-    id: 'kubernetes-namespaces-noendpoints',
+    id: 'kubernetes-namespaces-ignore-empty',
     corefile: corefile('    pods insecure\n    namespaces testns kube-system\n    ignore empty_service\n'),
     probe: { name: SVC('svc1.testns'), type: 'A' },
     queries: generate(SERVICE_NAMES.filter((n) => /default|testns|kube-system|empty|nosuch|cluster\.local$|pod/.test(n)), ['A', 'AAAA', 'SRV', 'TXT'], [{ proto: 'udp' }, { proto: 'udp', edns: 4096, mixed: true }], 41),
