@@ -108,7 +108,10 @@ describe('bin/clusterdns', () => {
     expect(extra.stdout + extra.stderr).toContain('extra command line arguments: [a b]');
   });
 
-  it.skipIf(!hasTool('dig') || !hasTool('kdig'))('serves dig over UDP and kdig over TCP (several queries, one connection)', async () => {
+  it('serves dig over UDP and kdig over TCP (several queries, one connection)', async () => {
+    for (const [tool, pkg] of [['dig', 'dnsutils'], ['kdig', 'knot-dnsutils']] as const) {
+      if (!hasTool(tool)) throw new Error(`${tool} is not installed (apt-get install ${pkg}; .ci/run installs it)`);
+    }
     const s = await spawnServer(WHOAMI);
     try {
       await s.waitFor(/^clusterdns-/);
