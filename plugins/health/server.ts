@@ -4,12 +4,13 @@
  * `coredns_health_request_duration_seconds` / `coredns_health_request_failures_total`: a slow
  * or failing local request means the event loop is overloaded.
  */
-import * as http from 'node:http';
+import type * as http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../src/log.js';
 import { formatGoDuration } from '../../src/util/duration.js';
 import { healthDuration, healthFailures } from './metrics.js';
 import { sendText, SideListener } from '../../src/server/sidelistener.js';
+import { nodeHttp } from '../../src/util/require.js';
 
 const PROBE_INTERVAL_MS = 1000;
 const PROBE_TIMEOUT_MS = 3000;
@@ -28,7 +29,7 @@ export function healthHandler(req: http.IncomingMessage, res: http.ServerRespons
 export class HealthServer {
   readonly listener: SideListener;
   private timer: NodeJS.Timeout | null = null;
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  private readonly agent = new nodeHttp.Agent({ keepAlive: true, maxSockets: 1 });
   private probing = false;
 
   constructor(readonly address: string, private readonly log: Logger) {
@@ -81,7 +82,7 @@ export class HealthServer {
         this.probing = false;
         resolve();
       };
-      const req = http.get(url, { agent: this.agent, timeout: PROBE_TIMEOUT_MS }, (res) => {
+      const req = nodeHttp.get(url, { agent: this.agent, timeout: PROBE_TIMEOUT_MS }, (res) => {
         res.resume();
         res.on('end', () => finish(null));
         res.on('error', (e) => finish(e));

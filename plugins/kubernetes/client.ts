@@ -17,13 +17,14 @@
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
+import type * as http from 'node:http';
 import * as https from 'node:https';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { CredentialRequest, Credentials } from './credentials.js';
 import { hostLabel, rateLimiterDuration, requestDuration, requestsTotal } from './metrics.js';
+import { nodeHttp } from '../../src/util/require.js';
 
 export type { CredentialRequest, Credentials } from './credentials.js';
 
@@ -334,7 +335,7 @@ export class ApiClient {
     this.connectTimeoutMs = s.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     // As Node's global agent: keep-alive, most recently used socket first, idle sockets closed after 5 s.
     const pool = { keepAlive: true, scheduling: 'lifo', timeout: 5000 } as const;
-    this.agent = this.base.protocol === 'https:' ? new https.Agent(pool) : new http.Agent(pool);
+    this.agent = this.base.protocol === 'https:' ? new https.Agent(pool) : new nodeHttp.Agent(pool);
   }
 
   /**
@@ -388,7 +389,7 @@ export class ApiClient {
       const url = new URL(path, this.base);
       (opts.headers as Record<string, string>)['Accept'] = 'application/json';
       (opts.headers as Record<string, string>)['User-Agent'] = 'clusterdns/kubernetes';
-      const mod = url.protocol === 'https:' ? https : http;
+      const mod = url.protocol === 'https:' ? https : nodeHttp;
       const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
         const req = mod.request(url, { ...opts, method: 'GET', signal, agent: this.agent }, resolve);
         req.on('socket', (sock) => armSocket(req, sock, this.host, this.connectTimeoutMs));

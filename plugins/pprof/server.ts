@@ -4,11 +4,11 @@
  * speedscope) and a V8 heap snapshot (`.heapsnapshot` JSON). One socket per address, kept across
  * reloads (`ctx.shared`), so a reload never fails on its own port.
  */
-import * as http from 'node:http';
-import { Session } from 'node:inspector/promises';
+import type * as http from 'node:http';
 import type * as net from 'node:net';
 import { getHeapSnapshot } from 'node:v8';
 import { collectGarbage } from '../../src/util/gc.js';
+import { nodeHttp } from '../../src/util/require.js';
 
 const PATH = '/debug/pprof';
 /** CoreDNS's pprof server: 5 s read, write and idle timeouts; a profile must end before the write timeout. */
@@ -73,7 +73,7 @@ export class PprofServer {
   private profiling = false;
 
   constructor(readonly host: string, readonly port: number) {
-    this.http = http.createServer((req, res) => void this.serve(req, res));
+    this.http = nodeHttp.createServer((req, res) => void this.serve(req, res));
     this.http.requestTimeout = TIMEOUT_MS;
     this.http.keepAliveTimeout = TIMEOUT_MS;
     this.http.on('connection', (s: net.Socket) => {
@@ -161,6 +161,10 @@ export class PprofServer {
       return;
     }
     this.profiling = true;
+    // Loaded on the first profile, not with the plugin registry: on Node 24 `node:inspector`
+    // pulls in Node's bundled undici (fetch), several MiB of heap in every process and query
+    // thread whether or not pprof is configured (docs/multicore.md §8).
+    const { Session } = await import('node:inspector/promises');
     const session = new Session();
     try {
       session.connect();

@@ -7,11 +7,12 @@
  * connections are handed to a plain `http.Server` or to an `https.Server`, neither of which listens
  * itself. Sockets are tracked so `stop()` really closes (idle keep-alive connections included).
  */
-import * as http from 'node:http';
+import type * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
 import { isQueryThread } from './role.js';
 import { listenPort, splitHostPort, type HostPort } from './sideaddress.js';
+import { nodeHttp } from '../util/require.js';
 
 /** Server timeouts, as CoreDNS's side servers (5 s read/write/idle). */
 const TIMEOUT_MS = 5000;
@@ -41,7 +42,7 @@ export class SideListener {
 
   constructor(readonly address: string) {
     this.hostPort = splitHostPort(address);
-    this.plain = this.decorate(http.createServer((req, res) => this.dispatch(req, res)));
+    this.plain = this.decorate(nodeHttp.createServer((req, res) => this.dispatch(req, res)));
     this.tcp = net.createServer((socket) => this.accept(socket));
   }
 

@@ -4,6 +4,16 @@
  * WebAssembly module that stays resident: ~7 MiB of RSS for nothing, on a process whose whole
  * baseline is ~60 MiB. Types still come from `import type`.
  */
+import type * as HttpModule from 'node:http';
 import { createRequire } from 'node:module';
 
 export const requireCjs = createRequire(import.meta.url);
+
+/**
+ * `node:http` through `require`. An ES import of a built-in module reads every export to build the
+ * module namespace, and on Node 24 `http.WebSocket` (with `CloseEvent`, `MessageEvent`) is a lazy
+ * getter that loads Node's bundled undici: about 13 MiB of RSS in every process and query thread,
+ * for a WebSocket client nothing here uses (docs/multicore.md §8). Import the types with
+ * `import type * as http from 'node:http'` and call through this.
+ */
+export const nodeHttp: typeof HttpModule = requireCjs('node:http');
