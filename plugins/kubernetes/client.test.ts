@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { logger } from '../../src/log.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
-import { ApiClient, ApiError, readJson } from './client.js';
+import { ApiClient, ApiError, PageTooLargeError, readJson } from './client.js';
 import { KubeIndex } from './kubeindex.js';
 import { fixtureObjects } from './testdata.js';
 
@@ -126,13 +126,53 @@ describe('response bodies', () => {
     // Cut inside the two-byte é and inside the four-byte emoji.
     const e = text.indexOf(0xc3) + 1;
     const f = text.indexOf(0xf0) + 2;
-    const body = await readJson(await respond([text.subarray(0, e), text.subarray(e, f), text.subarray(f)]));
+    const body = await readJson(await respond([text.subarray(0, e), text.subarray(e, f), text.subarray(f)]), 1000);
     expect(body).toEqual({ items: [{ name: 'caf\u00e9-\u{1F600}' }] });
   });
 
   it('a body that is not JSON is an ApiError quoting its start', async () => {
-    const err = await readJson(await respond([Buffer.from('<html>proxy error</html>')])).catch((e: unknown) => e);
+    const err = await readJson(await respond([Buffer.from('<html>proxy error</html>')]), 1000).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as Error).message).toMatch(/invalid JSON from the API server \(HTTP 200\): <html>proxy error/);
+  });
+
+  it('reads a body of up to maxChars characters, and no more', async () => {
+    const text = JSON.stringify({ items: [{ name: 'x'.repeat(5000) }] });
+    const chunks = [Buffer.from(text.slice(0, 2000)), Buffer.from(text.slice(2000, 4000)), Buffer.from(text.slice(4000))];
+    expect(await readJson(await respond(chunks), text.length)).toEqual(JSON.parse(text));
+    const err = await readJson(await respond(chunks), text.length - 1).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PageTooLargeError);
+    expect((err as Error).message).toBe(`list page larger than ${text.length - 1} characters`);
+  });
+
+  it('stops reading an endless body at maxChars and closes its connection', async () => {
+    let sent = 0;
+    let closed = false;
+    const srv = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.on('close', () => { closed = true; });
+      const chunk = Buffer.alloc(16 * 1024, 0x78);
+      const pump = (): void => {
+        while (!res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+      };
+      res.write('{"items":["');
+      pump();
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    cleanups.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    const port = (srv.address() as { port: number }).port;
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => http.get({ host: '127.0.0.1', port, path: '/' }, resolve).on('error', reject));
+    const err = await readJson(res, 1024 * 1024).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PageTooLargeError);
+    expect((err as PageTooLargeError).maxChars).toBe(1024 * 1024);
+    expect(res.destroyed).toBe(true);
+    const deadline = Date.now() + 20_000;
+    while (!closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(closed).toBe(true);
+    // what the server got out before the close: the bound plus what the socket buffers held
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
   });
 });

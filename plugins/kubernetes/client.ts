@@ -411,16 +411,31 @@ export class ApiClient {
   }
 }
 
+/** A list page's body was longer than the bound it was read with (see {@link readJson}). */
+export class PageTooLargeError extends Error {
+  constructor(readonly maxChars: number) {
+    super(`list page larger than ${maxChars} characters`);
+  }
+}
+
 /**
  * Read a whole response body as JSON. The body is decoded chunk by chunk into one V8 string rather
  * than joined into one Buffer: a list page is megabytes, and buffers that size come from malloc,
  * whose freed blocks the process keeps (the resident size after the initial lists was 11 MiB
- * larger that way).
+ * larger that way). Once the text is longer than `maxChars` the response is destroyed (its
+ * connection closed) and {@link PageTooLargeError} thrown: a server or proxy that sends an endless
+ * or enormous body cannot make the heap grow past the bound.
  */
-export async function readJson(res: http.IncomingMessage): Promise<unknown> {
+export async function readJson(res: http.IncomingMessage, maxChars: number): Promise<unknown> {
   res.setEncoding('utf8');
   let text = '';
-  for await (const c of res) text += c as string;
+  for await (const c of res) {
+    text += c as string;
+    if (text.length > maxChars) {
+      res.destroy();
+      throw new PageTooLargeError(maxChars);
+    }
+  }
   try {
     return JSON.parse(text);
   } catch {

@@ -21,7 +21,7 @@ export interface WatchSettings extends ClientSettings {
   zonal: boolean;
   /** `endpoint_pod_names`: endpoint pod names are DNS data. */
   podNames: boolean;
-  /** Liveness bound and backoff of the watches (defaults in watch.ts; tests make them small). */
+  /** Liveness bound, backoff and list page bound of the watches (defaults in watch.ts; tests make them small). */
   tuning?: WatchTuning;
 }
 

@@ -1,6 +1,7 @@
 /**
  * A thin list-and-watch loop for one resource (what client-go's Reflector does, without keeping
- * whole objects): paged list (limit 500 + continue), then a watch from the list's resourceVersion
+ * whole objects): paged list (limit 500 + continue; the limit halved while a page's body is
+ * longer than its bound), then a watch from the list's resourceVersion
  * with bookmarks; resume from the last seen resourceVersion when a stream ends; relist and diff on
  * 410 Gone; reconnect with capped exponential backoff and jitter when the API server fails. Every
  * object is converted to a slim record on receipt; malformed objects are skipped with one warning.
@@ -16,7 +17,7 @@ import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../src/log.js';
 import { collectGarbage } from '../../src/util/gc.js';
-import { ApiError, readJson, retryAfterMs, type ApiClient } from './client.js';
+import { ApiError, PageTooLargeError, readJson, retryAfterMs, type ApiClient } from './client.js';
 import { objectKey, resourceVersionOf } from './convert.js';
 import { stalenessSources } from './metrics.js';
 import type { Kind, RecOf } from './types.js';
@@ -60,10 +61,18 @@ export const BACKOFF_MAX_MS = 30_000;
 export const MAX_WATCH_EVENT_CHARS = 16 * 1024 * 1024;
 /** Most of an error response's body read for its message (a Status is a few hundred bytes). */
 const MAX_ERROR_BODY_CHARS = 64 * 1024;
+/**
+ * Longest list page body (characters) by default. A page of 500 objects is a few MiB (pods of
+ * 10-20 KiB); a longer one has its request repeated with half the `limit` (see list()), and a
+ * body past the bound even at `limit=1` (a broken server or proxy sending an endless body) fails
+ * the list. 32 Mi characters: parsing such a page peaks at ~75 MiB of heap, well inside the
+ * chart's V8 heap bound (179 MiB).
+ */
+export const MAX_LIST_PAGE_CHARS = 32 * 1024 * 1024;
 /** A list page (or the counter probe) that receives no data for this long fails. */
 const LIST_IDLE_MS = 60_000;
 
-/** Timing of a reflector; every field has a default (tests make them small). */
+/** Timing and bounds of a reflector; every field has a default (tests make them small). */
 export interface WatchTuning {
   /** A watch that delivers no event and no bookmark for this long is re-established (ms). */
   livenessMs?: number;
@@ -71,6 +80,8 @@ export interface WatchTuning {
   backoffMinMs?: number;
   /** ... up to this (ms). */
   backoffMaxMs?: number;
+  /** Longest list page body in characters; default {@link MAX_LIST_PAGE_CHARS}. */
+  maxListPageChars?: number;
 }
 
 export class GoneError extends Error {}
@@ -169,6 +180,7 @@ export class Reflector<K extends Kind> {
   readonly livenessMs: number;
   private readonly backoffMin: number;
   private readonly backoffMax: number;
+  private readonly maxPageChars: number;
   private backoff: number;
   /** performance.now() of the last event, bookmark or completed list. */
   private lastSeen = performance.now();
@@ -198,6 +210,7 @@ export class Reflector<K extends Kind> {
     this.livenessMs = tuning.livenessMs ?? LIVENESS_DEFAULT_MS;
     this.backoffMin = tuning.backoffMinMs ?? BACKOFF_MIN_MS;
     this.backoffMax = Math.max(this.backoffMin, tuning.backoffMaxMs ?? BACKOFF_MAX_MS);
+    this.maxPageChars = tuning.maxListPageChars ?? MAX_LIST_PAGE_CHARS;
     this.backoff = this.backoffMin;
   }
 
@@ -388,14 +401,19 @@ export class Reflector<K extends Kind> {
     throw new ApiError(describeStatus(this.def.kind, status, body), status, wait);
   }
 
-  /** Paged list; replaces the sink's content and records the list's resourceVersion. */
+  /**
+   * Paged list; replaces the sink's content and records the list's resourceVersion. A page whose
+   * body is longer than the bound is asked for again (same `continue`) with half the `limit`,
+   * which then stays for the rest of this list; past the bound at `limit=1` the list fails.
+   */
   private async list(): Promise<void> {
     const recs: RecOf<K>[] = [];
     let cont = '';
     let rv = '';
     let itemsSinceGc = 0;
+    let limit = PAGE;
     for (;;) {
-      const extra: Record<string, string> = { limit: String(PAGE) };
+      const extra: Record<string, string> = { limit: String(limit) };
       if (cont) extra['continue'] = cont;
       const { ctl, release } = linked(this.abort.signal);
       let body: unknown;
@@ -409,7 +427,13 @@ export class Reflector<K extends Kind> {
           continue;
         }
         if (res.statusCode !== 200) await this.fail(res);
-        body = await readJson(res);
+        body = await readJson(res, this.maxPageChars);
+      } catch (e) {
+        if (!(e instanceof PageTooLargeError) || limit <= 1 || this.stopped) throw e;
+        const next = Math.floor(limit / 2);
+        this.log.warning(`${this.def.kind}: list page larger than ${e.maxChars} characters at limit=${limit}: asking again with limit=${next}`);
+        limit = next;
+        continue;
       } finally {
         release();
       }
@@ -454,7 +478,7 @@ export class Reflector<K extends Kind> {
     try {
       const res = await this.client.get(this.query({ limit: '1' }), ctl.signal, Math.min(LIST_IDLE_MS, this.livenessMs));
       if (res.statusCode !== 200) await this.fail(res);
-      body = await readJson(res);
+      body = await readJson(res, this.maxPageChars);
     } finally {
       release();
     }
