@@ -352,3 +352,47 @@ export async function serviceQueries(url: string): Promise<string[]> {
   for (let i = 0; i < n / 9; i++) q.push(`missing-${i}.${svcs[i % svcs.length]!.ns}.svc.cluster.local A`);
   return shuffle(q);
 }
+
+/** The loopback ports kubeadm's Corefile listens on or forwards to in a bench. */
+export interface KubeadmPorts {
+  dns: number;
+  health: number;
+  ready: number;
+  metrics: number;
+  /** forward's upstream (a closed port when no query should leave the kubernetes path). */
+  upstream: number;
+}
+
+/**
+ * kubeadm's Corefile (v1.31) with its ports on loopback: `source` is the kubernetes block's line
+ * that reaches the API (`endpoint URL`, `kubeconfig PATH CONTEXT`), `extra` are directives added
+ * before kubernetes (the chain order is fixed, so only their presence matters). The one copy every
+ * bench uses, so that "kubeadm's Corefile" means the same thing in each report.
+ */
+export function kubeadmCorefile(p: KubeadmPorts, source: string, extra: readonly string[] = []): string {
+  return `.:${p.dns} {
+    errors
+    health 127.0.0.1:${p.health} {
+       lameduck 5s
+    }
+    ready 127.0.0.1:${p.ready}
+${extra.map((l) => `    ${l}\n`).join('')}    kubernetes cluster.local in-addr.arpa ip6.arpa {
+       ${source}
+       pods insecure
+       fallthrough in-addr.arpa ip6.arpa
+       ttl 30
+    }
+    prometheus 127.0.0.1:${p.metrics}
+    forward . 127.0.0.1:${p.upstream} {
+       max_concurrent 1000
+    }
+    cache 30 {
+       disable success cluster.local
+       disable denial cluster.local
+    }
+    loop
+    reload
+    loadbalance
+}
+`;
+}

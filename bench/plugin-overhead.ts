@@ -23,7 +23,7 @@ import { startSandbox } from '../sandbox/server.js';
 import { makeDispatch } from '../src/server/dispatch.js';
 import type { Exchange } from '../src/server/listener.js';
 import { Server } from '../src/server/server.js';
-import { ensureDnsperf, median, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, type Proc } from './lib.js';
+import { ensureDnsperf, kubeadmCorefile, median, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -57,33 +57,9 @@ function parseArgs(argv: string[]): Args {
 let nextPort = 20000 + Math.floor(Math.random() * 20000);
 const port = (): number => nextPort++;
 
-/** kubeadm's Corefile on loopback ports (forward to a closed loopback port: no query leaves the host). */
+/** kubeadm's Corefile on fresh loopback ports (forward to a closed loopback port: no query leaves the host). */
 function kubeadm(dns: number, api: string, extra: readonly string[]): string {
-  return `.:${dns} {
-    errors
-    health 127.0.0.1:${port()} {
-       lameduck 5s
-    }
-    ready 127.0.0.1:${port()}
-${extra.map((l) => `    ${l}\n`).join('')}    kubernetes cluster.local in-addr.arpa ip6.arpa {
-       endpoint ${api}
-       pods insecure
-       fallthrough in-addr.arpa ip6.arpa
-       ttl 30
-    }
-    prometheus 127.0.0.1:${port()}
-    forward . 127.0.0.1:${port()} {
-       max_concurrent 1000
-    }
-    cache 30 {
-       disable success cluster.local
-       disable denial cluster.local
-    }
-    loop
-    reload
-    loadbalance
-}
-`;
+  return kubeadmCorefile({ dns, health: port(), ready: port(), metrics: port(), upstream: port() }, `endpoint ${api}`, extra);
 }
 
 async function startServer(corefile: string, dns: number): Promise<Proc> {

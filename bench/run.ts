@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, ensureDnsperf, machineDescription, pinTo, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, shuffle, startNode, type Proc } from './lib.js';
+import { cpuSeconds, ensureDnsperf, kubeadmCorefile, machineDescription, pinTo, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, shuffle, startNode, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -248,15 +248,14 @@ async function main(): Promise<void> {
       // kubeadm's Corefile, and the same plus a rewrite and a template rule no cluster name
       // matches (issue: a plugin that does not match costs the kubernetes path nothing). The plain
       // kubeadm server is this row's ceiling, so the ratio is customised / plain in one run.
-      const kubeadm = (dp: number, extra: string): string =>
-        `.:${dp} {\n  errors\n  health 127.0.0.1:${port()} {\n    lameduck 5s\n  }\n  ready 127.0.0.1:${port()}\n${extra}` +
-        `  kubernetes cluster.local in-addr.arpa ip6.arpa {\n    endpoint ${url}\n    pods insecure\n    fallthrough in-addr.arpa ip6.arpa\n    ttl 30\n  }\n` +
-        `  prometheus 127.0.0.1:${port()}\n  forward . 127.0.0.1:9\n  cache 30\n  loop\n  reload\n  loadbalance\n}\n`;
-      const extra =
-        '  rewrite name regex (.*)\\.corp\\.example\\.com {1}.default.svc.cluster.local answer auto\n' +
-        '  template IN A corp.example.net {\n    answer "{{ .Name }} 60 IN A 192.0.2.1"\n  }\n';
+      const kubeadm = (dp: number, extra: readonly string[]): string =>
+        kubeadmCorefile({ dns: dp, health: port(), ready: port(), metrics: port(), upstream: 9 }, `endpoint ${url}`, extra);
+      const extra = [
+        'rewrite name regex (.*)\\.corp\\.example\\.com {1}.default.svc.cluster.local answer auto',
+        'template IN A corp.example.net {\n      answer "{{ .Name }} 60 IN A 192.0.2.1"\n    }',
+      ];
       const pp = port();
-      const plain = await startClusterdns(kubeadm(pp, ''), pp, args.workers);
+      const plain = await startClusterdns(kubeadm(pp, []), pp, args.workers);
       const cp = port();
       const custom = await startClusterdns(kubeadm(cp, extra), cp, args.workers);
       for (const proto of ['udp', 'tcp'] as const) {

@@ -18,7 +18,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reusePortSupported } from '../src/util/cpus.js';
-import { cpuSeconds, ensureDnsperf, machineDescription, median, percentile, rssMiB, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, startProcess, type Proc } from './lib.js';
+import { cpuSeconds, ensureDnsperf, kubeadmCorefile, machineDescription, median, percentile, rssMiB, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, startProcess, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -68,35 +68,6 @@ async function port(): Promise<number> {
     });
     if (udpFree) return p;
   }
-}
-
-/** kubeadm's Corefile (v1.31), with its listen/probe ports made free and forward kept local. */
-function kubeadmCorefile(p: { dns: number; health: number; ready: number; metrics: number; upstream: number }, source: string): string {
-  return `.:${p.dns} {
-    errors
-    health 127.0.0.1:${p.health} {
-       lameduck 5s
-    }
-    ready 127.0.0.1:${p.ready}
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-       ${source}
-       pods insecure
-       fallthrough in-addr.arpa ip6.arpa
-       ttl 30
-    }
-    prometheus 127.0.0.1:${p.metrics}
-    forward . 127.0.0.1:${p.upstream} {
-       max_concurrent 1000
-    }
-    cache 30 {
-       disable success cluster.local
-       disable denial cluster.local
-    }
-    loop
-    reload
-    loadbalance
-}
-`;
 }
 
 /** Start `argv` pinned to `cpus` and wait for `ready` on its output. */
