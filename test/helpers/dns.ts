@@ -102,8 +102,18 @@ export async function udpExchangeFrom(port: number, packet: Buffer, host = '127.
   }
 }
 
-/** Open a TCP connection and exchange several queries on it (pipelined), replies by id. */
-export async function tcpQueries(port: number, packets: Buffer[], timeoutMs = 5000, host = '127.0.0.1'): Promise<Message[]> {
+/**
+ * Open a TCP connection and exchange several queries on it (pipelined), replies by id. Resolves
+ * with the replies received once `done` holds for them: by default when every query was answered
+ * (a test of dropped queries passes the ids it expects instead).
+ */
+export async function tcpQueries(
+  port: number,
+  packets: Buffer[],
+  timeoutMs = 5000,
+  host = '127.0.0.1',
+  done: (replies: readonly Message[]) => boolean = (replies) => replies.length === packets.length,
+): Promise<Message[]> {
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, host);
     const replies: Message[] = [];
@@ -127,7 +137,7 @@ export async function tcpQueries(port: number, packets: Buffer[], timeoutMs = 50
         replies.push(decode(pending.subarray(2, 2 + len)));
         pending = pending.subarray(2 + len);
       }
-      if (replies.length === packets.length) {
+      if (done(replies)) {
         clearTimeout(timer);
         sock.end();
         resolve(replies);
