@@ -235,36 +235,25 @@ export class ZoneData {
 
   /** Greatest name <= lname (tree.Prev). */
   prev(lname: string): Elem | undefined {
-    const k = canonicalKey(lname);
-    let lo = 0;
-    let hi = this.sorted.length - 1;
-    let best: Elem | undefined;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const c = compareKeys(this.sorted[mid]!.key, k);
-      if (c <= 0) {
-        best = this.sorted[mid];
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    return best;
+    return this.sorted[this.boundary(canonicalKey(lname), true) - 1];
   }
 
   /** Smallest name >= lname (tree.Next). */
   nextElem(lname: string): Elem | undefined {
-    const k = canonicalKey(lname);
+    return this.sorted[this.boundary(canonicalKey(lname), false)];
+  }
+
+  /** Index of the first name in canonical order that is > k (`after`) or >= k: both walks' binary search. */
+  private boundary(k: readonly Buffer[], after: boolean): number {
     let lo = 0;
-    let hi = this.sorted.length - 1;
-    let best: Elem | undefined;
-    while (lo <= hi) {
+    let hi = this.sorted.length;
+    while (lo < hi) {
       const mid = (lo + hi) >> 1;
       const c = compareKeys(this.sorted[mid]!.key, k);
-      if (c >= 0) {
-        best = this.sorted[mid];
-        hi = mid - 1;
-      } else lo = mid + 1;
+      if (c < 0 || (after && c === 0)) lo = mid + 1;
+      else hi = mid;
     }
-    return best;
+    return lo;
   }
 
   /** A name strictly below `lname` exists. */
