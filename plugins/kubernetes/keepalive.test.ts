@@ -10,12 +10,11 @@
  * A control connection opened without keepalive must show neither.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import * as net from 'node:net';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startIndex, startTestSandbox, until, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { compileC } from '../../test/helpers/spawn.js';
 import { KEEPALIVE_INITIAL_DELAY_MS } from './client.js';
 import { fixtureObjects } from './testdata.js';
 
@@ -92,11 +91,11 @@ let dir = '';
 let sockopts = '';
 let buildError: string | null = null;
 beforeAll(() => {
-  dir = mkdtempSync(path.join(tmpdir(), 'clusterdns-keepalive-'));
-  writeFileSync(path.join(dir, 'sockopts.c'), SOCKOPTS_C);
-  sockopts = path.join(dir, 'sockopts');
-  const r = spawnSync('cc', ['-O1', '-o', sockopts, path.join(dir, 'sockopts.c')], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) buildError = `cannot build the pidfd_getfd helper with cc (apt-get install gcc): ${r.error?.message ?? r.stderr}`;
+  try {
+    ({ binary: sockopts, dir } = compileC(SOCKOPTS_C, 'sockopts', 'cc', ['-O1']));
+  } catch (e) {
+    buildError = `cannot build the pidfd_getfd helper (apt-get install gcc): ${(e as Error).message}`;
+  }
 });
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 /** Run the real `bin/clusterdns` (needs `npm run build`) for end-to-end tests of the command. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from './net.js';
@@ -108,6 +108,23 @@ export function runTool(cmd: string, args: string[]): { status: number | null; s
 
 export function hasTool(cmd: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+}
+
+/**
+ * Compile one C source with `compiler` into a fresh temporary directory, which the caller removes
+ * (`dir`). Throws with the compiler's output when it cannot (the directory is removed then).
+ */
+export function compileC(source: string, name: string, compiler = 'cc', args: readonly string[] = []): { binary: string; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), `clusterdns-${name}-`));
+  const src = join(dir, `${name}.c`);
+  writeFileSync(src, source);
+  const binary = join(dir, name);
+  const r = spawnSync(compiler, [...args, '-o', binary, src], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`${compiler} failed to build ${name}: ${r.error?.message ?? r.stderr}`);
+  }
+  return { binary, dir };
 }
 
 /** Is `p` a file this process may execute? */

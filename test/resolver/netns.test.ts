@@ -23,6 +23,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { muslNodataError, podResolvConf, resolvConfText, type SentQuery } from './model.js';
 import { canonical, clientQueries, expectedQueries, queriesFromLog, SCENARIOS, searched, sortedResult, typesFor, type Expectation, type Scenario } from './fixture.js';
+import { compileC } from '../helpers/spawn.js';
 
 const ROOT = resolvePath(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/clusterdns');
@@ -103,24 +104,19 @@ afterAll(() => {
   for (const d of buildDirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** Compile the getaddrinfo probe with `compiler`; null (and the reason logged) when it cannot. */
 /** Why the probe could not be built (a compiler missing), by label: the probe's tests then fail with it. */
 const gaiMissing = new Map<string, string>();
 
+/** Compile the getaddrinfo probe with `compiler`; null (and the reason kept in gaiMissing) when there is none. */
 function buildGai(compiler: string, args: readonly string[], label: string, hint: string): string | null {
   if (SKIP) return null;
   if (!has(compiler)) {
     gaiMissing.set(label, `${compiler} not found (${hint})`);
     return null;
   }
-  const dir = join(tmpdir(), `cdns-gai-${randomBytes(4).toString('hex')}`);
-  mkdirSync(dir, { recursive: true });
+  const { binary, dir } = compileC(GAI_C, `gai-${label}`, compiler, args);
   buildDirs.push(dir);
-  writeFileSync(join(dir, 'gai.c'), GAI_C);
-  const out = join(dir, `gai-${label}`);
-  const r = spawnSync(compiler, [...args, '-o', out, join(dir, 'gai.c')], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${compiler} failed to build the getaddrinfo probe: ${r.stderr}`);
-  return out;
+  return binary;
 }
 
 function run(cmd: string, args: readonly string[], timeoutMs = 30_000): { status: number | null; stdout: string; stderr: string } {
