@@ -23,7 +23,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { muslNodataError, podResolvConf, resolvConfText, type SentQuery } from './model.js';
 import { canonical, clientQueries, expectedQueries, queriesFromLog, SCENARIOS, searched, sortedResult, typesFor, type Expectation, type Scenario } from './fixture.js';
-import { compileC } from '../helpers/spawn.js';
+import { compileC, hasTool } from '../helpers/spawn.js';
 
 const ROOT = resolvePath(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/clusterdns');
@@ -38,23 +38,19 @@ const POD_IPS: Readonly<Record<string, { v4: string; v6: string }>> = {
   testns: { v4: '10.244.2.7', v6: 'fd00:10:244::7' },
 };
 
-function has(cmd: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
-}
-
-function skipReason(): string | null {
+function missingPrerequisite(): string | null {
   if (process.platform !== 'linux') return `not Linux (${process.platform})`;
   if (process.getuid?.() !== 0) return 'not running as root (network namespaces need CAP_SYS_ADMIN)';
   const ipn = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' });
   if (ipn.error || ipn.status !== 0) return `\`ip netns\` unavailable: ${ipn.error?.message ?? ipn.stderr.trim()}`;
-  for (const tool of ['getent', 'dig', 'dnsmasq']) if (!has(tool)) return `${tool} is not installed (apt-get install libc-bin dnsutils dnsmasq-base)`;
+  for (const tool of ['getent', 'dig', 'dnsmasq']) if (!hasTool(tool)) return `${tool} is not installed (apt-get install libc-bin dnsutils dnsmasq-base)`;
   if (!existsSync(SANDBOX) || !existsSync(join(ROOT, 'dist/src'))) return 'dist/ is not built (run `npm run build`)';
   if (existsSync('/var/run/nscd/socket')) return 'nscd is running: getent would ask it (outside the namespace) instead of the resolver';
   return null;
 }
 
 // A missing prerequisite fails these tests with its reason (.ci/run installs every one): never a skip.
-const SKIP = skipReason();
+const MISSING = missingPrerequisite();
 
 /**
  * getaddrinfo(NAME, AF_UNSPEC, SOCK_STREAM, AI_CANONNAME — no AI_ADDRCONFIG, like most runtimes)
@@ -109,8 +105,8 @@ const gaiMissing = new Map<string, string>();
 
 /** Compile the getaddrinfo probe with `compiler`; null (and the reason kept in gaiMissing) when there is none. */
 function buildGai(compiler: string, args: readonly string[], label: string, hint: string): string | null {
-  if (SKIP) return null;
-  if (!has(compiler)) {
+  if (MISSING) return null;
+  if (!hasTool(compiler)) {
     gaiMissing.set(label, `${compiler} not found (${hint})`);
     return null;
   }
@@ -354,7 +350,7 @@ async function checkDig(p: PodNetns, s: Scenario, e: Expectation): Promise<void>
 
 describe('real resolvers in a pod network namespace', () => {
   beforeAll(() => {
-    if (SKIP !== null) throw new Error(`the real-resolver tests in network namespaces cannot run here: ${SKIP}`);
+    if (MISSING !== null) throw new Error(`the real-resolver tests in network namespaces cannot run here: ${MISSING}`);
   });
   it.each(SCENARIOS.map((s) => [s.title, s] as const))('%s', async (_t, s) => {
     const p = await pod(s.ns, (api, up) => PLAIN_COREFILE(api, up));
@@ -422,7 +418,7 @@ for (const [resolver, binary] of [['glibc', GAI_GLIBC], ['musl', GAI_MUSL]] as c
   describe(`${resolver} getaddrinfo (AF_UNSPEC, no AI_ADDRCONFIG) in a pod network namespace`, () => {
     const byNs = new Map<string, PodNetns>();
     beforeAll(async () => {
-      if (SKIP !== null) throw new Error(`the real-resolver tests in network namespaces cannot run here: ${SKIP}`);
+      if (MISSING !== null) throw new Error(`the real-resolver tests in network namespaces cannot run here: ${MISSING}`);
       if (binary === null) throw new Error(`the ${resolver} getaddrinfo probe could not be built: ${gaiMissing.get(resolver) ?? 'unknown reason'}`);
       for (const ns of ['default', 'testns']) {
         const p = new PodNetns(ns);
