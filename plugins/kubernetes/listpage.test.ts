@@ -16,17 +16,7 @@ afterEach(async () => {
 });
 
 /** The body of GET `url` as text. */
-function fetchText(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    http.get(url, (res) => {
-      res.setEncoding('utf8');
-      let text = '';
-      res.on('data', (c: string) => { text += c; });
-      res.on('end', () => resolve(text));
-      res.on('error', reject);
-    }).on('error', reject);
-  });
-}
+const fetchText = async (url: string): Promise<string> => (await fetch(url)).text();
 
 const SERVICES = 40;
 
