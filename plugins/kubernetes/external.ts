@@ -7,7 +7,7 @@ import type { ExternalEndpoint, ExternalPort, ExternalServiceView, KubernetesExt
 import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
 import { addressAt, addressCount } from './addresses.js';
-import { serviceKey, type Store } from './store.js';
+import { serviceKey, type IndexReader } from './store.js';
 import type { ServiceRec, SliceRec } from './types.js';
 
 const NO_PORTS: readonly ExternalPort[] = Object.freeze([{ name: '', port: -1, protocol: '' }]);
@@ -37,14 +37,9 @@ function endpointName(s: SliceRec, i: number, podNames: boolean): string {
   return h.endsWith('-') ? `${h}0` : h;
 }
 
-export function kubernetesExternal(store: Store, cfg: ExternalSettings): KubernetesExternal {
-  const exposed = (ns: string): boolean => (!cfg.namespaces || cfg.namespaces.has(ns)) && store.namespaces.has(ns);
-  const slicesOf = (name: string, ns: string): SliceRec[] => {
-    const out: SliceRec[] = [];
-    const keys = store.slicesByService.get(serviceKey(name, ns));
-    if (keys) for (const k of keys) { const s = store.slices.get(k); if (s) out.push(s); }
-    return out;
-  };
+export function kubernetesExternal(store: IndexReader, cfg: ExternalSettings): KubernetesExternal {
+  const exposed = (ns: string): boolean => (!cfg.namespaces || cfg.namespaces.has(ns)) && store.hasNamespace(ns);
+  const slicesOf = (name: string, ns: string): SliceRec[] => store.slicesOfService(serviceKey(name, ns));
   const endpoints = (name: string, ns: string): ExternalEndpoint[] => {
     const out: ExternalEndpoint[] = [];
     for (const s of slicesOf(name, ns)) {
@@ -57,14 +52,13 @@ export function kubernetesExternal(store: Store, cfg: ExternalSettings): Kuberne
     ttl: cfg.ttl,
     namespaceExposed: exposed,
     service(name, ns) {
-      const s = store.services.get(serviceKey(name, ns));
+      const s = store.serviceByKey(serviceKey(name, ns));
       return s ? view(s) : undefined;
     },
     endpoints,
     servicesByExternalIP(ip) {
       const out: ExternalServiceView[] = [];
-      for (const s of store.services.values()) {
-        if (s.externalIPs.length === 0 || !s.externalIPs.includes(ip)) continue;
+      for (const s of store.servicesWithExternalIP(ip)) {
         if (cfg.namespaces && !exposed(s.namespace)) continue;
         out.push(view(s));
       }
@@ -75,13 +69,9 @@ export function kubernetesExternal(store: Store, cfg: ExternalSettings): Kuberne
       let found = false;
       const local = cfg.localIPs();
       for (const ip of local) {
-        const keys = store.slicesByAddr.get(ip);
-        if (!keys) continue;
-        for (const k of keys) {
-          const slice = store.slices.get(k);
-          if (!slice) continue;
+        for (const slice of store.slicesWithAddress(ip)) {
           found = true;
-          const svc = store.services.get(serviceKey(slice.service, slice.namespace));
+          const svc = store.serviceByKey(serviceKey(slice.service, slice.namespace));
           if (!svc) continue;
           if (headless && svc.headless) {
             for (let i = 0; i < addressCount(slice.addresses); i++) out.push(addressAt(slice.addresses, i));

@@ -11,7 +11,7 @@ import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
 import { AnswerCache, fitEntry, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
 import { Resolver, View, join, type External, type Item, type ResolveConfig } from './resolve.js';
-import type { Store } from './store.js';
+import type { IndexReader } from './store.js';
 import { sizeLimit } from '../../src/server/reply.js';
 
 export interface HandlerConfig extends ResolveConfig {
@@ -41,7 +41,7 @@ export class KubernetesHandler implements Handler {
 
   constructor(
     readonly cfg: HandlerConfig,
-    readonly store: Store,
+    readonly store: IndexReader,
     /** True when every watch has completed its first list. */
     readonly synced: () => boolean,
     readonly next: Handler | null,
@@ -203,7 +203,7 @@ export class KubernetesHandler implements Handler {
     if (zone === undefined) return null;
     let ip = q.transport.remoteAddress;
     if (ip.startsWith('::ffff:') && ip.includes('.')) ip = ip.slice(7);
-    const ns = this.store.podNamespace(ip);
+    const ns = this.store.podsWithIP(ip)[0]?.namespace;
     if (ns === undefined) return null;
     return [join(`${ns}.svc`, zone), join('svc', zone), zone, ...this.cfg.searchDomains, ''];
   }

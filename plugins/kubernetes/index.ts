@@ -104,7 +104,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const self = blockTarget(ctx);
 
   let ownIPs: string[] | null = null;
-  ctx.provide(KUBERNETES_EXTERNAL, kubernetesExternal(index.store, {
+  ctx.provide(KUBERNETES_EXTERNAL, kubernetesExternal(index.reader, {
     ttl: cfg.ttl,
     namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
     endpointPodNames: cfg.endpointPodNames,
@@ -112,7 +112,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     upstream: (sub) => selfLookups.lookup(sub, self),
   }));
   ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
-  ctx.onStartup(() => ctx.lookup(METADATA_COLLECTOR)?.addProvider(kubernetesMetadata(index.store, cfg.zones, cfg.podMode, cfg.zonal)));
+  ctx.onStartup(() => ctx.lookup(METADATA_COLLECTOR)?.addProvider(kubernetesMetadata(index.reader, cfg.zones, cfg.podMode, cfg.zonal)));
   ctx.onStartup(async () => {
     try {
       index.start();
@@ -136,7 +136,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   return (next) => {
     // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
     const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
-    const h = new KubernetesHandler(hcfg, index.store, () => index.synced(), next, (sub) => selfLookups.lookup(sub, self));
+    const h = new KubernetesHandler(hcfg, index.reader, () => index.synced(), next, (sub) => selfLookups.lookup(sub, self));
     handlers.push(h);
     return h;
   };

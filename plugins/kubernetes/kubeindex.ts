@@ -8,7 +8,8 @@ import type { IndexReplication } from '../../src/server/replication.js';
 import { ApiClient, credentialRequest, type ClientSettings } from './client.js';
 import { toNamespace, toPod, toService, toSlice } from './convert.js';
 import { programmingDuration } from './metrics.js';
-import { serviceKey, Store } from './store.js';
+import { SharedIndexReader, SharedIndexWriter, type SharedIndexUpdate } from './sharedindex.js';
+import { serviceKey, Store, type IndexReader } from './store.js';
 import type { Kind, RecOf, SliceRec } from './types.js';
 import { Reflector, type ResourceDef, type Sink, type WatchTuning } from './watch.js';
 
@@ -25,12 +26,11 @@ export interface WatchSettings extends ClientSettings {
   tuning?: WatchTuning;
 }
 
-/** What the main thread sends the query threads' copies (docs/multicore.md). */
-type ReplicaMessage =
-  | { op: 'kinds'; kinds: Kind[] }
-  | { op: 'replace'; kind: Kind; recs: RecOf<Kind>[]; serial: number }
-  | { op: 'upsert'; kind: Kind; rec: RecOf<Kind>; serial: number }
-  | { op: 'remove'; kind: Kind; key: string; serial: number };
+/**
+ * What the main thread sends the query threads (docs/multicore.md §2): the kinds it watches, then
+ * the shared-memory index's updates with the kinds listed so far.
+ */
+type ReplicaMessage = { op: 'kinds'; kinds: Kind[] } | { op: 'shared'; listed: Kind[]; update: SharedIndexUpdate };
 
 /** Where this index's records come from when the process runs query threads. */
 export interface IndexReplicationRef {
@@ -41,7 +41,10 @@ export interface IndexReplicationRef {
 export const POD_FIELD_SELECTOR = 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown';
 
 export class KubeIndex {
+  /** The main thread's index (a query thread's stays empty: it reads {@link reader}). */
   readonly store: Store;
+  /** What answering reads: the store, or in a query thread the main thread's index in shared memory. */
+  readonly reader: IndexReader;
   private client: ApiClient | null = null;
   private readonly reflectors: Reflector<Kind>[] = [];
   private stoppedFlag = false;
@@ -49,9 +52,12 @@ export class KubeIndex {
   private starting: Promise<void> | null = null;
   private started: Promise<void> = Promise.resolve();
 
-  /** A query thread's copy: the kinds the main thread watches, and those it has listed. */
+  /** A query thread: the kinds the main thread watches, and those it has listed. */
   private replicaKinds: Kind[] | null = null;
-  private readonly replicaListed = new Set<Kind>();
+  private replicaListed: readonly Kind[] = [];
+  /** The main thread with query threads: the shared-memory copy it keeps for them. */
+  private shared: SharedIndexWriter | null = null;
+  private readonly listed = new Set<Kind>();
   private unsubscribe: (() => void) | null = null;
   private withdraw: (() => void) | null = null;
 
@@ -62,6 +68,7 @@ export class KubeIndex {
     private readonly repl?: IndexReplicationRef,
   ) {
     this.store = new Store(settings.zonal);
+    this.reader = this.replica ? new SharedIndexReader() : this.store;
   }
 
   private get replica(): boolean {
@@ -118,46 +125,39 @@ export class KubeIndex {
     if (s.pods) {
       this.add({ kind: 'pods', path: '/api/v1/pods', labelSelector: s.labels, fieldSelector: POD_FIELD_SELECTOR, convert: toPod });
     }
+    if (this.repl) this.shared = new SharedIndexWriter(this.store);
     for (const r of this.reflectors) r.start();
     if (this.repl) this.withdraw = this.repl.replication.offer(this.repl.key, () => this.snapshot());
   }
 
-  /** The messages that rebuild this index in a query thread. */
+  /** What a query thread starts from: the current generation of the shared index. */
   private snapshot(): ReplicaMessage[] {
-    const serial = this.store.serial;
-    const out: ReplicaMessage[] = [{ op: 'kinds', kinds: this.reflectors.map((r) => r.def.kind) }];
-    const values: Record<Kind, () => Iterable<RecOf<Kind>>> = {
-      services: () => this.store.services.values(),
-      endpointslices: () => this.store.slices.values(),
-      namespaces: () => this.store.namespaces.values(),
-      pods: () => this.store.pods.values(),
-    };
-    for (const r of this.reflectors) if (r.synced) out.push({ op: 'replace', kind: r.def.kind, recs: [...values[r.def.kind]()], serial });
-    return out;
+    const shared = this.shared!;
+    // Every sink call flushes, so the generation holds the whole store (a change still pending
+    // reaches this thread with the next update, like every other thread).
+    const update: SharedIndexUpdate = { deps: [], serial: this.store.serial, externalSerial: this.store.externalSerial, generation: shared.generation };
+    return [
+      { op: 'kinds', kinds: this.reflectors.map((r) => r.def.kind) },
+      { op: 'shared', listed: [...this.listed], update },
+    ];
   }
 
-  private publish(m: ReplicaMessage): void {
-    this.repl?.replication.publish(this.repl.key, m);
+  /** Write the store's latest changes to the shared index and tell the query threads. */
+  private replicate(listedChanged: boolean): void {
+    if (!this.shared || !this.repl) return;
+    const update = this.shared.flush();
+    if (!update && !listedChanged) return;
+    const m: ReplicaMessage = { op: 'shared', listed: [...this.listed], update: update ?? { deps: [], serial: this.store.serial, externalSerial: this.store.externalSerial } };
+    this.repl.replication.publish(this.repl.key, m);
   }
 
   private applyReplica(m: ReplicaMessage): void {
-    switch (m.op) {
-      case 'kinds':
-        this.replicaKinds = m.kinds;
-        return;
-      case 'replace':
-        this.store.replace(m.kind, m.recs);
-        this.replicaListed.add(m.kind);
-        break;
-      case 'upsert':
-        this.store.upsert(m.kind, m.rec);
-        break;
-      case 'remove':
-        this.store.remove(m.kind, m.key);
-        break;
+    if (m.op === 'kinds') {
+      this.replicaKinds = m.kinds;
+      return;
     }
-    // The main thread's serial, not the time this copy applied the change (§3.3).
-    this.store.serial = m.serial;
+    this.replicaListed = m.listed;
+    (this.reader as SharedIndexReader).apply(m.update);
   }
 
   private add<K extends Kind>(def: ResourceDef<K>): void {
@@ -169,18 +169,20 @@ export class KubeIndex {
     return {
       replace: (recs) => {
         store.replace(kind, recs);
-        this.publish({ op: 'replace', kind, recs, serial: store.serial });
+        const first = !this.listed.has(kind);
+        this.listed.add(kind);
+        this.replicate(first);
         if (kind === 'endpointslices') for (const r of recs) this.observeProgramming(r as SliceRec);
       },
       upsert: (rec: RecOf<K>) => {
         store.upsert(kind, rec);
-        this.publish({ op: 'upsert', kind, rec, serial: store.serial });
+        this.replicate(false);
         if (kind === 'endpointslices') this.observeProgramming(rec as SliceRec);
       },
       remove: (key) => {
         const old = kind === 'endpointslices' ? store.slices.get(key) : undefined;
         store.remove(kind, key);
-        this.publish({ op: 'remove', kind, key, serial: store.serial });
+        this.replicate(false);
         if (old) this.observeProgramming(old);
       },
       ignored: () => {
@@ -204,7 +206,7 @@ export class KubeIndex {
 
   /** Every started watch completed its first list. */
   synced(): boolean {
-    if (this.replica) return this.replicaKinds !== null && this.replicaKinds.every((k) => this.replicaListed.has(k));
+    if (this.replica) return this.replicaKinds !== null && this.replicaKinds.every((k) => this.replicaListed.includes(k));
     return this.reflectors.length > 0 && this.reflectors.every((r) => r.synced);
   }
 
@@ -229,6 +231,7 @@ export class KubeIndex {
     this.stoppedFlag = true;
     this.unsubscribe?.();
     this.withdraw?.();
+    this.shared?.close();
     await Promise.all(this.reflectors.map((r) => r.stop()));
     this.client?.close();
   }

@@ -7,17 +7,15 @@
 import { matchZone } from '../../src/dns/name.js';
 import type { MetadataProvider } from '../../src/metadata.js';
 import { baseOf, parse } from './resolve.js';
-import type { Store } from './store.js';
+import type { IndexReader } from './store.js';
 import type { PodMode } from './types.js';
 
-export function kubernetesMetadata(store: Store, zones: readonly string[], podMode: PodMode, zonal: boolean): MetadataProvider {
+export function kubernetesMetadata(store: IndexReader, zones: readonly string[], podMode: PodMode, zonal: boolean): MetadataProvider {
   return (q, meta) => {
     if (podMode === 'verified') {
       let ip = q.transport.remoteAddress;
       if (ip.startsWith('::ffff:') && ip.includes('.')) ip = ip.slice(7);
-      const keys = store.podsByIP.get(ip);
-      let pod;
-      if (keys) for (const k of keys) if ((pod = store.pods.get(k))) break;
+      const pod = store.podsWithIP(ip)[0];
       if (pod) {
         meta.set('kubernetes/client-namespace', pod.namespace);
         meta.set('kubernetes/client-pod-name', pod.name);

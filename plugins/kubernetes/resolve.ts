@@ -11,7 +11,7 @@ import type { Answer } from 'dns-packet';
 import { Qtype } from '../../src/dns/constants.js';
 import { ipFromReverseName, isSubdomain, toPacketName } from '../../src/dns/name.js';
 import { addressAt, addressCount, addressIs } from './addresses.js';
-import { serviceKey, type Store } from './store.js';
+import { serviceKey, type IndexReader } from './store.js';
 import type { PodMode, PortRec, ServiceRec, SliceRec } from './types.js';
 
 export interface ResolveConfig {
@@ -31,9 +31,9 @@ export interface ResolveConfig {
   readonly localIPs: readonly string[];
 }
 
-/** Store access that records dependency keys (see store.ts). */
+/** Index access that records dependency keys (see store.ts). */
 export class View {
-  constructor(readonly store: Store, readonly deps: Set<string> | null) {}
+  constructor(readonly index: IndexReader, readonly deps: Set<string> | null) {}
 
   private dep(k: string): void {
     this.deps?.add(k);
@@ -42,45 +42,33 @@ export class View {
   service(name: string, ns: string): ServiceRec | undefined {
     const k = serviceKey(name, ns);
     this.dep(`s:${k}`);
-    return this.store.services.get(k);
+    return this.index.serviceByKey(k);
   }
 
   slicesOf(name: string, ns: string): SliceRec[] {
     const k = serviceKey(name, ns);
     this.dep(`e:${k}`);
-    const keys = this.store.slicesByService.get(k);
-    const out: SliceRec[] = [];
-    if (keys) for (const sk of keys) { const s = this.store.slices.get(sk); if (s) out.push(s); }
-    return out;
+    return this.index.slicesOfService(k);
   }
 
   namespaceExists(ns: string): boolean {
     this.dep(`n:${ns}`);
-    return this.store.namespaces.has(ns);
+    return this.index.hasNamespace(ns);
   }
 
   servicesByIP(ip: string): ServiceRec[] {
     this.dep(`ip:${ip}`);
-    const keys = this.store.servicesByIP.get(ip);
-    const out: ServiceRec[] = [];
-    if (keys) for (const k of keys) { const s = this.store.services.get(k); if (s) out.push(s); }
-    return out;
+    return this.index.servicesWithIP(ip);
   }
 
   slicesByAddr(ip: string): SliceRec[] {
     this.dep(`ip:${ip}`);
-    const keys = this.store.slicesByAddr.get(ip);
-    const out: SliceRec[] = [];
-    if (keys) for (const k of keys) { const s = this.store.slices.get(k); if (s) out.push(s); }
-    return out;
+    return this.index.slicesWithAddress(ip);
   }
 
   podNamespacesByIP(ip: string): string[] {
     this.dep(`p:${ip}`);
-    const keys = this.store.podsByIP.get(ip);
-    const out: string[] = [];
-    if (keys) for (const k of keys) { const p = this.store.pods.get(k); if (p && p.ips.includes(ip)) out.push(p.namespace); }
-    return out;
+    return this.index.podsWithIP(ip).map((p) => p.namespace);
   }
 }
 

@@ -13,6 +13,37 @@ import type { Kind, NamespaceRec, PodRec, PortRec, RecOf, ServiceRec, SliceRec }
 
 export type ChangeListener = (deps: ReadonlySet<string>) => void;
 
+/** A pod as the answers need it: who holds an IP. */
+export interface PodRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/**
+ * What answering reads of the index. The main thread reads its {@link Store}; a query thread reads
+ * the main thread's index in shared memory (sharedindex.ts) through the same calls.
+ */
+export interface IndexReader {
+  /** Zone serial (§3.3). */
+  readonly serial: number;
+  /** Serial of k8s_external zones. */
+  readonly externalSerial: number;
+  /** Be told the dependency keys of every change; returns the unsubscribe. */
+  subscribe(fn: ChangeListener): () => void;
+  serviceByKey(key: string): ServiceRec | undefined;
+  /** The slices of the service with {@link serviceKey} `key`. */
+  slicesOfService(key: string): SliceRec[];
+  hasNamespace(ns: string): boolean;
+  /** Services with `ip` among their cluster IPs. */
+  servicesWithIP(ip: string): ServiceRec[];
+  /** Slices with `ip` among their ready addresses. */
+  slicesWithAddress(ip: string): SliceRec[];
+  /** Pods with `ip` among their IPs. */
+  podsWithIP(ip: string): PodRef[];
+  /** Services with `ip` among their external addresses (k8s_external). */
+  servicesWithExternalIP(ip: string): ServiceRec[];
+}
+
 function samePorts(a: readonly PortRec[], b: readonly PortRec[]): boolean {
   if (a.length !== b.length) return false;
   return a.every((p, i) => p.name === b[i]!.name && p.port === b[i]!.port && p.protocol === b[i]!.protocol);
@@ -34,7 +65,7 @@ export function objKey(rec: { name: string; namespace?: string }): string {
   return rec.namespace ? `${rec.namespace}/${rec.name}` : rec.name;
 }
 
-export class Store {
+export class Store implements IndexReader {
   readonly services = new Map<string, ServiceRec>();
   readonly servicesByIP = new AddressIndex();
   readonly slices = new Map<string, SliceRec>();
@@ -275,6 +306,43 @@ export class Store {
     this.touch(old.ips.map((ip) => `p:${ip}`));
   }
 
+  serviceByKey(key: string): ServiceRec | undefined {
+    return this.services.get(key);
+  }
+
+  slicesOfService(key: string): SliceRec[] {
+    return this.recordsOf(this.slicesByService.get(key), this.slices);
+  }
+
+  hasNamespace(ns: string): boolean {
+    return this.namespaces.has(ns);
+  }
+
+  servicesWithIP(ip: string): ServiceRec[] {
+    return this.recordsOf(this.servicesByIP.get(ip), this.services);
+  }
+
+  slicesWithAddress(ip: string): SliceRec[] {
+    return this.recordsOf(this.slicesByAddr.get(ip), this.slices);
+  }
+
+  podsWithIP(ip: string): PodRef[] {
+    return this.recordsOf(this.podsByIP.get(ip), this.pods).filter((p) => p.ips.includes(ip));
+  }
+
+  servicesWithExternalIP(ip: string): ServiceRec[] {
+    // k8s_external's reverse lookups only: a scan, not an index kept on every update.
+    const out: ServiceRec[] = [];
+    for (const s of this.services.values()) if (s.externalIPs.includes(ip)) out.push(s);
+    return out;
+  }
+
+  private recordsOf<R>(keys: Iterable<string> | undefined, from: ReadonlyMap<string, R>): R[] {
+    const out: R[] = [];
+    if (keys) for (const k of keys) { const r = from.get(k); if (r) out.push(r); }
+    return out;
+  }
+
   /** True when a pod with this key is cached (deleting pods stay until their delete event). */
   hasPod(key: string): boolean {
     return this.pods.has(key);
@@ -282,12 +350,6 @@ export class Store {
 
   /** Namespace of the pod with `ip` among its IPs (autopath, §9.2), or undefined. */
   podNamespace(ip: string): string | undefined {
-    const keys = this.podsByIP.get(ip);
-    if (!keys) return undefined;
-    for (const k of keys) {
-      const p = this.pods.get(k);
-      if (p) return p.namespace;
-    }
-    return undefined;
+    return this.podsWithIP(ip)[0]?.namespace;
   }
 }

@@ -1,0 +1,133 @@
+/**
+ * The index in shared memory (sharedindex.ts, docs/multicore.md §2): after any sequence of
+ * changes a query thread's reader answers every IndexReader call exactly as the main thread's
+ * store does, and its listeners hear the same change keys.
+ */
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../src/util/prng.js';
+import { endpointColumns } from './convert.js';
+import { SharedIndexReader, SharedIndexWriter } from './sharedindex.js';
+import { serviceKey, Store, type IndexReader } from './store.js';
+import type { ServiceRec, SliceRec } from './types.js';
+
+const NAMESPACES = ['default', 'kube-system', 'team-a'];
+const SERVICES = ['web', 'db', 'cache', 'api', 'headless', 'gone'];
+
+/** What answering reads of a record: the shared copy drops the resourceVersion and the trigger time. */
+const answerFields = <R extends { resourceVersion: string }>(r: R): R => ({ ...r, resourceVersion: '', ...('triggerTime' in r ? { triggerTime: null } : {}) });
+
+function every(reader: IndexReader, ips: readonly string[]): unknown {
+  const out: Record<string, unknown> = {};
+  for (const ns of NAMESPACES) {
+    out[`n:${ns}`] = reader.hasNamespace(ns);
+    for (const name of SERVICES) {
+      const k = serviceKey(name, ns);
+      const svc = reader.serviceByKey(k);
+      out[`s:${k}`] = svc ? answerFields(svc) : null;
+      // The slices of a service come in no particular order from either side.
+      out[`e:${k}`] = reader.slicesOfService(k).map((s) => JSON.stringify(answerFields(s))).sort();
+    }
+  }
+  for (const ip of ips) {
+    out[`i:${ip}`] = reader.servicesWithIP(ip).map((s) => `${s.namespace}/${s.name}`).sort();
+    out[`a:${ip}`] = reader.slicesWithAddress(ip).map((s) => `${s.namespace}/${s.name}`).sort();
+    out[`p:${ip}`] = reader.podsWithIP(ip).map((p) => `${p.namespace}/${p.name}`).sort();
+    out[`x:${ip}`] = reader.servicesWithExternalIP(ip).map((s) => `${s.namespace}/${s.name}`).sort();
+  }
+  out['serial'] = reader.serial;
+  out['externalSerial'] = reader.externalSerial;
+  return out;
+}
+
+/** A random change of a small cluster, so that the same objects are changed again and again. */
+function randomChange(store: Store, rnd: () => number, ips: readonly string[], rv: () => string): void {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const some = (n: number): string[] => Array.from({ length: Math.floor(rnd() * n) }, () => pick(ips));
+  const namespace = pick(NAMESPACES);
+  const r = rnd();
+  if (r < 0.25) {
+    const headless = rnd() < 0.2;
+    const svc: ServiceRec = {
+      name: pick(SERVICES), namespace, resourceVersion: rv(), type: 'ClusterIP',
+      clusterIPs: headless ? [] : [...new Set(some(3))], headless, externalName: '',
+      ports: [{ name: 'http', port: 80 + Math.floor(rnd() * 3), protocol: 'TCP' }],
+      externalIPs: [...new Set(some(2))],
+    };
+    store.upsert('services', svc);
+  } else if (r < 0.55) {
+    const addrs = [...new Set(some(5))];
+    const s: SliceRec = {
+      name: `${pick(SERVICES)}-${Math.floor(rnd() * 3)}`, namespace, resourceVersion: rv(),
+      // A slice may move to another service (its label changed).
+      service: pick(SERVICES), addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      ...endpointColumns(addrs.map((address, i) => ({ address, hostname: i % 2 ? `h${i}` : undefined, podName: `p${i}` }))),
+      triggerTime: null,
+    };
+    store.upsert('endpointslices', s);
+  } else if (r < 0.65) {
+    store.upsert('namespaces', { name: namespace, resourceVersion: rv() });
+  } else if (r < 0.8) {
+    store.upsert('pods', { name: `pod-${Math.floor(rnd() * 8)}`, namespace, resourceVersion: rv(), ips: [...new Set(some(2))] });
+  } else {
+    const kind = pick(['services', 'endpointslices', 'namespaces', 'pods'] as const);
+    const keys = [...store.keys(kind)];
+    if (keys.length) store.remove(kind, pick(keys));
+  }
+}
+
+describe('the index in shared memory', () => {
+  for (const seed of [1, 2, 3, 4]) {
+    it(`answers as the store after every change, through rebuilds (seed ${seed})`, () => {
+      const rnd = seededRandom(seed);
+      let n = 1000;
+      const rv = (): string => String(n++);
+      const ips = Array.from({ length: 12 }, (_, i) => `10.0.${i >> 2}.${i}`).concat(['fd00::1', 'fd00::2']);
+      const store = new Store();
+      let clock = 1_700_000_000_000;
+      store.now = () => (clock += 1000);
+      const writer = new SharedIndexWriter(store);
+      const reader = new SharedIndexReader();
+      const storeDeps: string[][] = [];
+      const readerDeps: string[][] = [];
+      // An empty change (a pod without IPs) invalidates nothing; the threads are not told of it.
+      store.subscribe((d) => d.size && storeDeps.push([...d].sort()));
+      reader.subscribe((d) => readerDeps.push([...d].sort()));
+      reader.apply({ deps: [], serial: 0, externalSerial: 0, generation: writer.generation });
+      let generations = 1;
+      for (let step = 0; step < 1500; step++) {
+        randomChange(store, rnd, ips, rv);
+        const u = writer.flush();
+        if (u) {
+          if (u.generation) generations++;
+          reader.apply(u);
+        }
+        expect(every(reader, ips), `step ${step}`).toEqual(every(store, ips));
+      }
+      // The same change keys reach a thread's answer cache as the main thread's.
+      expect(readerDeps).toEqual(storeDeps);
+      // Replaced entries filled the first generation's arena: the writer built new ones.
+      expect(generations).toBeGreaterThan(1);
+      writer.close();
+    });
+  }
+
+  it('a relist (replace) touching most keys builds a new generation at once', () => {
+    const store = new Store();
+    const writer = new SharedIndexWriter(store);
+    const before = writer.generation;
+    const svcs: ServiceRec[] = Array.from({ length: 500 }, (_, i) => ({
+      name: `s${i}`, namespace: 'default', resourceVersion: String(i + 1), type: 'ClusterIP', clusterIPs: [`10.1.${i >> 8}.${i & 255}`],
+      headless: false, externalName: '', ports: [], externalIPs: [],
+    }));
+    store.replace('services', svcs);
+    const u = writer.flush()!;
+    expect(u.generation?.sab).toBeDefined();
+    expect(u.generation!.sab).not.toBe(before.sab);
+    const reader = new SharedIndexReader();
+    reader.apply(u);
+    expect(reader.serviceByKey('s499.default')?.clusterIPs).toEqual(['10.1.1.243']);
+    expect(reader.servicesWithIP('10.1.0.7').map((s) => s.name)).toEqual(['s7']);
+    // Nothing changed: nothing to tell.
+    expect(writer.flush()).toBeNull();
+  });
+});
