@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { FlagError, HelpRequested, parseFlags, usage, type Flags } from './cli/flags.js';
 import { checkLogFormat, coreLog, goStdLogLine, setLogFormat, startupFailure } from './log.js';
 import { relayScrapes } from './server/cluster-metrics.js';
-import { resolveWorkers, reusePortSupported } from './util/cpus.js';
+import { resolveWorkers, threadMode } from './util/cpus.js';
 import { PLATFORM_LINE, VERSION_LINE } from './version.js';
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -50,7 +50,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   // Query threads where the runtime can bind one port several times; else worker processes
   // (docs/multicore.md). CLUSTERDNS_WORKER_MODE=process keeps the processes on any runtime.
   const workers = resolveWorkers(flags.workers);
-  const threads = reusePortSupported() && process.env.CLUSTERDNS_WORKER_MODE !== 'process';
+  const threads = threadMode();
   if (workers > 1 && !threads && cluster.isPrimary) {
     runPrimary(flags, workers);
     return;

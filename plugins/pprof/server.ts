@@ -7,6 +7,7 @@
 import type * as http from 'node:http';
 import type * as net from 'node:net';
 import { getHeapSnapshot } from 'node:v8';
+import { isQueryThread } from '../../src/server/role.js';
 import { collectGarbage } from '../../src/util/gc.js';
 import { nodeHttp } from '../../src/util/require.js';
 
@@ -84,6 +85,9 @@ export class PprofServer {
 
   /** Listen (idempotent); rejects with the bind error. */
   listen(): Promise<void> {
+    // Query threads serve DNS only: the main thread's listener answers (docs/multicore.md §5), and
+    // its profiles are of the main thread.
+    if (isQueryThread()) return Promise.resolve();
     this.listening ??= new Promise<void>((resolve, reject) => {
       const onError = (e: Error): void => {
         this.listening = null;

@@ -68,7 +68,7 @@ const SPECS: Record<string, Spec> = {
     kind: 'bool',
     help: 'Check the Corefile without serving: print every parse and setup error in line order and\nevery unset environment variable it uses, then exit (1 on errors)',
   },
-  workers: { key: 'workers', kind: 'int', shownDefault: '1', help: 'Number of query threads (worker processes before Node 22.12) sharing the DNS sockets; 0 = one per CPU of the container' },
+  workers: { key: 'workers', kind: 'int', shownDefault: '0', help: 'Number of query threads (worker processes before Node 22.12) sharing the DNS sockets; 0 = one per CPU of the container, as its memory limit allows (one process before Node 22.12)' },
   'dns.tcp.maxconns': { key: 'tcpMaxConns', kind: 'int', shownDefault: '10000', help: 'Maximum TCP connections per listener; at the cap the longest-idle one is closed' },
   'dns.tcp.maxconnspersource': { key: 'tcpMaxConnsPerSource', kind: 'int', shownDefault: '256', help: 'Maximum TCP connections from one client address per listener, 0 for no cap' },
 };
@@ -91,7 +91,7 @@ export function usage(): string {
 }
 
 export function parseFlags(argv: readonly string[]): Flags {
-  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, logFormat: 'text', workers: 1, tcpMaxConns: 10_000, tcpMaxConnsPerSource: 256 };
+  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, logFormat: 'text', workers: 0, tcpMaxConns: 10_000, tcpMaxConnsPerSource: 256 };
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;

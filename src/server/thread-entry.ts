@@ -7,6 +7,7 @@
  * Log lines of its start, reloads and shutdown are dropped (the main thread prints the same
  * ones once); lines written while serving (log, errors, forward health) go out as usual.
  */
+import { writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { checkLogFormat, setLogFormat, setLogSink } from '../log.js';
 import { buildInfo } from '../metrics/dns.js';
@@ -18,15 +19,31 @@ import { ReplicaClient } from './replication.js';
 import { describeErrors, Server } from './server.js';
 import type { FromThread, ThreadData, ToThread } from './threads-protocol.js';
 
+/**
+ * A log line straight to the process's stdout, as the main thread writes it (synchronously, on
+ * Linux pipes and files): a worker's `process.stdout` goes through the main thread's event loop,
+ * which reorders lines among threads (a query line could come after the line of a query the
+ * client sent later, on another thread) and makes the main thread write every thread's lines.
+ * A stdout that would block (non-blocking, full) falls back to that path.
+ */
+function writeLine(line: string): void {
+  const buf = Buffer.from(`${line}\n`);
+  let off = 0;
+  try {
+    while (off < buf.length) off += writeSync(1, buf, off);
+  } catch {
+    process.stdout.write(buf.subarray(off));
+  }
+}
+
 async function run(): Promise<void> {
   const port = parentPort!;
   const data = workerData as ThreadData;
   const send = (m: FromThread): void => port.postMessage(m);
   setLogFormat(checkLogFormat(data.flags.logFormat));
   let muted = true;
-  const out = setLogSink(() => undefined);
   setLogSink((line) => {
-    if (!muted) out(line);
+    if (!muted) writeLine(line);
   });
   let source: ConfigSource = data.source;
   let ports: Readonly<Record<string, number>> = data.ports;

@@ -11,6 +11,7 @@ import { coreLog } from '../log.js';
 import type { MetricsJson } from '../metrics/registry.js';
 import type { ConfigSource } from './instance.js';
 import { ReplicationHub } from './replication.js';
+import { THREAD_HEAP_MIB } from '../util/cpus.js';
 import type { FromThread, ThreadData, ToThread } from './threads-protocol.js';
 
 /** How long a scrape waits for a thread's metrics before serving without them. */
@@ -61,7 +62,10 @@ export class QueryThreads {
 
   private spawn(index: number): Promise<void> {
     const data: ThreadData = { clusterdnsQueryThread: true, index, flags: this.flags, source: this.source!, ports: this.ports };
-    const worker = new Worker(new URL('./thread-entry.js', import.meta.url), { workerData: data });
+    // A thread's heap holds code and answers, not the index (the main thread's, shared): a bound of
+    // its own keeps a runaway thread from taking the main thread's room; one that reaches it is
+    // restarted like any thread that dies (docs/multicore.md §4).
+    const worker = new Worker(new URL('./thread-entry.js', import.meta.url), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MIB } });
     let settle: ((e: Error | null) => void) | null = null;
     const started = new Promise<void>((resolve, reject) => {
       settle = (e) => {

@@ -72,3 +72,33 @@ export function v1File(root: string, mounts: readonly string[], dir: string, fil
   }
   return undefined;
 }
+
+/** cgroup v1 reports "no limit" as a number near 2^63; anything this large is no limit. */
+const NO_LIMIT = 2 ** 60;
+
+/** A limit file's value: null for `max`, no number or a number too large to be a limit. */
+function limitValue(text: string): number | null {
+  if (text === 'max') return null;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || n >= NO_LIMIT) return null;
+  return n;
+}
+
+/**
+ * The memory limit in bytes of the cgroup this process runs in, or null when there is none.
+ * cgroup v2: `memory.max` of the process's cgroup and its ancestors (the smallest wins); cgroup v1:
+ * `memory/…/memory.limit_in_bytes` likewise. `root` is the cgroup mount (`/sys/fs/cgroup`),
+ * `procCgroup` the text of `/proc/self/cgroup` (null: the process sits at the root of the mount,
+ * as inside a container with its own cgroup namespace).
+ */
+export function cgroupMemoryLimit(root = CGROUP_ROOT, procCgroup: string | null = readProcCgroup()): number | null {
+  const dirs = cgroupDirs(procCgroup, 'memory');
+  let texts = v2Files(root, dirs.v2, 'memory.max');
+  if (texts.length === 0) texts = dirs.v1.flatMap((dir) => v1File(root, ['memory'], dir, 'memory.limit_in_bytes') ?? []);
+  let limit: number | null = null;
+  for (const text of texts) {
+    const n = limitValue(text);
+    if (n !== null && (limit === null || n < limit)) limit = n;
+  }
+  return limit;
+}

@@ -1,11 +1,23 @@
 /**
- * How many query threads the server runs with `-workers 0` (the default is 1): the CPUs the
- * container is given, as the Go runtime of CoreDNS sizes GOMAXPROCS (docs/multicore.md §4). The cgroup CPU quota (v2 `cpu.max`,
- * v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`, the smallest along the process's cgroup and its
- * ancestors) rounded up, at most the CPUs the process may run on (affinity).
+ * How many query threads the server runs when `-workers` is absent or 0 (docs/multicore.md §4):
+ * the CPUs the container is given, as the Go runtime of CoreDNS sizes GOMAXPROCS — the cgroup CPU
+ * quota (v2 `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`, the smallest along the
+ * process's cgroup and its ancestors) rounded up, at most the CPUs the process may run on
+ * (affinity) — and no more than the container's memory limit leaves room for.
  */
 import { availableParallelism } from 'node:os';
-import { CGROUP_ROOT, cgroupDirs, readProcCgroup, v1File, v2Files } from './cgroup.js';
+import { CGROUP_ROOT, cgroupDirs, cgroupMemoryLimit, readProcCgroup, v1File, v2Files } from './cgroup.js';
+
+const MiB = 1048576;
+/**
+ * Memory kept for the main thread before a second thread is started: the node binary, the index,
+ * a list page being parsed (docs/multicore.md §4). Measured at 10,000 Services: 126 MiB after sync.
+ */
+export const MAIN_RESERVE_MIB = 160;
+/** What each further query thread is given room for: its isolate and answers (measured: ~33 MiB). */
+export const THREAD_RESERVE_MIB = 48;
+/** Old-space bound of a query thread's isolate (its heap holds code and answers, not the index). */
+export const THREAD_HEAP_MIB = 64;
 
 const V1_CPU_MOUNTS = ['cpu', 'cpu,cpuacct'];
 
@@ -53,14 +65,27 @@ export function reusePortSupported(version = process.versions.node): boolean {
   return major > 22 || (major === 22 && minor >= 12);
 }
 
+/** Query threads a memory limit (bytes, null = none) leaves room for: at least 1. */
+export function threadsForMemory(limitBytes: number | null): number {
+  if (limitBytes === null) return Number.POSITIVE_INFINITY;
+  return Math.max(1, 1 + Math.floor((limitBytes / MiB - MAIN_RESERVE_MIB) / THREAD_RESERVE_MIB));
+}
+
+/** Query threads (not worker processes) serve with more than one: the runtime has `reusePort`. */
+export function threadMode(env: NodeJS.ProcessEnv = process.env, version = process.versions.node): boolean {
+  return reusePortSupported(version) && env.CLUSTERDNS_WORKER_MODE !== 'process';
+}
+
 /**
- * The number of query threads (or processes) to run: `-workers N` when given (N ≥ 1), else the
- * container's CPUs where the runtime supports the thread mode, else 1. `CLUSTERDNS_CGROUP_ROOT`
- * points at another cgroup mount (tests use a fake one).
+ * The number of query threads (or processes) to run: `-workers N` when given (N ≥ 1); else
+ * (absent or 0) the container's CPUs, capped by its memory limit, where the runtime supports the
+ * thread mode, and 1 where it does not (worker processes are never started unasked: each has its
+ * own watches). `CLUSTERDNS_CGROUP_ROOT` points at another cgroup mount (tests use a fake one).
  */
 export function resolveWorkers(flag: number, env: NodeJS.ProcessEnv = process.env, version = process.versions.node): number {
   if (flag > 0) return flag;
-  if (!reusePortSupported(version)) return 1;
+  if (!threadMode(env, version)) return 1;
   const root = env.CLUSTERDNS_CGROUP_ROOT;
-  return threadsFor(root ? cgroupCpuLimit(root, null) : cgroupCpuLimit());
+  const cpu = threadsFor(root ? cgroupCpuLimit(root, null) : cgroupCpuLimit());
+  return Math.min(cpu, threadsForMemory(root ? cgroupMemoryLimit(root, null) : cgroupMemoryLimit()));
 }

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cgroupMemoryLimit, heapChosen, heapMiB, heapPlan, workersFrom } from '../../src/util/heap.js';
+import { cgroupMemoryLimit, heapChosen, heapMiB, heapPlan } from '../../src/util/heap.js';
 import { fakeCgroupRoot } from '../helpers/cgroup.js';
 import { BIN } from '../helpers/spawn.js';
 
@@ -63,9 +63,11 @@ describe('heap size', () => {
     // One CPU of quota: one query thread by default, the whole bound for it.
     const root = fakeRoot({ 'memory.max': String(256 * MiB), 'cpu.max': '100000 100000' });
     expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], []).flag).toBe('--max-old-space-size=179');
-    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2']).flag).toBe('--max-old-space-size=89');
-    expect(workersFrom(['--workers=3'])).toBe(3);
-    expect(workersFrom(['-conf', 'x'])).toBe(1);
+    // Worker processes (Node 20) each hold the whole server: the bound is split among them.
+    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2'], '20.19.0').flag).toBe('--max-old-space-size=89');
+    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root, CLUSTERDNS_WORKER_MODE: 'process' }, [], ['-workers=2'], '24.21.0').flag).toBe('--max-old-space-size=89');
+    // Query threads share the main thread's index: it keeps the whole bound (threads are bounded apart).
+    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2'], '24.21.0').flag).toBe('--max-old-space-size=179');
   });
 });
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { aggregateMetrics, client, type MetricsJson } from '../../src/metrics/registry.js';
 import { ReplicaClient, ReplicationHub, type ReplicationWire } from '../../src/server/replication.js';
-import { cgroupCpuLimit, resolveWorkers, reusePortSupported, threadsFor } from '../../src/util/cpus.js';
+import { cgroupCpuLimit, resolveWorkers, reusePortSupported, threadsFor, threadsForMemory } from '../../src/util/cpus.js';
 import { fakeCgroupRoot as fakeRoot } from '../helpers/cgroup.js';
 
 describe('query threads are sized from the container CPU', () => {
@@ -27,6 +27,22 @@ describe('query threads are sized from the container CPU', () => {
     expect(threadsFor(null, 3)).toBe(3);
   });
 
+  it('leaves room in the memory limit: 160 MiB for the main thread, 48 MiB for each further thread', () => {
+    const MiB = 1048576;
+    expect(threadsForMemory(null)).toBe(Number.POSITIVE_INFINITY);
+    // kubeadm's CoreDNS Deployment (170Mi): one thread.
+    expect(threadsForMemory(170 * MiB)).toBe(1);
+    expect(threadsForMemory(208 * MiB)).toBe(2);
+    // The chart's default (256Mi): three.
+    expect(threadsForMemory(256 * MiB)).toBe(3);
+    expect(threadsForMemory(64 * MiB)).toBe(1);
+    // Sized by the smaller of the CPU quota and the memory room.
+    const cpu4mem256 = fakeRoot({ 'cpu.max': '400000 100000', 'memory.max': String(256 * MiB) });
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: cpu4mem256 }, '24.21.0')).toBe(Math.min(3, threadsFor(4)));
+    const cpu2 = fakeRoot({ 'cpu.max': '150000 100000', 'memory.max': 'max' });
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: cpu2 }, '24.21.0')).toBe(threadsFor(1.5));
+  });
+
   it('uses threads only where reusePort exists; -workers overrides the default', () => {
     expect(reusePortSupported('20.19.0')).toBe(false);
     expect(reusePortSupported('22.11.0')).toBe(false);
@@ -37,6 +53,11 @@ describe('query threads are sized from the container CPU', () => {
     expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: root }, '20.19.0')).toBe(1);
     expect(resolveWorkers(3, { CLUSTERDNS_CGROUP_ROOT: root }, '24.21.0')).toBe(3);
     expect(resolveWorkers(3, {}, '20.19.0')).toBe(3);
+    // Worker processes are never started unasked (each has its own watches).
+    const four = fakeRoot({ 'cpu.max': '400000 100000' });
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: four }, '20.19.0')).toBe(1);
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: four, CLUSTERDNS_WORKER_MODE: 'process' }, '24.21.0')).toBe(1);
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: four }, '24.21.0')).toBe(threadsFor(4));
   });
 });
 

@@ -375,6 +375,8 @@ describe('differential: file', () => {
       expect(await answerOf(pair.cand.dns)).toBe('192.0.2.10');
       for (const p of [pair.ref, pair.cand]) writeFileSync(join(p.dir, 'db.reload'), zone(3, '192.0.2.30'));
       await waitFor('192.0.2.30');
+      // The line is written before the reply is sent, but this process may read the reply first.
+      await Promise.all([pair.ref.waitFor(/Successfully reloaded/), pair.cand.waitFor(/Successfully reloaded/)]);
       const lines = [pair.ref, pair.cand].map((p) => p.output.filter((l) => /plugin\/file: (Successfully reloaded|Parsing zone)/.test(l)).map((l) => l.replace(/^.*?\[(INFO|ERROR)\]/, '[$1]'))[0]);
       expect(lines[1]).toBe(lines[0]);
       const ok = [pair.ref, pair.cand].map((p) => p.output.find((l) => l.includes('Successfully reloaded'))?.replace(/^.*?\[INFO\]/, '[INFO]'));

@@ -79,6 +79,13 @@ export interface CaseSetup {
   readonly perServerUpstreams?: boolean;
   /** Files written into each server's directory before start (name → content template). */
   readonly files?: Readonly<Record<string, string>>;
+  /**
+   * Run clusterdns as one query thread. By default it runs as it would in a pod (one thread per
+   * CPU); cases that compare state CoreDNS keeps once per process and clusterdns once per thread
+   * (the cache for serve_stale and prefetch, forward's health: docs/multicore.md §5) set this, as
+   * CoreDNS runs here with GOMAXPROCS=1.
+   */
+  readonly oneThread?: boolean;
 }
 
 export interface Pair {
@@ -135,7 +142,8 @@ export async function startPair(setup: CaseSetup, probe?: { name: string; type: 
       for (const [f, content] of Object.entries(setup.files ?? {})) writeFileSync(join(dir, f), fill(content, vars));
       const corefilePath = join(dir, 'Corefile');
       writeFileSync(corefilePath, fill(setup.corefile, vars));
-      procs.push(startProc(name, ['-conf', corefilePath, '-dns.port', String(ports.dns)], dir, ports, corefilePath));
+      const threads = name === 'clusterdns' && setup.oneThread ? ['-workers', '1'] : [];
+      procs.push(startProc(name, ['-conf', corefilePath, '-dns.port', String(ports.dns), ...threads], dir, ports, corefilePath));
     }
     const [ref, cand] = procs as [Proc, Proc];
     await Promise.all([ref.waitFor(/^CoreDNS-\d/), cand.waitFor(/^clusterdns-\d/)]);

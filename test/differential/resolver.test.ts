@@ -130,7 +130,7 @@ describe('differential: resolver plugins', () => {
 
   it('cache: serve_stale answers from the cache once the upstream is gone and the entry expired', async () => {
     expect(missing).toBeNull();
-    const pair = await startPair({ corefile: '.:{{DNS}} {\n  cache 30 {\n    success 1000 5 1\n    serve_stale 1h\n  }\n  forward . {{UPSTREAM}}\n}\n', upstream: (u) => {
+    const pair = await startPair({ corefile: '.:{{DNS}} {\n  cache 30 {\n    success 1000 5 1\n    serve_stale 1h\n  }\n  forward . {{UPSTREAM}}\n}\n', oneThread: true, upstream: (u) => {
       script(u);
       u.on('short.example.org', { answers: [a('short.example.org', '192.0.2.77', 2)] });
     } }, PROBE);
@@ -168,7 +168,7 @@ describe('differential: resolver plugins', () => {
     // the refreshed data is timing-bound, so the test waits for each upstream to see the refresh,
     // then for each server to serve it, and compares the replies before and after.
     const name = 'pf.example.org';
-    const pair = await startPair({ corefile: '.:{{DNS}} {\n  cache 30 {\n    prefetch 2 10m 90%\n  }\n  forward . {{UPSTREAM}}\n}\n', perServerUpstreams: true, upstream: (u) => {
+    const pair = await startPair({ corefile: '.:{{DNS}} {\n  cache 30 {\n    prefetch 2 10m 90%\n  }\n  forward . {{UPSTREAM}}\n}\n', perServerUpstreams: true, oneThread: true, upstream: (u) => {
       script(u);
       u.on(name, { answers: [a(name, '192.0.2.101', 10)] });
     } }, PROBE);
@@ -221,7 +221,7 @@ describe('differential: resolver plugins', () => {
     expect(missing).toBeNull();
     // {{UPSTREAM}} (per server) never replies: a black hole that logs what it is sent, so that
     // "stopped sending to it" is seen in its own log; {{UPSTREAM2}} is the live one.
-    const pair = await startPair({ corefile: '.:{{DNS}} {\n  forward . {{UPSTREAM}} {{UPSTREAM2}} {\n    policy sequential\n    max_fails 1\n    health_check 100ms\n  }\n}\n', perServerUpstreams: true, upstream: (u, i) => {
+    const pair = await startPair({ corefile: '.:{{DNS}} {\n  forward . {{UPSTREAM}} {{UPSTREAM2}} {\n    policy sequential\n    max_fails 1\n    health_check 100ms\n  }\n}\n', perServerUpstreams: true, oneThread: true, upstream: (u, i) => {
       if (i === 0) u.defaultBehaviour = { drop: true };
       else script(u);
     } });
