@@ -142,7 +142,8 @@ async function startClusterdns(corefile: string, port: number, workers: number, 
   const path = join(dir, 'Corefile');
   writeFileSync(path, corefile);
   const args = ['-conf', path, '-dns.port', String(port)];
-  if (workers > 1) args.push('-workers', String(workers));
+  // Always explicit: the default sizes threads from the machine (docs/multicore.md §4).
+  args.push('-workers', String(workers));
   // Several workers may use every core (the load generator then competes with them).
   return startNode(join(checkout, 'bin/clusterdns'), args, /^clusterdns-\d/, workers > 1 ? null : 0, {}, SERVER_NODE_ARGS);
 }

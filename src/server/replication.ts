@@ -2,9 +2,10 @@
  * Index replication between the main thread and the query threads (docs/multicore.md): a plugin
  * that keeps an index fed from the outside (the kubernetes watches) runs its watches only where
  * `role` is `source` (the main thread), publishes every change under a key, and where `role` is
- * `replica` (a query thread) subscribes to that key and applies the same changes to its own
- * copy. The payloads are the plugin's own (structured-cloneable) messages; this module only
- * carries them, in order, per key.
+ * `replica` (a query thread) subscribes to that key and follows the changes (the kubernetes
+ * plugin sends the SharedArrayBuffer of its index and then the change keys of every update:
+ * plugins/kubernetes/sharedindex.ts). The payloads are the plugin's own (structured-cloneable)
+ * messages; this module only carries them, in order, per key.
  *
  * A subscriber first receives the offer's snapshot (the messages that rebuild the index as it is
  * now), then every message published after it, on the same port: nothing is lost or reordered.

@@ -38,6 +38,15 @@ describe('clusterdns.tcp values', () => {
     expect(parseFlags(a).tcpMaxConns).toBe(1000000);
   });
 
+  it('pass -workers when clusterdns.workers is set; by default the server sizes its threads', () => {
+    expect(args({ set: ['clusterdns.workers=1'] })).toEqual(['-conf', '/etc/coredns/Corefile', '-workers', '1']);
+    const a = args({ values: { clusterdns: { workers: 4, tcp: { maxConns: 20000 } } } });
+    expect(a).toEqual(['-conf', '/etc/coredns/Corefile', '-workers', '4', '-dns.tcp.maxconns', '20000']);
+    expect(parseFlags(a).workers).toBe(4);
+    expect(parseFlags(args({})).workers).toBe(0);
+    expect(helmTemplateError({ set: ['clusterdns.workers=-1'] })).toMatch(/clusterdns\/workers/);
+  });
+
   it('are refused by values.schema.json when the server would refuse them', () => {
     expect(helmTemplateError({ set: ['clusterdns.tcp.maxConns=0'] })).toMatch(/clusterdns\/tcp\/maxConns/);
     expect(() => parseFlags(['-dns.tcp.maxconns', '0'])).toThrow(/must be at least 1/);

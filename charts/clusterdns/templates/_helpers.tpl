@@ -313,10 +313,13 @@ Memory quantity -> MiB (integer). Accepts plain bytes, k/M/G/T and Ki/Mi/Gi/Ti s
 
 {{/*
 The container's args as a YAML flow list: the Corefile, then the clusterdns-only flags that are
-set (clusterdns.tcp.*; null adds nothing, so the server's own default applies).
+set (clusterdns.workers, clusterdns.tcp.*; null adds nothing, so the server's own default applies).
 */}}
 {{- define "clusterdns.args" -}}
 {{- $args := list "-conf" "/etc/coredns/Corefile" -}}
+{{- if not (kindIs "invalid" .Values.clusterdns.workers) -}}
+{{- $args = concat $args (list "-workers" (printf "%d" (int64 .Values.clusterdns.workers))) -}}
+{{- end -}}
 {{- if not (kindIs "invalid" .Values.clusterdns.tcp.maxConns) -}}
 {{- $args = concat $args (list "-dns.tcp.maxconns" (printf "%d" (int64 .Values.clusterdns.tcp.maxConns))) -}}
 {{- end -}}
