@@ -11,7 +11,7 @@ import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
 import { AnswerCache, fitEntry, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
 import { Resolver, View, join, type External, type Item, type ResolveConfig } from './resolve.js';
-import type { IndexReader } from './store.js';
+import { EVERYTHING, type IndexReader } from './store.js';
 import { sizeLimit } from '../../src/server/reply.js';
 
 export interface HandlerConfig extends ResolveConfig {
@@ -61,6 +61,10 @@ export class KubernetesHandler implements Handler {
    * were in use right away (after the current batch of events), so the next query is still a hit.
    */
   private onChange(deps: ReadonlySet<string>): void {
+    if (deps === EVERYTHING) {
+      this.cache.clear();
+      return;
+    }
     for (const k of this.cache.invalidate(deps)) this.rewarm.set(`${k.qtype} ${k.lname}`, k);
     if (this.rewarm.size === 0 || this.rewarmScheduled) return;
     this.rewarmScheduled = true;

@@ -135,7 +135,7 @@ export class KubeIndex {
     const shared = this.shared!;
     // Every sink call flushes, so the generation holds the whole store (a change still pending
     // reaches this thread with the next update, like every other thread).
-    const update: SharedIndexUpdate = { deps: [], serial: this.store.serial, externalSerial: this.store.externalSerial, generation: shared.generation };
+    const update: SharedIndexUpdate = { deps: [], serial: this.store.serial, externalSerial: this.store.externalSerial, generation: shared.generation, snapshot: true };
     return [
       { op: 'kinds', kinds: this.reflectors.map((r) => r.def.kind) },
       { op: 'shared', listed: [...this.listed], update },

@@ -16,7 +16,7 @@
  */
 import { SharedTableReader, SharedTableWriter, type SharedTableGeneration } from '../../src/util/sharedtable.js';
 import { addressAt, addressCount, addressIs, type PackedAddresses } from './addresses.js';
-import { serviceKey, type ChangeListener, type IndexReader, type PodRef, type Store } from './store.js';
+import { EVERYTHING, serviceKey, type ChangeListener, type IndexReader, type PodRef, type Store } from './store.js';
 import type { PortRec, ServiceRec, SliceRec } from './types.js';
 
 /** One change as it crosses to the query threads: the store's change keys, the serials, and a new generation when there is one. */
@@ -25,6 +25,8 @@ export interface SharedIndexUpdate {
   readonly serial: number;
   readonly externalSerial: number;
   readonly generation?: SharedTableGeneration;
+  /** A whole index (a subscription's start): whatever a reader computed before is dropped. */
+  readonly snapshot?: true;
 }
 
 type PortRow = [string, number, string];
@@ -100,15 +102,23 @@ export class SharedIndexWriter {
     const deps = this.pending;
     this.pending = new Set();
     let rebuilt = deps.size > this.table.stats.keys / 2;
-    if (!rebuilt) {
-      for (const d of deps) {
-        if (!this.write(d)) {
-          rebuilt = true;
-          break;
+    try {
+      if (!rebuilt) {
+        for (const d of deps) {
+          if (!this.write(d)) {
+            rebuilt = true;
+            break;
+          }
         }
       }
+      // Replaced entries are garbage in resident pages: bounded at twice the live entries.
+      rebuilt ||= this.table.wasteful;
+      if (rebuilt) this.rebuild();
+    } catch (e) {
+      // Nothing is lost: the next flush writes these keys again.
+      for (const d of deps) this.pending.add(d);
+      throw e;
     }
-    if (rebuilt) this.rebuild();
     const generation = rebuilt || !this.generationSent ? this.table.generation : undefined;
     this.generationSent = true;
     return { deps: [...deps], serial: st.serial, externalSerial: st.externalSerial, ...(generation ? { generation } : {}) };
@@ -116,31 +126,42 @@ export class SharedIndexWriter {
 
   /** Write what change key `d` covers; false when the generation is full. */
   private write(d: string): boolean {
+    if (d.startsWith('s:')) {
+      const svc = this.store.services.get(d.slice(2));
+      if (!this.writeExternal(d.slice(2), svc?.externalIPs ?? [])) return false;
+    }
+    const [key, value] = this.entry(d);
+    return value === null ? this.table.delete(key) : this.table.set(key, value);
+  }
+
+  /**
+   * The table entry change key `d` covers, as the store has it now (null: no entry). Incremental
+   * writes and rebuilds both go through here, so both list records in the store's own order.
+   */
+  private entry(d: string): [string, string | null] {
     const colon = d.indexOf(':');
     const kind = d.slice(0, colon);
     const k = d.slice(colon + 1);
     const st = this.store;
-    const t = this.table;
     switch (kind) {
       case 's': {
         const svc = st.services.get(k);
-        if (!this.writeExternal(k, svc?.externalIPs ?? [])) return false;
-        return svc ? t.set(d, encodeService(svc)) : t.delete(d);
+        return [d, svc ? encodeService(svc) : null];
       }
       case 'e': {
         const slices = st.slicesOfService(k);
-        return slices.length ? t.set(d, encodeSlices(slices)) : t.delete(d);
+        return [d, slices.length ? encodeSlices(slices) : null];
       }
       case 'ip': {
         const svcs = st.servicesWithIP(k).map((s) => serviceKey(s.name, s.namespace));
         const owners = [...new Set(st.slicesWithAddress(k).map((s) => serviceKey(s.service, s.namespace)))];
-        return svcs.length || owners.length ? t.set(`i:${k}`, JSON.stringify([svcs, owners])) : t.delete(`i:${k}`);
+        return [`i:${k}`, svcs.length || owners.length ? JSON.stringify([svcs, owners]) : null];
       }
       case 'n':
-        return st.namespaces.has(k) ? t.set(d, '1') : t.delete(d);
+        return [d, st.namespaces.has(k) ? '1' : null];
       case 'p': {
         const pods = st.podsWithIP(k).map((p) => [p.namespace, p.name]);
-        return pods.length ? t.set(d, JSON.stringify(pods)) : t.delete(d);
+        return [d, pods.length ? JSON.stringify(pods) : null];
       }
       default:
         throw new Error(`unknown index change key ${d}`);
@@ -185,44 +206,26 @@ export class SharedIndexWriter {
         set.add(k);
       }
     }
-    // Sized from the last generation's live bytes (a first guess of 150 bytes a key without one).
-    const keys = 2 * st.services.size + st.slices.size + st.namespaces.size + st.pods.size + this.byExternalIP.size;
-    const stats = this.table.stats;
-    const estimate = Math.max(stats.liveBytes, keys * 150);
+    // Every change key the store could report now: one table entry each.
+    const changeKeys = new Set<string>();
+    for (const [k, svc] of st.services) {
+      changeKeys.add(`s:${k}`);
+      for (const ip of svc.clusterIPs) changeKeys.add(`ip:${ip}`);
+    }
+    for (const sl of st.slices.values()) {
+      changeKeys.add(`e:${serviceKey(sl.service, sl.namespace)}`);
+      for (let i = 0; i < addressCount(sl.addresses); i++) changeKeys.add(`ip:${addressAt(sl.addresses, i)}`);
+    }
+    for (const ns of st.namespaces.keys()) changeKeys.add(`n:${ns}`);
+    for (const p of st.pods.values()) for (const ip of p.ips) changeKeys.add(`p:${ip}`);
+    const keys = changeKeys.size + this.byExternalIP.size;
+    // Bytes: what the last generation held, or 150 a key for the first.
+    const estimate = Math.max(this.table.stats.liveBytes, keys * 150);
     this.table.rebuild(keys, estimate, (set) => {
-      const byIP = new Map<string, [string[], string[]]>();
-      const at = (ip: string): [string[], string[]] => {
-        let e = byIP.get(ip);
-        if (!e) byIP.set(ip, (e = [[], []]));
-        return e;
-      };
-      for (const [k, s] of st.services) {
-        set(`s:${k}`, encodeService(s));
-        for (const ip of s.clusterIPs) at(ip)[0].push(k);
+      for (const d of changeKeys) {
+        const [key, value] = this.entry(d);
+        if (value !== null) set(key, value);
       }
-      const bySvc = new Map<string, SliceRec[]>();
-      for (const s of st.slices.values()) {
-        const svc = serviceKey(s.service, s.namespace);
-        const list = bySvc.get(svc);
-        if (list) list.push(s);
-        else bySvc.set(svc, [s]);
-        for (let i = 0; i < addressCount(s.addresses); i++) {
-          const owners = at(addressAt(s.addresses, i))[1];
-          if (!owners.includes(svc)) owners.push(svc);
-        }
-      }
-      for (const [svc, list] of bySvc) set(`e:${svc}`, encodeSlices(list));
-      for (const [ip, e] of byIP) set(`i:${ip}`, JSON.stringify(e));
-      for (const ns of st.namespaces.keys()) set(`n:${ns}`, '1');
-      const pods = new Map<string, [string, string][]>();
-      for (const p of st.pods.values()) {
-        for (const ip of p.ips) {
-          const list = pods.get(ip);
-          if (list) list.push([p.namespace, p.name]);
-          else pods.set(ip, [[p.namespace, p.name]]);
-        }
-      }
-      for (const [ip, list] of pods) set(`p:${ip}`, JSON.stringify(list));
       for (const [ip, ks] of this.byExternalIP) set(`x:${ip}`, JSON.stringify([...ks]));
     });
     this.generationSent = false;
@@ -238,12 +241,19 @@ export class SharedIndexReader implements IndexReader {
 
   /** Apply an update from the main thread, then tell the listeners (the answer caches) what changed. */
   apply(u: SharedIndexUpdate): void {
+    const had = this.table !== null;
     if (u.generation) {
       if (this.table) this.table.adopt(u.generation);
       else this.table = new SharedTableReader(u.generation);
     }
     this.serial = u.serial;
     this.externalSerial = u.externalSerial;
+    // A snapshot to a reader that already had an index (the index was offered again while this
+    // thread stayed subscribed): the changes between the two are unknown.
+    if (u.snapshot && had) {
+      for (const fn of this.listeners) fn(EVERYTHING);
+      return;
+    }
     if (u.deps.length === 0) return;
     const deps = new Set(u.deps);
     for (const fn of this.listeners) fn(deps);

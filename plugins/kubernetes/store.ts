@@ -13,6 +13,9 @@ import type { Kind, NamespaceRec, PodRec, PortRec, RecOf, ServiceRec, SliceRec }
 
 export type ChangeListener = (deps: ReadonlySet<string>) => void;
 
+/** The change keys of "everything may have changed" (a thread handed a whole new index): drop every answer. */
+export const EVERYTHING: ReadonlySet<string> = new Set<string>(['*']);
+
 /** A pod as the answers need it: who holds an IP. */
 export interface PodRef {
   readonly namespace: string;

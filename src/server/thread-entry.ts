@@ -19,20 +19,26 @@ import { ReplicaClient } from './replication.js';
 import { describeErrors, Server } from './server.js';
 import type { FromThread, ThreadData, ToThread } from './threads-protocol.js';
 
+/** For waiting without spinning when stdout is full. */
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
 /**
- * A log line straight to the process's stdout, as the main thread writes it (synchronously, on
- * Linux pipes and files): a worker's `process.stdout` goes through the main thread's event loop,
- * which reorders lines among threads (a query line could come after the line of a query the
- * client sent later, on another thread) and makes the main thread write every thread's lines.
- * A stdout that would block (non-blocking, full) falls back to that path.
+ * A log line straight to the process's stdout, in this thread: a worker's `process.stdout` goes
+ * through the main thread's event loop, which reorders lines among threads (a query's line could
+ * come after the line of a query the client sent later, on another thread) and makes the main
+ * thread write every thread's lines. stdout may be non-blocking (a pipe libuv opened): when it is
+ * full the thread waits for room, 1 ms at a time, as a Go program's blocking write waits.
  */
 function writeLine(line: string): void {
   const buf = Buffer.from(`${line}\n`);
   let off = 0;
-  try {
-    while (off < buf.length) off += writeSync(1, buf, off);
-  } catch {
-    process.stdout.write(buf.subarray(off));
+  while (off < buf.length) {
+    try {
+      off += writeSync(1, buf, off);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') return;
+      Atomics.wait(pause, 0, 0, 1);
+    }
   }
 }
 

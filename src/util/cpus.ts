@@ -11,13 +11,15 @@ import { CGROUP_ROOT, cgroupDirs, cgroupMemoryLimit, readProcCgroup, v1File, v2F
 const MiB = 1048576;
 /**
  * Memory kept for the main thread before a second thread is started: the node binary, the index,
- * a list page being parsed (docs/multicore.md §4). Measured at 10,000 Services: 126 MiB after sync.
+ * a list page being parsed (docs/multicore.md §4). Measured at 10,000 Services: 94 MiB after sync.
  */
 export const MAIN_RESERVE_MIB = 160;
-/** What each further query thread is given room for: its isolate and answers (measured: ~33 MiB). */
-export const THREAD_RESERVE_MIB = 48;
-/** Old-space bound of a query thread's isolate (its heap holds code and answers, not the index). */
-export const THREAD_HEAP_MIB = 64;
+/**
+ * Old-space bound of a query thread's isolate, and the room each further thread is given in the
+ * memory limit. Its heap holds code (about 10 MiB) and answers, not the index: 26 MiB after
+ * answering 10,000 names, about 70 MiB with its answer cache full (100,000 NXDOMAIN answers).
+ */
+export const THREAD_HEAP_MIB = 96;
 
 const V1_CPU_MOUNTS = ['cpu', 'cpu,cpuacct'];
 
@@ -68,7 +70,7 @@ export function reusePortSupported(version = process.versions.node): boolean {
 /** Query threads a memory limit (bytes, null = none) leaves room for: at least 1. */
 export function threadsForMemory(limitBytes: number | null): number {
   if (limitBytes === null) return Number.POSITIVE_INFINITY;
-  return Math.max(1, 1 + Math.floor((limitBytes / MiB - MAIN_RESERVE_MIB) / THREAD_RESERVE_MIB));
+  return Math.max(1, 1 + Math.floor((limitBytes / MiB - MAIN_RESERVE_MIB) / THREAD_HEAP_MIB));
 }
 
 /** Query threads (not worker processes) serve with more than one: the runtime has `reusePort`. */

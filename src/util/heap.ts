@@ -8,7 +8,7 @@
  */
 import { totalmem } from 'node:os';
 import { cgroupMemoryLimit } from './cgroup.js';
-import { resolveWorkers, threadMode } from './cpus.js';
+import { resolveWorkers, threadMode, THREAD_HEAP_MIB } from './cpus.js';
 
 export { cgroupMemoryLimit };
 
@@ -61,10 +61,12 @@ export function heapPlan(env: NodeJS.ProcessEnv, execArgv: readonly string[], ar
   const root = env.CLUSTERDNS_CGROUP_ROOT;
   const limit = root ? cgroupMemoryLimit(root, null) : cgroupMemoryLimit();
   // Worker processes each hold the whole server and index: the limit is split among them. Query
-  // threads hold no index (it is the main thread's, shared): the main thread keeps the whole bound
-  // and each thread's isolate is bounded by THREAD_HEAP_MIB (src/server/threads.ts), within the
-  // room resolveWorkers left for it.
+  // threads hold no index (it is the main thread's, shared): each thread's isolate is bounded by
+  // THREAD_HEAP_MIB (src/server/threads.ts), and the main thread's bound is the usual share of what
+  // the threads leave of the limit, so that every bound together stays inside it.
   const workers = resolveWorkers(explicitWorkers(argv), env, version);
-  const mib = heapMiB(limit, threadMode(env, version) ? 1 : workers);
+  const threads = threadMode(env, version);
+  const mainLimit = threads && limit !== null ? Math.max(0, limit - (workers - 1) * THREAD_HEAP_MIB * 1048576) : limit;
+  const mib = heapMiB(mainLimit, threads ? 1 : workers);
   return { flag: `--max-old-space-size=${mib}`, mib, limitBytes: limit, reason: limit === null ? 'no cgroup memory limit' : `cgroup memory limit ${Math.floor(limit / 1048576)} MiB` };
 }

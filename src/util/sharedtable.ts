@@ -22,6 +22,8 @@ const HEADER = 16;
 const DELETED = 0xffffffff;
 /** Keys above this share of the slots make a new generation (probe chains stay short). */
 const MAX_LOAD = 0.5;
+/** Slots hold byte offsets in an Int32: a generation stays below 2 GiB. */
+const MAX_BYTES = 2 ** 31 - 1;
 
 /** What crosses to a reader: the buffer of one generation. */
 export interface SharedTableGeneration {
@@ -134,6 +136,8 @@ export class SharedTableWriter {
   private keys = 0;
   /** Bytes of the entries that are current (garbage = used − arenaStart − live). */
   private live = 0;
+  /** What the last refused `set`/`delete` ran out of. */
+  private full: 'slots' | 'arena' | null = null;
 
   constructor(slots = 1024, arenaBytes = 1 << 20) {
     this.views = SharedTableWriter.allocate(slots, arenaBytes);
@@ -141,7 +145,9 @@ export class SharedTableWriter {
   }
 
   private static allocate(slots: number, arenaBytes: number): Views {
-    const sab = new SharedArrayBuffer(HEADER + 4 * slots + align4(arenaBytes));
+    const bytes = HEADER + 4 * slots + align4(arenaBytes);
+    if (bytes > MAX_BYTES) throw new RangeError(`shared table of ${bytes} bytes: more than 2 GiB`);
+    const sab = new SharedArrayBuffer(bytes);
     const u32 = new Uint32Array(sab);
     u32[0] = MAGIC;
     u32[1] = slots;
@@ -177,7 +183,10 @@ export class SharedTableWriter {
     const { slot, entry: old } = v.find(key, h);
     if (old === 0) {
       if (value === null) return true;
-      if (this.keys + 1 > v.slots * MAX_LOAD) return false;
+      if (this.keys + 1 > v.slots * MAX_LOAD) {
+        this.full = 'slots';
+        return false;
+      }
     } else if (value === null && v.u32[(old >> 2) + 1] === DELETED) {
       return true;
     }
@@ -185,7 +194,10 @@ export class SharedTableWriter {
     // UTF-8 is at most 3 bytes per UTF-16 unit.
     const maxVal = value === null ? 0 : 3 * value.length;
     const start = this.used;
-    if (start + 8 + keyBytes + align4(maxVal) > v.sab.byteLength) return false;
+    if (start + 8 + keyBytes + align4(maxVal) > v.sab.byteLength) {
+      this.full = 'arena';
+      return false;
+    }
     v.u32[start >> 2] = key.length;
     const k = (start + 8) >> 1;
     for (let j = 0; j < key.length; j++) v.u16[k + j] = key.charCodeAt(j);
@@ -208,26 +220,42 @@ export class SharedTableWriter {
     return 8 + align4(2 * v.u32[entry >> 2]!) + (valLen === DELETED ? 0 : align4(valLen));
   }
 
+  /** More than twice as much garbage as live entries: time for a new generation (its pages stay resident). */
+  get wasteful(): boolean {
+    const garbage = this.used - this.views.arenaStart - this.live;
+    return garbage > 2 * this.live + (1 << 20);
+  }
+
   /**
    * A new generation holding exactly the entries `fill` sets, sized for `keyCount` keys and
-   * `byteEstimate` bytes with room to grow. Readers keep the old one until they adopt this one.
+   * `byteEstimate` bytes with as much again to grow into. Readers keep the old one until they
+   * adopt this one. When a guess is short, only what ran out is doubled and the fill runs again;
+   * if allocating throws, the current generation stays as it was.
    */
   rebuild(keyCount: number, byteEstimate: number, fill: (set: (key: string, value: string) => void) => void): void {
     let slots = nextPow2(Math.ceil((keyCount + 1) / MAX_LOAD) * 2);
     let arena = Math.max(1 << 20, 2 * byteEstimate);
+    const previous = { views: this.views, used: this.used, keys: this.keys, live: this.live };
     for (;;) {
-      this.views = SharedTableWriter.allocate(slots, arena);
+      try {
+        this.views = SharedTableWriter.allocate(slots, arena);
+      } catch (e) {
+        this.views = previous.views;
+        this.used = previous.used;
+        this.keys = previous.keys;
+        this.live = previous.live;
+        throw e;
+      }
       this.used = this.views.arenaStart;
       this.keys = 0;
       this.live = 0;
-      let full = false;
+      this.full = null;
       fill((key, value) => {
-        if (!full && !this.put(key, value)) full = true;
+        if (this.full === null) this.put(key, value);
       });
-      if (!full) return;
-      // The estimate was short: grow both and fill again.
-      slots *= 2;
-      arena *= 2;
+      if (this.full === null) return;
+      if (this.full === 'slots') slots *= 2;
+      else arena *= 2;
     }
   }
 }

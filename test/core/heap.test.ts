@@ -66,8 +66,9 @@ describe('heap size', () => {
     // Worker processes (Node 20) each hold the whole server: the bound is split among them.
     expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2'], '20.19.0').flag).toBe('--max-old-space-size=89');
     expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root, CLUSTERDNS_WORKER_MODE: 'process' }, [], ['-workers=2'], '24.21.0').flag).toBe('--max-old-space-size=89');
-    // Query threads share the main thread's index: it keeps the whole bound (threads are bounded apart).
-    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2'], '24.21.0').flag).toBe('--max-old-space-size=179');
+    // Query threads share the main thread's index and are bounded apart (96 MiB each): the main
+    // thread gets 70 % of what they leave, 0.7 × (256 − 96) = 112.
+    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2'], '24.21.0').flag).toBe('--max-old-space-size=112');
   });
 });
 

@@ -27,18 +27,19 @@ describe('query threads are sized from the container CPU', () => {
     expect(threadsFor(null, 3)).toBe(3);
   });
 
-  it('leaves room in the memory limit: 160 MiB for the main thread, 48 MiB for each further thread', () => {
+  it('leaves room in the memory limit: 160 MiB for the main thread, 96 MiB for each further thread', () => {
     const MiB = 1048576;
     expect(threadsForMemory(null)).toBe(Number.POSITIVE_INFINITY);
     // kubeadm's CoreDNS Deployment (170Mi): one thread.
     expect(threadsForMemory(170 * MiB)).toBe(1);
-    expect(threadsForMemory(208 * MiB)).toBe(2);
-    // The chart's default (256Mi): three.
-    expect(threadsForMemory(256 * MiB)).toBe(3);
+    expect(threadsForMemory(255 * MiB)).toBe(1);
+    // The chart's default (256Mi): two.
+    expect(threadsForMemory(256 * MiB)).toBe(2);
+    expect(threadsForMemory(512 * MiB)).toBe(4);
     expect(threadsForMemory(64 * MiB)).toBe(1);
     // Sized by the smaller of the CPU quota and the memory room.
-    const cpu4mem256 = fakeRoot({ 'cpu.max': '400000 100000', 'memory.max': String(256 * MiB) });
-    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: cpu4mem256 }, '24.21.0')).toBe(Math.min(3, threadsFor(4)));
+    const cpu4mem512 = fakeRoot({ 'cpu.max': '400000 100000', 'memory.max': String(512 * MiB) });
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: cpu4mem512 }, '24.21.0')).toBe(Math.min(4, threadsFor(4)));
     const cpu2 = fakeRoot({ 'cpu.max': '150000 100000', 'memory.max': 'max' });
     expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: cpu2 }, '24.21.0')).toBe(threadsFor(1.5));
   });
