@@ -134,7 +134,7 @@ describe('default render (kube-system, release clusterdns)', () => {
 
   it('derives NODE_OPTIONS from the memory limit', () => {
     expect(at(c, 'resources', 'limits', 'memory')).toBe('256Mi');
-    expect(c.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=179' }]);
+    expect(c.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=112' }]);
   });
 
   it('has a restricted security context', () => {
@@ -338,9 +338,16 @@ describe('customised values', () => {
       if (pct !== undefined) set.push(`nodeOptions.maxOldSpacePercent=${pct}`);
       return at(container(one(render({ set }), 'Deployment')), 'env', 0, 'value');
     };
-    expect(nodeOptions('1Gi')).toBe('--max-old-space-size=716');
-    expect(nodeOptions('500M')).toBe('--max-old-space-size=333');
-    expect(nodeOptions('512Mi', 50)).toBe('--max-old-space-size=256');
+    // The main thread's share of what its query threads (96 MiB each) leave: as many as the limit
+    // allows, 1 + (limit − 160) / 96, unless clusterdns.workers says.
+    expect(nodeOptions('1Gi')).toBe('--max-old-space-size=112');
+    expect(nodeOptions('500M')).toBe('--max-old-space-size=131');
+    expect(nodeOptions('512Mi', 50)).toBe('--max-old-space-size=112');
+    expect(nodeOptions('170Mi')).toBe('--max-old-space-size=119');
+    const withWorkers = (mem: string, workers: number): unknown => at(container(one(render({ set: [`resources.limits.memory=${mem}`, `clusterdns.workers=${workers}`] }), 'Deployment')), 'env', 0, 'value');
+    expect(withWorkers('1Gi', 1)).toBe('--max-old-space-size=716');
+    expect(withWorkers('1Gi', 4)).toBe('--max-old-space-size=515');
+    expect(helmTemplateError({ set: ['resources.limits.memory=256Mi', 'clusterdns.workers=4'] })).toMatch(/leaves only .* with 4 query threads/);
     expect(helmTemplateError({ set: ['resources.limits.memory=lots'] })).toMatch(/unsupported quantity/);
     const noLimit = container(one(render({ values: { resources: { limits: null } } }), 'Deployment'));
     expect(noLimit).not.toHaveProperty('env');
@@ -400,7 +407,7 @@ describe('customised values', () => {
     const deploy = one(objs, 'Deployment');
     const c = container(deploy);
     expect(c.image).toBe(`ghcr.io/clusterdns/clusterdns@sha256:${'a'.repeat(64)}`);
-    expect(c.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=179' }, { name: 'TZ', value: 'UTC' }]);
+    expect(c.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=112' }, { name: 'TZ', value: 'UTC' }]);
     expect(c.volumeMounts).toEqual([
       { name: 'config-volume', mountPath: '/etc/coredns', readOnly: true },
       { name: 'tls-certs', mountPath: '/etc/tls', readOnly: true },

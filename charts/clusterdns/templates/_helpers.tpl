@@ -299,9 +299,18 @@ Memory quantity -> MiB (integer). Accepts plain bytes, k/M/G/T and Ki/Mi/Gi/Ti s
 {{- $limits := default dict .Values.resources.limits -}}
 {{- if $limits.memory -}}
 {{- $mib := include "clusterdns.memoryMiB" $limits.memory | int -}}
-{{- $heap := div (mul $mib (int .Values.nodeOptions.maxOldSpacePercent)) 100 -}}
+{{- /* The main thread's share of what its query threads leave (src/util/heap.ts): each thread is
+bounded at 96 MiB. Without clusterdns.workers, as many threads as the limit leaves room for
+(src/util/cpus.ts: 1 + (limit - 160) / 96), since the node's CPUs are not known here. */ -}}
+{{- $threads := 1 -}}
+{{- if and (not (kindIs "invalid" .Values.clusterdns.workers)) (gt (int .Values.clusterdns.workers) 0) -}}
+{{- $threads = int .Values.clusterdns.workers -}}
+{{- else if gt $mib 160 -}}
+{{- $threads = add 1 (div (sub $mib 160) 96) | int -}}
+{{- end -}}
+{{- $heap := div (mul (sub $mib (mul (sub $threads 1) 96)) (int .Values.nodeOptions.maxOldSpacePercent)) 100 -}}
 {{- if lt $heap 32 -}}
-{{- fail (printf "resources.limits.memory %v leaves only %dMiB of V8 heap (need at least 32MiB)" $limits.memory $heap) -}}
+{{- fail (printf "resources.limits.memory %v leaves only %dMiB of V8 heap for the main thread with %d query threads of 96MiB (need at least 32MiB; set clusterdns.workers or raise the limit)" $limits.memory $heap $threads) -}}
 {{- end -}}
 {{- $opts = append $opts (printf "--max-old-space-size=%d" $heap) -}}
 {{- end -}}
