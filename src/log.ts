@@ -10,6 +10,7 @@
  * prints through Go's standard logger with the level written into the text (`[INFO] Reloading`,
  * the signal lines) keep that text as `msg` at level INFO: `stdLog`.
  */
+import { writeSync } from 'node:fs';
 export type Level = 'INFO' | 'WARNING' | 'ERROR' | 'DEBUG' | 'FATAL';
 
 export interface Logger {
@@ -27,8 +28,33 @@ export type LogFormat = 'text' | 'json';
 /** A structured field value of a JSON line (key order is kept). */
 export type Attr = string | number | boolean | null;
 
+/** For waiting without spinning when stdout is full. */
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Write to the process's stdout now, from whichever thread: every thread's lines (banner, log
+ * lines, query lines) reach fd 1 in the order they are written, and a line is out before the reply
+ * it belongs to is sent (docs/multicore.md §6). `process.stdout` cannot promise that: in a worker
+ * thread it is relayed by the main thread's event loop, and on a non-blocking pipe (as libuv opens
+ * one) a write that does not fit is queued behind the thread's next lines. When the pipe is full
+ * the thread waits for room, 1 ms at a time, as a Go program's blocking write waits. A closed
+ * stdout drops the text.
+ */
+export function writeStdout(text: string): void {
+  const buf = Buffer.from(text);
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += writeSync(1, buf, off);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') return;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
+}
+
 let sink: Sink = (line) => {
-  process.stdout.write(`${line}\n`);
+  writeStdout(`${line}\n`);
 };
 let debugEnabled = false;
 let jsonFormat = false;

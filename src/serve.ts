@@ -5,7 +5,7 @@
 import cluster from 'node:cluster';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Flags } from './cli/flags.js';
-import { bannerLine, startupFailure, stdLog } from './log.js';
+import { bannerLine, startupFailure, stdLog, writeStdout } from './log.js';
 import { buildInfo } from './metrics/dns.js';
 import { gauge, registry, type MetricsJson } from './metrics/registry.js';
 import { workerGather } from './server/cluster-metrics.js';
@@ -55,7 +55,7 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
   // In worker mode only the first worker prints the banner.
   const quiet = flags.quiet || (cluster.isWorker && cluster.worker?.id !== 1);
   const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: flags.tcpMaxConns, maxConnectionsPerSource: flags.tcpMaxConnsPerSource };
-  const print = (line: string) => process.stdout.write(`${bannerLine(line)}\n`);
+  const print = (line: string) => writeStdout(`${bannerLine(line)}\n`);
   const pool = threads > 1 ? new QueryThreads(threads - 1, flags) : null;
   // A reload completes once every thread runs the new configuration (SIGUSR1 or the reload plugin).
   const afterReload = pool ? async (inst: Instance) => void (await pool.reload(inst.source, portsOf(server))) : undefined;

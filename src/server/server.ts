@@ -4,7 +4,7 @@
  * CoreServices that operational plugins use.
  */
 import { ConfigError } from '../corefile/types.js';
-import { coreLog, enableDebug, isJsonLog, stdLog } from '../log.js';
+import { coreLog, enableDebug, isJsonLog, stdLog, writeStdout } from '../log.js';
 import type { CoreServices, ReadinessProbe } from '../plugin.js';
 import { buildInstance, Instance, type ConfigSource, type ListenSpec } from './instance.js';
 import { makeDispatch } from './dispatch.js';
@@ -164,7 +164,7 @@ export class Server implements CoreServices {
   }
 
   private get print(): (line: string) => void {
-    return this.opts.print ?? ((l: string) => process.stdout.write(`${l}\n`));
+    return this.opts.print ?? ((l: string) => writeStdout(`${l}\n`));
   }
 
   private printZones(inst: Instance): void {

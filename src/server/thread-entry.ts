@@ -7,9 +7,8 @@
  * Log lines of its start, reloads and shutdown are dropped (the main thread prints the same
  * ones once); lines written while serving (log, errors, forward health) go out as usual.
  */
-import { writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { checkLogFormat, setLogFormat, setLogSink } from '../log.js';
+import { checkLogFormat, setLogFormat, setLogSink, writeStdout } from '../log.js';
 import { buildInfo } from '../metrics/dns.js';
 import { registry, type MetricsJson } from '../metrics/registry.js';
 import { REVISION, VERSION } from '../version.js';
@@ -19,29 +18,6 @@ import { ReplicaClient } from './replication.js';
 import { describeErrors, Server } from './server.js';
 import type { FromThread, ThreadData, ToThread } from './threads-protocol.js';
 
-/** For waiting without spinning when stdout is full. */
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * A log line straight to the process's stdout, in this thread: a worker's `process.stdout` goes
- * through the main thread's event loop, which reorders lines among threads (a query's line could
- * come after the line of a query the client sent later, on another thread) and makes the main
- * thread write every thread's lines. stdout may be non-blocking (a pipe libuv opened): when it is
- * full the thread waits for room, 1 ms at a time, as a Go program's blocking write waits.
- */
-function writeLine(line: string): void {
-  const buf = Buffer.from(`${line}\n`);
-  let off = 0;
-  while (off < buf.length) {
-    try {
-      off += writeSync(1, buf, off);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') return;
-      Atomics.wait(pause, 0, 0, 1);
-    }
-  }
-}
-
 async function run(): Promise<void> {
   const port = parentPort!;
   const data = workerData as ThreadData;
@@ -49,7 +25,7 @@ async function run(): Promise<void> {
   setLogFormat(checkLogFormat(data.flags.logFormat));
   let muted = true;
   setLogSink((line) => {
-    if (!muted) writeLine(line);
+    if (!muted) writeStdout(`${line}\n`);
   });
   let source: ConfigSource = data.source;
   let ports: Readonly<Record<string, number>> = data.ports;
