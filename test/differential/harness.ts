@@ -102,6 +102,26 @@ function fill(template: string, v: Record<string, string>): string {
   return template.replace(/\{\{(\w+)\}\}/g, (m, k: string) => v[k] ?? m);
 }
 
+/** Both servers on fresh ports, with the case's Corefile and files (not waited for). */
+async function startServers(setup: CaseSetup, sandbox: Sandbox | null, upstreamsOf: Readonly<Record<'coredns' | 'clusterdns', TestUpstream[]>>, dead: number): Promise<Proc[]> {
+  const procs: Proc[] = [];
+  for (const name of ['coredns', 'clusterdns'] as const) {
+    const ports = { dns: await freePort(), health: await freePort(), ready: await freePort(), metrics: await freePort() };
+    const dir = mkdtempSync(join(tmpdir(), `diff-${name}-`));
+    const vars: Record<string, string> = {
+      DNS: String(ports.dns), HEALTH: String(ports.health), READY: String(ports.ready), METRICS: String(ports.metrics),
+      API: sandbox?.url ?? 'http://127.0.0.1:1', UPSTREAM: upstreamsOf[name][0]?.addr ?? '', UPSTREAM2: upstreamsOf[name][1]?.addr ?? '',
+      DEAD: `127.0.0.1:${dead}`, DIR: dir,
+    };
+    for (const [f, content] of Object.entries(setup.files ?? {})) writeFileSync(join(dir, f), fill(content, vars));
+    const corefilePath = join(dir, 'Corefile');
+    writeFileSync(corefilePath, fill(setup.corefile, vars));
+    const threads = name === 'clusterdns' && setup.oneThread ? ['-workers', '1'] : [];
+    procs.push(startProc(name, ['-conf', corefilePath, '-dns.port', String(ports.dns), ...threads], dir, ports, corefilePath));
+  }
+  return procs;
+}
+
 /** Start the sandbox, the upstreams and both servers; resolves once both answer DNS. */
 export async function startPair(setup: CaseSetup, probe?: { name: string; type: string }): Promise<Pair> {
   const sandbox = setup.cluster || setup.objects
@@ -129,24 +149,22 @@ export async function startPair(setup: CaseSetup, probe?: { name: string; type: 
     }
   }
   const dead = await freePort();
-  const procs: Proc[] = [];
+  let procs: Proc[] = [];
   try {
-    for (const name of ['coredns', 'clusterdns'] as const) {
-      const ports = { dns: await freePort(), health: await freePort(), ready: await freePort(), metrics: await freePort() };
-      const dir = mkdtempSync(join(tmpdir(), `diff-${name}-`));
-      const vars: Record<string, string> = {
-        DNS: String(ports.dns), HEALTH: String(ports.health), READY: String(ports.ready), METRICS: String(ports.metrics),
-        API: sandbox?.url ?? 'http://127.0.0.1:1', UPSTREAM: upstreamsOf[name][0]?.addr ?? '', UPSTREAM2: upstreamsOf[name][1]?.addr ?? '',
-        DEAD: `127.0.0.1:${dead}`, DIR: dir,
-      };
-      for (const [f, content] of Object.entries(setup.files ?? {})) writeFileSync(join(dir, f), fill(content, vars));
-      const corefilePath = join(dir, 'Corefile');
-      writeFileSync(corefilePath, fill(setup.corefile, vars));
-      const threads = name === 'clusterdns' && setup.oneThread ? ['-workers', '1'] : [];
-      procs.push(startProc(name, ['-conf', corefilePath, '-dns.port', String(ports.dns), ...threads], dir, ports, corefilePath));
+    // A port freePort() found free can be taken by another process before the server binds it:
+    // such a start (EADDRINUSE) is retried on new ports; any other failure is the test's.
+    for (let attempt = 1; ; attempt++) {
+      procs = await startServers(setup, sandbox, upstreamsOf, dead);
+      try {
+        await Promise.all([procs[0]!.waitFor(/^CoreDNS-\d/), procs[1]!.waitFor(/^clusterdns-\d/)]);
+        break;
+      } catch (e) {
+        const portTaken = procs.some((p) => p.output.some((l) => /address already in use/.test(l)));
+        if (!portTaken || attempt === 3) throw e;
+        await Promise.all(procs.map((p) => p.stop()));
+      }
     }
     const [ref, cand] = procs as [Proc, Proc];
-    await Promise.all([ref.waitFor(/^CoreDNS-\d/), cand.waitFor(/^clusterdns-\d/)]);
     if (probe) {
       for (const p of procs) await waitAnswer(p, probe);
     }
