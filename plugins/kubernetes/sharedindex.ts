@@ -8,14 +8,14 @@
  * stays (the handler's AnswerCache).
  *
  * Table keys; the values are JSON arrays, positional to keep the table small (10,000 Services with
- * their slices take about 4 MB), and hold only what answering reads (no resourceVersion):
+ * their slices take 5.6 MB), and hold only what answering reads (no resourceVersion):
  *   `s:<svc>` a service                   `e:<svc>` its slices, whole (a slice is stored once)
  *   `i:<ip>`  [services with that cluster IP, services with a slice holding that address]
  *   `n:<ns>`  a namespace ('1')           `p:<ip>`  [namespace, name] of the pods with that IP
  *   `x:<ip>`  services with that external address (k8s_external)
  */
 import { SharedTableReader, SharedTableWriter, type SharedTableGeneration } from '../../src/util/sharedtable.js';
-import { addressAt, addressCount, addressIs, type PackedAddresses } from './addresses.js';
+import { addressCount, addressIs, type PackedAddresses } from './addresses.js';
 import { EVERYTHING, serviceKey, type ChangeListener, type IndexReader, type PodRef, type Store } from './store.js';
 import type { PortRec, ServiceRec, SliceRec } from './types.js';
 
@@ -65,9 +65,6 @@ export class SharedIndexWriter {
   readonly table = new SharedTableWriter();
   /** Change keys not yet written (the store reports them synchronously, {@link flush} writes them). */
   private pending = new Set<string>();
-  /** Services by external address: the store keeps no such index (it scans; here the threads must not). */
-  private readonly byExternalIP = new Map<string, Set<string>>();
-  private readonly externalOf = new Map<string, readonly string[]>();
   private readonly unsubscribe: () => void;
   private generationSent = true;
   private sentSerial = 0;
@@ -127,8 +124,7 @@ export class SharedIndexWriter {
   /** Write what change key `d` covers; false when the generation is full. */
   private write(d: string): boolean {
     if (d.startsWith('s:')) {
-      const svc = this.store.services.get(d.slice(2));
-      if (!this.writeExternal(d.slice(2), svc?.externalIPs ?? [])) return false;
+      if (!this.writeExternal(d.slice(2), this.store.services.get(d.slice(2))?.externalIPs ?? [])) return false;
     }
     const [key, value] = this.entry(d);
     return value === null ? this.table.delete(key) : this.table.set(key, value);
@@ -172,22 +168,21 @@ export class SharedIndexWriter {
     return keys.length ? this.table.set(key, JSON.stringify(keys)) : this.table.delete(key);
   }
 
-  /** Keep `x:<ip>` in step with service `k`'s external addresses. */
+  /**
+   * Keep `x:<ip>` in step with service `k`'s external addresses (the store keeps no such index: it
+   * scans, which the threads must not). The addresses it had are those of its `s:` entry, still
+   * unchanged in the table when this runs.
+   */
   private writeExternal(k: string, ips: readonly string[]): boolean {
-    const old = this.externalOf.get(k) ?? [];
-    if (old.length === ips.length && old.every((ip, i) => ip === ips[i])) return true;
-    for (const ip of old) this.byExternalIP.get(ip)?.delete(k);
-    for (const ip of ips) {
-      let set = this.byExternalIP.get(ip);
-      if (!set) this.byExternalIP.set(ip, (set = new Set()));
-      set.add(k);
-    }
-    if (ips.length) this.externalOf.set(k, ips);
-    else this.externalOf.delete(k);
+    const before = this.table.get(`s:${k}`);
+    const old = before === undefined ? [] : decodeService(before).externalIPs;
     for (const ip of new Set([...old, ...ips])) {
-      const set = this.byExternalIP.get(ip);
-      if (!set?.size) this.byExternalIP.delete(ip);
-      if (!this.setKeys(`x:${ip}`, set?.size ? [...set] : [])) return false;
+      const wanted = ips.includes(ip);
+      if (old.includes(ip) === wanted) continue;
+      const cur = this.table.get(`x:${ip}`);
+      const keys = (cur === undefined ? [] : (JSON.parse(cur) as string[])).filter((s) => s !== k);
+      if (wanted) keys.push(k);
+      if (!this.setKeys(`x:${ip}`, keys)) return false;
     }
     return true;
   }
@@ -195,30 +190,17 @@ export class SharedIndexWriter {
   /** A new generation with the whole store. */
   private rebuild(): void {
     const st = this.store;
-    this.byExternalIP.clear();
-    this.externalOf.clear();
-    for (const [k, s] of st.services) {
-      if (!s.externalIPs.length) continue;
-      this.externalOf.set(k, s.externalIPs);
-      for (const ip of s.externalIPs) {
-        let set = this.byExternalIP.get(ip);
-        if (!set) this.byExternalIP.set(ip, (set = new Set()));
-        set.add(k);
+    const changeKeys = st.changeKeys();
+    const byExternalIP = new Map<string, string[]>();
+    for (const [k, svc] of st.services) {
+      for (const ip of svc.externalIPs) {
+        const list = byExternalIP.get(ip);
+        if (list) list.push(k);
+        else byExternalIP.set(ip, [k]);
       }
     }
-    // Every change key the store could report now: one table entry each.
-    const changeKeys = new Set<string>();
-    for (const [k, svc] of st.services) {
-      changeKeys.add(`s:${k}`);
-      for (const ip of svc.clusterIPs) changeKeys.add(`ip:${ip}`);
-    }
-    for (const sl of st.slices.values()) {
-      changeKeys.add(`e:${serviceKey(sl.service, sl.namespace)}`);
-      for (let i = 0; i < addressCount(sl.addresses); i++) changeKeys.add(`ip:${addressAt(sl.addresses, i)}`);
-    }
-    for (const ns of st.namespaces.keys()) changeKeys.add(`n:${ns}`);
-    for (const p of st.pods.values()) for (const ip of p.ips) changeKeys.add(`p:${ip}`);
-    const keys = changeKeys.size + this.byExternalIP.size;
+    // One table entry per change key, and per external address.
+    const keys = changeKeys.size + byExternalIP.size;
     // Bytes: what the last generation held, or 150 a key for the first.
     const estimate = Math.max(this.table.stats.liveBytes, keys * 150);
     this.table.rebuild(keys, estimate, (set) => {
@@ -226,7 +208,7 @@ export class SharedIndexWriter {
         const [key, value] = this.entry(d);
         if (value !== null) set(key, value);
       }
-      for (const [ip, ks] of this.byExternalIP) set(`x:${ip}`, JSON.stringify([...ks]));
+      for (const [ip, ks] of byExternalIP) set(`x:${ip}`, JSON.stringify(ks));
     });
     this.generationSent = false;
   }

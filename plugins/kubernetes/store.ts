@@ -340,6 +340,25 @@ export class Store implements IndexReader {
     return out;
   }
 
+  /**
+   * Every dependency key the current contents could report (the same keys `upsert*` touch): what
+   * a copy of the whole index is made of (sharedindex.ts).
+   */
+  changeKeys(): Set<string> {
+    const out = new Set<string>();
+    for (const [k, svc] of this.services) {
+      out.add(`s:${k}`);
+      for (const ip of svc.clusterIPs) out.add(`ip:${ip}`);
+    }
+    for (const sl of this.slices.values()) {
+      out.add(`e:${serviceKey(sl.service, sl.namespace)}`);
+      for (let i = 0; i < addressCount(sl.addresses); i++) out.add(`ip:${addressAt(sl.addresses, i)}`);
+    }
+    for (const ns of this.namespaces.keys()) out.add(`n:${ns}`);
+    for (const p of this.pods.values()) for (const ip of p.ips) out.add(`p:${ip}`);
+    return out;
+  }
+
   private recordsOf<R>(keys: Iterable<string> | undefined, from: ReadonlyMap<string, R>): R[] {
     const out: R[] = [];
     if (keys) for (const k of keys) { const r = from.get(k); if (r) out.push(r); }

@@ -8,7 +8,7 @@
 import { availableParallelism } from 'node:os';
 import { CGROUP_ROOT, cgroupDirs, cgroupMemoryLimit, readProcCgroup, v1File, v2Files } from './cgroup.js';
 
-const MiB = 1048576;
+export const MiB = 1048576;
 /**
  * Memory kept for the main thread before a second thread is started: the node binary, the index,
  * a list page being parsed (docs/multicore.md §4). Measured at 10,000 Services: 94 MiB after sync.

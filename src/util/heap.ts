@@ -8,7 +8,7 @@
  */
 import { totalmem } from 'node:os';
 import { cgroupMemoryLimit } from './cgroup.js';
-import { resolveWorkers, threadMode, THREAD_HEAP_MIB } from './cpus.js';
+import { MiB, resolveWorkers, threadMode, THREAD_HEAP_MIB } from './cpus.js';
 
 export { cgroupMemoryLimit };
 
@@ -21,7 +21,7 @@ export const MIN_HEAP_MIB = 32;
 /** The old-space size (MiB) for a memory limit (bytes, null = none), split among `processes`. */
 export function heapMiB(limitBytes: number | null, processes = 1, physicalBytes = totalmem()): number {
   const base = limitBytes ?? physicalBytes;
-  let mib = Math.floor((base / 1048576) * HEAP_PERCENT / 100 / Math.max(1, processes));
+  let mib = Math.floor((base / MiB) * HEAP_PERCENT / 100 / Math.max(1, processes));
   if (limitBytes === null) mib = Math.min(mib, DEFAULT_HEAP_MIB);
   return Math.max(MIN_HEAP_MIB, mib);
 }
@@ -66,7 +66,7 @@ export function heapPlan(env: NodeJS.ProcessEnv, execArgv: readonly string[], ar
   // the threads leave of the limit, so that every bound together stays inside it.
   const workers = resolveWorkers(explicitWorkers(argv), env, version);
   const threads = threadMode(env, version);
-  const mainLimit = threads && limit !== null ? Math.max(0, limit - (workers - 1) * THREAD_HEAP_MIB * 1048576) : limit;
+  const mainLimit = threads && limit !== null ? Math.max(0, limit - (workers - 1) * THREAD_HEAP_MIB * MiB) : limit;
   const mib = heapMiB(mainLimit, threads ? 1 : workers);
-  return { flag: `--max-old-space-size=${mib}`, mib, limitBytes: limit, reason: limit === null ? 'no cgroup memory limit' : `cgroup memory limit ${Math.floor(limit / 1048576)} MiB` };
+  return { flag: `--max-old-space-size=${mib}`, mib, limitBytes: limit, reason: limit === null ? 'no cgroup memory limit' : `cgroup memory limit ${Math.floor(limit / MiB)} MiB` };
 }
