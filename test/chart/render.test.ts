@@ -5,6 +5,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MiB, threadsForMemory } from '../../src/util/cpus.js';
+import { heapPlan } from '../../src/util/heap.js';
+import { fakeCgroupRoot } from '../helpers/cgroup.js';
 import {
   CHART_DIR,
   arr,
@@ -347,6 +350,14 @@ describe('customised values', () => {
     const withWorkers = (mem: string, workers: number): unknown => at(container(one(render({ set: [`resources.limits.memory=${mem}`, `clusterdns.workers=${workers}`] }), 'Deployment')), 'env', 0, 'value');
     expect(withWorkers('1Gi', 1)).toBe('--max-old-space-size=716');
     expect(withWorkers('1Gi', 4)).toBe('--max-old-space-size=515');
+    // The template's rule is the launcher's (src/util/heap.ts, src/util/cpus.ts), for the threads
+    // the memory limit allows and for an explicit count.
+    for (const mib of [170, 256, 300, 512, 1024]) {
+      const root = fakeCgroupRoot({ 'memory.max': String(mib * MiB) });
+      const threads = threadsForMemory(mib * MiB);
+      expect(nodeOptions(`${mib}Mi`)).toBe(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', String(threads)], '24.21.0').flag);
+      expect(withWorkers(`${mib}Mi`, 1)).toBe(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '1'], '24.21.0').flag);
+    }
     expect(helmTemplateError({ set: ['resources.limits.memory=256Mi', 'clusterdns.workers=4'] })).toMatch(/leaves only .* with 4 query threads/);
     expect(helmTemplateError({ set: ['resources.limits.memory=lots'] })).toMatch(/unsupported quantity/);
     const noLimit = container(one(render({ values: { resources: { limits: null } } }), 'Deployment'));
