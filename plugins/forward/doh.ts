@@ -2,7 +2,8 @@
  * DNS over HTTPS (RFC 8484) to one upstream: `POST /dns-query` (or `GET ?dns=`) with
  * `application/dns-message`, over a keep-alive agent so connections are reused.
  */
-import * as https from 'node:https';
+import type * as https from 'node:https';
+import { nodeHttps } from '../../src/util/require.js';
 import type * as tls from 'node:tls';
 
 export interface DohOptions {
@@ -22,7 +23,7 @@ export class DohClient {
   private readonly agent: https.Agent;
 
   constructor(private readonly o: DohOptions) {
-    this.agent = new https.Agent({
+    this.agent = new (nodeHttps().Agent)({
       ...o.tls,
       keepAlive: o.expireMs > 0,
       timeout: o.expireMs > 0 ? o.expireMs : undefined,
@@ -45,7 +46,7 @@ export class DohClient {
         if (err) reject(err);
         else resolve(buf!);
       };
-      const req = https.request({
+      const req = nodeHttps().request({
         host: this.o.host,
         port: this.o.port,
         method: this.o.method,

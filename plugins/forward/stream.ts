@@ -4,7 +4,8 @@
  * older than `max_age` since they were opened) are closed when picked or by the sweep.
  */
 import * as net from 'node:net';
-import * as tls from 'node:tls';
+import type * as tls from 'node:tls';
+import { nodeTls } from '../../src/util/require.js';
 import { goNetError, goTimeout, hostPort } from './goerr.js';
 
 export type StreamProto = 'tcp' | 'tcp-tls';
@@ -137,7 +138,7 @@ export class StreamPool {
       const base: net.NetConnectOpts = { host: this.o.host, port: this.o.port };
       if (this.o.sourceAddress) base.localAddress = this.o.sourceAddress;
       const sock = this.o.proto === 'tcp-tls'
-        ? tls.connect({ ...this.o.tls, host: this.o.host, port: this.o.port, ...(this.o.sourceAddress ? { localAddress: this.o.sourceAddress } : {}) })
+        ? nodeTls().connect({ ...this.o.tls, host: this.o.host, port: this.o.port, ...(this.o.sourceAddress ? { localAddress: this.o.sourceAddress } : {}) })
         : net.connect(base);
       // DNS over TLS dials TCP too: Go words its errors `dial tcp …`.
       const timer = setTimeout(() => {

@@ -18,13 +18,12 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
-import * as https from 'node:https';
+import type * as https from 'node:https';
 import type { Socket } from 'node:net';
-import { TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import type { CredentialRequest, Credentials } from './credentials.js';
 import { hostLabel, rateLimiterDuration, requestDuration, requestsTotal } from './metrics.js';
-import { nodeHttp } from '../../src/util/require.js';
+import { nodeHttp, nodeHttps, nodeTls } from '../../src/util/require.js';
 
 export type { CredentialRequest, Credentials } from './credentials.js';
 
@@ -79,7 +78,7 @@ export function retryAfterMs(value: string | string[] | undefined, now = Date.no
  */
 function armSocket(req: http.ClientRequest, socket: Socket, host: string, timeoutMs: number): void {
   socket.setKeepAlive(true, KEEPALIVE_INITIAL_DELAY_MS);
-  const tls = socket instanceof TLSSocket;
+  const tls = socket instanceof nodeTls().TLSSocket;
   // A pooled socket is connected (and a TLS one past its handshake) already; a new one is still
   // connecting when it is handed to the request.
   if (!socket.connecting) return;
@@ -335,7 +334,7 @@ export class ApiClient {
     this.connectTimeoutMs = s.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     // As Node's global agent: keep-alive, most recently used socket first, idle sockets closed after 5 s.
     const pool = { keepAlive: true, scheduling: 'lifo', timeout: 5000 } as const;
-    this.agent = this.base.protocol === 'https:' ? new https.Agent(pool) : new nodeHttp.Agent(pool);
+    this.agent = this.base.protocol === 'https:' ? new (nodeHttps().Agent)(pool) : new nodeHttp.Agent(pool);
   }
 
   /**
@@ -389,7 +388,7 @@ export class ApiClient {
       const url = new URL(path, this.base);
       (opts.headers as Record<string, string>)['Accept'] = 'application/json';
       (opts.headers as Record<string, string>)['User-Agent'] = 'clusterdns/kubernetes';
-      const mod = url.protocol === 'https:' ? https : nodeHttp;
+      const mod = url.protocol === 'https:' ? nodeHttps() : nodeHttp;
       const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
         const req = mod.request(url, { ...opts, method: 'GET', signal, agent: this.agent }, resolve);
         req.on('socket', (sock) => armSocket(req, sock, this.host, this.connectTimeoutMs));

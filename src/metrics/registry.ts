@@ -6,7 +6,19 @@
 import type * as Prom from 'prom-client';
 import { requireCjs } from '../util/require.js';
 
-const client = requireCjs('prom-client') as typeof Prom;
+/**
+ * prom-client's classes, each from its own file rather than the package index: the index also
+ * loads the Pushgateway (node:https and TLS) and the default collectors (@opentelemetry/api),
+ * about 10 MiB of RSS in every query thread for code only the main thread's scrape runs. Those
+ * two parts are loaded where they are used (`aggregateMetrics`, `collectDefaultMetrics`).
+ * registry.test.ts checks that these are the classes the index exports.
+ */
+const client = {
+  Registry: requireCjs('prom-client/lib/registry') as typeof Prom.Registry,
+  Counter: requireCjs('prom-client/lib/counter') as typeof Prom.Counter,
+  Gauge: requireCjs('prom-client/lib/gauge') as typeof Prom.Gauge,
+  Histogram: requireCjs('prom-client/lib/histogram') as typeof Prom.Histogram,
+};
 
 /** Metrics of one registry as `getMetricsAsJSON` gives them (what a query thread sends). */
 export type MetricsJson = Prom.MetricObjectWithValues<Prom.MetricValue<string>>[];
@@ -35,7 +47,7 @@ export function aggregateMetrics(own: MetricsJson, threads: readonly MetricsJson
       (m as { aggregator: Prom.Aggregator }).aggregator = aggregator;
     }
   }
-  return client.AggregatorRegistry.aggregate(arrays);
+  return (requireCjs('prom-client/lib/cluster') as typeof Prom.AggregatorRegistry).aggregate(arrays);
 }
 
 /**
@@ -87,5 +99,10 @@ export function exponentialBuckets(start: number, factor: number, count: number)
 
 /** Prometheus client_golang DefBuckets. */
 export const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** prom-client's process_* and nodejs_* collectors, registered into `registry` (main thread). */
+export function collectDefaultMetrics(): void {
+  (requireCjs('prom-client/lib/defaultMetrics') as typeof Prom.collectDefaultMetrics)({ register: registry });
+}
 
 export { client, type Prom };

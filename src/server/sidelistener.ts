@@ -8,11 +8,11 @@
  * itself. Sockets are tracked so `stop()` really closes (idle keep-alive connections included).
  */
 import type * as http from 'node:http';
-import * as https from 'node:https';
+import type * as https from 'node:https';
 import * as net from 'node:net';
 import { isQueryThread } from './role.js';
 import { listenPort, splitHostPort, type HostPort } from './sideaddress.js';
-import { nodeHttp } from '../util/require.js';
+import { nodeHttp, nodeHttps } from '../util/require.js';
 
 /** Server timeouts, as CoreDNS's side servers (5 s read/write/idle). */
 const TIMEOUT_MS = 5000;
@@ -52,7 +52,7 @@ export class SideListener {
       this.secure = null;
       return;
     }
-    this.secure = this.decorate(https.createServer(options, (req, res) => this.dispatch(req, res)));
+    this.secure = this.decorate(nodeHttps().createServer(options, (req, res) => this.dispatch(req, res)));
   }
 
   get isTls(): boolean {

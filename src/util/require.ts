@@ -5,6 +5,8 @@
  * baseline is ~60 MiB. Types still come from `import type`.
  */
 import type * as HttpModule from 'node:http';
+import type * as HttpsModule from 'node:https';
+import type * as TlsModule from 'node:tls';
 import { createRequire } from 'node:module';
 
 export const requireCjs = createRequire(import.meta.url);
@@ -17,3 +19,17 @@ export const requireCjs = createRequire(import.meta.url);
  * `import type * as http from 'node:http'` and call through this.
  */
 export const nodeHttp: typeof HttpModule = requireCjs('node:http');
+
+/**
+ * `node:https` and `node:tls`, loaded on first use. Loading TLS costs about 4 MiB of RSS in every
+ * isolate that does it, and a query thread needs it only when its Corefile forwards over TLS or
+ * HTTPS; the API client and the side listeners that use it run in the main thread
+ * (docs/multicore.md §2). Import the types with `import type` and call through these.
+ */
+export function nodeHttps(): typeof HttpsModule {
+  return requireCjs('node:https') as typeof HttpsModule;
+}
+
+export function nodeTls(): typeof TlsModule {
+  return requireCjs('node:tls') as typeof TlsModule;
+}

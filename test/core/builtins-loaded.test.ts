@@ -1,4 +1,6 @@
 /**
+ * What the server loads, checked on the built code (dist/).
+ *
  * Node's bundled undici (its `fetch`/WebSocket client) stays out of the server. On Node 24 an ES
  * import of `node:http` reads the lazy `http.WebSocket` getter and loads undici: about 5 MiB of RSS
  * per process and per query thread for a client nothing here uses (src/util/require.ts,
@@ -39,3 +41,57 @@ describe('built-in modules the server loads', () => {
     expect(r.undici).toBe(r.httpHasWebSocketGetter);
   });
 });
+
+/**
+ * What a query thread loads (docs/multicore.md §2): a module in an isolate costs RSS in every
+ * thread that loads it, so what only the main thread uses (TLS for the API client and the side
+ * listeners, prom-client's Pushgateway and default collectors, the YAML parser of web configs)
+ * is loaded where it is used. The probe imports, in a worker marked as a query thread, what a
+ * thread imports, runs the prometheus plugin's start-up step, and lists what got loaded; the same
+ * steps in the main thread are the control.
+ */
+interface Loaded {
+  builtins: string[];
+  files: string[];
+}
+
+function loadedBy(asThread: boolean): Loaded {
+  const url = (f: string): string => JSON.stringify(pathToFileURL(join(DIST, f)).href);
+  const steps = `
+    await import(${url('src/server/server.js')});
+    await import(${url('src/server/replication.js')});
+    const { registerDefaultMetrics } = await import(${url('plugins/prometheus/server.js')});
+    registerDefaultMetrics();
+    return { builtins: process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)), files: Object.keys(CJS_CACHE) };`;
+  const body = asThread
+    ? `import { Worker } from 'node:worker_threads';
+const code = \`const { parentPort } = require('node:worker_threads'); (async () => { \${${JSON.stringify(steps.replace('CJS_CACHE', 'require.cache'))}} })().then((r) => parentPort.postMessage(r));\`;
+const w = new Worker(code, { eval: true, execArgv: [], workerData: { clusterdnsQueryThread: true } });
+w.on('message', (r) => { console.log(JSON.stringify(r)); process.exit(0); });
+w.on('error', (e) => { console.error(e); process.exit(1); });`
+    : `import { createRequire } from 'node:module';
+console.log(JSON.stringify(await (async () => { ${steps.replace('CJS_CACHE', 'createRequire(import.meta.url).cache')} })()));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', body], { encoding: 'utf8', timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`probe failed (${r.status}): ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Loaded;
+}
+
+const MAIN_THREAD_ONLY = {
+  builtins: ['tls', 'https'],
+  files: [/prom-client\/lib\/pushgateway\.js$/, /prom-client\/lib\/defaultMetrics\.js$/, /node_modules\/yaml\//, /node_modules\/@opentelemetry\//],
+};
+
+describe('what a query thread loads', () => {
+  it('no TLS, no Pushgateway, no default collectors, no YAML parser', () => {
+    const t = loadedBy(true);
+    expect(t.files.some((f) => f.includes('prom-client/lib/counter.js'))).toBe(true);
+    for (const b of MAIN_THREAD_ONLY.builtins) expect(t.builtins, b).not.toContain(b);
+    for (const re of MAIN_THREAD_ONLY.files) expect(t.files.filter((f) => re.test(f)), String(re)).toEqual([]);
+  });
+
+  it('control: the main thread, running the same steps, loads the default collectors', () => {
+    const m = loadedBy(false);
+    expect(m.files.some((f) => /prom-client\/lib\/defaultMetrics\.js$/.test(f))).toBe(true);
+  });
+});
+
