@@ -17,11 +17,33 @@ import type { FromThread, ThreadData, ToThread } from './threads-protocol.js';
 /** How long a scrape waits for a thread's metrics before serving without them. */
 const METRICS_WAIT_MS = 5000;
 
+/** A thread that served this long before it died is replaced at once (its crash was a one-off). */
+export const RESTART_STABLE_MS = 60_000;
+/** First and largest delay before replacing a thread that keeps dying. */
+export const RESTART_FIRST_DELAY_MS = 1000;
+export const RESTART_MAX_DELAY_MS = 30_000;
+
+/**
+ * When to replace a thread that exited: at once if it had served for RESTART_STABLE_MS (or it is
+ * the first exit), else after a delay that doubles with every quick exit in a row, up to
+ * RESTART_MAX_DELAY_MS. A thread that cannot start or keeps dying (its heap bound, a bug) then
+ * costs a start every 30 s instead of a start loop that takes a core and floods the log; the
+ * other threads keep serving meanwhile. `quickExits` is the count before this exit.
+ */
+export function restartDelay(quickExits: number, servedMs: number): { delayMs: number; quickExits: number } {
+  if (servedMs >= RESTART_STABLE_MS) return { delayMs: 0, quickExits: 0 };
+  const n = quickExits + 1;
+  if (n === 1) return { delayMs: 0, quickExits: n };
+  return { delayMs: Math.min(RESTART_MAX_DELAY_MS, RESTART_FIRST_DELAY_MS * 2 ** (n - 2)), quickExits: n };
+}
+
 interface Thread {
   readonly index: number;
   worker: Worker;
   /** Set once the thread has been asked to stop (its exit is then expected). */
   stopping: boolean;
+  /** It exited (a replacement may be waiting for its delay): nothing to ask it any more. */
+  exited: boolean;
   stopped: Promise<number>;
 }
 
@@ -34,11 +56,17 @@ export class QueryThreads {
   private readonly waiting = new Map<number, (m: FromThread) => void>();
   private shuttingDown = false;
   private started = 0;
+  /** Per thread index: quick exits in a row (restartDelay). */
+  private readonly quickExits = new Map<number, number>();
+  /** Replacements waiting for their delay (cancelled by shutdown). */
+  private readonly pendingRestarts = new Set<NodeJS.Timeout>();
 
   constructor(
     /** Threads beside the main thread. */
     readonly count: number,
     private readonly flags: Flags,
+    /** The thread's module (a test gives a stand-in that starts and dies). */
+    private readonly entry: URL = new URL('./thread-entry.js', import.meta.url),
   ) {}
 
   /** shutdown() was called. */
@@ -65,7 +93,7 @@ export class QueryThreads {
     // A thread's heap holds code and answers, not the index (the main thread's, shared): a bound of
     // its own keeps a runaway thread from taking the main thread's room; one that reaches it is
     // restarted like any thread that dies (docs/multicore.md §4).
-    const worker = new Worker(new URL('./thread-entry.js', import.meta.url), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MIB } });
+    const worker = new Worker(this.entry, { workerData: data, resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MIB } });
     let settle: ((e: Error | null) => void) | null = null;
     const started = new Promise<void>((resolve, reject) => {
       settle = (e) => {
@@ -77,11 +105,12 @@ export class QueryThreads {
     let stoppedCode: number | null = null;
     // After `stopped` the pool terminates the thread (exit code 1): its own shutdown code counts.
     const stopped = new Promise<number>((resolve) => worker.once('exit', (code) => resolve(stoppedCode ?? code)));
-    const thread: Thread = { index, worker, stopping: false, stopped };
+    const thread: Thread = { index, worker, stopping: false, exited: false, stopped };
     const existing = this.threads.findIndex((t) => t.index === index);
     if (existing >= 0) this.threads[existing] = thread;
     else this.threads.push(thread);
     let up = false;
+    let upSince = 0;
     const peer = { postMessage: (m: ToThread) => worker.postMessage(m) };
     worker.on('message', (m: FromThread) => {
       switch (m.t) {
@@ -91,6 +120,7 @@ export class QueryThreads {
           return;
         case 'started':
           up = true;
+          upSince = Date.now();
           this.started++;
           settle?.(null);
           return;
@@ -115,13 +145,28 @@ export class QueryThreads {
       settle?.(e);
     });
     worker.once('exit', (code) => {
+      thread.exited = true;
       this.hub.forget(peer);
       if (up) this.started--;
       settle?.(new Error(`query thread ${index} exited (${code}) while starting`));
       if (thread.stopping || this.shuttingDown) return;
       // A thread that dies while serving is replaced; its sockets closed with it.
-      coreLog.error(`query thread ${index} exited (${code}); starting a new one`);
-      this.spawn(index).catch((e: unknown) => coreLog.error(`query thread ${index}: ${(e as Error).message}`));
+      const next = restartDelay(this.quickExits.get(index) ?? 0, up ? Date.now() - upSince : 0);
+      this.quickExits.set(index, next.quickExits);
+      const respawn = (): void => {
+        this.spawn(index).catch((e: unknown) => coreLog.error(`query thread ${index}: ${(e as Error).message}`));
+      };
+      if (next.delayMs === 0) {
+        coreLog.error(`query thread ${index} exited (${code}); starting a new one`);
+        respawn();
+        return;
+      }
+      coreLog.error(`query thread ${index} exited (${code}); starting a new one in ${next.delayMs / 1000}s (exit ${next.quickExits} in a row within ${RESTART_STABLE_MS / 1000}s of its start)`);
+      const timer = setTimeout(() => {
+        this.pendingRestarts.delete(timer);
+        if (!this.shuttingDown) respawn();
+      }, next.delayMs);
+      this.pendingRestarts.add(timer);
     });
     return started;
   }
@@ -148,25 +193,31 @@ export class QueryThreads {
   async reload(source: ConfigSource, ports: Readonly<Record<string, number>>): Promise<(string | null)[]> {
     this.source = source;
     this.ports = ports;
-    const replies = await Promise.all(this.threads.map((t) => this.request(t, (id) => ({ t: 'reload', id, source, ports }), null)));
+    // A thread waiting to be replaced is skipped: its replacement starts with `source`.
+    const live = this.threads.filter((t) => !t.exited);
+    const replies = await Promise.all(live.map((t) => this.request(t, (id) => ({ t: 'reload', id, source, ports }), null)));
     const errors = replies.map((r) => (r && r.t === 'reloaded' ? r.error : 'query thread gone'));
     errors.forEach((e, i) => {
-      if (e) coreLog.error(`query thread ${this.threads[i]!.index}: reload failed: ${e}`);
+      if (e) coreLog.error(`query thread ${live[i]!.index}: reload failed: ${e}`);
     });
     return errors;
   }
 
   /** Every thread's metrics (those that answer within METRICS_WAIT_MS). */
   async collect(): Promise<MetricsJson[]> {
-    const replies = await Promise.all(this.threads.map((t) => this.request(t, (id) => ({ t: 'metrics', id }), METRICS_WAIT_MS)));
+    const replies = await Promise.all(this.threads.filter((t) => !t.exited).map((t) => this.request(t, (id) => ({ t: 'metrics', id }), METRICS_WAIT_MS)));
     return replies.flatMap((r) => (r && r.t === 'metrics' ? [r.data] : []));
   }
 
   /** Stop every thread (each runs its final shutdown: lameduck, drain); resolves to the worst exit code. */
   async shutdown(): Promise<number> {
     this.shuttingDown = true;
-    for (const t of this.threads) t.worker.postMessage({ t: 'shutdown' } satisfies ToThread);
-    const codes = await Promise.all(this.threads.map((t) => t.stopped));
+    for (const timer of this.pendingRestarts) clearTimeout(timer);
+    this.pendingRestarts.clear();
+    // A thread that died and was not replaced yet has nothing left to stop; its crash was logged.
+    const live = this.threads.filter((t) => !t.exited);
+    for (const t of live) t.worker.postMessage({ t: 'shutdown' } satisfies ToThread);
+    const codes = await Promise.all(live.map((t) => t.stopped));
     return Math.max(0, ...codes);
   }
 }
