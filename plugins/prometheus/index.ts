@@ -5,6 +5,7 @@
  */
 import { buildInfo } from '../../src/metrics/dns.js';
 import type { PluginDef } from '../../src/plugin.js';
+import { isQueryThread } from '../../src/server/role.js';
 import { REVISION, VERSION } from '../../src/version.js';
 import { EnabledSeries } from './enabled.js';
 import { MetricsHandler } from './handler.js';
@@ -30,7 +31,9 @@ export const prometheus: PluginDef = {
     ctx.onStartup(async () => {
       setBuildInfo();
       registerDefaultMetrics();
-      if (cfg.tlsConfigPath !== '') {
+      // Only the main thread listens (a query thread's scrape goes through it), so only it reads
+      // the web config: a thread would load the YAML parser and TLS for nothing (docs/multicore.md §2).
+      if (cfg.tlsConfigPath !== '' && !isQueryThread()) {
         try {
           tls = await loadWebConfig(cfg.tlsConfigPath);
         } catch (e) {

@@ -19,8 +19,9 @@ const METRICS_WAIT_MS = 5000;
 
 /** A thread that served this long before it died is replaced at once (its crash was a one-off). */
 export const RESTART_STABLE_MS = 60_000;
-/** First and largest delay before replacing a thread that keeps dying. */
+/** The first delay before replacing a thread that keeps dying; it doubles up to the largest. */
 export const RESTART_FIRST_DELAY_MS = 1000;
+/** The largest delay before replacing a thread that keeps dying. */
 export const RESTART_MAX_DELAY_MS = 30_000;
 
 /**
@@ -55,6 +56,8 @@ export class QueryThreads {
   private nextId = 1;
   private readonly waiting = new Map<number, (m: FromThread) => void>();
   private shuttingDown = false;
+  /** start() succeeded: from then on a thread that exits is replaced (before, its exit fails the start). */
+  private running = false;
   private started = 0;
   /** Per thread index: quick exits in a row (restartDelay). */
   private readonly quickExits = new Map<number, number>();
@@ -86,6 +89,7 @@ export class QueryThreads {
     const starts: Promise<void>[] = [];
     for (let i = 1; i <= this.count; i++) starts.push(this.spawn(i));
     await Promise.all(starts);
+    this.running = true;
   }
 
   private spawn(index: number): Promise<void> {
@@ -126,6 +130,9 @@ export class QueryThreads {
           return;
         case 'failed':
           settle?.(new Error(m.error));
+          // Its listener would keep it alive and its slot empty: end it, so that a replacement
+          // that cannot start is retried like one that dies (restartDelay).
+          void worker.terminate();
           return;
         case 'stopped':
           stoppedCode = m.code;
@@ -149,7 +156,7 @@ export class QueryThreads {
       this.hub.forget(peer);
       if (up) this.started--;
       settle?.(new Error(`query thread ${index} exited (${code}) while starting`));
-      if (thread.stopping || this.shuttingDown) return;
+      if (thread.stopping || this.shuttingDown || !this.running) return;
       // A thread that dies while serving is replaced; its sockets closed with it.
       const next = restartDelay(this.quickExits.get(index) ?? 0, up ? Date.now() - upSince : 0);
       this.quickExits.set(index, next.quickExits);
@@ -172,6 +179,8 @@ export class QueryThreads {
   }
 
   private request(thread: Thread, make: (id: number) => ToThread, waitMs: number | null): Promise<FromThread | null> {
+    // An exited worker will not answer, nor emit 'exit' again.
+    if (thread.exited) return Promise.resolve(null);
     const id = this.nextId++;
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | null = null;

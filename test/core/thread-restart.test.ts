@@ -7,6 +7,29 @@ import type { Flags } from '../../src/cli/flags.js';
 import { setLogSink } from '../../src/log.js';
 import { QueryThreads, restartDelay, RESTART_MAX_DELAY_MS, RESTART_STABLE_MS } from '../../src/server/threads.js';
 
+const STANDIN = new URL('../fixtures/standin-thread.mjs', import.meta.url);
+const SOURCE = { path: 'test', text: '' };
+
+/** Capture log lines; `waitFor(text)` resolves at the first line containing it. */
+function captureLog(): { lines: string[]; waitFor: (text: string) => Promise<void>; restore: () => void } {
+  const lines: string[] = [];
+  const waiters: { text: string; resolve: () => void }[] = [];
+  const old = setLogSink((line) => {
+    lines.push(line);
+    for (const w of waiters) if (line.includes(w.text)) w.resolve();
+  });
+  return {
+    lines,
+    waitFor: (text) => (lines.some((l) => l.includes(text)) ? Promise.resolve() : new Promise((resolve) => waiters.push({ text, resolve }))),
+    restore: () => setLogSink(old),
+  };
+}
+
+interface PoolInternals {
+  pendingRestarts: Set<unknown>;
+  threads: { worker: { terminate(): Promise<number> }; stopped: Promise<number> }[];
+}
+
 describe('when a dead query thread is replaced', () => {
   it('at once for a first exit or one after a long life; doubling from 1 s up to 30 s while it keeps dying young', () => {
     let state = { delayMs: 0, quickExits: 0 };
@@ -23,31 +46,68 @@ describe('when a dead query thread is replaced', () => {
     expect(restartDelay(1, 0)).toEqual({ delayMs: 1000, quickExits: 2 });
   });
 
-  it('a thread that keeps dying: replaced once at once, then after 1 s; shutdown cancels the wait and reports success', async () => {
-    const lines: string[] = [];
-    let secondExit!: () => void;
-    const waitingLine = new Promise<void>((resolve) => (secondExit = resolve));
-    const old = setLogSink((line) => {
-      lines.push(line);
-      if (line.includes('starting a new one in 1s')) secondExit();
-    });
+  it('a thread that keeps dying: replaced once at once, then after 1 s; reload and scrape skip it; shutdown cancels the wait and reports success', async () => {
+    process.env.CLUSTERDNS_STANDIN = 'die';
+    const log = captureLog();
     try {
-      const pool = new QueryThreads(1, {} as Flags, new URL('../fixtures/dying-thread.mjs', import.meta.url));
-      await pool.start({ path: 'test', text: '' }, {});
-      await waitingLine;
-      const exits = lines.filter((l) => l.includes('query thread 1 exited (7)'));
-      expect(exits).toEqual([
+      const pool = new QueryThreads(1, {} as Flags, STANDIN);
+      await pool.start(SOURCE, {});
+      await log.waitFor('starting a new one in 1s');
+      expect(log.lines.filter((l) => l.includes('query thread 1 exited (7)'))).toEqual([
         expect.stringMatching(/query thread 1 exited \(7\); starting a new one$/),
         expect.stringMatching(/query thread 1 exited \(7\); starting a new one in 1s \(exit 2 in a row within 60s of its start\)$/),
       ]);
-      const pending = (pool as unknown as { pendingRestarts: Set<unknown> }).pendingRestarts;
+      const pending = (pool as unknown as PoolInternals).pendingRestarts;
       expect(pending.size).toBe(1);
+      // Nothing to ask a dead thread: a reload and a scrape do not wait for it.
+      expect(await pool.reload(SOURCE, {})).toEqual([]);
+      expect(await pool.collect()).toEqual([]);
       // The dead thread's exit code (7) is not the server's: it was logged, and nothing is left to stop.
       expect(await pool.shutdown()).toBe(0);
       expect(pending.size).toBe(0);
       expect(pool.serving).toBe(0);
     } finally {
-      setLogSink(old);
+      log.restore();
+      delete process.env.CLUSTERDNS_STANDIN;
+    }
+  });
+
+  it('a replacement that cannot start is ended and retried after a delay, not left in its slot', async () => {
+    process.env.CLUSTERDNS_STANDIN = 'serve';
+    const log = captureLog();
+    try {
+      const pool = new QueryThreads(1, {} as Flags, STANDIN);
+      await pool.start(SOURCE, {});
+      expect(pool.serving).toBe(1);
+      process.env.CLUSTERDNS_STANDIN = 'fail';
+      await (pool as unknown as PoolInternals).threads[0]!.worker.terminate();
+      await log.waitFor('starting a new one in 1s');
+      expect(log.lines.filter((l) => l.includes('query thread 1'))).toEqual([
+        expect.stringMatching(/query thread 1 exited \(1\); starting a new one$/),
+        expect.stringMatching(/query thread 1: listen udp 127\.0\.0\.1:53: bind: address already in use$/),
+        expect.stringMatching(/query thread 1 exited \(1\); starting a new one in 1s \(exit 2 in a row within 60s of its start\)$/),
+      ]);
+      expect(pool.serving).toBe(0);
+      expect(await pool.shutdown()).toBe(0);
+    } finally {
+      log.restore();
+      delete process.env.CLUSTERDNS_STANDIN;
+    }
+  });
+
+  it('a thread that fails at start-up fails the start and is not replaced', async () => {
+    process.env.CLUSTERDNS_STANDIN = 'fail';
+    const log = captureLog();
+    try {
+      const pool = new QueryThreads(1, {} as Flags, STANDIN);
+      await expect(pool.start(SOURCE, {})).rejects.toThrow('address already in use');
+      // It was ended; its exit replaced nothing.
+      await (pool as unknown as PoolInternals).threads[0]!.stopped;
+      expect(log.lines.filter((l) => l.includes('starting a new one'))).toEqual([]);
+      expect((pool as unknown as PoolInternals).pendingRestarts.size).toBe(0);
+    } finally {
+      log.restore();
+      delete process.env.CLUSTERDNS_STANDIN;
     }
   });
 });
