@@ -30,6 +30,24 @@ interface PoolInternals {
   threads: { worker: { terminate(): Promise<number> }; stopped: Promise<number> }[];
 }
 
+type Log = ReturnType<typeof captureLog>;
+
+/**
+ * A pool of one stand-in thread (test/fixtures/standin-thread.mjs) in `mode`, with the log
+ * captured; `body` may change the mode for the replacements it provokes.
+ */
+async function withStandin(mode: string, body: (pool: QueryThreads, internals: PoolInternals, log: Log) => Promise<void>): Promise<void> {
+  process.env.CLUSTERDNS_STANDIN = mode;
+  const log = captureLog();
+  try {
+    const pool = new QueryThreads(1, {} as Flags, STANDIN);
+    await body(pool, pool as unknown as PoolInternals, log);
+  } finally {
+    log.restore();
+    delete process.env.CLUSTERDNS_STANDIN;
+  }
+}
+
 describe('when a dead query thread is replaced', () => {
   it('at once for a first exit or one after a long life; doubling from 1 s up to 30 s while it keeps dying young', () => {
     let state = { delayMs: 0, quickExits: 0 };
@@ -46,41 +64,30 @@ describe('when a dead query thread is replaced', () => {
     expect(restartDelay(1, 0)).toEqual({ delayMs: 1000, quickExits: 2 });
   });
 
-  it('a thread that keeps dying: replaced once at once, then after 1 s; reload and scrape skip it; shutdown cancels the wait and reports success', async () => {
-    process.env.CLUSTERDNS_STANDIN = 'die';
-    const log = captureLog();
-    try {
-      const pool = new QueryThreads(1, {} as Flags, STANDIN);
+  it('a thread that keeps dying: replaced once at once, then after 1 s; reload and scrape skip it; shutdown cancels the wait and reports success', () =>
+    withStandin('die', async (pool, internals, log) => {
       await pool.start(SOURCE, {});
       await log.waitFor('starting a new one in 1s');
       expect(log.lines.filter((l) => l.includes('query thread 1 exited (7)'))).toEqual([
         expect.stringMatching(/query thread 1 exited \(7\); starting a new one$/),
         expect.stringMatching(/query thread 1 exited \(7\); starting a new one in 1s \(exit 2 in a row within 60s of its start\)$/),
       ]);
-      const pending = (pool as unknown as PoolInternals).pendingRestarts;
-      expect(pending.size).toBe(1);
+      expect(internals.pendingRestarts.size).toBe(1);
       // Nothing to ask a dead thread: a reload and a scrape do not wait for it.
       expect(await pool.reload(SOURCE, {})).toEqual([]);
       expect(await pool.collect()).toEqual([]);
       // The dead thread's exit code (7) is not the server's: it was logged, and nothing is left to stop.
       expect(await pool.shutdown()).toBe(0);
-      expect(pending.size).toBe(0);
+      expect(internals.pendingRestarts.size).toBe(0);
       expect(pool.serving).toBe(0);
-    } finally {
-      log.restore();
-      delete process.env.CLUSTERDNS_STANDIN;
-    }
-  });
+    }));
 
-  it('a replacement that cannot start is ended and retried after a delay, not left in its slot', async () => {
-    process.env.CLUSTERDNS_STANDIN = 'serve';
-    const log = captureLog();
-    try {
-      const pool = new QueryThreads(1, {} as Flags, STANDIN);
+  it('a replacement that cannot start is ended and retried after a delay, not left in its slot', () =>
+    withStandin('serve', async (pool, internals, log) => {
       await pool.start(SOURCE, {});
       expect(pool.serving).toBe(1);
       process.env.CLUSTERDNS_STANDIN = 'fail';
-      await (pool as unknown as PoolInternals).threads[0]!.worker.terminate();
+      await internals.threads[0]!.worker.terminate();
       await log.waitFor('starting a new one in 1s');
       expect(log.lines.filter((l) => l.includes('query thread 1'))).toEqual([
         expect.stringMatching(/query thread 1 exited \(1\); starting a new one$/),
@@ -89,25 +96,14 @@ describe('when a dead query thread is replaced', () => {
       ]);
       expect(pool.serving).toBe(0);
       expect(await pool.shutdown()).toBe(0);
-    } finally {
-      log.restore();
-      delete process.env.CLUSTERDNS_STANDIN;
-    }
-  });
+    }));
 
-  it('a thread that fails at start-up fails the start and is not replaced', async () => {
-    process.env.CLUSTERDNS_STANDIN = 'fail';
-    const log = captureLog();
-    try {
-      const pool = new QueryThreads(1, {} as Flags, STANDIN);
+  it('a thread that fails at start-up fails the start and is not replaced', () =>
+    withStandin('fail', async (pool, internals, log) => {
       await expect(pool.start(SOURCE, {})).rejects.toThrow('address already in use');
       // It was ended; its exit replaced nothing.
-      await (pool as unknown as PoolInternals).threads[0]!.stopped;
+      await internals.threads[0]!.stopped;
       expect(log.lines.filter((l) => l.includes('starting a new one'))).toEqual([]);
-      expect((pool as unknown as PoolInternals).pendingRestarts.size).toBe(0);
-    } finally {
-      log.restore();
-      delete process.env.CLUSTERDNS_STANDIN;
-    }
-  });
+      expect(internals.pendingRestarts.size).toBe(0);
+    }));
 });
