@@ -8,7 +8,8 @@
  * Node 24 in `npm run test:node24`, where the control shows the trap is real.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -47,22 +48,33 @@ describe('built-in modules the server loads', () => {
  * thread that loads it, so what only the main thread uses (TLS for the API client and the side
  * listeners, prom-client's Pushgateway and default collectors, the YAML parser of web configs)
  * is loaded where it is used. The probe imports, in a worker marked as a query thread, what a
- * thread imports, runs the prometheus plugin's start-up step, and lists what got loaded; the same
- * steps in the main thread are the control.
+ * thread imports, starts a server whose prometheus block has a TLS web config (naming cert files
+ * that do not exist), and lists what got loaded; the same steps in the main thread are the
+ * control, where reading that web config fails the start.
  */
 interface Loaded {
   builtins: string[];
   files: string[];
+  startError: string | null;
 }
 
 function loadedBy(asThread: boolean): Loaded {
   const url = (f: string): string => JSON.stringify(pathToFileURL(join(DIST, f)).href);
+  const dir = mkdtempSync(join(tmpdir(), 'clusterdns-loaded-'));
+  writeFileSync(join(dir, 'web.yml'), 'tls_server_config:\n  cert_file: missing.crt\n  key_file: missing.key\n');
+  const corefile = `.:0 {\n    prometheus 127.0.0.1:0 {\n        tls ${join(dir, 'web.yml')}\n    }\n    whoami\n}\n`;
   const steps = `
-    await import(${url('src/server/server.js')});
+    const { Server } = await import(${url('src/server/server.js')});
     await import(${url('src/server/replication.js')});
-    const { registerDefaultMetrics } = await import(${url('plugins/prometheus/server.js')});
-    registerDefaultMetrics();
-    return { builtins: process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)), files: Object.keys(CJS_CACHE) };`;
+    const server = new Server({ dnsPort: 0, quiet: true, loadSource: async () => ({ path: ${JSON.stringify(join(dir, 'Corefile'))}, text: ${JSON.stringify(corefile)} }) });
+    let startError = null;
+    try {
+      await server.start();
+      await server.shutdown();
+    } catch (e) {
+      startError = String(e && e.message);
+    }
+    return { startError, builtins: process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)), files: Object.keys(CJS_CACHE) };`;
   const body = asThread
     ? `import { Worker } from 'node:worker_threads';
 const code = \`const { parentPort } = require('node:worker_threads'); (async () => { \${${JSON.stringify(steps.replace('CJS_CACHE', 'require.cache'))}} })().then((r) => parentPort.postMessage(r));\`;
@@ -72,6 +84,7 @@ w.on('error', (e) => { console.error(e); process.exit(1); });`
     : `import { createRequire } from 'node:module';
 console.log(JSON.stringify(await (async () => { ${steps.replace('CJS_CACHE', 'createRequire(import.meta.url).cache')} })()));`;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', body], { encoding: 'utf8', timeout: 60_000 });
+  rmSync(dir, { recursive: true, force: true });
   if (r.status !== 0) throw new Error(`probe failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Loaded;
 }
@@ -84,14 +97,18 @@ const MAIN_THREAD_ONLY = {
 describe('what a query thread loads', () => {
   it('no TLS, no Pushgateway, no default collectors, no YAML parser', () => {
     const t = loadedBy(true);
+    // The web config is the main thread's to read: the thread starts without touching it.
+    expect(t.startError).toBeNull();
     expect(t.files.some((f) => f.includes('prom-client/lib/counter.js'))).toBe(true);
     for (const b of MAIN_THREAD_ONLY.builtins) expect(t.builtins, b).not.toContain(b);
     for (const re of MAIN_THREAD_ONLY.files) expect(t.files.filter((f) => re.test(f)), String(re)).toEqual([]);
   });
 
-  it('control: the main thread, running the same steps, loads the default collectors', () => {
+  it('control: the main thread, running the same steps, loads the default collectors and reads the web config', () => {
     const m = loadedBy(false);
     expect(m.files.some((f) => /prom-client\/lib\/defaultMetrics\.js$/.test(f))).toBe(true);
+    expect(m.files.some((f) => /node_modules\/yaml\//.test(f))).toBe(true);
+    expect(m.startError).toMatch(/plugin\/prometheus: .*missing\.crt/);
   });
 });
 
