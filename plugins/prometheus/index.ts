@@ -30,10 +30,12 @@ export const prometheus: PluginDef = {
     let tls: Awaited<ReturnType<typeof loadWebConfig>> | null = null;
     ctx.onStartup(async () => {
       setBuildInfo();
+      // The rest is the listener's: only the main thread listens, and it reports the process_* and
+      // nodejs_* collectors for the pod (docs/multicore.md §3). A query thread would load the
+      // default collectors, the YAML parser and TLS for nothing (§2 there).
+      if (isQueryThread()) return;
       registerDefaultMetrics();
-      // Only the main thread listens (a query thread's scrape goes through it), so only it reads
-      // the web config: a thread would load the YAML parser and TLS for nothing (docs/multicore.md §2).
-      if (cfg.tlsConfigPath !== '' && !isQueryThread()) {
+      if (cfg.tlsConfigPath !== '') {
         try {
           tls = await loadWebConfig(cfg.tlsConfigPath);
         } catch (e) {

@@ -6,16 +6,13 @@
 import type * as http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { collectDefaultMetrics, registry } from '../../src/metrics/registry.js';
-import { isQueryThread } from '../../src/server/role.js';
 import { sendText, SideListener } from '../../src/server/sidelistener.js';
 
 /**
  * prom-client's process_* and nodejs_* collectors, registered once per process (in the registry),
- * by the main thread only: a scrape reports them from the main thread (a query thread's copies
- * would be dropped by the aggregation), and their collectors are ~8 MiB of RSS per isolate.
+ * by the main thread (index.ts: a query thread's copies would be dropped by the aggregation).
  */
 export function registerDefaultMetrics(): void {
-  if (isQueryThread()) return;
   if (registry.getSingleMetric('process_cpu_seconds_total')) return;
   collectDefaultMetrics();
 }
