@@ -36,13 +36,13 @@ describe('timeouts setup', () => {
   });
 });
 
-/** A TCP connection that records replies and when it was closed by the server. */
-function connect(port: number): Promise<{ sock: net.Socket; replies: Buffer[]; closed: Promise<number> }> {
+/** A TCP connection that records replies and whether the server closed it. */
+function connect(port: number): Promise<{ sock: net.Socket; replies: Buffer[]; closed: Promise<void> }> {
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, '127.0.0.1');
     const replies: Buffer[] = [];
     let buf = Buffer.alloc(0);
-    const closed = new Promise<number>((r) => sock.on('close', () => r(Date.now())));
+    const closed = new Promise<void>((r) => sock.on('close', () => r()));
     sock.on('data', (d) => {
       buf = Buffer.concat([buf, d]);
       while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
@@ -80,24 +80,24 @@ describe('timeouts on the listener', () => {
     }
   });
 
-  it('read: a connection without a first query is closed after it; idle: after a query', async () => {
+  it('read: a connection without a first query is closed; idle: after a query; the listener applies both', async () => {
     const s = await startServer('. {\n  timeouts {\n    read 1s\n    idle 2s\n  }\n  whoami\n}\n');
     try {
+      // The values the listener's connections use (CoreDNS's defaults would be 3 s and 10 s);
+      // when a timer fires is the runtime's business, so no wall-clock bound is asserted.
+      const limits = () => [...s.server.listeners.values()].map((l) => [l.tcpPool.limits.readTimeoutMs, l.tcpPool.limits.idleTimeoutMs]);
+      expect(limits()).toEqual([[1000, 2000]]);
       const silent = await connect(s.port);
-      const t0 = Date.now();
-      const closedAt = await silent.closed;
-      // Not before the read timeout, and well before CoreDNS's default (3 s) would close it.
-      expect(closedAt - t0).toBeGreaterThanOrEqual(950);
-      expect(closedAt - t0).toBeLessThan(2900);
+      await silent.closed;
+      expect(silent.replies).toHaveLength(0);
       const idle = await connect(s.port);
       idle.sock.write(frame(encodeQuery('a.example', 'A', { id: 9 })));
-      const t1 = Date.now();
-      const idleClosed = await idle.closed;
+      await idle.closed;
       expect(idle.replies).toHaveLength(1);
-      expect(idleClosed - t1).toBeGreaterThanOrEqual(1950);
-      expect(idleClosed - t1).toBeLessThan(9000);
+      expect(await s.reload('. {\n  timeouts {\n    read 4s\n  }\n  whoami\n}\n')).toBe(true);
+      expect(limits()).toEqual([[4000, 10_000]]);
     } finally {
       await s.stop();
     }
-  }, 30_000);
+  });
 });
