@@ -7,17 +7,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { specifiers } from '../helpers/imports.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const PLUGINS = join(ROOT, 'plugins');
 
-/** Module specifiers of a TypeScript source: `from '…'`, `import '…'`, `import('…')`, `require('…')`. */
-export function specifiers(source: string): string[] {
-  const out: string[] = [];
-  const re = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)(['"`])([^'"`\n]+)\1/g;
-  for (const m of source.matchAll(re)) out.push(m[2]!);
-  return out;
-}
 
 /** The plugin folder a path lies in (`cache` for plugins/cache/x.ts), or null outside plugins/<name>/. */
 function pluginOf(path: string): string | null {
