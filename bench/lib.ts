@@ -4,9 +4,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as dgram from 'node:dgram';
-import { closeSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export interface Proc {
   readonly proc: ChildProcess;
@@ -395,4 +396,15 @@ ${extra.map((l) => `    ${l}\n`).join('')}    kubernetes cluster.local in-addr.a
     loadbalance
 }
 `;
+}
+
+/**
+ * Write one run's result files into bench/results/ (ignored by git: results are printed and kept
+ * locally, and the figures worth keeping go into docs/benchmarks.md) and say where they went.
+ */
+export function writeResults(files: Readonly<Record<string, string>>): void {
+  const dir = resolve(dirname(fileURLToPath(import.meta.url)), '../../bench/results');
+  mkdirSync(dir, { recursive: true });
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  process.stdout.write(`wrote ${Object.keys(files).map((n) => `bench/results/${n}`).join(', ')}\n`);
 }

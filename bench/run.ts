@@ -2,17 +2,17 @@
  * `npm run bench`: load each scenario with dnsperf on 127.0.0.1 next to a plain Node UDP/TCP echo
  * server (the ceiling for any Node DNS server here), in the same run, and report QPS at
  * saturation, p50/p99 latency at half of saturation, server CPU and peak RSS, and the ratio to the
- * echo ceiling. Results go to bench/results/ as JSON and Markdown.
+ * echo ceiling. Results are printed and written to bench/results/ (ignored by git).
  *
  * Usage: npm run bench [-- --duration 5 --only whoami,cache-hit --services 10000 --workers 1]
  *        npm run bench -- --baseline ../other-checkout   (A/B: that build is every row's ceiling)
  *        npm run bench -- --vs-coredns   (beside CoreDNS 1.15.0 on one and two cores, bench/vscoredns.ts)
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, ensureDnsperf, kubeadmCorefile, machineDescription, pinTo, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, shuffle, startNode, type Proc } from './lib.js';
+import { cpuSeconds, ensureDnsperf, kubeadmCorefile, machineDescription, pinTo, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, shuffle, startNode, writeResults, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -276,10 +276,7 @@ async function main(): Promise<void> {
   await echoProc.stop();
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const outDir = join(root, 'bench/results');
-  mkdirSync(outDir, { recursive: true });
   const machine = machineDescription();
-  writeFileSync(join(outDir, `bench-${stamp}.json`), `${JSON.stringify({ machine, duration: args.duration, workers: args.workers, serverNodeArgs: SERVER_NODE_ARGS, results }, null, 2)}\n`);
   const echoRuns = results.filter((m) => m.ceiling?.name === 'echo' && m.proto === 'udp').flatMap((m) => m.ceiling!.runs);
   const md = [
     `# clusterdns benchmark ${new Date().toISOString()}`,
@@ -297,9 +294,12 @@ async function main(): Promise<void> {
     }),
     '',
   ].join('\n');
-  writeFileSync(join(outDir, `bench-${stamp}.md`), md);
-  writeFileSync(join(outDir, 'latest.md'), md);
-  process.stdout.write(`\nwrote bench/results/bench-${stamp}.{json,md}\n`);
+  process.stdout.write(`\n${md}`);
+  writeResults({
+    [`bench-${stamp}.json`]: `${JSON.stringify({ machine, duration: args.duration, workers: args.workers, serverNodeArgs: SERVER_NODE_ARGS, results }, null, 2)}\n`,
+    [`bench-${stamp}.md`]: md,
+    'latest.md': md,
+  });
 }
 
 main().catch((e: unknown) => {

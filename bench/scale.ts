@@ -14,13 +14,13 @@
  * RBAC through a kubeconfig. Reports how long population took, ready time and RSS (no churn).
  */
 import * as dgram from 'node:dgram';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 import { ControlPlane } from '../test/helpers/controlplane.js';
-import { encodeSimpleQuery, machineDescription, SERVER_NODE_ARGS, percentile, pssMiB, rssMiB, runLoad, startNode, type Proc } from './lib.js';
+import { encodeSimpleQuery, machineDescription, SERVER_NODE_ARGS, percentile, pssMiB, rssMiB, runLoad, startNode, writeResults, type Proc } from './lib.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -199,11 +199,9 @@ async function main(): Promise<void> {
     serviceAQps: Math.round(load.qps),
     eventToAnswerMs: { samples: lat.length, p50: Number(percentile(lat, 50).toFixed(2)), p99: Number(percentile(lat, 99).toFixed(2)), max: Number((lat[lat.length - 1] ?? NaN).toFixed(2)) },
   };
-  const outDir = join(root, 'bench/results');
-  mkdirSync(outDir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  writeFileSync(join(outDir, `scale-${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  writeResults({ [`scale-${stamp}.json`]: `${JSON.stringify(result, null, 2)}\n` });
 }
 
 async function countSlices(url: string): Promise<number> {
@@ -361,11 +359,9 @@ async function mainControlPlane(): Promise<void> {
       bytesPerObject: Math.round(((rss.current - baseline) * 1024 * 1024) / objects),
       serviceAQps: Math.round(load.qps),
     };
-    const outDir = join(root, 'bench/results');
-    mkdirSync(outDir, { recursive: true });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    writeFileSync(join(outDir, `scale-control-plane-${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    writeResults({ [`scale-control-plane-${stamp}.json`]: `${JSON.stringify(result, null, 2)}\n` });
   } finally {
     await cp.stop();
   }

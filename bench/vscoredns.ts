@@ -13,12 +13,12 @@
 import { spawnSync } from 'node:child_process';
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reusePortSupported } from '../src/util/cpus.js';
-import { cpuSeconds, ensureDnsperf, kubeadmCorefile, machineDescription, median, percentile, rssMiB, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, startProcess, type Proc } from './lib.js';
+import { cpuSeconds, ensureDnsperf, kubeadmCorefile, machineDescription, median, percentile, rssMiB, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, startProcess, writeResults, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -226,9 +226,8 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
   const md = lines.join('\n');
   process.stdout.write(`\n${md}`);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const outDir = join(root, 'bench/results');
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, `vs-coredns-${stamp}.md`), md);
-  writeFileSync(join(outDir, `vs-coredns-${stamp}.json`), `${JSON.stringify({ machine, loadavgBefore: load0, node: nodeVersion, args, rows }, null, 2)}\n`);
-  process.stdout.write(`wrote bench/results/vs-coredns-${stamp}.{md,json}\n`);
+  writeResults({
+    [`vs-coredns-${stamp}.md`]: md,
+    [`vs-coredns-${stamp}.json`]: `${JSON.stringify({ machine, loadavgBefore: load0, node: nodeVersion, args, rows }, null, 2)}\n`,
+  });
 }
