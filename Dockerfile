@@ -47,15 +47,18 @@ ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot
 FROM ${NODE_BUILD_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+# --omit=optional: not the Node 24 binary npm ci installs for checkouts (this stage's node is 24).
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund --omit=optional
 # The context is limited by .dockerignore to the sources tsconfig.build.json compiles (no tests,
 # no benches: test/chart/image.test.ts builds from exactly this context).
 COPY . .
 RUN npm run build
 # Production-only node_modules, without lifecycle scripts, in a folder that holds nothing else.
+# --omit=optional leaves out the Node 24 binary that npm ci installs for checkouts (package.json's
+# node-linux-<arch> optional dependency): the image runs on its base image's node only.
 WORKDIR /prod
 RUN --mount=type=cache,target=/root/.npm cp /src/package.json /src/package-lock.json ./ \
- && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --cache /root/.npm --prefer-offline
+ && npm ci --omit=dev --ignore-scripts --omit=optional --no-audit --no-fund --cache /root/.npm --prefer-offline
 
 # Named stage so later stages can COPY --from it (COPY --from does not expand ARGs).
 FROM ${RUNTIME_IMAGE} AS runtime-base
@@ -80,8 +83,8 @@ USER 65532:65532
 ENV NODE_ENV=production
 # DNS (TCP and UDP), health, ready, metrics.
 EXPOSE 53 53/udp 8080 8181 9153
-# bin/clusterdns is the Node launcher (it imports dist/src/main.js). Distroless has no
-# /usr/bin/env to honour its shebang, so node runs it directly (test/chart/image.test.ts starts it
+# bin/clusterdns is the Node launcher (it imports dist/src/main.js). Distroless has no shell to
+# run its shell part (which picks a checkout's node_modules/.bin/node), so node runs it directly (test/chart/image.test.ts starts it
 # from this ENTRYPOINT). A 2 MiB young generation (V8's default is 16): the young generation grows to its
 # maximum while the initial Kubernetes lists are parsed and under query load, and stays
 # committed; at 150k pods the RSS after sync is ~85 MiB with 2, ~90 with 4, ~102 with 8 and ~117

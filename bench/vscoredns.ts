@@ -7,8 +7,8 @@
  * /etc/resolv.conf` points at the local bench upstream instead). See bench/README.md.
  *
  * Usage: npm run bench -- --vs-coredns [--duration 5] [--services 10000] [--clients 16]
- *          [--node PATH]   (a runtime with reusePort for the query threads; default: this one,
- *                           or .bin/node24/bin/node when this one has none)
+ *          [--node PATH]   (the runtime clusterdns runs on; default: this one, which npm scripts
+ *                           take from node_modules/.bin/node)
  */
 import { spawnSync } from 'node:child_process';
 import * as dgram from 'node:dgram';
@@ -17,7 +17,6 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { reusePortSupported } from '../src/util/cpus.js';
 import { cpuSeconds, ensureDnsperf, kubeadmCorefile, machineDescription, median, percentile, rssMiB, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, startProcess, writeResults, type Proc } from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -33,8 +32,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const node24 = join(root, '.bin/node24/bin/node');
-  const a: Args = { duration: 5, services: 10_000, clients: 16, node: reusePortSupported() ? process.execPath : node24, rounds: 3 };
+  const a: Args = { duration: 5, services: 10_000, clients: 16, node: process.execPath, rounds: 3 };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i + 1];
     if (v === undefined) continue;
@@ -128,7 +126,7 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   const coredns = join(root, '.bin/coredns');
   if (!existsSync(coredns)) throw new Error('.bin/coredns is missing: run scripts/install-coredns.sh');
-  if (!existsSync(args.node)) throw new Error(`${args.node} is missing: run scripts/install-node24.sh or pass --node`);
+  if (!existsSync(args.node)) throw new Error(`${args.node} is missing: pass another --node`);
   if (spawnSync('sh', ['-c', 'command -v taskset']).status !== 0 || cpus().length < 2) throw new Error('--vs-coredns needs taskset and two cores');
   if (!ensureDnsperf()) throw new Error('--vs-coredns needs dnsperf');
   const nodeVersion = spawnSync(args.node, ['--version'], { encoding: 'utf8' }).stdout.trim();

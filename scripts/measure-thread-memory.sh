@@ -6,15 +6,15 @@
 #
 #   bash scripts/measure-thread-memory.sh W [CHECKOUT]    # CHECKOUT: another built checkout (A/B)
 #
-# Needs a build (npm run build), dnsperf, and a node with reusePort (.bin/node24, installed by
-# scripts/install-node24.sh; NODE=... to choose another).
+# Needs a build (npm run build) and dnsperf. Runs clusterdns on the Node 24 that npm ci installed
+# (node_modules/.bin/node; NODE=... to choose another).
 set -u
 W=${1:?usage: measure-thread-memory.sh WORKERS [CHECKOUT]}
 ROOT=${2:-.}
-NODE=${NODE:-$PWD/.bin/node24/bin/node}
+NODE=${NODE:-$PWD/node_modules/.bin/node}
 D=$(mktemp -d)
 trap 'kill $DNS $SB 2>/dev/null; wait 2>/dev/null; rm -rf "$D"' EXIT
-node dist/sandbox/main.js --port 0 --synthetic-services 10000 --synthetic-pods 30000 > "$D/sb.log" 2>&1 &
+"$NODE" dist/sandbox/main.js --port 0 --synthetic-services 10000 --synthetic-pods 30000 > "$D/sb.log" 2>&1 &
 SB=$!
 for _ in $(seq 100); do grep -q "listening on" "$D/sb.log" && break; sleep 0.2; done
 URL=$(grep -o "listening on http://[^ ]*" "$D/sb.log" | awk '{print $3}')

@@ -2,16 +2,12 @@
  * The clusterdns command: flags as CoreDNS has them, Corefile loading (docs/corefile.md §1.2), start,
  * signals (§1.4) and exit codes (docs/operations.md).
  *
- * This module stays light: the server and every plugin load from serve.ts only in the process
- * that serves, so the `-workers` primary (which only forks and relays signals) does not carry
- * them (~25 MiB of RSS).
+ * This module stays light: the server and every plugin load from serve.ts only when a server
+ * runs, so `-version`, `-plugins` and `-validate` do not load them.
  */
-import cluster, { type Worker } from 'node:cluster';
-import { writeFileSync } from 'node:fs';
 import { FlagError, HelpRequested, parseFlags, usage, type Flags } from './cli/flags.js';
-import { checkLogFormat, coreLog, goStdLogLine, setLogFormat, startupFailure } from './log.js';
-import { relayScrapes } from './server/cluster-metrics.js';
-import { resolveWorkers, threadMode } from './util/cpus.js';
+import { checkLogFormat, goStdLogLine, setLogFormat, startupFailure } from './log.js';
+import { resolveWorkers } from './util/cpus.js';
 import { PLATFORM_LINE, VERSION_LINE } from './version.js';
 
 export async function main(argv: readonly string[]): Promise<void> {
@@ -47,16 +43,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     const { runValidate } = await import('./cli/validate.js');
     process.exit(await runValidate(flags));
   }
-  // Query threads where the runtime can bind one port several times; else worker processes
-  // (docs/multicore.md). CLUSTERDNS_WORKER_MODE=process keeps the processes on any runtime.
-  const workers = resolveWorkers(flags.workers);
-  const threads = threadMode();
-  if (workers > 1 && !threads && cluster.isPrimary) {
-    runPrimary(flags, workers);
-    return;
-  }
+  // `-workers N`: N query threads in this process (docs/multicore.md).
   const { serve } = await import('./serve.js');
-  await serve(flags, threads && cluster.isPrimary ? workers : 1);
+  await serve(flags, resolveWorkers(flags.workers));
 }
 
 function isJson(flags: Flags | undefined): boolean {
@@ -73,49 +62,4 @@ function applyLogFormat(format: string): void {
   } catch (e) {
     startupFailure(goStdLogLine((e as Error).message));
   }
-}
-
-/**
- * `-workers N` on a runtime without `reusePort` (Node 20): the primary forks N worker processes
- * that each run the whole server; the DNS sockets are shared through the cluster module and the kernel spreads packets among the workers
- * (SCHED_NONE: workers accept TCP themselves, the primary stays out of the data path). Each
- * worker keeps its own plugin state (caches, Kubernetes watch index, metrics registry); a scrape
- * gathers every worker's metrics through the primary. The primary forwards SIGTERM/SIGINT/SIGUSR1
- * and replaces a worker that dies unexpectedly.
- */
-function runPrimary(flags: Flags, workers: number): void {
-  cluster.schedulingPolicy = cluster.SCHED_NONE;
-  let stopping = false;
-  const codes: number[] = [];
-  const fork = () => cluster.fork();
-  for (let i = 0; i < workers; i++) fork();
-  // A scrape reaching one worker serves every worker's totals (docs/multicore.md).
-  relayScrapes(
-    () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined),
-    (fn) => cluster.on('message', fn),
-  );
-  cluster.on('exit', (worker, code, signal) => {
-    if (stopping) {
-      codes.push(code ?? 0);
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(Math.max(0, ...codes));
-      return;
-    }
-    if (code === 1 && !signal) {
-      // A start-up failure (bad Corefile, port in use) would fail again: stop everything.
-      stopping = true;
-      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
-      process.exit(1);
-    }
-    coreLog.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting a new one`);
-    fork();
-  });
-  const relay = (sig: NodeJS.Signals) => {
-    if (sig !== 'SIGUSR1') stopping = true;
-    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill(sig);
-  };
-  process.on('SIGTERM', () => relay('SIGTERM'));
-  process.on('SIGINT', () => relay('SIGINT'));
-  process.on('SIGUSR1', () => relay('SIGUSR1'));
-  process.on('SIGHUP', () => {});
-  if (flags.pidfile) writeFileSync(flags.pidfile, `${process.pid}\n`);
 }

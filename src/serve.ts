@@ -2,13 +2,11 @@
  * The serving process: load the Corefile, start the server, write the pidfile, handle signals
  * (docs/corefile.md §1.2, §1.4; docs/operations.md). Loaded by main.ts only where a server runs.
  */
-import cluster from 'node:cluster';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Flags } from './cli/flags.js';
 import { bannerLine, startupFailure, stdLog, writeStdout } from './log.js';
 import { buildInfo } from './metrics/dns.js';
-import { gauge, registry, type MetricsJson } from './metrics/registry.js';
-import { workerGather } from './server/cluster-metrics.js';
+import { gauge, registry } from './metrics/registry.js';
 import type { ConfigSource, Instance } from './server/instance.js';
 import { DEFAULT_TCP_LIMITS } from './server/listener.js';
 import { describeErrors, Server } from './server/server.js';
@@ -52,17 +50,13 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
   } catch (e) {
     startupFailure((e as Error).message);
   }
-  // In worker mode only the first worker prints the banner.
-  const quiet = flags.quiet || (cluster.isWorker && cluster.worker?.id !== 1);
   const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: flags.tcpMaxConns, maxConnectionsPerSource: flags.tcpMaxConnsPerSource };
   const print = (line: string) => writeStdout(`${bannerLine(line)}\n`);
   const pool = threads > 1 ? new QueryThreads(threads - 1, flags) : null;
   // A reload completes once every thread runs the new configuration (SIGUSR1 or the reload plugin).
   const afterReload = pool ? async (inst: Instance) => void (await pool.reload(inst.source, portsOf(server))) : undefined;
-  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet, tcpLimits, print, reusePort: pool !== null, replication: pool?.hub, afterReload });
+  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet: flags.quiet, tcpLimits, print, reusePort: pool !== null, replication: pool?.hub, afterReload });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
-  // A worker process (`-workers N` without threads): scrapes serve every worker's totals.
-  if (cluster.isWorker) registry.setGather(workerGather(() => registry.getMetricsAsJSON() as Promise<MetricsJson>));
   // Trapped before the start, as CoreDNS traps its signals: a SIGUSR1 meanwhile would otherwise
   // open Node's inspector, a SIGHUP or SIGUSR2 would end the process.
   installReloadSignals(server);

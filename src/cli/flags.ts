@@ -14,8 +14,8 @@ export interface Flags {
   /** `-log-format`: `text` (default) or `json`; checked by main (CoreDNS checks it after parsing). */
   logFormat: string;
   /**
-   * Query threads (Node ≥ 22.12) or worker processes (older Node) sharing the listeners, beyond
-   * CoreDNS; 1 by default, 0 = one per CPU of the container where threads are supported, else 1.
+   * Query threads sharing the listeners, beyond CoreDNS; 0 (the default) = one per CPU of the
+   * container, as its memory limit allows.
    */
   workers: number;
   /** TCP connections per listener; at the cap the longest-idle one is closed (beyond CoreDNS). */
@@ -68,7 +68,7 @@ const SPECS: Record<string, Spec> = {
     kind: 'bool',
     help: 'Check the Corefile without serving: print every parse and setup error in line order and\nevery unset environment variable it uses, then exit (1 on errors)',
   },
-  workers: { key: 'workers', kind: 'int', shownDefault: '0', help: 'Number of query threads (worker processes before Node 22.12) sharing the DNS sockets; 0 = one per CPU of the container, as its memory limit allows (one process before Node 22.12)' },
+  workers: { key: 'workers', kind: 'int', shownDefault: '0', help: 'Number of query threads sharing the DNS sockets; 0 = one per CPU of the container, as its memory limit allows' },
   'dns.tcp.maxconns': { key: 'tcpMaxConns', kind: 'int', shownDefault: '10000', help: 'Maximum TCP connections per listener; at the cap the longest-idle one is closed' },
   'dns.tcp.maxconnspersource': { key: 'tcpMaxConnsPerSource', kind: 'int', shownDefault: '256', help: 'Maximum TCP connections from one client address per listener, 0 for no cap' },
 };

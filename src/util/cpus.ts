@@ -58,35 +58,19 @@ export function threadsFor(limit: number | null, cpus = availableParallelism()):
   return Math.max(1, n);
 }
 
-/**
- * Several sockets on one port (`reusePort` for dgram and net) arrived in Node 22.12 / 23.1: the
- * thread mode needs it. Older runtimes keep the process workers (`-workers N`).
- */
-export function reusePortSupported(version = process.versions.node): boolean {
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  return major > 22 || (major === 22 && minor >= 12);
-}
-
 /** Query threads a memory limit (bytes, null = none) leaves room for: at least 1. */
 export function threadsForMemory(limitBytes: number | null): number {
   if (limitBytes === null) return Number.POSITIVE_INFINITY;
   return Math.max(1, 1 + Math.floor((limitBytes / MiB - MAIN_RESERVE_MIB) / THREAD_HEAP_MIB));
 }
 
-/** Query threads (not worker processes) serve with more than one: the runtime has `reusePort`. */
-export function threadMode(env: NodeJS.ProcessEnv = process.env, version = process.versions.node): boolean {
-  return reusePortSupported(version) && env.CLUSTERDNS_WORKER_MODE !== 'process';
-}
-
 /**
- * The number of query threads (or processes) to run: `-workers N` when given (N ≥ 1); else
- * (absent or 0) the container's CPUs, capped by its memory limit, where the runtime supports the
- * thread mode, and 1 where it does not (worker processes are never started unasked: each has its
- * own watches). `CLUSTERDNS_CGROUP_ROOT` points at another cgroup mount (tests use a fake one).
+ * The number of query threads to run: `-workers N` when given (N ≥ 1); else (absent or 0) the
+ * container's CPUs, capped by its memory limit. `CLUSTERDNS_CGROUP_ROOT` points at another cgroup
+ * mount (tests use a fake one).
  */
-export function resolveWorkers(flag: number, env: NodeJS.ProcessEnv = process.env, version = process.versions.node): number {
+export function resolveWorkers(flag: number, env: NodeJS.ProcessEnv = process.env): number {
   if (flag > 0) return flag;
-  if (!threadMode(env, version)) return 1;
   const root = env.CLUSTERDNS_CGROUP_ROOT;
   const cpu = threadsFor(root ? cgroupCpuLimit(root, null) : cgroupCpuLimit());
   return Math.min(cpu, threadsForMemory(root ? cgroupMemoryLimit(root, null) : cgroupMemoryLimit()));

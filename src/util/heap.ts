@@ -8,7 +8,7 @@
  */
 import { totalmem } from 'node:os';
 import { cgroupMemoryLimit } from './cgroup.js';
-import { MiB, resolveWorkers, threadMode, THREAD_HEAP_MIB } from './cpus.js';
+import { MiB, resolveWorkers, THREAD_HEAP_MIB } from './cpus.js';
 
 export { cgroupMemoryLimit };
 
@@ -18,10 +18,10 @@ export const HEAP_PERCENT = 70;
 export const DEFAULT_HEAP_MIB = 1024;
 /** Never less: below this the server cannot hold a small cluster. */
 export const MIN_HEAP_MIB = 32;
-/** The old-space size (MiB) for a memory limit (bytes, null = none), split among `processes`. */
-export function heapMiB(limitBytes: number | null, processes = 1, physicalBytes = totalmem()): number {
+/** The old-space size (MiB) for a memory limit (bytes, null = none). */
+export function heapMiB(limitBytes: number | null, physicalBytes = totalmem()): number {
   const base = limitBytes ?? physicalBytes;
-  let mib = Math.floor((base / MiB) * HEAP_PERCENT / 100 / Math.max(1, processes));
+  let mib = Math.floor((base / MiB) * HEAP_PERCENT / 100);
   if (limitBytes === null) mib = Math.min(mib, DEFAULT_HEAP_MIB);
   return Math.max(MIN_HEAP_MIB, mib);
 }
@@ -56,17 +56,15 @@ export interface HeapPlan {
  * What the launcher does. `CLUSTERDNS_CGROUP_ROOT` points at another cgroup mount (tests use a
  * fake one; the process is then taken to sit at its root).
  */
-export function heapPlan(env: NodeJS.ProcessEnv, execArgv: readonly string[], argv: readonly string[], version = process.versions.node): HeapPlan {
+export function heapPlan(env: NodeJS.ProcessEnv, execArgv: readonly string[], argv: readonly string[]): HeapPlan {
   if (heapChosen(env, execArgv)) return { flag: null, mib: null, limitBytes: null, reason: 'set by the operator' };
   const root = env.CLUSTERDNS_CGROUP_ROOT;
   const limit = root ? cgroupMemoryLimit(root, null) : cgroupMemoryLimit();
-  // Worker processes each hold the whole server and index: the limit is split among them. Query
-  // threads hold no index (it is the main thread's, shared): each thread's isolate is bounded by
-  // THREAD_HEAP_MIB (src/server/threads.ts), and the main thread's bound is the usual share of what
-  // the threads leave of the limit, so that every bound together stays inside it.
-  const workers = resolveWorkers(explicitWorkers(argv), env, version);
-  const threads = threadMode(env, version);
-  const mainLimit = threads && limit !== null ? Math.max(0, limit - (workers - 1) * THREAD_HEAP_MIB * MiB) : limit;
-  const mib = heapMiB(mainLimit, threads ? 1 : workers);
+  // Query threads hold no index (it is the main thread's, shared): each thread's isolate is
+  // bounded by THREAD_HEAP_MIB (src/server/threads.ts), and the main thread's bound is the usual
+  // share of what the threads leave of the limit, so that every bound together stays inside it.
+  const workers = resolveWorkers(explicitWorkers(argv), env);
+  const mainLimit = limit !== null ? Math.max(0, limit - (workers - 1) * THREAD_HEAP_MIB * MiB) : limit;
+  const mib = heapMiB(mainLimit);
   return { flag: `--max-old-space-size=${mib}`, mib, limitBytes: limit, reason: limit === null ? 'no cgroup memory limit' : `cgroup memory limit ${Math.floor(limit / MiB)} MiB` };
 }

@@ -355,8 +355,8 @@ describe('customised values', () => {
     for (const mib of [170, 256, 300, 512, 1024]) {
       const root = fakeCgroupRoot({ 'memory.max': String(mib * MiB) });
       const threads = threadsForMemory(mib * MiB);
-      expect(nodeOptions(`${mib}Mi`)).toBe(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', String(threads)], '24.21.0').flag);
-      expect(withWorkers(`${mib}Mi`, 1)).toBe(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '1'], '24.21.0').flag);
+      expect(nodeOptions(`${mib}Mi`)).toBe(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', String(threads)]).flag);
+      expect(withWorkers(`${mib}Mi`, 1)).toBe(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '1']).flag);
     }
     expect(helmTemplateError({ set: ['resources.limits.memory=256Mi', 'clusterdns.workers=4'] })).toMatch(/leaves only .* with 4 query threads/);
     expect(helmTemplateError({ set: ['resources.limits.memory=lots'] })).toMatch(/unsupported quantity/);

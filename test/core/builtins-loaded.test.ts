@@ -4,8 +4,8 @@
  * Node's bundled undici (its `fetch`/WebSocket client) stays out of the server. On Node 24 an ES
  * import of `node:http` reads the lazy `http.WebSocket` getter and loads undici: about 5 MiB of RSS
  * per process and per query thread for a client nothing here uses (src/util/require.ts,
- * docs/multicore.md §8). The check runs on the runtime running the suite: Node 20 in `npm test`,
- * Node 24 in `npm run test:node24`, where the control shows the trap is real.
+ * docs/multicore.md §8). The check runs on the runtime running the suite (Node 24, where the
+ * control shows the trap is real).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

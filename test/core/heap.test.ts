@@ -42,13 +42,12 @@ describe('cgroup memory limit', () => {
 describe('heap size', () => {
   it('is 70 % of the limit (the chart: 179 MiB for 256Mi), split among workers, never below 32 MiB', () => {
     expect(heapMiB(256 * MiB)).toBe(179);
-    expect(heapMiB(1024 * MiB, 2)).toBe(358);
     expect(heapMiB(20 * MiB)).toBe(32);
   });
 
   it('without a limit: 70 % of physical memory up to 1 GiB', () => {
-    expect(heapMiB(null, 1, 64 * 1024 * MiB)).toBe(1024);
-    expect(heapMiB(null, 1, 512 * MiB)).toBe(358);
+    expect(heapMiB(null, 64 * 1024 * MiB)).toBe(1024);
+    expect(heapMiB(null, 512 * MiB)).toBe(358);
   });
 
   it('the operator wins: NODE_OPTIONS or node arguments with --max-old-space-size', () => {
@@ -63,12 +62,10 @@ describe('heap size', () => {
     // One CPU of quota: one query thread by default, the whole bound for it.
     const root = fakeRoot({ 'memory.max': String(256 * MiB), 'cpu.max': '100000 100000' });
     expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], []).flag).toBe('--max-old-space-size=179');
-    // Worker processes (Node 20) each hold the whole server: the bound is split among them.
-    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2'], '20.19.0').flag).toBe('--max-old-space-size=89');
-    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root, CLUSTERDNS_WORKER_MODE: 'process' }, [], ['-workers=2'], '24.21.0').flag).toBe('--max-old-space-size=89');
     // Query threads share the main thread's index and are bounded apart (96 MiB each): the main
     // thread gets 70 % of what they leave, 0.7 × (256 − 96) = 112.
-    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2'], '24.21.0').flag).toBe('--max-old-space-size=112');
+    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '2']).flag).toBe('--max-old-space-size=112');
+    expect(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers=2']).flag).toBe('--max-old-space-size=112');
   });
 });
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { aggregateMetrics, client, type MetricsJson } from '../../src/metrics/registry.js';
 import { ReplicaClient, ReplicationHub, type ReplicationWire } from '../../src/server/replication.js';
-import { cgroupCpuLimit, resolveWorkers, reusePortSupported, threadsFor, threadsForMemory } from '../../src/util/cpus.js';
+import { cgroupCpuLimit, resolveWorkers, threadsFor, threadsForMemory } from '../../src/util/cpus.js';
 import { fakeCgroupRoot as fakeRoot } from '../helpers/cgroup.js';
 
 describe('query threads are sized from the container CPU', () => {
@@ -39,26 +39,18 @@ describe('query threads are sized from the container CPU', () => {
     expect(threadsForMemory(64 * MiB)).toBe(1);
     // Sized by the smaller of the CPU quota and the memory room.
     const cpu4mem512 = fakeRoot({ 'cpu.max': '400000 100000', 'memory.max': String(512 * MiB) });
-    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: cpu4mem512 }, '24.21.0')).toBe(Math.min(4, threadsFor(4)));
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: cpu4mem512 })).toBe(Math.min(4, threadsFor(4)));
     const cpu2 = fakeRoot({ 'cpu.max': '150000 100000', 'memory.max': 'max' });
-    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: cpu2 }, '24.21.0')).toBe(threadsFor(1.5));
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: cpu2 })).toBe(threadsFor(1.5));
   });
 
-  it('uses threads only where reusePort exists; -workers overrides the default', () => {
-    expect(reusePortSupported('20.19.0')).toBe(false);
-    expect(reusePortSupported('22.11.0')).toBe(false);
-    expect(reusePortSupported('22.12.0')).toBe(true);
-    expect(reusePortSupported('24.21.0')).toBe(true);
+  it('sizes the threads from the CPU quota; -workers overrides the default', () => {
     const root = fakeRoot({ 'cpu.max': '100000 100000' });
-    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: root }, '24.21.0')).toBe(1);
-    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: root }, '20.19.0')).toBe(1);
-    expect(resolveWorkers(3, { CLUSTERDNS_CGROUP_ROOT: root }, '24.21.0')).toBe(3);
-    expect(resolveWorkers(3, {}, '20.19.0')).toBe(3);
-    // Worker processes are never started unasked (each has its own watches).
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: root })).toBe(1);
+    expect(resolveWorkers(3, { CLUSTERDNS_CGROUP_ROOT: root })).toBe(3);
+    expect(resolveWorkers(3, {})).toBe(3);
     const four = fakeRoot({ 'cpu.max': '400000 100000' });
-    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: four }, '20.19.0')).toBe(1);
-    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: four, CLUSTERDNS_WORKER_MODE: 'process' }, '24.21.0')).toBe(1);
-    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: four }, '24.21.0')).toBe(threadsFor(4));
+    expect(resolveWorkers(0, { CLUSTERDNS_CGROUP_ROOT: four })).toBe(threadsFor(4));
   });
 });
 

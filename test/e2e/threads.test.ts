@@ -1,31 +1,20 @@
 /**
- * Query threads (docs/multicore.md), end to end: `bin/clusterdns -workers N` on a runtime with
- * `reusePort` (this runtime when it has it, else the Node 24 the image ships, from
- * scripts/install-node24.sh) against the sandbox API server: one set of watches whatever N, one
- * scrape with the totals of every thread, a Kubernetes change and a reload reaching every thread,
- * and a clean SIGTERM.
+ * Query threads (docs/multicore.md), end to end: `bin/clusterdns -workers N` against the sandbox
+ * API server: one set of watches whatever N, one scrape with the totals of every thread, a
+ * Kubernetes change and a reload reaching every thread, and a clean SIGTERM.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
-import { reusePortSupported } from '../../src/util/cpus.js';
 import { udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
 import { BIN, watchLines, type LineWatch } from '../helpers/spawn.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-
-/** A node that has `reusePort`: this one, or the image's Node 24. */
-function threadRuntime(): string {
-  if (reusePortSupported()) return process.execPath;
-  const node24 = join(ROOT, '.bin/node24/bin/node');
-  if (!existsSync(node24)) throw new Error(`${node24} is missing: run scripts/install-node24.sh`);
-  return node24;
-}
 
 function httpGet(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolvePromise, reject) => {
@@ -64,7 +53,7 @@ interface Running extends LineWatch {
   metrics: number;
   ready: number;
   corefile: string;
-  /** The server's pid (the launcher execs node in place, or relays signals to its child). */
+  /** The server's pid (the launcher execs node in place). */
   pid: number;
   stop(): Promise<number | null>;
 }
@@ -89,13 +78,12 @@ function corefileText(dns: number, ready: number, metrics: number, sb: Sandbox, 
 `;
 }
 
-async function start(sb: Sandbox, workers: number, mode: 'threads' | 'process' = 'threads', extra = ''): Promise<Running> {
+async function start(sb: Sandbox, workers: number, extra = ''): Promise<Running> {
   const [dns, ready, metrics] = [await freePort(), await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-threads-'));
   const corefile = join(dir, 'Corefile');
   writeFileSync(corefile, corefileText(dns, ready, metrics, sb, '10.0.0.1', extra));
-  const runtime = mode === 'threads' ? threadRuntime() : process.execPath;
-  const proc = spawn(runtime, [BIN, '-conf', corefile, '-workers', String(workers)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CLUSTERDNS_WORKER_MODE: mode === 'process' ? 'process' : '' } });
+  const proc = spawn(process.execPath, [BIN, '-conf', corefile, '-workers', String(workers)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = watchLines(proc, { label: 'clusterdns', timeoutMs: 20000 });
   const stop = async (): Promise<number | null> => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
@@ -104,7 +92,7 @@ async function start(sb: Sandbox, workers: number, mode: 'threads' | 'process' =
   cleanups.push(stop);
   await until(async () => (await httpGet(ready, '/ready')).status === 200, 'ready');
   // Every thread is serving once the main thread counts them all.
-  if (workers > 1 && mode === 'threads') await until(async () => total((await httpGet(metrics, '/metrics')).body, 'clusterdns_query_threads') === workers, `${workers} query threads`);
+  if (workers > 1) await until(async () => total((await httpGet(metrics, '/metrics')).body, 'clusterdns_query_threads') === workers, `${workers} query threads`);
   return { ...lines, dns, metrics, ready, corefile, pid: proc.pid!, stop };
 }
 
@@ -170,32 +158,12 @@ describe('query threads share one Kubernetes index and report one set of metrics
     expect(await s.stop()).toBe(0);
   });
 
-  it('worker processes (Node 20\'s mode): a scrape reaching one worker returns the totals of all', async () => {
-    const sb = await startSandbox({ files: [join(ROOT, 'examples/cluster.yaml')], log: () => undefined });
-    cleanups.push(() => sb.close());
-    const s = await start(sb, 2, 'process');
-    // Each worker process has its own watches: both are serving once both have theirs.
-    await until(async () => sb.watchCount() === 6, 'both workers watching');
-    const names = ['coredns_dns_requests_total', 'coredns_dns_request_duration_seconds_count'];
-    const first = (await httpGet(s.metrics, '/metrics')).body;
-    const before = names.map((n) => total(first, n));
-    const N = 200;
-    expect((await spread(s.dns, N, 'probe.example')).every((a) => a === '10.0.0.1')).toBe(true);
-    // Every scrape, whichever worker accepts it, sees all N.
-    for (let i = 0; i < 4; i++) {
-      const scrape = (await httpGet(s.metrics, '/metrics')).body;
-      expect(names.map((n, j) => total(scrape, n) - before[j]!)).toEqual([N, N]);
-      expect(total(scrape, 'coredns_build_info')).toBe(1);
-    }
-    expect(await s.stop()).toBe(0);
-  });
-
   it('SIGTERM: every thread keeps answering through the lameduck, then all stop with status 0', async () => {
     const sb = await startSandbox({ files: [join(ROOT, 'examples/cluster.yaml')], log: () => undefined });
     cleanups.push(() => sb.close());
     const health = await freePort();
     // A long lameduck: the queries below go out well inside it (a bound, not a timing).
-    const s = await start(sb, 3, 'threads', `\n    health 127.0.0.1:${health} {\n        lameduck 10s\n    }`);
+    const s = await start(sb, 3, `\n    health 127.0.0.1:${health} {\n        lameduck 10s\n    }`);
     process.kill(s.pid, 'SIGTERM');
     await s.waitFor(/SIGTERM: Shutting down servers then terminating/);
     const answers = await spread(s.dns, 60, 'probe.example');
