@@ -6,7 +6,7 @@
  * including the zone as spelled in the query (docs/records.md §1). Per query only the id, the
  * flags, the question bytes and the SOA serial are patched.
  *
- * Entries remember which store objects they were computed from (dependency keys, see store.ts);
+ * Entries remember which store objects they were computed from (change keys, changekeys.ts);
  * a store change drops exactly the entries that depend on the changed objects, and they are
  * recomputed on the next query. The map is bounded: past `max` entries it is emptied.
  */
@@ -16,6 +16,7 @@ import { Flag, Qtype, qtypeName } from '../../src/dns/constants.js';
 import { copyBytes, forEachRecord, loadBytes, storeBytes, storedU16, type StoredBytes } from '../../src/dns/wire.js';
 import { toPacketName } from '../../src/dns/name.js';
 import { decode, type Message } from '../../src/dns/message.js';
+import type { ChangeKey, ChangeSet } from './changekeys.js';
 
 export interface Entry {
   /** Encoded reply with id 0, lower-case question, RCODE NOERROR or NXDOMAIN (see StoredBytes). */
@@ -158,21 +159,21 @@ interface Slot {
   readonly qtype: number;
   readonly lname: string;
   readonly entry: Entry;
-  /** The dependency keys it was computed from (to unlink it from all of them when dropped). */
-  readonly deps: readonly string[];
+  /** The change keys it was computed from (to unlink it from all of them when dropped). */
+  readonly deps: readonly ChangeKey[];
   /** Served since it was built: rebuilt right after a change instead of at the next query. */
   used: boolean;
 }
 
 /**
  * Replies by (qtype, lower-cased name), with the objects each was computed from. Lookups go through
- * a map per qtype so the hot path needs no composite key string. Each dependency key maps to the
+ * a map per qtype so the hot path needs no composite key string. Each change key maps to the
  * slots computed from it, a lone slot held as itself (most keys have one or two), so a change drops
  * exactly the replies it affects; a dropped slot is unlinked from all its keys.
  */
 export class AnswerCache {
   private readonly byType = new Map<number, Map<string, Slot>>();
-  private readonly byDep = new Map<string, Slot | Set<Slot>>();
+  private readonly byDep = new Map<ChangeKey, Slot | Set<Slot>>();
   private count = 0;
 
   constructor(readonly max = 100_000) {}
@@ -194,7 +195,7 @@ export class AnswerCache {
     return this.byType.get(qtype)?.get(lname)?.entry;
   }
 
-  set(qtype: number, lname: string, entry: Entry, deps: ReadonlySet<string>): void {
+  set(qtype: number, lname: string, entry: Entry, deps: ChangeSet): void {
     let m = this.byType.get(qtype);
     const old = m?.get(lname);
     if (old) this.unlink(old);
@@ -234,7 +235,7 @@ export class AnswerCache {
    * Drop every reply depending on one of `deps`; returns (qtype, lname) of the dropped replies
    * that were in use (to be rebuilt).
    */
-  invalidate(deps: ReadonlySet<string>): { qtype: number; lname: string }[] {
+  invalidate(deps: ChangeSet): { qtype: number; lname: string }[] {
     const dropped: { qtype: number; lname: string }[] = [];
     for (const d of deps) {
       const cur = this.byDep.get(d);

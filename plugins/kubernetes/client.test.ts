@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { logger } from '../../src/log.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { ApiClient, ApiError, PageTooLargeError, readJson } from './client.js';
-import { KubeIndex } from './kubeindex.js';
+import { KubeIndexSource } from './indexsource.js';
 import { fixtureObjects } from './testdata.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -46,7 +46,7 @@ const base = { endpoint: null, tls: null, qps: 0, burst: 0, maxInflight: 0 };
 /** WatchSettings beyond the client's: everything watched, nothing extra kept. */
 const watched = { labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false };
 
-async function startAndSync(ix: KubeIndex): Promise<void> {
+async function startAndSync(ix: KubeIndexSource): Promise<void> {
   ix.start();
   const deadline = Date.now() + 20_000;
   while (!ix.synced()) {
@@ -59,7 +59,7 @@ describe('API client configuration', () => {
   it('uses a kubeconfig file and the named context', async () => {
     const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
     cleanups.push(() => sb.close());
-    const ix = new KubeIndex({ ...base, ...watched, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' } }, logger('kubernetes'));
+    const ix = new KubeIndexSource({ ...base, ...watched, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' } }, logger('kubernetes'));
     cleanups.push(() => ix.stop());
     await startAndSync(ix);
     expect(ix.store.services.size).toBe(14);
@@ -68,7 +68,7 @@ describe('API client configuration', () => {
   it('syncs with a client-side rate limit and one request in flight', async () => {
     const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
     cleanups.push(() => sb.close());
-    const ix = new KubeIndex({ ...base, endpoint: sb.url, qps: 50, burst: 2, maxInflight: 1, ...watched, kubeconfig: null, pods: true }, logger('kubernetes'));
+    const ix = new KubeIndexSource({ ...base, endpoint: sb.url, qps: 50, burst: 2, maxInflight: 1, ...watched, kubeconfig: null, pods: true }, logger('kubernetes'));
     cleanups.push(() => ix.stop());
     await startAndSync(ix);
     expect(ix.store.pods.size).toBe(3);
@@ -79,7 +79,7 @@ describe('API client configuration', () => {
   });
 
   it('a kubeconfig error is a startup error of the index', async () => {
-    const ix = new KubeIndex({ ...base, ...watched, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } }, logger('kubernetes'));
+    const ix = new KubeIndexSource({ ...base, ...watched, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } }, logger('kubernetes'));
     cleanups.push(() => ix.stop());
     ix.start();
     await expect(ix.whenStarted()).rejects.toThrow(/context "nope" does not exist/);

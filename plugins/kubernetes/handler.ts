@@ -11,7 +11,8 @@ import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
 import { AnswerCache, fitEntry, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
 import { Resolver, View, join, type External, type Item, type ResolveConfig } from './resolve.js';
-import { EVERYTHING, type IndexReader } from './store.js';
+import { EVERYTHING, type ChangeKey, type ChangeSet } from './changekeys.js';
+import type { IndexReader } from './store.js';
 import { sizeLimit } from '../../src/server/reply.js';
 
 export interface HandlerConfig extends ResolveConfig {
@@ -60,7 +61,7 @@ export class KubernetesHandler implements Handler {
    * A store change: drop the answers computed from the changed objects, and recompute those that
    * were in use right away (after the current batch of events), so the next query is still a hit.
    */
-  private onChange(deps: ReadonlySet<string>): void {
+  private onChange(deps: ChangeSet): void {
     if (deps === EVERYTHING) {
       this.cache.clear();
       return;
@@ -91,7 +92,7 @@ export class KubernetesHandler implements Handler {
 
   /** Compute and cache the reply for a lower-cased name (undefined when it needs an upstream lookup). */
   private build(lname: string, qtype: number, zone: string): Entry | undefined {
-    const deps = new Set<string>();
+    const deps = new Set<ChangeKey>();
     const out = this.resolver.resolve(new View(this.store, deps), lname, lname, qtype, zone, zone, 0);
     let e: Entry | undefined;
     if (out.nameError || out.answers.length === 0) {

@@ -13,7 +13,7 @@ import { KubernetesHandler, type HandlerConfig } from './handler.js';
 import { collectGarbage } from '../../src/util/gc.js';
 import { isLoopback } from '../../src/util/ip.js';
 import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js';
-import { KubeIndex } from './kubeindex.js';
+import { kubeIndex, type KubeIndex } from './kubeindex.js';
 import { blockTarget, selfLookups as processSelfLookups } from '../../src/server/selflookup.js';
 import { KUBERNETES_OPTIONS, parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 import { KUBERNETES_EXTERNAL } from '../../src/kubernetes/external.js';
@@ -94,8 +94,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const settings = watchSettings(cfg);
   const indexKey = `kubernetes:${JSON.stringify(settings)}`;
   // With query threads the main thread watches and the threads keep copies (docs/multicore.md).
-  const repl = ctx.core.replication ? { replication: ctx.core.replication, key: indexKey } : undefined;
-  const index = ctx.shared(indexKey, () => new KubeIndex(settings, ctx.log, repl), (ix) => ix.stop());
+  const index = ctx.shared(indexKey, () => kubeIndex(settings, ctx.log, ctx.core.replication, indexKey), (ix) => ix.stop());
   const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
   const selfLookups = processSelfLookups(ctx);
   const search: string[] = [];

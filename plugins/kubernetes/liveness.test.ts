@@ -15,7 +15,8 @@ import { startFaultProxy, type FaultProxy } from '../../sandbox/faultproxy.js';
 import type { Sandbox } from '../../sandbox/server.js';
 import { retryAfterMs } from './client.js';
 import { KubernetesHandler } from './handler.js';
-import { KubeIndex, type WatchSettings } from './kubeindex.js';
+import { KubeIndexSource } from './indexsource.js';
+import type { WatchSettings } from './kubeindex.js';
 import { fixtureObjects, svc } from './testdata.js';
 import { rvBefore } from './watch.js';
 
@@ -32,9 +33,9 @@ async function proxy(sb: Sandbox): Promise<FaultProxy> {
   return px;
 }
 
-const index = (url: string, over: Partial<WatchSettings> = {}): KubeIndex => startIndex(cleanups, url, over);
+const index = (url: string, over: Partial<WatchSettings> = {}): KubeIndexSource => startIndex(cleanups, url, over);
 
-const handler = (ix: KubeIndex): KubernetesHandler => startHandler(cleanups, ix);
+const handler = (ix: KubeIndexSource): KubernetesHandler => startHandler(cleanups, ix);
 
 const seen = (h: KubernetesHandler, name: string) => async (): Promise<boolean> => (await answers(h, `${name}.testns.svc.cluster.local.`)).length === 1;
 

@@ -11,6 +11,7 @@ import type { Answer } from 'dns-packet';
 import { Qtype } from '../../src/dns/constants.js';
 import { ipFromReverseName, isSubdomain, toPacketName } from '../../src/dns/name.js';
 import { addressAt, addressCount, addressIs } from './addresses.js';
+import { changeKey, type ChangeKey } from './changekeys.js';
 import { serviceKey, type IndexReader } from './store.js';
 import type { PodMode, PortRec, ServiceRec, SliceRec } from './types.js';
 
@@ -31,43 +32,43 @@ export interface ResolveConfig {
   readonly localIPs: readonly string[];
 }
 
-/** Index access that records dependency keys (see store.ts). */
+/** Index access that records the change keys an answer read (changekeys.ts). */
 export class View {
-  constructor(readonly index: IndexReader, readonly deps: Set<string> | null) {}
+  constructor(readonly index: IndexReader, readonly deps: Set<ChangeKey> | null) {}
 
-  private dep(k: string): void {
+  private dep(k: ChangeKey): void {
     this.deps?.add(k);
   }
 
   service(name: string, ns: string): ServiceRec | undefined {
     const k = serviceKey(name, ns);
-    this.dep(`s:${k}`);
+    this.dep(changeKey.service(k));
     return this.index.serviceByKey(k);
   }
 
   slicesOf(name: string, ns: string): SliceRec[] {
     const k = serviceKey(name, ns);
-    this.dep(`e:${k}`);
+    this.dep(changeKey.slices(k));
     return this.index.slicesOfService(k);
   }
 
   namespaceExists(ns: string): boolean {
-    this.dep(`n:${ns}`);
+    this.dep(changeKey.namespace(ns));
     return this.index.hasNamespace(ns);
   }
 
   servicesByIP(ip: string): ServiceRec[] {
-    this.dep(`ip:${ip}`);
+    this.dep(changeKey.address(ip));
     return this.index.servicesWithIP(ip);
   }
 
   slicesByAddr(ip: string): SliceRec[] {
-    this.dep(`ip:${ip}`);
+    this.dep(changeKey.address(ip));
     return this.index.slicesWithAddress(ip);
   }
 
   podNamespacesByIP(ip: string): string[] {
-    this.dep(`p:${ip}`);
+    this.dep(changeKey.pod(ip));
     return this.index.podsWithIP(ip).map((p) => p.namespace);
   }
 }

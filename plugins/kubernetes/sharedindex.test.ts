@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/util/prng.js';
 import { endpointColumns } from './convert.js';
 import { SharedIndexReader, SharedIndexWriter } from './sharedindex.js';
-import { EVERYTHING, serviceKey, Store, type IndexReader } from './store.js';
+import { EVERYTHING } from './changekeys.js';
+import { serviceKey, Store, type IndexReader } from './store.js';
 import type { ServiceRec, SliceRec } from './types.js';
 
 const NAMESPACES = ['default', 'kube-system', 'team-a'];

@@ -7,21 +7,24 @@
  * index in their heaps: a record is decoded when an answer is computed, and the answer is what
  * stays (the handler's AnswerCache).
  *
- * Table keys; the values are JSON arrays, positional to keep the table small (10,000 Services with
- * their slices take 5.6 MB), and hold only what answering reads (no resourceVersion):
- *   `s:<svc>` a service                   `e:<svc>` its slices, whole (a slice is stored once)
- *   `i:<ip>`  [services with that cluster IP, services with a slice holding that address]
- *   `n:<ns>`  a namespace ('1')           `p:<ip>`  [namespace, name] of the pods with that IP
- *   `x:<ip>`  services with that external address (k8s_external)
+ * One table entry per change key (changekeys.ts), under the key itself: a change key says which
+ * entry to rewrite, and a reader finds an entry by the key an answer depends on. The values are
+ * JSON arrays, positional to keep the table small (10,000 Services with their slices take 5.6 MB),
+ * and hold only what answering reads (no resourceVersion):
+ *   service    the service                 slices     its slices, whole (a slice is stored once)
+ *   address    [services with that cluster IP, services with a slice holding that address]
+ *   namespace  '1'                          pod        [namespace, name] of the pods with that IP
+ *   external   services with that external address (k8s_external)
  */
 import { SharedTableReader, SharedTableWriter, type SharedTableGeneration } from '../../src/util/sharedtable.js';
 import { addressCount, addressIs, type PackedAddresses } from './addresses.js';
-import { EVERYTHING, serviceKey, type ChangeListener, type IndexReader, type PodRef, type Store } from './store.js';
+import { changeKey, changeKeyParts, EVERYTHING, type ChangeKey, type ChangeListener } from './changekeys.js';
+import { serviceKey, type IndexReader, type PodRef, type Store } from './store.js';
 import type { PortRec, ServiceRec, SliceRec } from './types.js';
 
 /** One change as it crosses to the query threads: the store's change keys, the serials, and a new generation when there is one. */
 export interface SharedIndexUpdate {
-  readonly deps: readonly string[];
+  readonly deps: readonly ChangeKey[];
   readonly serial: number;
   readonly externalSerial: number;
   readonly generation?: SharedTableGeneration;
@@ -64,7 +67,7 @@ function holds(s: SliceRec, ip: string): boolean {
 export class SharedIndexWriter {
   readonly table = new SharedTableWriter();
   /** Change keys not yet written (the store reports them synchronously, {@link flush} writes them). */
-  private pending = new Set<string>();
+  private pending = new Set<ChangeKey>();
   private readonly unsubscribe: () => void;
   private generationSent = true;
   private sentSerial = 0;
@@ -101,8 +104,9 @@ export class SharedIndexWriter {
     let rebuilt = deps.size > this.table.stats.keys / 2;
     try {
       if (!rebuilt) {
+        const external = this.externalIndex();
         for (const d of deps) {
-          if (!this.write(d)) {
+          if (!this.write(d, external)) {
             rebuilt = true;
             break;
           }
@@ -121,94 +125,76 @@ export class SharedIndexWriter {
     return { deps: [...deps], serial: st.serial, externalSerial: st.externalSerial, ...(generation ? { generation } : {}) };
   }
 
-  /** Write what change key `d` covers; false when the generation is full. */
-  private write(d: string): boolean {
-    if (d.startsWith('s:')) {
-      if (!this.writeExternal(d.slice(2), this.store.services.get(d.slice(2))?.externalIPs ?? [])) return false;
-    }
-    const [key, value] = this.entry(d);
-    return value === null ? this.table.delete(key) : this.table.set(key, value);
+  /** Write the entry of change key `d`; false when the generation is full. */
+  private write(d: ChangeKey, external: () => ReadonlyMap<string, string[]>): boolean {
+    const value = this.entry(d, external);
+    return value === null ? this.table.delete(d) : this.table.set(d, value);
   }
 
   /**
-   * The table entry change key `d` covers, as the store has it now (null: no entry). Incremental
+   * The table entry of change key `d` as the store has it now (null: no entry). Incremental
    * writes and rebuilds both go through here, so both list records in the store's own order.
+   * `external` is the services of every external address: the store keeps no index of them (it
+   * scans, which the threads must not), so one scan serves a whole flush.
    */
-  private entry(d: string): [string, string | null] {
-    const colon = d.indexOf(':');
-    const kind = d.slice(0, colon);
-    const k = d.slice(colon + 1);
+  private entry(d: ChangeKey, external: () => ReadonlyMap<string, string[]>): string | null {
+    const { kind, id } = changeKeyParts(d);
     const st = this.store;
     switch (kind) {
-      case 's': {
-        const svc = st.services.get(k);
-        return [d, svc ? encodeService(svc) : null];
+      case 'service': {
+        const svc = st.services.get(id);
+        return svc ? encodeService(svc) : null;
       }
-      case 'e': {
-        const slices = st.slicesOfService(k);
-        return [d, slices.length ? encodeSlices(slices) : null];
+      case 'slices': {
+        const slices = st.slicesOfService(id);
+        return slices.length ? encodeSlices(slices) : null;
       }
-      case 'ip': {
-        const svcs = st.servicesWithIP(k).map((s) => serviceKey(s.name, s.namespace));
-        const owners = [...new Set(st.slicesWithAddress(k).map((s) => serviceKey(s.service, s.namespace)))];
-        return [`i:${k}`, svcs.length || owners.length ? JSON.stringify([svcs, owners]) : null];
+      case 'address': {
+        const svcs = st.servicesWithIP(id).map((s) => serviceKey(s.name, s.namespace));
+        const owners = [...new Set(st.slicesWithAddress(id).map((s) => serviceKey(s.service, s.namespace)))];
+        return svcs.length || owners.length ? JSON.stringify([svcs, owners]) : null;
       }
-      case 'n':
-        return [d, st.namespaces.has(k) ? '1' : null];
-      case 'p': {
-        const pods = st.podsWithIP(k).map((p) => [p.namespace, p.name]);
-        return [d, pods.length ? JSON.stringify(pods) : null];
+      case 'namespace':
+        return st.namespaces.has(id) ? '1' : null;
+      case 'pod': {
+        const pods = st.podsWithIP(id).map((p) => [p.namespace, p.name]);
+        return pods.length ? JSON.stringify(pods) : null;
       }
-      default:
-        throw new Error(`unknown index change key ${d}`);
+      case 'external': {
+        const svcs = external().get(id);
+        return svcs ? JSON.stringify(svcs) : null;
+      }
     }
   }
 
-  private setKeys(key: string, keys: string[]): boolean {
-    return keys.length ? this.table.set(key, JSON.stringify(keys)) : this.table.delete(key);
-  }
-
-  /**
-   * Keep `x:<ip>` in step with service `k`'s external addresses (the store keeps no such index: it
-   * scans, which the threads must not). The addresses it had are those of its `s:` entry, still
-   * unchanged in the table when this runs.
-   */
-  private writeExternal(k: string, ips: readonly string[]): boolean {
-    const before = this.table.get(`s:${k}`);
-    const old = before === undefined ? [] : decodeService(before).externalIPs;
-    for (const ip of new Set([...old, ...ips])) {
-      const wanted = ips.includes(ip);
-      if (old.includes(ip) === wanted) continue;
-      const cur = this.table.get(`x:${ip}`);
-      const keys = (cur === undefined ? [] : (JSON.parse(cur) as string[])).filter((s) => s !== k);
-      if (wanted) keys.push(k);
-      if (!this.setKeys(`x:${ip}`, keys)) return false;
-    }
-    return true;
+  /** Service keys by external address, in the store's order (what servicesWithExternalIP lists), made at the first call. */
+  private externalIndex(): () => ReadonlyMap<string, string[]> {
+    let byAddress: Map<string, string[]> | null = null;
+    return () => {
+      if (byAddress) return byAddress;
+      byAddress = new Map();
+      for (const [k, svc] of this.store.services) {
+        for (const a of svc.externalIPs) {
+          const list = byAddress.get(a);
+          if (!list) byAddress.set(a, [k]);
+          else if (!list.includes(k)) list.push(k);
+        }
+      }
+      return byAddress;
+    };
   }
 
   /** A new generation with the whole store. */
   private rebuild(): void {
-    const st = this.store;
-    const changeKeys = st.changeKeys();
-    const byExternalIP = new Map<string, string[]>();
-    for (const [k, svc] of st.services) {
-      for (const ip of svc.externalIPs) {
-        const list = byExternalIP.get(ip);
-        if (list) list.push(k);
-        else byExternalIP.set(ip, [k]);
-      }
-    }
-    // One table entry per change key, and per external address.
-    const keys = changeKeys.size + byExternalIP.size;
+    const changeKeys = this.store.changeKeys();
+    const external = this.externalIndex();
     // Bytes: what the last generation held, or 150 a key for the first.
-    const estimate = Math.max(this.table.stats.liveBytes, keys * 150);
-    this.table.rebuild(keys, estimate, (set) => {
+    const estimate = Math.max(this.table.stats.liveBytes, changeKeys.size * 150);
+    this.table.rebuild(changeKeys.size, estimate, (set) => {
       for (const d of changeKeys) {
-        const [key, value] = this.entry(d);
-        if (value !== null) set(key, value);
+        const value = this.entry(d, external);
+        if (value !== null) set(d, value);
       }
-      for (const [ip, ks] of byExternalIP) set(`x:${ip}`, JSON.stringify(ks));
     });
     this.generationSent = false;
   }
@@ -246,7 +232,7 @@ export class SharedIndexReader implements IndexReader {
     return () => this.listeners.delete(fn);
   }
 
-  private json<T>(key: string): T | undefined {
+  private json<T>(key: ChangeKey): T | undefined {
     const v = this.table?.get(key);
     return v === undefined ? undefined : (JSON.parse(v) as T);
   }
@@ -261,34 +247,34 @@ export class SharedIndexReader implements IndexReader {
   }
 
   serviceByKey(key: string): ServiceRec | undefined {
-    const v = this.table?.get(`s:${key}`);
+    const v = this.table?.get(changeKey.service(key));
     return v === undefined ? undefined : decodeService(v);
   }
 
   slicesOfService(key: string): SliceRec[] {
-    const v = this.table?.get(`e:${key}`);
+    const v = this.table?.get(changeKey.slices(key));
     return v === undefined ? [] : decodeSlices(v);
   }
 
   hasNamespace(ns: string): boolean {
-    return this.table?.get(`n:${ns}`) !== undefined;
+    return this.table?.get(changeKey.namespace(ns)) !== undefined;
   }
 
   servicesWithIP(ip: string): ServiceRec[] {
-    return this.services(this.json<[string[], string[]]>(`i:${ip}`)?.[0] ?? []);
+    return this.services(this.json<[string[], string[]]>(changeKey.address(ip))?.[0] ?? []);
   }
 
   slicesWithAddress(ip: string): SliceRec[] {
     const out: SliceRec[] = [];
-    for (const svc of this.json<[string[], string[]]>(`i:${ip}`)?.[1] ?? []) for (const s of this.slicesOfService(svc)) if (holds(s, ip)) out.push(s);
+    for (const svc of this.json<[string[], string[]]>(changeKey.address(ip))?.[1] ?? []) for (const s of this.slicesOfService(svc)) if (holds(s, ip)) out.push(s);
     return out;
   }
 
   podsWithIP(ip: string): PodRef[] {
-    return (this.json<[string, string][]>(`p:${ip}`) ?? []).map(([namespace, name]) => ({ namespace, name }));
+    return (this.json<[string, string][]>(changeKey.pod(ip)) ?? []).map(([namespace, name]) => ({ namespace, name }));
   }
 
   servicesWithExternalIP(ip: string): ServiceRec[] {
-    return this.services(this.json<string[]>(`x:${ip}`) ?? []);
+    return this.services(this.json<string[]>(changeKey.external(ip)) ?? []);
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addressList } from './addresses.js';
 import { endpointColumns, toService, toSlice } from './convert.js';
+import { changeKey } from './changekeys.js';
 import { Store } from './store.js';
 import type { ServiceRec, SliceRec } from './types.js';
 import { slice, svc } from './testdata.js';
@@ -116,7 +117,7 @@ describe('store serial (§3.3)', () => {
     store.replace('services', [service(), service({ name: 'c', clusterIPs: ['10.0.0.3'] })]);
     expect([...store.services.keys()].sort()).toEqual(['a.ns', 'c.ns']);
     expect(store.servicesByIP.has('10.0.0.2')).toBe(false);
-    expect(notes).toEqual([['ip:10.0.0.2', 'ip:10.0.0.3', 's:b.ns', 's:c.ns']]);
+    expect(notes).toEqual([[changeKey.address('10.0.0.2'), changeKey.address('10.0.0.3'), changeKey.service('b.ns'), changeKey.service('c.ns')].sort()]);
   });
 
   it('indexes slices by service and address, and unindexes on change', () => {

@@ -3,18 +3,12 @@
  * secondary indexes DNS needs (docs/records.md §8.2): services by `name.namespace` and by
  * cluster IP, slices by `service.namespace` and by address, pods by IP. Fed one event at a time
  * (`upsert`/`remove`) or by a whole relist (`replace`, which diffs); every change reports the
- * dependency keys it touched to the listeners (the answer caches), and bumps the SOA serial per §3.3.
- *
- * Dependency keys: `s:<svc>.<ns>` a service, `e:<svc>.<ns>` the slices of a service, `n:<ns>` a
- * namespace, `ip:<ip>` services/slices by address, `p:<ip>` pods by IP.
+ * change keys it touched to the listeners (the answer caches, the shared-memory copy), and bumps
+ * the SOA serial per §3.3. The keys are changekeys.ts's.
  */
 import { addressAt, addressCount, AddressIndex, MultiIndex } from './addresses.js';
+import { changeKey, type ChangeKey, type ChangeListener } from './changekeys.js';
 import type { Kind, NamespaceRec, PodRec, PortRec, RecOf, ServiceRec, SliceRec } from './types.js';
-
-export type ChangeListener = (deps: ReadonlySet<string>) => void;
-
-/** The change keys of "everything may have changed" (a thread handed a whole new index): drop every answer. */
-export const EVERYTHING: ReadonlySet<string> = new Set<string>(['*']);
 
 /** A pod as the answers need it: who holds an IP. */
 export interface PodRef {
@@ -31,7 +25,7 @@ export interface IndexReader {
   readonly serial: number;
   /** Serial of k8s_external zones. */
   readonly externalSerial: number;
-  /** Be told the dependency keys of every change; returns the unsubscribe. */
+  /** Be told the change keys of every change; returns the unsubscribe. */
   subscribe(fn: ChangeListener): () => void;
   serviceByKey(key: string): ServiceRec | undefined;
   /** The slices of the service with {@link serviceKey} `key`. */
@@ -85,7 +79,7 @@ export class Store implements IndexReader {
    */
   externalSerial = 0;
   private readonly listeners = new Set<ChangeListener>();
-  private pending: Set<string> | null = null;
+  private pending: Set<ChangeKey> | null = null;
   /** Clock, replaceable by tests. */
   now: () => number = () => Date.now();
 
@@ -116,7 +110,7 @@ export class Store implements IndexReader {
     }
   }
 
-  private touch(deps: string[]): void {
+  private touch(deps: ChangeKey[]): void {
     if (this.pending) {
       for (const d of deps) this.pending.add(d);
       return;
@@ -124,7 +118,7 @@ export class Store implements IndexReader {
     this.emit(new Set(deps));
   }
 
-  private emit(deps: ReadonlySet<string>): void {
+  private emit(deps: ReadonlySet<ChangeKey>): void {
     for (const l of this.listeners) l(deps);
   }
 
@@ -192,22 +186,27 @@ export class Store implements IndexReader {
     const key = serviceKey(s.name, s.namespace);
     const old = this.services.get(key);
     if (old && old.resourceVersion === s.resourceVersion && s.resourceVersion !== '') return;
-    const deps = [`s:${key}`];
+    const deps = [changeKey.service(key)];
     if (old) {
       for (const ip of old.clusterIPs) {
         this.servicesByIP.delete(ip, key);
-        deps.push(`ip:${ip}`);
+        deps.push(changeKey.address(ip));
       }
       const portsChanged = !samePorts(old.ports, s.ports);
+      const externalChanged = old.externalIPs.join(',') !== s.externalIPs.join(',');
       if (old.externalName !== s.externalName || portsChanged) this.bump();
-      if (portsChanged || old.externalIPs.join(',') !== s.externalIPs.join(',')) this.externalSerial = Math.floor(this.now() / 1000) >>> 0;
+      if (portsChanged || externalChanged) this.externalSerial = Math.floor(this.now() / 1000) >>> 0;
+      // The addresses it lost and those it gained (both lists whole: a reordering only rewrites
+      // entries that stay the same).
+      if (externalChanged) for (const a of new Set([...old.externalIPs, ...s.externalIPs])) deps.push(changeKey.external(a));
     } else {
       this.bump();
+      for (const a of s.externalIPs) deps.push(changeKey.external(a));
     }
     this.services.set(key, s);
     for (const ip of s.clusterIPs) {
       this.servicesByIP.add(ip, key);
-      deps.push(`ip:${ip}`);
+      deps.push(changeKey.address(ip));
     }
     this.touch(deps);
   }
@@ -216,22 +215,23 @@ export class Store implements IndexReader {
     const old = this.services.get(key);
     if (!old) return;
     this.services.delete(key);
-    const deps = [`s:${key}`];
+    const deps = [changeKey.service(key)];
     for (const ip of old.clusterIPs) {
       this.servicesByIP.delete(ip, key);
-      deps.push(`ip:${ip}`);
+      deps.push(changeKey.address(ip));
     }
+    for (const a of old.externalIPs) deps.push(changeKey.external(a));
     this.bump();
     this.touch(deps);
   }
 
   private unindexSlice(key: string, s: SliceRec, deps: string[]): void {
     this.slicesByService.delete(serviceKey(s.service, s.namespace), key);
-    deps.push(`e:${serviceKey(s.service, s.namespace)}`);
+    deps.push(changeKey.slices(serviceKey(s.service, s.namespace)));
     for (let i = 0; i < addressCount(s.addresses); i++) {
       const a = addressAt(s.addresses, i);
       this.slicesByAddr.delete(a, key);
-      deps.push(`ip:${a}`);
+      deps.push(changeKey.address(a));
     }
   }
 
@@ -239,7 +239,7 @@ export class Store implements IndexReader {
     const key = objKey(s);
     const old = this.slices.get(key);
     if (old && old.resourceVersion === s.resourceVersion && s.resourceVersion !== '') return;
-    const deps: string[] = [];
+    const deps: ChangeKey[] = [];
     if (old) {
       this.unindexSlice(key, old, deps);
       if (readySignature(old, this.zonal) !== readySignature(s, this.zonal) || !samePorts(old.ports, s.ports) || old.service !== s.service) this.bump();
@@ -248,11 +248,11 @@ export class Store implements IndexReader {
     }
     this.slices.set(key, s);
     this.slicesByService.add(serviceKey(s.service, s.namespace), key);
-    deps.push(`e:${serviceKey(s.service, s.namespace)}`);
+    deps.push(changeKey.slices(serviceKey(s.service, s.namespace)));
     for (let i = 0; i < addressCount(s.addresses); i++) {
       const a = addressAt(s.addresses, i);
       this.slicesByAddr.add(a, key);
-      deps.push(`ip:${a}`);
+      deps.push(changeKey.address(a));
     }
     this.touch(deps);
   }
@@ -261,7 +261,7 @@ export class Store implements IndexReader {
     const old = this.slices.get(key);
     if (!old) return;
     this.slices.delete(key);
-    const deps: string[] = [];
+    const deps: ChangeKey[] = [];
     this.unindexSlice(key, old, deps);
     this.bump();
     this.touch(deps);
@@ -270,23 +270,23 @@ export class Store implements IndexReader {
   private upsertNamespace(n: NamespaceRec): void {
     const old = this.namespaces.get(n.name);
     this.namespaces.set(n.name, n);
-    if (!old) this.touch([`n:${n.name}`]);
+    if (!old) this.touch([changeKey.namespace(n.name)]);
   }
 
   private removeNamespace(name: string): void {
     if (!this.namespaces.delete(name)) return;
-    this.touch([`n:${name}`]);
+    this.touch([changeKey.namespace(name)]);
   }
 
   private upsertPod(p: PodRec): void {
     const key = objKey(p);
     const old = this.pods.get(key);
     if (old && old.resourceVersion === p.resourceVersion && p.resourceVersion !== '') return;
-    const deps: string[] = [];
+    const deps: ChangeKey[] = [];
     if (old) {
       for (const ip of old.ips) {
         this.podsByIP.delete(ip, key);
-        deps.push(`p:${ip}`);
+        deps.push(changeKey.pod(ip));
       }
       if (old.ips.join(',') !== p.ips.join(',')) this.bump();
     } else {
@@ -295,7 +295,7 @@ export class Store implements IndexReader {
     this.pods.set(key, p);
     for (const ip of p.ips) {
       this.podsByIP.add(ip, key);
-      deps.push(`p:${ip}`);
+      deps.push(changeKey.pod(ip));
     }
     this.touch(deps);
   }
@@ -306,7 +306,7 @@ export class Store implements IndexReader {
     this.pods.delete(key);
     for (const ip of old.ips) this.podsByIP.delete(ip, key);
     this.bump();
-    this.touch(old.ips.map((ip) => `p:${ip}`));
+    this.touch(old.ips.map(changeKey.pod));
   }
 
   serviceByKey(key: string): ServiceRec | undefined {
@@ -344,18 +344,19 @@ export class Store implements IndexReader {
    * Every dependency key the current contents could report (the same keys `upsert*` touch): what
    * a copy of the whole index is made of (sharedindex.ts).
    */
-  changeKeys(): Set<string> {
-    const out = new Set<string>();
+  changeKeys(): Set<ChangeKey> {
+    const out = new Set<ChangeKey>();
     for (const [k, svc] of this.services) {
-      out.add(`s:${k}`);
-      for (const ip of svc.clusterIPs) out.add(`ip:${ip}`);
+      out.add(changeKey.service(k));
+      for (const ip of svc.clusterIPs) out.add(changeKey.address(ip));
+      for (const a of svc.externalIPs) out.add(changeKey.external(a));
     }
     for (const sl of this.slices.values()) {
-      out.add(`e:${serviceKey(sl.service, sl.namespace)}`);
-      for (let i = 0; i < addressCount(sl.addresses); i++) out.add(`ip:${addressAt(sl.addresses, i)}`);
+      out.add(changeKey.slices(serviceKey(sl.service, sl.namespace)));
+      for (let i = 0; i < addressCount(sl.addresses); i++) out.add(changeKey.address(addressAt(sl.addresses, i)));
     }
-    for (const ns of this.namespaces.keys()) out.add(`n:${ns}`);
-    for (const p of this.pods.values()) for (const ip of p.ips) out.add(`p:${ip}`);
+    for (const ns of this.namespaces.keys()) out.add(changeKey.namespace(ns));
+    for (const p of this.pods.values()) for (const ip of p.ips) out.add(changeKey.pod(ip));
     return out;
   }
 

@@ -10,7 +10,8 @@ import { makeQuery } from '../../test/helpers/dns.js';
 import { answers, captureLogs, startHandler, startIndex, startTestSandbox, until, type Cleanups } from '../../test/helpers/kubeindex.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { KubernetesHandler } from './handler.js';
-import { KubeIndex, parseRfc3339, type WatchSettings } from './kubeindex.js';
+import { KubeIndexSource, parseRfc3339 } from './indexsource.js';
+import type { WatchSettings } from './kubeindex.js';
 import { fixtureObjects, ns, slice, svc } from './testdata.js';
 import { baseConfig, fmt, replyOf } from './testutil.js';
 import { VECTORS } from './vectors.js';
@@ -22,9 +23,9 @@ afterEach(async () => {
 
 const sandbox = (objects: unknown[] = fixtureObjects(), opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> => startTestSandbox(cleanups, objects, opts);
 
-const index = (url: string, over: Partial<WatchSettings> = {}): KubeIndex => startIndex(cleanups, url, over);
+const index = (url: string, over: Partial<WatchSettings> = {}): KubeIndexSource => startIndex(cleanups, url, over);
 
-const handler = (ix: KubeIndex): KubernetesHandler => startHandler(cleanups, ix);
+const handler = (ix: KubeIndexSource): KubernetesHandler => startHandler(cleanups, ix);
 
 describe('watch-backed index', () => {
   it('lists everything, becomes ready, and uses paged lists with bookmarks', async () => {

@@ -16,11 +16,11 @@ import type { ConfigSource } from './instance.js';
 import { DEFAULT_TCP_LIMITS } from './listener.js';
 import { ReplicaClient } from './replication.js';
 import { describeErrors, Server } from './server.js';
-import type { FromThread, ThreadData, ToThread } from './threads-protocol.js';
+import { parseThreadData, parseToThread, type FromThread } from './threads-protocol.js';
 
 async function run(): Promise<void> {
   const port = parentPort!;
-  const data = workerData as ThreadData;
+  const data = parseThreadData(workerData);
   const send = (m: FromThread): void => port.postMessage(m);
   setLogFormat(checkLogFormat(data.flags.logFormat));
   let muted = true;
@@ -44,7 +44,10 @@ async function run(): Promise<void> {
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
   // A reload sent while this thread still starts runs once the start is over.
   let reloads: Promise<unknown> = Promise.resolve();
-  port.on('message', (m: ToThread) => {
+  // A message that fails its check throws here: the thread ends and the pool replaces it (a new
+  // thread starts from a fresh snapshot of every index).
+  port.on('message', (raw: unknown) => {
+    const m = parseToThread(raw);
     switch (m.t) {
       case 'feed':
         replica.handle(m);
@@ -68,8 +71,6 @@ async function run(): Promise<void> {
           (code) => send({ t: 'stopped', code }),
           () => send({ t: 'stopped', code: 3 }),
         );
-        return;
-      default:
         return;
     }
   });

@@ -12,7 +12,7 @@ import type { MetricsJson } from '../metrics/registry.js';
 import type { ConfigSource } from './instance.js';
 import { ReplicationHub } from './replication.js';
 import { THREAD_HEAP_MIB } from '../util/cpus.js';
-import type { FromThread, ThreadData, ToThread } from './threads-protocol.js';
+import { parseFromThread, type FromThread, type ThreadData, type ToThread } from './threads-protocol.js';
 
 /** How long a scrape waits for a thread's metrics before serving without them. */
 const METRICS_WAIT_MS = 5000;
@@ -116,7 +116,15 @@ export class QueryThreads {
     let up = false;
     let upSince = 0;
     const peer = { postMessage: (m: ToThread) => worker.postMessage(m) };
-    worker.on('message', (m: FromThread) => {
+    worker.on('message', (raw: unknown) => {
+      let m: FromThread;
+      try {
+        m = parseFromThread(raw);
+      } catch (e) {
+        // Both sides run the same build: a bug, logged; the main thread keeps serving.
+        coreLog.error(`query thread ${index}: ${e instanceof Error ? e.message : String(e)}`);
+        return;
+      }
       switch (m.t) {
         case 'sub':
         case 'unsub':
@@ -142,8 +150,6 @@ export class QueryThreads {
         case 'reloaded':
         case 'metrics':
           this.waiting.get(m.id)?.(m);
-          return;
-        default:
           return;
       }
     });

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { aggregateMetrics, client, type MetricsJson } from '../../src/metrics/registry.js';
-import { ReplicaClient, ReplicationHub, type ReplicationWire } from '../../src/server/replication.js';
+import { ReplicaClient, ReplicationHub, type ReplicationChannel } from '../../src/server/replication.js';
+import { parseFromThread, parseToThread, type ToThread } from '../../src/server/threads-protocol.js';
 import { cgroupCpuLimit, resolveWorkers, threadsFor, threadsForMemory } from '../../src/util/cpus.js';
 import { fakeCgroupRoot as fakeRoot } from '../helpers/cgroup.js';
 
@@ -84,21 +85,60 @@ describe('one scrape for every thread', () => {
 describe('index replication', () => {
   it('a subscriber gets the snapshot, then every later change, in order; one before the offer waits for it', () => {
     const hub = new ReplicationHub();
-    const toThread: ReplicationWire[] = [];
-    const peer = { postMessage: (m: ReplicationWire) => toThread.push(m) };
-    const got: unknown[] = [];
-    const replica = new ReplicaClient({ postMessage: (m: unknown) => hub.handle(peer, m as ReplicationWire) });
-    const unsubscribe = replica.subscribe('k', (m) => got.push(m));
+    const toThread: ToThread[] = [];
+    const peer = { postMessage: (m: ToThread) => toThread.push(m) };
+    const got: string[] = [];
+    // Each direction crosses as a structured clone and is checked where it arrives.
+    const replica = new ReplicaClient({
+      postMessage: (m: unknown) => {
+        const f = parseFromThread(structuredClone(m));
+        if (f.t === 'sub' || f.t === 'unsub') hub.handle(peer, f);
+      },
+    });
+    const channel = (key: string): ReplicationChannel<string> => ({
+      key,
+      parse: (m) => {
+        if (typeof m !== 'string') throw new Error('not a string');
+        return m;
+      },
+    });
+    const unsubscribe = replica.subscribe(channel('k'), (m) => got.push(m));
     expect(hub.subscriberCount('k')).toBe(1);
-    hub.publish('k', 'before the offer: in the snapshot');
     let state = ['a'];
-    hub.offer('k', () => [...state]);
+    const offer = hub.offer(channel('k'), () => [...state]);
     state = ['a', 'b'];
-    hub.publish('k', 'b');
-    hub.publish('other', 'x');
-    for (const m of toThread.splice(0)) replica.handle(m);
+    offer.publish('b');
+    hub.offer(channel('other'), () => []).publish('x');
+    const deliver = (): void => {
+      for (const m of toThread.splice(0)) {
+        const t = parseToThread(structuredClone(m));
+        if (t.t === 'feed') replica.handle(t);
+      }
+    };
+    deliver();
     expect(got).toEqual(['a', 'b']);
+    // A withdrawn offer publishes nothing; a new offer of the key sends its snapshot to the subscriber.
+    offer.withdraw();
+    offer.publish('after the withdrawal');
+    hub.offer(channel('k'), () => ['c']);
+    deliver();
+    expect(got).toEqual(['a', 'b', 'c']);
     unsubscribe();
     expect(hub.subscriberCount('k')).toBe(0);
+  });
+
+  it('a message that is not what its channel carries is refused where it arrives', () => {
+    const replica = new ReplicaClient({ postMessage: () => undefined });
+    const strict: ReplicationChannel<number> = {
+      key: 'n',
+      parse: (m) => {
+        if (typeof m !== 'number') throw new Error('not a number');
+        return m;
+      },
+    };
+    replica.subscribe(strict, () => undefined);
+    expect(() => replica.handle({ t: 'feed', key: 'n', msgs: ['1'] })).toThrow('not a number');
+    expect(() => parseToThread({ t: 'reload', id: 1, source: { path: 'Corefile' }, ports: {} })).toThrow('text is not a string');
+    expect(() => parseFromThread({ t: 'bogus' })).toThrow('unknown type');
   });
 });

@@ -5,7 +5,8 @@
  */
 import { logger, setLogSink } from '../../src/log.js';
 import { KubernetesHandler } from '../../plugins/kubernetes/handler.js';
-import { KubeIndex, type WatchSettings } from '../../plugins/kubernetes/kubeindex.js';
+import { KubeIndexSource } from '../../plugins/kubernetes/indexsource.js';
+import type { WatchSettings } from '../../plugins/kubernetes/kubeindex.js';
 import { baseConfig, fmt, replyOf } from '../../plugins/kubernetes/testutil.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { makeQuery } from './dns.js';
@@ -18,8 +19,8 @@ export function watchSettings(url: string, over: Partial<WatchSettings> = {}): W
 }
 
 /** A started index on `url`, stopped by `cleanups`. */
-export function startIndex(cleanups: Cleanups, url: string, over: Partial<WatchSettings> = {}): KubeIndex {
-  const ix = new KubeIndex(watchSettings(url, over), logger('kubernetes'));
+export function startIndex(cleanups: Cleanups, url: string, over: Partial<WatchSettings> = {}): KubeIndexSource {
+  const ix = new KubeIndexSource(watchSettings(url, over), logger('kubernetes'));
   cleanups.push(() => ix.stop());
   ix.start();
   return ix;
@@ -33,7 +34,7 @@ export async function startTestSandbox(cleanups: Cleanups, objects: unknown[], o
 }
 
 /** A handler with the base configuration on `ix`'s store, closed by `cleanups`. */
-export function startHandler(cleanups: Cleanups, ix: KubeIndex): KubernetesHandler {
+export function startHandler(cleanups: Cleanups, ix: KubeIndexSource): KubernetesHandler {
   const h = new KubernetesHandler(baseConfig(), ix.store, () => ix.synced(), null, null);
   cleanups.push(() => h.close());
   return h;
