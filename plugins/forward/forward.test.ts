@@ -7,6 +7,7 @@ import type { Query } from '../../src/query.js';
 import { makeQuery, rrStrings } from '../../test/helpers/dns.js';
 import { dispenserFor, setupContext, type TestContext } from '../../test/helpers/setup.js';
 import { a, FakeNext, TestUpstream } from '../../test/helpers/upstream.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { ForwardHandler } from './handler.js';
 import { forward } from './index.js';
 
@@ -45,15 +46,6 @@ async function metricValue(name: string, labels: Record<string, string> = {}): P
     if (Object.entries(labels).every(([k, val]) => String(vl[k]) === val)) sum += v.value;
   }
   return sum;
-}
-
-/** Poll `cond` every 10 ms; fail after `ms` (a failure guard, not a timing assertion). */
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 describe('forward: answers', () => {
@@ -189,7 +181,7 @@ describe('forward: upstream selection and health', () => {
     expect(dead.count('s.example')).toBe(1);
     expect(alive.count('s.example')).toBe(1);
     const failsBefore = await metricValue('coredns_proxy_healthcheck_failures_total', { to: dead.addr });
-    await until(() => fwd.proxies[0]!.down(2));
+    await waitFor('the upstream marked down', () => fwd.proxies[0]!.down(2));
     expect(await metricValue('coredns_proxy_healthcheck_failures_total', { to: dead.addr })).toBeGreaterThan(failsBefore);
     expect(await metricValue('coredns_forward_healthcheck_failures_total', { to: dead.addr })).toBeGreaterThan(0);
     const q2 = makeQuery('s.example', 'A');
@@ -207,7 +199,7 @@ describe('forward: upstream selection and health', () => {
     expect(await serve(h, q)).toBe(2);
     expect(q.reply).toBeNull();
     expect(q.error!.message).toMatch(new RegExp(`^read udp 127\\.0\\.0\\.1:\\d+->${d1.addr.replace(/\./g, '\\.')}: i/o timeout$`));
-    await until(() => fwd.proxies[0]!.down(2));
+    await waitFor('the upstream marked down', () => fwd.proxies[0]!.down(2));
     const broken = await metricValue('coredns_forward_healthcheck_broken_total');
     const q2 = makeQuery('down.example', 'A');
     expect(await serve(h, q2)).toBe(2);
@@ -221,7 +213,7 @@ describe('forward: upstream selection and health', () => {
     const { h } = await build(`forward . ${d1.addr} {\n read_timeout 100ms\n health_check 20ms\n failfast_all_unhealthy_upstreams\n}`);
     const fwd = h as ForwardHandler;
     await serve(h, makeQuery('ff.example', 'A'));
-    await until(() => fwd.proxies[0]!.down(2));
+    await waitFor('the upstream marked down', () => fwd.proxies[0]!.down(2));
     const seen = d1.count('ff.example');
     const q = makeQuery('ff.example', 'A');
     expect(await serve(h, q)).toBe(2);
@@ -240,7 +232,7 @@ describe('forward: upstream selection and health', () => {
     expect(await serve(h, q)).toBe(2);
     expect(q.error!.message).toContain(u.addr);
     await u.restart();
-    await until(() => fwd.proxies[0]!.fails === 0);
+    await waitFor('the health check to clear the failures', () => fwd.proxies[0]!.fails === 0);
     const q2 = makeQuery('back.example', 'A');
     expect(await serve(h, q2)).toBe(0);
     expect(q2.reply!.answerCount).toBe(1);
@@ -400,7 +392,7 @@ describe('forward: shutdown', () => {
     const h = factory!(null) as ForwardHandler;
     const q = makeQuery('late.example', 'A');
     const pending = h.serve(q);
-    await until(() => u.count('late.example') === 1); // at the upstream, whose reply is held
+    await waitFor('the query at the upstream', () => u.count('late.example') === 1); // at the upstream, whose reply is held
     await ctx.stop();
     release();
     expect(await pending).toBe(0);

@@ -11,6 +11,7 @@ import { dispenserFor, setupContext, type TestContext } from '../../test/helpers
 import { FakeNext } from '../../test/helpers/upstream.js';
 import { loop, LoopHandler, probeTarget } from './index.js';
 import { loopHooks, random62 } from './loop.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -80,7 +81,7 @@ describe('loop', () => {
     const { h, ctx, next } = await setup(port);
     handler = h;
     await ctx.start();
-    for (let i = 0; i < 200 && exits.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the loop plugin to exit', () => exits.length > 0);
     expect(exits).toEqual([1]);
     expect(lines).toContain(`[FATAL] plugin/loop: Loop (127.0.0.1:5353 -> 127.0.0.1:53) detected for zone "example.org.", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO ${h.state.qname}"`);
     expect(next.calls).toBe(3); // everything is passed on
@@ -94,7 +95,7 @@ describe('loop', () => {
     });
     const { h, ctx, next } = await setup(port);
     await ctx.start();
-    for (let i = 0; i < 200 && !h.state.disabled; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the plugin to disable itself', () => h.state.disabled);
     expect(h.state.disabled).toBe(true);
     for (let i = 0; i < 5; i++) await h.serve(makeQuery(h.state.qname, 'HINFO'));
     expect(h.state.seen).toBe(0);

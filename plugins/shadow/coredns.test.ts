@@ -14,6 +14,7 @@ import { registry } from '../../src/metrics/registry.js';
 import { encodeQuery, udpExchange } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const COREDNS = resolve(import.meta.dirname, '../../.bin/coredns');
 
@@ -34,14 +35,6 @@ async function metric(name: string, labels: Record<string, string> = {}): Promis
     if (Object.entries(labels).every(([k, val]) => (v.labels as Record<string, unknown>)[k] === val)) sum += v.value;
   }
   return sum;
-}
-
-async function waitFor(what: string, cond: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Start CoreDNS on a free port; resolves once it answers a query. */

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import type { Message } from '../../src/dns/message.js';
 import { rcode, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
-import { BIN_DIR, REPO_ROOT, waitUntil } from '../helpers/controlplane.js';
+import { BIN_DIR, REPO_ROOT, retryUnlessExited } from '../helpers/controlplane.js';
+import { waitFor } from '../helpers/wait.js';
 
 export type ServerKind = 'clusterdns' | 'coredns';
 export const KINDS: readonly ServerKind[] = ['clusterdns', 'coredns'];
@@ -104,11 +105,11 @@ export async function startDns(kind: ServerKind, o: DnsOptions = {}): Promise<Dn
     },
   };
   try {
-    await waitUntil(`${kind}'s /ready listener`, async () => {
+    await waitFor(`${kind}'s /ready listener`, async () => {
       if (proc.exitCode !== null) throw new Error(`${kind} exited with ${proc.exitCode}:\n${output.join('\n')}`);
       await ready();
       return true;
-    }, 120_000, 100);
+    }, { timeoutMs: 120_000, everyMs: 100, retry: retryUnlessExited });
   } catch (e) {
     await server.stop();
     throw new Error(`${(e as Error).message}\n${output.slice(-30).join('\n')}`);
@@ -118,7 +119,7 @@ export async function startDns(kind: ServerKind, o: DnsOptions = {}): Promise<Dn
 
 /** Wait until /ready says 200. */
 export async function waitReady(s: DnsServer, timeoutMs = 120_000): Promise<void> {
-  await waitUntil(`${s.kind} /ready 200`, async () => ((await s.ready()).status === 200 ? true : undefined), timeoutMs, 100);
+  await waitFor(`${s.kind} /ready 200`, async () => ((await s.ready()).status === 200 ? true : undefined), { timeoutMs, everyMs: 100, retry: retryUnlessExited });
 }
 
 export async function query(s: DnsServer, name: string, type: string): Promise<Message> {
@@ -173,11 +174,11 @@ export function addresses(m: Message): string[] {
 export async function agree(servers: readonly DnsServer[], name: string, type: string, timeoutMs = 30_000): Promise<Normalized> {
   let last: Normalized[] = [];
   try {
-    return await waitUntil(`${name} ${type}: the same reply from ${servers.map((s) => s.kind).join(' and ')}`, async () => {
+    return await waitFor(`${name} ${type}: the same reply from ${servers.map((s) => s.kind).join(' and ')}`, async () => {
       last = await Promise.all(servers.map(async (s) => normalize(await query(s, name, type))));
       const first = JSON.stringify(last[0]);
       return last.every((n) => JSON.stringify(n) === first) ? last[0] : undefined;
-    }, timeoutMs, 200);
+    }, { timeoutMs, everyMs: 200, retry: retryUnlessExited });
   } catch (e) {
     throw new Error(`${(e as Error).message}\n${servers.map((s, i) => `${s.kind}: ${JSON.stringify(last[i], null, 1)}`).join('\n')}`);
   }
@@ -200,7 +201,7 @@ export async function measureChange(change: string, servers: readonly DnsServer[
   const t0 = performance.now();
   await apply();
   await Promise.all(servers.map(async (s) => {
-    await waitUntil(`${s.kind} to reflect "${change}" in ${name} ${type}`, async () => (seen(await query(s, name, type)) ? true : undefined), timeoutMs, 5);
+    await waitFor(`${s.kind} to reflect "${change}" in ${name} ${type}`, async () => (seen(await query(s, name, type)) ? true : undefined), { timeoutMs, everyMs: 5, retry: retryUnlessExited });
     latencies.push({ change, server: s.kind, ms: Math.round(performance.now() - t0) });
   }));
 }

@@ -39,15 +39,6 @@ export function startHandler(cleanups: Cleanups, ix: KubeIndex): KubernetesHandl
   return h;
 }
 
-/** Poll `cond` every 25 ms; fail naming `what` after `timeoutMs`. */
-export async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** Log lines from now on (the previous sink is put back by `cleanups`). */
 export function captureLogs(cleanups: Cleanups): string[] {
   const lines: string[] = [];

@@ -8,6 +8,7 @@ import { ReloadLoop } from '../../plugins/reload/loop.js';
 import { logger } from '../../src/log.js';
 import { captureLogs, dispenserFor, FakeCore, sampleValue } from './fakes.js';
 import { TestInstance } from '../helpers/setup.js';
+import { waitFor } from '../helpers/wait.js';
 import { SharedResources } from '../../src/server/shared.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -214,7 +215,7 @@ describe('reload loop', () => {
     await settle();
     expect(core.reloadReasons).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
-    await until(() => core.reloadReasons.length === 1);
+    await waitFor('the reload the changed file asks for', () => core.reloadReasons.length === 1);
     writeFileSync(path, `\n\n${COREFILE}`);
     await vi.advanceTimersByTimeAsync(10_000);
     await settle();
@@ -225,9 +226,4 @@ describe('reload loop', () => {
 /** Let pending file I/O and promise chains run (real I/O is not on the fake clock). */
 async function settle(): Promise<void> {
   for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
-}
-
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 5000 && !cond(); i++) await new Promise((r) => setImmediate(r));
-  expect(cond()).toBe(true);
 }
