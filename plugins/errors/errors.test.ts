@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
-import { enableDebug, logger, setLogSink } from '../../src/log.js';
+import { enableDebug, logger } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { encodeQuery, makeQuery, rcode, udpExchange } from '../../test/helpers/dns.js';
@@ -9,19 +9,20 @@ import { startServer } from '../../test/helpers/server.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import { errors } from './index.js';
 import { configError, dispenserFor, factoryOf, setupContext, type TestContext } from '../../test/helpers/setup.js';
+import { captureLogs, type LogCapture } from '../../test/helpers/logs.js';
 
 let lines: string[] = [];
-let prevSink: ((line: string) => void) | null = null;
+let capture: LogCapture | null = null;
 
 /** Capture log lines for the tests of the calling describe (restores the previous sink after each). */
-function captureLogs(): void {
+function captureLogsEachTest(): void {
   beforeEach(() => {
-    lines = [];
-    prevSink = setLogSink((l) => lines.push(l));
+    capture = captureLogs();
+    lines = capture.lines;
   });
   afterEach(() => {
-    if (prevSink) setLogSink(prevSink);
-    prevSink = null;
+    capture?.restore();
+    capture = null;
     vi.useRealTimers();
     enableDebug(false);
   });
@@ -52,7 +53,7 @@ function setupErr(text: string): ConfigError {
 }
 
 describe('errors: runtime logging', () => {
-  captureLogs();
+  captureLogsEachTest();
 
   it('logs `[ERROR] plugin/errors: <rcode> <qname lower-case> <qtype>: <error>` on a chain error', async () => {
     const next = failing('read udp 10.244.0.5:43210->10.0.0.2:53: i/o timeout');
@@ -111,7 +112,7 @@ describe('errors: runtime logging', () => {
 });
 
 describe('errors: setup', () => {
-  captureLogs();
+  captureLogsEachTest();
 
   it('accepts no arguments, stdout, stacktrace, consolidate forms', () => {
     for (const text of [
@@ -185,7 +186,7 @@ describe('errors: setup', () => {
 });
 
 describe('errors: consolidate', () => {
-  captureLogs();
+  captureLogsEachTest();
 
   it('N matching errors → one summary at ERROR after the period, nothing before', async () => {
     vi.useFakeTimers();

@@ -7,7 +7,8 @@
 import * as http from 'node:http';
 import type * as net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { answers, captureLogs, startHandler, startIndex, startTestSandbox, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { answers, startHandler, startIndex, startTestSandbox, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { captureLogs } from '../../test/helpers/logs.js';
 import { waitFor } from '../../test/helpers/wait.js';
 import { ns, svc } from './testdata.js';
 
@@ -32,7 +33,7 @@ function services(): unknown[] {
 
 describe('list pages larger than the bound', () => {
   it('asks again with half the limit until a page fits, keeps that limit for the rest of the list, and starts the next list at 500', async () => {
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const sb = await startTestSandbox(cleanups, services());
     // The bound: a page of 8 services. Pages of 500, 250, 125, 62 and 31 (all 40) and 15 are
     // larger; 7 fits.
@@ -111,7 +112,7 @@ describe('list pages larger than the bound', () => {
     let peak = base;
     const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().heapUsed); }, 5);
     cleanups.push(() => clearInterval(sampler));
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const ix = startIndex(cleanups, `http://127.0.0.1:${port}`, { tuning: { maxListPageChars: bound, backoffMinMs: 20, backoffMaxMs: 40 } });
     // three lists of services, each down to limit=1
     const oneList = ['500', '250', '125', '62', '31', '15', '7', '3', '1'];

@@ -10,7 +10,8 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../../src/metrics/registry.js';
-import { answers, captureLogs, startHandler, startIndex, startTestSandbox, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { answers, startHandler, startIndex, startTestSandbox, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { captureLogs } from '../../test/helpers/logs.js';
 import { waitFor } from '../../test/helpers/wait.js';
 import { startFaultProxy, type FaultProxy } from '../../sandbox/faultproxy.js';
 import type { Sandbox } from '../../sandbox/server.js';
@@ -50,7 +51,7 @@ async function staleness(resource: string): Promise<number | undefined> {
 
 describe('API liveness', () => {
   it('re-establishes a watch whose connection stopped relaying (no FIN, no RST) and sees a new service', async () => {
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const sb = await sandbox({ bookmarkIntervalMs: 100 });
     const px = await proxy(sb);
     const ix = index(px.url, { tuning: { livenessMs: 1000 } });
@@ -67,7 +68,7 @@ describe('API liveness', () => {
   });
 
   it('logs staleness past the bound, reports it as a metric, and keeps serving the last state', async () => {
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const sb = await sandbox({ bookmarkIntervalMs: 100 });
     const ix = index(sb.url, { tuning: { livenessMs: 500 } });
     const h = handler(ix);
@@ -157,7 +158,7 @@ describe('API liveness', () => {
 
   /** A synced index with its three watches open, and a count of the services lists it made. */
   const syncedWithListCount = async () => {
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const sb = await sandbox();
     const ix = index(sb.url);
     const h = handler(ix);

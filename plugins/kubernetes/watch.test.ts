@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../../src/metrics/registry.js';
 import { makeQuery } from '../../test/helpers/dns.js';
-import { answers, captureLogs, startHandler, startIndex, startTestSandbox, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { answers, startHandler, startIndex, startTestSandbox, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { captureLogs } from '../../test/helpers/logs.js';
 import { waitFor } from '../../test/helpers/wait.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { KubernetesHandler } from './handler.js';
@@ -126,7 +127,7 @@ describe('watch-backed index', () => {
   });
 
   it('skips malformed objects with one warning each and keeps the rest', async () => {
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const objs = [
       ...fixtureObjects(),
       svc('testns', 'badip', { type: 'ClusterIP', clusterIP: '10.96.999.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }),

@@ -3,7 +3,6 @@ import type { Answer } from 'dns-packet';
 import { ConfigError } from '../../src/corefile/types.js';
 import { Flag } from '../../src/dns/constants.js';
 import { decode, replyTo, setFlag } from '../../src/dns/message.js';
-import { setLogSink } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
 import { Query } from '../../src/query.js';
 import { parseRequest } from '../../src/dns/wire.js';
@@ -14,22 +13,23 @@ import { FakeNext, soa } from '../../test/helpers/upstream.js';
 import { COMBINED_FORMAT, COMMON_FORMAT, compileFormat, formatFlags, formatSeconds, render } from './format.js';
 import { classify, log, typify } from './index.js';
 import { configError, dispenserFor, factoryOf, setupContext } from '../../test/helpers/setup.js';
+import { captureLogs, type LogCapture } from '../../test/helpers/logs.js';
 
 const DURATION = String.raw`\d+(\.\d+)?s`;
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 let lines: string[] = [];
-let prevSink: ((line: string) => void) | null = null;
+let capture: LogCapture | null = null;
 
 /** Capture log lines in the calling describe (the previous sink is restored after each test). */
-function captureLogs(): void {
+function captureLogsEachTest(): void {
   beforeEach(() => {
-    lines = [];
-    prevSink = setLogSink((l) => lines.push(l));
+    capture = captureLogs();
+    lines = capture.lines;
   });
   afterEach(() => {
-    if (prevSink) setLogSink(prevSink);
-    prevSink = null;
+    capture?.restore();
+    capture = null;
   });
 }
 
@@ -165,7 +165,7 @@ describe('log: formatFlags and formats', () => {
 });
 
 describe('log: handler (setup + fake next)', () => {
-  captureLogs();
+  captureLogsEachTest();
 
   it('default rule logs the common line after the chain answered', async () => {
     const h = build('log', scripted());

@@ -2,7 +2,6 @@ import * as dgram from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { parseRequest } from '../../src/dns/wire.js';
-import { setLogSink } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
 import { Query } from '../../src/query.js';
 import { makeQuery, TEST_TRANSPORT } from '../../test/helpers/dns.js';
@@ -12,6 +11,7 @@ import { FakeNext } from '../../test/helpers/upstream.js';
 import { loop, LoopHandler, probeTarget } from './index.js';
 import { loopHooks, random62 } from './loop.js';
 import { waitFor } from '../../test/helpers/wait.js';
+import { captureLogs } from '../../test/helpers/logs.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -70,9 +70,7 @@ describe('loop', () => {
     const prevExit = loopHooks.exit;
     loopHooks.exit = (code) => { exits.push(code); };
     cleanups.push(() => { loopHooks.exit = prevExit; });
-    const lines: string[] = [];
-    const prevSink = setLogSink((l) => lines.push(l));
-    cleanups.push(() => { setLogSink(prevSink); });
+    const lines = captureLogs(cleanups).lines;
     let handler: Handler | null = null;
     const port = await listener((pkt) => {
       // The "forwarder" sends the probe back into the chain three times (a loop).

@@ -3,7 +3,7 @@
  * sandbox, a started index and handler, answers through the handler, captured log lines and polling waits. Each test
  * file keeps its own list of cleanups, run after every test.
  */
-import { logger, setLogSink } from '../../src/log.js';
+import { logger } from '../../src/log.js';
 import { KubernetesHandler } from '../../plugins/kubernetes/handler.js';
 import { KubeIndex, type WatchSettings } from '../../plugins/kubernetes/kubeindex.js';
 import { baseConfig, fmt, replyOf } from '../../plugins/kubernetes/testutil.js';
@@ -37,14 +37,6 @@ export function startHandler(cleanups: Cleanups, ix: KubeIndex): KubernetesHandl
   const h = new KubernetesHandler(baseConfig(), ix.store, () => ix.synced(), null, null);
   cleanups.push(() => h.close());
   return h;
-}
-
-/** Log lines from now on (the previous sink is put back by `cleanups`). */
-export function captureLogs(cleanups: Cleanups): string[] {
-  const lines: string[] = [];
-  const prev = setLogSink((l) => lines.push(l));
-  cleanups.push(() => { setLogSink(prev); });
-  return lines;
 }
 
 /** The answer records `h` gives for `name` and `type`, in the `fmt` form. */

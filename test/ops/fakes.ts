@@ -1,16 +1,8 @@
 /**
- * Helpers for the operational plugins' tests: log capture, HTTP requests, metric samples. Their
+ * Helpers for the operational plugins' tests: HTTP requests, metric samples. Their
  * setup context (the real core's) is test/helpers/setup.ts.
  */
 import * as http from 'node:http';
-import { setLogSink } from '../../src/log.js';
-
-/** Capture log lines (returns the array and a restore function). */
-export function captureLogs(): { lines: string[]; restore: () => void } {
-  const lines: string[] = [];
-  const prev = setLogSink((l) => lines.push(l));
-  return { lines, restore: () => void setLogSink(prev) };
-}
 
 export { dispenserFor, FakeCore } from '../helpers/setup.js';
 

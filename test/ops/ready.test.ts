@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ready } from '../../plugins/ready/index.js';
 import type { ReadyServer } from '../../plugins/ready/server.js';
 import { freePort } from '../helpers/net.js';
-import { captureLogs, dispenserFor, FakeCore, httpErrorCode, httpRequest } from './fakes.js';
+import { dispenserFor, FakeCore, httpErrorCode, httpRequest } from './fakes.js';
+import { captureLogs } from '../helpers/logs.js';
 import { TestInstance } from '../helpers/setup.js';
 import { SharedResources } from '../../src/server/shared.js';
 
@@ -49,8 +50,7 @@ describe('ready endpoint', () => {
     core.probes.set('erratic', [other.probe]);
     const inst = await load(`ready 127.0.0.1:${port}`, shared, core);
     cleanups.push(() => inst.release());
-    const logs = captureLogs();
-    cleanups.push(() => logs.restore());
+    const logs = captureLogs(cleanups);
 
     let r = await httpRequest(port, '/ready');
     expect([r.status, r.body]).toEqual([503, 'erratic,kubernetes']);

@@ -6,7 +6,8 @@ import { reload } from '../../plugins/reload/index.js';
 import { hashConfigFile } from '../../plugins/reload/hash.js';
 import { ReloadLoop } from '../../plugins/reload/loop.js';
 import { logger } from '../../src/log.js';
-import { captureLogs, dispenserFor, FakeCore, sampleValue } from './fakes.js';
+import { dispenserFor, FakeCore, sampleValue } from './fakes.js';
+import { captureLogs } from '../helpers/logs.js';
 import { TestInstance } from '../helpers/setup.js';
 import { waitFor } from '../helpers/wait.js';
 import { SharedResources } from '../../src/server/shared.js';
@@ -25,8 +26,7 @@ function tempDir(): string {
 const failed = async (): Promise<number> => (await sampleValue('coredns_reload_failed_total', 'coredns_reload_failed_total')) ?? 0;
 
 async function startedLoop(path: string, core: FakeCore): Promise<{ loop: ReloadLoop; logs: string[] }> {
-  const logs = captureLogs();
-  cleanups.push(() => logs.restore());
+  const logs = captureLogs(cleanups);
   const loop = new ReloadLoop({ intervalMs: 2000, jitterMs: 0 });
   cleanups.push(() => loop.stop());
   await loop.start({ core, log: logger('reload'), corefilePath: path });
@@ -201,8 +201,7 @@ describe('reload loop', () => {
     // Two blocks: the last values win (2s, no jitter); a second `reload` line in a block is not read.
     await reload.setup(dispenserFor('reload 1m 10s', 'reload'), inst.context('reload'));
     await reload.setup(dispenserFor('reload 2s 0\nreload 5m', 'reload'), inst.context('reload'));
-    const logs = captureLogs();
-    cleanups.push(() => logs.restore());
+    const logs = captureLogs(cleanups);
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     cleanups.push(() => void vi.useRealTimers());
     await inst.run('serving');
