@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { rcode, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { httpErrorCode, httpRequest } from './fakes.js';
+import { httpErrorCode, httpRequest } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
 
 const servers: TestServer[] = [];

@@ -14,10 +14,10 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeQuery, udpExchange } from '../helpers/dns.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { seededRandom } from '../../src/util/prng.js';
-import { waitFor } from '../helpers/wait.js';
+import { encodeQuery, udpExchange } from '../../test/helpers/dns.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { seededRandom } from '../util/prng.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 1);
 const DURATION_MS = Number(process.env.FUZZ_DURATION_MS ?? 20_000);

@@ -1,10 +1,8 @@
 /**
- * Helpers for the operational plugins' tests: HTTP requests, metric samples. Their
- * setup context (the real core's) is test/helpers/setup.ts.
+ * HTTP side of the tests of health, ready and prometheus: one request to a side listener, the
+ * error code of a refused one, and one sample of the process metrics registry.
  */
 import * as http from 'node:http';
-
-export { dispenserFor, FakeCore } from '../helpers/setup.js';
 
 export interface HttpResult {
   readonly status: number;

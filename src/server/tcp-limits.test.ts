@@ -9,12 +9,12 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decode, type Message } from '../../src/dns/message.js';
-import { Server } from '../../src/server/server.js';
-import type { Listener, TcpLimits } from '../../src/server/listener.js';
-import { encodeQuery } from '../helpers/dns.js';
-import { freePort } from '../helpers/net.js';
-import { waitFor } from '../helpers/wait.js';
+import { decode, type Message } from '../dns/message.js';
+import { Server } from './server.js';
+import type { Listener, TcpLimits } from './listener.js';
+import { encodeQuery } from '../../test/helpers/dns.js';
+import { freePort } from '../../test/helpers/net.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const LIMITS: TcpLimits = {
   idleTimeoutMs: 1500,

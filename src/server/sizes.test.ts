@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
-import { decode } from '../../src/dns/message.js';
-import { encodeQuery, udpExchange } from '../helpers/dns.js';
-import { freePort } from '../helpers/net.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { anyError, waitFor } from '../helpers/wait.js';
+import { decode } from '../dns/message.js';
+import { encodeQuery, udpExchange } from '../../test/helpers/dns.js';
+import { freePort } from '../../test/helpers/net.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { anyError, waitFor } from '../../test/helpers/wait.js';
 
 const COREDNS = resolve(import.meta.dirname, '../../.bin/coredns');
 

@@ -2,14 +2,14 @@ import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { reload } from '../../plugins/reload/index.js';
-import { hashConfigFile } from '../../plugins/reload/hash.js';
-import { ReloadLoop } from '../../plugins/reload/loop.js';
+import { reload } from './index.js';
+import { hashConfigFile } from './hash.js';
+import { ReloadLoop } from './loop.js';
 import { logger } from '../../src/log.js';
-import { dispenserFor, FakeCore, sampleValue } from './fakes.js';
-import { captureLogs } from '../helpers/logs.js';
-import { TestInstance } from '../helpers/setup.js';
-import { waitFor } from '../helpers/wait.js';
+import { sampleValue } from '../../test/helpers/http.js';
+import { captureLogs } from '../../test/helpers/logs.js';
+import { dispenserFor, FakeCore, TestInstance } from '../../test/helpers/setup.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { SharedResources } from '../../src/server/shared.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];

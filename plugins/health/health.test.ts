@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { health } from '../../plugins/health/index.js';
-import { HealthServer } from '../../plugins/health/server.js';
+import { health } from './index.js';
+import { HealthServer } from './server.js';
 import { logger } from '../../src/log.js';
-import { freePort } from '../helpers/net.js';
-import { dispenserFor, FakeCore, httpErrorCode, httpRequest, sampleValue } from './fakes.js';
-import { captureLogs } from '../helpers/logs.js';
-import { TestInstance } from '../helpers/setup.js';
+import { freePort } from '../../test/helpers/net.js';
+import { httpErrorCode, httpRequest, sampleValue } from '../../test/helpers/http.js';
+import { captureLogs } from '../../test/helpers/logs.js';
+import { dispenserFor, FakeCore, TestInstance } from '../../test/helpers/setup.js';
 import { SharedResources } from '../../src/server/shared.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];

@@ -3,11 +3,11 @@
  * delay that doubles while it keeps dying soon after its start, and never after shutdown.
  */
 import { describe, expect, it } from 'vitest';
-import type { Flags } from '../../src/cli/flags.js';
-import { QueryThreads, restartDelay, RESTART_MAX_DELAY_MS, RESTART_STABLE_MS } from '../../src/server/threads.js';
-import { captureLogs, type LogCapture } from '../helpers/logs.js';
+import type { Flags } from '../cli/flags.js';
+import { QueryThreads, restartDelay, RESTART_MAX_DELAY_MS, RESTART_STABLE_MS } from './threads.js';
+import { captureLogs, type LogCapture } from '../../test/helpers/logs.js';
 
-const STANDIN = new URL('../fixtures/standin-thread.mjs', import.meta.url);
+const STANDIN = new URL('../../test/fixtures/standin-thread.mjs', import.meta.url);
 const SOURCE = { path: 'test', text: '' };
 
 interface PoolInternals {
