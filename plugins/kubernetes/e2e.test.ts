@@ -15,7 +15,7 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { TestUpstream } from '../../test/helpers/upstream.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { fixtureObjects, slice, svc } from './testdata.js';
-import { fmt } from './testutil.js';
+import { fmt } from '../../test/helpers/records.js';
 import { VECTORS, type Vector } from './vectors.js';
 import { localIPs } from './index.js';
 import { freePort } from '../../test/helpers/net.js';

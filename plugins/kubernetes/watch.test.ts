@@ -14,7 +14,8 @@ import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { KubernetesHandler } from './handler.js';
 import { KubeIndex, parseRfc3339, type WatchSettings } from './kubeindex.js';
 import { fixtureObjects, ns, slice, svc } from './testdata.js';
-import { baseConfig, fmt, replyOf } from './testutil.js';
+import { baseConfig, replyOf } from './testutil.js';
+import { fmt } from '../../test/helpers/records.js';
 import { VECTORS } from './vectors.js';
 
 const cleanups: Cleanups = [];

@@ -7,10 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Answer } from 'dns-packet';
 import type { Message } from '../../src/dns/message.js';
 import { rcode, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
 import { BIN_DIR, REPO_ROOT, retryUnlessExited } from '../helpers/controlplane.js';
+import { fmt } from '../helpers/records.js';
 import { waitFor } from '../helpers/wait.js';
 
 export type ServerKind = 'clusterdns' | 'coredns';
@@ -136,26 +138,8 @@ export interface Normalized {
   additional: string[];
 }
 
-function rrText(r: Record<string, unknown>): string {
-  const type = String(r['type']);
-  const data = r['data'];
-  let text: string;
-  if (type === 'SOA' && typeof data === 'object' && data !== null) {
-    const d = data as Record<string, unknown>;
-    text = `${String(d['mname'])} ${String(d['rname'])} <serial> ${String(d['refresh'])} ${String(d['retry'])} ${String(d['expire'])} ${String(d['minimum'])}`;
-  } else if (type === 'SRV' && typeof data === 'object' && data !== null) {
-    const d = data as Record<string, unknown>;
-    text = `${String(d['priority'])} ${String(d['weight'])} ${String(d['port'])} ${String(d['target'])}`;
-  } else if (Array.isArray(data)) {
-    text = data.map((x) => (Buffer.isBuffer(x) ? x.toString() : String(x))).join(' ');
-  } else {
-    text = String(data);
-  }
-  return `${String(r['name'])}. ${String(r['ttl'] ?? 0)} ${type} ${text}`.toLowerCase();
-}
-
 export function normalize(m: Message): Normalized {
-  const rrs = (list: unknown[] | undefined) => (list ?? []).map((r) => r as Record<string, unknown>).filter((r) => r['type'] !== 'OPT').map(rrText).sort();
+  const rrs = (list: readonly Answer[] | undefined): string[] => (list ?? []).filter((r) => r.type !== 'OPT').map((r) => fmt(r).toLowerCase()).sort();
   return {
     rcode: rcode(m),
     aa: ((m.flags ?? 0) & 0x400) !== 0,

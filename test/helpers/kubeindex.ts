@@ -6,7 +6,8 @@
 import { logger } from '../../src/log.js';
 import { KubernetesHandler } from '../../plugins/kubernetes/handler.js';
 import { KubeIndex, type WatchSettings } from '../../plugins/kubernetes/kubeindex.js';
-import { baseConfig, fmt, replyOf } from '../../plugins/kubernetes/testutil.js';
+import { baseConfig, replyOf } from '../../plugins/kubernetes/testutil.js';
+import { fmt } from './records.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { makeQuery } from './dns.js';
 
