@@ -4,7 +4,7 @@ import { chaos, chaosConfig, DEFAULT_AUTHORS } from './index.js';
 import { decode } from '../../src/dns/message.js';
 import { runCorefile, type CorefileRun } from '../../test/helpers/corefile.js';
 import { makeQuery, rcode } from '../../test/helpers/dns.js';
-import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
@@ -12,7 +12,7 @@ const texts = (m: ReturnType<typeof decode>): string[] => m.answers.map((r) => B
 
 function build(text: string): { h: Handler; next: FakeNext } {
   const next = new FakeNext(() => 5);
-  return { h: factoryOf(chaos.setup(dispenserFor(text, 'chaos'), fakeSetupContext()))(next), next };
+  return { h: handlerOf(chaos, text, next), next };
 }
 
 describe('chaos: setup', () => {

@@ -4,7 +4,7 @@ import { hasOption, nsid, NSID_CODE } from './index.js';
 import { replyTo } from '../../src/dns/message.js';
 import { runCorefile, type CorefileRun } from '../../test/helpers/corefile.js';
 import { makeQuery } from '../../test/helpers/dns.js';
-import { factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
@@ -14,7 +14,7 @@ function build(text: string, next = new FakeNext((q) => {
   q.write(replyTo(q.request), 'fake');
   return 0;
 })): Handler {
-  return factoryOf(nsid.setup(dispenserFor(text, 'nsid'), fakeSetupContext()))(next);
+  return handlerOf(nsid, text, next);
 }
 
 const NSID = [{ code: NSID_CODE, data: Buffer.alloc(0) }];
