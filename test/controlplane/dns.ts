@@ -11,9 +11,9 @@ import type { Answer } from 'dns-packet';
 import type { Message } from '../../src/dns/message.js';
 import { rcode, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
-import { BIN_DIR, REPO_ROOT, retryUnlessExited } from '../helpers/controlplane.js';
+import { BIN_DIR, REPO_ROOT } from '../helpers/controlplane.js';
 import { fmt } from '../helpers/records.js';
-import { waitFor } from '../helpers/wait.js';
+import { retryUnlessExited, waitFor } from '../helpers/wait.js';
 
 export type ServerKind = 'clusterdns' | 'coredns';
 export const KINDS: readonly ServerKind[] = ['clusterdns', 'coredns'];

@@ -1,7 +1,6 @@
 /** Objects for the control-plane suite: namespaces, Nodes, pods that become Ready, Services. */
 import type { ControlPlane, Obj } from '../helpers/controlplane.js';
-import { retryUnlessExited } from '../helpers/controlplane.js';
-import { waitFor } from '../helpers/wait.js';
+import { retryUnlessExited, waitFor } from '../helpers/wait.js';
 
 export const NODE = 'node-a';
 

@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { freePort } from './net.js';
 import { isExecutable } from './spawn.js';
-import { waitFor } from './wait.js';
+import { retryUnlessExited, waitFor } from './wait.js';
 
 // test/helpers/ in the repository, or dist/test/helpers/ when compiled for bench/scale.ts.
 const up = resolve(import.meta.dirname, '../..');
@@ -116,14 +116,6 @@ function openssl(dir: string, args: string[]): void {
   const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
   if (r.error) throw new Error(`openssl not runnable: ${r.error.message}`);
   if (r.status !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${r.stderr}`);
-}
-
-/**
- * For `waitFor` while a component starts: any error (connection refused, a request timeout) means
- * "not yet", except a component that exited, which ends the wait at once.
- */
-export function retryUnlessExited(err: unknown): boolean {
-  return !(err instanceof Error && / exited with /.test(err.message));
 }
 
 /** REST path of an object (or its collection when `name` is omitted). */

@@ -62,3 +62,11 @@ export async function waitFor<T>(what: string | (() => string), cond: () => T | 
 export function anyError(): boolean {
   return true;
 }
+
+/**
+ * `retry` while a process starts: any error (connection refused, a request timeout) means "not
+ * yet", except one saying the process ` exited with ` a status, which ends the wait at once.
+ */
+export function retryUnlessExited(err: unknown): boolean {
+  return !(err instanceof Error && / exited with /.test(err.message));
+}
