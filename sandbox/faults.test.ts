@@ -6,7 +6,8 @@ import * as http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFaultProxy } from './faultproxy.js';
 import { startSandbox } from './server.js';
-import { svc, waitFor } from './testkit.js';
+import { svc } from './testkit.js';
+import { waitFor } from '../test/helpers/wait.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -48,9 +49,9 @@ describe('fault proxy', () => {
     cleanups.push(() => px.close());
     const w = watch(`${px.url}/api/v1/services?watch=true&resourceVersion=${sb.resourceVersion()}`);
     cleanups.push(() => w.stop());
-    await waitFor(() => sb.watchCount() === 1, 'watch through the proxy');
+    await waitFor('watch through the proxy', () => sb.watchCount() === 1);
     sb.apply(svc('a', 'two'));
-    await waitFor(() => w.lines.length === 1, 'event relayed');
+    await waitFor('event relayed', () => w.lines.length === 1);
     expect(px.freeze()).toBe(1);
     sb.apply(svc('a', 'three'));
     // A new connection through the proxy sees the change; the frozen one does not, and stays open.
@@ -58,9 +59,9 @@ describe('fault proxy', () => {
     expect((list['items'] as unknown[]).length).toBe(3);
     const w2 = watch(`${px.url}/api/v1/services?watch=true&resourceVersion=${sb.resourceVersion()}`);
     cleanups.push(() => w2.stop());
-    await waitFor(() => sb.watchCount() === 2, 'second watch');
+    await waitFor('second watch', () => sb.watchCount() === 2);
     sb.apply(svc('a', 'four'));
-    await waitFor(() => w2.lines.length === 1, 'event on the new connection');
+    await waitFor('event on the new connection', () => w2.lines.length === 1);
     expect(w.lines).toHaveLength(1);
     expect(w.ended()).toBe(false);
     expect(px.accepted()).toBeGreaterThanOrEqual(3);
@@ -75,9 +76,9 @@ describe('rewindResourceVersion', () => {
     expect(old).toBe('3');
     const w = watch(`${sb.url}/api/v1/services?watch=true&resourceVersion=${old}`);
     cleanups.push(() => w.stop());
-    await waitFor(() => sb.watchCount() === 1, 'watch open');
+    await waitFor('watch open', () => sb.watchCount() === 1);
     sb.rewindResourceVersion(1);
-    await waitFor(() => w.ended(), 'watch cut');
+    await waitFor('watch cut', () => w.ended());
     expect(sb.resourceVersion()).toBe('1');
     sb.apply(svc('a', 'four'));
     expect(sb.resourceVersion()).toBe('2');
@@ -86,7 +87,7 @@ describe('rewindResourceVersion', () => {
     expect((list['items'] as unknown[]).length).toBe(4);
     const w2 = watch(`${sb.url}/api/v1/services?watch=true&resourceVersion=${old}`);
     cleanups.push(() => w2.stop());
-    await waitFor(() => w2.ended(), 'error after waiting for the revision', 10_000);
+    await waitFor('error after waiting for the revision', () => w2.ended(), { timeoutMs: 10_000 });
     expect(JSON.parse(w2.lines[0]!)).toMatchObject({ type: 'ERROR', object: { code: 504 } });
     expect(() => sb.rewindResourceVersion(5)).toThrow(RangeError);
   });
@@ -96,10 +97,10 @@ describe('rewindResourceVersion', () => {
     cleanups.push(() => sb.close());
     const w = watch(`${sb.url}/api/v1/services?watch=true&resourceVersion=3`);
     cleanups.push(() => w.stop());
-    await waitFor(() => sb.watchCount() === 1, 'watch open');
+    await waitFor('watch open', () => sb.watchCount() === 1);
     sb.rewindResourceVersion(0, { keepWatches: true });
     sb.apply(svc('a', 'four'));
-    await waitFor(() => w.lines.length === 1, 'event');
+    await waitFor('event', () => w.lines.length === 1);
     const ev = JSON.parse(w.lines[0]!) as { type: string; object: { metadata: { resourceVersion: string } } };
     expect(ev.type).toBe('ADDED');
     expect(ev.object.metadata.resourceVersion).toBe('1');

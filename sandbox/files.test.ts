@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { parseYamlObjects } from './files.js';
 import { type Sandbox, startSandbox } from './server.js';
-import { clientsFor, collectWatch, nameOf, svc, waitFor } from './testkit.js';
+import { clientsFor, collectWatch, nameOf, svc } from './testkit.js';
+import { waitFor } from '../test/helpers/wait.js';
 
 const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'examples', 'cluster.yaml');
 
@@ -156,7 +157,7 @@ describe('file watching', () => {
     const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: list.metadata?.resourceVersion });
 
     writeAtomic(f, docs(svc('n', 'keep'), svc('n', 'change', { labels: { v: '2' } }), svc('n', 'new')));
-    await waitFor(() => w.events.length >= 3, 'three events');
+    await waitFor('three events', () => w.events.length >= 3);
     const seen = w.events.map((e) => `${e.type} ${nameOf(e.object)}`).sort();
     expect(seen).toEqual(['ADDED new', 'DELETED drop', 'MODIFIED change']);
     const after = await core.listServiceForAllNamespaces({});
@@ -178,12 +179,10 @@ describe('file watching', () => {
     expect((await core.listNamespace({})).items.map((n) => n.metadata?.name)).toEqual(['n']);
     writeAtomic(a, stringify({ apiVersion: 'v1', kind: 'List', items: [svc('n', 'a1'), svc('n', 'a2')] }));
     let names: string[] = [];
-    const t0 = Date.now();
-    while (names.length !== 2) {
-      if (Date.now() - t0 > 20_000) throw new Error(`a2 did not appear; services: ${names.join(',')}`);
-      await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => `a2 to appear; services: ${names.join(',')}`, async () => {
       names = (await core.listServiceForAllNamespaces({})).items.map((s) => s.metadata?.name ?? '');
-    }
+      return names.length === 2;
+    });
     expect(names).toEqual(['a1', 'a2']);
   });
 
@@ -201,17 +200,17 @@ describe('file watching', () => {
     const rv = sb.resourceVersion();
     const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: rv });
     writeAtomic(f, 'apiVersion: v1\nkind: Service\nmetadata: {name: [unclosed\n');
-    await waitFor(() => warnings.length > 0, 'a warning');
+    await waitFor('a warning', () => warnings.length > 0);
     expect(warnings[0]).toContain('objs.yaml');
     expect(warnings[0]).toContain('keeping previous objects');
     expect(sb.resourceVersion()).toBe(rv);
     expect((await core.listServiceForAllNamespaces({})).items.map((s) => s.metadata?.name)).toEqual(['a', 'b']);
     // an object without a name is malformed too
     writeAtomic(f, docs({ apiVersion: 'v1', kind: 'Service', metadata: {} }));
-    await waitFor(() => warnings.length > 1, 'a second warning');
+    await waitFor('a second warning', () => warnings.length > 1);
     expect((await core.listServiceForAllNamespaces({})).items).toHaveLength(2);
     writeAtomic(f, docs(svc('n', 'a')));
-    await waitFor(() => w.events.length >= 1, 'delete event');
+    await waitFor('delete event', () => w.events.length >= 1);
     expect(w.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['DELETED b']);
     w.abort();
   });

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiException, type V1Service } from '@kubernetes/client-node';
 import { type Sandbox, startSandbox } from './server.js';
-import { clientsFor, collectWatch, nameOf, rvOf, svc, waitFor } from './testkit.js';
+import { clientsFor, collectWatch, nameOf, rvOf, svc } from './testkit.js';
+import { waitFor } from '../test/helpers/wait.js';
 
 let sb: Sandbox | undefined;
 afterEach(async () => {
@@ -292,7 +293,7 @@ describe('watch', () => {
     sb.remove('Service', 'n', 'b');
     sb.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' } }); // other resource
     sb.apply(svc('m', 'c'));
-    await waitFor(() => w.events.length >= 4, 'four events');
+    await waitFor('four events', () => w.events.length >= 4);
     expect(w.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['ADDED b', 'MODIFIED a', 'DELETED b', 'ADDED c']);
     expect(w.events.every((e) => e.object['kind'] === 'Service' && e.object['apiVersion'] === 'v1')).toBe(true);
     const rvs = w.events.map((e) => Number(rvOf(e.object)));
@@ -309,11 +310,11 @@ describe('watch', () => {
     });
     const { watch } = clientsFor(sb.url);
     const w = await collectWatch(watch, '/api/v1/namespaces/n/services', { labelSelector: 'app=x' });
-    await waitFor(() => w.events.length >= 1, 'initial event');
+    await waitFor('initial event', () => w.events.length >= 1);
     sb.apply(svc('n', 'b', { labels: { app: 'x' } })); // now matches: ADDED
     sb.apply(svc('m', 'd', { labels: { app: 'x' } })); // other namespace
     sb.apply(svc('n', 'a', { labels: { app: 'y' } })); // no longer matches: DELETED
-    await waitFor(() => w.events.length >= 3, 'three events');
+    await waitFor('three events', () => w.events.length >= 3);
     expect(w.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['ADDED a', 'ADDED b', 'DELETED a']);
     // DELETED for a selector mismatch carries the previous content.
     const md = w.events[2]?.object['metadata'] as { labels: Record<string, string> };
@@ -327,13 +328,13 @@ describe('watch', () => {
     const rv = sb.resourceVersion();
     const plain = await collectWatch(watch, '/api/v1/services', { resourceVersion: rv });
     const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: rv, allowWatchBookmarks: true });
-    await waitFor(() => w.events.length >= 1, 'bookmark');
+    await waitFor('bookmark', () => w.events.length >= 1);
     sb.apply(svc('n', 'b'));
-    await waitFor(() => w.events.some((e) => e.type === 'BOOKMARK' && Number(rvOf(e.object)) > Number(rv)), 'later bookmark');
+    await waitFor('later bookmark', () => w.events.some((e) => e.type === 'BOOKMARK' && Number(rvOf(e.object)) > Number(rv)));
     const bm = w.events[0];
     expect(bm?.type).toBe('BOOKMARK');
     expect(bm?.object).toEqual({ kind: 'Service', apiVersion: 'v1', metadata: { resourceVersion: rv } });
-    await waitFor(() => plain.events.length >= 1, 'plain event');
+    await waitFor('plain event', () => plain.events.length >= 1);
     // the watch without allowWatchBookmarks has seen later bookmark-worthy time but no BOOKMARK
     expect(plain.events.map((e) => e.type)).toEqual(['ADDED']);
     plain.abort();
@@ -355,7 +356,7 @@ describe('watch', () => {
     // the current revision is still watchable after compaction
     const ok = await collectWatch(watch, '/api/v1/services', { resourceVersion: sb.resourceVersion() });
     sb.apply(svc('n', 'c'));
-    await waitFor(() => ok.events.length >= 1, 'event after compaction');
+    await waitFor('event after compaction', () => ok.events.length >= 1);
     expect(ok.events[0]?.type).toBe('ADDED');
     ok.abort();
   });
@@ -371,7 +372,7 @@ describe('watch', () => {
     const rv2 = String(Number(sb.resourceVersion()) - 3);
     const { watch } = clientsFor(sb.url);
     const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: rv2 });
-    await waitFor(() => w.events.length >= 3, 'three replayed');
+    await waitFor('three replayed', () => w.events.length >= 3);
     expect(w.events.map((e) => nameOf(e.object))).toEqual(['s3', 's4', 's5']);
     w.abort();
   });
@@ -384,7 +385,7 @@ describe('watch', () => {
     expect(r.headers.get('content-type')).toBe('application/json');
     const lines = r.body.split('\n').filter((l) => l !== '');
     expect(lines.map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(['ADDED']);
-    await waitFor(() => sb?.watchCount() === 0, 'watch closed');
+    await waitFor('watch closed', () => sb?.watchCount() === 0);
   });
 
   it('watches EndpointSlices and Pods on their API paths, also via legacy /watch/ paths', async () => {
@@ -411,7 +412,7 @@ describe('watch', () => {
     sb.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' }, status: { phase: 'Running', podIP: '10.0.0.2' } });
     sb.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' }, status: { phase: 'Succeeded', podIP: '10.0.0.2' } });
     sb.remove('endpointslices', 'n', 'x-1');
-    await waitFor(() => w.events.length >= 2 && pw.events.length >= 2, 'slice and pod events');
+    await waitFor('slice and pod events', () => w.events.length >= 2 && pw.events.length >= 2);
     expect(w.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['MODIFIED x-1', 'DELETED x-1']);
     expect(w.events[0]?.object).toMatchObject({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1', addressType: 'IPv4' });
     // the pod leaving the field selector is seen as DELETED
@@ -431,7 +432,7 @@ describe('watch', () => {
       resourceVersionMatch: 'NotOlderThan',
       allowWatchBookmarks: true,
     });
-    await waitFor(() => w.events.length >= 3, 'initial events and bookmark');
+    await waitFor('initial events and bookmark', () => w.events.length >= 3);
     expect(w.events.map((e) => e.type)).toEqual(['ADDED', 'ADDED', 'BOOKMARK']);
     expect(w.events[2]?.object).toEqual({
       kind: 'Service',
@@ -448,7 +449,7 @@ describe('watch', () => {
     const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: ahead });
     sb.apply(svc('n', 'b')); // revision reaches `ahead`: the watch starts after it
     sb.apply(svc('n', 'c'));
-    await waitFor(() => w.events.length >= 1, 'event after catching up');
+    await waitFor('event after catching up', () => w.events.length >= 1);
     expect(w.events.map((e) => nameOf(e.object))).toEqual(['c']);
     w.abort();
     const far = await raw(`${sb.url}/api/v1/services?watch=1&resourceVersion=999999`);
@@ -471,7 +472,7 @@ describe('watch', () => {
         });
       });
     }
-    await waitFor(() => sb?.watchCount() === 0, 'aborted watch removed');
+    await waitFor('aborted watch removed', () => sb?.watchCount() === 0);
     const { core } = clientsFor(sb.url);
     expect((await core.listNamespacedPod({ namespace: 'payments', limit: 10 })).items).toHaveLength(10);
   });
@@ -480,7 +481,7 @@ describe('watch', () => {
     sb = await startSandbox({ objects: [svc('n', 'a')] });
     const { core, watch } = clientsFor(sb.url);
     const w = await collectWatch(watch, '/api/v1/services', {});
-    await waitFor(() => w.events.length >= 1, 'initial');
+    await waitFor('initial', () => w.events.length >= 1);
     await sb.setOffline(true);
     const err = await w.done;
     // the stream was cut: client-node reports an error or a server-side close
@@ -503,13 +504,13 @@ describe('watch', () => {
     const w1 = await collectWatch(watch, '/api/v1/services', {});
     const w2 = await collectWatch(watch, '/api/v1/services', {});
     const w3 = await collectWatch(watch, '/api/v1/namespaces', {});
-    await waitFor(() => sb?.watchCount() === 3, 'three watches');
+    await waitFor('three watches', () => sb?.watchCount() === 3);
     expect(sb.watchesByResource()).toEqual({ services: 2, namespaces: 1 });
     const r = await raw(`${sb.url}/debug/watches`);
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body)).toEqual({ open: 3, byResource: { services: 2, namespaces: 1 } });
     for (const w of [w1, w2, w3]) w.abort();
-    await waitFor(() => sb?.watchCount() === 0, 'watches closed');
+    await waitFor('watches closed', () => sb?.watchCount() === 0);
     expect(JSON.parse((await raw(`${sb.url}/debug/watches`)).body)).toEqual({ open: 0, byResource: {} });
   });
 });

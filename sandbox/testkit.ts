@@ -60,15 +60,6 @@ export async function collectWatch(
   return { events, done, abort: () => ctl.abort() };
 }
 
-/** Poll `cond` until true; throws after `timeoutMs` (a failure guard, not a timing assertion). */
-export async function waitFor(cond: () => boolean, what = 'condition', timeoutMs = 20_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 export function svc(namespace: string, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const { labels, spec, ...rest } = extra;
   return {

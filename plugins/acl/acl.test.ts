@@ -7,13 +7,13 @@ import { decode } from '../../src/dns/message.js';
 import { encodeQuery, makeQuery, rcode, tcpQueries, udpExchange } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 
 function build(text: string, next: Handler, zones = ['.']): Handler {
-  return factoryOf(acl.setup(dispenserFor(text, 'acl'), fakeSetupContext({ zones })))(next);
+  return handlerOf(acl, text, next, fakeSetupContext({ zones }));
 }
 
 function setupErr(text: string): string {

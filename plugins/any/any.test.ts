@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { any } from './index.js';
 import { decode } from '../../src/dns/message.js';
 import { makeQuery, rcode } from '../../test/helpers/dns.js';
-import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 
 describe('any', () => {
@@ -15,7 +15,7 @@ describe('any', () => {
 
   it('answers ANY with one HINFO record, owner as asked, TTL 8482', () => {
     const next = new FakeNext(() => 2);
-    const h = factoryOf(any.setup(dispenserFor('any', 'any'), fakeSetupContext()))(next);
+    const h = handlerOf(any, 'any', next);
     const q = makeQuery('Example.ORG', 'ANY', { id: 99 });
     expect(h.serve(q)).toBe(0);
     expect(next.calls).toBe(0);
@@ -29,7 +29,7 @@ describe('any', () => {
 
   it('passes every other type on', () => {
     const next = new FakeNext(() => 3);
-    const h = factoryOf(any.setup(dispenserFor('any', 'any'), fakeSetupContext()))(next);
+    const h = handlerOf(any, 'any', next);
     expect(h.serve(makeQuery('example.org', 'A'))).toBe(3);
     expect(h.serve(makeQuery('example.org', 'TXT'))).toBe(3);
     expect(next.calls).toBe(2);

@@ -4,7 +4,7 @@ import { decode } from '../../src/dns/message.js';
 import { parseRequest } from '../../src/dns/wire.js';
 import { encodeQuery, makeQuery, udpExchange } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Query } from '../../src/query.js';
 
@@ -35,7 +35,7 @@ describe('bufsize: setup', () => {
 describe('bufsize: handler', () => {
   const seen = (): { next: FakeNext; run: (q: Query) => Query } => {
     const next = new FakeNext(() => 2);
-    const h = factoryOf(bufsize.setup(dispenserFor('bufsize 1000', 'bufsize'), fakeSetupContext()))(next);
+    const h = handlerOf(bufsize, 'bufsize 1000', next);
     return { next, run: (q) => { void h.serve(q); return next.seen[next.seen.length - 1]!; } };
   };
 

@@ -2,9 +2,9 @@ import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chaos, chaosConfig, DEFAULT_AUTHORS } from './index.js';
 import { decode } from '../../src/dns/message.js';
-import { makeQuery, rcode, udpQuery } from '../../test/helpers/dns.js';
-import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { runCorefile, type CorefileRun } from '../../test/helpers/corefile.js';
+import { makeQuery, rcode } from '../../test/helpers/dns.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
@@ -12,7 +12,7 @@ const texts = (m: ReturnType<typeof decode>): string[] => m.answers.map((r) => B
 
 function build(text: string): { h: Handler; next: FakeNext } {
   const next = new FakeNext(() => 5);
-  return { h: factoryOf(chaos.setup(dispenserFor(text, 'chaos'), fakeSetupContext()))(next), next };
+  return { h: handlerOf(chaos, text, next), next };
 }
 
 describe('chaos: setup', () => {
@@ -74,12 +74,12 @@ describe('chaos: handler', () => {
   });
 });
 
-describe('chaos: CH class routing over UDP', () => {
-  let withChaos: TestServer;
-  let without: TestServer;
+describe('chaos: CH class routing through the whole server (UDP)', () => {
+  let withChaos: CorefileRun;
+  let without: CorefileRun;
   beforeAll(async () => {
-    withChaos = await startServer('. {\n  chaos v7\n  whoami\n}\n');
-    without = await startServer('. {\n  whoami\n}\n');
+    withChaos = await runCorefile('. {\n  chaos v7\n  whoami\n}\n');
+    without = await runCorefile('. {\n  whoami\n}\n');
   });
   afterAll(async () => {
     await withChaos.stop();
@@ -87,13 +87,13 @@ describe('chaos: CH class routing over UDP', () => {
   });
 
   it('a listener with chaos answers CH queries; one without refuses them before any plugin', async () => {
-    const m = await udpQuery(withChaos.port, 'version.bind', 'TXT', { class: 'CH' });
+    const m = await withChaos.ask('version.bind', 'TXT', { class: 'CH' });
     expect(rcode(m)).toBe(0);
     expect(texts(m)).toEqual(['v7']);
-    const refused = await udpQuery(without.port, 'version.bind', 'TXT', { class: 'CH' });
+    const refused = await without.ask('version.bind', 'TXT', { class: 'CH' });
     expect(rcode(refused)).toBe(5);
     // Other CH names reach the plugins after chaos (whoami answers anything).
-    const other = await udpQuery(withChaos.port, 'example.org', 'A', { class: 'CH' });
+    const other = await withChaos.ask('example.org', 'A', { class: 'CH' });
     expect(rcode(other)).toBe(0);
   });
 });

@@ -11,12 +11,12 @@ import { describe, expect, it } from 'vitest';
 import { encodeQuery, rcode, udpQuery } from '../../test/helpers/dns.js';
 import { startServer } from '../../test/helpers/server.js';
 import { configError, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
-import { setLogSink } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
 import { makeDispatch } from '../../src/server/dispatch.js';
 import type { Exchange } from '../../src/server/listener.js';
 import { RouteTable } from '../../src/server/routes.js';
 import { debug } from './index.js';
+import { captureLogs } from '../../test/helpers/logs.js';
 
 function setupErr(text: string): string {
   return configError(() => debug.setup(dispenserFor(text, 'debug'), fakeSetupContext()), text).describe();
@@ -71,8 +71,8 @@ describe('panic recovery', () => {
   it('recovered with SERVFAIL without debug; not caught with debug', () => {
     const table = new RouteTable();
     table.add({ zone: '.', chain: throwing });
-    const logged: string[] = [];
-    const prev = setLogSink((l) => logged.push(l));
+    const logs = captureLogs();
+    const logged = logs.lines;
     try {
       const ex = exchange();
       makeDispatch(table, { maxUdpSize: 1232 })(encodeQuery('x.example', 'A'), ex);
@@ -83,7 +83,7 @@ describe('panic recovery', () => {
       expect(() => makeDispatch(table, { maxUdpSize: 1232, recover: false })(encodeQuery('x.example', 'A'), ex2)).toThrow('plugin bug');
       expect(ex2.replies).toHaveLength(0);
     } finally {
-      setLogSink(prev);
+      logs.restore();
     }
   });
 

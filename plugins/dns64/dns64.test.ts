@@ -6,7 +6,7 @@ import { parsePrefix } from './setup.js';
 import { Flag, Qtype } from '../../src/dns/constants.js';
 import { decode, replyTo, setFlag, setRcode, type Message } from '../../src/dns/message.js';
 import { makeQuery, rcode, rrStrings } from '../../test/helpers/dns.js';
-import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
@@ -67,7 +67,7 @@ function chain(answers: Partial<Record<'A' | 'AAAA', (m: Message) => void>>, fai
 }
 
 async function run(text: string, next: FakeNext, q: Query): Promise<{ rc: number; m: Message | null }> {
-  const h: Handler = factoryOf(dns64.setup(dispenserFor(text, 'dns64'), fakeSetupContext()))(next);
+  const h: Handler = handlerOf(dns64, text, next);
   const rc = await h.serve(q);
   return { rc, m: q.reply ? decode(q.reply.wire()) : null };
 }

@@ -1,27 +1,27 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
-import { enableDebug, logger, setLogSink } from '../../src/log.js';
+import { enableDebug, logger } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
-import type { Query } from '../../src/query.js';
 import { encodeQuery, makeQuery, rcode, udpExchange } from '../../test/helpers/dns.js';
 import { decode } from '../../src/dns/message.js';
 import { startServer } from '../../test/helpers/server.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import { errors } from './index.js';
 import { configError, dispenserFor, factoryOf, setupContext, type TestContext } from '../../test/helpers/setup.js';
+import { captureLogs, type LogCapture } from '../../test/helpers/logs.js';
 
 let lines: string[] = [];
-let prevSink: ((line: string) => void) | null = null;
+let capture: LogCapture | null = null;
 
 /** Capture log lines for the tests of the calling describe (restores the previous sink after each). */
-function captureLogs(): void {
+function captureLogsEachTest(): void {
   beforeEach(() => {
-    lines = [];
-    prevSink = setLogSink((l) => lines.push(l));
+    capture = captureLogs();
+    lines = capture.lines;
   });
   afterEach(() => {
-    if (prevSink) setLogSink(prevSink);
-    prevSink = null;
+    capture?.restore();
+    capture = null;
     vi.useRealTimers();
     enableDebug(false);
   });
@@ -43,37 +43,34 @@ const failingAsync = (msg: string, rc: number): FakeNext => new FakeNext(async (
 });
 const ok = (): FakeNext => new FakeNext(() => 0);
 
-async function serve(h: Handler, q: Query): Promise<number> {
-  return await h.serve(q);
-}
 
 function setupErr(text: string): ConfigError {
   return configError(() => errors.setup(dispenserFor(text, 'errors'), setupContext()), text);
 }
 
 describe('errors: runtime logging', () => {
-  captureLogs();
+  captureLogsEachTest();
 
   it('logs `[ERROR] plugin/errors: <rcode> <qname lower-case> <qtype>: <error>` on a chain error', async () => {
     const next = failing('read udp 10.244.0.5:43210->10.0.0.2:53: i/o timeout');
     const { h } = build('errors', next);
     const q = makeQuery('WWW.Example.ORG', 'A');
-    expect(await serve(h, q)).toBe(2);
+    expect(await h.serve(q)).toBe(2);
     expect(next.calls).toBe(1);
     expect(lines).toEqual(['[ERROR] plugin/errors: 2 www.example.org. A: read udp 10.244.0.5:43210->10.0.0.2:53: i/o timeout']);
   });
 
   it('uses the RCODE returned by the chain and the qtype mnemonic (async next)', async () => {
     const { h } = build('errors', failingAsync('refused by policy', 5));
-    expect(await serve(h, makeQuery('a.b.', 'AAAA'))).toBe(5);
+    expect(await h.serve(makeQuery('a.b.', 'AAAA'))).toBe(5);
     expect(lines).toEqual(['[ERROR] plugin/errors: 5 a.b. AAAA: refused by policy']);
   });
 
   it('logs nothing on success (sync and async), and does not change the reply', async () => {
     const { h } = build('errors', ok());
-    expect(await serve(h, makeQuery('example.org', 'A'))).toBe(0);
+    expect(await h.serve(makeQuery('example.org', 'A'))).toBe(0);
     const { h: h2 } = build('errors', new FakeNext(async () => { await Promise.resolve(); return 3; }));
-    expect(await serve(h2, makeQuery('nx.example.org', 'A'))).toBe(3);
+    expect(await h2.serve(makeQuery('nx.example.org', 'A'))).toBe(3);
     expect(lines).toEqual([]);
   });
 
@@ -84,34 +81,34 @@ describe('errors: runtime logging', () => {
     });
     const { h } = build('errors', next);
     const q = makeQuery('example.org', 'A');
-    await serve(h, q);
+    await h.serve(q);
     expect(next.seen[0]).toBe(q);
     expect(q.reply).not.toBeNull();
   });
 
   it('without a next plugin returns SERVFAIL and logs it', async () => {
     const { h } = build('errors', null);
-    expect(await serve(h, makeQuery('example.org', 'A'))).toBe(2);
+    expect(await h.serve(makeQuery('example.org', 'A'))).toBe(2);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^\[ERROR\] plugin\/errors: 2 example\.org\. A: /);
   });
 
   it('`stdout` argument is accepted and logs the same way', async () => {
     const { h } = build('errors stdout', failing('x'));
-    await serve(h, makeQuery('example.org', 'TXT'));
+    await h.serve(makeQuery('example.org', 'TXT'));
     expect(lines).toEqual(['[ERROR] plugin/errors: 2 example.org. TXT: x']);
   });
 
   it('stacktrace property appends the stack to the line', async () => {
     const { h } = build('errors {\n stacktrace\n}', failing('with stack'));
-    await serve(h, makeQuery('example.org', 'A'));
+    await h.serve(makeQuery('example.org', 'A'));
     expect(lines).toHaveLength(1);
     expect(lines[0]!.startsWith('[ERROR] plugin/errors: 2 example.org. A: with stack\n')).toBe(true);
   });
 });
 
 describe('errors: setup', () => {
-  captureLogs();
+  captureLogsEachTest();
 
   it('accepts no arguments, stdout, stacktrace, consolidate forms', () => {
     for (const text of [
@@ -185,12 +182,12 @@ describe('errors: setup', () => {
 });
 
 describe('errors: consolidate', () => {
-  captureLogs();
+  captureLogsEachTest();
 
   it('N matching errors → one summary at ERROR after the period, nothing before', async () => {
     vi.useFakeTimers();
     const { h } = build('errors {\n consolidate 30s "i/o timeout$"\n}', failing('read udp: i/o timeout'));
-    for (let i = 0; i < 3; i++) await serve(h, makeQuery(`n${i}.example.org`, 'A'));
+    for (let i = 0; i < 3; i++) await h.serve(makeQuery(`n${i}.example.org`, 'A'));
     expect(lines).toEqual([]);
     vi.advanceTimersByTime(29_999);
     expect(lines).toEqual([]);
@@ -205,7 +202,7 @@ describe('errors: consolidate', () => {
     let n = 0;
     const next = new FakeNext((q) => q.fail(new Error(n++ % 2 === 0 ? 'timeout here' : 'other failure'), 2));
     const { h } = build('errors {\n consolidate 5m timeout warning\n}', next);
-    for (let i = 0; i < 4; i++) await serve(h, makeQuery('x.example.org', 'A'));
+    for (let i = 0; i < 4; i++) await h.serve(makeQuery('x.example.org', 'A'));
     expect(lines).toEqual([
       '[ERROR] plugin/errors: 2 x.example.org. A: other failure',
       '[ERROR] plugin/errors: 2 x.example.org. A: other failure',
@@ -218,9 +215,9 @@ describe('errors: consolidate', () => {
     vi.useFakeTimers();
     enableDebug(true);
     const { h } = build('errors {\n consolidate 1s a info\n consolidate 2s b debug\n}', new FakeNext((q) => q.fail(new Error(q.lname.startsWith('a') ? 'a' : 'b'), 2)));
-    await serve(h, makeQuery('a.', 'A'));
-    await serve(h, makeQuery('a.', 'A'));
-    await serve(h, makeQuery('b.', 'A'));
+    await h.serve(makeQuery('a.', 'A'));
+    await h.serve(makeQuery('a.', 'A'));
+    await h.serve(makeQuery('b.', 'A'));
     vi.advanceTimersByTime(2000);
     expect(lines).toEqual([
       "[INFO] plugin/errors: 2 errors like 'a' occurred in last 1s",
@@ -231,8 +228,8 @@ describe('errors: consolidate', () => {
   it('first matching rule wins', async () => {
     vi.useFakeTimers();
     const { h } = build('errors {\n consolidate 10s time\n consolidate 10s timeout\n}', failing('timeout'));
-    await serve(h, makeQuery('a.', 'A'));
-    await serve(h, makeQuery('a.', 'A'));
+    await h.serve(makeQuery('a.', 'A'));
+    await h.serve(makeQuery('a.', 'A'));
     vi.advanceTimersByTime(10_000);
     expect(lines).toEqual(["[ERROR] plugin/errors: 2 errors like 'time' occurred in last 10s"]);
   });
@@ -240,10 +237,10 @@ describe('errors: consolidate', () => {
   it('a new period starts with the next match after a summary', async () => {
     vi.useFakeTimers();
     const { h } = build('errors {\n consolidate 10s x\n}', failing('x'));
-    await serve(h, makeQuery('a.', 'A'));
+    await h.serve(makeQuery('a.', 'A'));
     vi.advanceTimersByTime(10_000);
-    await serve(h, makeQuery('a.', 'A'));
-    await serve(h, makeQuery('a.', 'A'));
+    await h.serve(makeQuery('a.', 'A'));
+    await h.serve(makeQuery('a.', 'A'));
     vi.advanceTimersByTime(10_000);
     expect(lines).toEqual([
       "[ERROR] plugin/errors: 1 errors like 'x' occurred in last 10s",
@@ -254,15 +251,15 @@ describe('errors: consolidate', () => {
   it('show_first logs the first error immediately at LEVEL, summary only if n > 1', async () => {
     vi.useFakeTimers();
     const { h } = build('errors {\n consolidate 1m boom warning show_first\n}', failing('boom'));
-    await serve(h, makeQuery('First.example.org', 'A'));
+    await h.serve(makeQuery('First.example.org', 'A'));
     expect(lines).toEqual(['[WARNING] plugin/errors: 2 first.example.org. A: boom']);
-    await serve(h, makeQuery('second.example.org', 'A'));
-    await serve(h, makeQuery('third.example.org', 'A'));
+    await h.serve(makeQuery('second.example.org', 'A'));
+    await h.serve(makeQuery('third.example.org', 'A'));
     expect(lines).toHaveLength(1);
     vi.advanceTimersByTime(60_000);
     expect(lines.slice(1)).toEqual(["[WARNING] plugin/errors: 3 errors like 'boom' occurred in last 1m0s"]);
     // A period with a single error: shown first, no summary.
-    await serve(h, makeQuery('alone.example.org', 'A'));
+    await h.serve(makeQuery('alone.example.org', 'A'));
     vi.advanceTimersByTime(60_000);
     expect(lines.slice(2)).toEqual(['[WARNING] plugin/errors: 2 alone.example.org. A: boom']);
   });
@@ -270,15 +267,15 @@ describe('errors: consolidate', () => {
   it('show_first without level uses ERROR', async () => {
     vi.useFakeTimers();
     const { h } = build('errors {\n consolidate 1m boom show_first\n}', failing('boom'));
-    await serve(h, makeQuery('a.', 'A'));
+    await h.serve(makeQuery('a.', 'A'));
     expect(lines).toEqual(['[ERROR] plugin/errors: 2 a. A: boom']);
   });
 
   it('pending summaries are flushed on shutdown', async () => {
     vi.useFakeTimers();
     const { h, ctx } = build('errors {\n consolidate 1h boom\n}', failing('boom'));
-    await serve(h, makeQuery('a.', 'A'));
-    await serve(h, makeQuery('b.', 'A'));
+    await h.serve(makeQuery('a.', 'A'));
+    await h.serve(makeQuery('b.', 'A'));
     expect(lines).toEqual([]);
     await ctx.stop();
     expect(lines).toEqual(["[ERROR] plugin/errors: 2 errors like 'boom' occurred in last 1h0m0s"]);

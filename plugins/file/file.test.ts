@@ -16,6 +16,7 @@ import { FakeNext } from '../../test/helpers/upstream.js';
 import { dispenserFor, setupContext as fakeSetupContext, type TestContext as FakeContext } from '../../test/helpers/setup.js';
 import { file, reloadZone } from './index.js';
 import { parseFile } from './setup.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'file-plugin-'));
 let n = 0;
@@ -314,13 +315,12 @@ describe('file over sockets', () => {
     const t = await tcpQuery(srv.port, 'web.example.org', 'A', { do: true, edns: 4096 });
     expect(t.answers.map((r) => r.type)).toEqual(['A', 'RRSIG']);
     writeFileSync(db, ZONE.replace('2024', '2025').replace('web A 192.0.2.80', 'web A 192.0.2.81'));
-    const deadline = Date.now() + 20_000;
+    const server = srv;
     let answer: string[] = [];
-    while (Date.now() < deadline) {
-      answer = rrStrings((await udpQuery(srv.port, 'web.example.org', 'A')).answers);
-      if (answer[0]?.endsWith('192.0.2.81')) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(() => `the reloaded zone (last answer: ${answer.join(', ')})`, async () => {
+      answer = rrStrings((await udpQuery(server.port, 'web.example.org', 'A')).answers);
+      return answer[0]?.endsWith('192.0.2.81') === true;
+    }, { everyMs: 50 });
     expect(answer).toEqual(['web.example.org. 3600 A 192.0.2.81']);
     expect(srv.logs.some((l) => l.includes('Successfully reloaded zone "example.org."'))).toBe(true);
   });

@@ -3,10 +3,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decode } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
 import type { Handler } from '../../src/plugin.js';
-import type { Query } from '../../src/query.js';
 import { makeQuery, rrStrings } from '../../test/helpers/dns.js';
 import { dispenserFor, setupContext, type TestContext } from '../../test/helpers/setup.js';
 import { a, FakeNext, TestUpstream } from '../../test/helpers/upstream.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { ForwardHandler } from './handler.js';
 import { forward } from './index.js';
 
@@ -29,9 +29,6 @@ async function build(text: string, next: Handler | null = null): Promise<{ h: Ha
   return { h: factory!(next), ctx };
 }
 
-async function serve(h: Handler, q: Query): Promise<number> {
-  return await h.serve(q);
-}
 
 async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
   const metric = registry.getSingleMetric(name);
@@ -47,22 +44,13 @@ async function metricValue(name: string, labels: Record<string, string> = {}): P
   return sum;
 }
 
-/** Poll `cond` every 10 ms; fail after `ms` (a failure guard, not a timing assertion). */
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('forward: answers', () => {
   it('returns the upstream reply as is, with the client id and question case', async () => {
     const u = await upstream();
     u.on('www.example.org', { answers: [a('www.example.org', '192.0.2.1', 120), a('www.example.org', '192.0.2.2', 60)], aa: true });
     const { h } = await build(`forward . ${u.addr}`);
     const q = makeQuery('WWW.Example.ORG', 'A', { id: 4242 });
-    const rc = await serve(h, q);
+    const rc = await h.serve(q);
     expect(rc).toBe(0);
     const wire = q.reply!.wire();
     expect(wire.readUInt16BE(0)).toBe(4242);
@@ -80,10 +68,10 @@ describe('forward: answers', () => {
     u.on('fail.example.org', { rcode: 2 });
     const { h } = await build(`forward . ${u.addr}`);
     const q1 = makeQuery('nope.example.org', 'A');
-    expect(await serve(h, q1)).toBe(3);
+    expect(await h.serve(q1)).toBe(3);
     expect(q1.reply!.rcode).toBe(3);
     const q2 = makeQuery('fail.example.org', 'A');
-    expect(await serve(h, q2)).toBe(2); // what happened; `q.reply` says it was written (docs/ARCHITECTURE.md)
+    expect(await h.serve(q2)).toBe(2); // what happened; `q.reply` says it was written (docs/ARCHITECTURE.md)
     expect(q2.reply).not.toBeNull();
     expect(q2.reply!.rcode).toBe(2);
   });
@@ -92,11 +80,11 @@ describe('forward: answers', () => {
     const u = await upstream();
     u.on('x.example', { answers: [a('x.example', '192.0.2.9')] });
     const { h } = await build(`forward . ${u.addr}`);
-    await serve(h, makeQuery('x.example', 'A', { transport: { proto: 'tcp' } }));
+    await h.serve(makeQuery('x.example', 'A', { transport: { proto: 'tcp' } }));
     expect(u.received.at(-1)!.proto).toBe('tcp');
     const { h: h2 } = await build(`forward . ${u.addr} {\n force_tcp\n}`);
     const q = makeQuery('x.example', 'A');
-    await serve(h2, q);
+    await h2.serve(q);
     expect(u.received.at(-1)!.proto).toBe('tcp');
     expect(rrStrings(decode(q.reply!.wire()).answers)).toEqual(['x.example. 300 A 192.0.2.9']);
   });
@@ -104,7 +92,7 @@ describe('forward: answers', () => {
   it('sends the client OPT record unchanged', async () => {
     const u = await upstream();
     const { h } = await build(`forward . ${u.addr}`);
-    await serve(h, makeQuery('e.example', 'A', { edns: 1232, do: true }));
+    await h.serve(makeQuery('e.example', 'A', { edns: 1232, do: true }));
     expect(u.received.at(-1)!.edns).toBe(true);
   });
 
@@ -113,13 +101,13 @@ describe('forward: answers', () => {
     u.on('tcp.example', { answers: [a('tcp.example', '192.0.2.7')] });
     const { h } = await build(`forward . ${u.addr} {\n force_tcp\n}`);
     const hits0 = await metricValue('coredns_proxy_conn_cache_hits_total', { to: u.addr, proto: 'tcp' });
-    await serve(h, makeQuery('tcp.example', 'A'));
-    await serve(h, makeQuery('tcp.example', 'A'));
+    await h.serve(makeQuery('tcp.example', 'A'));
+    await h.serve(makeQuery('tcp.example', 'A'));
     expect(await metricValue('coredns_proxy_conn_cache_hits_total', { to: u.addr, proto: 'tcp' })).toBe(hits0 + 1);
     await u.stop();
     await u.restart();
     const q = makeQuery('tcp.example', 'A');
-    expect(await serve(h, q)).toBe(0);
+    expect(await h.serve(q)).toBe(0);
     expect(q.reply!.rcode).toBe(0);
   });
 
@@ -128,7 +116,7 @@ describe('forward: answers', () => {
     u.on('wrong.example', { wrongQuestion: true, answers: [a('wrong.example', '192.0.2.1')] });
     const { h } = await build(`forward . ${u.addr} {\n force_tcp\n}`);
     const q = makeQuery('wrong.example', 'A', { id: 7 });
-    expect(await serve(h, q)).toBe(1); // FORMERR, written by forward
+    expect(await h.serve(q)).toBe(1); // FORMERR, written by forward
     const msg = decode(q.reply!.wire());
     expect(msg.id).toBe(7);
     expect((msg.flags ?? 0) & 0xf).toBe(1);
@@ -140,7 +128,7 @@ describe('forward: answers', () => {
     u.on('m.example', { answers: [a('m.example', '192.0.2.1')] });
     const { h } = await build(`forward . ${u.addr}`);
     const before = await metricValue('coredns_forward_requests_total', { to: u.addr });
-    await serve(h, makeQuery('m.example', 'A'));
+    await h.serve(makeQuery('m.example', 'A'));
     expect(await metricValue('coredns_forward_requests_total', { to: u.addr })).toBe(before + 1);
     expect(await metricValue('coredns_forward_responses_total', { to: u.addr, rcode: 'NOERROR' })).toBe(1);
     const hist = await registry.getSingleMetric('coredns_proxy_request_duration_seconds')!.get();
@@ -156,10 +144,10 @@ describe('forward: truncation', () => {
     u.on('big.example', { truncateUdp: true, answers: [a('big.example', '192.0.2.1')] });
     const { h } = await build(`forward . ${u.addr}`);
     const q = makeQuery('big.example', 'A');
-    await serve(h, q);
+    await h.serve(q);
     expect(q.reply!.flags & 0x0200).toBe(0x0200);
     const q2 = makeQuery('big.example', 'A', { transport: { proto: 'tcp' } });
-    await serve(h, q2);
+    await h.serve(q2);
     expect(q2.reply!.flags & 0x0200).toBe(0);
     expect(q2.reply!.answerCount).toBe(1);
   });
@@ -169,7 +157,7 @@ describe('forward: truncation', () => {
     u.on('big.example', { truncateUdp: true, answers: [a('big.example', '192.0.2.1')] });
     const { h } = await build(`forward . ${u.addr} {\n prefer_udp\n}`);
     const q = makeQuery('big.example', 'A', { transport: { proto: 'tcp' } });
-    await serve(h, q);
+    await h.serve(q);
     expect(q.reply!.flags & 0x0200).toBe(0);
     expect(q.reply!.answerCount).toBe(1);
     expect(u.received.map((r) => r.proto)).toEqual(['udp', 'tcp']);
@@ -185,15 +173,15 @@ describe('forward: upstream selection and health', () => {
     const { h } = await build(`forward . ${dead.addr} ${alive.addr} {\n policy sequential\n read_timeout 200ms\n health_check 20ms\n}`);
     const fwd = h as ForwardHandler;
     const q = makeQuery('s.example', 'A');
-    expect(await serve(h, q)).toBe(0);
+    expect(await h.serve(q)).toBe(0);
     expect(dead.count('s.example')).toBe(1);
     expect(alive.count('s.example')).toBe(1);
     const failsBefore = await metricValue('coredns_proxy_healthcheck_failures_total', { to: dead.addr });
-    await until(() => fwd.proxies[0]!.down(2));
+    await waitFor('the upstream marked down', () => fwd.proxies[0]!.down(2));
     expect(await metricValue('coredns_proxy_healthcheck_failures_total', { to: dead.addr })).toBeGreaterThan(failsBefore);
     expect(await metricValue('coredns_forward_healthcheck_failures_total', { to: dead.addr })).toBeGreaterThan(0);
     const q2 = makeQuery('s.example', 'A');
-    expect(await serve(h, q2)).toBe(0);
+    expect(await h.serve(q2)).toBe(0);
     expect(dead.count('s.example')).toBe(1); // skipped
     expect(alive.count('s.example')).toBe(2);
   });
@@ -204,13 +192,13 @@ describe('forward: upstream selection and health', () => {
     const { h } = await build(`forward . ${d1.addr} {\n read_timeout 100ms\n health_check 20ms\n max_connect_attempts 1\n}`);
     const fwd = h as ForwardHandler;
     const q = makeQuery('down.example', 'A');
-    expect(await serve(h, q)).toBe(2);
+    expect(await h.serve(q)).toBe(2);
     expect(q.reply).toBeNull();
     expect(q.error!.message).toMatch(new RegExp(`^read udp 127\\.0\\.0\\.1:\\d+->${d1.addr.replace(/\./g, '\\.')}: i/o timeout$`));
-    await until(() => fwd.proxies[0]!.down(2));
+    await waitFor('the upstream marked down', () => fwd.proxies[0]!.down(2));
     const broken = await metricValue('coredns_forward_healthcheck_broken_total');
     const q2 = makeQuery('down.example', 'A');
-    expect(await serve(h, q2)).toBe(2);
+    expect(await h.serve(q2)).toBe(2);
     expect(await metricValue('coredns_forward_healthcheck_broken_total')).toBe(broken + 1);
     expect(d1.count('down.example')).toBe(2); // tried anyway
   });
@@ -220,11 +208,11 @@ describe('forward: upstream selection and health', () => {
     d1.defaultBehaviour = { drop: true };
     const { h } = await build(`forward . ${d1.addr} {\n read_timeout 100ms\n health_check 20ms\n failfast_all_unhealthy_upstreams\n}`);
     const fwd = h as ForwardHandler;
-    await serve(h, makeQuery('ff.example', 'A'));
-    await until(() => fwd.proxies[0]!.down(2));
+    await h.serve(makeQuery('ff.example', 'A'));
+    await waitFor('the upstream marked down', () => fwd.proxies[0]!.down(2));
     const seen = d1.count('ff.example');
     const q = makeQuery('ff.example', 'A');
-    expect(await serve(h, q)).toBe(2);
+    expect(await h.serve(q)).toBe(2);
     expect(q.error!.message).toBe('no healthy proxies');
     expect(d1.count('ff.example')).toBe(seen);
   });
@@ -234,15 +222,15 @@ describe('forward: upstream selection and health', () => {
     u.on('back.example', { answers: [a('back.example', '192.0.2.8')] });
     const { h } = await build(`forward . ${u.addr} {\n read_timeout 200ms\n health_check 20ms\n}`);
     const fwd = h as ForwardHandler;
-    expect(await serve(h, makeQuery('back.example', 'A'))).toBe(0);
+    expect(await h.serve(makeQuery('back.example', 'A'))).toBe(0);
     await u.stop();
     const q = makeQuery('back.example', 'A');
-    expect(await serve(h, q)).toBe(2);
+    expect(await h.serve(q)).toBe(2);
     expect(q.error!.message).toContain(u.addr);
     await u.restart();
-    await until(() => fwd.proxies[0]!.fails === 0);
+    await waitFor('the health check to clear the failures', () => fwd.proxies[0]!.fails === 0);
     const q2 = makeQuery('back.example', 'A');
-    expect(await serve(h, q2)).toBe(0);
+    expect(await h.serve(q2)).toBe(0);
     expect(q2.reply!.answerCount).toBe(1);
   });
 
@@ -253,7 +241,7 @@ describe('forward: upstream selection and health', () => {
       const { h } = await build(`forward . ${d1.addr} {\n read_timeout 50ms\n max_fails ${maxFails}\n max_connect_attempts 1\n}`);
       const proxy = (h as ForwardHandler).proxies[0]!;
       const healthcheck = vi.spyOn(proxy, 'healthcheck');
-      await serve(h, makeQuery('nf.example', 'A')); // the failed attempt is where a check would start
+      await h.serve(makeQuery('nf.example', 'A')); // the failed attempt is where a check would start
       return healthcheck.mock.calls.length;
     };
     expect(await checks(1)).toBe(1);
@@ -265,7 +253,7 @@ describe('forward: upstream selection and health', () => {
     const { h } = await build(`forward . ${us.map((u) => u.addr).join(' ')} {\n policy round_robin\n}`);
     const order: number[] = [];
     for (let k = 0; k < 6; k++) {
-      await serve(h, makeQuery(`rr${k}.example`, 'A'));
+      await h.serve(makeQuery(`rr${k}.example`, 'A'));
       order.push(us.findIndex((u) => u.count(`rr${k}.example`) === 1));
     }
     expect(order).toEqual([1, 2, 0, 1, 2, 0]);
@@ -274,7 +262,7 @@ describe('forward: upstream selection and health', () => {
   it('random policy spreads queries over both upstreams', async () => {
     const us = [await upstream(), await upstream()];
     const { h } = await build(`forward . ${us[0]!.addr} ${us[1]!.addr}`);
-    for (let k = 0; k < 40; k++) await serve(h, makeQuery(`r${k}.example`, 'A'));
+    for (let k = 0; k < 40; k++) await h.serve(makeQuery(`r${k}.example`, 'A'));
     expect(us[0]!.received.length).toBeGreaterThan(0);
     expect(us[1]!.received.length).toBeGreaterThan(0);
     expect(us[0]!.received.length + us[1]!.received.length).toBe(40);
@@ -289,10 +277,10 @@ describe('forward: upstream selection and health', () => {
     u2.on('all.example', { rcode: 5 });
     const { h } = await build(`forward . ${u1.addr} ${u2.addr} {\n policy sequential\n failover REFUSED\n}`);
     const q = makeQuery('fo.example', 'A');
-    expect(await serve(h, q)).toBe(0);
+    expect(await h.serve(q)).toBe(0);
     expect(q.reply!.answerCount).toBe(1);
     const q2 = makeQuery('all.example', 'A');
-    await serve(h, q2);
+    await h.serve(q2);
     expect(q2.reply!.rcode).toBe(5);
   });
 });
@@ -302,10 +290,10 @@ describe('forward: chain', () => {
     const u = await upstream();
     const next = new FakeNext(() => 5);
     const { h } = await build(`forward example.org ${u.addr} {\n except example.org internal.example.org\n}`, next);
-    await serve(h, makeQuery('www.example.com', 'A'));
-    await serve(h, makeQuery('a.internal.example.org', 'A'));
+    await h.serve(makeQuery('www.example.com', 'A'));
+    await h.serve(makeQuery('a.internal.example.org', 'A'));
     expect(next.calls).toBe(2);
-    await serve(h, makeQuery('example.org', 'A'));
+    await h.serve(makeQuery('example.org', 'A'));
     expect(next.calls).toBe(2);
     expect(u.count('example.org')).toBe(1);
   });
@@ -318,11 +306,11 @@ describe('forward: chain', () => {
     u2.on('other.test', { answers: [a('other.test', '192.0.2.6')] });
     const { h } = await build(`forward example ${u1.addr} {\n next NXDOMAIN\n}\nforward . ${u2.addr}`);
     const q = makeQuery('n.example', 'A');
-    expect(await serve(h, q)).toBe(0);
+    expect(await h.serve(q)).toBe(0);
     expect(u1.count('n.example')).toBe(1);
     expect(u2.count('n.example')).toBe(1);
     const q2 = makeQuery('other.test', 'A');
-    expect(await serve(h, q2)).toBe(0);
+    expect(await h.serve(q2)).toBe(0);
     expect(u1.count('other.test')).toBe(0);
   });
 
@@ -330,7 +318,7 @@ describe('forward: chain', () => {
     const u = await upstream();
     const { h } = await build(`forward example.org ${u.addr}`);
     const q = makeQuery('x.test', 'A');
-    expect(await serve(h, q)).toBe(2);
+    expect(await h.serve(q)).toBe(2);
     expect(q.error!.message).toBe('plugin/forward: no next plugin found');
   });
 });
@@ -355,7 +343,7 @@ describe('forward: max_concurrent', () => {
     expect(await p2).toBe(0);
     expect(fwd.inFlight).toBe(0);
     expect(fwd.proxies[0]!.fails).toBe(0);
-    expect(await serve(h, makeQuery('slow.example', 'A'))).toBe(0);
+    expect(await h.serve(makeQuery('slow.example', 'A'))).toBe(0);
   });
 });
 
@@ -371,7 +359,7 @@ describe('forward: DNS over TLS', () => {
     const hits0 = await metricValue('coredns_proxy_conn_cache_hits_total', { to, proto: 'tcp-tls' });
     for (const proto of ['udp', 'tcp'] as const) {
       const q = makeQuery('dot.example', 'A', { transport: { proto } });
-      expect(await serve(h, q)).toBe(0);
+      expect(await h.serve(q)).toBe(0);
       expect(rrStrings(decode(q.reply!.wire()).answers)).toEqual(['dot.example. 300 A 192.0.2.53']);
     }
     expect(u.received.map((r) => r.proto)).toEqual(['tls', 'tls']);
@@ -383,7 +371,7 @@ describe('forward: DNS over TLS', () => {
     const port = await u.enableTls(readFileSync(`${testdata}dot.key`), readFileSync(`${testdata}dot.crt`));
     const { h } = await build(`forward . tls://127.0.0.1%wrong.test:${port} {\n tls ${testdata}dot.crt\n max_fails 0\n max_connect_attempts 1\n}`);
     const q = makeQuery('dot.example', 'A');
-    expect(await serve(h, q)).toBe(2);
+    expect(await h.serve(q)).toBe(2);
     expect(q.error!.message).toMatch(new RegExp(`^dial tcp 127\\.0\\.0\\.1:${port}: .*wrong\\.test`));
     expect(u.received).toEqual([]);
   });
@@ -400,7 +388,7 @@ describe('forward: shutdown', () => {
     const h = factory!(null) as ForwardHandler;
     const q = makeQuery('late.example', 'A');
     const pending = h.serve(q);
-    await until(() => u.count('late.example') === 1); // at the upstream, whose reply is held
+    await waitFor('the query at the upstream', () => u.count('late.example') === 1); // at the upstream, whose reply is held
     await ctx.stop();
     release();
     expect(await pending).toBe(0);
@@ -431,11 +419,11 @@ describe('forward: connection pools', () => {
     const { h } = await build(`forward . ${u.addr} {\n force_tcp\n expire 50ms\n}`);
     const misses = () => metricValue('coredns_proxy_conn_cache_misses_total', { to: u.addr, proto: 'tcp' });
     const m0 = await misses();
-    await serve(h, makeQuery('e1.example', 'A'));
-    await serve(h, makeQuery('e2.example', 'A'));
+    await h.serve(makeQuery('e1.example', 'A'));
+    await h.serve(makeQuery('e2.example', 'A'));
     expect(await misses()).toBe(m0 + 1);
     await new Promise((r) => setTimeout(r, 200)); // well past `expire`
-    await serve(h, makeQuery('e3.example', 'A'));
+    await h.serve(makeQuery('e3.example', 'A'));
     expect(await misses()).toBe(m0 + 2);
   });
 
@@ -457,7 +445,7 @@ describe('forward: next_on_nodata', () => {
     u2.on('nd.example', { answers: [a('nd.example', '192.0.2.99')] });
     const { h } = await build(`forward . ${u1.addr} {\n next_on_nodata\n}\nforward . ${u2.addr}`);
     const q = makeQuery('nd.example', 'A');
-    expect(await serve(h, q)).toBe(0);
+    expect(await h.serve(q)).toBe(0);
     expect(q.reply!.answerCount).toBe(1);
     expect(u1.count('nd.example')).toBe(1);
   });
@@ -468,7 +456,7 @@ describe('forward: next_on_nodata', () => {
     const next = new FakeNext(() => 5);
     const { h } = await build(`forward . ${u1.addr} {\n next NXDOMAIN\n}`, next);
     const q = makeQuery('nx.example', 'A');
-    expect(await serve(h, q)).toBe(3);
+    expect(await h.serve(q)).toBe(3);
     expect(next.calls).toBe(0);
   });
 });
@@ -484,7 +472,7 @@ describe('forward: DNS over HTTPS', () => {
       const { h } = await build(`forward . https://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n doh_method ${method}\n}`);
       for (let i = 0; i < 2; i++) {
         const q = makeQuery('doh.example', 'A', { id: 4000 + i });
-        expect(await serve(h, q)).toBe(0);
+        expect(await h.serve(q)).toBe(0);
         const m = decode(q.reply!.wire());
         expect(m.id).toBe(4000 + i);
         expect(rrStrings(m.answers)).toEqual(['doh.example. 300 A 192.0.2.80']);
@@ -499,7 +487,7 @@ describe('forward: DNS over HTTPS', () => {
     u.on('gone.example', { closeTcp: true });
     const { h } = await build(`forward . https://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n max_fails 0\n max_connect_attempts 1\n}`);
     const q = makeQuery('gone.example', 'A');
-    expect(await serve(h, q)).toBe(2);
+    expect(await h.serve(q)).toBe(2);
     expect(q.error!.message).toMatch(new RegExp(`^https 127\\.0\\.0\\.1:${port}: `));
   });
 });

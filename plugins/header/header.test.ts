@@ -5,17 +5,13 @@ import { decode, replyTo } from '../../src/dns/message.js';
 import { encodeMessage } from '../../src/dns/encode.js';
 import { parseRequest } from '../../src/dns/wire.js';
 import { makeQuery } from '../../test/helpers/dns.js';
-import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
-import type { Handler } from '../../src/plugin.js';
 
 function setupErr(text: string): string {
   return configError(() => header.setup(dispenserFor(text, 'header'), fakeSetupContext()), text).describe();
 }
 
-function build(text: string, next: Handler): Handler {
-  return factoryOf(header.setup(dispenserFor(text, 'header'), fakeSetupContext()))(next);
-}
 
 describe('header: setup', () => {
   it.each([
@@ -36,7 +32,7 @@ describe('header: setup', () => {
 describe('header: handler', () => {
   it('query rules change the request the next plugins see (flags word and packet), on a copy', () => {
     const next = new FakeNext(() => 2);
-    const h = build('header {\n query clear rd\n query set aa\n}', next);
+    const h = handlerOf(header, 'header {\n query clear rd\n query set aa\n}', next);
     const q = makeQuery('example.org', 'A', { rd: true });
     const raw = q.raw;
     void h.serve(q);
@@ -57,7 +53,7 @@ describe('header: handler', () => {
       q.writeWire(written, 'fake');
       return 0;
     });
-    const h = build('header {\n response set aa rd\n response clear ra\n response clear aa\n response set aa\n}', next);
+    const h = handlerOf(header, 'header {\n response set aa rd\n response clear ra\n response clear aa\n response set aa\n}', next);
     const q = makeQuery('example.org', 'A', { rd: false });
     expect(h.serve(q)).toBe(0);
     const m = decode(q.reply!.wire());
@@ -69,14 +65,14 @@ describe('header: handler', () => {
   });
 
   it('decoded replies are changed in place; no reply means nothing to change', () => {
-    const h = build('header {\n response set ra\n}', new FakeNext((q) => {
+    const h = handlerOf(header, 'header {\n response set ra\n}', new FakeNext((q) => {
       q.write(replyTo(q.request), 'fake');
       return 0;
     }));
     const q = makeQuery('example.org', 'A');
     void h.serve(q);
     expect(decode(q.reply!.wire()).flag_ra).toBe(true);
-    const failing = build('header {\n response set ra\n}', new FakeNext(() => 2));
+    const failing = handlerOf(header, 'header {\n response set ra\n}', new FakeNext(() => 2));
     const q2 = makeQuery('example.org', 'A');
     expect(failing.serve(q2)).toBe(2);
     expect(q2.reply).toBeNull();
@@ -87,7 +83,7 @@ describe('header: handler', () => {
       q.write(replyTo(q.request), 'fake');
       return 0;
     });
-    const h = build('header {\n response SET AA\n}\nheader {\n response set ra\n}', next);
+    const h = handlerOf(header, 'header {\n response SET AA\n}\nheader {\n response set ra\n}', next);
     const q = makeQuery('example.org', 'A');
     void h.serve(q);
     const m = decode(q.reply!.wire());

@@ -14,6 +14,7 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { networkInterfaces } from 'node:os';
 import { parseExternal } from './setup.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 function parse(text: string) {
   return parseExternal(new Dispenser(lex(text, 'Corefile'), 'k8s_external'), ['example.com.']);
@@ -177,10 +178,10 @@ describe('k8s_external answers', () => {
       spec: { type: 'LoadBalancer', clusterIP: '10.96.1.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
       status: { loadBalancer: { ingress: [{ ip: '198.51.100.2' }] } } });
     let m = await q(s, 'lb.ns1.example.org', 'A');
-    for (let i = 0; i < 200 && rrStrings(m.answers).join() !== 'lb.ns1.example.org. 7 A 198.51.100.2'; i++) {
-      await new Promise((r) => setTimeout(r, 25));
+    await waitFor('the updated external address', async () => {
       m = await q(s, 'lb.ns1.example.org', 'A');
-    }
+      return rrStrings(m.answers).join() === 'lb.ns1.example.org. 7 A 198.51.100.2';
+    });
     expect(rrStrings(m.answers)).toEqual(['lb.ns1.example.org. 7 A 198.51.100.2']);
     const soa = await q(s, 'example.org', 'SOA');
     const serial = Number(rrStrings(soa.answers)[0]!.split(' ')[5]);

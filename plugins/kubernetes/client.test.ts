@@ -8,6 +8,7 @@ import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { ApiClient, ApiError, PageTooLargeError, readJson } from './client.js';
 import { KubeIndexSource } from './indexsource.js';
 import { fixtureObjects } from './testdata.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -48,11 +49,7 @@ const watched = { labels: null, namespaceLabels: null, endpoints: true, pods: fa
 
 async function startAndSync(ix: KubeIndexSource): Promise<void> {
   ix.start();
-  const deadline = Date.now() + 20_000;
-  while (!ix.synced()) {
-    if (Date.now() > deadline) throw new Error(`not synced: ${ix.notReadyReason()}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await waitFor(() => `the index to sync (not ready: ${ix.notReadyReason()})`, () => ix.synced());
 }
 
 describe('API client configuration', () => {
@@ -169,8 +166,7 @@ describe('response bodies', () => {
     expect(err).toBeInstanceOf(PageTooLargeError);
     expect((err as PageTooLargeError).maxChars).toBe(1024 * 1024);
     expect(res.destroyed).toBe(true);
-    const deadline = Date.now() + 20_000;
-    while (!closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the server to see the connection closed', () => closed);
     expect(closed).toBe(true);
     // what the server got out before the close: the bound plus what the socket buffers held
     expect(sent).toBeLessThan(64 * 1024 * 1024);

@@ -15,10 +15,11 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { TestUpstream } from '../../test/helpers/upstream.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { fixtureObjects, slice, svc } from './testdata.js';
-import { fmt } from './testutil.js';
+import { fmt } from '../../test/helpers/records.js';
 import { VECTORS, type Vector } from './vectors.js';
 import { localIPs } from './index.js';
 import { freePort } from '../../test/helpers/net.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 let sb: Sandbox;
 let upstream: TestUpstream;
@@ -113,13 +114,12 @@ describe('response size', () => {
     sb.apply(slice('testns', 'big-1', 'big', [{ name: 'http', port: 8080, protocol: 'TCP' }], ips.map((ip) => ({ ip, ready: true }))));
     const s = await serverFor({ n: 'size', q: '', t: 'A', rcode: 'NOERROR' });
     const name = 'big.testns.svc.cluster.local.';
-    const deadline = Date.now() + 20_000;
-    for (;;) {
+    let got = 0;
+    await waitFor(() => `the big service complete (${got} answers)`, async () => {
       const [m] = await tcpQueries(s.port, [encodeQuery(name, 'A')]);
-      if (m!.answers.length === 40) break;
-      if (Date.now() > deadline) throw new Error(`big service incomplete: ${m!.answers.length} answers`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+      got = m!.answers.length;
+      return got === 40;
+    });
     const u = await udpQuery(s.port, name, 'A');
     expect((u.flags ?? 0) & Flag.TC).toBe(Flag.TC);
     expect(u.answers.length).toBeLessThan(40);
@@ -139,17 +139,12 @@ describe('ExternalName through forward', () => {
       expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('NOERROR');
       expect(m.answers.map(fmt)).toEqual(['ext.testns.svc.cluster.local. 5 CNAME www.example.com.', 'www.example.com. 300 A 93.184.216.34']);
       sb.apply(svc('testns', 'ext2', { type: 'ExternalName', externalName: 'nothing.example.org' }));
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const m2 = await udpQuery(s.port, 'ext2.testns.svc.cluster.local.', 'A');
-        if (m2.answers.length) {
-          expect(rcodeName((m2.flags ?? 0) & 0xf)).toBe('NOERROR');
-          expect(m2.answers.map(fmt)).toEqual(['ext2.testns.svc.cluster.local. 5 CNAME nothing.example.org.']);
-          break;
-        }
-        if (Date.now() > deadline) throw new Error('ext2 never appeared');
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      const m2 = await waitFor('ext2 to appear', async () => {
+        const r = await udpQuery(s.port, 'ext2.testns.svc.cluster.local.', 'A');
+        return r.answers.length > 0 && r;
+      });
+      expect(rcodeName((m2.flags ?? 0) & 0xf)).toBe('NOERROR');
+      expect(m2.answers.map(fmt)).toEqual(['ext2.testns.svc.cluster.local. 5 CNAME nothing.example.org.']);
     } finally {
       await s.stop();
     }
@@ -163,16 +158,11 @@ describe('ExternalName lookups re-enter the whole server', () => {
     sb.apply(svc('testns', 'corpdb', { type: 'ExternalName', externalName: 'db.corp.example' }));
     const s = await startServer(`. {\n  kubernetes cluster.local {\n    endpoint ${sb.url}\n  }\n}\ncorp.example {\n  forward . ${stub.addr}\n}\n`);
     try {
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const m = await udpQuery(s.port, 'corpdb.testns.svc.cluster.local.', 'A');
-        if (m.answers.length) {
-          expect(m.answers.map(fmt)).toEqual(['corpdb.testns.svc.cluster.local. 5 CNAME db.corp.example.', 'db.corp.example. 60 A 192.0.2.99']);
-          break;
-        }
-        if (Date.now() > deadline) throw new Error('no answer for corpdb');
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      const m = await waitFor('an answer for corpdb', async () => {
+        const r = await udpQuery(s.port, 'corpdb.testns.svc.cluster.local.', 'A');
+        return r.answers.length > 0 && r;
+      });
+      expect(m.answers.map(fmt)).toEqual(['corpdb.testns.svc.cluster.local. 5 CNAME db.corp.example.', 'db.corp.example. 60 A 192.0.2.99']);
       expect(stub.count('db.corp.example.')).toBeGreaterThan(0);
     } finally {
       await s.stop();
@@ -185,13 +175,7 @@ describe('ExternalName lookups re-enter the whole server', () => {
     sb.apply(svc('testns', 'cyc-b', { type: 'ExternalName', externalName: 'cyc-a.testns.svc.cluster.local' }));
     const s = await startServer(`. {\n  kubernetes cluster.local example.local {\n    endpoint ${sb.url}\n  }\n}\n`);
     try {
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const m = await udpQuery(s.port, 'cyc-a.testns.svc.cluster.local.', 'CNAME');
-        if (m.answers.length) break;
-        if (Date.now() > deadline) throw new Error('cyc-a never appeared');
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await waitFor('cyc-a to appear', async () => (await udpQuery(s.port, 'cyc-a.testns.svc.cluster.local.', 'CNAME')).answers.length > 0);
       const m = await udpQuery(s.port, 'cyc-a.testns.svc.cluster.local.', 'A', { timeoutMs: 15_000 });
       expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('NOERROR');
       expect(m.answers[0] && fmt(m.answers[0])).toBe('cyc-a.testns.svc.cluster.local. 5 CNAME cyc-b.testns.svc.example.local.');
@@ -217,13 +201,7 @@ describe('server lifecycle', () => {
       expect(m2.answers.map(fmt)).toEqual(['svc1.testns.svc.cluster.local. 9 A 10.96.0.11']);
       // the reused index keeps following the cluster
       sb.apply(svc('testns', 'after-reload', { type: 'ClusterIP', clusterIP: '10.96.7.7', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const m = await udpQuery(s.port, 'after-reload.testns.svc.cluster.local.', 'A');
-        if (m.answers.length) break;
-        if (Date.now() > deadline) throw new Error('service created after reload never appeared');
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await waitFor('the service created after the reload to appear', async () => (await udpQuery(s.port, 'after-reload.testns.svc.cluster.local.', 'A')).answers.length > 0);
       // a change to the watched set (pods verified adds a pod watch) builds a new index
       expect(await s.reload(text.replace('ttl 7', 'ttl 9').replace('pods insecure', 'pods verified'))).toBe(true);
       expect(lists()).toBe(before + 1);
@@ -254,11 +232,7 @@ describe('server lifecycle', () => {
       expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('SERVFAIL');
       expect(m.authorities.map((r) => r.type)).toEqual(['SOA']);
       rsb.setFailure();
-      const deadline = Date.now() + 20_000;
-      while ((await get())[0] !== 200) {
-        if (Date.now() > deadline) throw new Error('never became ready');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitFor('/ready 200', async () => (await get())[0] === 200, { everyMs: 50 });
       const m2 = await udpQuery(s.port, 'missing.testns.svc.cluster.local.', 'A');
       expect(rcodeName((m2.flags ?? 0) & 0xf)).toBe('NXDOMAIN');
     } finally {

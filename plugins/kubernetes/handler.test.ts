@@ -8,7 +8,8 @@ import { addressAt } from './addresses.js';
 import { endpointColumns } from './convert.js';
 import { KubernetesHandler } from './handler.js';
 import { Store } from './store.js';
-import { baseConfig, fixtureStore, fmt, replyOf, soaSerial } from './testutil.js';
+import { baseConfig, fixtureStore, replyOf, soaSerial } from './testutil.js';
+import { fmt } from '../../test/helpers/records.js';
 import { VECTORS, type Vector } from './vectors.js';
 
 /** A next plugin that answers every query with one PTR record (for the fallthrough row). */

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { logger } from '../../src/log.js';
 import { ReplicaClient, ReplicationHub } from '../../src/server/replication.js';
 import { parseFromThread, parseToThread, type ToThread } from '../../src/server/threads-protocol.js';
-import { answers, startTestSandbox, until, watchSettings, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { answers, startTestSandbox, watchSettings, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { changeKey, type ChangeKey } from './changekeys.js';
 import { kubernetesExternal } from './external.js';
 import { KubernetesHandler } from './handler.js';
@@ -69,7 +70,7 @@ async function start(url: string): Promise<{ source: KubeIndexSource; roles: Rol
     cleanups.push(unsubscribe);
     roles.push({ name, index, handler, heard });
   }
-  await until('both roles synced', () => roles.every((r) => r.index.synced()));
+  await waitFor('both roles synced', () => roles.every((r) => r.index.synced()));
   return { source, roles };
 }
 
@@ -84,26 +85,26 @@ describe('a change invalidates the answers that depend on it, through the source
     expect(await ask('web.inv.svc.cluster.local.', 'A')).toEqual(both(['web.inv.svc.cluster.local. 5 A 10.96.0.10']));
     expect(await ask('11.0.96.10.in-addr.arpa.', 'PTR')).toEqual(both([]));
     sb.apply(web('10.96.0.11'));
-    await until('service changed', () => source.store.serviceByKey('web.inv')?.clusterIPs[0] === '10.96.0.11');
+    await waitFor('service changed', () => source.store.serviceByKey('web.inv')?.clusterIPs[0] === '10.96.0.11');
     expect(await ask('web.inv.svc.cluster.local.', 'A')).toEqual(both(['web.inv.svc.cluster.local. 5 A 10.96.0.11']));
     expect(await ask('11.0.96.10.in-addr.arpa.', 'PTR')).toEqual(both(['11.0.96.10.in-addr.arpa. 5 PTR web.inv.svc.cluster.local.']));
 
     // Endpoint slice: the addresses of a headless service.
     expect(await ask('db.inv.svc.cluster.local.', 'A')).toEqual(both(['db.inv.svc.cluster.local. 5 A 10.244.0.1']));
     sb.apply(dbSlice('10.244.0.2'));
-    await until('slice changed', () => source.store.slicesWithAddress('10.244.0.2').length === 1);
+    await waitFor('slice changed', () => source.store.slicesWithAddress('10.244.0.2').length === 1);
     expect(await ask('db.inv.svc.cluster.local.', 'A')).toEqual(both(['db.inv.svc.cluster.local. 5 A 10.244.0.2']));
 
     // Pod (`pods verified`): a pod name answers only while a pod has the address.
     expect(await ask('10-244-1-5.inv.pod.cluster.local.', 'A')).toEqual(both([]));
     sb.apply(pod('inv', 'p1', '10.244.1.5'));
-    await until('pod added', () => source.store.podsWithIP('10.244.1.5').length === 1);
+    await waitFor('pod added', () => source.store.podsWithIP('10.244.1.5').length === 1);
     expect(await ask('10-244-1-5.inv.pod.cluster.local.', 'A')).toEqual(both(['10-244-1-5.inv.pod.cluster.local. 5 A 10.244.1.5']));
 
     // Namespace: a service answers only once its namespace exists.
     expect(await ask('api.late.svc.cluster.local.', 'A')).toEqual(both([]));
     sb.apply(ns('late'));
-    await until('namespace added', () => source.store.hasNamespace('late'));
+    await waitFor('namespace added', () => source.store.hasNamespace('late'));
     expect(await ask('api.late.svc.cluster.local.', 'A')).toEqual(both(['api.late.svc.cluster.local. 5 A 10.96.0.30']));
 
     // External address (k8s_external reads it, uncached): both roles list the service, and both
@@ -111,7 +112,7 @@ describe('a change invalidates the answers that depend on it, through the source
     const externalOf = (r: Role): string[] => kubernetesExternal(r.index.reader, { ttl: 5, namespaces: null, endpointPodNames: false, localIPs: () => [], upstream: () => Promise.resolve(null) }).servicesByExternalIP('192.0.2.7').map((s) => `${s.namespace}/${s.name}`);
     expect(roles.map(externalOf)).toEqual(both([]));
     sb.apply(web('10.96.0.11', ['192.0.2.7']));
-    await until('external address added', () => source.store.servicesWithExternalIP('192.0.2.7').length === 1);
+    await waitFor('external address added', () => source.store.servicesWithExternalIP('192.0.2.7').length === 1);
     expect(roles.map(externalOf)).toEqual(both(['inv/web']));
     for (const r of roles) expect(r.heard, r.name).toContain(changeKey.external('192.0.2.7'));
 

@@ -13,7 +13,8 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import * as net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startIndex, startTestSandbox, until, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { startIndex, startTestSandbox, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { compileC } from '../../test/helpers/spawn.js';
 import { KEEPALIVE_INITIAL_DELAY_MS } from './client.js';
 import { fixtureObjects } from './testdata.js';
@@ -139,8 +140,8 @@ describe('API connections', () => {
     const control = plain.localPort!;
 
     const ix = startIndex(cleanups, sb.url);
-    await until('synced', () => ix.synced());
-    await until('three watches open', () => sb.watchCount() === 3);
+    await waitFor('synced', () => ix.synced());
+    await waitFor('three watches open', () => sb.watchCount() === 3);
 
     // Poll with a generous bound: a connection with data unacknowledged at that instant shows its
     // retransmit timer (`on`) instead, and a pooled request may be opening a new connection.
@@ -152,7 +153,7 @@ describe('API connections', () => {
       const client = [...timers.keys()].filter((p) => p !== control);
       return client.length >= 3 && client.every((p) => timers.get(p) === 'keepalive' && opts.has(p));
     };
-    await until('every API connection with a keepalive timer', ok, 30_000).catch((e: unknown) => {
+    await waitFor('every API connection with a keepalive timer', ok, { timeoutMs: 30_000 }).catch((e: unknown) => {
       throw new Error(`${String(e)}; ss: ${JSON.stringify([...timers])}; options: ${JSON.stringify([...opts])}`);
     });
     for (const [port, o] of opts) {

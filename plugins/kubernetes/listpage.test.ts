@@ -7,7 +7,9 @@
 import * as http from 'node:http';
 import type * as net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { answers, captureLogs, startHandler, startIndex, startTestSandbox, until, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { answers, startHandler, startIndex, startTestSandbox, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { captureLogs } from '../../test/helpers/logs.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { ns, svc } from './testdata.js';
 
 const cleanups: Cleanups = [];
@@ -31,7 +33,7 @@ function services(): unknown[] {
 
 describe('list pages larger than the bound', () => {
   it('asks again with half the limit until a page fits, keeps that limit for the rest of the list, and starts the next list at 500', async () => {
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const sb = await startTestSandbox(cleanups, services());
     // The bound: a page of 8 services. Pages of 500, 250, 125, 62 and 31 (all 40) and 15 are
     // larger; 7 fits.
@@ -41,7 +43,7 @@ describe('list pages larger than the bound', () => {
     const mine = sb.requests.length;
     const ix = startIndex(cleanups, sb.url, { tuning: { maxListPageChars: bound } });
     const h = startHandler(cleanups, ix);
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     for (let i = 0; i < SERVICES; i++) {
       expect(await answers(h, `svc-${10 + i}.testns.svc.cluster.local.`)).toEqual([`svc-${10 + i}.testns.svc.cluster.local. 5 A 10.96.1.${10 + i}`]);
     }
@@ -71,9 +73,9 @@ describe('list pages larger than the bound', () => {
     });
     await sb.setOffline(true);
     await sb.setOffline(false);
-    await until('a second list done', () => lists().length === 2 * oneList.length);
+    await waitFor('a second list done', () => lists().length === 2 * oneList.length);
     expect(lists().map((l) => l.limit)).toEqual([...oneList, ...oneList]);
-    await until('twelve warnings', () => logs.filter((l) => l.includes('list page larger than')).length === 2 * expected.length);
+    await waitFor('twelve warnings', () => logs.filter((l) => l.includes('list page larger than')).length === 2 * expected.length);
     expect(ix.synced()).toBe(true);
   });
 
@@ -110,21 +112,21 @@ describe('list pages larger than the bound', () => {
     let peak = base;
     const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().heapUsed); }, 5);
     cleanups.push(() => clearInterval(sampler));
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const ix = startIndex(cleanups, `http://127.0.0.1:${port}`, { tuning: { maxListPageChars: bound, backoffMinMs: 20, backoffMaxMs: 40 } });
     // three lists of services, each down to limit=1
     const oneList = ['500', '250', '125', '62', '31', '15', '7', '3', '1'];
-    await until('three lists of services failed', () => {
+    await waitFor('three lists of services failed', () => {
       if (growth() >= heapLimitMiB) throw new Error(`heap grew by ${growth().toFixed(0)} MiB`);
       return limits.length >= 3 * oneList.length && ix.watches.every((r) => r.failures >= 3);
-    }, 60_000);
+    }, { timeoutMs: 60_000 });
     clearInterval(sampler);
     expect(limits.slice(0, 3 * oneList.length)).toEqual([...oneList, ...oneList, ...oneList]);
     expect(ix.synced()).toBe(false);
     expect(ix.notReadyReason()).toContain(`list page larger than ${bound} characters`);
     expect(logs).toContain(`[WARNING] plugin/kubernetes: list of services failed: services: list page larger than ${bound} characters`);
     // every response was cut by the client (the server writes forever otherwise)
-    await until('every connection closed but the ones open now', () => closed >= opened - 3, 20_000);
+    await waitFor('every connection closed but the ones open now', () => closed >= opened - 3, { timeoutMs: 20_000 });
     expect(closed).toBeGreaterThanOrEqual(3 * 3 * oneList.length - 3);
     expect(growth()).toBeLessThan(heapLimitMiB);
   }, 90_000);

@@ -10,7 +10,9 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../../src/metrics/registry.js';
-import { answers, captureLogs, startHandler, startIndex, startTestSandbox, until, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { answers, startHandler, startIndex, startTestSandbox, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { captureLogs } from '../../test/helpers/logs.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { startFaultProxy, type FaultProxy } from '../../sandbox/faultproxy.js';
 import type { Sandbox } from '../../sandbox/server.js';
 import { retryAfterMs } from './client.js';
@@ -50,40 +52,40 @@ async function staleness(resource: string): Promise<number | undefined> {
 
 describe('API liveness', () => {
   it('re-establishes a watch whose connection stopped relaying (no FIN, no RST) and sees a new service', async () => {
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const sb = await sandbox({ bookmarkIntervalMs: 100 });
     const px = await proxy(sb);
     const ix = index(px.url, { tuning: { livenessMs: 1000 } });
     const h = handler(ix);
-    await until('synced', () => ix.synced());
-    await until('three watches open', () => sb.watchCount() === 3);
+    await waitFor('synced', () => ix.synced());
+    await waitFor('three watches open', () => sb.watchCount() === 3);
     expect(sb.requests.filter((r) => r.query['watch'] === 'true').every((r) => r.query['allowWatchBookmarks'] === 'true')).toBe(true);
     expect(px.freeze()).toBeGreaterThanOrEqual(3);
     sb.apply(service('after-freeze', '10.96.7.7'));
-    await until('service created after the freeze seen', seen(h, 'after-freeze'));
+    await waitFor('service created after the freeze seen', seen(h, 'after-freeze'));
     expect(logs.some((l) => /^\[WARNING\] plugin\/kubernetes: watch of services delivered nothing \(no event, no bookmark\) for [\d.]+s: re-establishing it$/.test(l))).toBe(true);
     // the new watches came through new connections
     expect(px.live()).toBeGreaterThanOrEqual(1);
   });
 
   it('logs staleness past the bound, reports it as a metric, and keeps serving the last state', async () => {
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const sb = await sandbox({ bookmarkIntervalMs: 100 });
     const ix = index(sb.url, { tuning: { livenessMs: 500 } });
     const h = handler(ix);
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     expect(await staleness('services')).toBeGreaterThanOrEqual(0);
     const from = logs.length;
     await sb.setOffline(true);
     const stale = /^\[WARNING\] plugin\/kubernetes: services: no event or bookmark from the API server for [\d.]+s \(bound 0\.5s\); serving the last-known state$/;
-    await until('staleness warning', () => logs.some((l) => stale.test(l)));
+    await waitFor('staleness warning', () => logs.some((l) => stale.test(l)));
     expect(await staleness('services')).toBeGreaterThanOrEqual(0.5);
     // logged once per stale period, not at every check
-    await until('stale for three times the bound', async () => ((await staleness('services')) ?? 0) >= 1.5);
+    await waitFor('stale for three times the bound', async () => ((await staleness('services')) ?? 0) >= 1.5);
     expect(logs.slice(from).filter((l) => stale.test(l))).toHaveLength(1);
     expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual(['svc1.testns.svc.cluster.local. 5 A 10.96.0.11']);
     await sb.setOffline(false);
-    await until('up to date again', () => logs.some((l) => /^\[INFO\] plugin\/kubernetes: services: up to date again after [\d.]+s without an event or bookmark$/.test(l)));
+    await waitFor('up to date again', () => logs.some((l) => /^\[INFO\] plugin\/kubernetes: services: up to date again after [\d.]+s without an event or bookmark$/.test(l)));
   });
 
   it('retries during repeated outages leave no abort listeners behind', async () => {
@@ -93,13 +95,13 @@ describe('API liveness', () => {
     cleanups.push(() => { process.off('warning', onWarning); });
     const sb = await sandbox();
     const ix = index(sb.url, { tuning: { backoffMinMs: 2, backoffMaxMs: 10 } });
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     for (let round = 0; round < 3; round++) {
       const before = ix.watches.map((r) => r.failures);
       await sb.setOffline(true);
-      await until('15 failed retries per watch', () => ix.watches.every((r, i) => r.failures >= before[i]! + 15));
+      await waitFor('15 failed retries per watch', () => ix.watches.every((r, i) => r.failures >= before[i]! + 15));
       await sb.setOffline(false);
-      await until('watches back', () => sb.watchCount() === ix.watches.length);
+      await waitFor('watches back', () => sb.watchCount() === ix.watches.length);
     }
     // at most the link of the open watch's request
     for (const r of ix.watches) expect(getEventListeners(r.signal, 'abort').length).toBeLessThanOrEqual(1);
@@ -111,13 +113,13 @@ describe('API liveness', () => {
     const sb = await sandbox({ bookmarkIntervalMs: 100 });
     const ix = index(sb.url, { tuning: { backoffMinMs: 200, backoffMaxMs: 60_000 } });
     const h = handler(ix);
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     for (let i = 0; i < 10; i++) {
       await sb.setOffline(true);
       sb.apply(service(`cut${i}`, `10.96.8.${i + 1}`));
       await sb.setOffline(false);
       // Without the reset the delay doubles with every outage (25 s and more by the 8th).
-      await until(`service made during outage ${i} seen`, seen(h, `cut${i}`), 10_000);
+      await waitFor(`service made during outage ${i} seen`, seen(h, `cut${i}`), { timeoutMs: 10_000 });
     }
   }, 120_000);
 
@@ -131,8 +133,8 @@ describe('API liveness', () => {
       return n < 2 ? 429 : undefined;
     });
     const ix = index(sb.url, { tuning: { backoffMinMs: 10, backoffMaxMs: 50 } });
-    await until('synced', () => ix.synced());
-    await until('third watch request', () => watches >= 3);
+    await waitFor('synced', () => ix.synced());
+    await waitFor('third watch request', () => watches >= 3);
     const at = (watch: boolean): number[] => sb.requests.filter((r) => r.path === '/api/v1/services' && (r.query['watch'] === 'true') === watch).map((r) => r.at);
     for (const times of [at(false), at(true)]) {
       // the sandbox answers 429 with `Retry-After: 1`
@@ -146,7 +148,7 @@ describe('API liveness', () => {
     sb.setFailure((r) => (r.path === '/api/v1/services' && r.query['watch'] === 'true' ? 410 : undefined));
     const ix = index(sb.url, { tuning: { backoffMinMs: 200, backoffMaxMs: 60_000 } });
     const lists = (): number[] => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['limit'] === '500').map((r) => r.at);
-    await until('six lists of services', () => lists().length >= 6, 30_000);
+    await waitFor('six lists of services', () => lists().length >= 6, { timeoutMs: 30_000 });
     const at = lists();
     // Delays drawn from [d/2, d) with d doubling from 200 ms: the fifth is at least 1600 ms.
     // (Lower bounds only: timers never fire early.) Without spacing, each list follows the last
@@ -157,12 +159,12 @@ describe('API liveness', () => {
 
   /** A synced index with its three watches open, and a count of the services lists it made. */
   const syncedWithListCount = async () => {
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const sb = await sandbox();
     const ix = index(sb.url);
     const h = handler(ix);
-    await until('synced', () => ix.synced());
-    await until('three watches open', () => sb.watchCount() === 3);
+    await waitFor('synced', () => ix.synced());
+    await waitFor('three watches open', () => sb.watchCount() === 3);
     const lists = (): number => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['limit'] === '500').length;
     return { logs, sb, h, lists, before: lists() };
   };
@@ -173,7 +175,7 @@ describe('API liveness', () => {
     // resumed ones ask for a resourceVersion the server has not reached (504 after 3 s).
     sb.rewindResourceVersion(2);
     sb.apply(service('after-restore', '10.96.9.9'));
-    await until('service created after the restore seen', seen(h, 'after-restore'));
+    await waitFor('service created after the restore seen', seen(h, 'after-restore'));
     expect(lists()).toBeGreaterThan(before);
     expect(logs.some((l) => /^\[WARNING\] plugin\/kubernetes: services: the API server's resourceVersion went backwards \(now \d+, \d+ seen before; etcd restored or wiped\?\): relisting$/.test(l))).toBe(true);
   });
@@ -182,7 +184,7 @@ describe('API liveness', () => {
     const { logs, sb, h, lists, before } = await syncedWithListCount();
     sb.rewindResourceVersion(2, { keepWatches: true });
     sb.apply(service('after-rewind', '10.96.9.10'));
-    await until('service created after the rewind seen', seen(h, 'after-rewind'));
+    await waitFor('service created after the rewind seen', seen(h, 'after-rewind'));
     // seen through a relist, not by applying the event from before the counter's past
     expect(lists()).toBe(before + 1);
     expect(logs.some((l) => l.includes("services: the API server's resourceVersion went backwards (watch event at 3,"))).toBe(true);
@@ -198,7 +200,7 @@ describe('connecting', () => {
     cleanups.push(() => new Promise<void>((r) => { for (const s of held) s.destroy(); srv.close(() => r()); }));
     const port = (srv.address() as net.AddressInfo).port;
     const ix = index(`https://127.0.0.1:${port}`, { connectTimeoutMs: 300 });
-    await until('connect timeout reported', () => ix.notReadyReason().includes(`TLS handshake with 127.0.0.1:${port}: i/o timeout (300 ms)`));
+    await waitFor('connect timeout reported', () => ix.notReadyReason().includes(`TLS handshake with 127.0.0.1:${port}: i/o timeout (300 ms)`));
     expect(ix.synced()).toBe(false);
   });
 });
@@ -234,9 +236,9 @@ describe('a misbehaving API server', () => {
     cleanups.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
     const port = (srv.address() as net.AddressInfo).port;
     const ix = index(`http://127.0.0.1:${port}`, { tuning: { backoffMinMs: 50, backoffMaxMs: 100 } });
-    await until('synced', () => ix.synced());
-    await until('a watch cut at the bound', () => ix.watches.some((r) => (r.lastError ?? '').includes('watch event longer than')), 30_000);
-    await until('the server saw the watch closed', () => closedWatches >= 1, 30_000);
+    await waitFor('synced', () => ix.synced());
+    await waitFor('a watch cut at the bound', () => ix.watches.some((r) => (r.lastError ?? '').includes('watch event longer than')), { timeoutMs: 30_000 });
+    await waitFor('the server saw the watch closed', () => closedWatches >= 1, { timeoutMs: 30_000 });
   }, 60_000);
 });
 
@@ -263,8 +265,8 @@ describe('an API server answering an error with an endless body', () => {
     cleanups.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
     const port = (srv.address() as net.AddressInfo).port;
     const ix = index(`http://127.0.0.1:${port}`, { tuning: { backoffMinMs: 50, backoffMaxMs: 100 } });
-    await until('the list failure reported', () => ix.notReadyReason().includes('HTTP 500 on services'), 30_000);
-    await until('the server saw the request closed', () => closed >= 1, 30_000);
+    await waitFor('the list failure reported', () => ix.notReadyReason().includes('HTTP 500 on services'), { timeoutMs: 30_000 });
+    await waitFor('the server saw the request closed', () => closed >= 1, { timeoutMs: 30_000 });
   }, 60_000);
 });
 

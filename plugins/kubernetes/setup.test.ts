@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
-import { logger, setLogSink } from '../../src/log.js';
+import { logger } from '../../src/log.js';
 import { dispenserFor } from '../../test/helpers/setup.js';
 import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js';
 import { normalizeLabelSelector as normalizeSelector } from '../../src/util/labelselector.js';
 import { parseDuration } from '../../src/util/duration.js';
 import { parseKubernetes, type KubernetesConfig } from './setup.js';
+import { captureLogs } from '../../test/helpers/logs.js';
 
 const BLOCK = ['cluster.local.'];
 
@@ -102,12 +103,12 @@ describe('kubernetes setup', () => {
   });
 
   it('warns about ignored extra endpoints and a bare ignore', () => {
-    const lines: string[] = [];
-    const prev = setLogSink((l) => lines.push(l));
+    const logs = captureLogs();
+    const lines = logs.lines;
     try {
       parse('kubernetes {\n endpoint http://a:1 http://b:2\n ignore\n}');
     } finally {
-      setLogSink(prev);
+      logs.restore();
     }
     expect(lines).toEqual([
       "[WARNING] plugin/kubernetes: Multiple endpoints have been deprecated, only the first specified endpoint 'http://a:1' is used",

@@ -35,32 +35,6 @@ export function baseConfig(over: Partial<HandlerConfig> = {}): HandlerConfig {
   };
 }
 
-const abs = (n: string): string => (n === '.' || n.endsWith('.') ? n : `${n}.`);
-
-/** `owner ttl TYPE rdata` with absolute names; SOA serial printed as `<serial>`. */
-export function fmt(rr: Answer): string {
-  const r = rr as Answer & { ttl?: number; data?: unknown };
-  const d = r.data as Record<string, unknown> | string | Buffer[];
-  let data: string;
-  switch (rr.type) {
-    case 'A': case 'AAAA': data = String(d); break;
-    case 'CNAME': case 'PTR': case 'NS': data = abs(String(d)); break;
-    case 'SRV': {
-      const s = d as { priority: number; weight: number; port: number; target: string };
-      data = `${s.priority} ${s.weight} ${s.port} ${abs(s.target)}`;
-      break;
-    }
-    case 'TXT': data = (d as Buffer[]).map((b) => `"${b.toString()}"`).join(' '); break;
-    case 'SOA': {
-      const s = d as { mname: string; rname: string; refresh: number; retry: number; expire: number; minimum: number };
-      data = `${abs(s.mname)} ${abs(s.rname)} <serial> ${s.refresh} ${s.retry} ${s.expire} ${s.minimum}`;
-      break;
-    }
-    default: data = JSON.stringify(d);
-  }
-  return `${abs(rr.name)} ${r.ttl ?? 0} ${rr.type} ${data}`;
-}
-
 export function replyOf(q: Query): Message | null {
   if (!q.reply) return null;
   return decode(q.reply.wire());

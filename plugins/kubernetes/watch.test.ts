@@ -7,13 +7,16 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registry } from '../../src/metrics/registry.js';
 import { makeQuery } from '../../test/helpers/dns.js';
-import { answers, captureLogs, startHandler, startIndex, startTestSandbox, until, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { answers, startHandler, startIndex, startTestSandbox, type Cleanups } from '../../test/helpers/kubeindex.js';
+import { captureLogs } from '../../test/helpers/logs.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { KubernetesHandler } from './handler.js';
 import { KubeIndexSource, parseRfc3339 } from './indexsource.js';
 import type { WatchSettings } from './kubeindex.js';
 import { fixtureObjects, ns, slice, svc } from './testdata.js';
-import { baseConfig, fmt, replyOf } from './testutil.js';
+import { baseConfig, replyOf } from './testutil.js';
+import { fmt } from '../../test/helpers/records.js';
 import { VECTORS } from './vectors.js';
 
 const cleanups: Cleanups = [];
@@ -31,7 +34,7 @@ describe('watch-backed index', () => {
   it('lists everything, becomes ready, and uses paged lists with bookmarks', async () => {
     const sb = await sandbox();
     const ix = index(sb.url, { pods: true });
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     expect(ix.store.services.size).toBe(14);
     expect(ix.store.slices.size).toBe(10);
     expect(ix.store.namespaces.size).toBe(4);
@@ -39,7 +42,7 @@ describe('watch-backed index', () => {
     expect(ix.store.serial).toBeGreaterThan(0);
     const lists = sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined);
     expect(lists[0]?.query['limit']).toBe('500');
-    await until('watches open', () => sb.requests.some((r) => r.path === '/api/v1/pods' && r.query['watch'] === 'true'));
+    await waitFor('watches open', () => sb.requests.some((r) => r.path === '/api/v1/pods' && r.query['watch'] === 'true'));
     const w = sb.requests.find((r) => r.path === '/api/v1/pods' && r.query['watch'] === 'true')!;
     expect(w.query['allowWatchBookmarks']).toBe('true');
     expect(w.query['fieldSelector']).toBe('status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown');
@@ -50,7 +53,7 @@ describe('watch-backed index', () => {
     const many = [ns('big'), ...Array.from({ length: 1203 }, (_, i) => svc('big', `s${i}`, { type: 'ClusterIP', clusterIP: `10.97.${i >> 8}.${i & 255}`, ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }))];
     const sb = await sandbox(many);
     const ix = index(sb.url);
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     expect(ix.store.services.size).toBe(1203);
     const pages = sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined);
     expect(pages.length).toBe(3);
@@ -61,37 +64,37 @@ describe('watch-backed index', () => {
     const sb = await sandbox();
     const ix = index(sb.url);
     const h = handler(ix);
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     const name = 'fresh.testns.svc.cluster.local.';
     expect(await answers(h, name)).toEqual([]);
     sb.apply(svc('testns', 'fresh', { type: 'ClusterIP', clusterIP: '10.96.1.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
-    await until('created service visible', async () => (await answers(h, name)).length === 1);
+    await waitFor('created service visible', async () => (await answers(h, name)).length === 1);
     expect(await answers(h, name)).toEqual([`${name} 5 A 10.96.1.1`]);
 
     // headless service whose endpoints change
     sb.apply(svc('testns', 'hl2', { type: 'ClusterIP', clusterIP: 'None', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
     sb.apply(slice('testns', 'hl2-a', 'hl2', [{ name: 'http', port: 8080, protocol: 'TCP' }], [{ ip: '10.244.9.1', ready: true }]));
     const hl2 = 'hl2.testns.svc.cluster.local.';
-    await until('headless endpoints visible', async () => (await answers(h, hl2)).length === 1);
+    await waitFor('headless endpoints visible', async () => (await answers(h, hl2)).length === 1);
     sb.apply(slice('testns', 'hl2-a', 'hl2', [{ name: 'http', port: 8080, protocol: 'TCP' }], [{ ip: '10.244.9.1', ready: true }, { ip: '10.244.9.2', ready: true }]));
-    await until('second endpoint visible', async () => (await answers(h, hl2)).length === 2);
+    await waitFor('second endpoint visible', async () => (await answers(h, hl2)).length === 2);
     expect((await answers(h, hl2)).sort()).toEqual([`${hl2} 5 A 10.244.9.1`, `${hl2} 5 A 10.244.9.2`]);
     sb.remove('EndpointSlice', 'testns', 'hl2-a');
     const nx = async (): Promise<boolean> => {
       const q = makeQuery(hl2, 'A');
       return (await h.serve(q)) === 3;
     };
-    await until('headless without endpoints is NXDOMAIN', nx);
+    await waitFor('headless without endpoints is NXDOMAIN', nx);
 
     sb.remove('Service', 'testns', 'fresh');
-    await until('deleted service gone', async () => (await answers(h, name)).length === 0);
+    await waitFor('deleted service gone', async () => (await answers(h, name)).length === 0);
   });
 
   it('keeps serving the last state while the API server is offline and catches up afterwards', async () => {
     const sb = await sandbox();
     const ix = index(sb.url);
     const h = handler(ix);
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     const lists = (): number => sb.requests.filter((r) => r.query['watch'] === undefined).length;
     const listsBefore = lists();
     await sb.setOffline(true);
@@ -101,8 +104,8 @@ describe('watch-backed index', () => {
     // still the old state while offline
     expect(await answers(h, 'svc2.testns.svc.cluster.local.')).toEqual(['svc2.testns.svc.cluster.local. 5 A 10.96.0.12']);
     await sb.setOffline(false);
-    await until('change made during the cut seen', async () => (await answers(h, 'during-cut.testns.svc.cluster.local.')).length === 1);
-    await until('delete made during the cut seen', async () => (await answers(h, 'svc2.testns.svc.cluster.local.')).length === 0);
+    await waitFor('change made during the cut seen', async () => (await answers(h, 'during-cut.testns.svc.cluster.local.')).length === 1);
+    await waitFor('delete made during the cut seen', async () => (await answers(h, 'svc2.testns.svc.cluster.local.')).length === 0);
     expect(ix.synced()).toBe(true);
     // the watches resumed from the last seen resourceVersion: no relist was needed
     expect(lists()).toBe(listsBefore);
@@ -112,21 +115,21 @@ describe('watch-backed index', () => {
     const sb = await sandbox();
     const ix = index(sb.url);
     const h = handler(ix);
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     const listsBefore = sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined).length;
     await sb.setOffline(true);
     sb.remove('Service', 'testns', 'svc1');
     sb.apply(svc('testns', 'after-gone', { type: 'ClusterIP', clusterIP: '10.96.3.3', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
     sb.compact();
     await sb.setOffline(false);
-    await until('relist happened', () => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined).length > listsBefore);
-    await until('vanished object deleted by the diff', async () => (await answers(h, 'svc1.testns.svc.cluster.local.')).length === 0);
-    await until('new object present', async () => (await answers(h, 'after-gone.testns.svc.cluster.local.')).length === 1);
+    await waitFor('relist happened', () => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined).length > listsBefore);
+    await waitFor('vanished object deleted by the diff', async () => (await answers(h, 'svc1.testns.svc.cluster.local.')).length === 0);
+    await waitFor('new object present', async () => (await answers(h, 'after-gone.testns.svc.cluster.local.')).length === 1);
     expect(ix.store.services.has('svc1.testns')).toBe(false);
   });
 
   it('skips malformed objects with one warning each and keeps the rest', async () => {
-    const logs = captureLogs(cleanups);
+    const logs = captureLogs(cleanups).lines;
     const objs = [
       ...fixtureObjects(),
       svc('testns', 'badip', { type: 'ClusterIP', clusterIP: '10.96.999.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }),
@@ -136,7 +139,7 @@ describe('watch-backed index', () => {
     const sb = await sandbox(objs);
     const ix = index(sb.url);
     const h = handler(ix);
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     expect(ix.store.services.has('badip.testns')).toBe(false);
     expect(ix.store.slices.has('testns/badaddr')).toBe(false);
     expect(ix.store.slices.has('testns/fqdn')).toBe(false);
@@ -147,24 +150,24 @@ describe('watch-backed index', () => {
     expect(warnings.some((l) => l.includes('fqdn'))).toBe(false);
     // a malformed update arriving over the watch is skipped too
     sb.apply(svc('testns', 'badport', { type: 'ClusterIP', clusterIP: '10.96.4.4', ports: [{ name: 'http', port: 'eighty', protocol: 'TCP' }] }));
-    await until('warning for watched malformed object', () => logs.some((l) => l.includes('skipping malformed') && l.includes('badport')));
+    await waitFor('warning for watched malformed object', () => logs.some((l) => l.includes('skipping malformed') && l.includes('badport')));
   });
 
   it('reports why it is not ready (RBAC) and becomes ready when access is granted', async () => {
     const sb = await sandbox();
     sb.setFailure((r) => (r.path.includes('endpointslices') ? 403 : undefined));
     const ix = index(sb.url);
-    await until('error recorded', () => ix.notReadyReason().includes('403'));
+    await waitFor('error recorded', () => ix.notReadyReason().includes('403'));
     expect(ix.synced()).toBe(false);
     expect(ix.notReadyReason()).toMatch(/^kubernetes: 403 on endpointslices — RBAC missing list\/watch/);
     const h = new KubernetesHandler(baseConfig(), ix.store, () => ix.synced(), null, null);
     cleanups.push(() => h.close());
-    await until('services listed', () => ix.store.services.size > 0);
+    await waitFor('services listed', () => ix.store.services.size > 0);
     const q = makeQuery('missing.testns.svc.cluster.local.', 'A');
     expect(await h.serve(q)).toBe(2); // name error while unsynced → SERVFAIL with SOA
     expect(replyOf(q)!.authorities.map((r) => r.type)).toEqual(['SOA']);
     sb.setFailure();
-    await until('synced after access granted', () => ix.synced());
+    await waitFor('synced after access granted', () => ix.synced());
   });
 
   it('passes label selectors to the API and exposes only selected namespaces', async () => {
@@ -177,7 +180,7 @@ describe('watch-backed index', () => {
     const sb = await sandbox(objs);
     const ix = index(sb.url, { labels: 'app=web', namespaceLabels: 'team=a' });
     const h = handler(ix);
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     expect(sb.requests.find((r) => r.path === '/api/v1/services')!.query['labelSelector']).toBe('app=web');
     expect(sb.requests.find((r) => r.path === '/api/v1/namespaces')!.query['labelSelector']).toBe('team=a');
     expect(await answers(h, 'web.team-a.svc.cluster.local.')).toEqual(['web.team-a.svc.cluster.local. 5 A 10.96.5.1']);
@@ -190,7 +193,7 @@ describe('watch-backed index', () => {
   it('observes the DNS programming duration from the trigger-time annotation', async () => {
     const sb = await sandbox();
     const ix = index(sb.url);
-    await until('synced', () => ix.synced());
+    await waitFor('synced', () => ix.synced());
     const count = async (): Promise<number> => {
       const m = await registry.getSingleMetric('coredns_kubernetes_dns_programming_duration_seconds')!.get();
       return m.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith('_count') && v.labels['service_kind'] === 'headless_with_selector').reduce((a, v) => a + v.value, 0);
@@ -199,7 +202,7 @@ describe('watch-backed index', () => {
     const trig = new Date(Date.now() - 1500).toISOString().replace('Z', '123456Z');
     sb.apply(slice('testns', 'hl-v4', 'hl', [{ name: 'http', port: 8080, protocol: 'TCP' }], [{ ip: '10.244.1.20', hostname: 'web-0', ready: true }], 'IPv4',
       { annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': trig } }));
-    await until('observation recorded', async () => (await count()) === before + 1);
+    await waitFor('observation recorded', async () => (await count()) === before + 1);
     const text = await registry.metrics();
     expect(text).toContain('coredns_kubernetes_rest_client_requests_total{code="200",method="GET",host="127.0.0.1:');
     expect(text).toContain('coredns_kubernetes_rest_client_request_duration_seconds_bucket{le="0.005",verb="GET",host="127.0.0.1:');
@@ -212,7 +215,7 @@ describe('watch-backed index', () => {
     cleanups.push(() => sb.close());
     // As in the product, endpoint pod names are kept only by an index for endpoint_pod_names.
     const indexes = [index(sb.url, { pods: true }), index(sb.url, { pods: true, podNames: true })];
-    await until('synced', () => indexes.every((ix) => ix.synced()));
+    await waitFor('synced', () => indexes.every((ix) => ix.synced()));
     const stores = new Map<string, KubernetesHandler>();
     for (const v of VECTORS) {
       if (v.noWrite || v.unsynced || v.next || v.noEndpoints) continue;

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { local, localhostRequests } from './index.js';
 import { decode } from '../../src/dns/message.js';
 import { makeQuery, rcode, rrStrings } from '../../test/helpers/dns.js';
-import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
 function build(text = 'local'): { h: Handler; next: FakeNext } {
   const next = new FakeNext(() => 2);
-  return { h: factoryOf(local.setup(dispenserFor(text, 'local'), fakeSetupContext()))(next), next };
+  return { h: handlerOf(local, text, next), next };
 }
 
 const SOA = (owner: string): string => `${owner} 604800 SOA localhost root.localhost 1 0 0 0 604800`;

@@ -3,7 +3,6 @@ import type { Answer } from 'dns-packet';
 import { ConfigError } from '../../src/corefile/types.js';
 import { Flag } from '../../src/dns/constants.js';
 import { decode, replyTo, setFlag } from '../../src/dns/message.js';
-import { setLogSink } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
 import { Query } from '../../src/query.js';
 import { parseRequest } from '../../src/dns/wire.js';
@@ -14,22 +13,23 @@ import { FakeNext, soa } from '../../test/helpers/upstream.js';
 import { COMBINED_FORMAT, COMMON_FORMAT, compileFormat, formatFlags, formatSeconds, render } from './format.js';
 import { classify, log, typify } from './index.js';
 import { configError, dispenserFor, factoryOf, setupContext } from '../../test/helpers/setup.js';
+import { captureLogs, type LogCapture } from '../../test/helpers/logs.js';
 
 const DURATION = String.raw`\d+(\.\d+)?s`;
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 let lines: string[] = [];
-let prevSink: ((line: string) => void) | null = null;
+let capture: LogCapture | null = null;
 
 /** Capture log lines in the calling describe (the previous sink is restored after each test). */
-function captureLogs(): void {
+function captureLogsEachTest(): void {
   beforeEach(() => {
-    lines = [];
-    prevSink = setLogSink((l) => lines.push(l));
+    capture = captureLogs();
+    lines = capture.lines;
   });
   afterEach(() => {
-    if (prevSink) setLogSink(prevSink);
-    prevSink = null;
+    capture?.restore();
+    capture = null;
   });
 }
 
@@ -43,9 +43,6 @@ function setupErr(text: string): ConfigError {
   return configError(() => log.setup(dispenserFor(text, 'log'), setupContext()), text);
 }
 
-async function serve(h: Handler, q: Query): Promise<number> {
-  return await h.serve(q);
-}
 
 type Kind = 'success' | 'nxdomain' | 'nodata' | 'empty' | 'servfail' | 'refused' | 'nxanswer' | 'nowrite';
 
@@ -165,12 +162,12 @@ describe('log: formatFlags and formats', () => {
 });
 
 describe('log: handler (setup + fake next)', () => {
-  captureLogs();
+  captureLogsEachTest();
 
   it('default rule logs the common line after the chain answered', async () => {
     const h = build('log', scripted());
     const q = makeQuery('Success.Example.ORG', 'A', { id: 29008, transport: { remoteAddress: '10.244.2.7', remotePort: 50759 } });
-    expect(await serve(h, q)).toBe(0);
+    expect(await h.serve(q)).toBe(0);
     expect(lines).toHaveLength(1);
     const rsize = q.reply!.wire().length;
     expect(lines[0]).toMatch(new RegExp(`^${esc(`[INFO] 10.244.2.7:50759 - 29008 "A IN success.example.org. udp ${q.raw.length} false 512" NOERROR qr,aa,rd ${rsize} `)}${DURATION}$`));
@@ -180,7 +177,7 @@ describe('log: handler (setup + fake next)', () => {
     const next = scripted();
     const h = build('log', next);
     const q = makeQuery('nxdomain.example.org', 'A');
-    expect(await serve(h, q)).toBe(3);
+    expect(await h.serve(q)).toBe(3);
     expect(next.seen[0]).toBe(q);
     expect(decode(q.reply!.wire()).flags! & 0xf).toBe(3);
   });
@@ -192,26 +189,26 @@ describe('log: handler (setup + fake next)', () => {
       q.write(m, 'fake');
       return 0;
     }));
-    await serve(h, makeQuery('async.example.org', 'A'));
+    await h.serve(makeQuery('async.example.org', 'A'));
     expect(lines).toEqual(['[INFO] async.example.org. NOERROR']);
   });
 
   it('nothing written (chain returned SERVFAIL): the bare reply the server sends, as CoreDNS logs it', async () => {
     const h = build('log . "{rcode} {>rflags} {rsize} {/log/class} {/log/type}"', scripted());
-    expect(await serve(h, makeQuery('nowrite.example.org', 'A'))).toBe(2);
+    expect(await h.serve(makeQuery('nowrite.example.org', 'A'))).toBe(2);
     // 12 (header) + 21 (name) + 4: the question, no OPT; QR and the request's RD.
     expect(lines).toEqual(['[INFO] SERVFAIL qr,rd 37 error SERVERERROR']);
   });
 
   it('nothing written with CD set: CD is copied; REFUSED is OTHERERROR', async () => {
     const h = build('log . "{rcode} {>rflags} {rsize} {/log/class} {/log/type}"', new FakeNext(() => 5));
-    await serve(h, makeQuery('cd.example.org', 'A', { cd: true }));
+    await h.serve(makeQuery('cd.example.org', 'A', { cd: true }));
     expect(lines).toEqual(['[INFO] REFUSED qr,rd,cd 32 error OTHERERROR']);
   });
 
   it('nothing written and a code the handler writes itself (NOERROR): -, -, 0 as in CoreDNS', async () => {
     const h = build('log . "{rcode} {>rflags} {rsize}"', new FakeNext(() => 0));
-    await serve(h, makeQuery('none.example.org', 'A'));
+    await h.serve(makeQuery('none.example.org', 'A'));
     expect(lines).toEqual(['[INFO] - - 0']);
   });
 
@@ -223,66 +220,66 @@ describe('log: handler (setup + fake next)', () => {
       q.write(m, 'fake');
       return 0;
     }));
-    await serve(h, makeQuery('x.example.org', 'A', { cd: true }));
+    await h.serve(makeQuery('x.example.org', 'A', { cd: true }));
     expect(lines).toEqual(['[INFO] qr,rd,ra,ad,cd']);
   });
 
   it('{combined} adds the opcode', async () => {
     const h = build('log . {combined}', scripted());
-    await serve(h, makeQuery('success.example.org', 'A'));
+    await h.serve(makeQuery('success.example.org', 'A'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(new RegExp(`NOERROR qr,aa,rd \\d+ ${DURATION} "0"$`));
   });
 
   it('{common} inside a custom format is expanded', async () => {
     const h = build('log . "pre {common} post"', scripted());
-    await serve(h, makeQuery('success.example.org', 'A', { id: 5 }));
+    await h.serve(makeQuery('success.example.org', 'A', { id: 5 }));
     expect(lines[0]).toMatch(new RegExp(`^\\[INFO\\] pre 10\\.244\\.2\\.7:40000 - 5 "A IN success\\.example\\.org\\. udp \\d+ false 512" NOERROR qr,aa,rd \\d+ ${DURATION} post$`));
   });
 
   it('{>bufsize}: 512 without EDNS, the EDNS size (min 512), 65535 for TCP; {>do}', async () => {
     const h = build('log . "{proto} {>bufsize} {>do}"', scripted());
-    await serve(h, makeQuery('empty.example.org', 'A'));
-    await serve(h, makeQuery('empty.example.org', 'A', { edns: 1232, do: true }));
-    await serve(h, makeQuery('empty.example.org', 'A', { edns: 100 }));
-    await serve(h, makeQuery('empty.example.org', 'A', { transport: { proto: 'tcp' } }));
-    await serve(h, makeQuery('empty.example.org', 'A', { edns: 1232, transport: { proto: 'tcp' } }));
+    await h.serve(makeQuery('empty.example.org', 'A'));
+    await h.serve(makeQuery('empty.example.org', 'A', { edns: 1232, do: true }));
+    await h.serve(makeQuery('empty.example.org', 'A', { edns: 100 }));
+    await h.serve(makeQuery('empty.example.org', 'A', { transport: { proto: 'tcp' } }));
+    await h.serve(makeQuery('empty.example.org', 'A', { edns: 1232, transport: { proto: 'tcp' } }));
     expect(lines).toEqual(['[INFO] udp 512 false', '[INFO] udp 1232 true', '[INFO] udp 512 false', '[INFO] tcp 65535 false', '[INFO] tcp 65535 false']);
   });
 
   it('one argument is a NAME: `log {combined}` logs nothing for normal names', async () => {
     const h = build('log {combined}', scripted());
-    await serve(h, makeQuery('success.example.org', 'A'));
-    await serve(h, makeQuery('success.combined', 'A'));
-    await serve(h, makeQuery('success', 'A'));
+    await h.serve(makeQuery('success.example.org', 'A'));
+    await h.serve(makeQuery('success.combined', 'A'));
+    await h.serve(makeQuery('success', 'A'));
     expect(lines).toEqual([]);
     // The rule is for the zone `{combined}.` with the default format.
-    await serve(h, makeQuery('success.{combined}', 'A'));
+    await h.serve(makeQuery('success.{combined}', 'A'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^\[INFO\] 10\.244\.2\.7:40000 - \d+ "A IN success\.\{combined\}\. udp \d+ false 512" NOERROR /);
   });
 
   it('one plain argument is a zone with the default format', async () => {
     const h = build('log Example.ORG', scripted());
-    await serve(h, makeQuery('success.example.org', 'A'));
-    await serve(h, makeQuery('success.example.com', 'A'));
+    await h.serve(makeQuery('success.example.org', 'A'));
+    await h.serve(makeQuery('success.example.com', 'A'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('"A IN success.example.org. udp');
   });
 
   it('several names without a format: all names, default format', async () => {
     const h = build('log example.org example.net', scripted());
-    await serve(h, makeQuery('success.example.org', 'A'));
-    await serve(h, makeQuery('success.example.net', 'A'));
-    await serve(h, makeQuery('success.example.com', 'A'));
+    await h.serve(makeQuery('success.example.org', 'A'));
+    await h.serve(makeQuery('success.example.net', 'A'));
+    await h.serve(makeQuery('success.example.com', 'A'));
     expect(lines.map((l) => l.replace(/^.*"A IN (\S+) .*$/, '$1'))).toEqual(['success.example.org.', 'success.example.net.']);
   });
 
   it('names + format: the last argument containing { is the format', async () => {
     const h = build('log example.org example.net "{name}"', scripted());
-    await serve(h, makeQuery('success.example.org', 'A'));
-    await serve(h, makeQuery('Success.Example.NET', 'A'));
-    await serve(h, makeQuery('success.example.com', 'A'));
+    await h.serve(makeQuery('success.example.org', 'A'));
+    await h.serve(makeQuery('Success.Example.NET', 'A'));
+    await h.serve(makeQuery('success.example.com', 'A'));
     expect(lines).toEqual(['[INFO] success.example.org.', '[INFO] success.example.net.']);
   });
 
@@ -291,9 +288,9 @@ describe('log: handler (setup + fake next)', () => {
       q.write(replyTo(q.request), 'f');
       return 0;
     }));
-    await serve(h, makeQuery('Example.org', 'A'));
-    await serve(h, makeQuery('badexample.org', 'A'));
-    await serve(h, makeQuery('org', 'A'));
+    await h.serve(makeQuery('Example.org', 'A'));
+    await h.serve(makeQuery('badexample.org', 'A'));
+    await h.serve(makeQuery('org', 'A'));
     expect(lines).toEqual(['[INFO] example.org.']);
   });
 
@@ -302,24 +299,24 @@ describe('log: handler (setup + fake next)', () => {
       q.write(replyTo(q.request), 'f');
       return 0;
     }));
-    await serve(h, makeQuery('1.0.0.10.in-addr.arpa', 'PTR'));
-    await serve(h, makeQuery('1.15.0.10.in-addr.arpa', 'PTR'));
-    await serve(h, makeQuery('1.16.0.10.in-addr.arpa', 'PTR'));
+    await h.serve(makeQuery('1.0.0.10.in-addr.arpa', 'PTR'));
+    await h.serve(makeQuery('1.15.0.10.in-addr.arpa', 'PTR'));
+    await h.serve(makeQuery('1.16.0.10.in-addr.arpa', 'PTR'));
     expect(lines).toEqual(['[INFO] 1.0.0.10.in-addr.arpa.', '[INFO] 1.15.0.10.in-addr.arpa.']);
   });
 
   it('first matching rule wins; only one line per query', async () => {
     const h = build('log sub.example.org "first {name}"\nlog example.org "second {name}"\nlog . "third {name}"', scripted());
-    await serve(h, makeQuery('success.sub.example.org', 'A'));
-    await serve(h, makeQuery('success.example.org', 'A'));
-    await serve(h, makeQuery('success.example.com', 'A'));
+    await h.serve(makeQuery('success.sub.example.org', 'A'));
+    await h.serve(makeQuery('success.example.org', 'A'));
+    await h.serve(makeQuery('success.example.com', 'A'));
     expect(lines).toEqual(['[INFO] first success.sub.example.org.', '[INFO] second success.example.org.', '[INFO] third success.example.com.']);
   });
 
   it('the first rule wins even if its class filter drops the line', async () => {
     const h = build('log example.org "A {name}" {\n class denial\n}\nlog . "B {name}"', scripted());
-    await serve(h, makeQuery('success.example.org', 'A'));
-    await serve(h, makeQuery('nxdomain.example.org', 'A'));
+    await h.serve(makeQuery('success.example.org', 'A'));
+    await h.serve(makeQuery('nxdomain.example.org', 'A'));
     expect(lines).toEqual(['[INFO] A nxdomain.example.org.']);
   });
 
@@ -334,33 +331,33 @@ describe('log: handler (setup + fake next)', () => {
   for (const [cls, kinds] of Object.entries(expectClass)) {
     it(`class ${cls}`, async () => {
       const h = build(`log . "{name} {/log/class}" {\n class ${cls}\n}`, scripted());
-      for (const k of all) await serve(h, makeQuery(`${k}.example.org`, 'A'));
+      for (const k of all) await h.serve(makeQuery(`${k}.example.org`, 'A'));
       expect(lines.map((l) => l.slice(7).split('.')[0])).toEqual(kinds);
     });
   }
 
   it('classes from several class lines are OR-ed', async () => {
     const h = build('log . "{name}" {\n class success\n class error\n}', scripted());
-    for (const k of all) await serve(h, makeQuery(`${k}.example.org`, 'A'));
+    for (const k of all) await h.serve(makeQuery(`${k}.example.org`, 'A'));
     expect(lines.map((l) => l.slice(7).split('.')[0])).toEqual(['success', 'empty', 'servfail', 'refused', 'nxanswer', 'nowrite']);
   });
 
   it('{/log/class} without a class filter', async () => {
     const h = build('log . "{/log/class}"', scripted());
-    for (const k of all) await serve(h, makeQuery(`${k}.example.org`, 'A'));
+    for (const k of all) await h.serve(makeQuery(`${k}.example.org`, 'A'));
     expect(lines).toEqual(['success', 'denial', 'denial', 'success', 'error', 'error', 'error', 'error'].map((c) => `[INFO] ${c}`));
   });
 
   it('{/log/type} from the written reply', async () => {
     const h = build('log . "{/log/type}"', scripted());
-    for (const k of all) await serve(h, makeQuery(`${k}.example.org`, 'A'));
+    for (const k of all) await h.serve(makeQuery(`${k}.example.org`, 'A'));
     const deleg = build('log . "{/log/type}"', new FakeNext((q) => {
       const m = replyTo(q.request);
       m.authorities = [{ name: 'sub.example.org', type: 'NS', class: 'IN', ttl: 60, data: 'ns.sub.example.org' }];
       q.write(m, 'fake');
       return 0;
     }));
-    await serve(deleg, makeQuery('a.sub.example.org', 'A'));
+    await deleg.serve(makeQuery('a.sub.example.org', 'A'));
     // nowrite: CoreDNS types the bare SERVFAIL the server sends (SERVERERROR).
     expect(lines).toEqual(['NOERROR', 'NXDOMAIN', 'NODATA', 'NOERROR', 'SERVERERROR', 'OTHERERROR', 'OTHERERROR', 'SERVERERROR', 'DELEGATION'].map((t) => `[INFO] ${t}`));
   });
@@ -368,7 +365,7 @@ describe('log: handler (setup + fake next)', () => {
   it('no next plugin: SERVFAIL', async () => {
     const h = build('log', null);
     const q = makeQuery('x.example.org', 'A');
-    expect(await serve(h, q)).toBe(2);
+    expect(await h.serve(q)).toBe(2);
     expect(q.error).not.toBeNull();
   });
 });

@@ -2,7 +2,6 @@ import * as dgram from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { parseRequest } from '../../src/dns/wire.js';
-import { setLogSink } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
 import { Query } from '../../src/query.js';
 import { makeQuery, TEST_TRANSPORT } from '../../test/helpers/dns.js';
@@ -11,6 +10,8 @@ import { dispenserFor, setupContext, type TestContext } from '../../test/helpers
 import { FakeNext } from '../../test/helpers/upstream.js';
 import { loop, LoopHandler, probeTarget } from './index.js';
 import { loopHooks, random62 } from './loop.js';
+import { waitFor } from '../../test/helpers/wait.js';
+import { captureLogs } from '../../test/helpers/logs.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -69,9 +70,7 @@ describe('loop', () => {
     const prevExit = loopHooks.exit;
     loopHooks.exit = (code) => { exits.push(code); };
     cleanups.push(() => { loopHooks.exit = prevExit; });
-    const lines: string[] = [];
-    const prevSink = setLogSink((l) => lines.push(l));
-    cleanups.push(() => { setLogSink(prevSink); });
+    const lines = captureLogs(cleanups).lines;
     let handler: Handler | null = null;
     const port = await listener((pkt) => {
       // The "forwarder" sends the probe back into the chain three times (a loop).
@@ -80,7 +79,7 @@ describe('loop', () => {
     const { h, ctx, next } = await setup(port);
     handler = h;
     await ctx.start();
-    for (let i = 0; i < 200 && exits.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the loop plugin to exit', () => exits.length > 0);
     expect(exits).toEqual([1]);
     expect(lines).toContain(`[FATAL] plugin/loop: Loop (127.0.0.1:5353 -> 127.0.0.1:53) detected for zone "example.org.", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO ${h.state.qname}"`);
     expect(next.calls).toBe(3); // everything is passed on
@@ -94,7 +93,7 @@ describe('loop', () => {
     });
     const { h, ctx, next } = await setup(port);
     await ctx.start();
-    for (let i = 0; i < 200 && !h.state.disabled; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the plugin to disable itself', () => h.state.disabled);
     expect(h.state.disabled).toBe(true);
     for (let i = 0; i < 5; i++) await h.serve(makeQuery(h.state.qname, 'HINFO'));
     expect(h.state.seen).toBe(0);

@@ -9,6 +9,7 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { configError, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { metadata } from './index.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 function setupErr(text: string): string {
   return configError(() => metadata.setup(dispenserFor(text, 'metadata'), fakeSetupContext()), text).describe();
@@ -48,12 +49,8 @@ describe('metadata collected for the log plugin', () => {
   async function logLine(s: TestServer, name: string): Promise<string> {
     const before = s.logs.length;
     await udpQuery(s.port, name, 'A');
-    for (let i = 0; i < 100; i++) {
-      const l = s.logs.slice(before).find((x) => x.includes(`M ${name}.`));
-      if (l) return l.slice(l.indexOf('M '));
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`no log line for ${name}`);
+    const l = await waitFor(`the log line for ${name}`, () => s.logs.slice(before).find((x) => x.includes(`M ${name}.`)));
+    return l.slice(l.indexOf('M '));
   }
 
   it('labels of the kubernetes plugin, empty values and unknown labels', async () => {

@@ -4,7 +4,7 @@ import { minimal } from './index.js';
 import { decode, replyTo, setRcode, type Message } from '../../src/dns/message.js';
 import { encodeMessage } from '../../src/dns/encode.js';
 import { makeQuery } from '../../test/helpers/dns.js';
-import { configError, factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Query } from '../../src/query.js';
 
@@ -23,7 +23,7 @@ function through(q: Query, shape: (m: Message) => void, wire = false): Message {
     else x.write(m, 'fake');
     return 0;
   });
-  const h = factoryOf(minimal.setup(dispenserFor('minimal', 'minimal'), fakeSetupContext()))(next);
+  const h = handlerOf(minimal, 'minimal', next);
   const rc = h.serve(q);
   expect(rc).toBe(0);
   return decode(q.reply!.wire());
@@ -82,7 +82,7 @@ describe('minimal', () => {
   });
 
   it('passes a failure without a reply through', () => {
-    const h = factoryOf(minimal.setup(dispenserFor('minimal', 'minimal'), fakeSetupContext()))(new FakeNext(() => 2));
+    const h = handlerOf(minimal, 'minimal', new FakeNext(() => 2));
     const q = makeQuery('example.org', 'A');
     expect(h.serve(q)).toBe(2);
     expect(q.reply).toBeNull();

@@ -2,9 +2,9 @@ import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasOption, nsid, NSID_CODE } from './index.js';
 import { replyTo } from '../../src/dns/message.js';
-import { makeQuery, udpQuery } from '../../test/helpers/dns.js';
-import { startServer, type TestServer } from '../../test/helpers/server.js';
-import { factoryOf, dispenserFor, setupContext as fakeSetupContext } from '../../test/helpers/setup.js';
+import { runCorefile, type CorefileRun } from '../../test/helpers/corefile.js';
+import { makeQuery } from '../../test/helpers/dns.js';
+import { handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
@@ -14,7 +14,7 @@ function build(text: string, next = new FakeNext((q) => {
   q.write(replyTo(q.request), 'fake');
   return 0;
 })): Handler {
-  return factoryOf(nsid.setup(dispenserFor(text, 'nsid'), fakeSetupContext()))(next);
+  return handlerOf(nsid, text, next);
 }
 
 const NSID = [{ code: NSID_CODE, data: Buffer.alloc(0) }];
@@ -53,22 +53,22 @@ describe('nsid', () => {
   });
 });
 
-describe('nsid: over UDP', () => {
-  let srv: TestServer;
+describe('nsid: through the whole server (UDP)', () => {
+  let srv: CorefileRun;
   beforeAll(async () => {
-    srv = await startServer('. {\n  nsid ns-test\n  whoami\n}\n');
+    srv = await runCorefile('. {\n  nsid ns-test\n  whoami\n}\n');
   });
   afterAll(async () => {
     await srv.stop();
   });
 
   it('the reply OPT carries NSID (and DO, as in CoreDNS) with the client size', async () => {
-    const m = await udpQuery(srv.port, 'example.org', 'A', { edns: 1400, options: NSID });
+    const m = await srv.ask('example.org', 'A', { edns: 1400, options: NSID });
     const opt = m.additionals.find((r) => r.type === 'OPT') as unknown as Opt;
     expect(opt.udpPayloadSize).toBe(1400);
     expect(opt.flags & 0x8000).toBe(0x8000);
     expect(opt.options.map((o) => [o.code, o.data.toString()])).toEqual([[3, 'ns-test']]);
-    const plain = await udpQuery(srv.port, 'example.org', 'A', { edns: 1400 });
+    const plain = await srv.ask('example.org', 'A', { edns: 1400 });
     const popt = plain.additionals.find((r) => r.type === 'OPT') as unknown as Opt;
     expect(popt.options).toEqual([]);
     expect(popt.flags & 0x8000).toBe(0);

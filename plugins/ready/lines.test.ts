@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { requireCoreDNS, startLines } from '../../test/helpers/lines.js';
 import { freePort } from '../../test/helpers/net.js';
+import { anyError, waitFor } from '../../test/helpers/wait.js';
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -23,15 +24,7 @@ function get(port: number, path: string): Promise<{ status: number; body: string
 
 /** GET /ready once the listener is up (bounded wait for it to open). */
 async function ready(port: number): Promise<{ status: number; body: string }> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      return await get(port, '/ready');
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  return waitFor('the /ready listener', () => get(port, '/ready'), { everyMs: 100, retry: anyError });
 }
 
 async function run(which: 'clusterdns' | 'coredns', corefile: string, readyPort: number): Promise<{ first: { status: number; body: string }; lines: string[] }> {

@@ -14,6 +14,7 @@ import { registry } from '../../src/metrics/registry.js';
 import { encodeQuery, udpExchange } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { retryUnlessExited, waitFor } from '../../test/helpers/wait.js';
 
 const COREDNS = resolve(import.meta.dirname, '../../.bin/coredns');
 
@@ -36,14 +37,6 @@ async function metric(name: string, labels: Record<string, string> = {}): Promis
   return sum;
 }
 
-async function waitFor(what: string, cond: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** Start CoreDNS on a free port; resolves once it answers a query. */
 async function startCoreDNS(corefile: string): Promise<{ proc: ChildProcess; port: number; output: string[] }> {
   if (!existsSync(COREDNS)) throw new Error(`${COREDNS} is missing: .ci/run installs CoreDNS 1.15.0 there`);
@@ -55,16 +48,12 @@ async function startCoreDNS(corefile: string): Promise<{ proc: ChildProcess; por
   const output: string[] = [];
   proc.stdout!.on('data', (c: Buffer) => output.push(...c.toString().split('\n').filter(Boolean)));
   proc.stderr!.on('data', (c: Buffer) => output.push(...c.toString().split('\n').filter(Boolean)));
-  const end = Date.now() + 20_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`coredns exited ${proc.exitCode}:\n${output.join('\n')}`);
-    try {
-      await udpExchange(port, encodeQuery('same.example', 'A'), 500);
-      return { proc, port, output };
-    } catch {
-      if (Date.now() > end) throw new Error(`coredns did not answer:\n${output.join('\n')}`);
-    }
-  }
+  await waitFor(() => `coredns to answer:\n${output.join('\n')}`, async () => {
+    if (proc.exitCode !== null) throw new Error(`coredns exited with ${proc.exitCode}:\n${output.join('\n')}`);
+    await udpExchange(port, encodeQuery('same.example', 'A'), 500);
+    return true;
+  }, { everyMs: 1, retry: retryUnlessExited });
+  return { proc, port, output };
 }
 
 function hostsStanza(file: string, entries: readonly string[]): string {

@@ -15,6 +15,7 @@ import { registry } from '../../src/metrics/registry.js';
 import { encodeQuery, tcpQueries, udpExchange } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'clusterdns-shadow-'));
 const emptyHosts = join(dir, 'hosts');
@@ -45,15 +46,6 @@ async function metric(name: string, labels: Record<string, string> = {}): Promis
     if (Object.entries(labels).every(([k, val]) => (v.labels as Record<string, unknown>)[k] === val)) sum += v.value;
   }
   return sum;
-}
-
-async function waitFor(what: string, cond: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Counter values, for deltas. */

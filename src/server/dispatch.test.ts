@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { encodeQuery } from '../../test/helpers/dns.js';
 import { Rcode } from '../dns/constants.js';
-import { setLogSink } from '../log.js';
 import type { Handler } from '../plugin.js';
 import { makeDispatch } from './dispatch.js';
 import type { Exchange } from './listener.js';
 import { RouteTable } from './routes.js';
+import { captureLogs } from '../../test/helpers/logs.js';
 
 /** An exchange that records what the dispatcher does with it; `failFirst` makes the first reply throw. */
 function exchange(failFirst: boolean): Exchange & { replies: Buffer[]; dones: number } {
@@ -47,8 +47,8 @@ describe('dispatch: ending an exchange', () => {
     });
 
     it(`${what} result: a failure while replying answers SERVFAIL and still ends the exchange`, async () => {
-      const lines: string[] = [];
-      const prev = setLogSink((l) => lines.push(l));
+      const logs = captureLogs();
+      const lines = logs.lines;
       try {
         const ex = exchange(true);
         dispatchTo(chain)(encodeQuery('example.org', 'A'), ex);
@@ -56,7 +56,7 @@ describe('dispatch: ending an exchange', () => {
         expect(ex.replies.map((b) => b[3]! & 0xf)).toEqual([Rcode.SERVFAIL]);
         expect(ex.dones).toBe(1);
       } finally {
-        setLogSink(prev);
+        logs.restore();
       }
       expect(lines.some((l) => l.startsWith('[ERROR] Recovered from panic in server: "dns://:53" Error: socket went away'))).toBe(true);
     });

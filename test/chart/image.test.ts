@@ -23,6 +23,7 @@ import { decode } from '../../src/dns/message.js';
 import { freePort } from '../helpers/net.js';
 import { buildContextFiles, isExcluded, parseDockerfile, parseDockerignore, type Stage } from './dockerfile.js';
 import { REPO_ROOT, isObject } from './helm.js';
+import { waitFor } from '../helpers/wait.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'clusterdns-image-'));
 const contextDir = path.join(root, 'context');
@@ -194,17 +195,14 @@ function httpStatus(url: string): Promise<number> {
   });
 }
 
-/** Wait (bounded) until the ready plugin answers 200: the kubernetes plugin has synced. */
+/** Wait until the ready plugin answers 200: the kubernetes plugin has synced. */
 async function waitReady(server: ChildProcess): Promise<void> {
   let exited = false;
   server.once('exit', () => (exited = true));
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
+  await waitFor(() => `clusterdns to be ready:\n${output}`, async () => {
     if (exited) throw new Error(`clusterdns exited before it was ready:\n${output}`);
-    if ((await httpStatus(`http://127.0.0.1:${readyPort}/ready`)) === 200) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`clusterdns not ready within 60 s:\n${output}`);
+    return (await httpStatus(`http://127.0.0.1:${readyPort}/ready`)) === 200;
+  }, { timeoutMs: 60_000, everyMs: 100 });
 }
 
 beforeAll(async () => {

@@ -7,10 +7,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Answer } from 'dns-packet';
 import type { Message } from '../../src/dns/message.js';
 import { rcode, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
-import { BIN_DIR, REPO_ROOT, waitUntil } from '../helpers/controlplane.js';
+import { BIN_DIR, REPO_ROOT } from '../helpers/controlplane.js';
+import { fmt } from '../helpers/records.js';
+import { retryUnlessExited, waitFor } from '../helpers/wait.js';
 
 export type ServerKind = 'clusterdns' | 'coredns';
 export const KINDS: readonly ServerKind[] = ['clusterdns', 'coredns'];
@@ -104,11 +107,11 @@ export async function startDns(kind: ServerKind, o: DnsOptions = {}): Promise<Dn
     },
   };
   try {
-    await waitUntil(`${kind}'s /ready listener`, async () => {
+    await waitFor(`${kind}'s /ready listener`, async () => {
       if (proc.exitCode !== null) throw new Error(`${kind} exited with ${proc.exitCode}:\n${output.join('\n')}`);
       await ready();
       return true;
-    }, 120_000, 100);
+    }, { timeoutMs: 120_000, everyMs: 100, retry: retryUnlessExited });
   } catch (e) {
     await server.stop();
     throw new Error(`${(e as Error).message}\n${output.slice(-30).join('\n')}`);
@@ -118,7 +121,7 @@ export async function startDns(kind: ServerKind, o: DnsOptions = {}): Promise<Dn
 
 /** Wait until /ready says 200. */
 export async function waitReady(s: DnsServer, timeoutMs = 120_000): Promise<void> {
-  await waitUntil(`${s.kind} /ready 200`, async () => ((await s.ready()).status === 200 ? true : undefined), timeoutMs, 100);
+  await waitFor(`${s.kind} /ready 200`, async () => ((await s.ready()).status === 200 ? true : undefined), { timeoutMs, everyMs: 100, retry: retryUnlessExited });
 }
 
 export async function query(s: DnsServer, name: string, type: string): Promise<Message> {
@@ -135,26 +138,8 @@ export interface Normalized {
   additional: string[];
 }
 
-function rrText(r: Record<string, unknown>): string {
-  const type = String(r['type']);
-  const data = r['data'];
-  let text: string;
-  if (type === 'SOA' && typeof data === 'object' && data !== null) {
-    const d = data as Record<string, unknown>;
-    text = `${String(d['mname'])} ${String(d['rname'])} <serial> ${String(d['refresh'])} ${String(d['retry'])} ${String(d['expire'])} ${String(d['minimum'])}`;
-  } else if (type === 'SRV' && typeof data === 'object' && data !== null) {
-    const d = data as Record<string, unknown>;
-    text = `${String(d['priority'])} ${String(d['weight'])} ${String(d['port'])} ${String(d['target'])}`;
-  } else if (Array.isArray(data)) {
-    text = data.map((x) => (Buffer.isBuffer(x) ? x.toString() : String(x))).join(' ');
-  } else {
-    text = String(data);
-  }
-  return `${String(r['name'])}. ${String(r['ttl'] ?? 0)} ${type} ${text}`.toLowerCase();
-}
-
 export function normalize(m: Message): Normalized {
-  const rrs = (list: unknown[] | undefined) => (list ?? []).map((r) => r as Record<string, unknown>).filter((r) => r['type'] !== 'OPT').map(rrText).sort();
+  const rrs = (list: readonly Answer[] | undefined): string[] => (list ?? []).filter((r) => r.type !== 'OPT').map((r) => fmt(r).toLowerCase()).sort();
   return {
     rcode: rcode(m),
     aa: ((m.flags ?? 0) & 0x400) !== 0,
@@ -173,11 +158,11 @@ export function addresses(m: Message): string[] {
 export async function agree(servers: readonly DnsServer[], name: string, type: string, timeoutMs = 30_000): Promise<Normalized> {
   let last: Normalized[] = [];
   try {
-    return await waitUntil(`${name} ${type}: the same reply from ${servers.map((s) => s.kind).join(' and ')}`, async () => {
+    return await waitFor(`${name} ${type}: the same reply from ${servers.map((s) => s.kind).join(' and ')}`, async () => {
       last = await Promise.all(servers.map(async (s) => normalize(await query(s, name, type))));
       const first = JSON.stringify(last[0]);
       return last.every((n) => JSON.stringify(n) === first) ? last[0] : undefined;
-    }, timeoutMs, 200);
+    }, { timeoutMs, everyMs: 200, retry: retryUnlessExited });
   } catch (e) {
     throw new Error(`${(e as Error).message}\n${servers.map((s, i) => `${s.kind}: ${JSON.stringify(last[i], null, 1)}`).join('\n')}`);
   }
@@ -200,7 +185,7 @@ export async function measureChange(change: string, servers: readonly DnsServer[
   const t0 = performance.now();
   await apply();
   await Promise.all(servers.map(async (s) => {
-    await waitUntil(`${s.kind} to reflect "${change}" in ${name} ${type}`, async () => (seen(await query(s, name, type)) ? true : undefined), timeoutMs, 5);
+    await waitFor(`${s.kind} to reflect "${change}" in ${name} ${type}`, async () => (seen(await query(s, name, type)) ? true : undefined), { timeoutMs, everyMs: 5, retry: retryUnlessExited });
     latencies.push({ change, server: s.kind, ms: Math.round(performance.now() - t0) });
   }));
 }

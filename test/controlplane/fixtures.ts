@@ -1,6 +1,6 @@
 /** Objects for the control-plane suite: namespaces, Nodes, pods that become Ready, Services. */
 import type { ControlPlane, Obj } from '../helpers/controlplane.js';
-import { waitUntil } from '../helpers/controlplane.js';
+import { retryUnlessExited, waitFor } from '../helpers/wait.js';
 
 export const NODE = 'node-a';
 
@@ -12,7 +12,7 @@ export async function createNode(cp: ControlPlane, name = NODE): Promise<void> {
 /** Create a namespace and wait for its `default` ServiceAccount (pods are refused before). */
 export async function createNamespace(cp: ControlPlane, name: string, labels: Record<string, string> = {}): Promise<void> {
   await cp.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
-  await waitUntil(`ServiceAccount default in ${name}`, async () => (await cp.api('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`)).status === 200 || undefined, 120_000, 100);
+  await waitFor(`ServiceAccount default in ${name}`, async () => (await cp.api('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`)).status === 200 || undefined, { timeoutMs: 120_000, everyMs: 100, retry: retryUnlessExited });
 }
 
 export interface PodSpec {

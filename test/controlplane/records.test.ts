@@ -18,6 +18,7 @@ import { addresses, agree, latencies, latencyReport, measureChange, query, start
 import { clusterIPs, createNamespace, createPod, createService, setPodReady } from './fixtures.js';
 import { controlPlaneSuite } from './suite.js';
 import { rcode } from '../helpers/dns.js';
+import { waitFor } from '../helpers/wait.js';
 
 const NS = 'app';
 const Z = 'cluster.local';
@@ -186,18 +187,13 @@ describe('credentials and RBAC', () => {
       // The reason is the kubernetes plugin's WARNING line (plugins/kubernetes/README.md, Ready);
       // /ready's body is CoreDNS 1.15.0's: the names of the plugins not ready, nothing else.
       const reasonLine = /^\[WARNING\] plugin\/kubernetes: list of endpointslices failed: 403 on endpointslices — RBAC missing list\/watch: endpointslices\.discovery\.k8s\.io is forbidden: .*cannot list resource "endpointslices"/;
-      const found = await (async () => {
-        let last = '';
-        const deadline = Date.now() + 60_000;
-        while (Date.now() < deadline) {
-          const r = await cd!.ready();
-          last = `${r.status} ${r.body}`;
-          const line = cd!.output.find((l) => reasonLine.test(l));
-          if (r.status === 503 && line) return { body: r.body, line };
-          await new Promise((res) => setTimeout(res, 200));
-        }
-        throw new Error(`clusterdns never logged the RBAC reason with /ready 503; last /ready: ${last}\n${cd!.output.slice(-20).join('\n')}`);
-      })();
+      let last = '';
+      const found = await waitFor(() => `clusterdns to log the RBAC reason with /ready 503; last /ready: ${last}\n${cd!.output.slice(-20).join('\n')}`, async () => {
+        const r = await cd!.ready();
+        last = `${r.status} ${r.body}`;
+        const line = cd!.output.find((l) => reasonLine.test(l));
+        return r.status === 503 && line ? { body: r.body, line } : undefined;
+      }, { timeoutMs: 60_000, everyMs: 200 });
       expect(found.body).toBe('kubernetes');
       // Logged once per failure kind, not once per retry.
       expect(cd!.output.filter((l) => reasonLine.test(l))).toHaveLength(1);

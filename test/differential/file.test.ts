@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { decode } from '../../src/dns/message.js';
 import { a, TestUpstream } from '../helpers/upstream.js';
 import { assertResult, CLUSTERDNS_BIN, COREDNS_BIN, encode, exchange, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec } from './harness.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SIG = 'oJB1W6WNGv+ldvQ3WDG0MQkg5IEhjRip8WTrPYGv07h108dUKGMeDPKijVCHX3DDKdfb+v6oB9wfuh3DTJXUAfI=';
 const KEY = 'AwEAAcNEU67LJI5GEgF9QLNqLO1SMq1EdoQ6E9f85ha0k0ewQGCblyW2836GiVsm6k8Kr5ECIoMJ6fZWf3CQSQ9ycWfTyOHfmI3eQ/1Covhb2y4bAmL/07PhrL7ozWBW3wBfM335Ft9xjtXHPy7ztCbV9qZ4TVDTW/Iyg0PiwgoXVesz';
@@ -358,14 +359,12 @@ describe('differential: file', () => {
       const a = r ? decode(r).answers.find((x) => x.type === 'A') : undefined;
       return a ? String((a as { data: unknown }).data) : 'none';
     };
-    const waitFor = async (want: string): Promise<void> => {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const got = await Promise.all([answerOf(pair.ref.dns), answerOf(pair.cand.dns)]);
-        if (got.every((g) => g === want)) return;
-        if (Date.now() > deadline) throw new Error(`reload not seen: ${got.join(' / ')} instead of ${want}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+    const reloadSeen = async (want: string): Promise<void> => {
+      let got: string[] = [];
+      await waitFor(() => `the reload: ${got.join(' / ')} instead of ${want}`, async () => {
+        got = await Promise.all([answerOf(pair.ref.dns), answerOf(pair.cand.dns)]);
+        return got.every((g) => g === want);
+      }, { everyMs: 50 });
     };
     // Replace the file whole (write beside it, then rename): a reload tick that read a half-written
     // file with the new serial but without its records would serve that and never read it again
@@ -381,7 +380,7 @@ describe('differential: file', () => {
       expect(await answerOf(pair.ref.dns)).toBe('192.0.2.10');
       expect(await answerOf(pair.cand.dns)).toBe('192.0.2.10');
       for (const p of [pair.ref, pair.cand]) replaceZone(p.dir, zone(3, '192.0.2.30'));
-      await waitFor('192.0.2.30');
+      await reloadSeen('192.0.2.30');
       // The line is written before the reply is sent, but this process may read the reply first.
       await Promise.all([pair.ref.waitFor(/Successfully reloaded/), pair.cand.waitFor(/Successfully reloaded/)]);
       const lines = [pair.ref, pair.cand].map((p) => p.output.filter((l) => /plugin\/file: (Successfully reloaded|Parsing zone)/.test(l)).map((l) => l.replace(/^.*?\[(INFO|ERROR)\]/, '[$1]'))[0]);

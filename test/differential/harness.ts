@@ -21,6 +21,7 @@ import { watchLines } from '../helpers/spawn.js';
 import { TestUpstream } from '../helpers/upstream.js';
 import { PENDING, type PendingEntry } from './pending.js';
 import { seededRandom } from '../../src/util/prng.js';
+import { waitFor } from '../helpers/wait.js';
 
 export const REPO = resolve(import.meta.dirname, '../..');
 export const COREDNS_BIN = process.env.COREDNS_BIN ?? join(REPO, '.bin/coredns');
@@ -186,13 +187,10 @@ export async function startPair(setup: CaseSetup, probe?: { name: string; type: 
 
 /** Wait until the server gives a NOERROR answer with records for the probe (sync done). */
 async function waitAnswer(p: Proc, probe: { name: string; type: string }): Promise<void> {
-  const deadline = Date.now() + 30000;
-  for (let i = 0; Date.now() < deadline; i++) {
+  await waitFor(() => `${p.name} to answer ${probe.name} ${probe.type}; output:\n${p.output.join('\n')}`, async () => {
     const r = await exchange(p.dns, encode({ name: probe.name, type: probe.type, proto: 'udp', id: 1 }), 'udp', 1000);
-    if (r && (r.readUInt16BE(2) & 0xf) === 0 && r.readUInt16BE(6) > 0) return;
-    await new Promise((res) => setTimeout(res, 100));
-  }
-  throw new Error(`${p.name} never answered ${probe.name} ${probe.type}; output:\n${p.output.join('\n')}`);
+    return r !== null && (r.readUInt16BE(2) & 0xf) === 0 && r.readUInt16BE(6) > 0;
+  }, { everyMs: 100 });
 }
 
 // ---------------------------------------------------------------------------------------------

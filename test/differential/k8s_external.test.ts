@@ -8,6 +8,7 @@ import { networkInterfaces } from 'node:os';
 import * as dnsPacket from 'dns-packet';
 import type { Sandbox } from '../../sandbox/server.js';
 import { assertResult, encode, exchange, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type Pair, type QuerySpec } from './harness.js';
+import { waitFor } from '../helpers/wait.js';
 
 const CLUSTER = ['examples/cluster.yaml'];
 const Z = 'example.org';
@@ -78,16 +79,13 @@ interface Case {
   readonly objects?: unknown[];
 }
 
-/** Wait (bounded) until both servers answer `name A` with `ip` among the answers. */
+/** Wait until both servers answer `name A` with `ip` among the answers. */
 async function bothAnswer(pair: Pair, name: string, ip: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
   for (const p of [pair.ref, pair.cand]) {
-    for (;;) {
+    await waitFor(`${p.name} to answer ${name} A ${ip}`, async () => {
       const r = await exchange(p.dns, encode({ name, type: 'A', proto: 'udp', id: 7 }), 'udp', 1000);
-      if (r && dnsPacket.decode(r).answers?.some((a) => a.type === 'A' && a.data === ip)) break;
-      if (Date.now() > deadline) throw new Error(`${p.name} never answered ${name} A ${ip}`);
-      await new Promise((res) => setTimeout(res, 50));
-    }
+      return r !== null && dnsPacket.decode(r).answers?.some((a) => a.type === 'A' && a.data === ip) === true;
+    }, { everyMs: 50 });
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { assertResult, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type Proc, type QuerySpec } from './harness.js';
+import { waitFor } from '../helpers/wait.js';
 
 const CLUSTER = ['examples/cluster.yaml'];
 const CLIENT_POD = {
@@ -48,8 +49,7 @@ const CASES: Case[] = [
 /** The `META …` log lines of a server (the text after the level tag), sorted. */
 async function metaLines(p: Proc, count: number): Promise<string[]> {
   const pick = (): string[] => p.output.filter((l) => l.includes('META ')).map((l) => l.slice(l.indexOf('META '))).sort();
-  const deadline = Date.now() + 10_000;
-  while (pick().length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await waitFor(`${count} META lines from ${p.name}`, () => pick().length >= count);
   return pick();
 }
 

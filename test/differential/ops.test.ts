@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { a } from '../helpers/upstream.js';
 import { CLUSTERDNS_BIN, COREDNS_BIN, exchange, encode, generate, missingBinaries, startPair, type Pair } from './harness.js';
+import { waitFor } from '../helpers/wait.js';
 
 interface OpsPending { readonly id: string; readonly owner: string; readonly reason: string }
 
@@ -229,8 +230,7 @@ describe('differential: command line, probes, metrics, logs', () => {
       const p = await start();
       const pick = (lines: string[]): string[] => lines.filter((l) => /^\[INFO\] 127\.0\.0\.1:\d+ - \d+ "/.test(l)).map(normaliseLog).sort();
       // Wait for both to have logged every query (log lines are written after the reply).
-      const deadline = Date.now() + 20000;
-      while (Date.now() < deadline && (pick(p.ref.output).length < 36 || pick(p.cand.output).length < 36)) await new Promise((res) => setTimeout(res, 100));
+      await waitFor('36 query log lines from each server', () => pick(p.ref.output).length >= 36 && pick(p.cand.output).length >= 36, { everyMs: 100 });
       same('log-lines', pick(p.ref.output), pick(p.cand.output));
       const errs = (lines: string[]): string[] => lines.filter((l) => l.startsWith('[ERROR]')).map((l) => l.replace(/127\.0\.0\.1:\d+/g, 'ADDR')).sort();
       same('errors-lines', errs(p.ref.output), errs(p.cand.output));
@@ -254,10 +254,7 @@ describe('differential: reload', () => {
         const r = await exchange(port, encode({ name: 'web.example.net', type: 'A', id: 7 }), 'udp');
         return r ? r.subarray(r.length - 4).join('.') : 'no reply';
       };
-      const waitFor = async (port: number, ip: string): Promise<void> => {
-        const deadline = Date.now() + 30000;
-        while (Date.now() < deadline && (await answerOf(port)) !== ip) await new Promise((res) => setTimeout(res, 200));
-      };
+      const answers = (port: number, ip: string): Promise<true> => waitFor(`${ip} from port ${port}`, async () => (await answerOf(port)) === ip, { everyMs: 200 });
       const rewrite = (text: string): void => {
         for (const p of [pair.ref, pair.cand]) writeFileSync(p.corefilePath, text.replace('{{DNS}}', String(p.dns)));
       };
@@ -265,7 +262,7 @@ describe('differential: reload', () => {
       // re-reads the file for that first hash, so an earlier change would go unnoticed; reported).
       await Promise.all([pair.ref.waitFor(/Running configuration SHA512/), pair.cand.waitFor(/Running configuration SHA512/)]);
       rewrite(template('192.0.2.2'));
-      await Promise.all([waitFor(pair.ref.dns, '192.0.2.2'), waitFor(pair.cand.dns, '192.0.2.2')]);
+      await Promise.all([answers(pair.ref.dns, '192.0.2.2'), answers(pair.cand.dns, '192.0.2.2')]);
       expect([await answerOf(pair.ref.dns), await answerOf(pair.cand.dns)]).toEqual(['192.0.2.2', '192.0.2.2']);
       rewrite(template('192.0.2.3', '  frobnicate\n'));
       const bad = /Unknown directive 'frobnicate'/;
@@ -293,8 +290,7 @@ describe('differential: errors plugin lines', () => {
         await Promise.all([exchange(pair.ref.dns, packet, 'udp'), exchange(pair.cand.dns, packet, 'udp')]);
       }
       const errs = (lines: string[]): string[] => lines.filter((l) => l.startsWith('[ERROR]')).map((l) => l.replace(/127\.0\.0\.1:\d+/g, 'ADDR')).sort();
-      const deadline = Date.now() + 20000;
-      while (Date.now() < deadline && (errs(pair.ref.output).length < 2 || errs(pair.cand.output).length < 2)) await new Promise((res) => setTimeout(res, 100));
+      await waitFor('two [ERROR] lines from each server', () => errs(pair.ref.output).length >= 2 && errs(pair.cand.output).length >= 2, { everyMs: 100 });
       same('errors-dead-upstream', errs(pair.ref.output), errs(pair.cand.output));
     } finally {
       await pair.stop();

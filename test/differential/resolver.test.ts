@@ -8,6 +8,7 @@ import type { Answer } from 'dns-packet';
 import { afterAll, describe, expect, it } from 'vitest';
 import { a, aaaa, type TestUpstream } from '../helpers/upstream.js';
 import { assertResult, encode, exchange, generate, judge, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec, type Variant } from './harness.js';
+import { waitFor } from '../helpers/wait.js';
 
 const soa = (zone: string, ttl = 60): Answer => ({
   name: zone, type: 'SOA', class: 'IN', ttl,
@@ -140,17 +141,15 @@ describe('differential: resolver plugins', () => {
       await runQueries(pair, result, [q], ['cache', 'forward'], { concurrency: 1 });
       await pair.upstreams[0]!.stop();
       // Ask both, side by side, until both serve the expired entry (TTL 0 from serve_stale).
-      const deadline = Date.now() + 30000;
-      let staleSeen = false;
-      for (let i = 0; Date.now() < deadline && !staleSeen; i++) {
-        const qi = { ...q, id: (q.id + i + 1) & 0xffff };
+      let i = 0;
+      const ttl = (b: Buffer | null): number => (b && b.readUInt16BE(6) > 0 ? b.readUInt32BE(b.length - 10) : -1);
+      const staleSeen = await waitFor('both servers to serve the stale entry with TTL 0', async () => {
+        const qi = { ...q, id: (q.id + ++i) & 0xffff };
         const packet = encode(qi);
         const [ref, cand] = await Promise.all([exchange(pair.ref.dns, packet, 'udp'), exchange(pair.cand.dns, packet, 'udp')]);
         judge(result, qi, ref, cand, ['cache', 'forward']);
-        const ttl = (b: Buffer | null): number => (b && b.readUInt16BE(6) > 0 ? b.readUInt32BE(b.length - 10) : -1);
-        staleSeen = ttl(ref) === 0 && ttl(cand) === 0;
-        if (!staleSeen) await new Promise((res) => setTimeout(res, 250));
-      }
+        return ttl(ref) === 0 && ttl(cand) === 0;
+      }, { everyMs: 250 });
       expect(staleSeen, 'both servers serve the stale entry with TTL 0').toBe(true);
       assertResult(result, 2);
     } finally {
@@ -193,17 +192,14 @@ describe('differential: resolver plugins', () => {
       expect(ups.map((u) => u.count(name)), 'no prefetch after one hit').toEqual([1, 1]);
       const [r2, c2] = await ask(); // 2nd hit: prefetch in the background, the reply is still the cached one
       for (const r of [r2, c2]) expect(r && ips(r)).toEqual(['192.0.2.101']);
-      const deadline = Date.now() + 20000;
-      while (Date.now() < deadline && ups.some((u) => u.count(name) < 2)) await new Promise((res) => setTimeout(res, 20));
+      await waitFor('each upstream to see the refresh', () => ups.every((u) => u.count(name) >= 2));
       expect(ups.map((u) => u.count(name)), 'each server refreshed once').toEqual([2, 2]);
       // Each server serves the refreshed entry (polled one by one: the caches update after the upstream replied).
       for (const p of [pair.ref, pair.cand]) {
-        let seen = false;
-        while (Date.now() < deadline && !seen) {
+        const seen = await waitFor(`${p.name} to serve the prefetched answer`, async () => {
           const r = await exchange(p.dns, encode({ name, type: 'A', id: id++ }), 'udp');
-          seen = !!r && ips(r).includes('192.0.2.102');
-          if (!seen) await new Promise((res) => setTimeout(res, 20));
-        }
+          return !!r && ips(r).includes('192.0.2.102');
+        });
         expect(seen, `${p.name} serves the prefetched answer`).toBe(true);
       }
       // The refresh was a prefetch, not a miss after expiry: no client query was sent while
@@ -233,8 +229,7 @@ describe('differential: resolver plugins', () => {
       await runQueries(pair, result, [{ name: 'a.example.org', type: 'A', proto: 'udp', id: 0x4001 }], ['forward'], { concurrency: 1, timeoutMs: 10000 });
       // Wait until each server health-checks the black hole (a query for the root) repeatedly: it is down.
       const hc = (u: TestUpstream): number => u.received.filter((r) => r.name === '.').length;
-      const deadline = Date.now() + 30000;
-      while (Date.now() < deadline && dead.some((u) => hc(u) < 3)) await new Promise((res) => setTimeout(res, 50));
+      await waitFor('both servers to health-check the dead upstream three times', () => dead.every((u) => hc(u) >= 3), { everyMs: 50 });
       expect(dead.map(hc).map((n) => n >= 3), 'both servers health-check the dead upstream').toEqual([true, true]);
       const deadClient = dead.map((u) => u.received.filter((r) => r.name !== '.').length);
       const liveBefore = live.map((u) => u.received.filter((r) => r.name !== '.').length);

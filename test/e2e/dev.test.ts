@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { choosePorts, DEFAULT_PORTS, DEFAULT_UPSTREAM, parseDevArgs, type PortRequest } from '../../tools/dev-options.js';
 import { rcode, rrStrings, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
+import { waitFor } from '../helpers/wait.js';
 
 const DEV = resolve(import.meta.dirname, '../../dist/tools/dev.js');
 
@@ -121,13 +122,9 @@ describe('npm start (dist/tools/dev.js)', () => {
     expect(digs.every((m) => Number(m[1]) === dns)).toBe(true);
 
     expect((await fetch(health!)).status).toBe(200);
-    // Ready once the kubernetes plugin has synced with the sandbox (polled, generous bound).
-    const deadline = Date.now() + 30_000;
+    // Ready once the kubernetes plugin has synced with the sandbox.
     let readyStatus = 0;
-    while (Date.now() < deadline && readyStatus !== 200) {
-      readyStatus = (await fetch(ready!)).status;
-      if (readyStatus !== 200) await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(() => `/ready 200 (last: ${readyStatus})`, async () => (readyStatus = (await fetch(ready!)).status) === 200, { everyMs: 100 });
     expect(readyStatus).toBe(200);
     expect(await (await fetch(metrics!)).text()).toContain('coredns_build_info');
 

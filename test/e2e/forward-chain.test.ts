@@ -15,6 +15,7 @@ import { decode } from '../../src/dns/message.js';
 import { freePort } from '../helpers/net.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { a, TestUpstream } from '../helpers/upstream.js';
+import { anyError, waitFor } from '../helpers/wait.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -92,9 +93,9 @@ describe('e2e: forward + cache + loadbalance', () => {
     const s = await server(`. {\n  forward . ${dead.addr} ${alive.addr} {\n    policy sequential\n    read_timeout 200ms\n    health_check 50ms\n  }\n}\n`);
     const r = await udpQuery(s.port, 'ok.example.org', 'A');
     expect(rrStrings(r.answers)).toEqual(['ok.example.org. 300 A 192.0.2.20']);
-    // Wait until health checks mark the dead one down (guard only).
+    // Wait until health checks mark the dead one down.
     // Down after 3 failed probes: the 4th probe is sent once the 3rd has failed.
-    for (let i = 0; i < 1000 && dead.count('.') < 4; i++) await new Promise((res) => setTimeout(res, 10));
+    await waitFor('the fourth health probe of the dead upstream', () => dead.count('.') >= 4);
     const seen = dead.count('ok.example.org');
     await udpQuery(s.port, 'ok.example.org', 'A');
     await udpQuery(s.port, 'ok.example.org', 'A');
@@ -113,11 +114,7 @@ describe('e2e: forward + cache + loadbalance', () => {
     await u.stop();
     expect(rcode(await udpQuery(s.port, 'back.example.org', 'A', { timeoutMs: 8000 }))).toBe(2);
     await u.restart();
-    let ok = false;
-    for (let i = 0; i < 100 && !ok; i++) {
-      ok = rcode(await udpQuery(s.port, 'back.example.org', 'A', { timeoutMs: 8000 })) === 0;
-      if (!ok) await new Promise((res) => setTimeout(res, 50));
-    }
+    const ok = await waitFor('the restarted upstream to answer through forward', async () => rcode(await udpQuery(s.port, 'back.example.org', 'A', { timeoutMs: 8000 })) === 0, { everyMs: 50 });
     expect(ok).toBe(true);
   });
 
@@ -168,7 +165,7 @@ describe('e2e: forward + cache + loadbalance', () => {
     expect(u.count('r.example.org')).toBe(1);
     const slow = udpQuery(s.port, 'slow.example.org', 'A');
     // In flight across the reload: at the upstream, whose reply is held until the reload is done.
-    for (let i = 0; i < 500 && u.count('slow.example.org') === 0; i++) await new Promise((res) => setTimeout(res, 10));
+    await waitFor('the slow query at the upstream', () => u.count('slow.example.org') > 0);
     expect(await s.reload(text)).toBe(true);
     release();
     expect(rrStrings((await slow).answers)).toEqual(['slow.example.org. 30 A 192.0.2.71']);
@@ -224,7 +221,7 @@ describe('e2e: forward + cache + loadbalance', () => {
     const r = await udpQuery(s.port, 'www.example.org', 'A');
     expect(ttls(r.answers)).toEqual([30, 30]);
     // The loop probe went through the chain once and came back answered (NXDOMAIN): no loop.
-    for (let i = 0; i < 300 && u.received.every((x) => x.type !== 'HINFO'); i++) await new Promise((res) => setTimeout(res, 10));
+    await waitFor('the loop probe at the upstream', () => u.received.some((x) => x.type === 'HINFO'));
     expect(u.received.filter((x) => x.type === 'HINFO')).toHaveLength(1);
     expect(exits).toEqual([]);
     // `forward . /etc/resolv.conf` itself: nameserver lines (port 53); a loopback one is flagged.
@@ -240,14 +237,16 @@ describe('e2e: forward + cache + loadbalance', () => {
     cleanups.push(() => { loopHooks.exit = prev; });
     const port = await freePort();
     const s = await server(`. {\n  loop\n  forward . 127.0.0.1:${port} {\n    max_concurrent 20\n  }\n}\n`, port);
-    for (let i = 0; i < 500 && exits.length === 0; i++) await new Promise((res) => setTimeout(res, 10));
+    await waitFor('the loop plugin to exit', () => exits.length > 0);
     expect(exits[0]).toBe(1);
     // With exit stubbed the looping queries keep going until max_concurrent cuts the chain; let
-    // them unwind before the server stops (a guard, not an assertion).
-    for (let seen = -1, i = 0; i < 100 && seen !== exits.length; i++) {
+    // them unwind before the server stops: wait until 300 ms pass without a new exit.
+    let seen = -1;
+    await waitFor('the looping queries to unwind', () => {
+      const still = seen === exits.length;
       seen = exits.length;
-      await new Promise((res) => setTimeout(res, 300));
-    }
+      return still;
+    }, { everyMs: 300 });
     expect(s.logs.some((l) => /^\[FATAL\] plugin\/loop: Loop \(127\.0\.0\.1:\d+ -> [\d.:[\]]*:\d+\) detected for zone "\.", see https:\/\/coredns\.io\/plugins\/loop#troubleshooting\. Query: "HINFO \d+\.\d+\."$/.test(l))).toBe(true);
   });
 });
@@ -278,15 +277,10 @@ describe('e2e: dnsmasq as a real upstream', () => {
     cleanups.push(() => { child.kill('SIGTERM'); });
     const seen = (name: string): number => log.split('\n').filter((l) => l.includes(`query[A] ${name} `)).length;
     // Wait until dnsmasq answers (guard only).
-    let ready = false;
-    for (let i = 0; i < 100 && !ready; i++) {
-      try {
-        await udpQuery(port, 'example.test', 'A', { timeoutMs: 200 });
-        ready = true;
-      } catch {
-        await new Promise((res) => setTimeout(res, 50));
-      }
-    }
+    const ready = await waitFor('dnsmasq to answer', async () => {
+      await udpQuery(port, 'example.test', 'A', { timeoutMs: 200 });
+      return true;
+    }, { everyMs: 50, retry: anyError });
     expect(ready).toBe(true);
     const s = await server(`. {\n  forward . 127.0.0.1:${port}\n  cache 30\n}\n`);
     const r = await udpQuery(s.port, 'www.example.test', 'A');
@@ -296,7 +290,7 @@ describe('e2e: dnsmasq as a real upstream', () => {
     expect(rrStrings(t.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['A 192.0.2.1']);
     const t2 = await tcpQuery(s.port, 'tcp.example.test', 'A');
     expect(rrStrings(t2.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['A 192.0.2.1']);
-    for (let i = 0; i < 100 && seen('tcp.example.test') === 0; i++) await new Promise((res) => setTimeout(res, 10));
+    await waitFor('dnsmasq to log the TCP query', () => seen('tcp.example.test') > 0);
     expect(seen('www.example.test')).toBe(1); // the second query was a cache hit
     const v6 = await udpQuery(s.port, 'v6.example.test', 'AAAA');
     expect(rrStrings(v6.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['AAAA 2001:db8::1']);

@@ -13,6 +13,7 @@ import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
 import { BIN, watchLines, type LineWatch } from '../helpers/spawn.js';
+import { anyError, waitFor } from '../helpers/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -36,16 +37,6 @@ function total(scrape: string, name: string): number {
     if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
-}
-
-/** Retry `fn` until it returns true (the event), at most `limitMs` (a generous bound, not a timing). */
-async function until(fn: () => Promise<boolean>, what: string, limitMs = 20000): Promise<void> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    if (await fn().catch(() => false)) return;
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 interface Running extends LineWatch {
@@ -90,9 +81,9 @@ async function start(sb: Sandbox, workers: number, extra = ''): Promise<Running>
     return lines.exited;
   };
   cleanups.push(stop);
-  await until(async () => (await httpGet(ready, '/ready')).status === 200, 'ready');
+  await waitFor('ready', async () => (await httpGet(ready, '/ready')).status === 200, { retry: anyError });
   // Every thread is serving once the main thread counts them all.
-  if (workers > 1) await until(async () => total((await httpGet(metrics, '/metrics')).body, 'clusterdns_query_threads') === workers, `${workers} query threads`);
+  if (workers > 1) await waitFor(`${workers} query threads`, async () => total((await httpGet(metrics, '/metrics')).body, 'clusterdns_query_threads') === workers, { retry: anyError });
   return { ...lines, dns, metrics, ready, corefile, pid: proc.pid!, stop };
 }
 
@@ -115,7 +106,7 @@ describe('query threads share one Kubernetes index and report one set of metrics
     // services, namespaces, endpointslices
     expect(watchesOfOne).toBe(3);
     expect(await one.stop()).toBe(0);
-    await until(async () => sb.watchCount() === 0, 'the watches of the first server to close');
+    await waitFor('the watches of the first server to close', async () => sb.watchCount() === 0, { retry: anyError });
     const three = await start(sb, 3);
     expect(sb.watchCount()).toBe(watchesOfOne);
     // Every thread answers from the copy of the index: 60 queries from 60 source ports.
@@ -123,7 +114,7 @@ describe('query threads share one Kubernetes index and report one set of metrics
     expect(new Set(answers)).toEqual(new Set(['10.96.0.1']));
     // A change on the API server reaches every thread's copy.
     sb.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'late', namespace: 'default' }, spec: { clusterIP: '10.96.0.77', ports: [{ name: 'http', port: 80 }] } });
-    await until(async () => (await spread(three.dns, 60, 'late.default.svc.cluster.local')).every((a) => a === '10.96.0.77'), 'the new service in every thread');
+    await waitFor('the new service in every thread', async () => (await spread(three.dns, 60, 'late.default.svc.cluster.local')).every((a) => a === '10.96.0.77'), { retry: anyError });
     expect(sb.watchCount()).toBe(watchesOfOne);
     expect(await three.stop()).toBe(0);
   });

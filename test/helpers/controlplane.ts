@@ -16,11 +16,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as https from 'node:https';
-import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { freePort } from './net.js';
 import { isExecutable } from './spawn.js';
+import { retryUnlessExited, waitFor } from './wait.js';
 
 // test/helpers/ in the repository, or dist/test/helpers/ when compiled for bench/scale.ts.
 const up = resolve(import.meta.dirname, '../..');
@@ -115,37 +116,6 @@ function openssl(dir: string, args: string[]): void {
   const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
   if (r.error) throw new Error(`openssl not runnable: ${r.error.message}`);
   if (r.status !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${r.stderr}`);
-}
-
-/** A port free on 127.0.0.1 (TCP). */
-export async function freeTcpPort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = net.createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const p = (srv.address() as net.AddressInfo).port;
-      srv.close(() => res(p));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Poll `fn` until it returns a value other than undefined/false; throws `what` after `timeoutMs`. */
-export async function waitUntil<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown = null;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-      if (e instanceof Error && / exited with /.test(e.message)) throw e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await sleep(everyMs);
-  }
 }
 
 /** REST path of an object (or its collection when `name` is omitted). */
@@ -278,7 +248,7 @@ export class ControlPlane {
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-cp-'));
     let cp: ControlPlane;
     try {
-      cp = new ControlPlane(dir, await freeTcpPort(), opts);
+      cp = new ControlPlane(dir, await freePort(), opts);
     } catch (e) {
       rmSync(dir, { recursive: true, force: true });
       throw e;
@@ -314,13 +284,13 @@ export class ControlPlane {
     this.ca = readFileSync(this.caFile);
     this.timings['certificates'] = performance.now() - t0;
 
-    this.etcdPort = await freeTcpPort();
-    this.etcdPeerPort = await freeTcpPort();
+    this.etcdPort = await freePort();
+    this.etcdPeerPort = await freePort();
     this.startEtcd();
-    await waitUntil('etcd /health', async () => {
+    await waitFor('etcd /health', async () => {
       const r = await fetch(`http://127.0.0.1:${this.etcdPort}/health`).catch(() => null);
       return r !== null && r.status === 200 ? true : undefined;
-    }, timeout);
+    }, { timeoutMs: timeout, retry: retryUnlessExited });
     this.timings['etcd'] = performance.now() - t0;
 
     this.startApiServer();
@@ -329,12 +299,12 @@ export class ControlPlane {
 
     this.startControllerManager();
     // Pods are refused until the `default` ServiceAccount exists (the controller-manager makes it).
-    await waitUntil('the default ServiceAccount (kube-controller-manager)', async () => {
+    await waitFor('the default ServiceAccount (kube-controller-manager)', async () => {
       const cm = this.controllerManager?.proc;
       if (cm !== undefined && cm.exitCode !== null) throw new Error(`kube-controller-manager exited with ${cm.exitCode}`);
       const r = await this.api('GET', '/api/v1/namespaces/default/serviceaccounts/default');
       return r.status === 200 ? true : undefined;
-    }, timeout, 100);
+    }, { timeoutMs: timeout, everyMs: 100, retry: retryUnlessExited });
     this.timings['kube-controller-manager'] = performance.now() - t0;
 
     await this.installRbac();
@@ -433,11 +403,11 @@ export class ControlPlane {
   /** Wait until kube-apiserver answers /readyz with 200. */
   async waitApiReady(timeoutMs = 180_000): Promise<void> {
     const proc = this.apiServer;
-    await waitUntil('kube-apiserver /readyz', async () => {
+    await waitFor('kube-apiserver /readyz', async () => {
       if (proc !== null && proc.proc.exitCode !== null) throw new Error(`kube-apiserver exited with ${proc.proc.exitCode}`);
       const r = await this.api('GET', '/readyz', undefined, { timeoutMs: 5000 });
       return r.status === 200 ? true : undefined;
-    }, timeoutMs, 100);
+    }, { timeoutMs, everyMs: 100, retry: retryUnlessExited });
   }
 
   /** PIDs of the running components (name -> pid). */

@@ -160,13 +160,4 @@ export function rcode(m: Message): number {
   return (m.flags ?? 0) & 0xf;
 }
 
-/** Answer records as `name ttl TYPE data` strings, for compact assertions. */
-export function rrStrings(rrs: dnsPacket.Answer[]): string[] {
-  return rrs.filter((r) => r.type !== 'OPT').map((r) => {
-    const a = r as dnsPacket.Answer & { ttl?: number; data?: unknown };
-    const data = typeof a.data === 'object' && a.data !== null && !Buffer.isBuffer(a.data)
-      ? Object.values(a.data as object).map((v) => (Buffer.isBuffer(v) ? v.toString() : String(v))).join(' ')
-      : Array.isArray(a.data) ? a.data.map(String).join(' ') : String(a.data);
-    return `${a.name}. ${a.ttl ?? 0} ${a.type} ${data}`;
-  });
-}
+export { rrStrings } from './records.js';

@@ -3,11 +3,12 @@
  * sandbox, a started index and handler, answers through the handler, captured log lines and polling waits. Each test
  * file keeps its own list of cleanups, run after every test.
  */
-import { logger, setLogSink } from '../../src/log.js';
+import { logger } from '../../src/log.js';
 import { KubernetesHandler } from '../../plugins/kubernetes/handler.js';
 import { KubeIndexSource } from '../../plugins/kubernetes/indexsource.js';
 import type { WatchSettings } from '../../plugins/kubernetes/kubeindex.js';
-import { baseConfig, fmt, replyOf } from '../../plugins/kubernetes/testutil.js';
+import { baseConfig, replyOf } from '../../plugins/kubernetes/testutil.js';
+import { fmt } from './records.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { makeQuery } from './dns.js';
 
@@ -38,23 +39,6 @@ export function startHandler(cleanups: Cleanups, ix: KubeIndexSource): Kubernete
   const h = new KubernetesHandler(baseConfig(), ix.store, () => ix.synced(), null, null);
   cleanups.push(() => h.close());
   return h;
-}
-
-/** Poll `cond` every 25 ms; fail naming `what` after `timeoutMs`. */
-export async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** Log lines from now on (the previous sink is put back by `cleanups`). */
-export function captureLogs(cleanups: Cleanups): string[] {
-  const lines: string[] = [];
-  const prev = setLogSink((l) => lines.push(l));
-  cleanups.push(() => { setLogSink(prev); });
-  return lines;
 }
 
 /** The answer records `h` gives for `name` and `type`, in the `fmt` form. */

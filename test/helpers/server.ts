@@ -5,8 +5,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setLogSink } from '../../src/log.js';
 import { Server } from '../../src/server/server.js';
+import { captureLogs } from './logs.js';
 import { freePort } from './net.js';
 
 export interface TestServer {
@@ -22,26 +22,12 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-let sinkInstalled = false;
-const logListeners = new Set<string[]>();
-
-function installSink(): void {
-  if (sinkInstalled) return;
-  sinkInstalled = true;
-  setLogSink((line) => {
-    for (const l of logListeners) l.push(line);
-    if (process.env.CLUSTERDNS_TEST_LOGS) process.stdout.write(`${line}\n`);
-  });
-}
-
 export async function startServer(corefile: string, opts: { port?: number; dir?: string; env?: Record<string, string | undefined> } = {}): Promise<TestServer> {
-  installSink();
   const port = opts.port ?? (await freePort());
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'clusterdns-test-'));
   const corefilePath = join(dir, 'Corefile');
   writeFileSync(corefilePath, corefile);
-  const logs: string[] = [];
-  logListeners.add(logs);
+  const capture = captureLogs();
   const server = new Server({
     dnsPort: port,
     quiet: true,
@@ -51,21 +37,21 @@ export async function startServer(corefile: string, opts: { port?: number; dir?:
   try {
     await server.start();
   } catch (e) {
-    logListeners.delete(logs);
+    capture.restore();
     throw e;
   }
   return {
     port,
     server,
     corefilePath,
-    logs,
+    logs: capture.lines,
     reload: (text) => {
       if (text !== undefined) writeFileSync(corefilePath, text);
       return server.reload('test');
     },
     stop: async () => {
       await server.shutdown();
-      logListeners.delete(logs);
+      capture.restore();
     },
   };
 }

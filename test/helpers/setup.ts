@@ -9,7 +9,7 @@
 import { Dispenser } from '../../src/corefile/dispenser.js';
 import { lex } from '../../src/corefile/lexer.js';
 import { ConfigError } from '../../src/corefile/types.js';
-import type { BlockInfo, CoreServices, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SetupContext } from '../../src/plugin.js';
+import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SetupContext } from '../../src/plugin.js';
 import { addBlock, blockContext, Instance, type BlockRuntime } from '../../src/server/instance.js';
 import { SharedResources } from '../../src/server/shared.js';
 
@@ -231,4 +231,12 @@ export function configError(run: () => unknown, what: string): ConfigError {
 export function factoryOf(r: ReturnType<PluginDef['setup']>): HandlerFactory {
   if (typeof r !== 'function') throw new Error('setup did not return a handler factory synchronously');
   return r;
+}
+
+/**
+ * The handler `def` builds from Corefile `text` (its directive's occurrences) in front of `next`,
+ * for plugins whose setup is synchronous; `ctx` defaults to a block of its own.
+ */
+export function handlerOf(def: PluginDef, text: string, next: Handler | null, ctx: SetupContext = setupContext()): Handler {
+  return factoryOf(def.setup(dispenserFor(text, def.name), ctx))(next);
 }

@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { rcode, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { httpErrorCode, httpRequest } from './fakes.js';
+import { httpErrorCode, httpRequest } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -64,10 +65,10 @@ describe('reload in the running server', () => {
       }
     };
     const workers = [worker(), worker(), worker(), worker()];
-    while (answered < 50) await new Promise((r) => setImmediate(r));
+    await waitFor('50 answers before the reload', () => answered >= 50, { everyMs: 1 });
     const ok = await s.reload(`${base}example.net {\n  whoami\n  prometheus 127.0.0.1:${mport}\n}\n`);
     const atSwitch = answered;
-    while (answered < atSwitch + 50) await new Promise((r) => setImmediate(r));
+    await waitFor('50 answers after the reload', () => answered >= atSwitch + 50, { everyMs: 1 });
     stop = true;
     await Promise.all(workers);
     expect(ok).toBe(true);
@@ -114,7 +115,7 @@ describe('reload in the running server', () => {
     const before = sample((await httpRequest(mport, '/metrics')).body, 'coredns_reload_failed_total');
     writeFileSync(s.corefilePath, good.replace('whoami', 'whoami\n  health bogus'));
     const line = `[ERROR] plugin/reload: Corefile changed but reload failed: starting with listener file descriptors: plugin/health: ${s.corefilePath}:3 - Error during parsing: address bogus: missing port in address`;
-    for (let i = 0; i < 400 && !s.logs.includes(line); i++) await new Promise((r) => setTimeout(r, 25));
+    await waitFor('the reload failure logged', () => s.logs.includes(line));
     expect(s.logs).toContain(line);
     const body = (await httpRequest(mport, '/metrics')).body;
     expect(sample(body, 'coredns_reload_failed_total')).toBe(before + 1);
@@ -136,17 +137,13 @@ describe('reload in the running server', () => {
     symlinkSync('..2026_11_22_10_01_00.2', join(dir, '..data_tmp'));
     renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
 
-    // Wait (bounded) for the plugin's next check (every 2 s) to reload.
-    let code = 5;
-    for (let i = 0; i < 300 && code !== 0; i++) {
-      code = rcode(await udpQuery(s.port, 'www.example.net', 'A'));
-      if (code !== 0) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(code).toBe(0);
+    // Wait for the plugin's next check (every 2 s) to reload.
+    await waitFor('the swapped Corefile to answer for example.net', async () => rcode(await udpQuery(s.port, 'www.example.net', 'A')) === 0);
+    expect(rcode(await udpQuery(s.port, 'www.example.net', 'A'))).toBe(0);
     // The new configuration answers as soon as it is switched in; its SHA512 line is logged by
     // the reload plugin right after (from the reload-result hook), so wait for it too.
     const shaLines = () => s.logs.filter((l) => l.includes('Running configuration SHA512'));
-    for (let i = 0; i < 200 && shaLines().length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    await waitFor('the second SHA512 line', () => shaLines().length >= 2);
     expect(shaLines()).toHaveLength(2);
   });
 });

@@ -24,6 +24,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { muslNodataError, podResolvConf, resolvConfText, type SentQuery } from './model.js';
 import { canonical, clientQueries, expectedQueries, queriesFromLog, SCENARIOS, searched, sortedResult, typesFor, type Expectation, type Scenario } from './fixture.js';
 import { compileC, hasTool } from '../helpers/spawn.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ROOT = resolvePath(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/clusterdns');
@@ -230,12 +231,13 @@ class PodNetns {
     this.server = this.spawn('clusterdns', [process.execPath, BIN, '-conf', corefilePath, '-dns.port', '53']);
     await this.server.waitFor(/^clusterdns-/);
     // Served and synced: the kubernetes Service name answers.
-    for (let i = 0; ; i++) {
+    const server = this.server;
+    let dig = '';
+    await waitFor(() => `clusterdns in ${this.name} to answer: ${dig}\n${server.lines.join('\n')}`, () => {
       const d = this.exec(['dig', '+tries=1', '+time=2', `@${KUBE_DNS}`, 'kubernetes.default.svc.cluster.local.', 'A']);
-      if (d.stdout.includes('status: NOERROR')) break;
-      if (i >= 20) throw new Error(`clusterdns in ${this.name} does not answer: ${d.stdout}${d.stderr}\n${this.server.lines.join('\n')}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+      dig = `${d.stdout}${d.stderr}`;
+      return d.stdout.includes('status: NOERROR');
+    }, { everyMs: 250 });
   }
 
   /** Send a marker query and return the index of its log line: every earlier line was written before it. */

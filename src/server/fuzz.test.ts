@@ -14,9 +14,10 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeQuery, udpExchange } from '../helpers/dns.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { seededRandom } from '../../src/util/prng.js';
+import { encodeQuery, udpExchange } from '../../test/helpers/dns.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { seededRandom } from '../util/prng.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 1);
 const DURATION_MS = Number(process.env.FUZZ_DURATION_MS ?? 20_000);
@@ -240,8 +241,7 @@ describe(`fuzzing over UDP and TCP (seed ${SEED}, ${DURATION_MS} ms)`, () => {
     expect(tcpConns).toBeGreaterThan(10);
     // Nothing left behind: no query in flight, every connection closed by now or soon.
     const listener = [...s.server.listeners.values()][0]!;
-    const deadline = Date.now() + 20_000;
-    while ((listener.busy > 0 || listener.tcpPool.size > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await waitFor('no query in flight and every connection closed', () => listener.busy === 0 && listener.tcpPool.size === 0, { everyMs: 50 });
     expect(listener.busy).toBe(0);
     expect(listener.tcpPool.size).toBe(0);
     expect(listener.tcpPool.queuedBytes).toBe(0);

@@ -3,11 +3,11 @@
  * cgroup CPU quota, the metrics totals, and the replication hub's ordering.
  */
 import { describe, expect, it } from 'vitest';
-import { aggregateMetrics, client, type MetricsJson } from '../../src/metrics/registry.js';
-import { ReplicaClient, ReplicationHub, type ReplicationChannel } from '../../src/server/replication.js';
-import { parseFromThread, parseToThread, type ToThread } from '../../src/server/threads-protocol.js';
-import { cgroupCpuLimit, resolveWorkers, threadsFor, threadsForMemory } from '../../src/util/cpus.js';
-import { fakeCgroupRoot as fakeRoot } from '../helpers/cgroup.js';
+import { aggregateMetrics, client, type MetricsJson } from '../metrics/registry.js';
+import { ReplicaClient, ReplicationHub, type ReplicationChannel } from './replication.js';
+import { parseFromThread, parseToThread, type ToThread } from './threads-protocol.js';
+import { cgroupCpuLimit, resolveWorkers, threadsFor, threadsForMemory } from '../util/cpus.js';
+import { fakeCgroupRoot as fakeRoot } from '../../test/helpers/cgroup.js';
 
 describe('query threads are sized from the container CPU', () => {
   it('reads cgroup v2 cpu.max along the cgroup path (the smallest quota wins) and v1 cfs quota', () => {

@@ -1,18 +1,8 @@
 /**
- * Helpers for the operational plugins' tests: log capture, HTTP requests, metric samples. Their
- * setup context (the real core's) is test/helpers/setup.ts.
+ * HTTP side of the tests of health, ready and prometheus: one request to a side listener, the
+ * error code of a refused one, and one sample of the process metrics registry.
  */
 import * as http from 'node:http';
-import { setLogSink } from '../../src/log.js';
-
-/** Capture log lines (returns the array and a restore function). */
-export function captureLogs(): { lines: string[]; restore: () => void } {
-  const lines: string[] = [];
-  const prev = setLogSink((l) => lines.push(l));
-  return { lines, restore: () => void setLogSink(prev) };
-}
-
-export { dispenserFor, FakeCore } from '../helpers/setup.js';
 
 export interface HttpResult {
   readonly status: number;

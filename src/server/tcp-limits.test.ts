@@ -9,11 +9,12 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decode, type Message } from '../../src/dns/message.js';
-import { Server } from '../../src/server/server.js';
-import type { Listener, TcpLimits } from '../../src/server/listener.js';
-import { encodeQuery } from '../helpers/dns.js';
-import { freePort } from '../helpers/net.js';
+import { decode, type Message } from '../dns/message.js';
+import { Server } from './server.js';
+import type { Listener, TcpLimits } from './listener.js';
+import { encodeQuery } from '../../test/helpers/dns.js';
+import { freePort } from '../../test/helpers/net.js';
+import { waitFor } from '../../test/helpers/wait.js';
 
 const LIMITS: TcpLimits = {
   idleTimeoutMs: 1500,
@@ -46,14 +47,6 @@ async function start(limits: TcpLimits, n = 200): Promise<{ port: number; listen
   await server.start();
   const listener = [...server.listeners.values()][0]!;
   return { port, listener };
-}
-
-async function waitFor(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function frame(q: Buffer): Buffer {
@@ -122,7 +115,7 @@ describe('TCP back-pressure', () => {
     const batch = Buffer.concat(Array.from({ length: 1000 }, () => q));
     for (let i = 0; i < 100; i++) hostile.write(batch);
     // The server stops reading: the connection is paused and the client cannot send everything.
-    await waitFor(() => listener.tcpPool.stats().some((c) => c.readPaused), 'the hostile connection to be paused');
+    await waitFor('the hostile connection to be paused', () => listener.tcpPool.stats().some((c) => c.readPaused));
     const conn = listener.tcpPool.stats().find((c) => c.readPaused)!;
     expect(conn.queuedBytes).toBeLessThan(LIMITS.maxQueuedBytesPerConnection + 70_000);
     expect(listener.tcpPool.queuedBytes).toBeLessThan(LIMITS.maxQueuedBytesPerConnection + 70_000);
@@ -134,9 +127,9 @@ describe('TCP back-pressure', () => {
     expect(after.rss - before.rss).toBeLessThan(128 * 1024 * 1024);
     // Writes pending and no progress is idle: the server closes the connection.
     // (The paused client itself does not poll its socket, so the server's view is what counts.)
-    await waitFor(() => listener.tcpPool.countFrom('127.0.0.1') === 0, 'the idle close of the non-reading client');
+    await waitFor('the idle close of the non-reading client', () => listener.tcpPool.countFrom('127.0.0.1') === 0);
     hostile.resume();
-    await waitFor(() => closed, 'the client to see the close');
+    await waitFor('the client to see the close', () => closed);
     expect(listener.tcpPool.size).toBe(0);
     expect(listener.tcpPool.queuedBytes).toBe(0);
     expect(listener.busy).toBe(0);
@@ -150,7 +143,7 @@ describe('TCP back-pressure', () => {
     const frames = Array.from({ length: n }, (_, i) => frame(encodeQuery(i % 2 ? 'big.example.org' : 'none.example.org', 'A', { id: i })));
     s.write(Buffer.concat(frames));
     // The kernel's buffers fill up, the server stops reading; then the client reads everything.
-    await waitFor(() => listener.tcpPool.stats().some((c) => c.readPaused && c.queuedBytes > 0), 'the server to pause the connection');
+    await waitFor('the server to pause the connection', () => listener.tcpPool.stats().some((c) => c.readPaused && c.queuedBytes > 0));
     const ids = new Set<number>();
     let buf = Buffer.alloc(0);
     await new Promise<void>((resolve, reject) => {
@@ -181,7 +174,7 @@ describe('fair TCP connection limits', () => {
       s.on('error', () => {});
       held.push(s);
     }
-    await waitFor(() => held.filter((s) => !s.destroyed && s.readyState === 'open').length <= LIMITS.maxConnectionsPerSource && listener.tcpPool.countFrom('127.0.0.1') === LIMITS.maxConnectionsPerSource, 'the per-source cap');
+    await waitFor('the per-source cap', () => held.filter((s) => !s.destroyed && s.readyState === 'open').length <= LIMITS.maxConnectionsPerSource && listener.tcpPool.countFrom('127.0.0.1') === LIMITS.maxConnectionsPerSource);
     // The connections the server kept still work.
     const kept = held.filter((s) => !s.destroyed && s.readyState === 'open');
     expect((await ask(kept[0]!, 'big.example.org', 5)).answers).toHaveLength(200);
@@ -199,9 +192,9 @@ describe('fair TCP connection limits', () => {
         first.push(s);
       }
     }
-    await waitFor(() => listener.tcpPool.size === LIMITS.maxConnections, 'the global cap');
+    await waitFor('the global cap', () => listener.tcpPool.size === LIMITS.maxConnections);
     // The first ones connected (idle the longest) were closed, the newest kept.
-    await waitFor(() => first.slice(0, 10).every((s) => s.destroyed || s.readableEnded), 'the evicted connections to close');
+    await waitFor('the evicted connections to close', () => first.slice(0, 10).every((s) => s.destroyed || s.readableEnded));
     expect(listener.tcpPool.evicted).toBe(10);
     // Keep the newest connection busy, then a new address is still served at the cap.
     expect((await ask(first[first.length - 1]!, 'big.example.org', 1)).answers).toHaveLength(200);

@@ -6,10 +6,10 @@
 import * as net from 'node:net';
 import * as dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseRequest } from '../../src/dns/wire.js';
-import { encodeQuery, rcode, tcpQueries, udpQuery } from '../helpers/dns.js';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { seededRandom } from '../../src/util/prng.js';
+import { parseRequest } from '../dns/wire.js';
+import { encodeQuery, rcode, tcpQueries, udpQuery } from '../../test/helpers/dns.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { seededRandom } from '../util/prng.js';
 
 const BASE = [
   encodeQuery('www.example.org', 'A', { id: 1 }),

@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
-import { decode } from '../../src/dns/message.js';
-import { encodeQuery, udpExchange } from '../helpers/dns.js';
-import { freePort } from '../helpers/net.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { decode } from '../dns/message.js';
+import { encodeQuery, udpExchange } from '../../test/helpers/dns.js';
+import { freePort } from '../../test/helpers/net.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
+import { anyError, waitFor } from '../../test/helpers/wait.js';
 
 const COREDNS = resolve(import.meta.dirname, '../../.bin/coredns');
 
@@ -30,15 +31,6 @@ function headless(name: string, n: number, base: number, hostnames: boolean): ob
 }
 
 let last = '';
-async function waitFor(cond: () => Promise<boolean>, what: () => string, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await cond().catch((e: unknown) => ((last = String(e)), false))) return;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('reply sizes against CoreDNS 1.15.0', () => {
   let sb: Sandbox;
   let ours: TestServer;
@@ -60,11 +52,11 @@ describe('reply sizes against CoreDNS 1.15.0', () => {
     coredns.stderr!.on('data', (c: Buffer) => coreOutput.push(c.toString()));
     const q = encodeQuery('many.testns.svc.cluster.local', 'A', { edns: 4096 });
     for (const port of [ours.port, corePort]) {
-      await waitFor(async () => {
+      await waitFor(() => `${port === corePort ? 'CoreDNS' : 'clusterdns'} to see the cluster (last reply: ${last}; CoreDNS output: ${coreOutput.join('')})`, async () => {
         const m = decode(await udpExchange(port, q, 1000));
         last = `rcode ${m.flags! & 0xf}, ${m.answers.length} answers`;
         return m.answers.length === 40;
-      }, () => `${port === corePort ? 'CoreDNS' : 'clusterdns'} to see the cluster (last reply: ${last}; CoreDNS output: ${coreOutput.join('')})`);
+      }, { everyMs: 100, retry: anyError });
     }
   }, 60_000);
 

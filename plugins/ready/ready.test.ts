@@ -1,10 +1,11 @@
 import * as http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ready } from '../../plugins/ready/index.js';
-import type { ReadyServer } from '../../plugins/ready/server.js';
-import { freePort } from '../helpers/net.js';
-import { captureLogs, dispenserFor, FakeCore, httpErrorCode, httpRequest } from './fakes.js';
-import { TestInstance } from '../helpers/setup.js';
+import { ready } from './index.js';
+import type { ReadyServer } from './server.js';
+import { freePort } from '../../test/helpers/net.js';
+import { httpErrorCode, httpRequest } from '../../test/helpers/http.js';
+import { captureLogs } from '../../test/helpers/logs.js';
+import { dispenserFor, FakeCore, TestInstance } from '../../test/helpers/setup.js';
 import { SharedResources } from '../../src/server/shared.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -49,8 +50,7 @@ describe('ready endpoint', () => {
     core.probes.set('erratic', [other.probe]);
     const inst = await load(`ready 127.0.0.1:${port}`, shared, core);
     cleanups.push(() => inst.release());
-    const logs = captureLogs();
-    cleanups.push(() => logs.restore());
+    const logs = captureLogs(cleanups);
 
     let r = await httpRequest(port, '/ready');
     expect([r.status, r.body]).toEqual([503, 'erratic,kubernetes']);

@@ -5,10 +5,10 @@
  */
 import * as net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { FlagError, parseFlags, usage } from '../../src/cli/flags.js';
-import { decode } from '../../src/dns/message.js';
-import { encodeQuery } from '../helpers/dns.js';
-import { spawnServer } from '../helpers/spawn.js';
+import { FlagError, parseFlags, usage } from '../cli/flags.js';
+import { decode } from '../dns/message.js';
+import { encodeQuery } from '../../test/helpers/dns.js';
+import { spawnServer } from '../../test/helpers/spawn.js';
 
 describe('TCP cap flags', () => {
   it('parses -dns.tcp.maxconns and -dns.tcp.maxconnspersource, with defaults 10000 and 256', () => {

@@ -8,9 +8,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cgroupMemoryLimit, heapChosen, heapMiB, heapPlan } from '../../src/util/heap.js';
-import { fakeCgroupRoot } from '../helpers/cgroup.js';
-import { BIN } from '../helpers/spawn.js';
+import { cgroupMemoryLimit, heapChosen, heapMiB, heapPlan } from '../util/heap.js';
+import { fakeCgroupRoot } from '../../test/helpers/cgroup.js';
+import { BIN } from '../../test/helpers/spawn.js';
 
 const fakeRoot = (files: Record<string, string>): string => fakeCgroupRoot(files, '\n');
 

@@ -2,12 +2,14 @@ import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { reload } from '../../plugins/reload/index.js';
-import { hashConfigFile } from '../../plugins/reload/hash.js';
-import { ReloadLoop } from '../../plugins/reload/loop.js';
+import { reload } from './index.js';
+import { hashConfigFile } from './hash.js';
+import { ReloadLoop } from './loop.js';
 import { logger } from '../../src/log.js';
-import { captureLogs, dispenserFor, FakeCore, sampleValue } from './fakes.js';
-import { TestInstance } from '../helpers/setup.js';
+import { sampleValue } from '../../test/helpers/http.js';
+import { captureLogs } from '../../test/helpers/logs.js';
+import { dispenserFor, FakeCore, TestInstance } from '../../test/helpers/setup.js';
+import { waitFor } from '../../test/helpers/wait.js';
 import { SharedResources } from '../../src/server/shared.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -24,8 +26,7 @@ function tempDir(): string {
 const failed = async (): Promise<number> => (await sampleValue('coredns_reload_failed_total', 'coredns_reload_failed_total')) ?? 0;
 
 async function startedLoop(path: string, core: FakeCore): Promise<{ loop: ReloadLoop; logs: string[] }> {
-  const logs = captureLogs();
-  cleanups.push(() => logs.restore());
+  const logs = captureLogs(cleanups);
   const loop = new ReloadLoop({ intervalMs: 2000, jitterMs: 0 });
   cleanups.push(() => loop.stop());
   await loop.start({ core, log: logger('reload'), corefilePath: path });
@@ -200,8 +201,7 @@ describe('reload loop', () => {
     // Two blocks: the last values win (2s, no jitter); a second `reload` line in a block is not read.
     await reload.setup(dispenserFor('reload 1m 10s', 'reload'), inst.context('reload'));
     await reload.setup(dispenserFor('reload 2s 0\nreload 5m', 'reload'), inst.context('reload'));
-    const logs = captureLogs();
-    cleanups.push(() => logs.restore());
+    const logs = captureLogs(cleanups);
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     cleanups.push(() => void vi.useRealTimers());
     await inst.run('serving');
@@ -214,7 +214,7 @@ describe('reload loop', () => {
     await settle();
     expect(core.reloadReasons).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
-    await until(() => core.reloadReasons.length === 1);
+    await waitFor('the reload the changed file asks for', () => core.reloadReasons.length === 1);
     writeFileSync(path, `\n\n${COREFILE}`);
     await vi.advanceTimersByTimeAsync(10_000);
     await settle();
@@ -225,9 +225,4 @@ describe('reload loop', () => {
 /** Let pending file I/O and promise chains run (real I/O is not on the fake clock). */
 async function settle(): Promise<void> {
   for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
-}
-
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 5000 && !cond(); i++) await new Promise((r) => setImmediate(r));
-  expect(cond()).toBe(true);
 }

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { health } from '../../plugins/health/index.js';
-import { HealthServer } from '../../plugins/health/server.js';
+import { health } from './index.js';
+import { HealthServer } from './server.js';
 import { logger } from '../../src/log.js';
-import { freePort } from '../helpers/net.js';
-import { captureLogs, dispenserFor, FakeCore, httpErrorCode, httpRequest, sampleValue } from './fakes.js';
-import { TestInstance } from '../helpers/setup.js';
+import { freePort } from '../../test/helpers/net.js';
+import { httpErrorCode, httpRequest, sampleValue } from '../../test/helpers/http.js';
+import { captureLogs } from '../../test/helpers/logs.js';
+import { dispenserFor, FakeCore, TestInstance } from '../../test/helpers/setup.js';
 import { SharedResources } from '../../src/server/shared.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -90,8 +91,7 @@ describe('health self-probe', () => {
     const s = new HealthServer(`127.0.0.1:${port}`, logger('health'));
     await s.start();
     await s.listener.stop(0);
-    const logs = captureLogs();
-    cleanups.push(() => logs.restore());
+    const logs = captureLogs(cleanups);
     const before = (await sampleValue('coredns_health_request_failures_total', 'coredns_health_request_failures_total')) ?? 0;
     await s.probeOnce();
     expect(await sampleValue('coredns_health_request_failures_total', 'coredns_health_request_failures_total')).toBe(before + 1);
@@ -115,8 +115,7 @@ describe('health lameduck', () => {
     const inst = await load(`health 127.0.0.1:${port} {\n lameduck 400ms\n}`, shared, core);
     cleanups.push(() => inst.release());
     expect(inst.instance.finalShutdown).toHaveLength(1);
-    const logs = captureLogs();
-    cleanups.push(() => logs.restore());
+    const logs = captureLogs(cleanups);
     const events: string[] = [];
     // The sleep runs on a fake clock: the order of events does not depend on machine speed.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
@@ -143,8 +142,7 @@ describe('health lameduck', () => {
     }
     expect(inst.instance.finalShutdown).toHaveLength(2);
     expect(shared.size).toBe(1);
-    const logs = captureLogs();
-    cleanups.push(() => logs.restore());
+    const logs = captureLogs(cleanups);
     await inst.run('finalShutdown');
     expect(logs.lines).toEqual(['[INFO] plugin/health: Going into lameduck mode for 50ms']);
   });

@@ -1,8 +1,8 @@
 import * as dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decode } from '../../src/dns/message.js';
-import { encodeQuery, rcode, tcpQueries, udpExchange, udpQuery } from '../helpers/dns.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { decode } from '../dns/message.js';
+import { encodeQuery, rcode, tcpQueries, udpExchange, udpQuery } from '../../test/helpers/dns.js';
+import { startServer, type TestServer } from '../../test/helpers/server.js';
 
 describe('transport and message rules (whoami)', () => {
   let s: TestServer;

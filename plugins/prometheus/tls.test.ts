@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { prometheus } from '../../plugins/prometheus/index.js';
-import { loadWebConfig } from '../../plugins/prometheus/webconfig.js';
-import { freePort } from '../helpers/net.js';
-import { dispenserFor, httpErrorCode, httpRequest } from './fakes.js';
-import { TestInstance } from '../helpers/setup.js';
+import { prometheus } from './index.js';
+import { loadWebConfig } from './webconfig.js';
+import { freePort } from '../../test/helpers/net.js';
+import { httpErrorCode, httpRequest } from '../../test/helpers/http.js';
+import { dispenserFor, TestInstance } from '../../test/helpers/setup.js';
 import { SharedResources } from '../../src/server/shared.js';
 
 const testdata = fileURLToPath(new URL('./testdata/', import.meta.url));

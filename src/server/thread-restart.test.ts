@@ -3,42 +3,25 @@
  * delay that doubles while it keeps dying soon after its start, and never after shutdown.
  */
 import { describe, expect, it } from 'vitest';
-import type { Flags } from '../../src/cli/flags.js';
-import { setLogSink } from '../../src/log.js';
-import { QueryThreads, restartDelay, RESTART_MAX_DELAY_MS, RESTART_STABLE_MS } from '../../src/server/threads.js';
+import type { Flags } from '../cli/flags.js';
+import { QueryThreads, restartDelay, RESTART_MAX_DELAY_MS, RESTART_STABLE_MS } from './threads.js';
+import { captureLogs, type LogCapture } from '../../test/helpers/logs.js';
 
-const STANDIN = new URL('../fixtures/standin-thread.mjs', import.meta.url);
+const STANDIN = new URL('../../test/fixtures/standin-thread.mjs', import.meta.url);
 const SOURCE = { path: 'test', text: '' };
-
-/** Capture log lines; `waitFor(text)` resolves at the first line containing it. */
-function captureLog(): { lines: string[]; waitFor: (text: string) => Promise<void>; restore: () => void } {
-  const lines: string[] = [];
-  const waiters: { text: string; resolve: () => void }[] = [];
-  const old = setLogSink((line) => {
-    lines.push(line);
-    for (const w of waiters) if (line.includes(w.text)) w.resolve();
-  });
-  return {
-    lines,
-    waitFor: (text) => (lines.some((l) => l.includes(text)) ? Promise.resolve() : new Promise((resolve) => waiters.push({ text, resolve }))),
-    restore: () => setLogSink(old),
-  };
-}
 
 interface PoolInternals {
   pendingRestarts: Set<unknown>;
   threads: { worker: { terminate(): Promise<number> }; stopped: Promise<number> }[];
 }
 
-type Log = ReturnType<typeof captureLog>;
-
 /**
  * A pool of one stand-in thread (test/fixtures/standin-thread.mjs) in `mode`, with the log
  * captured; `body` may change the mode for the replacements it provokes.
  */
-async function withStandin(mode: string, body: (pool: QueryThreads, internals: PoolInternals, log: Log) => Promise<void>): Promise<void> {
+async function withStandin(mode: string, body: (pool: QueryThreads, internals: PoolInternals, log: LogCapture) => Promise<void>): Promise<void> {
   process.env.CLUSTERDNS_STANDIN = mode;
-  const log = captureLog();
+  const log = captureLogs();
   try {
     const pool = new QueryThreads(1, {} as Flags, STANDIN);
     await body(pool, pool as unknown as PoolInternals, log);
