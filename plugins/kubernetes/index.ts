@@ -6,7 +6,7 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import { isIP } from 'node:net';
 import { canonicalIP } from '../../src/dns/name.js';
-import type { HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';
+import { LOOKUP_REFUSED, type HandlerFactory, type PluginDef, type SetupContext } from '../../src/plugin.js';
 import { SEARCH_PATH } from '../../src/searchpath.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { KubernetesHandler, type HandlerConfig } from './handler.js';
@@ -14,7 +14,6 @@ import { collectGarbage } from '../../src/util/gc.js';
 import { isLoopback } from '../../src/util/ip.js';
 import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js';
 import { KubeIndex } from './kubeindex.js';
-import { blockTarget, selfLookups as processSelfLookups } from '../../src/server/selflookup.js';
 import { KUBERNETES_OPTIONS, parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 import { KUBERNETES_EXTERNAL } from '../../src/kubernetes/external.js';
 import { kubernetesExternal } from './external.js';
@@ -97,11 +96,10 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const repl = ctx.core.replication ? { replication: ctx.core.replication, key: indexKey } : undefined;
   const index = ctx.shared(indexKey, () => new KubeIndex(settings, ctx.log, repl), (ix) => ix.stop());
   const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
-  const selfLookups = processSelfLookups(ctx);
   const search: string[] = [];
   const handlers: KubernetesHandler[] = [];
-  // ExternalName targets outside the zone are resolved through this server's own listener.
-  const self = blockTarget(ctx);
+  // ExternalName targets outside the zone are resolved through the whole server (upstream.Lookup).
+  const selfLookup = ctx.selfLookup;
 
   let ownIPs: string[] | null = null;
   ctx.provide(KUBERNETES_EXTERNAL, kubernetesExternal(index.reader, {
@@ -109,7 +107,11 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
     endpointPodNames: cfg.endpointPodNames,
     localIPs: () => (ownIPs ??= localIPs(ctx.block.bindAddresses)),
-    upstream: (sub) => selfLookups.lookup(sub, self),
+    // k8s_external keeps a CNAME whose target lookup was refused (a cycle) without its answers.
+    upstream: async (sub) => {
+      const r = await selfLookup.lookup(sub);
+      return r === LOOKUP_REFUSED ? null : r;
+    },
   }));
   ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
   ctx.onStartup(() => ctx.lookup(METADATA_COLLECTOR)?.addProvider(kubernetesMetadata(index.reader, cfg.zones, cfg.podMode, cfg.zonal)));
@@ -136,7 +138,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   return (next) => {
     // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
     const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
-    const h = new KubernetesHandler(hcfg, index.reader, () => index.synced(), next, (sub) => selfLookups.lookup(sub, self));
+    const h = new KubernetesHandler(hcfg, index.reader, () => index.synced(), next, (sub) => selfLookup.lookup(sub));
     handlers.push(h);
     return h;
   };
