@@ -55,6 +55,12 @@ export interface ProcessInfo {
   /** The -dns.port value. */
   readonly dnsPort: number;
   readonly version: string;
+  /**
+   * This configuration is set up in a query thread (docs/multicore.md), which serves DNS only:
+   * the main thread alone opens the HTTP side listeners (health, ready, metrics, pprof), reports
+   * the process collectors and sends loop's probe.
+   */
+  readonly queryThread: boolean;
 }
 
 /**

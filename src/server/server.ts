@@ -33,7 +33,7 @@ export interface ServerOptions {
   /** Index replication between threads (CoreServices.replication). */
   readonly replication?: IndexReplication;
   /**
-   * A query thread: reloads come from the main thread (`reloadWithError`), so a plugin's
+   * A query thread (ProcessInfo.queryThread): reloads come from the main thread (`reloadWithError`), so a plugin's
    * `reload()` is left to the main thread's own plugin, and reload outcomes are not reported to
    * the plugins here (the main thread logs and counts them once).
    */
@@ -122,7 +122,7 @@ export class Server implements CoreServices {
   private build(source: ConfigSource, collectErrors = false): Promise<Instance> {
     return buildInstance(source, {
       dnsPort: this.opts.dnsPort,
-      process: { corefilePath: source.path, dnsPort: this.opts.dnsPort, version: VERSION },
+      process: { corefilePath: source.path, dnsPort: this.opts.dnsPort, version: VERSION, queryThread: this.opts.follower === true },
       shared: this.shared,
       core: this,
       selfLookup: this.selfLookup,
