@@ -2,7 +2,7 @@
  * The `kubernetes` plugin: cluster DNS records from Services, EndpointSlices, Namespaces and
  * (with `pods verified`) Pods, per docs/records.md.
  */
-import * as fs from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { isIP } from 'node:net';
 import { canonicalIP } from '../../src/dns/name.js';
@@ -72,6 +72,15 @@ async function waitForSync(index: KubeIndex, timeoutMs: number, ctx: SetupContex
   }
 }
 
+/** The search domains of /etc/resolv.conf; none without one. */
+function resolvConfSearch(): string[] {
+  try {
+    return searchDomains(readFileSync('/etc/resolv.conf', 'utf8'));
+  } catch {
+    return [];
+  }
+}
+
 function handlerConfig(cfg: KubernetesConfig, ips: string[], search: string[]): HandlerConfig {
   return {
     zones: cfg.zones,
@@ -96,8 +105,10 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const repl = ctx.core.replication ? { replication: ctx.core.replication, key: indexKey } : undefined;
   const index = ctx.shared(indexKey, () => new KubeIndex(settings, ctx.log, repl), (ix) => ix.stop());
   const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
-  const search: string[] = [];
-  const handlers: KubernetesHandler[] = [];
+  // The search path autopath completes with (§9.2): read once, at setup, as CoreDNS's setup.go does.
+  const search = resolvConfSearch();
+  /** The handler of the block's chain (the core calls the factory once per load). */
+  let handler: KubernetesHandler | null = null;
   // ExternalName targets outside the zone are resolved through the whole server (upstream.Lookup).
   const selfLookup = ctx.selfLookup;
 
@@ -122,25 +133,17 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     } catch (e) {
       throw new Error(`plugin/kubernetes: ${(e as Error).message}`);
     }
-    try {
-      search.push(...searchDomains(await fs.readFile('/etc/resolv.conf', 'utf8')));
-    } catch {
-      /* no resolv.conf: no extra search domains */
-    }
     await waitForSync(index, cfg.startupTimeoutMs, ctx, compaction);
   });
-  ctx.onShutdown(() => {
-    for (const h of handlers) h.close();
-  });
+  ctx.onShutdown(() => handler?.close());
   // `autopath @kubernetes` of this block asks the handler for each client's search path (§9.2).
-  ctx.provide(SEARCH_PATH, { plugin: 'kubernetes', autoPath: (q) => handlers.at(-1)?.autoPath(q) ?? null });
+  ctx.provide(SEARCH_PATH, { plugin: 'kubernetes', autoPath: (q) => handler?.autoPath(q) ?? null });
 
   return (next) => {
     // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
     const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
-    const h = new KubernetesHandler(hcfg, index.reader, () => index.synced(), next, (sub) => selfLookup.lookup(sub));
-    handlers.push(h);
-    return h;
+    handler = new KubernetesHandler(hcfg, index.reader, () => index.synced(), next, (sub) => selfLookup.lookup(sub));
+    return handler;
   };
 }
 
