@@ -34,7 +34,12 @@ export interface Handler {
 
 export type HandlerFactory = (next: Handler | null) => Handler;
 
-/** Server-block facts a plugin may need at setup. */
+/**
+ * Server-block facts. During `setup` only `zones` and `port` are final (they come from the block's
+ * keys); `bindAddresses` and `handlerPlugins` grow while the block's plugins set up and `servers`
+ * is filled once listeners are grouped. From the HandlerFactory on (and in every hook) the info is
+ * complete and frozen.
+ */
 export interface BlockInfo {
   /** Normalised zones of the block's keys (`cluster.local.`, reverse zones expanded), in key order. */
   readonly zones: readonly string[];

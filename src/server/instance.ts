@@ -199,7 +199,9 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   }
 
   groupListeners(inst);
-  // Chains are built after grouping so factories can read the final BlockInfo.servers.
+  // Chains are built after grouping so factories read the final BlockInfo (servers, bind
+  // addresses, handler plugins), frozen so that nothing changes it from here on.
+  for (const b of inst.blocks) freezeBlockInfo(b.info);
   for (const b of inst.blocks) {
     let next: Handler | null = null;
     for (let i = b.factories.length - 1; i >= 0; i--) next = b.factories[i]!.factory(next);
@@ -252,6 +254,15 @@ function groupListeners(inst: Instance): void {
       }
     }
   }
+}
+
+/** Freeze a block's info once it is complete (after every setup of the block and listener grouping). */
+function freezeBlockInfo(info: MutableBlockInfo): void {
+  Object.freeze(info.zones);
+  Object.freeze(info.servers);
+  Object.freeze(info.bindAddresses);
+  Object.freeze(info.handlerPlugins);
+  Object.freeze(info);
 }
 
 /** A new server block of `inst` (its plugins are set up with `blockContext`). */
