@@ -31,7 +31,7 @@ describe('plugin registry', () => {
     const shared = new SharedResources();
     const opts = {
       dnsPort: 1053, shared, env: {},
-      process: { corefilePath: 'Corefile', dnsPort: 1053, version: 'test' },
+      process: { corefilePath: 'Corefile', dnsPort: 1053, version: 'test', queryThread: false },
       core: new FakeCore(),
     };
     const failure = async (text: string): Promise<string> => {

@@ -19,6 +19,7 @@ import type { Capability } from './capabilities.js';
 import { Rcode as RcodeValue } from './dns/constants.js';
 import type { Dispenser } from './corefile/dispenser.js';
 import type { DirectiveDecl } from './corefile/options.js';
+import type { Message } from './dns/message.js';
 import type { Logger } from './log.js';
 import type { Query } from './query.js';
 import type { IndexReplication } from './server/replication.js';
@@ -33,7 +34,12 @@ export interface Handler {
 
 export type HandlerFactory = (next: Handler | null) => Handler;
 
-/** Server-block facts a plugin may need at setup. */
+/**
+ * Server-block facts. During `setup` only `zones` and `port` are final (they come from the block's
+ * keys); `bindAddresses` and `handlerPlugins` grow while the block's plugins set up and `servers`
+ * is filled once listeners are grouped. From the HandlerFactory on (and in every hook) the info is
+ * complete and frozen.
+ */
 export interface BlockInfo {
   /** Normalised zones of the block's keys (`cluster.local.`, reverse zones expanded), in key order. */
   readonly zones: readonly string[];
@@ -54,7 +60,33 @@ export interface ProcessInfo {
   /** The -dns.port value. */
   readonly dnsPort: number;
   readonly version: string;
+  /**
+   * This configuration is set up in a query thread (docs/multicore.md), which serves DNS only:
+   * the main thread alone opens the HTTP side listeners (health, ready, metrics, pprof), reports
+   * the process collectors and sends loop's probe.
+   */
+  readonly queryThread: boolean;
 }
+
+/**
+ * A lookup through the whole server (CoreDNS's `upstream.Lookup`; src/server/selflookup.ts): the
+ * query is served in process as if it had arrived on its client's listener, and the reply the
+ * client would have got comes back instead of being sent.
+ */
+export interface SelfLookup {
+  /**
+   * Serve `sub` (a query `derive`d from the one being answered, so it carries its lookup chain).
+   * The reply; null when none came (dropped, or no server runs); LOOKUP_REFUSED when the lookup,
+   * or one nested in it, was refused because it repeats a question of its chain (a CNAME or
+   * ExternalName cycle) or the chain is too long — the caller answers SERVFAIL then, as
+   * docs/corefile.md §11 says. `repeats: true` lets the same question recur, for a caller that
+   * bounds its repetitions itself as CoreDNS does (rewrite's cname rule); the length bound holds.
+   */
+  lookup(sub: Query, opts?: { readonly repeats?: boolean }): Promise<Message | null | typeof LOOKUP_REFUSED>;
+}
+
+/** The result of a SelfLookup that was refused (cycle or chain too long). */
+export const LOOKUP_REFUSED: unique symbol = Symbol('lookup refused');
 
 /** A readiness probe: true when ready, or a short reason string when not. */
 export type ReadinessProbe = () => true | string;
@@ -91,6 +123,8 @@ export interface SetupContext {
   shared<T>(key: string, create: () => T, dispose?: (value: T) => void | Promise<void>): T;
   /** The server core services plugins such as reload/ready/health need. */
   readonly core: CoreServices;
+  /** Lookups through the whole server, for plugins that follow a CNAME or an ExternalName. */
+  readonly selfLookup: SelfLookup;
   /**
    * Restrict the block's listeners to these addresses (the `bind` plugin). Called during setup;
    * accumulates across calls. Without it the block listens on all interfaces.
@@ -126,12 +160,6 @@ export interface CoreServices {
    * call it from `onShutdown` so a replaced instance stops listening.
    */
   onReloadResult(fn: (ok: boolean, error: Error | null) => void): () => void;
-  /**
-   * Run a query through the server again, as if it had arrived on the listener it names
-   * (`q.transport.server`): routed to a server block and served by its whole chain (CoreDNS's
-   * `upstream.Lookup`). Returns the chain's RCODE; the reply, if any, is in `q.reply`.
-   */
-  serveInternal?(q: Query): Rcode | Promise<Rcode>;
   /**
    * A value kept for the life of the process, created on first use and never disposed — for the
    * little state a plugin must keep even while no configuration uses it (reload's count of reload

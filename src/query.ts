@@ -20,6 +20,16 @@ import { forEachRecord, type ParsedRequest } from './dns/wire.js';
 
 export type Proto = 'udp' | 'tcp';
 
+/** The nested lookups through the server that led to a query (src/server/selflookup.ts). */
+export interface LookupChain {
+  /** The `qtype lname` of each lookup along the way, outermost first. */
+  readonly keys: readonly string[];
+  /** `Query.depth` of the nested query (the asking query's own count, CoreDNS's LoopKey, kept). */
+  readonly depth: number;
+  /** A lookup made while serving this query was refused (cycle or too long a chain). */
+  refused: boolean;
+}
+
 /** Where a query came in: fixed per listener and client. */
 export interface Transport {
   readonly proto: Proto;
@@ -143,6 +153,12 @@ export class Query {
    * query through the server again (rewrite's cname rule) passes depth + 1 and stops at a limit.
    */
   depth = 0;
+  /**
+   * The chain of nested lookups this query is part of (src/server/selflookup.ts); null for a
+   * client's query. It travels with the query (and its `derive`d copies), so a lookup that would
+   * repeat one of its questions is refused whichever thread serves the chain.
+   */
+  lookups: LookupChain | null = null;
   /** performance.now() (milliseconds) when the packet was read. */
   readonly start: number;
   /**
@@ -271,6 +287,7 @@ export class Query {
     q.zone = this.zone;
     q.deadline = this.deadline;
     q.depth = this.depth;
+    q.lookups = this.lookups;
     return q;
   }
 }

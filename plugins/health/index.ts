@@ -22,7 +22,7 @@ export const health: PluginDef = {
     const cfg = parseHealth(d);
     const server = ctx.shared(
       `health:${cfg.address}`,
-      () => new HealthServer(cfg.address, ctx.log),
+      () => new HealthServer(cfg.address, ctx.log, ctx.process.queryThread),
       (s) => s.stop(),
     );
     ctx.onStartup(() => server.start());

@@ -32,8 +32,8 @@ export class HealthServer {
   private readonly agent = new nodeHttp.Agent({ keepAlive: true, maxSockets: 1 });
   private probing = false;
 
-  constructor(readonly address: string, private readonly log: Logger) {
-    this.listener = new SideListener(address);
+  constructor(readonly address: string, private readonly log: Logger, queryThread = false) {
+    this.listener = new SideListener(address, queryThread);
     this.listener.handler = healthHandler;
   }
 

@@ -170,15 +170,16 @@ describe('ExternalName lookups re-enter the whole server', () => {
     }
   });
 
-  it('a CNAME cycle across two plugin zones terminates', async () => {
+  it('a CNAME cycle across two plugin zones terminates with SERVFAIL', async () => {
     sb.apply(svc('testns', 'cyc-a', { type: 'ExternalName', externalName: 'cyc-b.testns.svc.example.local' }));
     sb.apply(svc('testns', 'cyc-b', { type: 'ExternalName', externalName: 'cyc-a.testns.svc.cluster.local' }));
     const s = await startServer(`. {\n  kubernetes cluster.local example.local {\n    endpoint ${sb.url}\n  }\n}\n`);
     try {
       await waitFor('cyc-a to appear', async () => (await udpQuery(s.port, 'cyc-a.testns.svc.cluster.local.', 'CNAME')).answers.length > 0);
       const m = await udpQuery(s.port, 'cyc-a.testns.svc.cluster.local.', 'A', { timeoutMs: 15_000 });
-      expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('NOERROR');
-      expect(m.answers[0] && fmt(m.answers[0])).toBe('cyc-a.testns.svc.cluster.local. 5 CNAME cyc-b.testns.svc.example.local.');
+      // The lookup of cyc-a inside the lookup of cyc-b is refused as a cycle: the query fails.
+      expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('SERVFAIL');
+      expect(m.answers).toEqual([]);
     } finally {
       await s.stop();
     }

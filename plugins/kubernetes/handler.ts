@@ -6,7 +6,7 @@
 import type { Answer } from 'dns-packet';
 import { Flag, Qtype, Rcode, qclassName } from '../../src/dns/constants.js';
 import { isSubdomain, matchZone } from '../../src/dns/name.js';
-import { nextOrFailure, type Handler } from '../../src/plugin.js';
+import { LOOKUP_REFUSED, nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
 import { AnswerCache, fitEntry, buildMessage, makeEntry, materialize, negativeEntry, type Entry } from './answers.js';
@@ -24,9 +24,10 @@ export interface HandlerConfig extends ResolveConfig {
 
 /**
  * Lookup of a name through the server (ExternalName targets outside the zone, §2.6): resolves
- * with the reply, or null when no reply came back. Without one, the next plugin is asked.
+ * with the reply, null when no reply came back, or LOOKUP_REFUSED for an ExternalName cycle
+ * (SelfLookup). Without one, the next plugin is asked.
  */
-export type UpstreamLookup = (sub: Query) => Promise<Message | null>;
+export type UpstreamLookup = (sub: Query) => Promise<Message | null | typeof LOOKUP_REFUSED>;
 
 export const PLUGIN = 'kubernetes';
 
@@ -174,6 +175,8 @@ export class KubernetesHandler implements Handler {
         continue;
       }
       const m = await this.lookup(q, it.target, it.qtype);
+      // A cycle of ExternalNames (through any zone or block): the query fails (docs/corefile.md §11).
+      if (m === LOOKUP_REFUSED) return q.fail(new Error(`plugin/kubernetes: lookup of ${it.target} is a cycle`), Rcode.SERVFAIL);
       if (!m) continue; // lookup failed outright: drop the CNAME
       answers.push(it.cname);
       answers.push(...m.answers.filter((r) => r.type !== 'OPT'));
@@ -185,7 +188,7 @@ export class KubernetesHandler implements Handler {
     return Rcode.NOERROR;
   }
 
-  private async lookup(q: Query, target: string, qtype: number): Promise<Message | null> {
+  private async lookup(q: Query, target: string, qtype: number): Promise<Message | null | typeof LOOKUP_REFUSED> {
     const sub = q.derive(target, qtype);
     try {
       if (this.upstream) return await this.upstream(sub);

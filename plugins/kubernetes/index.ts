@@ -2,11 +2,11 @@
  * The `kubernetes` plugin: cluster DNS records from Services, EndpointSlices, Namespaces and
  * (with `pods verified`) Pods, per docs/records.md.
  */
-import * as fs from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { isIP } from 'node:net';
 import { canonicalIP } from '../../src/dns/name.js';
-import type { HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';
+import { LOOKUP_REFUSED, type HandlerFactory, type PluginDef, type SetupContext } from '../../src/plugin.js';
 import { SEARCH_PATH } from '../../src/searchpath.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { KubernetesHandler, type HandlerConfig } from './handler.js';
@@ -14,7 +14,6 @@ import { collectGarbage } from '../../src/util/gc.js';
 import { isLoopback } from '../../src/util/ip.js';
 import { resolvConfSearch as searchDomains } from '../../src/util/resolvconf.js';
 import { kubeIndex, type KubeIndex } from './kubeindex.js';
-import { blockTarget, selfLookups as processSelfLookups } from '../../src/server/selflookup.js';
 import { KUBERNETES_OPTIONS, parseKubernetes, watchSettings, type KubernetesConfig } from './setup.js';
 import { KUBERNETES_EXTERNAL } from '../../src/kubernetes/external.js';
 import { kubernetesExternal } from './external.js';
@@ -73,6 +72,15 @@ async function waitForSync(index: KubeIndex, timeoutMs: number, ctx: SetupContex
   }
 }
 
+/** The search domains of /etc/resolv.conf; none without one. */
+function resolvConfSearch(): string[] {
+  try {
+    return searchDomains(readFileSync('/etc/resolv.conf', 'utf8'));
+  } catch {
+    return [];
+  }
+}
+
 function handlerConfig(cfg: KubernetesConfig, ips: string[], search: string[]): HandlerConfig {
   return {
     zones: cfg.zones,
@@ -96,11 +104,12 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   // With query threads the main thread watches and the threads keep copies (docs/multicore.md).
   const index = ctx.shared(indexKey, () => kubeIndex(settings, ctx.log, ctx.core.replication, indexKey), (ix) => ix.stop());
   const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
-  const selfLookups = processSelfLookups(ctx);
-  const search: string[] = [];
-  const handlers: KubernetesHandler[] = [];
-  // ExternalName targets outside the zone are resolved through this server's own listener.
-  const self = blockTarget(ctx);
+  // The search path autopath completes with (§9.2): read once, at setup, as CoreDNS's setup.go does.
+  const search = resolvConfSearch();
+  /** The handler of the block's chain (the core calls the factory once per load). */
+  let handler: KubernetesHandler | null = null;
+  // ExternalName targets outside the zone are resolved through the whole server (upstream.Lookup).
+  const selfLookup = ctx.selfLookup;
 
   let ownIPs: string[] | null = null;
   ctx.provide(KUBERNETES_EXTERNAL, kubernetesExternal(index.reader, {
@@ -108,7 +117,11 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
     endpointPodNames: cfg.endpointPodNames,
     localIPs: () => (ownIPs ??= localIPs(ctx.block.bindAddresses)),
-    upstream: (sub) => selfLookups.lookup(sub, self),
+    // k8s_external keeps a CNAME whose target lookup was refused (a cycle) without its answers.
+    upstream: async (sub) => {
+      const r = await selfLookup.lookup(sub);
+      return r === LOOKUP_REFUSED ? null : r;
+    },
   }));
   ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
   ctx.onStartup(() => ctx.lookup(METADATA_COLLECTOR)?.addProvider(kubernetesMetadata(index.reader, cfg.zones, cfg.podMode, cfg.zonal)));
@@ -119,25 +132,17 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     } catch (e) {
       throw new Error(`plugin/kubernetes: ${(e as Error).message}`);
     }
-    try {
-      search.push(...searchDomains(await fs.readFile('/etc/resolv.conf', 'utf8')));
-    } catch {
-      /* no resolv.conf: no extra search domains */
-    }
     await waitForSync(index, cfg.startupTimeoutMs, ctx, compaction);
   });
-  ctx.onShutdown(() => {
-    for (const h of handlers) h.close();
-  });
+  ctx.onShutdown(() => handler?.close());
   // `autopath @kubernetes` of this block asks the handler for each client's search path (§9.2).
-  ctx.provide(SEARCH_PATH, { plugin: 'kubernetes', autoPath: (q) => handlers.at(-1)?.autoPath(q) ?? null });
+  ctx.provide(SEARCH_PATH, { plugin: 'kubernetes', autoPath: (q) => handler?.autoPath(q) ?? null });
 
   return (next) => {
     // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
     const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
-    const h = new KubernetesHandler(hcfg, index.reader, () => index.synced(), next, (sub) => selfLookups.lookup(sub, self));
-    handlers.push(h);
-    return h;
+    handler = new KubernetesHandler(hcfg, index.reader, () => index.synced(), next, (sub) => selfLookup.lookup(sub));
+    return handler;
   };
 }
 

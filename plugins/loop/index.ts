@@ -4,7 +4,6 @@
  * not-ready report instead; the product keeps CoreDNS's behaviour so that existing alerting on
  * CrashLoopBackOff and the documented troubleshooting page still apply).
  */
-import { isQueryThread } from '../../src/server/role.js';
 import { Qtype } from '../../src/dns/constants.js';
 import { directive, parseOccurrence } from '../../src/corefile/options.js';
 import { nextOrFailure, type Handler, type PluginDef } from '../../src/plugin.js';
@@ -53,7 +52,7 @@ export const loop: PluginDef = {
       // One probe per server, from the main thread (docs/multicore.md §7): a query thread's own
       // probe would reach clients' query logs as a second HINFO, and in a forwarding loop the
       // main thread's probe comes back through every thread, the main one among them.
-      if (isQueryThread()) return;
+      if (ctx.process.queryThread) return;
       state.start(probeTarget(ctx.block.bindAddresses), ctx.block.port);
     });
     ctx.onShutdown(() => state.stop());

@@ -82,7 +82,7 @@ export const pprof: PluginDef = {
       });
       return null;
     }
-    const server = ctx.shared(`pprof:${addr}`, () => new PprofServer(host, portNum), (s) => s.close());
+    const server = ctx.shared(`pprof:${addr}`, () => new PprofServer(host, portNum, ctx.process.queryThread), (s) => s.close());
     ctx.onStartup(async () => {
       try {
         await server.listen();

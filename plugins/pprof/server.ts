@@ -7,7 +7,6 @@
 import type * as http from 'node:http';
 import type * as net from 'node:net';
 import { getHeapSnapshot } from 'node:v8';
-import { isQueryThread } from '../../src/server/role.js';
 import { collectGarbage } from '../../src/util/gc.js';
 import { nodeHttp } from '../../src/util/require.js';
 
@@ -73,7 +72,8 @@ export class PprofServer {
   private listening: Promise<void> | null = null;
   private profiling = false;
 
-  constructor(readonly host: string, readonly port: number) {
+  /** `queryThread` (ProcessInfo.queryThread): `listen` does nothing, the main thread's server answers. */
+  constructor(readonly host: string, readonly port: number, private readonly queryThread = false) {
     this.http = nodeHttp.createServer((req, res) => void this.serve(req, res));
     this.http.requestTimeout = TIMEOUT_MS;
     this.http.keepAliveTimeout = TIMEOUT_MS;
@@ -87,7 +87,7 @@ export class PprofServer {
   listen(): Promise<void> {
     // Query threads serve DNS only: the main thread's listener answers (docs/multicore.md §5), and
     // its profiles are of the main thread.
-    if (isQueryThread()) return Promise.resolve();
+    if (this.queryThread) return Promise.resolve();
     this.listening ??= new Promise<void>((resolve, reject) => {
       const onError = (e: Error): void => {
         this.listening = null;

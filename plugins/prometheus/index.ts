@@ -5,7 +5,6 @@
  */
 import { buildInfo } from '../../src/metrics/dns.js';
 import type { PluginDef } from '../../src/plugin.js';
-import { isQueryThread } from '../../src/server/role.js';
 import { REVISION, VERSION } from '../../src/version.js';
 import { EnabledSeries } from './enabled.js';
 import { MetricsHandler } from './handler.js';
@@ -24,7 +23,7 @@ export const prometheus: PluginDef = {
   options: PROMETHEUS_OPTIONS,
   setup(d, ctx) {
     const cfg = parsePrometheus(d);
-    const server = ctx.shared(`prometheus:${cfg.address}`, () => new MetricsServer(cfg.address), (s) => s.stop());
+    const server = ctx.shared(`prometheus:${cfg.address}`, () => new MetricsServer(cfg.address, ctx.process.queryThread), (s) => s.stop());
     const enabled = ctx.shared('prometheus:enabled', () => new EnabledSeries());
     // TLS settings of a reload apply when the new instance serves (a failed reload keeps the old ones).
     let tls: Awaited<ReturnType<typeof loadWebConfig>> | null = null;
@@ -33,7 +32,7 @@ export const prometheus: PluginDef = {
       // The rest is the listener's: only the main thread listens, and it reports the process_* and
       // nodejs_* collectors for the pod (docs/multicore.md §3). A query thread would load the
       // default collectors, the YAML parser and TLS for nothing (§2 there).
-      if (isQueryThread()) return;
+      if (ctx.process.queryThread) return;
       registerDefaultMetrics();
       if (cfg.tlsConfigPath !== '') {
         try {

@@ -44,8 +44,8 @@ export async function metricsHandler(req: http.IncomingMessage, res: http.Server
 export class MetricsServer {
   readonly listener: SideListener;
 
-  constructor(readonly address: string) {
-    this.listener = new SideListener(address);
+  constructor(readonly address: string, queryThread = false) {
+    this.listener = new SideListener(address, queryThread);
     this.listener.handler = (req, res) => void metricsHandler(req, res);
   }
 

@@ -14,7 +14,7 @@ export const ready: PluginDef = {
     const cfg = parseReady(d);
     const server = ctx.shared(
       `ready:${cfg.address}`,
-      () => new ReadyServer(cfg.address, ctx.log),
+      () => new ReadyServer(cfg.address, ctx.log, ctx.process.queryThread),
       (s) => s.stop(),
     );
     ctx.onStartup(async () => {

@@ -46,8 +46,8 @@ export class ReadyServer {
    */
   serving = false;
 
-  constructor(readonly address: string, private readonly log: Logger) {
-    this.listener = new SideListener(address);
+  constructor(readonly address: string, private readonly log: Logger, queryThread = false) {
+    this.listener = new SideListener(address, queryThread);
     this.listener.handler = (req, res) => this.handle(req, res);
   }
 

@@ -11,7 +11,7 @@ import { encodeMessage } from '../../src/dns/encode.js';
 import { replyTo, type Message } from '../../src/dns/message.js';
 import { fqdn, isDomainName, toPacketName } from '../../src/dns/name.js';
 import type { Logger } from '../../src/log.js';
-import { nextOrFailure, type Handler, type Rcode as RcodeT } from '../../src/plugin.js';
+import { LOOKUP_REFUSED, nextOrFailure, type Handler, type Rcode as RcodeT, type SelfLookup } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { CnameResponseRule, packetOption, type ResponseRule } from './response.js';
 import type { Rule } from './rules.js';
@@ -20,8 +20,6 @@ import { RewriteState, type EdnsOption } from './state.js';
 /** CoreDNS 1.15.0's limit on cname-rule lookups that re-enter the server. */
 export const MAX_CNAME_REWRITE_DEPTH = 8;
 
-/** Run a query through the server again (routing included); null when there is no server. */
-export type InternalServe = ((q: Query) => RcodeT | Promise<RcodeT>) | null;
 
 export class RewriteHandler implements Handler {
   readonly name = 'rewrite';
@@ -31,7 +29,8 @@ export class RewriteHandler implements Handler {
   constructor(
     private readonly rules: readonly Rule[],
     private readonly next: Handler | null,
-    private readonly serveInternal: InternalServe,
+    /** Lookups through the whole server (null: none is running). */
+    private readonly selfLookup: SelfLookup | null,
     private readonly log: Logger,
   ) {
     this.supported = new Set(rules.flatMap((r) => r.ednsCodes ?? []));
@@ -152,23 +151,25 @@ export class RewriteHandler implements Handler {
     if (t === null || t[0] !== target) return;
     const [from, to] = t;
     if (q.depth > MAX_CNAME_REWRITE_DEPTH) return;
-    if (this.serveInternal === null) {
+    if (this.selfLookup === null) {
       this.log.error('upstream lookup failed: no full server is running');
       return;
     }
     const lq = d.derive(to, d.qtype);
     lq.depth = q.depth + 1;
+    let up: Message | null;
     try {
-      await this.serveInternal(lq);
+      // The same target may come round again: the depth limit above bounds it, as in CoreDNS.
+      const r = await this.selfLookup.lookup(lq, { repeats: true });
+      up = r === LOOKUP_REFUSED ? null : r;
     } catch (e) {
       this.log.error(`upstream lookup failed: ${(e as Error).message}`);
       return;
     }
-    if (!lq.reply) {
+    if (!up) {
       this.log.error('upstream lookup returned nil');
       return;
     }
-    const up = lq.reply.peek();
     const answers: Answer[] = [];
     for (const a of msg.answers) {
       if (a.type !== 'CNAME') continue;

@@ -59,8 +59,6 @@ export const rewrite: PluginDef = {
   options: REWRITE_OPTIONS,
   setup(d, ctx) {
     const rules = parseRewrite(d);
-    const core = ctx.core;
-    const serveInternal = core.serveInternal ? core.serveInternal.bind(core) : null;
-    return (next: Handler | null): Handler => new RewriteHandler(rules, next, serveInternal, ctx.log);
+    return (next: Handler | null): Handler => new RewriteHandler(rules, next, ctx.selfLookup, ctx.log);
   },
 };

@@ -8,7 +8,7 @@ import { Flag, Qtype, Rcode, qclassName, qtypeName } from '../../src/dns/constan
 import { replyTo, setFlag, type Message } from '../../src/dns/message.js';
 import { matchZone } from '../../src/dns/name.js';
 import { parseRR, RRTextError } from '../../src/dns/rrtext.js';
-import { nextOrFailure, type Handler } from '../../src/plugin.js';
+import { LOOKUP_REFUSED, nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { ExprRunError, type ExprQuery, type ExprValue } from './exprlang.js';
 import { EMPTY_VAR, GoObject, TemplateExecError, type GoValue } from './gotemplate.js';
@@ -17,8 +17,11 @@ import type { RRTemplate, TemplateConfig, TemplateRegex } from './setup.js';
 
 export const PLUGIN = 'template';
 
-/** Lookup of a CNAME target through the whole server; null when no reply came. */
-export type UpstreamLookup = (sub: Query) => Promise<Message | null>;
+/**
+ * Lookup of a CNAME target through the whole server; null when no reply came, LOOKUP_REFUSED for
+ * a CNAME cycle (SelfLookup).
+ */
+export type UpstreamLookup = (sub: Query) => Promise<Message | null | typeof LOOKUP_REFUSED>;
 
 /** miekg/dns ClassToString / TypeToString: '' for numbers it has no mnemonic for. */
 function className(c: number): string {
@@ -266,10 +269,11 @@ export class TemplateHandler implements Handler {
       out.push(...answers.slice(from, after));
       from = after;
       const up = await this.upstream!(q.derive(target.endsWith('.') ? target : `${target}.`, q.qtype));
+      // A CNAME cycle (through any block or plugin): the query fails (docs/corefile.md §11).
+      if (up === LOOKUP_REFUSED) return q.fail(new Error(`plugin/template: lookup of ${target} is a cycle`), Rcode.SERVFAIL);
       if (up) {
         setFlag(msg, Flag.TC, ((up.flags ?? 0) & Flag.TC) !== 0);
-        // A CNAME loop comes back with our own CNAME in it (the nested lookup stops at the
-        // repeated name; CoreDNS never answers such a loop): keep each record once.
+        // Keep each record once (a target's answer may repeat one of ours).
         const seen = new Set([...answers, ...out].map(rrKey));
         for (const rr of up.answers) if (!seen.has(rrKey(rr))) out.push(rr);
       }

@@ -3,7 +3,6 @@
  * queries its regexes match. Every occurrence in a server block is one template, tried in order.
  */
 import type { Handler, PluginDef } from '../../src/plugin.js';
-import { blockTarget, selfLookups } from '../../src/server/selflookup.js';
 import { TemplateHandler } from './handler.js';
 import { parseTemplates, TEMPLATE_OPTIONS } from './setup.js';
 
@@ -13,9 +12,8 @@ export const template: PluginDef = {
   options: TEMPLATE_OPTIONS,
   setup(d, ctx) {
     const templates = parseTemplates(d, ctx.block.zones);
-    const lookups = selfLookups(ctx);
-    // CNAME targets are resolved through this server's own listener (CoreDNS's upstream.Lookup).
-    const target = blockTarget(ctx);
-    return (next: Handler | null): Handler => new TemplateHandler(templates, next, (sub) => lookups.lookup(sub, target));
+    // CNAME targets are resolved through the whole server (CoreDNS's upstream.Lookup).
+    const lookups = ctx.selfLookup;
+    return (next: Handler | null): Handler => new TemplateHandler(templates, next, (sub) => lookups.lookup(sub));
   },
 };

@@ -66,7 +66,7 @@ function loadedBy(asThread: boolean): Loaded {
   const steps = `
     const { Server } = await import(${url('src/server/server.js')});
     await import(${url('src/server/replication.js')});
-    const server = new Server({ dnsPort: 0, quiet: true, loadSource: async () => ({ path: ${JSON.stringify(join(dir, 'Corefile'))}, text: ${JSON.stringify(corefile)} }) });
+    const server = new Server({ dnsPort: 0, quiet: true, follower: ${asThread}, loadSource: async () => ({ path: ${JSON.stringify(join(dir, 'Corefile'))}, text: ${JSON.stringify(corefile)} }) });
     let startError = null;
     try {
       await server.start();

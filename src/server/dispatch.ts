@@ -7,7 +7,7 @@ import { bareReplyRcode, qtypeName, Qclass, Rcode } from '../dns/constants.js';
 import { parseRequest, type ParsedRequest } from '../dns/wire.js';
 import { coreLog } from '../log.js';
 import * as dnsMetrics from '../metrics/dns.js';
-import { Query, type Transport } from '../query.js';
+import { Query, type LookupChain, type Transport } from '../query.js';
 import type { Dispatch, Exchange } from './listener.js';
 import { bareReply, finalizeReply } from './reply.js';
 import type { RouteTable } from './routes.js';
@@ -80,55 +80,66 @@ function panicked(q: Query, err: unknown, ex: Exchange): void {
 }
 
 export function makeDispatch(table: RouteTable, opts: DispatchOptions): Dispatch {
-  return (packet, ex) => {
-    const start = performance.now();
-    const parsed = parseRequest(packet);
-    if (parsed.kind === 'drop') {
-      ex.done();
-      return;
-    }
-    if (parsed.kind === 'rcode') {
-      ex.respond(bareReply(packet, parsed.questionEnd, parsed.rcode, parsed.edns));
-      ex.done();
-      return;
-    }
-    const req = parsed.req;
-    if (req.edns !== null && req.edns.version !== 0) {
-      // BADVERS: no further processing, not counted in metrics.
-      ex.respond(bareReply(packet, req.questionEnd, Rcode.BADVERS, req.edns));
-      ex.done();
-      return;
-    }
-    const route = req.qclass === Qclass.IN || table.anyClass ? table.lookup(req.lname, req.qtype) : undefined;
-    if (route === undefined || route.chain === null) {
-      const reply = bareReply(packet, req.questionEnd, Rcode.REFUSED, req.edns);
-      ex.respond(reply);
-      recordDropped(ex, req, packet.length, reply, start);
-      ex.done();
-      return;
-    }
-    const q = new Query(packet, req, ex, start);
-    q.zone = route.zone;
-    let result: number | Promise<number>;
-    try {
-      result = route.chain.serve(q);
-    } catch (e) {
-      if (opts.recover === false) throw e;
+  return (packet, ex) => dispatchPacket(table, opts, packet, ex, null);
+}
+
+/**
+ * Serve one packet on a listener's routes and hand the reply to `ex`. `lookups` is the chain of
+ * nested lookups the packet is part of (null for a client's packet; src/server/selflookup.ts runs
+ * derived queries through here with an exchange that keeps the reply instead of sending it).
+ */
+export function dispatchPacket(table: RouteTable, opts: DispatchOptions, packet: Buffer, ex: Exchange, lookups: LookupChain | null): void {
+  const start = performance.now();
+  const parsed = parseRequest(packet);
+  if (parsed.kind === 'drop') {
+    ex.done();
+    return;
+  }
+  if (parsed.kind === 'rcode') {
+    ex.respond(bareReply(packet, parsed.questionEnd, parsed.rcode, parsed.edns));
+    ex.done();
+    return;
+  }
+  const req = parsed.req;
+  if (req.edns !== null && req.edns.version !== 0) {
+    // BADVERS: no further processing, not counted in metrics.
+    ex.respond(bareReply(packet, req.questionEnd, Rcode.BADVERS, req.edns));
+    ex.done();
+    return;
+  }
+  const route = req.qclass === Qclass.IN || table.anyClass ? table.lookup(req.lname, req.qtype) : undefined;
+  if (route === undefined || route.chain === null) {
+    const reply = bareReply(packet, req.questionEnd, Rcode.REFUSED, req.edns);
+    ex.respond(reply);
+    recordDropped(ex, req, packet.length, reply, start);
+    ex.done();
+    return;
+  }
+  const q = new Query(packet, req, ex, start);
+  q.zone = route.zone;
+  if (lookups !== null) {
+    q.lookups = lookups;
+    q.depth = lookups.depth;
+  }
+  let result: number | Promise<number>;
+  try {
+    result = route.chain.serve(q);
+  } catch (e) {
+    if (opts.recover === false) throw e;
+    panicked(q, e, ex);
+    ex.done();
+    return;
+  }
+  if (typeof result === 'number') {
+    complete(q, result, ex, opts);
+    return;
+  }
+  result.then(
+    (rc) => complete(q, rc, ex, opts),
+    (e: unknown) => {
+      if (opts.recover === false) return crash(e);
       panicked(q, e, ex);
       ex.done();
-      return;
-    }
-    if (typeof result === 'number') {
-      complete(q, result, ex, opts);
-      return;
-    }
-    result.then(
-      (rc) => complete(q, rc, ex, opts),
-      (e: unknown) => {
-        if (opts.recover === false) return crash(e);
-        panicked(q, e, ex);
-        ex.done();
-      },
-    );
-  };
+    },
+  );
 }

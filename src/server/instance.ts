@@ -12,8 +12,9 @@ import { ConfigError, ConfigErrorList, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
 import { LISTENER_TIMEOUTS, SERVER_DEBUG, type ListenerTimeouts } from './listenopts.js';
 import { logger } from '../log.js';
-import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SetupContext } from '../plugin.js';
+import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SelfLookup, SetupContext } from '../plugin.js';
 import { RouteTable } from './routes.js';
+import { NO_SELF_LOOKUP } from './selflookup.js';
 import type { SharedResources } from './shared.js';
 
 export interface ConfigSource {
@@ -96,6 +97,8 @@ export interface BuildOptions {
   readonly process: ProcessInfo;
   readonly shared: SharedResources;
   readonly core: CoreServices;
+  /** Lookups through the running server (none for `-validate`). */
+  readonly selfLookup?: SelfLookup;
   readonly env?: Record<string, string | undefined>;
   /** Collect all setup errors instead of stopping at the first (for -validate). */
   readonly collectErrors?: boolean;
@@ -196,7 +199,9 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   }
 
   groupListeners(inst);
-  // Chains are built after grouping so factories can read the final BlockInfo.servers.
+  // Chains are built after grouping so factories read the final BlockInfo (servers, bind
+  // addresses, handler plugins), frozen so that nothing changes it from here on.
+  for (const b of inst.blocks) freezeBlockInfo(b.info);
   for (const b of inst.blocks) {
     let next: Handler | null = null;
     for (let i = b.factories.length - 1; i >= 0; i--) next = b.factories[i]!.factory(next);
@@ -251,6 +256,15 @@ function groupListeners(inst: Instance): void {
   }
 }
 
+/** Freeze a block's info once it is complete (after every setup of the block and listener grouping). */
+function freezeBlockInfo(info: MutableBlockInfo): void {
+  Object.freeze(info.zones);
+  Object.freeze(info.servers);
+  Object.freeze(info.bindAddresses);
+  Object.freeze(info.handlerPlugins);
+  Object.freeze(info);
+}
+
 /** A new server block of `inst` (its plugins are set up with `blockContext`). */
 export function addBlock(inst: Instance, keys: ServerKey[], info: MutableBlockInfo): BlockRuntime {
   const rt: BlockRuntime = { keys, info, factories: [], chain: null, anyClass: false, capabilities: new CapabilitySet() };
@@ -262,12 +276,13 @@ export function addBlock(inst: Instance, keys: ServerKey[], info: MutableBlockIn
  * The SetupContext of plugin `name` in block `rt` of `inst` (exported for test/helpers/setup.ts,
  * the tests' setup context). Seal `rt.capabilities` once every setup of the block ran.
  */
-export function blockContext(inst: Instance, rt: BlockRuntime, name: string, opts: Pick<BuildOptions, 'process' | 'shared' | 'core'>): SetupContext {
+export function blockContext(inst: Instance, rt: BlockRuntime, name: string, opts: Pick<BuildOptions, 'process' | 'shared' | 'core' | 'selfLookup'>): SetupContext {
   return {
     block: rt.info,
     process: opts.process,
     log: logger(name),
     core: opts.core,
+    selfLookup: opts.selfLookup ?? NO_SELF_LOOKUP,
     onStartup: (fn) => void inst.startup.push(fn),
     onServing: (fn) => void inst.serving.push(fn),
     onShutdown: (fn) => void inst.shutdown.push(fn),

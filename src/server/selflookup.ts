@@ -1,96 +1,96 @@
 /**
- * A lookup "through the whole server" (CoreDNS's `upstream.Lookup`, which re-enters `ServeDNS`):
- * the derived query is sent to the server's own DNS listener, so it is routed to the matching
- * server block and passes its plugins (cache, kubernetes, hosts, forward …). Used by kubernetes
- * (ExternalName targets outside the zone, docs/records.md §2.6, and k8s_external's CNAMEs to
- * load-balancer hostnames) and template (CNAME targets). A name already being looked up along the
- * same chain of nested lookups is not looked up again (guards against CNAME and ExternalName
- * cycles, also across zones and plugins); lookups of the same name for different clients run
- * independently. It works the same in a query thread (docs/multicore.md): the lookup goes to the
- * shared listener port and whichever thread receives it serves it.
+ * A lookup "through the whole server", in process (CoreDNS's `upstream.Lookup`, which re-enters
+ * `ServeDNS` with a ResponseWriter that keeps the reply instead of writing it): the derived query
+ * is served as if it had arrived on the client's listener — routed to the server block that would
+ * get it and served by that block's whole chain (cache, kubernetes, hosts, forward …), counted by
+ * its prometheus and logged by its log plugin with the client's transport, its reply fitted to the
+ * client's buffer or a bare reply written when no plugin wrote one — and the reply is handed back
+ * to the plugin that asked. Used by kubernetes (ExternalName targets outside the zone,
+ * docs/records.md §2.6), k8s_external (CNAMEs to load-balancer hostnames), template (CNAME
+ * targets) and rewrite (cname rules).
  *
- * The chains in flight are process-wide (a lookup may nest through any block's plugins): one
- * `SelfLookups` per process, `selfLookups(ctx)` (kept in `ctx.shared`, not in module state).
+ * Cycles: each nested query carries the chain of lookups that led to it (`Query.lookups`, the
+ * `qtype lname` of every lookup along the way). A lookup whose key is already in its chain is not
+ * run (CNAME and ExternalName cycles, also across zones, blocks and plugins; rewrite, which bounds
+ * its repetitions as CoreDNS does, asks for `repeats`), nor one whose chain
+ * is already MAX_LOOKUP_CHAIN long, so no answer data can make one client query grow into more
+ * than that many nested queries deep. Lookups of the same name for different clients run
+ * independently. The chain lives on the query, not in per-thread state, and the nested query is
+ * served in the thread that serves its client, so with query threads (docs/multicore.md) a cycle is
+ * caught the same way whichever thread the client's query reached.
  */
-import * as dgram from 'node:dgram';
-import { isIP } from 'node:net';
 import { decode, type Message } from '../dns/message.js';
-import { randomId } from '../dns/ids.js';
-import type { SetupContext } from '../plugin.js';
-import type { Query } from '../query.js';
+import { LOOKUP_REFUSED, type SelfLookup } from '../plugin.js';
+import type { LookupChain, Query } from '../query.js';
+import { dispatchPacket, type DispatchOptions } from './dispatch.js';
+import type { Exchange } from './listener.js';
+import type { RouteTable } from './routes.js';
 
-export interface SelfTarget {
-  /** Address of a listener of this server (loopback when it listens on all interfaces). */
-  host: () => string;
-  port: () => number;
-  timeoutMs?: number;
+/**
+ * Most nested lookups one client query can lead to, one inside the other. Legitimate chains are
+ * short (a template CNAME to a Service whose ExternalName is forwarded is two deep); rewrite's cname
+ * rule nests up to nine as CoreDNS 1.15.0 does (its own depth limit, 8, counted from 0).
+ */
+export const MAX_LOOKUP_CHAIN = 16;
+
+/** The routes and reply options of a listener, by its name (`dns://:53`); undefined when none serves it. */
+export type ListenerRoutes = (server: string) => { readonly table: RouteTable; readonly opts: DispatchOptions } | undefined;
+
+/** The key a lookup is known by in a chain. */
+export function lookupKey(qtype: number, lname: string): string {
+  return `${qtype} ${lname}`;
 }
 
-export class SelfLookups {
-  /** Local port of each in-flight lookup socket → the `qtype lname` keys looked up along its chain. */
-  private readonly chains = new Map<number, ReadonlySet<string>>();
+/** Lookups through a running server's listeners. */
+export class InProcessLookup implements SelfLookup {
+  constructor(private readonly routes: ListenerRoutes) {}
 
-  /** Send `sub` (a derived query: same EDNS as the client's) to the server itself; null on failure. */
-  lookup(sub: Query, t: SelfTarget): Promise<Message | null> {
-    return selfLookup(this.chains, sub, t);
-  }
-
-  /** Self-lookups in flight (for tests). */
-  get inFlight(): number {
-    return this.chains.size;
-  }
-}
-
-/** The process's `SelfLookups` (one for every plugin and block, so chains nest across them). */
-export function selfLookups(ctx: SetupContext): SelfLookups {
-  return ctx.shared('server:self-lookups', () => new SelfLookups());
-}
-
-/** Where the server block being set up answers: its first specific bind address, else loopback. */
-export function blockTarget(ctx: SetupContext): SelfTarget {
-  return {
-    host: (): string => ctx.block.bindAddresses.find((x) => isIP(x) !== 0 && x !== '0.0.0.0' && x !== '::') ?? '127.0.0.1',
-    port: (): number => ctx.block.port,
-  };
-}
-
-async function selfLookup(chains: Map<number, ReadonlySet<string>>, sub: Query, t: SelfTarget): Promise<Message | null> {
-  const key = `${sub.qtype} ${sub.lname}`;
-  // A query that arrived from one of our own lookup sockets is nested in that lookup's chain.
-  const from = sub.transport.remoteAddress;
-  const parent = from.startsWith('127.') || from === '::1' || from === '::ffff:127.0.0.1' ? chains.get(sub.transport.remotePort) : undefined;
-  if (parent?.has(key)) return null;
-  const chain = new Set(parent ?? []);
-  chain.add(key);
-  let port = -1;
-  try {
-    const packet = Buffer.from(sub.raw);
-    const id = randomId();
-    packet.writeUInt16BE(id, 0);
-    const host = t.host();
-    const reply = await new Promise<Buffer | null>((resolve) => {
-      const sock = dgram.createSocket(isIP(host) === 6 ? 'udp6' : 'udp4');
-      const done = (b: Buffer | null): void => {
-        clearTimeout(timer);
-        sock.close();
-        resolve(b);
+  lookup(sub: Query, opts?: { readonly repeats?: boolean }): Promise<Message | null | typeof LOOKUP_REFUSED> {
+    const key = lookupKey(sub.qtype, sub.lname);
+    const parent = sub.lookups;
+    const keys = parent?.keys ?? [];
+    if (keys.length >= MAX_LOOKUP_CHAIN || (opts?.repeats !== true && keys.includes(key))) return Promise.resolve(refuse(parent));
+    const t = sub.transport;
+    const listener = this.routes(t.server);
+    if (listener === undefined) return Promise.resolve(null);
+    const chain: LookupChain = { keys: [...keys, key], depth: sub.depth, refused: false };
+    return new Promise((resolve) => {
+      let reply: Buffer | null = null;
+      // The client's transport, with a reply that is kept instead of sent (CoreDNS's nonwriter).
+      const ex: Exchange = {
+        proto: t.proto,
+        family: t.family,
+        remoteAddress: t.remoteAddress,
+        remotePort: t.remotePort,
+        localAddress: t.localAddress,
+        localPort: t.localPort,
+        server: t.server,
+        respond: (b) => {
+          reply ??= b;
+        },
+        // A refusal anywhere below fails every lookup above it, up to the client's query.
+        done: () => resolve(chain.refused ? refuse(parent) : reply === null ? null : decodeOrNull(reply)),
       };
-      const timer = setTimeout(() => done(null), t.timeoutMs ?? 5000);
-      sock.on('message', (msg) => {
-        if (msg.length >= 12 && msg.readUInt16BE(0) === id) done(msg);
-      });
-      sock.on('error', () => done(null));
-      sock.bind(0, () => {
-        port = sock.address().port;
-        chains.set(port, chain);
-        sock.send(packet, t.port(), host);
-      });
+      dispatchPacket(listener.table, listener.opts, sub.raw, ex, chain);
     });
-    // Any reply counts (CoreDNS keeps the CNAME whatever the RCODE); no reply is a failure.
-    return reply ? decode(reply) : null;
+  }
+}
+
+/** Refuse a lookup: the query that asked for it (a nested one, or the client's) is failing. */
+function refuse(parent: LookupChain | null): typeof LOOKUP_REFUSED {
+  if (parent !== null) parent.refused = true;
+  return LOOKUP_REFUSED;
+}
+
+/** No server to go through (setups checked without one, `-validate`): no lookup gets a reply. */
+export const NO_SELF_LOOKUP: SelfLookup = {
+  lookup: () => Promise.resolve(null),
+};
+
+function decodeOrNull(b: Buffer): Message | null {
+  try {
+    return decode(b);
   } catch {
     return null;
-  } finally {
-    if (port >= 0) chains.delete(port);
   }
 }

@@ -7,14 +7,14 @@ import { ConfigError } from '../corefile/types.js';
 import { coreLog, enableDebug, isJsonLog, stdLog, writeStdout } from '../log.js';
 import type { CoreServices, ReadinessProbe } from '../plugin.js';
 import { buildInstance, Instance, type ConfigSource, type ListenSpec } from './instance.js';
-import { makeDispatch } from './dispatch.js';
+import { makeDispatch, type DispatchOptions } from './dispatch.js';
 import { DEFAULT_TCP_LIMITS, Listener, type TcpLimits } from './listener.js';
 import { SharedResources } from './shared.js';
 import { PLATFORM_LINE, VERSION, VERSION_LINE } from '../version.js';
-import { DEFAULT_MAX_UDP_SIZE, Rcode } from '../dns/constants.js';
-import type { Query } from '../query.js';
+import { DEFAULT_MAX_UDP_SIZE } from '../dns/constants.js';
 import { collectGarbage } from '../util/gc.js';
 import type { IndexReplication } from './replication.js';
+import { InProcessLookup } from './selflookup.js';
 
 export interface ServerOptions {
   readonly dnsPort: number;
@@ -33,7 +33,7 @@ export interface ServerOptions {
   /** Index replication between threads (CoreServices.replication). */
   readonly replication?: IndexReplication;
   /**
-   * A query thread: reloads come from the main thread (`reloadWithError`), so a plugin's
+   * A query thread (ProcessInfo.queryThread): reloads come from the main thread (`reloadWithError`), so a plugin's
    * `reload()` is left to the main thread's own plugin, and reload outcomes are not reported to
    * the plugins here (the main thread logs and counts them once).
    */
@@ -100,13 +100,18 @@ export class Server implements CoreServices {
     return [...this.listeners.keys()];
   }
 
-  /** CoreServices.serveInternal: route `q` on its listener's table and run that block's chain. */
-  serveInternal(q: Query): number | Promise<number> {
-    const table = (this.current ?? this.starting)?.listens.get(q.transport.server)?.table;
-    const route = table?.lookup(q.lname, q.qtype);
-    if (!route || route.chain === null) return Rcode.REFUSED;
-    q.zone = route.zone;
-    return route.chain.serve(q);
+  /**
+   * Lookups through this server (SetupContext.selfLookup): routed on the listener the client's
+   * query came in on, in the configuration serving now (the one starting, during the first start).
+   */
+  private readonly selfLookup = new InProcessLookup((name) => {
+    const spec = (this.current ?? this.starting)?.listens.get(name);
+    return spec && { table: spec.table, opts: this.dispatchOptions(spec) };
+  });
+
+  /** How a listener of `spec` serves packets (also the options of lookups through it). */
+  private dispatchOptions(spec: ListenSpec): DispatchOptions {
+    return { maxUdpSize: this.opts.maxUdpSize ?? DEFAULT_MAX_UDP_SIZE, recover: !spec.debug };
   }
 
   /** Actual port of a listener (useful when port 0 was configured). */
@@ -117,9 +122,10 @@ export class Server implements CoreServices {
   private build(source: ConfigSource, collectErrors = false): Promise<Instance> {
     return buildInstance(source, {
       dnsPort: this.opts.dnsPort,
-      process: { corefilePath: source.path, dnsPort: this.opts.dnsPort, version: VERSION },
+      process: { corefilePath: source.path, dnsPort: this.opts.dnsPort, version: VERSION, queryThread: this.opts.follower === true },
       shared: this.shared,
       core: this,
+      selfLookup: this.selfLookup,
       env: this.opts.env,
       collectErrors,
     });
@@ -207,8 +213,7 @@ export class Server implements CoreServices {
    */
   private async switchListeners(inst: Instance): Promise<void> {
     const opened: Listener[] = [];
-    const maxUdpSize = this.opts.maxUdpSize ?? DEFAULT_MAX_UDP_SIZE;
-    const dispatchOpts = (spec: ListenSpec) => ({ maxUdpSize, recover: !spec.debug });
+    const dispatchOpts = (spec: ListenSpec): DispatchOptions => this.dispatchOptions(spec);
     try {
       for (const spec of inst.listens.values()) {
         if (this.listeners.has(spec.name)) continue;

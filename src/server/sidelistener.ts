@@ -10,7 +10,6 @@
 import type * as http from 'node:http';
 import type * as https from 'node:https';
 import * as net from 'node:net';
-import { isQueryThread } from './role.js';
 import { listenPort, splitHostPort, type HostPort } from './sideaddress.js';
 import { nodeHttp, nodeHttps } from '../util/require.js';
 
@@ -40,7 +39,11 @@ export class SideListener {
   private starting: Promise<void> | null = null;
   private stopped = false;
 
-  constructor(readonly address: string) {
+  /**
+   * `queryThread` (ProcessInfo.queryThread): the listener never opens; the main thread's listener
+   * on the same address answers (docs/multicore.md).
+   */
+  constructor(readonly address: string, private readonly queryThread = false) {
     this.hostPort = splitHostPort(address);
     this.plain = this.decorate(nodeHttp.createServer((req, res) => this.dispatch(req, res)));
     this.tcp = net.createServer((socket) => this.accept(socket));
@@ -64,7 +67,7 @@ export class SideListener {
     if (this.stopped) return Promise.reject(new Error(`listen tcp ${this.address}: listener already stopped`));
     if (this.starting) return this.starting;
     // Query threads serve DNS only: the main thread's listener answers (docs/multicore.md).
-    if (isQueryThread()) return Promise.resolve();
+    if (this.queryThread) return Promise.resolve();
     let port: number;
     try {
       port = listenPort(this.address, this.hostPort);

@@ -9,10 +9,11 @@
  * startServer (test/helpers/server.ts) when the test is about the DNS sockets themselves.
  */
 import { decode, type Message } from '../../src/dns/message.js';
-import type { Proto, Query } from '../../src/query.js';
-import { makeDispatch } from '../../src/server/dispatch.js';
+import type { Proto } from '../../src/query.js';
+import { makeDispatch, type DispatchOptions } from '../../src/server/dispatch.js';
 import { buildInstance, Instance, type ListenSpec } from '../../src/server/instance.js';
 import type { Exchange } from '../../src/server/listener.js';
+import { InProcessLookup } from '../../src/server/selflookup.js';
 import { SharedResources } from '../../src/server/shared.js';
 import { encodeQuery, type QueryOptions } from './dns.js';
 import { FakeCore } from './setup.js';
@@ -38,19 +39,12 @@ export interface CorefileRun {
   stop(): Promise<void>;
 }
 
-/** The core's services with the in-process lookup the real Server offers (CoreDNS's upstream.Lookup). */
+/** The core's services for one Corefile run: the listeners of its instance. */
 class RunCore extends FakeCore {
   instance: Instance | null = null;
 
   override servers(): readonly string[] {
     return this.instance === null ? [] : [...this.instance.listens.keys()];
-  }
-
-  serveInternal(q: Query): number | Promise<number> {
-    const route = this.instance?.listens.get(q.transport.server)?.table.lookup(q.lname, q.qtype);
-    if (route === undefined || route.chain === null) return 5; // REFUSED, as the Server answers
-    q.zone = route.zone;
-    return route.chain.serve(q);
   }
 }
 
@@ -58,15 +52,25 @@ class RunCore extends FakeCore {
  * Set up `corefile` (keys without a port use `dnsPort`, 53 by default: nothing is bound) and run
  * its start-up and serving hooks, as the Server does before it answers.
  */
+/** How a listener of `spec` dispatches packets, as the Server sets it up. */
+function dispatchOptions(spec: ListenSpec): DispatchOptions {
+  return { maxUdpSize: MAX_UDP_SIZE, recover: !spec.debug };
+}
+
 export async function runCorefile(corefile: string, o: { dnsPort?: number; env?: Record<string, string | undefined> } = {}): Promise<CorefileRun> {
   const dnsPort = o.dnsPort ?? 53;
   const core = new RunCore();
   const shared = new SharedResources();
   const inst = await buildInstance({ path: 'Corefile', text: corefile }, {
     dnsPort,
-    process: { corefilePath: 'Corefile', dnsPort, version: 'test' },
+    process: { corefilePath: 'Corefile', dnsPort, version: 'test', queryThread: false },
     shared,
     core,
+    // Lookups through the server (CoreDNS's upstream.Lookup), routed as the real Server routes them.
+    selfLookup: new InProcessLookup((name) => {
+      const spec = core.instance?.listens.get(name);
+      return spec && { table: spec.table, opts: dispatchOptions(spec) };
+    }),
     env: o.env ?? process.env,
   });
   core.instance = inst;
@@ -85,7 +89,7 @@ export async function runCorefile(corefile: string, o: { dnsPort?: number; env?:
 
   const exchange = (packet: Buffer, a: AskOptions = {}): Promise<Buffer | null> => {
     const spec = listenerOf(a.server);
-    const dispatch = makeDispatch(spec.table, { maxUdpSize: MAX_UDP_SIZE, recover: !spec.debug });
+    const dispatch = makeDispatch(spec.table, dispatchOptions(spec));
     return new Promise((resolve) => {
       let reply: Buffer | null = null;
       const ex: Exchange = {

@@ -114,7 +114,7 @@ export class TestInstance {
   constructor(o: InstanceOptions = {}) {
     this.core = o.core ?? new FakeCore();
     this.shared = o.shared ?? new SharedResources();
-    this.process = { corefilePath: o.corefilePath ?? 'Corefile', dnsPort: 53, version: 'test' };
+    this.process = { corefilePath: o.corefilePath ?? 'Corefile', dnsPort: 53, version: 'test', queryThread: false };
   }
 
   get id(): number {
