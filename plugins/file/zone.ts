@@ -9,7 +9,9 @@ import type * as DnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { qtypeFromName } from '../../src/dns/constants.js';
 import { toPacketName } from '../../src/dns/name.js';
-import { labelsText, lowerName, nameLabels, T, type ZoneRecord } from '../../src/dns/zonefile.js';
+import { T } from '../../src/dns/zonefile/mnemonics.js';
+import { labelsText, lowerName, nameLabels } from '../../src/dns/zonefile/names.js';
+import type { ZoneRecord } from '../../src/dns/zonefile/record.js';
 import { requireCjs } from '../../src/util/require.js';
 
 const dnsPacket = requireCjs('dns-packet') as typeof DnsPacket;
