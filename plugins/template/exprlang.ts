@@ -12,12 +12,12 @@
  *
  * Every name is resolved when the Corefile is loaded: an unknown name is an error, and an expr-lang
  * construct or built-in outside this list is an error that names it (never a different result at
- * query time). Values: ints are bigint, floats number (as in gotemplate.ts, so `.Var` renders as
+ * query time). Values: ints are bigint, floats number (as in gotemplate/values.ts, so `.Var` renders as
  * Go prints them).
  */
 import { isIP } from 'node:net';
 import { compileRe2, Re2Error } from '../../src/util/re2.js';
-import { fmtV } from './gotemplate.js';
+import { fmtV } from './gotemplate/fmt.js';
 
 export class ExprCompileError extends Error {}
 export class ExprRunError extends Error {}

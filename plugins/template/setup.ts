@@ -11,7 +11,8 @@ import { normalizeZoneArgs } from '../../src/dns/name.js';
 import { RRTEXT_TYPES } from '../../src/dns/rrtext.js';
 import { compileRe2, Re2Error, subexpNames } from '../../src/util/re2.js';
 import { ENV_FUNCS, EXPR_RESERVED, ExprCompileError, Expression } from './exprlang.js';
-import { GoTemplate, TemplateParseError } from './gotemplate.js';
+import { TemplateParseError } from './gotemplate/errors.js';
+import { GoTemplate } from './gotemplate/template.js';
 
 export const TEMPLATE_OPTIONS = directive('template', {
   args: { args: [str('CLASS'), str('TYPE')], rest: zoneArg(), min: 0 },
