@@ -11,7 +11,7 @@ import { Flag, Opcode, Qtype, Rcode } from '../../src/dns/constants.js';
 import type { Logger } from '../../src/log.js';
 import { replyTo } from '../../src/dns/message.js';
 import { matchZone } from '../../src/dns/name.js';
-import { lowerName } from '../../src/dns/zonefile.js';
+import { lowerName } from '../../src/dns/zonefile/names.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import type { FileConfig } from './setup.js';

@@ -4,7 +4,9 @@
  * zone, an unchanged SOA serial reported as such on reload, a syntax error or a missing SOA an error.
  */
 import { readFileSync } from 'node:fs';
-import { canonicalName, lowerName, parseZoneRecords, T } from '../../src/dns/zonefile.js';
+import { T } from '../../src/dns/zonefile/mnemonics.js';
+import { canonicalName, lowerName } from '../../src/dns/zonefile/names.js';
+import { parseZoneRecords } from '../../src/dns/zonefile/parser.js';
 import { ZoneData } from './zone.js';
 
 /** Reload found the same SOA serial: nothing to do (not an error worth logging). */

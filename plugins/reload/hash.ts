@@ -12,7 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { parseCorefileWithFiles, tokensJson } from '../../src/corefile/parser.js';
+import { tokensJson } from '../../src/corefile/hash.js';
+import { parseCorefileWithFiles } from '../../src/corefile/parser.js';
 import { ConfigError, type ServerBlock, type Token } from '../../src/corefile/types.js';
 
 export interface ConfigHash {

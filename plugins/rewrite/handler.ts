@@ -14,7 +14,7 @@ import type { Logger } from '../../src/log.js';
 import { LOOKUP_REFUSED, nextOrFailure, type Handler, type Rcode as RcodeT, type SelfLookup } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { CnameResponseRule, packetOption, type ResponseRule } from './response.js';
-import type { Rule } from './rules.js';
+import type { Rule } from './rules/rule.js';
 import { RewriteState, type EdnsOption } from './state.js';
 
 /** CoreDNS 1.15.0's limit on cname-rule lookups that re-enter the server. */

@@ -12,7 +12,8 @@ import { ConfigError, type Token } from '../../src/corefile/types.js';
 import { directive, option, str } from '../../src/corefile/options.js';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { RewriteHandler } from './handler.js';
-import { newRule, RuleError, type Rule } from './rules.js';
+import { newRule } from './rules/newrule.js';
+import { RuleError, type Rule } from './rules/rule.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 
 const RULE_ARGS = { rest: str('ARG'), min: 0 } as const;

@@ -8,7 +8,8 @@ import * as dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { fqdn, toPacketName } from '../../src/dns/name.js';
 import type { Message } from '../../src/dns/message.js';
-import { expandGroups, type CnameTarget } from './rules.js';
+import type { CnameTarget } from './rules/cname.js';
+import { expandGroups } from './rules/regex.js';
 import type { EdnsOption } from './state.js';
 
 export interface StringRewriter {

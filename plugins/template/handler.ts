@@ -10,8 +10,10 @@ import { matchZone } from '../../src/dns/name.js';
 import { parseRR, RRTextError } from '../../src/dns/rrtext.js';
 import { LOOKUP_REFUSED, nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { ExprRunError, type ExprQuery, type ExprValue } from './exprlang.js';
-import { EMPTY_VAR, GoObject, TemplateExecError, type GoValue } from './gotemplate.js';
+import { ExprRunError } from './exprlang/errors.js';
+import type { ExprQuery, ExprValue } from './exprlang/values.js';
+import { TemplateExecError } from './gotemplate/errors.js';
+import { EMPTY_VAR, GoObject, type GoValue } from './gotemplate/values.js';
 import { templateFailures, templateMatches, templateRRFailures } from './metrics.js';
 import type { RRTemplate, TemplateConfig, TemplateRegex } from './setup.js';
 

@@ -10,8 +10,11 @@ import { qclassFromName, qtypeFromName, qtypeName, Rcode, rcodeFromName } from '
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import { RRTEXT_TYPES } from '../../src/dns/rrtext.js';
 import { compileRe2, Re2Error, subexpNames } from '../../src/util/re2.js';
-import { ENV_FUNCS, EXPR_RESERVED, ExprCompileError, Expression } from './exprlang.js';
-import { GoTemplate, TemplateParseError } from './gotemplate.js';
+import { ExprCompileError } from './exprlang/errors.js';
+import { Expression } from './exprlang/expression.js';
+import { ENV_FUNCS, EXPR_RESERVED } from './exprlang/names.js';
+import { TemplateParseError } from './gotemplate/errors.js';
+import { GoTemplate } from './gotemplate/template.js';
 
 export const TEMPLATE_OPTIONS = directive('template', {
   args: { args: [str('CLASS'), str('TYPE')], rest: zoneArg(), min: 0 },

@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pluginByName } from '../../plugins/index.js';
-import { parseCorefileWithFiles, sortConfigErrors, tokensJson, type ParseOptions, type ParseResult } from './parser.js';
+import { tokensJson } from './hash.js';
+import { parseCorefileWithFiles, sortConfigErrors, type ParseOptions, type ParseResult } from './parser.js';
 import { ConfigError } from './types.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/corefile');

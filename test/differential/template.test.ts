@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { a, aaaa } from '../helpers/upstream.js';
-import { GoObject, GoTemplate, type GoValue } from '../../plugins/template/gotemplate.js';
+import { GoTemplate } from '../../plugins/template/gotemplate/template.js';
+import { GoObject, type GoValue } from '../../plugins/template/gotemplate/values.js';
 import {
   assertResult, CLUSTERDNS_BIN, COREDNS_BIN, generate, missingBinaries, newResult, runQueries, startPair, totalCompared,
   type CaseSetup, type QuerySpec, type Variant,

@@ -4,7 +4,10 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { canonicalName, parseZoneRecords, parseZoneText, ZoneFileError, type ZoneRecord } from './zonefile.js';
+import { ZoneFileError } from './error.js';
+import { canonicalName } from './names.js';
+import { parseZoneRecords, parseZoneText } from './parser.js';
+import type { ZoneRecord } from './record.js';
 
 const ORIGIN = 'example.org.';
 

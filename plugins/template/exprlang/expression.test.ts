@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ExprCompileError, Expression, ExprRunError, type ExprQuery, type ExprValue } from './exprlang.js';
+import { ExprCompileError, ExprRunError } from './errors.js';
+import { Expression } from './expression.js';
+import type { ExprQuery, ExprValue } from './values.js';
 
 const q: ExprQuery = {
   name: () => 'a.example.', type: () => 'A', class: () => 'IN', proto: () => 'udp', size: () => 40, clientIP: () => '10.1.2.3', port: () => '5353',

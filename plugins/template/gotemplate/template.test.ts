@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { GoObject, GoTemplate, TemplateExecError, TemplateParseError, sprintf, fmtV, type GoValue } from './gotemplate.js';
+import { TemplateExecError, TemplateParseError } from './errors.js';
+import { fmtV, sprintf } from './fmt.js';
+import { GoTemplate } from './template.js';
+import { GoObject, type GoValue } from './values.js';
 
 const data = new GoObject(
   '*template.templateData',

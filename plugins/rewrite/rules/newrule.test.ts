@@ -4,7 +4,7 @@
  * left out: a Corefile token is text.)
  */
 import { describe, expect, it } from 'vitest';
-import { newRule } from './rules.js';
+import { newRule } from './newrule.js';
 
 const CASES: [string[], boolean][] = [
   [[], true],
