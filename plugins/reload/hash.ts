@@ -3,16 +3,15 @@
  * computed the way CoreDNS 1.15.0's reload plugin does, so the two print the same hex for the same
  * Corefile: the file is parsed into server blocks *without* checking directive names (Caddy's
  * `caddyfile.Parse(path, body, nil)`), imports and environment references expanded, and the
- * SHA-512 is taken over `json.Marshal` of the blocks (the parser's `tokensJson`). As in Caddy's
+ * SHA-512 is taken over `json.Marshal` of the blocks (`tokensHash`, src/corefile/hash.ts). As in Caddy's
  * lexer, tokens read from the main file carry an empty `File`; tokens from imported files carry
  * the imported file's absolute path.
  *
  * The file is read again from its path on every call (following symlinks, so a ConfigMap `..data`
  * swap is seen), and imported files are re-read by the parser.
  */
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { tokensJson } from '../../src/corefile/hash.js';
+import { tokensHash } from '../../src/corefile/hash.js';
 import { parseCorefileWithFiles } from '../../src/corefile/parser.js';
 import { ConfigError, type ServerBlock, type Token } from '../../src/corefile/types.js';
 
@@ -29,7 +28,7 @@ export function reloadHash(blocks: readonly ServerBlock[], mainFile: string): st
     keys: b.keys.map(strip),
     directives: new Map([...b.directives].map(([name, toks]) => [name, toks.map(strip)])),
   }));
-  return createHash('sha512').update(tokensJson(asCaddy), 'utf8').digest('hex');
+  return tokensHash(asCaddy);
 }
 
 /** Parse Corefile text into the hashed form (no directive check). Throws ConfigError. */
