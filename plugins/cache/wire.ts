@@ -4,7 +4,8 @@
  * that a hit only copies the bytes and patches id, flags, question case and TTLs.
  */
 import { Flag, Qtype, Rcode } from '../../src/dns/constants.js';
-import { lowerName, readName } from '../../src/dns/wire.js';
+import { lowerName } from '../../src/dns/name.js';
+import { readName } from '../../src/dns/wire.js';
 import { skipName } from '../../src/dns/wire.js';
 
 export type Kind = 'success' | 'nodata' | 'nxdomain' | 'servfail' | 'other' | 'meta';

@@ -4,7 +4,8 @@
  * zone, an unchanged SOA serial reported as such on reload, a syntax error or a missing SOA an error.
  */
 import { readFileSync } from 'node:fs';
-import { canonicalName, lowerName, parseZoneRecords, T } from '../../src/dns/zonefile.js';
+import { lowerName } from '../../src/dns/name.js';
+import { canonicalName, parseZoneRecords, T } from '../../src/dns/zonefile.js';
 import { ZoneData } from './zone.js';
 
 /** Reload found the same SOA serial: nothing to do (not an error worth logging). */

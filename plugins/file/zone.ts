@@ -7,9 +7,9 @@
  */
 import type * as DnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
-import { qtypeFromName } from '../../src/dns/constants.js';
-import { toPacketName } from '../../src/dns/name.js';
-import { labelsText, lowerName, nameLabels, T, type ZoneRecord } from '../../src/dns/zonefile.js';
+import { packetTypeName, qtypeFromName } from '../../src/dns/constants.js';
+import { lowerName, toPacketName } from '../../src/dns/name.js';
+import { labelsText, nameLabels, T, type ZoneRecord } from '../../src/dns/zonefile.js';
 import { requireCjs } from '../../src/util/require.js';
 
 const dnsPacket = requireCjs('dns-packet') as typeof DnsPacket;
@@ -36,14 +36,6 @@ export interface RR {
   /** RRSIG: the covered type. */
   readonly covered?: number;
   readonly serial?: number;
-}
-
-function typeString(type: number): string {
-  const names: Record<number, string> = {
-    1: 'A', 2: 'NS', 5: 'CNAME', 6: 'SOA', 12: 'PTR', 13: 'HINFO', 15: 'MX', 16: 'TXT', 17: 'RP', 28: 'AAAA', 33: 'SRV',
-    35: 'NAPTR', 39: 'DNAME', 43: 'DS', 44: 'SSHFP', 46: 'RRSIG', 47: 'NSEC', 48: 'DNSKEY', 52: 'TLSA', 257: 'CAA',
-  };
-  return names[type] ?? `UNKNOWN_${type}`;
 }
 
 /** The dns-packet record for a zone record (RDATA names lower-cased where CoreDNS does). */
@@ -85,7 +77,7 @@ function toAnswer(rec0: ZoneRecord, owner: string, lowerTargets: boolean): Answe
   const rec = lowerTargets && rec0.rdata.length > 0 ? { ...rec0, rdata: lowerTargetsInRdata(rec0.type, rec0.rdata) } : rec0;
   const name = toPacketName(owner);
   const base = { name, class: rec.class === 1 ? 'IN' : `UNKNOWN_${rec.class}`, ttl: rec.ttl };
-  let tname = typeString(rec.type);
+  let tname = packetTypeName(rec.type);
   let data: unknown = rec.rdata;
   if (DECODED.has(tname) && qtypeFromName(tname) === rec.type && rec.rdata.length > 0) {
     try {

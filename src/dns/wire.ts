@@ -4,6 +4,7 @@
  * every packet, and most answers never need one.
  */
 import { Flag, Opcode, Qtype, Rcode } from './constants.js';
+import { lowerName } from './name.js';
 
 export interface Edns {
   /** Advertised UDP payload size. */
@@ -129,15 +130,6 @@ function readPlainName(buf: Buffer, off: number): string | null {
 /** Wire length of a name `readPlainName` returned. */
 function plainNameLength(name: string): number {
   return name === '.' ? 1 : name.length + 1;
-}
-
-/** ASCII-only lower-casing (DNS names compare case-insensitively in ASCII only). */
-export function lowerName(name: string): string {
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    if (c >= 65 && c <= 90) return name.toLowerCase();
-  }
-  return name;
 }
 
 /**
