@@ -299,14 +299,14 @@ export class CacheHandler implements Handler {
   }
 
   private duration(an: Analysis): number {
-    const basis = an.kind === 'success' || an.kind === 'nodata' || an.kind === 'nxdomain'
+    const basis = an.kind === 'NOERROR' || an.kind === 'DELEGATION' || an.kind === 'NODATA' || an.kind === 'NXDOMAIN'
       ? (an.minTtl === Infinity ? MINIMAL_DEFAULT_TTL : Math.min(an.minTtl, MAXIMUM_DEFAULT_TTL))
       : MINIMAL_DEFAULT_TTL;
     switch (an.kind) {
-      case 'nodata':
-      case 'nxdomain':
+      case 'NODATA':
+      case 'NXDOMAIN':
         return clamp(basis, this.cfg.denial.minTtl, this.cfg.denial.maxTtl);
-      case 'servfail':
+      case 'SERVERERROR':
         return this.cfg.servfailMs / 1000;
       default:
         return clamp(basis, this.cfg.success.minTtl, this.cfg.success.maxTtl);
@@ -316,8 +316,8 @@ export class CacheHandler implements Handler {
   private store(q: Query, an: Analysis, out: Buffer, dur: number, now: number): void {
     if ((an.flags & Flag.TC) !== 0 || dur <= 0) return;
     let bucket: BucketKind;
-    if (an.kind === 'success') bucket = 'success';
-    else if (an.kind === 'nodata' || an.kind === 'nxdomain' || an.kind === 'servfail') bucket = 'denial';
+    if (an.kind === 'NOERROR' || an.kind === 'DELEGATION') bucket = 'success';
+    else if (an.kind === 'NODATA' || an.kind === 'NXDOMAIN' || an.kind === 'SERVERERROR') bucket = 'denial';
     else return;
     if (!an.questionMatches) {
       this.metricsFor(q.transport.server).drops.inc();
