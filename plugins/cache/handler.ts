@@ -14,8 +14,9 @@ import { Query } from '../../src/query.js';
 import { cacheClock } from './clock.js';
 import * as metrics from './metrics.js';
 import { effectiveCapacity, type CacheConfig } from './setup.js';
-import { analyze, setTtls, withoutOpt, type Analysis } from './wire.js';
-import { copyBytes, loadBytes, storeBytes, type StoredBytes } from '../../src/dns/wire.js';
+import { analyze, withoutOpt, type Analysis } from './wire.js';
+import { replayStored, setTtls } from '../../src/dns/storedreply.js';
+import { storeBytes, type StoredBytes } from '../../src/dns/wire.js';
 import { CounterCell } from '../../src/metrics/batch.js';
 import { bareReply } from '../../src/server/reply.js';
 
@@ -207,15 +208,12 @@ export class CacheHandler implements Handler {
   }
 
   private writeHit(q: Query, e: Entry, ttl: number): number {
-    const buf = loadBytes(e.wire);
-    buf.writeUInt16BE(q.id, 0);
     const qf = q.req.flags;
     // AA as the cached reply had it (CoreDNS 1.15.0 no longer sets AA on every hit).
     let f = Flag.QR | (qf & 0x7800) | (e.flags & (Flag.AA | Flag.RA)) | (qf & (Flag.RD | Flag.CD)) | (e.flags & 0xf);
     if ((e.flags & Flag.AD) !== 0 && (q.do || (qf & Flag.AD) !== 0)) f |= Flag.AD;
-    buf.writeUInt16BE(f, 2);
-    // The question as asked now (same name, so the same length).
-    if (q.req.questionEnd === e.questionEnd) copyBytes(q.raw, 12, e.questionEnd - 4, buf, 12);
+    // The question as asked now: the same name (so the same length), type and class (`matches`).
+    const buf = replayStored(e.wire, q.id, f, q.raw, q.req.questionEnd, e.questionEnd);
     setTtls(buf, e.ttlOffsets, Math.max(0, ttl));
     q.writeWire(buf, this.name);
     return e.rcode;

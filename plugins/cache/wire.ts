@@ -131,11 +131,6 @@ function reaches(answers: AnswerRR[], lname: string, qtype: number): boolean {
   return false;
 }
 
-/** Set every TTL at `offsets` to `ttl`. */
-export function setTtls(buf: Buffer, offsets: readonly number[], ttl: number): void {
-  for (const o of offsets) buf.writeUInt32BE(ttl >>> 0, o);
-}
-
 /**
  * A copy of `buf` without its OPT record, or null when that would need re-encoding (the OPT is
  * not the last record, so later names might point past it).
