@@ -13,7 +13,7 @@
 import type { Answer } from 'dns-packet';
 import { encodeFitted, encodeMessage } from '../../src/dns/encode.js';
 import { Flag, Qtype, qtypeName } from '../../src/dns/constants.js';
-import { forEachRecord, loadBytes, storeBytes, storedU16, type StoredBytes } from '../../src/dns/wire.js';
+import { forEachRecord, loadBytes, storeBytes, storedU16, writePlainName, type StoredBytes } from '../../src/dns/wire.js';
 import { toPacketName } from '../../src/dns/name.js';
 import { replayStored } from '../../src/dns/storedreply.js';
 import { decode, type Message } from '../../src/dns/message.js';
@@ -109,15 +109,7 @@ export function negativeEntry(lname: string, qtype: number, zone: string, soaTtl
   buf.writeUInt16BE(Flag.QR | Flag.AA | (nameError ? 3 : 0), 2);
   buf.writeUInt16BE(1, 4);
   buf.writeUInt16BE(1, 8);
-  let off = 12;
-  if (lname !== '.') {
-    for (const label of lname.slice(0, -1).split('.')) {
-      buf[off] = label.length;
-      buf.write(label, off + 1, 'latin1');
-      off += label.length + 1;
-    }
-  }
-  buf[off++] = 0;
+  let off = writePlainName(lname, buf, 12);
   buf.writeUInt16BE(qtype, off);
   buf.writeUInt16BE(1, off + 2);
   off += 4;

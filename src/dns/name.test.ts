@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { readName, writePlainName } from './wire.js';
 import { packetClassCode, packetClassName, packetTypeCode, packetTypeName } from './constants.js';
 import { canonicalIP, ipFromReverseName, isSubdomain, lowerName, matchZone, normalizeZoneArg, reverseName, reverseZonesFromCidr } from './name.js';
 
@@ -72,5 +73,16 @@ describe('dns-packet type and class strings', () => {
     expect(packetClassName(2)).toBe('UNKNOWN_2');
     expect(packetClassCode('UNKNOWN_2')).toBe(2);
     expect(packetClassCode('CLASS4')).toBe(4);
+  });
+});
+
+describe('plain names on the wire', () => {
+  it('writePlainName writes labels uncompressed, and readName reads them back', () => {
+    for (const name of ['.', 'cluster.local.', '10-244-1-22.hl.testns.svc.cluster.local.']) {
+      const buf = Buffer.alloc(300);
+      const end = writePlainName(name, buf, 12);
+      expect(end).toBe(12 + (name === '.' ? 1 : name.length + 1));
+      expect(readName(buf, 12)).toEqual([name, end]);
+    }
   });
 });
