@@ -8,6 +8,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writ
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { qtypeFromName } from '../src/dns/constants.js';
 
 export interface Proc {
   readonly proc: ChildProcess;
@@ -269,10 +270,9 @@ export function encodeSimpleQuery(name: string, qtype: number, id: number): Buff
 async function runNodeLoad(o: LoadOptions): Promise<LoadResult> {
   const sock = dgram.createSocket('udp4');
   await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
-  const types: Record<string, number> = { A: 1, AAAA: 28, SRV: 33, TXT: 16, PTR: 12 };
   const packets = o.queries.map((line, i) => {
     const [name, type] = line.split(/\s+/);
-    return encodeSimpleQuery(name ?? '', types[type ?? 'A'] ?? 1, i & 0xffff);
+    return encodeSimpleQuery(name ?? '', qtypeFromName(type ?? 'A') ?? 1, i & 0xffff);
   });
   const sentAt = new Map<number, bigint>();
   const latencies: number[] = [];

@@ -14,8 +14,9 @@ import { Query } from '../../src/query.js';
 import { cacheClock } from './clock.js';
 import * as metrics from './metrics.js';
 import { effectiveCapacity, type CacheConfig } from './setup.js';
-import { analyze, setTtls, withoutOpt, type Analysis } from './wire.js';
-import { copyBytes, loadBytes, storeBytes, type StoredBytes } from '../../src/dns/wire.js';
+import { analyze, withoutOpt, type Analysis } from './wire.js';
+import { replayStored, setTtls } from '../../src/dns/storedreply.js';
+import { storeBytes, type StoredBytes } from '../../src/dns/wire.js';
 import { CounterCell } from '../../src/metrics/batch.js';
 import { bareReply } from '../../src/server/reply.js';
 
@@ -207,15 +208,12 @@ export class CacheHandler implements Handler {
   }
 
   private writeHit(q: Query, e: Entry, ttl: number): number {
-    const buf = loadBytes(e.wire);
-    buf.writeUInt16BE(q.id, 0);
     const qf = q.req.flags;
     // AA as the cached reply had it (CoreDNS 1.15.0 no longer sets AA on every hit).
     let f = Flag.QR | (qf & 0x7800) | (e.flags & (Flag.AA | Flag.RA)) | (qf & (Flag.RD | Flag.CD)) | (e.flags & 0xf);
     if ((e.flags & Flag.AD) !== 0 && (q.do || (qf & Flag.AD) !== 0)) f |= Flag.AD;
-    buf.writeUInt16BE(f, 2);
-    // The question as asked now (same name, so the same length).
-    if (q.req.questionEnd === e.questionEnd) copyBytes(q.raw, 12, e.questionEnd - 4, buf, 12);
+    // The question as asked now: the same name (so the same length), type and class (`matches`).
+    const buf = replayStored(e.wire, q.id, f, q.raw, q.req.questionEnd, e.questionEnd);
     setTtls(buf, e.ttlOffsets, Math.max(0, ttl));
     q.writeWire(buf, this.name);
     return e.rcode;
@@ -299,14 +297,14 @@ export class CacheHandler implements Handler {
   }
 
   private duration(an: Analysis): number {
-    const basis = an.kind === 'success' || an.kind === 'nodata' || an.kind === 'nxdomain'
+    const basis = an.kind === 'NOERROR' || an.kind === 'DELEGATION' || an.kind === 'NODATA' || an.kind === 'NXDOMAIN'
       ? (an.minTtl === Infinity ? MINIMAL_DEFAULT_TTL : Math.min(an.minTtl, MAXIMUM_DEFAULT_TTL))
       : MINIMAL_DEFAULT_TTL;
     switch (an.kind) {
-      case 'nodata':
-      case 'nxdomain':
+      case 'NODATA':
+      case 'NXDOMAIN':
         return clamp(basis, this.cfg.denial.minTtl, this.cfg.denial.maxTtl);
-      case 'servfail':
+      case 'SERVERERROR':
         return this.cfg.servfailMs / 1000;
       default:
         return clamp(basis, this.cfg.success.minTtl, this.cfg.success.maxTtl);
@@ -316,8 +314,8 @@ export class CacheHandler implements Handler {
   private store(q: Query, an: Analysis, out: Buffer, dur: number, now: number): void {
     if ((an.flags & Flag.TC) !== 0 || dur <= 0) return;
     let bucket: BucketKind;
-    if (an.kind === 'success') bucket = 'success';
-    else if (an.kind === 'nodata' || an.kind === 'nxdomain' || an.kind === 'servfail') bucket = 'denial';
+    if (an.kind === 'NOERROR' || an.kind === 'DELEGATION') bucket = 'success';
+    else if (an.kind === 'NODATA' || an.kind === 'NXDOMAIN' || an.kind === 'SERVERERROR') bucket = 'denial';
     else return;
     if (!an.questionMatches) {
       this.metricsFor(q.transport.server).drops.inc();

@@ -3,11 +3,11 @@
  * cache needs to classify a reply (docs/plugins.md, cache, "Storing") and the offsets of every TTL, so
  * that a hit only copies the bytes and patches id, flags, question case and TTLs.
  */
-import { Flag, Qtype, Rcode } from '../../src/dns/constants.js';
-import { lowerName, readName } from '../../src/dns/wire.js';
+import { Flag, Opcode, Qtype, Rcode } from '../../src/dns/constants.js';
+import { typify, type ReplyType } from '../../src/dns/response.js';
+import { lowerName } from '../../src/dns/name.js';
+import { readName } from '../../src/dns/wire.js';
 import { skipName } from '../../src/dns/wire.js';
-
-export type Kind = 'success' | 'nodata' | 'nxdomain' | 'servfail' | 'other' | 'meta';
 
 export interface Analysis {
   readonly rcode: number;
@@ -19,7 +19,8 @@ export interface Analysis {
   /** Start and end of the OPT record (-1 when absent). */
   readonly optStart: number;
   readonly optEnd: number;
-  readonly kind: Kind;
+  /** response.Typify's name for the reply: the cache stores NOERROR/DELEGATION as success, NXDOMAIN/NODATA/SERVERERROR as denial. */
+  readonly kind: ReplyType;
   /** The question matches the query (QR=1, one question, same name/type/class). */
   readonly questionMatches: boolean;
 }
@@ -105,7 +106,11 @@ export function analyze(buf: Buffer, lname: string, qtype: number, qclass: numbe
       off = rdata + rdlen;
     }
   }
-  const kind = classify(rcode, qtype, answers, lname, soa, ns, expired);
+  // Only QUERY requests reach the analysis (the handler passes other opcodes by).
+  const kind = typify({
+    rcode, opcode: Opcode.QUERY, qtype, answers: answers.length, authoritySoa: soa, authorityNs: ns, expiredSignature: expired,
+    answerMissesQuestion: answers.length > 0 && rcode === Rcode.NOERROR && !reaches(answers, lname, qtype),
+  });
   return { rcode, flags, ttlOffsets, minTtl, optStart, optEnd, kind, questionMatches };
 }
 
@@ -124,26 +129,6 @@ function reaches(answers: AnswerRR[], lname: string, qtype: number): boolean {
     return answers.some((a) => a.type === qtype);
   }
   return false;
-}
-
-function classify(rcode: number, qtype: number, answers: AnswerRR[], lname: string, soa: boolean, ns: number, expired: boolean): Kind {
-  if (qtype === Qtype.AXFR || qtype === Qtype.IXFR) return 'meta';
-  if (expired) return 'other';
-  if (rcode === Rcode.NOERROR && answers.length > 0) {
-    if (reaches(answers, lname, qtype)) return 'success';
-    return soa ? 'nodata' : 'other';
-  }
-  if (soa && rcode === Rcode.NOERROR) return 'nodata';
-  if (soa && rcode === Rcode.NXDOMAIN) return 'nxdomain';
-  if (rcode === Rcode.SERVFAIL || rcode === Rcode.NOTIMP) return 'servfail';
-  if (ns > 0 && rcode === Rcode.NOERROR) return 'success';
-  if (rcode === Rcode.NOERROR) return 'success';
-  return 'other';
-}
-
-/** Set every TTL at `offsets` to `ttl`. */
-export function setTtls(buf: Buffer, offsets: readonly number[], ttl: number): void {
-  for (const o of offsets) buf.writeUInt32BE(ttl >>> 0, o);
 }
 
 /**

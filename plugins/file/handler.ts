@@ -10,8 +10,8 @@ import type { Answer } from 'dns-packet';
 import { Flag, Opcode, Qtype, Rcode } from '../../src/dns/constants.js';
 import type { Logger } from '../../src/log.js';
 import { replyTo } from '../../src/dns/message.js';
-import { matchZone } from '../../src/dns/name.js';
-import { lowerName } from '../../src/dns/zonefile/names.js';
+import { lowerName, matchZone } from '../../src/dns/name.js';
+import { fallsThrough } from '../../src/fallthrough.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import type { FileConfig } from './setup.js';
@@ -43,11 +43,6 @@ export class FileHandler implements Handler {
     return this.answer(q, zone);
   }
 
-  private fallsThrough(lname: string): boolean {
-    const ft = this.cfg.fallthrough;
-    return ft !== null && matchZone(ft, lname) !== undefined;
-  }
-
   private async resolve(q: Query, lname: string, qtype: number, loop: number): Promise<LookupOut | null> {
     const zone = matchZone(this.cfg.names, lname);
     if (zone === undefined) return null;
@@ -62,7 +57,7 @@ export class FileHandler implements Handler {
     if (r) {
       // What the server would have replied to that question: fallthrough hands it on; an empty
       // SERVFAIL is written by the server.
-      if (r.answer.length === 0 && (r.result === Result.NameError || r.result === Result.Success) && this.fallsThrough(lname)) {
+      if (r.answer.length === 0 && (r.result === Result.NameError || r.result === Result.Success) && fallsThrough(this.cfg.fallthrough, lname)) {
         return this.viaNext(q, name, qtype);
       }
       if (r.result === Result.ServerFailure) return { answer: r.answer, result: Result.ServerFailure };
@@ -96,7 +91,7 @@ export class FileHandler implements Handler {
   private async answer(q: Query, zone: string): Promise<number> {
     const z = this.cfg.zones.get(zone)!;
     const r = await z.data.lookup(q.lname, q.qtype, q.do, 0, (name, t, l) => this.upstream(q, name, t, l));
-    if (r.answer.length === 0 && (r.result === Result.NameError || r.result === Result.Success) && this.fallsThrough(q.lname)) {
+    if (r.answer.length === 0 && (r.result === Result.NameError || r.result === Result.Success) && fallsThrough(this.cfg.fallthrough, q.lname)) {
       return nextOrFailure(this.name, this.next, q);
     }
     let rcode: number = Rcode.NOERROR;

@@ -4,8 +4,9 @@
  * zone, an unchanged SOA serial reported as such on reload, a syntax error or a missing SOA an error.
  */
 import { readFileSync } from 'node:fs';
+import { lowerName } from '../../src/dns/name.js';
 import { T } from '../../src/dns/zonefile/mnemonics.js';
-import { canonicalName, lowerName } from '../../src/dns/zonefile/names.js';
+import { canonicalName } from '../../src/dns/zonefile/names.js';
 import { parseZoneRecords } from '../../src/dns/zonefile/parser.js';
 import { ZoneData } from './zone.js';
 

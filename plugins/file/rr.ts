@@ -1,7 +1,7 @@
 /** A zone record as the zone serves it: its dns-packet answer, RDATA names lower-cased where CoreDNS does. */
 import type * as DnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
-import { qtypeFromName } from '../../src/dns/constants.js';
+import { packetTypeName, qtypeFromName } from '../../src/dns/constants.js';
 import { toPacketName } from '../../src/dns/name.js';
 import { T } from '../../src/dns/zonefile/mnemonics.js';
 import { labelsText } from '../../src/dns/zonefile/names.js';
@@ -32,14 +32,6 @@ export interface RR {
   /** RRSIG: the covered type. */
   readonly covered?: number;
   readonly serial?: number;
-}
-
-function typeString(type: number): string {
-  const names: Record<number, string> = {
-    1: 'A', 2: 'NS', 5: 'CNAME', 6: 'SOA', 12: 'PTR', 13: 'HINFO', 15: 'MX', 16: 'TXT', 17: 'RP', 28: 'AAAA', 33: 'SRV',
-    35: 'NAPTR', 39: 'DNAME', 43: 'DS', 44: 'SSHFP', 46: 'RRSIG', 47: 'NSEC', 48: 'DNSKEY', 52: 'TLSA', 257: 'CAA',
-  };
-  return names[type] ?? `UNKNOWN_${type}`;
 }
 
 /** ASCII-lower-case the uncompressed name at `off` of `rdata` in place; the offset after it. */
@@ -81,7 +73,7 @@ export function toAnswer(rec0: ZoneRecord, owner: string, lowerTargets: boolean)
   const rec = lowerTargets && rec0.rdata.length > 0 ? { ...rec0, rdata: lowerTargetsInRdata(rec0.type, rec0.rdata) } : rec0;
   const name = toPacketName(owner);
   const base = { name, class: rec.class === 1 ? 'IN' : `UNKNOWN_${rec.class}`, ttl: rec.ttl };
-  let tname = typeString(rec.type);
+  let tname = packetTypeName(rec.type);
   let data: unknown = rec.rdata;
   if (DECODED.has(tname) && qtypeFromName(tname) === rec.type && rec.rdata.length > 0) {
     try {

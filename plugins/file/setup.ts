@@ -8,6 +8,7 @@ import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { ConfigError } from '../../src/corefile/types.js';
 import { directive, duration, file, option, parseOccurrence, str, zoneArg } from '../../src/corefile/options.js';
 import { normalizeZoneArgs } from '../../src/dns/name.js';
+import { parseFallthrough } from '../../src/fallthrough.js';
 import { formatGoDuration } from '../../src/util/duration.js';
 import type { Logger } from '../../src/log.js';
 import { loadZone, openErrorText } from './load.js';
@@ -84,11 +85,9 @@ export function parseFile(d: Dispenser, blockZones: readonly string[], log: Logg
     }
     for (const o of occ.options) {
       switch (o.name) {
-        case 'fallthrough': {
-          const z = o.values.map(String);
-          cfg.fallthrough = z.length > 0 ? z : ['.'];
+        case 'fallthrough':
+          cfg.fallthrough = parseFallthrough(o.values.map(String));
           break;
-        }
         case 'reload':
           reloadMs = o.values[0] as number;
           break;

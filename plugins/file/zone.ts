@@ -6,9 +6,8 @@
  * DNSSEC records (RRSIG, NSEC, DS) added when the query has the DO bit.
  */
 import type { Answer } from 'dns-packet';
-import { toPacketName } from '../../src/dns/name.js';
+import { lowerName, toPacketName } from '../../src/dns/name.js';
 import { T } from '../../src/dns/zonefile/mnemonics.js';
-import { lowerName } from '../../src/dns/zonefile/names.js';
 import type { ZoneRecord } from '../../src/dns/zonefile/record.js';
 import { canonicalKey, compareKeys, Elem } from './elem.js';
 import { asteriskLabel, isSub, labelStarts, nextLabel, substituteDNAME } from './labels.js';

@@ -4,6 +4,7 @@ import type { Answer } from 'dns-packet';
 import { Qtype, Rcode } from '../../src/dns/constants.js';
 import { replyTo } from '../../src/dns/message.js';
 import { ipFromReverseName, matchZone, toPacketName } from '../../src/dns/name.js';
+import { fallsThrough } from '../../src/fallthrough.js';
 import type { Logger } from '../../src/log.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
@@ -81,11 +82,6 @@ export class HostsHandler implements Handler {
 
   constructor(readonly data: HostsData, readonly next: Handler | null) {}
 
-  private fallsThrough(lname: string): boolean {
-    const ft = this.data.cfg.fallthrough;
-    return ft !== null && matchZone(ft, lname) !== undefined;
-  }
-
   serve(q: Query): number | Promise<number> {
     const lname = q.lname;
     const inZone = matchZone(this.data.zones, lname) !== undefined;
@@ -109,10 +105,10 @@ export class HostsHandler implements Handler {
         answers = this.data.v6(lname).map((ip) => ({ name: owner, type: 'AAAA', class: 'IN', ttl, data: ip }));
         break;
       default:
-        if (this.data.cfg.fallthroughUnsupported && this.fallsThrough(lname)) return nextOrFailure(this.name, this.next, q);
+        if (this.data.cfg.fallthroughUnsupported && fallsThrough(this.data.cfg.fallthrough, lname)) return nextOrFailure(this.name, this.next, q);
     }
     if (answers.length === 0 && this.data.v4(lname).length === 0 && this.data.v6(lname).length === 0) {
-      if (this.fallsThrough(lname)) return nextOrFailure(this.name, this.next, q);
+      if (fallsThrough(this.data.cfg.fallthrough, lname)) return nextOrFailure(this.name, this.next, q);
       // No SOA to build an NXDOMAIN with: SERVFAIL, written by the server.
       return Rcode.SERVFAIL;
     }

@@ -1,6 +1,7 @@
 /** Parsing of `hosts [FILE [ZONES...]] { ... }` (docs/plugins.md, hosts). */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { directive, duration, file, int, option, parseOccurrences, str, zoneArg } from '../../src/corefile/options.js';
+import { parseFallthrough } from '../../src/fallthrough.js';
 
 export interface HostsConfig {
   path: string;
@@ -47,7 +48,7 @@ export function parseHosts(d: Dispenser): HostsConfig {
       // As CoreDNS: a line that is no option is an inline entry until a `fallthrough` line.
       if (o.name === '*' && cfg.fallthrough !== null) throw occ.error(o, `unknown property '${o.raw[0]}'`);
       if (o.name === '*') cfg.inline.push(o.raw.join(' '));
-      else if (o.name === 'fallthrough') cfg.fallthrough = o.values.length > 0 ? [...new Set(o.values as string[])] : ['.'];
+      else if (o.name === 'fallthrough') cfg.fallthrough = parseFallthrough(o.values as string[]);
     }
     cfg.fallthroughUnsupported ||= occ.has('fallthrough_unsupported');
     cfg.autoReverse &&= !occ.has('no_reverse');

@@ -9,6 +9,7 @@ import type { Answer } from 'dns-packet';
 import { Flag, Qtype, Rcode } from '../../src/dns/constants.js';
 import { replyTo, setRcode, type Message } from '../../src/dns/message.js';
 import { ipFromReverseName, isSubdomain, matchZone, toPacketName } from '../../src/dns/name.js';
+import { fallsThrough } from '../../src/fallthrough.js';
 import type { KubernetesExternal } from '../../src/kubernetes/external.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
@@ -88,7 +89,7 @@ export class ExternalHandler implements Handler {
     }
     const found = this.external(q, zone);
     if (found.entries.length === 0) {
-      if (found.rcode === Rcode.NXDOMAIN && this.fallsThrough(q.lname)) return nextOrFailure(PLUGIN, this.next, q);
+      if (found.rcode === Rcode.NXDOMAIN && fallsThrough(this.cfg.fallthrough, q.lname)) return nextOrFailure(PLUGIN, this.next, q);
       return this.reply(q, zone, found.rcode, [], []);
     }
     switch (q.qtype) {
@@ -102,13 +103,6 @@ export class ExternalHandler implements Handler {
       default:
         return this.reply(q, zone, Rcode.NOERROR, [], []);
     }
-  }
-
-  private fallsThrough(lname: string): boolean {
-    const ft = this.cfg.fallthrough;
-    if (!ft) return false;
-    for (const z of ft) if (isSubdomain(lname, z)) return true;
-    return false;
   }
 
   /** Write the reply: answers, or the zone's SOA in the authority section when there are none. */

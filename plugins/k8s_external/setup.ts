@@ -7,6 +7,7 @@
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { ConfigError } from '../../src/corefile/types.js';
 import { directive, int, option, parseOccurrence, str, zoneArg } from '../../src/corefile/options.js';
+import { parseFallthrough } from '../../src/fallthrough.js';
 
 export const K8S_EXTERNAL_OPTIONS = directive('k8s_external', {
   args: { rest: zoneArg() },
@@ -48,11 +49,9 @@ export function parseExternal(d: Dispenser, blockZones: readonly string[]): Exte
           if (o.raw.length > 0) throw new ConfigError(`unknown property '${o.raw[0]}'`, o.token.file, o.token.line, 'k8s_external');
           cfg.headless = true;
           break;
-        case 'fallthrough': {
-          const z = o.values.map(String);
-          cfg.fallthrough = z.length ? z : ['.'];
+        case 'fallthrough':
+          cfg.fallthrough = parseFallthrough(o.values.map(String));
           break;
-        }
       }
     }
   }

@@ -13,8 +13,9 @@
 import type { Answer } from 'dns-packet';
 import { encodeFitted, encodeMessage } from '../../src/dns/encode.js';
 import { Flag, Qtype, qtypeName } from '../../src/dns/constants.js';
-import { copyBytes, forEachRecord, loadBytes, storeBytes, storedU16, type StoredBytes } from '../../src/dns/wire.js';
+import { forEachRecord, loadBytes, storeBytes, storedU16, writePlainName, type StoredBytes } from '../../src/dns/wire.js';
 import { toPacketName } from '../../src/dns/name.js';
+import { replayStored } from '../../src/dns/storedreply.js';
 import { decode, type Message } from '../../src/dns/message.js';
 import type { ChangeKey, ChangeSet } from './changekeys.js';
 
@@ -109,15 +110,7 @@ export function negativeEntry(lname: string, qtype: number, zone: string, soaTtl
   buf.writeUInt16BE(Flag.QR | Flag.AA | (nameError ? 3 : 0), 2);
   buf.writeUInt16BE(1, 4);
   buf.writeUInt16BE(1, 8);
-  let off = 12;
-  if (lname !== '.') {
-    for (const label of lname.slice(0, -1).split('.')) {
-      buf[off] = label.length;
-      buf.write(label, off + 1, 'latin1');
-      off += label.length + 1;
-    }
-  }
-  buf[off++] = 0;
+  let off = writePlainName(lname, buf, 12);
   buf.writeUInt16BE(qtype, off);
   buf.writeUInt16BE(1, off + 2);
   off += 4;
@@ -145,11 +138,9 @@ export function negativeEntry(lname: string, qtype: number, zone: string, soaTtl
 
 /** Patch a copy of `e` for one query. `raw`/`questionEnd` are the client's packet and question end. */
 export function materialize(e: Entry, id: number, reqFlags: number, raw: Buffer, questionEnd: number, rcode: number, serial: number): Buffer {
-  const buf = loadBytes(e.wire);
-  buf.writeUInt16BE(id, 0);
-  // TC survives from a truncated (fitted) entry.
-  buf.writeUInt16BE(Flag.QR | (reqFlags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (storedU16(e.wire, 2) & Flag.TC) | (rcode & 0xf), 2);
-  copyBytes(raw, 12, questionEnd, buf, 12);
+  // TC survives from a truncated (fitted) entry. The entry was built for this name: same length.
+  const flags = Flag.QR | (reqFlags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (storedU16(e.wire, 2) & Flag.TC) | (rcode & 0xf);
+  const buf = replayStored(e.wire, id, flags, raw, questionEnd, 12 + e.qlen);
   for (const off of e.serialOffsets) buf.writeUInt32BE(serial >>> 0, off);
   return buf;
 }

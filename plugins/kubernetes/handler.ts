@@ -5,7 +5,8 @@
  */
 import type { Answer } from 'dns-packet';
 import { Flag, Qtype, Rcode, qclassName } from '../../src/dns/constants.js';
-import { isSubdomain, matchZone } from '../../src/dns/name.js';
+import { matchZone } from '../../src/dns/name.js';
+import { fallsThrough } from '../../src/fallthrough.js';
 import { LOOKUP_REFUSED, nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
@@ -105,13 +106,6 @@ export class KubernetesHandler implements Handler {
     return e;
   }
 
-  private fallsThrough(lname: string): boolean {
-    const ft = this.cfg.fallthrough;
-    if (!ft) return false;
-    for (const z of ft) if (isSubdomain(lname, z)) return true;
-    return false;
-  }
-
   serve(q: Query): number | Promise<number> {
     const lname = q.lname;
     const zone = matchZone(this.cfg.zones, lname);
@@ -125,7 +119,7 @@ export class KubernetesHandler implements Handler {
     if (cacheable) {
       const e = this.cache.lookup(qtype, lname) ?? this.build(lname, qtype, zone);
       if (e && q.req.questionEnd - 12 === e.qlen) {
-        if (e.nameError && this.fallsThrough(lname)) return nextOrFailure(PLUGIN, this.next, q);
+        if (e.nameError && fallsThrough(this.cfg.fallthrough, lname)) return nextOrFailure(PLUGIN, this.next, q);
         const rcode = e.nameError ? (this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL) : Rcode.NOERROR;
         // UDP: the copy is cut to the client's buffer here, once per entry and size (see fitEntry),
         // leaving room for the OPT record the server appends.
@@ -149,7 +143,7 @@ export class KubernetesHandler implements Handler {
   private serveSlow(q: Query, zone: string, zoneText: string): number | Promise<number> {
     const out = this.resolver.resolve(new View(this.store, null), q.name, q.lname, q.qtype, zone, zoneText, this.store.serial);
     if (out.nameError) {
-      if (this.fallsThrough(q.lname)) return nextOrFailure(PLUGIN, this.next, q);
+      if (fallsThrough(this.cfg.fallthrough, q.lname)) return nextOrFailure(PLUGIN, this.next, q);
       // Not yet synced: the plugin writes the SERVFAIL itself, with the SOA (as CoreDNS's
       // BackendError does), and returns the RCODE it wrote, like every reply it writes.
       const rcode = this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL;

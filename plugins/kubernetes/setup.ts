@@ -5,6 +5,7 @@
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { directive, duration, file, float, int, oneOf, option, parseOccurrences, str, zoneArg, type ParsedOccurrence } from '../../src/corefile/options.js';
 import { normalizeZoneArgs } from '../../src/dns/name.js';
+import { parseFallthrough } from '../../src/fallthrough.js';
 import type { Logger } from '../../src/log.js';
 import { normalizeLabelSelector } from '../../src/util/labelselector.js';
 import type { WatchSettings } from './kubeindex.js';
@@ -142,7 +143,7 @@ function stanza(occ: ParsedOccurrence, blockZones: readonly string[], log: Logge
   cfg.ttl = occ.num('ttl', 0, cfg.ttl);
   cfg.noEndpoints = occ.has('noendpoints');
   const fall = occ.last('fallthrough');
-  if (fall) cfg.fallthrough = fall.values.length ? [...new Set(fall.values as string[])] : ['.'];
+  if (fall) cfg.fallthrough = parseFallthrough(fall.values as string[]);
   const ignore = occ.last('ignore');
   if (ignore && ignore.raw.length === 0) log.warning("'ignore' without an argument does nothing (expected 'ignore empty_service')");
   cfg.ignoreEmptyService = ignore !== undefined && ignore.raw.length > 0;

@@ -3,14 +3,12 @@
  * (docs/plugins.md, log). `{common}` and `{combined}` expand to CoreDNS's formats.
  */
 import { Flag, qclassName, qtypeName, rcodeName } from '../../src/dns/constants.js';
+import type { ReplyClass, ReplyType } from '../../src/dns/response.js';
 import type { Query } from '../../src/query.js';
 
 export const COMMON_FORMAT = '{remote}:{port} - {>id} "{type} {class} {name} {proto} {size} {>do} {>bufsize}" {rcode} {>rflags} {rsize} {duration}';
 export const COMBINED_FORMAT = `${COMMON_FORMAT} "{>opcode}"`;
 
-export type ReplyClass = 'success' | 'denial' | 'error';
-/** response.Typify names, for `{/log/type}`. */
-export type ReplyType = 'NOERROR' | 'NXDOMAIN' | 'NODATA' | 'SERVERERROR' | 'DELEGATION' | 'META' | 'UPDATE' | 'OTHERERROR';
 
 /** Facts about one finished query used to render a line. */
 export interface LogEntry {

@@ -16,7 +16,8 @@ import { isSubdomain, normalizeZoneArg } from '../../src/dns/name.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { forEachRecord } from '../../src/dns/wire.js';
-import { compileFormat, COMMON_FORMAT, formatFlags, render, type LogEntry, type ReplyClass, type ReplyType } from './format.js';
+import { classify, typify, type ReplyClass, type ReplyType } from '../../src/dns/response.js';
+import { compileFormat, COMMON_FORMAT, formatFlags, render, type LogEntry } from './format.js';
 
 const { pino } = requireCjs('pino') as typeof Pino;
 
@@ -25,32 +26,6 @@ interface Rule {
   readonly segments: ReturnType<typeof compileFormat>;
   readonly classes: ReadonlySet<ReplyClass> | null; // null = all
   readonly json: boolean;
-}
-
-/** success / denial / error, as CoreDNS's response.Classify does. */
-export function classify(rcode: number, answers: number, authoritySoa: boolean): ReplyClass {
-  if (rcode === Rcode.NOERROR) {
-    if (answers > 0) return 'success';
-    return authoritySoa ? 'denial' : 'success';
-  }
-  if (rcode === Rcode.NXDOMAIN) return answers > 0 ? 'error' : 'denial';
-  return 'error';
-}
-
-/**
- * The `{/log/type}` value, as CoreDNS's response.Typify names it (without the DNSSEC-expiry check).
- * `opcode`/`qtype` are the request's; no reply at all is OTHERERROR.
- */
-export function typify(rcode: number, answers: number, authoritySoa: boolean, authorityNs: number, opcode: number, qtype: number): ReplyType {
-  if (opcode === 5) return 'UPDATE';
-  if (opcode === 4 || qtype === Qtype.AXFR || qtype === Qtype.IXFR) return 'META';
-  if (answers > 0 && rcode === Rcode.NOERROR) return 'NOERROR';
-  if (authoritySoa && rcode === Rcode.NOERROR) return 'NODATA';
-  if (authoritySoa && rcode === Rcode.NXDOMAIN) return 'NXDOMAIN';
-  if (rcode === Rcode.SERVFAIL || rcode === Rcode.NOTIMP) return 'SERVERERROR';
-  if (authorityNs > 0 && rcode === Rcode.NOERROR) return 'DELEGATION';
-  if (rcode === Rcode.NOERROR) return 'NOERROR';
-  return 'OTHERERROR';
 }
 
 function replyFacts(q: Query, rcode: number): { flags: number; size: number; rcode: number; klass: ReplyClass; rtype: ReplyType } {
@@ -64,7 +39,7 @@ function replyFacts(q: Query, rcode: number): { flags: number; size: number; rco
     const opcode = q.req.opcode;
     const copied = opcode === 0 ? q.req.flags & (Flag.RD | Flag.CD) : 0;
     const flags = Flag.QR | (opcode << 11) | copied | rcode;
-    return { flags, size: q.req.questionEnd, rcode, klass: classify(rcode, 0, false), rtype: typify(rcode, 0, false, 0, opcode, q.qtype) };
+    return { flags, size: q.req.questionEnd, rcode, klass: classify(rcode, 0, false), rtype: typify({ rcode, opcode, qtype: q.qtype, answers: 0, authoritySoa: false, authorityNs: 0 }) };
   }
   const r = q.reply;
   let soa = false;
@@ -92,7 +67,7 @@ function replyFacts(q: Query, rcode: number): { flags: number; size: number; rco
   }
   return {
     flags: r.flags, size, rcode: r.rcode, klass: classify(r.rcode, answers, soa),
-    rtype: typify(r.rcode, answers, soa, ns, q.req.opcode, q.qtype),
+    rtype: typify({ rcode: r.rcode, opcode: q.req.opcode, qtype: q.qtype, answers, authoritySoa: soa, authorityNs: ns }),
   };
 }
 

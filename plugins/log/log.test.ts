@@ -11,7 +11,7 @@ import { startServer } from '../../test/helpers/server.js';
 import { spawnServer } from '../../test/helpers/spawn.js';
 import { FakeNext, soa } from '../../test/helpers/upstream.js';
 import { COMBINED_FORMAT, COMMON_FORMAT, compileFormat, formatFlags, formatSeconds, render } from './format.js';
-import { classify, log, typify } from './index.js';
+import { log } from './index.js';
 import { configError, dispenserFor, factoryOf, setupContext } from '../../test/helpers/setup.js';
 import { captureLogs, type LogCapture } from '../../test/helpers/logs.js';
 
@@ -84,37 +84,6 @@ function scripted(): FakeNext {
     return (m.flags ?? 0) & 0xf;
   });
 }
-
-describe('log: classify', () => {
-  it('success / denial / error like response.Classify', () => {
-    expect(classify(0, 1, false)).toBe('success');
-    expect(classify(0, 2, true)).toBe('success');
-    expect(classify(0, 0, true)).toBe('denial');
-    expect(classify(0, 0, false)).toBe('success');
-    expect(classify(3, 0, true)).toBe('denial');
-    expect(classify(3, 0, false)).toBe('denial');
-    expect(classify(3, 1, false)).toBe('error');
-    for (const rc of [1, 2, 4, 5, 9, 16]) expect(classify(rc, 0, false), String(rc)).toBe('error');
-  });
-});
-
-describe('log: typify ({/log/type})', () => {
-  it('names like response.Typify', () => {
-    expect(typify(0, 1, false, 0, 0, 1)).toBe('NOERROR');
-    expect(typify(0, 0, false, 0, 0, 1)).toBe('NOERROR');
-    expect(typify(0, 0, true, 0, 0, 1)).toBe('NODATA');
-    expect(typify(3, 0, true, 0, 0, 1)).toBe('NXDOMAIN');
-    expect(typify(3, 0, false, 0, 0, 1)).toBe('OTHERERROR');
-    expect(typify(2, 0, false, 0, 0, 1)).toBe('SERVERERROR');
-    expect(typify(4, 0, false, 0, 0, 1)).toBe('SERVERERROR');
-    expect(typify(5, 0, false, 0, 0, 1)).toBe('OTHERERROR');
-    expect(typify(0, 0, false, 2, 0, 1)).toBe('DELEGATION');
-    expect(typify(0, 0, false, 0, 0, 252)).toBe('META');
-    expect(typify(0, 0, false, 0, 0, 251)).toBe('META');
-    expect(typify(0, 0, false, 0, 4, 6)).toBe('META');
-    expect(typify(0, 0, false, 0, 5, 6)).toBe('UPDATE');
-  });
-});
 
 describe('log: formatSeconds', () => {
   it('shortest decimal seconds with s suffix', () => {

@@ -5,7 +5,8 @@
  */
 import { Qtype } from '../../src/dns/constants.js';
 import { nameToLabels } from '../../src/dns/encode.js';
-import { forEachRecord, lowerName, parseRequest } from '../../src/dns/wire.js';
+import { lowerName } from '../../src/dns/name.js';
+import { forEachRecord, parseRequest } from '../../src/dns/wire.js';
 import { Query } from '../../src/query.js';
 import type { ResponseRule } from './response.js';
 

@@ -7,6 +7,7 @@ import type { Answer } from 'dns-packet';
 import { Flag, Qtype, Rcode, qclassName, qtypeName } from '../../src/dns/constants.js';
 import { replyTo, setFlag, type Message } from '../../src/dns/message.js';
 import { matchZone } from '../../src/dns/name.js';
+import { fallsThrough } from '../../src/fallthrough.js';
 import { parseRR, RRTextError } from '../../src/dns/rrtext.js';
 import { LOOKUP_REFUSED, nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
@@ -123,7 +124,7 @@ export class TemplateHandler implements Handler {
       const m = this.match(t, q, zone);
       if (m === FAILED) return Rcode.SERVFAIL;
       if (!m) {
-        if (t.fallthrough !== null && matchZone(t.fallthrough, lname) !== undefined) continue;
+        if (fallsThrough(t.fallthrough, lname)) continue;
         return Rcode.SERVFAIL;
       }
       templateMatches.inc({ server: q.transport.server, zone: m.zone, view: '', class: m.klass, type: m.type });

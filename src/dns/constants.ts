@@ -94,6 +94,34 @@ export function qclassFromName(name: string): number | undefined {
   return undefined;
 }
 
+/**
+ * Type and class strings in dns-packet's convention (records the encoder and `Message` carry):
+ * the mnemonic when known, `UNKNOWN_<n>` otherwise (dns-packet's spelling, not miekg's `TYPE<n>`).
+ */
+export function packetTypeName(qtype: number): string {
+  return QTYPE_NAMES[qtype] ?? `UNKNOWN_${qtype}`;
+}
+
+/** The number of a dns-packet type string (`AAAA`, `TYPE65`, `UNKNOWN_65`), or undefined. */
+export function packetTypeCode(type: string): number | undefined {
+  const n = qtypeFromName(type);
+  if (n !== undefined) return n;
+  const m = /^UNKNOWN_(\d+)$/.exec(type);
+  return m ? Number(m[1]) : undefined;
+}
+
+export function packetClassName(qclass: number): string {
+  return QCLASS_NAMES[qclass] ?? `UNKNOWN_${qclass}`;
+}
+
+/** The number of a dns-packet class string (`IN`, `CLASS3`, `UNKNOWN_3`), or undefined. */
+export function packetClassCode(klass: string): number | undefined {
+  const n = qclassFromName(klass);
+  if (n !== undefined) return n;
+  const m = /^UNKNOWN_(\d+)$/.exec(klass);
+  return m ? Number(m[1]) : undefined;
+}
+
 export const Opcode = { QUERY: 0, IQUERY: 1, STATUS: 2, NOTIFY: 4, UPDATE: 5 } as const;
 
 /** Header flag bits (second 16-bit word of the header). */

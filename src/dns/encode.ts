@@ -12,7 +12,7 @@
 import type * as DnsPacket from 'dns-packet';
 import type { Answer, Question } from 'dns-packet';
 import { requireCjs } from '../util/require.js';
-import { qclassFromName, qtypeFromName, Flag, Qclass } from './constants.js';
+import { Flag, packetClassCode, packetTypeCode, Qclass } from './constants.js';
 import { randomId } from './ids.js';
 import type { Message } from './message.js';
 
@@ -87,20 +87,13 @@ function writeName(name: string, buf: Buffer, off: number, comp: CompressionMap 
 }
 
 function typeCode(type: string): number {
-  const n = qtypeFromName(type);
-  if (n !== undefined) return n;
-  const m = /^UNKNOWN_(\d+)$/.exec(type);
-  if (m) return Number(m[1]);
-  throw new Error(`unknown record type ${type}`);
+  const n = packetTypeCode(type);
+  if (n === undefined) throw new Error(`unknown record type ${type}`);
+  return n;
 }
 
 function classCode(klass: string | undefined): number {
-  if (klass === undefined) return 1;
-  const n = qclassFromName(klass);
-  if (n !== undefined) return n;
-  const m = /^UNKNOWN_(\d+)$/.exec(klass);
-  if (m) return Number(m[1]);
-  return 1;
+  return klass === undefined ? 1 : packetClassCode(klass) ?? 1;
 }
 
 function writeQuestion(q: Question, buf: Buffer, off: number, comp: CompressionMap): number {

@@ -3,7 +3,8 @@
  * servers (forward's upstreams, shadow's references).
  */
 import { Flag } from './constants.js';
-import { lowerName, readName } from './wire.js';
+import { lowerName } from './name.js';
+import { readName } from './wire.js';
 
 /** The question a reply must echo: lower-cased absolute name, type and class. */
 export interface QuestionKey {

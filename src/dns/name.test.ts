@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalIP, ipFromReverseName, isSubdomain, matchZone, normalizeZoneArg, reverseName, reverseZonesFromCidr } from './name.js';
+import { readName, writePlainName } from './wire.js';
+import { packetClassCode, packetClassName, packetTypeCode, packetTypeName } from './constants.js';
+import { canonicalIP, ipFromReverseName, isSubdomain, lowerName, matchZone, normalizeZoneArg, reverseName, reverseZonesFromCidr } from './name.js';
 
 describe('names', () => {
   it('subdomain and longest zone match', () => {
@@ -47,5 +49,40 @@ describe('names', () => {
     expect(normalizeZoneArg('10.0.0.0/8')).toEqual(['10.in-addr.arpa.']);
     expect(normalizeZoneArg('10.0.0.0/')).toEqual([]);
     expect(normalizeZoneArg('.')).toEqual(['.']);
+  });
+
+  it('lowerName folds ASCII letters only and keeps a lower-case name as it is', () => {
+    const lower = 'svc.cluster.local.';
+    expect(lowerName(lower)).toBe(lower);
+    expect(lowerName('SvC.Cluster.LOCAL.')).toBe(lower);
+    // RFC 4343: only A-Z fold; a non-ASCII letter keeps its case.
+    expect(lowerName('ÄB.Example.')).toBe('Äb.example.');
+    expect(lowerName('A\\065.')).toBe('a\\065.');
+  });
+});
+
+describe('dns-packet type and class strings', () => {
+  it('are the mnemonic when known and UNKNOWN_<n> otherwise, both ways', () => {
+    expect(packetTypeName(28)).toBe('AAAA');
+    expect(packetTypeName(65534)).toBe('UNKNOWN_65534');
+    expect(packetTypeCode('aaaa')).toBe(28);
+    expect(packetTypeCode('TYPE65')).toBe(65);
+    expect(packetTypeCode('UNKNOWN_65534')).toBe(65534);
+    expect(packetTypeCode('NOPE')).toBeUndefined();
+    expect(packetClassName(3)).toBe('CH');
+    expect(packetClassName(2)).toBe('UNKNOWN_2');
+    expect(packetClassCode('UNKNOWN_2')).toBe(2);
+    expect(packetClassCode('CLASS4')).toBe(4);
+  });
+});
+
+describe('plain names on the wire', () => {
+  it('writePlainName writes labels uncompressed, and readName reads them back', () => {
+    for (const name of ['.', 'cluster.local.', '10-244-1-22.hl.testns.svc.cluster.local.']) {
+      const buf = Buffer.alloc(300);
+      const end = writePlainName(name, buf, 12);
+      expect(end).toBe(12 + (name === '.' ? 1 : name.length + 1));
+      expect(readName(buf, 12)).toEqual([name, end]);
+    }
   });
 });

@@ -22,6 +22,21 @@ export function fromPacketName(name: string): string {
   return fqdn(name);
 }
 
+/**
+ * ASCII lower case: DNS names compare case-insensitively over ASCII letters only (RFC 4343), so
+ * other letters a zone file spells (`Ä`) keep their case. Names without an upper-case ASCII letter
+ * are returned as they are, without a copy (most names on the query path).
+ */
+export function lowerName(name: string): string {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c >= 65 && c <= 90) return NON_ASCII.test(name) ? name.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : name.toLowerCase();
+  }
+  return name;
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /** True when `name` equals `zone` or lies below it. Both lower-case and absolute. */
 export function isSubdomain(name: string, zone: string): boolean {
   if (zone === '.') return true;

@@ -14,7 +14,7 @@
 import { isIP } from 'node:net';
 import type { Record } from './message.js';
 import { isDomainName, toPacketName } from './name.js';
-import { qtypeName } from './constants.js';
+import { packetClassName, qtypeName } from './constants.js';
 
 /** Record types `parseRR` builds. */
 export const RRTEXT_TYPES: readonly string[] = ['A', 'AAAA', 'CNAME', 'DNAME', 'NS', 'PTR', 'MX', 'SRV', 'TXT', 'SPF', 'SOA', 'CAA'];
@@ -229,7 +229,7 @@ export function parseRR(text: string): Record {
   }
   if (type === undefined) throw new RRTextError('no record type');
   const rest = toks.slice(i);
-  const base = { name: toPacketName(owner), ttl: ttl ?? DEFAULT_TTL, class: classString(klass ?? 1) };
+  const base = { name: toPacketName(owner), ttl: ttl ?? DEFAULT_TTL, class: packetClassName(klass ?? 1) };
   switch (type) {
     case 'A': {
       const a = rest[0];
@@ -303,13 +303,3 @@ function canonicalV4(a: string): string {
   return a.split('.').map((x) => String(Number(x))).join('.');
 }
 
-function classString(c: number): string {
-  switch (c) {
-    case 1: return 'IN';
-    case 3: return 'CH';
-    case 4: return 'HS';
-    case 254: return 'NONE';
-    case 255: return 'ANY';
-    default: return `UNKNOWN_${c}`;
-  }
-}

@@ -4,6 +4,7 @@
  * every packet, and most answers never need one.
  */
 import { Flag, Opcode, Qtype, Rcode } from './constants.js';
+import { lowerName } from './name.js';
 
 export interface Edns {
   /** Advertised UDP payload size. */
@@ -126,18 +127,25 @@ function readPlainName(buf: Buffer, off: number): string | null {
   return w === 0 ? '.' : scratch.toString('latin1', 0, w);
 }
 
+/**
+ * Write a plain absolute name (labels without escapes, one byte per character: what
+ * `readPlainName` returns) uncompressed at `off`; returns the offset after it.
+ */
+export function writePlainName(name: string, buf: Buffer, off: number): number {
+  if (name !== '.') {
+    for (const label of name.slice(0, -1).split('.')) {
+      buf[off] = label.length;
+      buf.write(label, off + 1, 'latin1');
+      off += label.length + 1;
+    }
+  }
+  buf[off] = 0;
+  return off + 1;
+}
+
 /** Wire length of a name `readPlainName` returned. */
 function plainNameLength(name: string): number {
   return name === '.' ? 1 : name.length + 1;
-}
-
-/** ASCII-only lower-casing (DNS names compare case-insensitively in ASCII only). */
-export function lowerName(name: string): string {
-  for (let i = 0; i < name.length; i++) {
-    const c = name.charCodeAt(i);
-    if (c >= 65 && c <= 90) return name.toLowerCase();
-  }
-  return name;
 }
 
 /**

@@ -2,10 +2,9 @@
  * DNS test vocabulary: build a Query for unit-testing a handler, and real UDP/TCP clients for
  * end-to-end tests against 127.0.0.1.
  */
-import * as dgram from 'node:dgram';
-import * as net from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import type { RecordType } from 'dns-packet';
+import { tcpExchange, udpExchange as clientUdpExchange } from '../../src/dns/client.js';
 import { decode, type Message } from '../../src/dns/message.js';
 import { parseRequest } from '../../src/dns/wire.js';
 import { Query, type Transport } from '../../src/query.js';
@@ -61,45 +60,13 @@ export function udpQuery(port: number, name: string, type: RecordType | string, 
 }
 
 /** Send raw bytes over UDP and return the raw reply (rejects on timeout). */
-export function udpExchange(port: number, packet: Buffer, timeoutMs = 5000, host = '127.0.0.1'): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const sock = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
-    const timer = setTimeout(() => {
-      sock.close();
-      reject(new Error(`UDP query to ${host}:${port} timed out`));
-    }, timeoutMs);
-    sock.on('message', (msg) => {
-      clearTimeout(timer);
-      sock.close();
-      resolve(msg);
-    });
-    sock.on('error', (e) => {
-      clearTimeout(timer);
-      sock.close();
-      reject(e);
-    });
-    sock.send(packet, port, host);
-  });
+export async function udpExchange(port: number, packet: Buffer, timeoutMs = 5000, host = '127.0.0.1'): Promise<Buffer> {
+  return (await clientUdpExchange(packet, { port, host, timeoutMs })).reply;
 }
 
-/** Like udpExchange, from a socket bound first, so the client's port (`localPort`) is known. */
-export async function udpExchangeFrom(port: number, packet: Buffer, host = '127.0.0.1', timeoutMs = 5000): Promise<{ reply: Buffer; localPort: number }> {
-  const sock = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
-  await new Promise<void>((resolve) => sock.bind(0, host, () => resolve()));
-  const localPort = sock.address().port;
-  try {
-    const reply = await new Promise<Buffer>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`UDP query to ${host}:${port} timed out`)), timeoutMs);
-      sock.once('message', (m) => {
-        clearTimeout(t);
-        resolve(m);
-      });
-      sock.send(packet, port, host);
-    });
-    return { reply, localPort };
-  } finally {
-    sock.close();
-  }
+/** Like udpExchange, and the client's port (`localPort`) the reply came to. */
+export function udpExchangeFrom(port: number, packet: Buffer, host = '127.0.0.1', timeoutMs = 5000): Promise<{ reply: Buffer; localPort: number }> {
+  return clientUdpExchange(packet, { port, host, timeoutMs });
 }
 
 /**
@@ -114,40 +81,13 @@ export async function tcpQueries(
   host = '127.0.0.1',
   done: (replies: readonly Message[]) => boolean = (replies) => replies.length === packets.length,
 ): Promise<Message[]> {
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, host);
-    const replies: Message[] = [];
-    let pending = Buffer.alloc(0);
-    const timer = setTimeout(() => {
-      sock.destroy();
-      reject(new Error(`TCP exchange with ${host}:${port} timed out after ${replies.length}/${packets.length} replies`));
-    }, timeoutMs);
-    sock.on('connect', () => {
-      for (const p of packets) {
-        const len = Buffer.alloc(2);
-        len.writeUInt16BE(p.length);
-        sock.write(Buffer.concat([len, p]));
-      }
-    });
-    sock.on('data', (chunk) => {
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 2) {
-        const len = pending.readUInt16BE(0);
-        if (pending.length < 2 + len) break;
-        replies.push(decode(pending.subarray(2, 2 + len)));
-        pending = pending.subarray(2 + len);
-      }
-      if (done(replies)) {
-        clearTimeout(timer);
-        sock.end();
-        resolve(replies);
-      }
-    });
-    sock.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
+  // Decoded once each as they arrive, so `done` sees messages.
+  const decoded: Message[] = [];
+  await tcpExchange(packets, { port, host, timeoutMs }, (raw) => {
+    while (decoded.length < raw.length) decoded.push(decode(raw[decoded.length]!));
+    return done(decoded);
   });
+  return decoded;
 }
 
 export async function tcpQuery(port: number, name: string, type: RecordType | string, o: QueryOptions = {}): Promise<Message> {

@@ -24,6 +24,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { muslNodataError, podResolvConf, resolvConfText, type SentQuery } from './model.js';
 import { canonical, clientQueries, expectedQueries, queriesFromLog, SCENARIOS, searched, sortedResult, typesFor, type Expectation, type Scenario } from './fixture.js';
 import { compileC, hasTool } from '../helpers/spawn.js';
+import { rcodeFromName } from '../../src/dns/constants.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ROOT = resolvePath(import.meta.dirname, '../..');
@@ -276,7 +277,6 @@ function getentAddresses(out: string): string[] {
 
 /** The final reply of `dig`: rcode, the question name, answer data (CNAMEs left out). */
 function digResult(out: string): { rcode: number; name: string; data: string[] } {
-  const RCODES: Record<string, number> = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 };
   const status = /status: (\w+)/.exec(out)?.[1] ?? 'NONE';
   const name = /;; QUESTION SECTION:\n;(\S+)/.exec(out)?.[1] ?? '';
   const data: string[] = [];
@@ -286,7 +286,7 @@ function digResult(out: string): { rcode: number; name: string; data: string[] }
     if (f.length < 5 || f[3] === 'CNAME') continue;
     data.push(f.slice(4).join(' '));
   }
-  return { rcode: RCODES[status] ?? -1, name: name.toLowerCase(), data: data.sort() };
+  return { rcode: rcodeFromName(status) ?? -1, name: name.toLowerCase(), data: data.sort() };
 }
 
 const PLAIN_COREFILE = (apiUrl: string, upstream: string, extra = '', pods = 'insecure'): string => `.:53 {

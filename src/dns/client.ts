@@ -1,0 +1,121 @@
+/**
+ * A plain DNS client: one query over UDP (from a fresh socket), queries pipelined on one TCP
+ * connection (two-byte length framing, RFC 1035 §4.2.2), and `exchange`, which asks over UDP and
+ * asks again over TCP when the reply is truncated (TC), as a stub resolver does. Every exchange
+ * ends: with the reply, the socket's error, or an error after `timeoutMs`.
+ *
+ * For one-off exchanges (tests, tools); forward and shadow keep long-lived pooled sockets.
+ */
+import * as dgram from 'node:dgram';
+import * as net from 'node:net';
+import { Flag } from './constants.js';
+
+export interface ClientOptions {
+  /** Server port. */
+  readonly port: number;
+  /** Server address; 127.0.0.1 unless given. */
+  readonly host?: string;
+  /** Give up after this long (5 s unless given). */
+  readonly timeoutMs?: number;
+}
+
+const DEFAULT_HOST = '127.0.0.1';
+const DEFAULT_TIMEOUT_MS = 5000;
+
+/** A UDP reply and the client port it was received on. */
+export interface UdpReply {
+  readonly reply: Buffer;
+  readonly localPort: number;
+}
+
+/**
+ * Send `packet` over UDP from a socket bound to an ephemeral port on the server's address (so the
+ * source address is known: tests of acl and whoami read it), and resolve with the first datagram
+ * that comes back.
+ */
+export async function udpExchange(packet: Buffer, o: ClientOptions): Promise<UdpReply> {
+  const host = o.host ?? DEFAULT_HOST;
+  const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const sock = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      sock.once('error', reject);
+      sock.bind(0, host, () => {
+        sock.off('error', reject);
+        resolve();
+      });
+    });
+    const localPort = sock.address().port;
+    const reply = await new Promise<Buffer>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`UDP query to ${host}:${o.port} timed out`)), timeoutMs);
+      sock.once('message', (m) => {
+        clearTimeout(timer);
+        resolve(m);
+      });
+      sock.once('error', (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
+      sock.send(packet, o.port, host);
+    });
+    return { reply, localPort };
+  } finally {
+    sock.close();
+  }
+}
+
+/**
+ * Open one TCP connection, write every packet (pipelined), and resolve with the replies received
+ * (in arrival order) once `done` holds for them: by default when every query was answered.
+ */
+export function tcpExchange(packets: readonly Buffer[], o: ClientOptions, done: (replies: readonly Buffer[]) => boolean = (r) => r.length === packets.length): Promise<Buffer[]> {
+  const host = o.host ?? DEFAULT_HOST;
+  const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(o.port, host);
+    const replies: Buffer[] = [];
+    let pending = Buffer.alloc(0);
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`TCP exchange with ${host}:${o.port} timed out after ${replies.length}/${packets.length} replies`));
+    }, timeoutMs);
+    sock.on('connect', () => {
+      for (const p of packets) {
+        const len = Buffer.alloc(2);
+        len.writeUInt16BE(p.length);
+        sock.write(Buffer.concat([len, p]));
+      }
+    });
+    sock.on('data', (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 2) {
+        const len = pending.readUInt16BE(0);
+        if (pending.length < 2 + len) break;
+        replies.push(Buffer.from(pending.subarray(2, 2 + len)));
+        pending = pending.subarray(2 + len);
+      }
+      if (done(replies)) {
+        clearTimeout(timer);
+        sock.end();
+        resolve(replies);
+      }
+    });
+    sock.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+/** Is `reply` truncated (TC set)? */
+export function isTruncated(reply: Buffer): boolean {
+  return reply.length >= 4 && (reply.readUInt16BE(2) & Flag.TC) !== 0;
+}
+
+/** Ask over UDP; when the reply is truncated, ask again over TCP and return that reply. */
+export async function exchange(packet: Buffer, o: ClientOptions): Promise<Buffer> {
+  const { reply } = await udpExchange(packet, o);
+  if (!isTruncated(reply)) return reply;
+  const [full] = await tcpExchange([packet], o);
+  return full!;
+}
