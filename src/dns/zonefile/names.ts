@@ -71,11 +71,6 @@ export function canonicalName(name: string): string | undefined {
   return l ? labelsText(l) : undefined;
 }
 
-/** ASCII lower case (DNS names compare case-insensitively over ASCII letters only). */
-export function lowerName(name: string): string {
-  return /[A-Z]/.test(name) ? name.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : name;
-}
-
 export function isFqdn(s: string): boolean {
   // A trailing dot that is not escaped.
   if (!s.endsWith('.')) return false;
