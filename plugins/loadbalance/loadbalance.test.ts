@@ -44,7 +44,8 @@ async function run(h: Handler, name = 'lb.example', type = 'A'): Promise<Query> 
 }
 
 function ipsOf(q: Query, section: 'answers' | 'additionals' = 'answers'): string[] {
-  return decode(q.reply!.wire())[section].filter((r) => r.type !== 'OPT').map((r) => String((r as { data: unknown }).data));
+  const reply = decode(q.reply!.wire());
+  return reply[section].filter((r) => r.type !== 'OPT').map((r) => String((r as { data: unknown }).data));
 }
 
 describe('loadbalance setup', () => {
