@@ -19,7 +19,9 @@ const next = new FakeNext((q) => {
   return 0;
 });
 const cached = (await cache.setup(dispenserFor('cache', 'cache'), setupContext()))!(next);
-const balanced: Handler = (await loadbalance.setup(dispenserFor('loadbalance', 'loadbalance'), setupContext()))!(cached);
+const balanced: Handler = (await loadbalance.setup(dispenserFor('loadbalance', 'loadbalance'), setupContext()))!(
+  cached,
+);
 const queries = Array.from({ length: 256 }, () => makeQuery('www.example.org', 'A'));
 await cached.serve(queries[0]!);
 let i = 0;

@@ -28,10 +28,19 @@ export function pinTo(pid: number, cpu: number): void {
  * Start `node script args` pinned to CPU `cpu` (when taskset exists, there are 2+ cores and
  * `cpu` is not null) and wait for a line matching `ready`.
  */
-export async function startNode(script: string, args: string[], ready: RegExp, cpu: number | null = 0, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Proc> {
+export async function startNode(
+  script: string,
+  args: string[],
+  ready: RegExp,
+  cpu: number | null = 0,
+  env: NodeJS.ProcessEnv = {},
+  nodeArgs: string[] = [],
+): Promise<Proc> {
   const pin = hasTaskset && cpu !== null;
   const cmd = pin ? 'taskset' : process.execPath;
-  const argv = pin ? ['-c', String(cpu), process.execPath, ...nodeArgs, script, ...args] : [...nodeArgs, script, ...args];
+  const argv = pin
+    ? ['-c', String(cpu), process.execPath, ...nodeArgs, script, ...args]
+    : [...nodeArgs, script, ...args];
   return startProcess(script, cmd, argv, ready, { env });
 }
 
@@ -39,11 +48,20 @@ export async function startNode(script: string, args: string[], ready: RegExp, c
  * Start `cmd argv` and wait for a line matching `ready` on its output (at most `timeoutMs`);
  * `name` names it in the errors, which carry its output.
  */
-export async function startProcess(name: string, cmd: string, argv: string[], ready: RegExp, o: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Proc> {
+export async function startProcess(
+  name: string,
+  cmd: string,
+  argv: string[],
+  ready: RegExp,
+  o: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<Proc> {
   const proc = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...o.env } });
   const output: string[] = [];
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${output.join('\n')}`)), o.timeoutMs ?? 120_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not start:\n${output.join('\n')}`)),
+      o.timeoutMs ?? 120_000,
+    );
     const onData = (c: Buffer) => {
       for (const l of c.toString().split('\n')) {
         if (!l) continue;
@@ -190,11 +208,15 @@ export function ensureDnsperf(): boolean {
   const has = () => spawnSync('sh', ['-c', 'command -v dnsperf']).status === 0;
   if (!has() && process.getuid?.() === 0 && process.env.CLUSTERDNS_BENCH_NO_INSTALL !== '1') {
     process.stdout.write('dnsperf not found; installing the Debian package dnsperf...\n');
-    spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dnsperf'], { stdio: 'inherit' });
+    spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dnsperf'], {
+      stdio: 'inherit',
+    });
   }
   dnsperfChecked = has();
   if (!dnsperfChecked) {
-    process.stdout.write('dnsperf is not available (install the Debian package `dnsperf`); using the built-in Node load generator, whose own cost lowers every figure.\n');
+    process.stdout.write(
+      'dnsperf is not available (install the Debian package `dnsperf`); using the built-in Node load generator, whose own cost lowers every figure.\n',
+    );
   }
   return dnsperfChecked;
 }
@@ -206,7 +228,22 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
 function runDnsperf(o: LoadOptions): Promise<LoadResult> {
   const file = join(tmpdir(), `clusterdns-bench-${process.pid}-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(file, `${o.queries.join('\n')}\n`);
-  const args = ['-s', '127.0.0.1', '-p', String(o.port), '-d', file, '-l', String(o.durationS), '-m', o.proto, '-q', String(o.outstanding ?? 200), '-t', '2'];
+  const args = [
+    '-s',
+    '127.0.0.1',
+    '-p',
+    String(o.port),
+    '-d',
+    file,
+    '-l',
+    String(o.durationS),
+    '-m',
+    o.proto,
+    '-q',
+    String(o.outstanding ?? 200),
+    '-t',
+    '2',
+  ];
   if (o.maxQps) args.push('-Q', String(Math.floor(o.maxQps)));
   if (o.clients && o.clients > 1) args.push('-c', String(o.clients));
   if (o.latencies) args.push('-v');
@@ -311,15 +348,29 @@ async function runNodeLoad(o: LoadOptions): Promise<LoadResult> {
   await new Promise((r) => setTimeout(r, o.durationS * 1000 + 500));
   sock.close();
   const secs = (Date.now() - start) / 1000;
-  return { qps: completed / secs, sent, completed, lost: sent - completed, latencies: latencies.sort((a, b) => a - b), rcodes: {} };
+  return {
+    qps: completed / secs,
+    sent,
+    completed,
+    lost: sent - completed,
+    latencies: latencies.sort((a, b) => a - b),
+    rcodes: {},
+  };
 }
 
 /** The V8 flags the image and `bin/clusterdns` run the server with (see the Dockerfile); CLUSTERDNS_BENCH_NODE_ARGS overrides. */
-export const SERVER_NODE_ARGS = (process.env.CLUSTERDNS_BENCH_NODE_ARGS ?? '--max-semi-space-size=2').split(' ').filter(Boolean);
+export const SERVER_NODE_ARGS = (process.env.CLUSTERDNS_BENCH_NODE_ARGS ?? '--max-semi-space-size=2')
+  .split(' ')
+  .filter(Boolean);
 
 export function machineDescription(): Record<string, string | number> {
   const c = cpus();
-  return { cpu: c[0]?.model ?? 'unknown', cores: c.length, node: process.version, platform: `${process.platform}/${process.arch}` };
+  return {
+    cpu: c[0]?.model ?? 'unknown',
+    cores: c.length,
+    node: process.version,
+    platform: `${process.platform}/${process.arch}`,
+  };
 }
 
 /** The median (upper median for an even count) of `xs`. */
@@ -348,7 +399,8 @@ export async function listServices(url: string): Promise<{ name: string; ns: str
 export async function serviceQueries(url: string): Promise<string[]> {
   const svcs = await listServices(url);
   const q: string[] = [];
-  for (const sv of shuffle([...svcs]).slice(0, 20000)) q.push(`${sv.name}.${sv.ns}.svc.cluster.local ${Math.random() < 0.8 ? 'A' : 'AAAA'}`);
+  for (const sv of shuffle([...svcs]).slice(0, 20000))
+    q.push(`${sv.name}.${sv.ns}.svc.cluster.local ${Math.random() < 0.8 ? 'A' : 'AAAA'}`);
   const n = q.length;
   for (let i = 0; i < n / 9; i++) q.push(`missing-${i}.${svcs[i % svcs.length]!.ns}.svc.cluster.local A`);
   return shuffle(q);
@@ -406,5 +458,9 @@ export function writeResults(files: Readonly<Record<string, string>>): void {
   const dir = resolve(dirname(fileURLToPath(import.meta.url)), '../../bench/results');
   mkdirSync(dir, { recursive: true });
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  process.stdout.write(`wrote ${Object.keys(files).map((n) => `bench/results/${n}`).join(', ')}\n`);
+  process.stdout.write(
+    `wrote ${Object.keys(files)
+      .map((n) => `bench/results/${n}`)
+      .join(', ')}\n`,
+  );
 }

@@ -23,7 +23,16 @@ import { startSandbox } from '../sandbox/server.js';
 import { makeDispatch } from '../src/server/dispatch.js';
 import type { Exchange } from '../src/server/listener.js';
 import { Server } from '../src/server/server.js';
-import { ensureDnsperf, kubeadmCorefile, median, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, type Proc } from './lib.js';
+import {
+  ensureDnsperf,
+  kubeadmCorefile,
+  median,
+  runLoad,
+  serviceQueries,
+  SERVER_NODE_ARGS,
+  startNode,
+  type Proc,
+} from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -59,30 +68,66 @@ const port = (): number => nextPort++;
 
 /** kubeadm's Corefile on fresh loopback ports (forward to a closed loopback port: no query leaves the host). */
 function kubeadm(dns: number, api: string, extra: readonly string[]): string {
-  return kubeadmCorefile({ dns, health: port(), ready: port(), metrics: port(), upstream: port() }, `endpoint ${api}`, extra);
+  return kubeadmCorefile(
+    { dns, health: port(), ready: port(), metrics: port(), upstream: port() },
+    `endpoint ${api}`,
+    extra,
+  );
 }
 
 async function startServer(corefile: string, dns: number): Promise<Proc> {
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-overhead-'));
   const path = join(dir, 'Corefile');
   writeFileSync(path, corefile);
-  return startNode(join(root, 'bin/clusterdns'), ['-conf', path, '-dns.port', String(dns)], /^clusterdns-\d/, 0, {}, SERVER_NODE_ARGS);
+  return startNode(
+    join(root, 'bin/clusterdns'),
+    ['-conf', path, '-dns.port', String(dns)],
+    /^clusterdns-\d/,
+    0,
+    {},
+    SERVER_NODE_ARGS,
+  );
 }
 
 /** In-process: the two Corefiles' dispatch functions, alternating timed rounds (best round counts). */
 async function micro(args: Args): Promise<void> {
   const sb = await startSandbox({ files: [join(root, 'examples/cluster.yaml')], log: () => undefined });
-  const names = ['svc1.testns.svc.cluster.local', 'kubernetes.default.svc.cluster.local', 'missing.testns.svc.cluster.local', 'hl.testns.svc.cluster.local', 'dual.testns.svc.cluster.local'];
-  const packets = names.flatMap((name, i) => ['A', 'AAAA'].map((type, j) => dnsPacket.encode({ id: i * 2 + j, type: 'query', flags: dnsPacket.RECURSION_DESIRED, questions: [{ name, type: type as 'A', class: 'IN' }] })));
+  const names = [
+    'svc1.testns.svc.cluster.local',
+    'kubernetes.default.svc.cluster.local',
+    'missing.testns.svc.cluster.local',
+    'hl.testns.svc.cluster.local',
+    'dual.testns.svc.cluster.local',
+  ];
+  const packets = names.flatMap((name, i) =>
+    ['A', 'AAAA'].map((type, j) =>
+      dnsPacket.encode({
+        id: i * 2 + j,
+        type: 'query',
+        flags: dnsPacket.RECURSION_DESIRED,
+        questions: [{ name, type: type as 'A', class: 'IN' }],
+      }),
+    ),
+  );
   const setups = [];
   for (const extra of [[], args.extra]) {
     const p = port();
-    const server = new Server({ dnsPort: p, quiet: true, loadSource: () => Promise.resolve({ path: 'bench', text: kubeadm(p, sb.url, extra) }) });
+    const server = new Server({
+      dnsPort: p,
+      quiet: true,
+      loadSource: () => Promise.resolve({ path: 'bench', text: kubeadm(p, sb.url, extra) }),
+    });
     await server.start();
     const spec = [...server.current!.listens.values()][0]!;
     const dispatch = makeDispatch(spec.table, { maxUdpSize: 1232 });
     const ex: Exchange = {
-      proto: 'udp', family: 1, remoteAddress: '127.0.0.1', remotePort: 5555, localAddress: '', localPort: p, server: spec.name,
+      proto: 'udp',
+      family: 1,
+      remoteAddress: '127.0.0.1',
+      remotePort: 5555,
+      localAddress: '',
+      localPort: p,
+      server: spec.name,
       respond: () => undefined,
       done: () => undefined,
     };
@@ -102,7 +147,10 @@ async function micro(args: Args): Promise<void> {
   for (const s of setups) await s.server.shutdown();
   await sb.close();
   process.stdout.write(`extra lines: ${args.extra.join(' | ')}\n`);
-  for (const s of setups) process.stdout.write(`${s.name.padEnd(16)} in-process best ${Math.min(...s.rounds).toFixed(0)} ns/query, median ${median(s.rounds).toFixed(0)}\n`);
+  for (const s of setups)
+    process.stdout.write(
+      `${s.name.padEnd(16)} in-process best ${Math.min(...s.rounds).toFixed(0)} ns/query, median ${median(s.rounds).toFixed(0)}\n`,
+    );
   const [a, b] = setups.map((s) => Math.min(...s.rounds)) as [number, number];
   process.stdout.write(`ratio (queries/s with extra / without, best rounds): ${(a / b).toFixed(3)}\n`);
   process.exit(0);
@@ -112,7 +160,12 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   if (args.micro) return micro(args);
   ensureDnsperf();
-  const sandbox = await startNode(join(root, 'dist/sandbox/main.js'), ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3)], /listening on (http:\/\/\S+)/, 1);
+  const sandbox = await startNode(
+    join(root, 'dist/sandbox/main.js'),
+    ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3)],
+    /listening on (http:\/\/\S+)/,
+    1,
+  );
   const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
   const q = await serviceQueries(url);
 
@@ -120,12 +173,16 @@ async function main(): Promise<void> {
   const pExtra = port();
   const plain = await startServer(kubeadm(pPlain, url, []), pPlain);
   const extra = await startServer(kubeadm(pExtra, url, args.extra), pExtra);
-  const targets = [{ name: 'kubeadm', port: pPlain, runs: [] as number[] }, { name: 'kubeadm + extra', port: pExtra, runs: [] as number[] }];
+  const targets = [
+    { name: 'kubeadm', port: pPlain, runs: [] as number[] },
+    { name: 'kubeadm + extra', port: pExtra, runs: [] as number[] },
+  ];
   try {
     for (const t of targets) await runLoad({ port: t.port, queries: q, proto: 'udp', durationS: 2 }); // warm-up: sync, JIT
     for (let r = 0; r < args.rounds; r++) {
       const order = r % 2 === 0 ? targets : [...targets].reverse();
-      for (const t of order) t.runs.push((await runLoad({ port: t.port, queries: q, proto: 'udp', durationS: args.duration })).qps);
+      for (const t of order)
+        t.runs.push((await runLoad({ port: t.port, queries: q, proto: 'udp', durationS: args.duration })).qps);
     }
   } finally {
     await plain.stop();
@@ -134,7 +191,10 @@ async function main(): Promise<void> {
   }
   const [a, b] = targets.map((t) => median(t.runs)) as [number, number];
   process.stdout.write(`extra lines: ${args.extra.join(' | ')}\n`);
-  for (const t of targets) process.stdout.write(`${t.name.padEnd(16)} udp runs ${t.runs.map((x) => Math.round(x)).join(' ')} qps, median ${Math.round(median(t.runs))}\n`);
+  for (const t of targets)
+    process.stdout.write(
+      `${t.name.padEnd(16)} udp runs ${t.runs.map((x) => Math.round(x)).join(' ')} qps, median ${Math.round(median(t.runs))}\n`,
+    );
   process.stdout.write(`ratio (with extra / without): ${(b / a).toFixed(3)}\n`);
 }
 

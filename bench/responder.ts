@@ -36,6 +36,8 @@ export function serveResponder(port: number, name: string, respond: (query: Buff
       });
       c.on('error', () => c.destroy());
     });
-    tcp.listen(udp.address().port, '127.0.0.1', () => process.stdout.write(`${name} listening on ${udp.address().port}\n`));
+    tcp.listen(udp.address().port, '127.0.0.1', () =>
+      process.stdout.write(`${name} listening on ${udp.address().port}\n`),
+    );
   });
 }

@@ -12,7 +12,21 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, ensureDnsperf, kubeadmCorefile, machineDescription, pinTo, SERVER_NODE_ARGS, percentile, rssMiB, runLoad, shuffle, startNode, writeResults, type Proc } from './lib.js';
+import {
+  cpuSeconds,
+  ensureDnsperf,
+  kubeadmCorefile,
+  machineDescription,
+  pinTo,
+  SERVER_NODE_ARGS,
+  percentile,
+  rssMiB,
+  runLoad,
+  shuffle,
+  startNode,
+  writeResults,
+  type Proc,
+} from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -74,16 +88,32 @@ interface Target {
   prepare?: () => void;
 }
 
-async function saturate(t: Target, proto: 'udp' | 'tcp', duration: number): Promise<{ qps: number; cpu: number; lost: number; rcodes: Record<string, number> }> {
+async function saturate(
+  t: Target,
+  proto: 'udp' | 'tcp',
+  duration: number,
+): Promise<{ qps: number; cpu: number; lost: number; rcodes: Record<string, number> }> {
   t.prepare?.();
   const cpu0 = cpuSeconds(t.pid);
   const r = await runLoad({ port: t.port, queries: t.queries, proto, durationS: duration });
   return { qps: r.qps, cpu: (cpuSeconds(t.pid) - cpu0) / duration, lost: r.lost, rcodes: r.rcodes };
 }
 
-async function halfLoad(t: Target, proto: 'udp' | 'tcp', saturation: number, duration: number): Promise<{ p50ms: number; p99ms: number }> {
+async function halfLoad(
+  t: Target,
+  proto: 'udp' | 'tcp',
+  saturation: number,
+  duration: number,
+): Promise<{ p50ms: number; p99ms: number }> {
   t.prepare?.();
-  const r = await runLoad({ port: t.port, queries: t.queries, proto, durationS: Math.max(2, Math.ceil(duration / 2)), maxQps: saturation / 2, latencies: true });
+  const r = await runLoad({
+    port: t.port,
+    queries: t.queries,
+    proto,
+    durationS: Math.max(2, Math.ceil(duration / 2)),
+    maxQps: saturation / 2,
+    latencies: true,
+  });
   return { p50ms: percentile(r.latencies, 50) * 1000, p99ms: percentile(r.latencies, 99) * 1000 };
 }
 
@@ -131,7 +161,13 @@ async function measurePair(s: Target, c: Target, proto: 'udp' | 'tcp', duration:
     lost: sat.lost,
     rcodes: sat.rcodes,
     runs: sRuns.map((r) => Math.round(r.qps)),
-    ceiling: { name: c.name, qps: Math.round(ceil.qps), p50ms: cHalf.p50ms, p99ms: cHalf.p99ms, runs: cRuns.map((r) => Math.round(r.qps)) },
+    ceiling: {
+      name: c.name,
+      qps: Math.round(ceil.qps),
+      p50ms: cHalf.p50ms,
+      p99ms: cHalf.p99ms,
+      runs: cRuns.map((r) => Math.round(r.qps)),
+    },
     ratio: sat.qps / ceil.qps,
     p99Ratio: sHalf.p99ms / cHalf.p99ms,
   };
@@ -145,7 +181,14 @@ async function startClusterdns(corefile: string, port: number, workers: number, 
   // Always explicit: the default sizes threads from the machine (docs/multicore.md §4).
   args.push('-workers', String(workers));
   // Several workers may use every core (the load generator then competes with them).
-  return startNode(join(checkout, 'bin/clusterdns'), args, /^clusterdns-\d/, workers > 1 ? null : 0, {}, SERVER_NODE_ARGS);
+  return startNode(
+    join(checkout, 'bin/clusterdns'),
+    args,
+    /^clusterdns-\d/,
+    workers > 1 ? null : 0,
+    {},
+    SERVER_NODE_ARGS,
+  );
 }
 
 let nextPort = 20000 + Math.floor(Math.random() * 20000);
@@ -153,8 +196,14 @@ const port = () => nextPort++;
 
 async function listServices(url: string): Promise<{ name: string; ns: string; headless: boolean }[]> {
   const res = await fetch(`${url}/api/v1/services`);
-  const body = (await res.json()) as { items: { metadata: { name: string; namespace: string }; spec: { clusterIP?: string } }[] };
-  return body.items.map((s) => ({ name: s.metadata.name, ns: s.metadata.namespace, headless: s.spec.clusterIP === 'None' }));
+  const body = (await res.json()) as {
+    items: { metadata: { name: string; namespace: string }; spec: { clusterIP?: string } }[];
+  };
+  return body.items.map((s) => ({
+    name: s.metadata.name,
+    ns: s.metadata.namespace,
+    headless: s.spec.clusterIP === 'None',
+  }));
 }
 
 async function main(): Promise<void> {
@@ -182,14 +231,21 @@ async function main(): Promise<void> {
   const echoProc = await startNode(join(DIST, 'bench/echo.js'), [String(echoPort)], /echo listening/, 0);
   const echo = (queries: string[]): Target => ({ name: 'echo', port: echoPort, pid: echoProc.pid, queries });
   /** The same server in another checkout (--baseline), else null. */
-  const baseline = async (corefile: (p: number) => string, queries: string[]): Promise<{ target: Target; proc: Proc } | null> => {
+  const baseline = async (
+    corefile: (p: number) => string,
+    queries: string[],
+  ): Promise<{ target: Target; proc: Proc } | null> => {
     if (!args.baseline) return null;
     const p = port();
     const proc = await startClusterdns(corefile(p), p, args.workers, args.baseline);
     return { target: { name: 'baseline', port: p, pid: proc.pid, queries }, proc };
   };
   /** Measure `t` against the baseline server when there is one, else against the echo. */
-  const scenario = async (t: Target, corefile: (p: number) => string, protos: readonly ('udp' | 'tcp')[]): Promise<void> => {
+  const scenario = async (
+    t: Target,
+    corefile: (p: number) => string,
+    protos: readonly ('udp' | 'tcp')[],
+  ): Promise<void> => {
     const b = await baseline(corefile, t.queries);
     for (const proto of protos) log(await measurePair(t, b?.target ?? echo(t.queries), proto, args.duration));
     await b?.proc.stop();
@@ -213,10 +269,29 @@ async function main(): Promise<void> {
       const corefile = (p: number) => `.:${p} {\n  forward . 127.0.0.1:${up}\n}\n`;
       const p = port();
       const s = await startClusterdns(corefile(p), p, args.workers);
-      const t: Target = { name: 'cache-miss (forward)', port: p, pid: s.pid, queries: names, prepare: () => pinTo(upstream.pid, 1) };
+      const t: Target = {
+        name: 'cache-miss (forward)',
+        port: p,
+        pid: s.pid,
+        queries: names,
+        prepare: () => pinTo(upstream.pid, 1),
+      };
       const b = await baseline(corefile, names);
       if (b) b.target.prepare = t.prepare;
-      log(await measurePair(t, b?.target ?? { name: 'upstream', port: up, pid: upstream.pid, queries: names, prepare: () => pinTo(upstream.pid, 0) }, 'udp', args.duration));
+      log(
+        await measurePair(
+          t,
+          b?.target ?? {
+            name: 'upstream',
+            port: up,
+            pid: upstream.pid,
+            queries: names,
+            prepare: () => pinTo(upstream.pid, 0),
+          },
+          'udp',
+          args.duration,
+        ),
+      );
       await b?.proc.stop();
       await s.stop();
     }
@@ -231,14 +306,20 @@ async function main(): Promise<void> {
   }
 
   if (want('k8s-service') || want('k8s-srv') || want('k8s-customised')) {
-    const sandbox = await startNode(join(DIST, 'sandbox/main.js'), ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3)], /listening on (http:\/\/\S+)/, 1);
+    const sandbox = await startNode(
+      join(DIST, 'sandbox/main.js'),
+      ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3)],
+      /listening on (http:\/\/\S+)/,
+      1,
+    );
     const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
     const svcs = await listServices(url);
     const corefile = (p: number) => `cluster.local:${p} {\n  kubernetes cluster.local {\n    endpoint ${url}\n  }\n}\n`;
     const p = port();
     const s = await startClusterdns(corefile(p), p, args.workers);
     const q: string[] = [];
-    for (const sv of shuffle([...svcs]).slice(0, 20000)) q.push(`${sv.name}.${sv.ns}.svc.cluster.local ${Math.random() < 0.8 ? 'A' : 'AAAA'}`);
+    for (const sv of shuffle([...svcs]).slice(0, 20000))
+      q.push(`${sv.name}.${sv.ns}.svc.cluster.local ${Math.random() < 0.8 ? 'A' : 'AAAA'}`);
     const n = q.length;
     for (let i = 0; i < n / 9; i++) q.push(`missing-${i}.${svcs[i % svcs.length]!.ns}.svc.cluster.local A`); // 10 % NXDOMAIN
     shuffle(q);
@@ -250,7 +331,11 @@ async function main(): Promise<void> {
       // matches (issue: a plugin that does not match costs the kubernetes path nothing). The plain
       // kubeadm server is this row's ceiling, so the ratio is customised / plain in one run.
       const kubeadm = (dp: number, extra: readonly string[]): string =>
-        kubeadmCorefile({ dns: dp, health: port(), ready: port(), metrics: port(), upstream: 9 }, `endpoint ${url}`, extra);
+        kubeadmCorefile(
+          { dns: dp, health: port(), ready: port(), metrics: port(), upstream: 9 },
+          `endpoint ${url}`,
+          extra,
+        );
       const extra = [
         'rewrite name regex (.*)\\.corp\\.example\\.com {1}.default.svc.cluster.local answer auto',
         'template IN A corp.example.net {\n      answer "{{ .Name }} 60 IN A 192.0.2.1"\n    }',
@@ -260,7 +345,14 @@ async function main(): Promise<void> {
       const cp = port();
       const custom = await startClusterdns(kubeadm(cp, extra), cp, args.workers);
       for (const proto of ['udp', 'tcp'] as const) {
-        log(await measurePair({ name: 'kubeadm+rewrite+template', port: cp, pid: custom.pid, queries: q }, { name: 'kubeadm', port: pp, pid: plain.pid, queries: q }, proto, args.duration));
+        log(
+          await measurePair(
+            { name: 'kubeadm+rewrite+template', port: cp, pid: custom.pid, queries: q },
+            { name: 'kubeadm', port: pp, pid: plain.pid, queries: q },
+            proto,
+            args.duration,
+          ),
+        );
       }
       await custom.stop();
       await plain.stop();
@@ -277,14 +369,18 @@ async function main(): Promise<void> {
 
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const machine = machineDescription();
-  const echoRuns = results.filter((m) => m.ceiling?.name === 'echo' && m.proto === 'udp').flatMap((m) => m.ceiling!.runs);
+  const echoRuns = results
+    .filter((m) => m.ceiling?.name === 'echo' && m.proto === 'udp')
+    .flatMap((m) => m.ceiling!.runs);
   const md = [
     `# clusterdns benchmark ${new Date().toISOString()}`,
     '',
     `Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}. Load: dnsperf on 127.0.0.1, ${args.duration}s per run; server and load generator pinned to different cores. Workers: ${args.workers}. Server node flags: \`${SERVER_NODE_ARGS.join(' ')}\`.`,
     'Each row: three saturation runs of the scenario alternating with three of its ceiling (the Node echo server, or for cache misses the upstream), medians compared; then three runs of each at half of its own saturation, median p50/p99.',
     args.baseline ? `A/B run: every row's ceiling is the same scenario served by the build in ${args.baseline}.` : '',
-    echoRuns.length ? `Echo UDP saturation runs over the whole bench: ${Math.min(...echoRuns)}–${Math.max(...echoRuns)} qps (the drift the alternation cancels).` : '',
+    echoRuns.length
+      ? `Echo UDP saturation runs over the whole bench: ${Math.min(...echoRuns)}–${Math.max(...echoRuns)} qps (the drift the alternation cancels).`
+      : '',
     '',
     '| scenario | proto | QPS (saturation) | p50 ms (half load) | p99 ms (half load) | server CPU | peak RSS MiB | ceiling | ceiling QPS | ceiling p99 ms | QPS ratio | p99 ratio |',
     '|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|',

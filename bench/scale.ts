@@ -20,7 +20,18 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 import { ControlPlane } from '../test/helpers/controlplane.js';
-import { encodeSimpleQuery, machineDescription, SERVER_NODE_ARGS, percentile, pssMiB, rssMiB, runLoad, startNode, writeResults, type Proc } from './lib.js';
+import {
+  encodeSimpleQuery,
+  machineDescription,
+  SERVER_NODE_ARGS,
+  percentile,
+  pssMiB,
+  rssMiB,
+  runLoad,
+  startNode,
+  writeResults,
+  type Proc,
+} from './lib.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -41,7 +52,10 @@ const WORKERS = arg('workers', 1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let nextPort = 30000 + Math.floor(Math.random() * 20000);
 
-async function startServer(url: string, source = `endpoint ${url}`): Promise<{ proc: Proc; port: number; readyPort: number; t0: number }> {
+async function startServer(
+  url: string,
+  source = `endpoint ${url}`,
+): Promise<{ proc: Proc; port: number; readyPort: number; t0: number }> {
   const port = nextPort++;
   const readyPort = nextPort++;
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-scale-'));
@@ -50,7 +64,14 @@ async function startServer(url: string, source = `endpoint ${url}`): Promise<{ p
   const t0 = performance.now();
   const args = ['-conf', join(dir, 'Corefile'), '-dns.port', String(port)];
   if (WORKERS > 1) args.push('-workers', String(WORKERS));
-  const proc = await startNode(join(root, 'bin/clusterdns'), args, /^clusterdns-\d/, WORKERS > 1 ? null : 0, {}, SERVER_NODE_ARGS);
+  const proc = await startNode(
+    join(root, 'bin/clusterdns'),
+    args,
+    /^clusterdns-\d/,
+    WORKERS > 1 ? null : 0,
+    {},
+    SERVER_NODE_ARGS,
+  );
   return { proc, port, readyPort, t0 };
 }
 
@@ -94,9 +115,17 @@ async function measureChurn(sandbox: Sandbox, port: number): Promise<number[]> {
   const res = await fetch(`${sandbox.url}/apis/discovery.k8s.io/v1/endpointslices?limit=2000`);
   const list = (await res.json()) as { items: Slice[] };
   const svcRes = await fetch(`${sandbox.url}/api/v1/services?limit=5000`);
-  const svcs = (await svcRes.json()) as { items: { metadata: { name: string; namespace: string }; spec: { clusterIP?: string } }[] };
-  const headless = new Set(svcs.items.filter((s) => s.spec.clusterIP === 'None').map((s) => `${s.metadata.namespace}/${s.metadata.name}`));
-  const slices = list.items.filter((s) => headless.has(`${s.metadata.namespace}/${s.metadata.labels?.['kubernetes.io/service-name']}`) && (s.endpoints?.length ?? 0) > 0);
+  const svcs = (await svcRes.json()) as {
+    items: { metadata: { name: string; namespace: string }; spec: { clusterIP?: string } }[];
+  };
+  const headless = new Set(
+    svcs.items.filter((s) => s.spec.clusterIP === 'None').map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
+  );
+  const slices = list.items.filter(
+    (s) =>
+      headless.has(`${s.metadata.namespace}/${s.metadata.labels?.['kubernetes.io/service-name']}`) &&
+      (s.endpoints?.length ?? 0) > 0,
+  );
   if (slices.length === 0) throw new Error('no headless EndpointSlices in the synthetic cluster');
   const sock = dgram.createSocket('udp4');
   await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
@@ -115,7 +144,10 @@ async function measureChurn(sandbox: Sandbox, port: number): Promise<number[]> {
     // List items carry no kind (as from the real API); apply() needs it.
     const changed: Slice = { ...structuredClone(s), kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' };
     changed.endpoints![0]!.addresses = [ip];
-    changed.metadata.annotations = { ...changed.metadata.annotations, 'endpoints.kubernetes.io/last-change-trigger-time': new Date().toISOString() };
+    changed.metadata.annotations = {
+      ...changed.metadata.annotations,
+      'endpoints.kubernetes.io/last-change-trigger-time': new Date().toISOString(),
+    };
     const svc = s.metadata.labels!['kubernetes.io/service-name']!;
     const name = `${svc}.${s.metadata.namespace}.svc.cluster.local`;
     const t = performance.now();
@@ -151,7 +183,10 @@ async function main(): Promise<void> {
   await base.proc.stop();
   await empty.close();
 
-  const sandbox = await startSandbox({ synthetic: { services: SERVICES, pods: PODS, namespaces: 50 }, historyLimit: 100_000 });
+  const sandbox = await startSandbox({
+    synthetic: { services: SERVICES, pods: PODS, namespaces: 50 },
+    historyLimit: 100_000,
+  });
   // Watch for the first API request from before the process starts (it blocks its own start-up
   // until synced, so the request happens before startServer returns).
   const before = sandbox.requests.length;
@@ -173,7 +208,9 @@ async function main(): Promise<void> {
   await runLoad({ port: server.port, queries, proto: 'udp', durationS: 1 });
   const load = await runLoad({ port: server.port, queries, proto: 'udp', durationS: 5 });
 
-  process.stdout.write(`ready after ${((tReady - server.t0) / 1000).toFixed(2)}s from start, ${((tReady - tApi) / 1000).toFixed(2)}s from the first API request; RSS ${rss.current.toFixed(1)} MiB (baseline ${baseline.toFixed(1)}); ${Math.round(load.qps)} service A qps\n`);
+  process.stdout.write(
+    `ready after ${((tReady - server.t0) / 1000).toFixed(2)}s from start, ${((tReady - tApi) / 1000).toFixed(2)}s from the first API request; RSS ${rss.current.toFixed(1)} MiB (baseline ${baseline.toFixed(1)}); ${Math.round(load.qps)} service A qps\n`,
+  );
   process.stdout.write(`measuring watch event -> answer under ${CHURN} changes/s for ${CHURN_SECONDS}s...\n`);
   const lat = await measureChurn(sandbox, server.port);
   const rssAfter = rssMiB(server.proc.pid);
@@ -197,7 +234,12 @@ async function main(): Promise<void> {
     bytesPerObject: Math.round(((rss.current - baseline) * 1024 * 1024) / objects),
     corednsSizingRuleMiB: Math.round((PODS + SERVICES) / 1000 + 54),
     serviceAQps: Math.round(load.qps),
-    eventToAnswerMs: { samples: lat.length, p50: Number(percentile(lat, 50).toFixed(2)), p99: Number(percentile(lat, 99).toFixed(2)), max: Number((lat[lat.length - 1] ?? NaN).toFixed(2)) },
+    eventToAnswerMs: {
+      samples: lat.length,
+      p50: Number(percentile(lat, 50).toFixed(2)),
+      p99: Number(percentile(lat, 99).toFixed(2)),
+      max: Number((lat[lat.length - 1] ?? NaN).toFixed(2)),
+    },
   };
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -208,7 +250,9 @@ async function countSlices(url: string): Promise<number> {
   let n = 0;
   let cont = '';
   for (;;) {
-    const r = await fetch(`${url}/apis/discovery.k8s.io/v1/endpointslices?limit=5000${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+    const r = await fetch(
+      `${url}/apis/discovery.k8s.io/v1/endpointslices?limit=5000${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`,
+    );
     const body = (await r.json()) as { items: unknown[]; metadata: { continue?: string } };
     n += body.items.length;
     if (!body.metadata.continue) return n;
@@ -219,9 +263,11 @@ async function countSlices(url: string): Promise<number> {
 /** Run `fn` over `items` with at most `limit` in flight. */
 async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 /** EndpointSlices and their ready endpoints in the real API server (paged list). */
@@ -230,8 +276,13 @@ async function countEndpoints(cp: ControlPlane): Promise<{ slices: number; endpo
   let endpoints = 0;
   let cont = '';
   for (;;) {
-    const r = await cp.must<{ items: { endpoints?: { conditions?: { ready?: boolean } }[] | null }[]; metadata: { continue?: string } }>(
-      'GET', `/apis/discovery.k8s.io/v1/endpointslices?limit=2000${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`);
+    const r = await cp.must<{
+      items: { endpoints?: { conditions?: { ready?: boolean } }[] | null }[];
+      metadata: { continue?: string };
+    }>(
+      'GET',
+      `/apis/discovery.k8s.io/v1/endpointslices?limit=2000${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`,
+    );
     slices += r.items.length;
     for (const s of r.items) endpoints += (s.endpoints ?? []).filter((e) => e.conditions?.ready === true).length;
     if (!r.metadata.continue) return { slices, endpoints };
@@ -249,7 +300,8 @@ async function retrying(what: string, fn: () => Promise<unknown>): Promise<void>
     } catch (e) {
       const msg = (e as Error).message;
       if (attempt > 1 && /HTTP 409/.test(msg)) return;
-      if (attempt >= 20 || !/HTTP (429|5\d\d)|timed out|ECONNRESET|socket hang up/.test(msg)) throw new Error(`${what}: ${msg}`);
+      if (attempt >= 20 || !/HTTP (429|5\d\d)|timed out|ECONNRESET|socket hang up/.test(msg))
+        throw new Error(`${what}: ${msg}`);
       await sleep(200 * attempt);
     }
   }
@@ -265,7 +317,8 @@ async function mainControlPlane(): Promise<void> {
     controllerManagerArgs: ['--kube-api-qps=1000', '--kube-api-burst=2000', '--concurrent-service-endpoint-syncs=20'],
   });
   // Ctrl-C: stop the control plane by PID before exiting.
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void cp.stop().finally(() => process.exit(130)));
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => void cp.stop().finally(() => process.exit(130)));
   try {
     const source = `kubeconfig ${cp.corednsKubeconfig}`;
     const base = await startServer(cp.server, source);
@@ -274,41 +327,92 @@ async function mainControlPlane(): Promise<void> {
     const baseline = rssMiB(base.proc.pid).current;
     await base.proc.stop();
 
-    process.stdout.write(`populating ${SERVICES} services and ${PODS} pods through the API (${CONCURRENCY} in flight)...\n`);
+    process.stdout.write(
+      `populating ${SERVICES} services and ${PODS} pods through the API (${CONCURRENCY} in flight)...\n`,
+    );
     const tPop = performance.now();
     const nss = Array.from({ length: NAMESPACES }, (_, i) => `ns-${i}`);
     await pool(nss, CONCURRENCY, (name) => cp.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
-    await pool(Array.from({ length: NODES }, (_, i) => `node-${i}`), CONCURRENCY, (name) => cp.create({ apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: {} }));
+    await pool(
+      Array.from({ length: NODES }, (_, i) => `node-${i}`),
+      CONCURRENCY,
+      (name) => cp.create({ apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: {} }),
+    );
     // Pods are refused until each namespace's default ServiceAccount exists.
     for (const ns of nss) {
       while ((await cp.api('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`)).status !== 200) await sleep(100);
     }
     let done = 0;
-    const progress = setInterval(() => process.stdout.write(`  ${done} objects written after ${((performance.now() - tPop) / 1000).toFixed(0)}s\n`), 30_000);
-    await pool(Array.from({ length: SERVICES }, (_, i) => i), CONCURRENCY, (i) => retrying(`service ${i}`, () => cp.create({
-      apiVersion: 'v1', kind: 'Service',
-      metadata: { name: `svc-${i}`, namespace: nss[i % NAMESPACES] },
-      spec: { ...(i % 10 === 0 ? { clusterIP: 'None' } : {}), selector: { app: `svc-${i}` }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
-    }).then(() => done++)));
+    const progress = setInterval(
+      () =>
+        process.stdout.write(`  ${done} objects written after ${((performance.now() - tPop) / 1000).toFixed(0)}s\n`),
+      30_000,
+    );
+    await pool(
+      Array.from({ length: SERVICES }, (_, i) => i),
+      CONCURRENCY,
+      (i) =>
+        retrying(`service ${i}`, () =>
+          cp
+            .create({
+              apiVersion: 'v1',
+              kind: 'Service',
+              metadata: { name: `svc-${i}`, namespace: nss[i % NAMESPACES] },
+              spec: {
+                ...(i % 10 === 0 ? { clusterIP: 'None' } : {}),
+                selector: { app: `svc-${i}` },
+                ports: [{ name: 'http', port: 80, targetPort: 8080 }],
+              },
+            })
+            .then(() => done++),
+        ),
+    );
     const tServices = performance.now();
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    await pool(Array.from({ length: PODS }, (_, i) => i), CONCURRENCY, async (i) => {
-      const svc = i % SERVICES;
-      const ns = nss[svc % NAMESPACES]!;
-      const name = `pod-${i}`;
-      const ip = `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
-      await retrying(`pod ${i}`, () => cp.create({
-        apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels: { app: `svc-${svc}` } },
-        spec: { nodeName: `node-${i % NODES}`, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'registry.invalid/none:1' }] },
-      }));
-      await retrying(`pod ${i} status`, () => cp.patch('v1', 'Pod', ns, name, {
-        status: {
-          phase: 'Running', hostIP: '192.0.2.100', podIP: ip, podIPs: [{ ip }],
-          conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now }, { type: 'ContainersReady', status: 'True', lastTransitionTime: now }],
-        },
-      }, 'status'));
-      done++;
-    });
+    await pool(
+      Array.from({ length: PODS }, (_, i) => i),
+      CONCURRENCY,
+      async (i) => {
+        const svc = i % SERVICES;
+        const ns = nss[svc % NAMESPACES]!;
+        const name = `pod-${i}`;
+        const ip = `10.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+        await retrying(`pod ${i}`, () =>
+          cp.create({
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name, namespace: ns, labels: { app: `svc-${svc}` } },
+            spec: {
+              nodeName: `node-${i % NODES}`,
+              automountServiceAccountToken: false,
+              containers: [{ name: 'c', image: 'registry.invalid/none:1' }],
+            },
+          }),
+        );
+        await retrying(`pod ${i} status`, () =>
+          cp.patch(
+            'v1',
+            'Pod',
+            ns,
+            name,
+            {
+              status: {
+                phase: 'Running',
+                hostIP: '192.0.2.100',
+                podIP: ip,
+                podIPs: [{ ip }],
+                conditions: [
+                  { type: 'Ready', status: 'True', lastTransitionTime: now },
+                  { type: 'ContainersReady', status: 'True', lastTransitionTime: now },
+                ],
+              },
+            },
+            'status',
+          ),
+        );
+        done++;
+      },
+    );
     clearInterval(progress);
     const tPods = performance.now();
     // The controller writes one slice per selector service (empty at first): wait until every
@@ -335,7 +439,10 @@ async function mainControlPlane(): Promise<void> {
     await sleep(2000);
     const rss = rssMiB(server.proc.pid);
     const pss = pssMiB(server.proc.pid);
-    const svcList = await cp.must<{ items: { metadata: { name: string; namespace: string } }[] }>('GET', '/api/v1/services?limit=20000');
+    const svcList = await cp.must<{ items: { metadata: { name: string; namespace: string } }[] }>(
+      'GET',
+      '/api/v1/services?limit=20000',
+    );
     const queries = svcList.items.map((s) => `${s.metadata.name}.${s.metadata.namespace}.svc.cluster.local A`);
     await runLoad({ port: server.port, queries, proto: 'udp', durationS: 1 });
     const load = await runLoad({ port: server.port, queries, proto: 'udp', durationS: 5 });
@@ -344,7 +451,8 @@ async function mainControlPlane(): Promise<void> {
     const objects = SERVICES + PODS + slices;
     const result = {
       machine: machineDescription(),
-      source: 'control-plane: etcd 3.6.5, kube-apiserver/kube-controller-manager v1.35.4 on 127.0.0.1 (kubeconfig, the chart\'s ClusterRole)',
+      source:
+        "control-plane: etcd 3.6.5, kube-apiserver/kube-controller-manager v1.35.4 on 127.0.0.1 (kubeconfig, the chart's ClusterRole)",
       services: SERVICES,
       pods: PODS,
       endpointSlices: slices,

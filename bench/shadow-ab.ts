@@ -24,17 +24,40 @@ interface Config {
 
 async function setup(label: string, corefile: string, n: number): Promise<Config> {
   const p = port++;
-  const server = new Server({ dnsPort: p, quiet: true, loadSource: async () => ({ path: 'bench', text: corefile.replaceAll('{PORT}', String(p)) }) });
+  const server = new Server({
+    dnsPort: p,
+    quiet: true,
+    loadSource: async () => ({ path: 'bench', text: corefile.replaceAll('{PORT}', String(p)) }),
+  });
   await server.start();
   const spec = [...server.current!.listens.values()][0]!;
   const dispatch = makeDispatch(spec.table, { maxUdpSize: 1232 });
-  const pkt = dnsPacket.encode({ id: 1, type: 'query', flags: dnsPacket.RECURSION_DESIRED, questions: [{ name: 'example.org', type: 'A', class: 'IN' }] });
+  const pkt = dnsPacket.encode({
+    id: 1,
+    type: 'query',
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ name: 'example.org', type: 'A', class: 'IN' }],
+  });
   const ex: Exchange = {
-    proto: 'udp', family: 1, remoteAddress: '127.0.0.1', remotePort: 5555, localAddress: '', localPort: p, server: spec.name,
+    proto: 'udp',
+    family: 1,
+    remoteAddress: '127.0.0.1',
+    remotePort: 5555,
+    localAddress: '',
+    localPort: p,
+    server: spec.name,
     respond: () => undefined,
     done: () => undefined,
   };
-  return { label, n, server, perQueryNs: [], run: () => { for (let i = 0; i < n; i++) dispatch(pkt, ex); } };
+  return {
+    label,
+    n,
+    server,
+    perQueryNs: [],
+    run: () => {
+      for (let i = 0; i < n; i++) dispatch(pkt, ex);
+    },
+  };
 }
 
 function median(a: number[]): number {
@@ -48,9 +71,17 @@ async function main(): Promise<void> {
   const to = `127.0.0.1:${sink.address().port}`;
   const configs = [
     await setup('whoami', '.:{PORT} {\n whoami\n}\n', 200_000),
-    await setup('shadow 0.01 → whoami', `.:{PORT} {\n shadow ${to} {\n  fraction 0.01\n  log_rate 0\n }\n whoami\n}\n`, 200_000),
+    await setup(
+      'shadow 0.01 → whoami',
+      `.:{PORT} {\n shadow ${to} {\n  fraction 0.01\n  log_rate 0\n }\n whoami\n}\n`,
+      200_000,
+    ),
     await setup('whoami (10k rounds)', '.:{PORT} {\n whoami\n}\n', 10_000),
-    await setup('shadow 1 → whoami (10k rounds)', `.:{PORT} {\n shadow ${to} {\n  fraction 1\n  log_rate 0\n  max_outstanding 10000\n  timeout 100ms\n }\n whoami\n}\n`, 10_000),
+    await setup(
+      'shadow 1 → whoami (10k rounds)',
+      `.:{PORT} {\n shadow ${to} {\n  fraction 1\n  log_rate 0\n  max_outstanding 10000\n  timeout 100ms\n }\n whoami\n}\n`,
+      10_000,
+    ),
   ];
   for (let round = 0; round < ROUNDS; round++) {
     for (const c of configs) {
@@ -67,7 +98,11 @@ async function main(): Promise<void> {
     const base = median(configs[i]!.perQueryNs);
     for (const c of [configs[i]!, configs[i + 1]!]) {
       const m = median(c.perQueryNs);
-      process.stdout.write(`${c.label.padEnd(32)} median ${m.toFixed(0).padStart(6)} ns/query  best ${Math.min(...c.perQueryNs).toFixed(0).padStart(6)}  ratio ${(m / base).toFixed(3)}\n`);
+      process.stdout.write(
+        `${c.label.padEnd(32)} median ${m.toFixed(0).padStart(6)} ns/query  best ${Math.min(...c.perQueryNs)
+          .toFixed(0)
+          .padStart(6)}  ratio ${(m / base).toFixed(3)}\n`,
+      );
     }
   }
   for (const c of configs) await c.server.shutdown();

@@ -17,7 +17,22 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuSeconds, ensureDnsperf, kubeadmCorefile, machineDescription, median, percentile, rssMiB, runLoad, serviceQueries, SERVER_NODE_ARGS, startNode, startProcess, writeResults, type Proc } from './lib.js';
+import {
+  cpuSeconds,
+  ensureDnsperf,
+  kubeadmCorefile,
+  machineDescription,
+  median,
+  percentile,
+  rssMiB,
+  runLoad,
+  serviceQueries,
+  SERVER_NODE_ARGS,
+  startNode,
+  startProcess,
+  writeResults,
+  type Proc,
+} from './lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -127,14 +142,29 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
   const coredns = join(root, '.bin/coredns');
   if (!existsSync(coredns)) throw new Error('.bin/coredns is missing: run scripts/install-coredns.sh');
   if (!existsSync(args.node)) throw new Error(`${args.node} is missing: pass another --node`);
-  if (spawnSync('sh', ['-c', 'command -v taskset']).status !== 0 || cpus().length < 2) throw new Error('--vs-coredns needs taskset and two cores');
+  if (spawnSync('sh', ['-c', 'command -v taskset']).status !== 0 || cpus().length < 2)
+    throw new Error('--vs-coredns needs taskset and two cores');
   if (!ensureDnsperf()) throw new Error('--vs-coredns needs dnsperf');
   const nodeVersion = spawnSync(args.node, ['--version'], { encoding: 'utf8' }).stdout.trim();
   const load0 = loadavg();
 
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-vs-coredns-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  const sandbox = await startNode(join(DIST, 'sandbox/main.js'), ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3), '--kubeconfig', kubeconfig], /listening on (http:\/\/\S+)/, null);
+  const sandbox = await startNode(
+    join(DIST, 'sandbox/main.js'),
+    [
+      '--port',
+      '0',
+      '--synthetic-services',
+      String(args.services),
+      '--synthetic-pods',
+      String(args.services * 3),
+      '--kubeconfig',
+      kubeconfig,
+    ],
+    /listening on (http:\/\/\S+)/,
+    null,
+  );
   const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
   const upPort = await port();
   const upstream = await startNode(join(DIST, 'bench/upstream.js'), [String(upPort)], /upstream listening/, 1);
@@ -145,25 +175,57 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
     const cpuList = cores === 1 ? '0' : '0,1';
     const servers: Server[] = [];
     // CoreDNS first, alone on the API server, so that its watches can be counted apart.
-    const cp = { dns: await port(), health: await port(), ready: await port(), metrics: await port(), upstream: upPort };
+    const cp = {
+      dns: await port(),
+      health: await port(),
+      ready: await port(),
+      metrics: await port(),
+      upstream: upPort,
+    };
     const cfile = join(dir, `Corefile.coredns.${cores}`);
     writeFileSync(cfile, kubeadmCorefile(cp, `kubeconfig ${kubeconfig} sandbox`));
     const cproc = await startPinned('coredns', [coredns, '-conf', cfile], /CoreDNS-1\./, cpuList);
     await until(async () => (await httpText(cp.ready, '/ready')).status === 200, 'CoreDNS ready');
     const corednsWatches = await sandboxWatches(url);
     servers.push({ name: 'CoreDNS 1.15.0', port: cp.dns, proc: cproc });
-    const op = { dns: await port(), health: await port(), ready: await port(), metrics: await port(), upstream: upPort };
+    const op = {
+      dns: await port(),
+      health: await port(),
+      ready: await port(),
+      metrics: await port(),
+      upstream: upPort,
+    };
     const ofile = join(dir, `Corefile.clusterdns.${cores}`);
     writeFileSync(ofile, kubeadmCorefile(op, `endpoint ${url}`));
-    const oproc = await startPinned('clusterdns', [args.node, ...SERVER_NODE_ARGS, join(root, 'bin/clusterdns'), '-conf', ofile, '-workers', String(cores)], /^clusterdns-\d/, cpuList);
+    const oproc = await startPinned(
+      'clusterdns',
+      [args.node, ...SERVER_NODE_ARGS, join(root, 'bin/clusterdns'), '-conf', ofile, '-workers', String(cores)],
+      /^clusterdns-\d/,
+      cpuList,
+    );
     await until(async () => (await httpText(op.ready, '/ready')).status === 200, 'clusterdns ready');
-    if (cores > 1) await until(async () => new RegExp(`^clusterdns_query_threads ${cores}$`, 'm').test((await httpText(op.metrics, '/metrics')).body), 'every query thread');
+    if (cores > 1)
+      await until(
+        async () =>
+          new RegExp(`^clusterdns_query_threads ${cores}$`, 'm').test((await httpText(op.metrics, '/metrics')).body),
+        'every query thread',
+      );
     const bothWatches = await sandboxWatches(url);
     servers.push({ name: 'clusterdns', port: op.dns, proc: oproc });
 
     const load = (s: Server, maxQps?: number, latencies = false) =>
-      runLoad({ port: s.port, queries, proto: 'udp', durationS: maxQps ? Math.max(2, Math.ceil(args.duration / 2)) : args.duration, maxQps, latencies, clients: args.clients, cpu: 1 });
-    for (const s of servers) await runLoad({ port: s.port, queries, proto: 'udp', durationS: 1, clients: args.clients, cpu: 1 });
+      runLoad({
+        port: s.port,
+        queries,
+        proto: 'udp',
+        durationS: maxQps ? Math.max(2, Math.ceil(args.duration / 2)) : args.duration,
+        maxQps,
+        latencies,
+        clients: args.clients,
+        cpu: 1,
+      });
+    for (const s of servers)
+      await runLoad({ port: s.port, queries, proto: 'udp', durationS: 1, clients: args.clients, cpu: 1 });
     const sat = new Map<Server, number[]>(servers.map((s) => [s, []]));
     const perCpu = new Map<Server, number[]>(servers.map((s) => [s, []]));
     for (let r = 0; r < args.rounds; r++) {
@@ -185,11 +247,30 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
     }
     for (const s of servers) {
       const m = rssMiB(s.proc.pid);
-      const w = s.name === 'clusterdns' ? (bothWatches !== null && corednsWatches !== null ? bothWatches - corednsWatches : null) : corednsWatches;
-      rows.push({ server: s.name, cores, qps: Math.round(median(sat.get(s)!)), runs: sat.get(s)!.map(Math.round), p50ms: median(half.get(s)!.p50), p99ms: median(half.get(s)!.p99), rssMiB: Number(m.current.toFixed(1)), peakRssMiB: Number(m.peak.toFixed(1)), watches: w, answersPerCpuSecond: Math.round(median(perCpu.get(s)!)) });
+      const w =
+        s.name === 'clusterdns'
+          ? bothWatches !== null && corednsWatches !== null
+            ? bothWatches - corednsWatches
+            : null
+          : corednsWatches;
+      rows.push({
+        server: s.name,
+        cores,
+        qps: Math.round(median(sat.get(s)!)),
+        runs: sat.get(s)!.map(Math.round),
+        p50ms: median(half.get(s)!.p50),
+        p99ms: median(half.get(s)!.p99),
+        rssMiB: Number(m.current.toFixed(1)),
+        peakRssMiB: Number(m.peak.toFixed(1)),
+        watches: w,
+        answersPerCpuSecond: Math.round(median(perCpu.get(s)!)),
+      });
     }
     for (const s of servers) await s.proc.stop();
-    for (const r of rows.slice(-2)) process.stdout.write(`${r.cores} core(s)  ${r.server.padEnd(15)} ${String(r.qps).padStart(7)} qps (${r.runs.join(', ')})  p99@half ${r.p99ms.toFixed(3)} ms  RSS ${r.rssMiB} MiB (peak ${r.peakRssMiB})  ${r.answersPerCpuSecond}/cpu-s  watches ${r.watches ?? '?'}\n`);
+    for (const r of rows.slice(-2))
+      process.stdout.write(
+        `${r.cores} core(s)  ${r.server.padEnd(15)} ${String(r.qps).padStart(7)} qps (${r.runs.join(', ')})  p99@half ${r.p99ms.toFixed(3)} ms  RSS ${r.rssMiB} MiB (peak ${r.peakRssMiB})  ${r.answersPerCpuSecond}/cpu-s  watches ${r.watches ?? '?'}\n`,
+      );
   }
   await upstream.stop();
   await sandbox.stop();
@@ -200,13 +281,18 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
   const lines = [
     `# clusterdns vs CoreDNS 1.15.0, ${new Date().toISOString()}`,
     '',
-    `Machine: ${machine.cpu}, ${machine.cores} cores; load average before the run ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${loadavg().map((x) => x.toFixed(2)).join(' ')}. clusterdns on Node ${nodeVersion} (\`${SERVER_NODE_ARGS.join(' ')}\`), \`-workers\` = cores.`,
+    `Machine: ${machine.cpu}, ${machine.cores} cores; load average before the run ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}. clusterdns on Node ${nodeVersion} (\`${SERVER_NODE_ARGS.join(' ')}\`), \`-workers\` = cores.`,
     `Cluster: sandbox, ${args.services} Services, ${args.services * 3} pods; kubeadm's Corefile (forward to a local upstream). Load: dnsperf, ${args.clients} clients, 200 outstanding, UDP, ${args.duration} s per saturation run, pinned to CPU 1; queries: service A/AAAA (80/20) + 10 % NXDOMAIN.`,
     `${args.rounds} alternating rounds per server at saturation (median), then ${args.rounds} alternating rounds at half of each one's own saturation (median p50/p99). RSS: VmRSS after the runs (peak: VmHWM).`,
     '',
     '| cores | server | QPS | runs | answers per CPU-second | p50 ms @½ | p99 ms @½ | RSS MiB | peak RSS MiB | API watches |',
     '|---:|---|---:|---|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.cores} | ${r.server} | ${r.qps} | ${r.runs.join(', ')} | ${r.answersPerCpuSecond} | ${r.p50ms.toFixed(3)} | ${r.p99ms.toFixed(3)} | ${r.rssMiB} | ${r.peakRssMiB} | ${r.watches ?? '?'} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.cores} | ${r.server} | ${r.qps} | ${r.runs.join(', ')} | ${r.answersPerCpuSecond} | ${r.p50ms.toFixed(3)} | ${r.p99ms.toFixed(3)} | ${r.rssMiB} | ${r.peakRssMiB} | ${r.watches ?? '?'} |`,
+    ),
     '',
     '| ratio | one core | two cores |',
     '|---|---:|---:|',

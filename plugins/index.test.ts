@@ -30,7 +30,9 @@ describe('plugin registry', () => {
   it('rejects a CoreDNS plugin it lacks with the reason', async () => {
     const shared = new SharedResources();
     const opts = {
-      dnsPort: 1053, shared, env: {},
+      dnsPort: 1053,
+      shared,
+      env: {},
       process: { corefilePath: 'Corefile', dnsPort: 1053, version: 'test', queryThread: false },
       core: new FakeCore(),
     };
@@ -42,7 +44,11 @@ describe('plugin registry', () => {
       }
       return 'no error';
     };
-    expect(await failure('.:1053 {\n nomad\n whoami\n}\n')).toBe("Corefile:2 - Error during parsing: Unknown directive 'nomad' (a CoreDNS plugin clusterdns does not implement)");
-    expect(await failure('.:1053 {\n nomadd\n whoami\n}\n')).toBe("Corefile:2 - Error during parsing: Unknown directive 'nomadd'");
+    expect(await failure('.:1053 {\n nomad\n whoami\n}\n')).toBe(
+      "Corefile:2 - Error during parsing: Unknown directive 'nomad' (a CoreDNS plugin clusterdns does not implement)",
+    );
+    expect(await failure('.:1053 {\n nomadd\n whoami\n}\n')).toBe(
+      "Corefile:2 - Error during parsing: Unknown directive 'nomadd'",
+    );
   });
 });

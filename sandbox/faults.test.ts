@@ -29,10 +29,16 @@ function watch(url: string): { lines: string[]; ended: () => boolean; stop: () =
         buf = buf.slice(nl + 1);
       }
     });
-    res.on('end', () => { ended = true; });
-    res.on('error', () => { ended = true; });
+    res.on('end', () => {
+      ended = true;
+    });
+    res.on('error', () => {
+      ended = true;
+    });
   });
-  req.on('error', () => { ended = true; });
+  req.on('error', () => {
+    ended = true;
+  });
   return { lines, ended: () => ended, stop: () => req.destroy() };
 }
 
@@ -70,7 +76,10 @@ describe('fault proxy', () => {
 
 describe('rewindResourceVersion', () => {
   it('sets the counter back, cuts watches, and a watch from the old revision gets 504 Too large', async () => {
-    const sb = await startSandbox({ objects: [svc('a', 'one'), svc('a', 'two'), svc('a', 'three')], log: () => undefined });
+    const sb = await startSandbox({
+      objects: [svc('a', 'one'), svc('a', 'two'), svc('a', 'three')],
+      log: () => undefined,
+    });
     cleanups.push(() => sb.close());
     const old = sb.resourceVersion();
     expect(old).toBe('3');
@@ -93,7 +102,10 @@ describe('rewindResourceVersion', () => {
   });
 
   it('with keepWatches, open watches go on with the lower revisions', async () => {
-    const sb = await startSandbox({ objects: [svc('a', 'one'), svc('a', 'two'), svc('a', 'three')], log: () => undefined });
+    const sb = await startSandbox({
+      objects: [svc('a', 'one'), svc('a', 'two'), svc('a', 'three')],
+      log: () => undefined,
+    });
     cleanups.push(() => sb.close());
     const w = watch(`${sb.url}/api/v1/services?watch=true&resourceVersion=3`);
     cleanups.push(() => w.stop());

@@ -65,14 +65,28 @@ describe('fixture examples/cluster.yaml', () => {
       [
         'default/kubernetes',
         'kube-system/kube-dns',
-        ...['svc1', 'svc2', 'dual', 'v6only', 'noname', 'hl', 'hlnp', 'hlempty', 'skew', 'manual', 'ext', 'extint', 'extip'].map(
-          (n) => `testns/${n}`,
-        ),
+        ...[
+          'svc1',
+          'svc2',
+          'dual',
+          'v6only',
+          'noname',
+          'hl',
+          'hlnp',
+          'hlempty',
+          'skew',
+          'manual',
+          'ext',
+          'extint',
+          'extip',
+        ].map((n) => `testns/${n}`),
       ].sort(),
     );
     const ip = (k: string): string[] | undefined => byName.get(k)?.spec?.clusterIPs;
     expect(ip('default/kubernetes')).toEqual(['10.96.0.1']);
-    expect(byName.get('default/kubernetes')?.spec?.ports).toEqual([{ name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 }]);
+    expect(byName.get('default/kubernetes')?.spec?.ports).toEqual([
+      { name: 'https', port: 443, protocol: 'TCP', targetPort: 6443 },
+    ]);
     expect(ip('kube-system/kube-dns')).toEqual(['10.96.0.10']);
     expect(byName.get('kube-system/kube-dns')?.spec?.ports?.map((p) => `${p.name} ${p.port}/${p.protocol}`)).toEqual([
       'dns 53/UDP',
@@ -80,7 +94,12 @@ describe('fixture examples/cluster.yaml', () => {
       'metrics 9153/TCP',
     ]);
     expect(ip('testns/svc1')).toEqual(['10.96.0.11']);
-    expect(byName.get('testns/svc1')?.spec?.ports?.[0]).toMatchObject({ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 });
+    expect(byName.get('testns/svc1')?.spec?.ports?.[0]).toMatchObject({
+      name: 'http',
+      port: 80,
+      protocol: 'TCP',
+      targetPort: 8080,
+    });
     expect(byName.get('testns/svc2')?.spec?.ports?.map((p) => p.name)).toEqual(['http', 'https']);
     expect(ip('testns/dual')).toEqual(['10.96.0.13', 'fd00:10:96::13']);
     expect(ip('testns/v6only')).toEqual(['fd00:10:96::14']);
@@ -97,7 +116,19 @@ describe('fixture examples/cluster.yaml', () => {
     const slices = await discovery.listEndpointSliceForAllNamespaces({});
     const sl = new Map(slices.items.map((s) => [s.metadata?.name ?? '', s]));
     expect([...sl.keys()].sort()).toEqual(
-      ['hl-v4', 'hl-v6', 'hlempty-x', 'hlnp-x', 'kube-dns-x', 'kubernetes', 'manual-1', 'skew-a', 'skew-b', 'svc1-abc', 'svc2-abc'].sort(),
+      [
+        'hl-v4',
+        'hl-v6',
+        'hlempty-x',
+        'hlnp-x',
+        'kube-dns-x',
+        'kubernetes',
+        'manual-1',
+        'skew-a',
+        'skew-b',
+        'svc1-abc',
+        'svc2-abc',
+      ].sort(),
     );
     for (const s of slices.items) expect(s.metadata?.labels?.['kubernetes.io/service-name']).toBeTruthy();
     const summary = (name: string): string[] =>
@@ -179,10 +210,13 @@ describe('file watching', () => {
     expect((await core.listNamespace({})).items.map((n) => n.metadata?.name)).toEqual(['n']);
     writeAtomic(a, stringify({ apiVersion: 'v1', kind: 'List', items: [svc('n', 'a1'), svc('n', 'a2')] }));
     let names: string[] = [];
-    await waitFor(() => `a2 to appear; services: ${names.join(',')}`, async () => {
-      names = (await core.listServiceForAllNamespaces({})).items.map((s) => s.metadata?.name ?? '');
-      return names.length === 2;
-    });
+    await waitFor(
+      () => `a2 to appear; services: ${names.join(',')}`,
+      async () => {
+        names = (await core.listServiceForAllNamespaces({})).items.map((s) => s.metadata?.name ?? '');
+        return names.length === 2;
+      },
+    );
     expect(names).toEqual(['a1', 'a2']);
   });
 

@@ -36,8 +36,9 @@ describe('CLI', () => {
 
   it('generates a synthetic cluster from flags', async () => {
     const lines: string[] = [];
-    sb = await runCli(['--synthetic-services', '5', '--synthetic-pods', '20', '--synthetic-namespaces', '2', '--seed', '9'], (l) =>
-      lines.push(l),
+    sb = await runCli(
+      ['--synthetic-services', '5', '--synthetic-pods', '20', '--synthetic-namespaces', '2', '--seed', '9'],
+      (l) => lines.push(l),
     );
     const pods = (await (await fetch(`${sb?.url ?? ''}/api/v1/pods`)).json()) as { items: unknown[] };
     expect(pods.items).toHaveLength(20);

@@ -66,7 +66,11 @@ export function parseCli(args: string[]): { opts: SandboxOptions; kubeconfig?: s
     strict: true,
   });
   if (values.help) return undefined;
-  const opts: SandboxOptions = { port: int('port', values.port) ?? 0, host: values.host ?? '127.0.0.1', files: values.file ?? [] };
+  const opts: SandboxOptions = {
+    port: int('port', values.port) ?? 0,
+    host: values.host ?? '127.0.0.1',
+    files: values.file ?? [],
+  };
   const services = int('synthetic-services', values['synthetic-services']);
   const pods = int('synthetic-pods', values['synthetic-pods']);
   if (services !== undefined || pods !== undefined) {
@@ -74,7 +78,9 @@ export function parseCli(args: string[]): { opts: SandboxOptions; kubeconfig?: s
     opts.synthetic = {
       services: services ?? Math.max(1, Math.ceil((pods ?? 0) / 15)),
       ...(pods !== undefined ? { pods } : {}),
-      ...(values['synthetic-namespaces'] !== undefined ? { namespaces: int('synthetic-namespaces', values['synthetic-namespaces']) ?? 1 } : {}),
+      ...(values['synthetic-namespaces'] !== undefined
+        ? { namespaces: int('synthetic-namespaces', values['synthetic-namespaces']) ?? 1 }
+        : {}),
       ...(hf !== undefined ? { headlessFraction: Number(hf) } : {}),
       ...(values.seed !== undefined ? { seed: int('seed', values.seed) ?? 1 } : {}),
     };

@@ -192,7 +192,8 @@ export function normaliseObject(
     if (typeof md['uid'] !== 'string' || md['uid'] === '') md['uid'] = randomUUID();
     if (typeof md['creationTimestamp'] !== 'string') md['creationTimestamp'] = rfc3339(new Date());
   }
-  if (md['labels'] !== undefined && !isObject(md['labels'])) throw new ObjectError(`${kind} ${name}: metadata.labels must be a mapping`);
+  if (md['labels'] !== undefined && !isObject(md['labels']))
+    throw new ObjectError(`${kind} ${name}: metadata.labels must be a mapping`);
   applyDefaults(res, body, name);
   return { res, namespace, name, body };
 }
@@ -229,14 +230,16 @@ function applyDefaults(res: ResourceDef, body: JsonObject, name: string): void {
         for (const p of ports) {
           if (!isObject(p)) continue;
           if (p['protocol'] === undefined) p['protocol'] = 'TCP';
-          if (p['targetPort'] === undefined && p['port'] !== undefined && spec['type'] !== 'ExternalName') p['targetPort'] = p['port'];
+          if (p['targetPort'] === undefined && p['port'] !== undefined && spec['type'] !== 'ExternalName')
+            p['targetPort'] = p['port'];
         }
       }
       if (body['status'] === undefined) body['status'] = { loadBalancer: {} };
       break;
     }
     case 'EndpointSlice': {
-      if (typeof body['addressType'] !== 'string') throw new ObjectError(`EndpointSlice ${name}: addressType is required`);
+      if (typeof body['addressType'] !== 'string')
+        throw new ObjectError(`EndpointSlice ${name}: addressType is required`);
       if (body['endpoints'] === undefined || body['endpoints'] === null) body['endpoints'] = [];
       const ports = body['ports'];
       if (Array.isArray(ports)) {
@@ -247,7 +250,8 @@ function applyDefaults(res: ResourceDef, body: JsonObject, name: string): void {
     case 'Pod': {
       const status = ensureObject(body, 'status');
       if (status['phase'] === undefined) status['phase'] = 'Pending';
-      if (typeof status['podIP'] === 'string' && status['podIPs'] === undefined) status['podIPs'] = [{ ip: status['podIP'] }];
+      if (typeof status['podIP'] === 'string' && status['podIPs'] === undefined)
+        status['podIPs'] = [{ ip: status['podIP'] }];
       break;
     }
   }

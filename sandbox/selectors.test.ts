@@ -48,7 +48,9 @@ describe('field selectors', () => {
       { field: 'metadata.namespace', neg: true, value: 'b' },
       { field: 'status.phase', neg: false, value: 'Running' },
     ]);
-    expect(parseFieldSelector('metadata.name=a\\,b\\=c')).toEqual([{ field: 'metadata.name', neg: false, value: 'a,b=c' }]);
+    expect(parseFieldSelector('metadata.name=a\\,b\\=c')).toEqual([
+      { field: 'metadata.name', neg: false, value: 'a,b=c' },
+    ]);
     expect(parseFieldSelector('')).toEqual([]);
     expect(() => parseFieldSelector('metadata.name')).toThrow(SelectorError);
     expect(() => parseFieldSelector('metadata.name=a\\b')).toThrow(SelectorError);

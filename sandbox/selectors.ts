@@ -5,7 +5,13 @@
  */
 import { SelectorError } from '../src/util/labelselector.js';
 
-export { SelectorError, parseLabelRequirements, parseLabelSelector, type LabelSelector, type Labels } from '../src/util/labelselector.js';
+export {
+  SelectorError,
+  parseLabelRequirements,
+  parseLabelSelector,
+  type LabelSelector,
+  type Labels,
+} from '../src/util/labelselector.js';
 
 export interface FieldRequirement {
   field: string;

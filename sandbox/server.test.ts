@@ -60,7 +60,12 @@ describe('list', () => {
         { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } },
         svc('a', 'x'),
         svc('b', 'y'),
-        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'a' }, status: { podIP: '10.0.0.1', phase: 'Running' } },
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'p', namespace: 'a' },
+          status: { podIP: '10.0.0.1', phase: 'Running' },
+        },
         {
           apiVersion: 'discovery.k8s.io/v1',
           kind: 'EndpointSlice',
@@ -132,13 +137,25 @@ describe('list', () => {
         svc('n1', 'a'),
         svc('n2', 'a'),
         svc('n2', 'b'),
-        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'run', namespace: 'n1' }, status: { phase: 'Running', podIP: '10.0.0.1' } },
-        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'done', namespace: 'n1' }, status: { phase: 'Succeeded', podIP: '10.0.0.2' } },
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'run', namespace: 'n1' },
+          status: { phase: 'Running', podIP: '10.0.0.1' },
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'done', namespace: 'n1' },
+          status: { phase: 'Succeeded', podIP: '10.0.0.2' },
+        },
       ],
     });
     const { core } = clientsFor(sb.url);
     const names = async (fieldSelector: string): Promise<string[]> =>
-      (await core.listServiceForAllNamespaces({ fieldSelector })).items.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`);
+      (await core.listServiceForAllNamespaces({ fieldSelector })).items.map(
+        (s) => `${s.metadata?.namespace}/${s.metadata?.name}`,
+      );
     expect(await names('metadata.name=a')).toEqual(['n1/a', 'n2/a']);
     expect(await names('metadata.name==a,metadata.namespace=n2')).toEqual(['n2/a']);
     expect(await names('metadata.namespace!=n1')).toEqual(['n2/a', 'n2/b']);
@@ -152,7 +169,9 @@ describe('list', () => {
   });
 
   it('gets single objects and answers 404 Status for missing objects and unknown paths', async () => {
-    sb = await startSandbox({ objects: [svc('n', 'a'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } }] });
+    sb = await startSandbox({
+      objects: [svc('n', 'a'), { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } }],
+    });
     const { core } = clientsFor(sb.url);
     const a = await core.readNamespacedService({ namespace: 'n', name: 'a' });
     expect(a.kind).toBe('Service');
@@ -196,10 +215,14 @@ describe('list', () => {
     const p1 = await core.listServiceForAllNamespaces({ limit: 1 });
     sb.apply(svc('n', 'd'));
     sb.compact();
-    const err = await core.listServiceForAllNamespaces({ limit: 1, _continue: p1.metadata?._continue }).catch((e: unknown) => e);
+    const err = await core
+      .listServiceForAllNamespaces({ limit: 1, _continue: p1.metadata?._continue })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiException);
     expect((err as ApiException<unknown>).code).toBe(410);
-    const r = await raw(`${sb.url}/api/v1/services?limit=1&continue=${encodeURIComponent(p1.metadata?._continue ?? '')}`);
+    const r = await raw(
+      `${sb.url}/api/v1/services?limit=1&continue=${encodeURIComponent(p1.metadata?._continue ?? '')}`,
+    );
     expect(r.status).toBe(410);
     const st = JSON.parse(r.body) as { kind: string; reason: string; code: number; metadata: { continue?: string } };
     expect([st.kind, st.reason, st.code]).toEqual(['Status', 'Expired', 410]);
@@ -225,7 +248,9 @@ describe('list', () => {
     const ahead = await core.listServiceForAllNamespaces({ resourceVersion: '9999' }).catch((e: unknown) => e);
     expect((ahead as ApiException<unknown>).code).toBe(504);
     sb.compact();
-    const gone = await core.listServiceForAllNamespaces({ resourceVersion: rv, resourceVersionMatch: 'Exact' }).catch((e: unknown) => e);
+    const gone = await core
+      .listServiceForAllNamespaces({ resourceVersion: rv, resourceVersionMatch: 'Exact' })
+      .catch((e: unknown) => e);
     expect((gone as ApiException<unknown>).code).toBe(410);
   });
 
@@ -252,21 +277,35 @@ describe('control API', () => {
   it('apply fills server metadata and keeps uid/creationTimestamp on replace; remove accepts kind aliases', async () => {
     sb = await startSandbox({});
     const { core } = clientsFor(sb.url);
-    sb.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', resourceVersion: '999' }, spec: { clusterIP: '10.96.0.5' } });
+    sb.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'a', resourceVersion: '999' },
+      spec: { clusterIP: '10.96.0.5' },
+    });
     const a1 = await core.readNamespacedService({ namespace: 'default', name: 'a' });
     expect(a1.metadata?.resourceVersion).toBe(sb.resourceVersion());
     expect(a1.metadata?.uid).toBeTruthy();
-    sb.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', labels: { v: '2' } }, spec: { clusterIP: '10.96.0.5' } });
+    sb.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'a', labels: { v: '2' } },
+      spec: { clusterIP: '10.96.0.5' },
+    });
     const a2 = await core.readNamespacedService({ namespace: 'default', name: 'a' });
     expect(a2.metadata?.uid).toBe(a1.metadata?.uid);
     expect(a2.metadata?.creationTimestamp).toEqual(a1.metadata?.creationTimestamp);
     expect(Number(a2.metadata?.resourceVersion)).toBeGreaterThan(Number(a1.metadata?.resourceVersion));
     expect(a2.metadata?.labels).toEqual({ v: '2' });
 
-    expect(() => sb?.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } })).toThrow(/unsupported kind/);
+    expect(() => sb?.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } })).toThrow(
+      /unsupported kind/,
+    );
     expect(() => sb?.apply({ apiVersion: 'v1', kind: 'Service', metadata: {} })).toThrow(/metadata.name/);
     expect(() => sb?.apply({ apiVersion: 'v2', kind: 'Service', metadata: { name: 'x' } })).toThrow(/apiVersion/);
-    expect(() => sb?.apply({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'x' } })).toThrow(/addressType/);
+    expect(() =>
+      sb?.apply({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'x' } }),
+    ).toThrow(/addressType/);
 
     const rv = sb.resourceVersion();
     sb.remove('svc', 'default', 'nope'); // absent: no event, no new revision
@@ -294,7 +333,12 @@ describe('watch', () => {
     sb.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' } }); // other resource
     sb.apply(svc('m', 'c'));
     await waitFor('four events', () => w.events.length >= 4);
-    expect(w.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['ADDED b', 'MODIFIED a', 'DELETED b', 'ADDED c']);
+    expect(w.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual([
+      'ADDED b',
+      'MODIFIED a',
+      'DELETED b',
+      'ADDED c',
+    ]);
     expect(w.events.every((e) => e.object['kind'] === 'Service' && e.object['apiVersion'] === 'v1')).toBe(true);
     const rvs = w.events.map((e) => Number(rvOf(e.object)));
     expect(rvs).toEqual([...rvs].sort((x, y) => x - y));
@@ -330,7 +374,9 @@ describe('watch', () => {
     const w = await collectWatch(watch, '/api/v1/services', { resourceVersion: rv, allowWatchBookmarks: true });
     await waitFor('bookmark', () => w.events.length >= 1);
     sb.apply(svc('n', 'b'));
-    await waitFor('later bookmark', () => w.events.some((e) => e.type === 'BOOKMARK' && Number(rvOf(e.object)) > Number(rv)));
+    await waitFor('later bookmark', () =>
+      w.events.some((e) => e.type === 'BOOKMARK' && Number(rvOf(e.object)) > Number(rv)),
+    );
     const bm = w.events[0];
     expect(bm?.type).toBe('BOOKMARK');
     expect(bm?.object).toEqual({ kind: 'Service', apiVersion: 'v1', metadata: { resourceVersion: rv } });
@@ -352,7 +398,13 @@ describe('watch', () => {
     expect(err).toBeNull();
     expect(w.events).toHaveLength(1);
     expect(w.events[0]?.type).toBe('ERROR');
-    expect(w.events[0]?.object).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 });
+    expect(w.events[0]?.object).toMatchObject({
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'Expired',
+      code: 410,
+    });
     // the current revision is still watchable after compaction
     const ok = await collectWatch(watch, '/api/v1/services', { resourceVersion: sb.resourceVersion() });
     sb.apply(svc('n', 'c'));
@@ -409,19 +461,38 @@ describe('watch', () => {
       fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown',
     });
     sb.apply(slice('x-1', '10.0.0.2'));
-    sb.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' }, status: { phase: 'Running', podIP: '10.0.0.2' } });
-    sb.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' }, status: { phase: 'Succeeded', podIP: '10.0.0.2' } });
+    sb.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'n' },
+      status: { phase: 'Running', podIP: '10.0.0.2' },
+    });
+    sb.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'n' },
+      status: { phase: 'Succeeded', podIP: '10.0.0.2' },
+    });
     sb.remove('endpointslices', 'n', 'x-1');
     await waitFor('slice and pod events', () => w.events.length >= 2 && pw.events.length >= 2);
     expect(w.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['MODIFIED x-1', 'DELETED x-1']);
-    expect(w.events[0]?.object).toMatchObject({ kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1', addressType: 'IPv4' });
+    expect(w.events[0]?.object).toMatchObject({
+      kind: 'EndpointSlice',
+      apiVersion: 'discovery.k8s.io/v1',
+      addressType: 'IPv4',
+    });
     // the pod leaving the field selector is seen as DELETED
     expect(pw.events.map((e) => `${e.type} ${nameOf(e.object)}`)).toEqual(['ADDED p', 'DELETED p']);
     w.abort();
     pw.abort();
 
     const legacy = await raw(`${sb.url}/api/v1/watch/namespaces/n/pods?timeoutSeconds=1`);
-    expect(legacy.body.trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(['ADDED']);
+    expect(
+      legacy.body
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { type: string }).type),
+    ).toEqual(['ADDED']);
   });
 
   it('sends initial events and the initial-events-end bookmark with sendInitialEvents=true', async () => {
@@ -453,7 +524,10 @@ describe('watch', () => {
     expect(w.events.map((e) => nameOf(e.object))).toEqual(['c']);
     w.abort();
     const far = await raw(`${sb.url}/api/v1/services?watch=1&resourceVersion=999999`);
-    expect(JSON.parse(far.body.trim())).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 504, reason: 'Timeout' } });
+    expect(JSON.parse(far.body.trim())).toMatchObject({
+      type: 'ERROR',
+      object: { kind: 'Status', code: 504, reason: 'Timeout' },
+    });
   });
 
   it('survives clients that go away in the middle of a large list or initial watch dump', async () => {
@@ -489,7 +563,9 @@ describe('watch', () => {
     void err;
     const listErr = await core.listServiceForAllNamespaces({}).catch((e: unknown) => e);
     expect(listErr).toBeInstanceOf(Error);
-    expect(String((listErr as Error).message) + String((listErr as { code?: unknown }).code)).toMatch(/ECONNREFUSED|fetch failed|request to/);
+    expect(String((listErr as Error).message) + String((listErr as { code?: unknown }).code)).toMatch(
+      /ECONNREFUSED|fetch failed|request to/,
+    );
     const port = sb.port;
     sb.apply(svc('n', 'b'));
     await sb.setOffline(false);

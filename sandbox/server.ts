@@ -312,7 +312,8 @@ class SandboxServer implements Sandbox {
       case 403: {
         const group = m && 'res' in m ? m.res.group : '';
         const verb = info.query['watch'] !== undefined ? 'watch' : 'list';
-        const scope = m && 'res' in m && m.namespace !== undefined ? `in the namespace "${m.namespace}"` : 'at the cluster scope';
+        const scope =
+          m && 'res' in m && m.namespace !== undefined ? `in the namespace "${m.namespace}"` : 'at the cluster scope';
         message = `${plural} is forbidden: User "system:anonymous" cannot ${verb} resource "${plural}" in API group "${group}" ${scope}`;
         extra['details'] = { kind: plural };
         break;
@@ -349,11 +350,17 @@ class SandboxServer implements Sandbox {
         sendJson(res, 200, {
           kind: 'APIVersions',
           versions: ['v1'],
-          serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: `${this.opts.host ?? '127.0.0.1'}:${this.port}` }],
+          serverAddressByClientCIDRs: [
+            { clientCIDR: '0.0.0.0/0', serverAddress: `${this.opts.host ?? '127.0.0.1'}:${this.port}` },
+          ],
         });
         return;
       case '/apis':
-        sendJson(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [{ ...DISCOVERY_GROUP, kind: undefined, apiVersion: undefined }] });
+        sendJson(res, 200, {
+          kind: 'APIGroupList',
+          apiVersion: 'v1',
+          groups: [{ ...DISCOVERY_GROUP, kind: undefined, apiVersion: undefined }],
+        });
         return;
       case '/apis/discovery.k8s.io':
         sendJson(res, 200, DISCOVERY_GROUP);
@@ -427,9 +434,14 @@ class SandboxServer implements Sandbox {
     if (cont !== undefined && cont !== '') {
       const tok = decodeContinue(cont);
       if (!tok) {
-        sendStatus(res, 400, 'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)', {
-          reason: 'BadRequest',
-        });
+        sendStatus(
+          res,
+          400,
+          'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
+          {
+            reason: 'BadRequest',
+          },
+        );
         return;
       }
       if (tok.rv !== -1 && tok.rv < this.store.compactedRevision) {
@@ -448,13 +460,20 @@ class SandboxServer implements Sandbox {
       const rvText = q['resourceVersion'];
       if (rvText !== undefined && rvText !== '' && rvText !== '0') {
         if (!/^\d+$/.test(rvText)) {
-          sendStatus(res, 400, `resourceVersion: Invalid value: "${rvText}": strconv.ParseUint: parsing "${rvText}": invalid syntax`);
+          sendStatus(
+            res,
+            400,
+            `resourceVersion: Invalid value: "${rvText}": strconv.ParseUint: parsing "${rvText}": invalid syntax`,
+          );
           return;
         }
         const want = Number(rvText);
         if (want > this.store.revision) {
           sendStatus(res, 504, `Too large resource version: ${want}, current: ${this.store.revision}`, {
-            details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+            details: {
+              causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+              retryAfterSeconds: 1,
+            },
           });
           return;
         }
@@ -520,13 +539,20 @@ class SandboxServer implements Sandbox {
     const match = makeMatcher({ ...sel, namespace });
     const rvText = q['resourceVersion'];
     if (rvText !== undefined && rvText !== '' && !/^\d+$/.test(rvText)) {
-      sendStatus(res, 400, `resourceVersion: Invalid value: "${rvText}": strconv.ParseUint: parsing "${rvText}": invalid syntax`);
+      sendStatus(
+        res,
+        400,
+        `resourceVersion: Invalid value: "${rvText}": strconv.ParseUint: parsing "${rvText}": invalid syntax`,
+      );
       return;
     }
     const bookmarks = parseBool(q['allowWatchBookmarks']);
     const sendInitial = parseBool(q['sendInitialEvents']);
     const timeoutText = q['timeoutSeconds'];
-    const timeoutMs = timeoutText !== undefined && /^\d+$/.test(timeoutText) && Number(timeoutText) > 0 ? Number(timeoutText) * 1000 : undefined;
+    const timeoutMs =
+      timeoutText !== undefined && /^\d+$/.test(timeoutText) && Number(timeoutText) > 0
+        ? Number(timeoutText) * 1000
+        : undefined;
 
     res.writeHead(200, { ...JSON_HEADERS, 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
@@ -545,7 +571,10 @@ class SandboxServer implements Sandbox {
           } else if (Date.now() - t0 >= 3000) {
             clearInterval(poll);
             const status = statusObject(504, `Too large resource version: ${from}, current: ${this.store.revision}`, {
-              details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+              details: {
+                causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+                retryAfterSeconds: 1,
+              },
             });
             res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
           }

@@ -3,7 +3,14 @@
  * pre-serialised JSON, an in-memory event log for watch replay with a compaction point, and
  * point-in-time snapshots for consistent paged lists.
  */
-import { type Indexed, type JsonObject, type Normalised, type ResourceDef, RESOURCES, indexObject } from './resources.js';
+import {
+  type Indexed,
+  type JsonObject,
+  type Normalised,
+  type ResourceDef,
+  RESOURCES,
+  indexObject,
+} from './resources.js';
 
 export interface Rec extends Indexed {
   res: ResourceDef;

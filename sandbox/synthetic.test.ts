@@ -3,7 +3,10 @@ import { type Sandbox, startSandbox } from './server.js';
 import { MAX_ENDPOINTS_PER_SLICE, generateCluster } from './synthetic.js';
 import { clientsFor } from './testkit.js';
 
-type Obj = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } };
+type Obj = Record<string, unknown> & {
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+};
 
 interface Slice {
   addressType: string;

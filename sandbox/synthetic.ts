@@ -25,8 +25,36 @@ export interface GenerateOptions {
 export const MAX_ENDPOINTS_PER_SLICE = 100;
 const PODS_PER_NODE = 100;
 const ZONES = ['zone-a', 'zone-b', 'zone-c'];
-const NS_WORDS = ['payments', 'checkout', 'search', 'identity', 'catalog', 'billing', 'ml', 'monitoring', 'ingress', 'data', 'media', 'social'];
-const SVC_WORDS = ['api', 'web', 'worker', 'cache', 'gateway', 'frontend', 'backend', 'auth', 'db', 'queue', 'index', 'render', 'notify', 'store'];
+const NS_WORDS = [
+  'payments',
+  'checkout',
+  'search',
+  'identity',
+  'catalog',
+  'billing',
+  'ml',
+  'monitoring',
+  'ingress',
+  'data',
+  'media',
+  'social',
+];
+const SVC_WORDS = [
+  'api',
+  'web',
+  'worker',
+  'cache',
+  'gateway',
+  'frontend',
+  'backend',
+  'auth',
+  'db',
+  'queue',
+  'index',
+  'render',
+  'notify',
+  'store',
+];
 const ALNUM = 'bcdfghjklmnpqrstvwxz2456789';
 
 function ipv4(n: number): string {
@@ -43,7 +71,8 @@ export function generateCluster(opts: GenerateOptions): unknown[] {
 /** The same objects as generateCluster, produced lazily (one service's objects at a time). */
 export function* generateObjects(opts: GenerateOptions): Generator<Record<string, unknown>> {
   const services = Math.max(0, Math.floor(opts.services));
-  const totalPods = opts.pods !== undefined ? Math.max(0, Math.floor(opts.pods)) : services * (opts.podsPerService ?? 3);
+  const totalPods =
+    opts.pods !== undefined ? Math.max(0, Math.floor(opts.pods)) : services * (opts.podsPerService ?? 3);
   const nsCount = Math.max(1, Math.floor(opts.namespaces ?? Math.min(10, Math.max(1, services))));
   const headlessFraction = opts.headlessFraction ?? 0.1;
   const notReady = opts.notReadyFraction ?? 0.02;
@@ -139,10 +168,18 @@ export function* generateObjects(opts: GenerateOptions): Generator<Record<string
           namespace: ns,
           uid: podUid,
           creationTimestamp: created,
-          labels: headless ? { app: name, 'statefulset.kubernetes.io/pod-name': podName } : { app: name, 'pod-template-hash': hash },
+          labels: headless
+            ? { app: name, 'statefulset.kubernetes.io/pod-name': podName }
+            : { app: name, 'pod-template-hash': hash },
         },
         spec: {
-          containers: [{ name: 'app', image: `registry.example.com/${ns}/${name}:1.4.2`, ports: [{ containerPort: 8080, protocol: 'TCP' }] }],
+          containers: [
+            {
+              name: 'app',
+              image: `registry.example.com/${ns}/${name}:1.4.2`,
+              ports: [{ containerPort: 8080, protocol: 'TCP' }],
+            },
+          ],
           nodeName,
           restartPolicy: 'Always',
           schedulerName: 'default-scheduler',
@@ -186,7 +223,9 @@ export function* generateObjects(opts: GenerateOptions): Generator<Record<string
             ...(headless ? { 'service.kubernetes.io/headless': '' } : {}),
           },
           annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': created },
-          ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name, uid: svcUid, controller: true, blockOwnerDeletion: true }],
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'Service', name, uid: svcUid, controller: true, blockOwnerDeletion: true },
+          ],
         },
         addressType: 'IPv4',
         endpoints: endpoints.slice(c * MAX_ENDPOINTS_PER_SLICE, (c + 1) * MAX_ENDPOINTS_PER_SLICE),

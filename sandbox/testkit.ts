@@ -66,7 +66,11 @@ export function svc(namespace: string, name: string, extra: Record<string, unkno
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name, namespace, ...(labels ? { labels } : {}) },
-    spec: { clusterIP: '10.96.0.100', ports: [{ name: 'http', port: 80 }], ...(spec as Record<string, unknown> | undefined) },
+    spec: {
+      clusterIP: '10.96.0.100',
+      ports: [{ name: 'http', port: 80 }],
+      ...(spec as Record<string, unknown> | undefined),
+    },
     ...rest,
   };
 }

@@ -30,13 +30,17 @@ export class CapabilitySet {
 
   provide<T>(cap: Capability<T>, value: T): void {
     if (this.sealed) throw new Error(`capability ${cap.name} offered after setup`);
-    if (this.values.has(cap as Capability<unknown>)) throw new Error(`capability ${cap.name} offered twice in one server block`);
+    if (this.values.has(cap as Capability<unknown>))
+      throw new Error(`capability ${cap.name} offered twice in one server block`);
     this.values.set(cap as Capability<unknown>, value);
   }
 
   /** The offered value, or undefined when no plugin of the block offers it. */
   lookup<T>(cap: Capability<T>): T | undefined {
-    if (!this.sealed) throw new Error(`capability ${cap.name} looked up during setup; look it up in the handler factory or a startup hook`);
+    if (!this.sealed)
+      throw new Error(
+        `capability ${cap.name} looked up during setup; look it up in the handler factory or a startup hook`,
+      );
     return this.values.get(cap as Capability<unknown>) as T | undefined;
   }
 

@@ -1,5 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkLogFormat, jsonLine, logger, rfc3339Nano, setLogFormat, setLogSink, stdLog, writeLine, writeQueryLine } from './log.js';
+import {
+  checkLogFormat,
+  jsonLine,
+  logger,
+  rfc3339Nano,
+  setLogFormat,
+  setLogSink,
+  stdLog,
+  writeLine,
+  writeQueryLine,
+} from './log.js';
 
 describe('log lines', () => {
   const lines: string[] = [];
@@ -13,11 +23,15 @@ describe('log lines', () => {
     setLogFormat('text');
   });
 
-  it('text (the default): `[LEVEL] plugin/name: msg`, one trailing newline dropped as Go\'s log.Print does', () => {
+  it("text (the default): `[LEVEL] plugin/name: msg`, one trailing newline dropped as Go's log.Print does", () => {
     logger('reload').info('Running configuration SHA512 = ab\n');
     stdLog.info('Reloading');
     writeQueryLine('127.0.0.1:1 - 2 "A IN a. udp 19 false 512" NOERROR qr 19 0.1s', { id: 2 });
-    expect(lines).toEqual(['[INFO] plugin/reload: Running configuration SHA512 = ab', '[INFO] Reloading', '[INFO] 127.0.0.1:1 - 2 "A IN a. udp 19 false 512" NOERROR qr 19 0.1s']);
+    expect(lines).toEqual([
+      '[INFO] plugin/reload: Running configuration SHA512 = ab',
+      '[INFO] Reloading',
+      '[INFO] 127.0.0.1:1 - 2 "A IN a. udp 19 false 512" NOERROR qr 19 0.1s',
+    ]);
   });
 
   it('json: time, level, msg, plugin, then the fields, in that order; slog level names; the newline kept', () => {
@@ -43,18 +57,20 @@ describe('log lines', () => {
     ]);
   });
 
-  it('escapes as Go\'s slog: quotes, control characters, U+2028/U+2029; <>& as they are', () => {
+  it("escapes as Go's slog: quotes, control characters, U+2028/U+2029; <>& as they are", () => {
     const line = jsonLine('INFO', 'a"b\\c\n\t\u0001<>&\u2028\u2029é', undefined, undefined, 'T');
     expect(line).toBe('{"time":"T","level":"INFO","msg":"a\\"b\\\\c\\n\\t\\u0001<>&\\u2028\\u2029é"}');
     expect((JSON.parse(line) as { msg: string }).msg).toBe('a"b\\c\n\t\u0001<>&\u2028\u2029é');
   });
 
   it('RFC 3339 with nanoseconds, trailing zeros dropped', () => {
-    expect(rfc3339Nano(Date.UTC(2026, 10, 24, 4, 51, 55, 236) + 0.5)).toMatch(/^2026-11-2\dT\d\d:\d\d:55\.2365(Z|[+-]\d\d:\d\d)$/);
+    expect(rfc3339Nano(Date.UTC(2026, 10, 24, 4, 51, 55, 236) + 0.5)).toMatch(
+      /^2026-11-2\dT\d\d:\d\d:55\.2365(Z|[+-]\d\d:\d\d)$/,
+    );
     expect(rfc3339Nano(Date.UTC(2026, 0, 2, 3, 4, 5))).toMatch(/:05(Z|[+-]\d\d:\d\d)$/);
   });
 
-  it('accepts text and json only, with CoreDNS\'s message', () => {
+  it("accepts text and json only, with CoreDNS's message", () => {
     expect(checkLogFormat('json')).toBe('json');
     expect(() => checkLogFormat('JSON')).toThrow('unknown log format "JSON": expected text or json');
   });

@@ -61,7 +61,8 @@ let jsonFormat = false;
 
 /** The `-log-format` values, and CoreDNS's error for any other (clog.Configure). */
 export function checkLogFormat(format: string): LogFormat {
-  if (format !== 'text' && format !== 'json') throw new Error(`unknown log format ${jsonString(format)}: expected text or json`);
+  if (format !== 'text' && format !== 'json')
+    throw new Error(`unknown log format ${jsonString(format)}: expected text or json`);
   return format;
 }
 
@@ -85,7 +86,13 @@ export function enableDebug(on: boolean): void {
   debugEnabled = on;
 }
 
-const JSON_LEVEL: Record<Level, string> = { INFO: 'INFO', WARNING: 'WARN', ERROR: 'ERROR', DEBUG: 'DEBUG', FATAL: 'FATAL' };
+const JSON_LEVEL: Record<Level, string> = {
+  INFO: 'INFO',
+  WARNING: 'WARN',
+  ERROR: 'ERROR',
+  DEBUG: 'DEBUG',
+  FATAL: 'FATAL',
+};
 
 function pad(n: number, width = 2): string {
   return String(n).padStart(width, '0');
@@ -98,7 +105,8 @@ export function rfc3339Nano(epochMs = performance.timeOrigin + performance.now()
   const nanos = Math.min(999_999_999, Math.round((epochMs - ms) * 1e6) + (ms % 1000) * 1e6);
   const frac = String(nanos).padStart(9, '0').replace(/0+$/, '');
   const off = -d.getTimezoneOffset();
-  const zone = off === 0 ? 'Z' : `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
+  const zone =
+    off === 0 ? 'Z' : `${off < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}${frac ? `.${frac}` : ''}${zone}`;
 }
 
@@ -114,7 +122,13 @@ function jsonValue(v: Attr): string {
 }
 
 /** One JSON line as CoreDNS's slog handler writes it: time, level, msg, plugin, then `attrs`. */
-export function jsonLine(level: Level, msg: string, plugin?: string, attrs?: Readonly<Record<string, Attr>>, time = rfc3339Nano()): string {
+export function jsonLine(
+  level: Level,
+  msg: string,
+  plugin?: string,
+  attrs?: Readonly<Record<string, Attr>>,
+  time = rfc3339Nano(),
+): string {
   let line = `{"time":"${time}","level":"${JSON_LEVEL[level]}","msg":${jsonString(msg)}`;
   if (plugin !== undefined) line += `,"plugin":${jsonString(plugin)}`;
   if (attrs) for (const k of Object.keys(attrs)) line += `,${jsonString(k)}:${jsonValue(attrs[k]!)}`;

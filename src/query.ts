@@ -74,7 +74,12 @@ export class Reply {
    */
   ednsOptions: EdnsOption[] | null = null;
 
-  constructor(wire: Buffer | null, msg: Message | null, readonly plugin: string, shared = false) {
+  constructor(
+    wire: Buffer | null,
+    msg: Message | null,
+    readonly plugin: string,
+    shared = false,
+  ) {
     this.wireBytes = wire;
     this.msg = msg;
     this.sharedWire = wire !== null && shared;
@@ -190,16 +195,30 @@ export class Query {
   }
 
   /** Query id. */
-  get id(): number { return this.req.id; }
+  get id(): number {
+    return this.req.id;
+  }
   /** Question name as asked (client's letter case), absolute with trailing dot. */
-  get name(): string { return this.req.name; }
+  get name(): string {
+    return this.req.name;
+  }
   /** Lower-cased question name, absolute. */
-  get lname(): string { return this.req.lname; }
-  get qtype(): number { return this.req.qtype; }
-  get qclass(): number { return this.req.qclass; }
-  get proto(): Proto { return this.transport.proto; }
+  get lname(): string {
+    return this.req.lname;
+  }
+  get qtype(): number {
+    return this.req.qtype;
+  }
+  get qclass(): number {
+    return this.req.qclass;
+  }
+  get proto(): Proto {
+    return this.transport.proto;
+  }
   /** DO bit of the query's EDNS. */
-  get do(): boolean { return this.req.edns !== null && this.req.edns.do; }
+  get do(): boolean {
+    return this.req.edns !== null && this.req.edns.do;
+  }
 
   /**
    * Buffer size the reply must fit in: 512 for UDP without EDNS, the advertised EDNS size (at least

@@ -50,12 +50,27 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
   } catch (e) {
     startupFailure((e as Error).message);
   }
-  const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: flags.tcpMaxConns, maxConnectionsPerSource: flags.tcpMaxConnsPerSource };
+  const tcpLimits = {
+    ...DEFAULT_TCP_LIMITS,
+    maxConnections: flags.tcpMaxConns,
+    maxConnectionsPerSource: flags.tcpMaxConnsPerSource,
+  };
   const print = (line: string) => writeStdout(`${bannerLine(line)}\n`);
   const pool = threads > 1 ? new QueryThreads(threads - 1, flags) : null;
   // A reload completes once every thread runs the new configuration (SIGUSR1 or the reload plugin).
-  const afterReload = pool ? async (inst: Instance) => void (await pool.reload(inst.source, portsOf(server))) : undefined;
-  const server = new Server({ dnsPort: flags.dnsPort, loadSource, quiet: flags.quiet, tcpLimits, print, reusePort: pool !== null, replication: pool?.hub, afterReload });
+  const afterReload = pool
+    ? async (inst: Instance) => void (await pool.reload(inst.source, portsOf(server)))
+    : undefined;
+  const server = new Server({
+    dnsPort: flags.dnsPort,
+    loadSource,
+    quiet: flags.quiet,
+    tcpLimits,
+    print,
+    reusePort: pool !== null,
+    replication: pool?.hub,
+    afterReload,
+  });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
   // Trapped before the start, as CoreDNS traps its signals: a SIGUSR1 meanwhile would otherwise
   // open Node's inspector, a SIGHUP or SIGUSR2 would end the process.

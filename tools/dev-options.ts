@@ -13,7 +13,12 @@ export const DEV_HOST = '127.0.0.1';
 export type PortName = 'dns' | 'health' | 'ready' | 'metrics';
 export const PORT_NAMES: readonly PortName[] = ['dns', 'health', 'ready', 'metrics'];
 
-export const DEFAULT_PORTS: Readonly<Record<PortName, number>> = { dns: 1053, health: 8080, ready: 8181, metrics: 9153 };
+export const DEFAULT_PORTS: Readonly<Record<PortName, number>> = {
+  dns: 1053,
+  health: 8080,
+  ready: 8181,
+  metrics: 9153,
+};
 
 /** `--dns-port` and `CLUSTERDNS_DNS_PORT`, etc. */
 export const flagOf = (p: PortName): string => `--${p}-port`;
@@ -47,9 +52,13 @@ export function devUsage(): string {
     'with examples/Corefile.dev, all on 127.0.0.1. Options (or environment variables):',
   ];
   for (const p of PORT_NAMES) {
-    lines.push(`  ${`${flagOf(p)} PORT`.padEnd(22)}${`(${envOf(p)})`.padEnd(28)}${p} port, default ${DEFAULT_PORTS[p]}`);
+    lines.push(
+      `  ${`${flagOf(p)} PORT`.padEnd(22)}${`(${envOf(p)})`.padEnd(28)}${p} port, default ${DEFAULT_PORTS[p]}`,
+    );
   }
-  lines.push(`  ${'--upstream ADDR'.padEnd(22)}${`(${UPSTREAM_ENV})`.padEnd(28)}forward's upstream (file or host:port), default ${DEFAULT_UPSTREAM}`);
+  lines.push(
+    `  ${'--upstream ADDR'.padEnd(22)}${`(${UPSTREAM_ENV})`.padEnd(28)}forward's upstream (file or host:port), default ${DEFAULT_UPSTREAM}`,
+  );
   lines.push(
     '',
     'A default port that is in use is replaced by a free one; a port given explicitly must be free.',
@@ -59,7 +68,8 @@ export function devUsage(): string {
 }
 
 function parsePort(text: string, what: string): number {
-  if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new DevOptionError(`${what}: "${text}" is not a port number (0-65535)`);
+  if (!/^\d{1,5}$/.test(text) || Number(text) > 65535)
+    throw new DevOptionError(`${what}: "${text}" is not a port number (0-65535)`);
   return Number(text);
 }
 
@@ -67,7 +77,10 @@ export function parseDevArgs(argv: readonly string[], env: Readonly<Record<strin
   const ports = {} as Record<PortName, PortRequest>;
   for (const p of PORT_NAMES) {
     const v = env[envOf(p)];
-    ports[p] = v !== undefined && v !== '' ? { port: parsePort(v, envOf(p)), from: envOf(p) } : { port: DEFAULT_PORTS[p], from: 'default' };
+    ports[p] =
+      v !== undefined && v !== ''
+        ? { port: parsePort(v, envOf(p)), from: envOf(p) }
+        : { port: DEFAULT_PORTS[p], from: 'default' };
   }
   const rest: string[] = [];
   let help = false;
@@ -81,7 +94,8 @@ export function parseDevArgs(argv: readonly string[], env: Readonly<Record<strin
     const u = /^--upstream(?:=(.*))?$/.exec(arg);
     if (u) {
       const v = u[1] ?? argv[++i];
-      if (v === undefined || v.trim() === '') throw new DevOptionError('--upstream needs an address or a resolv.conf file');
+      if (v === undefined || v.trim() === '')
+        throw new DevOptionError('--upstream needs an address or a resolv.conf file');
       upstream = v;
       continue;
     }
@@ -127,7 +141,9 @@ function holdUdp(port: number): Promise<Held | null> {
   return new Promise((resolve) => {
     const s = dgram.createSocket('udp4');
     s.once('error', () => resolve(null));
-    s.bind({ port, address: DEV_HOST, exclusive: true }, () => resolve({ close: () => new Promise<void>((r) => s.close(() => r())) }));
+    s.bind({ port, address: DEV_HOST, exclusive: true }, () =>
+      resolve({ close: () => new Promise<void>((r) => s.close(() => r())) }),
+    );
   });
 }
 
@@ -166,11 +182,16 @@ export async function choosePorts(requests: Readonly<Record<PortName, PortReques
       let got = await hold(req.port, udp);
       if (!got && req.from === 'default') {
         got = await hold(0, udp);
-        if (got) notes.push(`port ${req.port} (${p}) is in use on ${DEV_HOST}: using ${got.port} instead (set ${flagOf(p)} or ${envOf(p)} to choose)`);
+        if (got)
+          notes.push(
+            `port ${req.port} (${p}) is in use on ${DEV_HOST}: using ${got.port} instead (set ${flagOf(p)} or ${envOf(p)} to choose)`,
+          );
       }
       if (!got) {
         const by = req.from === 'default' ? 'no free port found' : `asked for by ${req.from}`;
-        throw new DevOptionError(`port ${req.port} (${p}${udp ? ', UDP and TCP' : ''}) is in use on ${DEV_HOST} (${by}); choose another, or 0 for any free port`);
+        throw new DevOptionError(
+          `port ${req.port} (${p}${udp ? ', UDP and TCP' : ''}) is in use on ${DEV_HOST} (${by}); choose another, or 0 for any free port`,
+        );
       }
       held.push(...got.held);
       ports[p] = got.port;

@@ -10,7 +10,16 @@ import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../sandbox/server.js';
 import { main } from '../src/main.js';
 import {
-  choosePorts, DEV_HOST, devUsage, DevOptionError, envOf, parseDevArgs, PORT_NAMES, UPSTREAM_ENV, type ChosenPorts, type DevOptions,
+  choosePorts,
+  DEV_HOST,
+  devUsage,
+  DevOptionError,
+  envOf,
+  parseDevArgs,
+  PORT_NAMES,
+  UPSTREAM_ENV,
+  type ChosenPorts,
+  type DevOptions,
 } from './dev-options.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');

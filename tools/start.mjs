@@ -40,7 +40,9 @@ try {
   // Only shown.
 }
 
-process.stdout.write(`npm start: [1/2] compiling ${files || 'the'} TypeScript files into dist/ (tsc -p tsconfig.build.json; about 25 s on 2 cores)\n`);
+process.stdout.write(
+  `npm start: [1/2] compiling ${files || 'the'} TypeScript files into dist/ (tsc -p tsconfig.build.json; about 25 s on 2 cores)\n`,
+);
 // tsc prints nothing until it is done: show that it is working. On a terminal one line counts the
 // seconds; otherwise (CI, a pipe) a line every 5 s.
 const report = () => {

@@ -27,42 +27,72 @@ function run(h: Handler, q: Query): number {
   return r;
 }
 
-const answered = (): FakeNext => new FakeNext((q: Query) => {
-  q.writeWire(Buffer.from(q.raw), 'fake');
-  return 0;
-});
+const answered = (): FakeNext =>
+  new FakeNext((q: Query) => {
+    q.writeWire(Buffer.from(q.raw), 'fake');
+    return 0;
+  });
 
 describe('acl: setup', () => {
   it.each([
-    ['acl {\n allowx\n}', 'plugin/acl: Corefile:2 - Error during parsing: unexpected token "allowx"; expect \'allow\', \'block\', \'filter\' or \'drop\''],
-    ['acl {\n Block type A\n}', 'plugin/acl: Corefile:2 - Error during parsing: unexpected token "Block"; expect \'allow\', \'block\', \'filter\' or \'drop\' (write \'block\' in lower case)'],
-    ['acl {\n block foo A\n}', 'plugin/acl: Corefile:2 - Error during parsing: unexpected token "foo"; expect \'type | net\''],
+    [
+      'acl {\n allowx\n}',
+      "plugin/acl: Corefile:2 - Error during parsing: unexpected token \"allowx\"; expect 'allow', 'block', 'filter' or 'drop'",
+    ],
+    [
+      'acl {\n Block type A\n}',
+      "plugin/acl: Corefile:2 - Error during parsing: unexpected token \"Block\"; expect 'allow', 'block', 'filter' or 'drop' (write 'block' in lower case)",
+    ],
+    [
+      'acl {\n block foo A\n}',
+      'plugin/acl: Corefile:2 - Error during parsing: unexpected token "foo"; expect \'type | net\'',
+    ],
     ['acl {\n block type\n}', 'plugin/acl: Corefile:2 - Error during parsing: no token specified in "type" section'],
     ['acl {\n block net\n}', 'plugin/acl: Corefile:2 - Error during parsing: no token specified in "net" section'],
-    ['acl {\n block type a\n}', 'plugin/acl: Corefile:2 - Error during parsing: unexpected token "a"; expect legal QTYPE'],
-    ['acl {\n block type TYPE65\n}', 'plugin/acl: Corefile:2 - Error during parsing: unexpected token "TYPE65"; expect legal QTYPE'],
-    ['acl {\n allow type A\n block net 10.0.0.300\n}', 'plugin/acl: Corefile:3 - Error during parsing: illegal CIDR notation "10.0.0.300/32"'],
-    ['acl {\n block type A net foo/33\n}', 'plugin/acl: Corefile:2 - Error during parsing: illegal CIDR notation "foo/33"'],
-    ['acl {\n block net 10.0.0.0/33\n}', 'plugin/acl: Corefile:2 - Error during parsing: illegal CIDR notation "10.0.0.0/33"'],
+    [
+      'acl {\n block type a\n}',
+      'plugin/acl: Corefile:2 - Error during parsing: unexpected token "a"; expect legal QTYPE',
+    ],
+    [
+      'acl {\n block type TYPE65\n}',
+      'plugin/acl: Corefile:2 - Error during parsing: unexpected token "TYPE65"; expect legal QTYPE',
+    ],
+    [
+      'acl {\n allow type A\n block net 10.0.0.300\n}',
+      'plugin/acl: Corefile:3 - Error during parsing: illegal CIDR notation "10.0.0.300/32"',
+    ],
+    [
+      'acl {\n block type A net foo/33\n}',
+      'plugin/acl: Corefile:2 - Error during parsing: illegal CIDR notation "foo/33"',
+    ],
+    [
+      'acl {\n block net 10.0.0.0/33\n}',
+      'plugin/acl: Corefile:2 - Error during parsing: illegal CIDR notation "10.0.0.0/33"',
+    ],
   ])('%j', (text, message) => {
     expect(setupErr(text)).toBe(message);
   });
 
   it('reports every unknown action of an occurrence (for -validate)', () => {
     try {
-      void acl.setup(dispenserFor('acl {\n permit type A {\n  x\n }\n deny\n block type A\n}', 'acl'), fakeSetupContext());
+      void acl.setup(
+        dispenserFor('acl {\n permit type A {\n  x\n }\n deny\n block type A\n}', 'acl'),
+        fakeSetupContext(),
+      );
       expect.unreachable();
     } catch (e) {
       expect(e).toBeInstanceOf(ConfigErrorList);
       expect((e as ConfigErrorList).errors.map((x) => x.describe())).toEqual([
-        'plugin/acl: Corefile:2 - Error during parsing: unexpected token "permit"; expect \'allow\', \'block\', \'filter\' or \'drop\'',
-        'plugin/acl: Corefile:5 - Error during parsing: unexpected token "deny"; expect \'allow\', \'block\', \'filter\' or \'drop\'',
+        "plugin/acl: Corefile:2 - Error during parsing: unexpected token \"permit\"; expect 'allow', 'block', 'filter' or 'drop'",
+        "plugin/acl: Corefile:5 - Error during parsing: unexpected token \"deny\"; expect 'allow', 'block', 'filter' or 'drop'",
       ]);
     }
   });
 
   it('accepts `*`, bare addresses and IPv6 networks', () => {
-    expect(() => build('acl example.org {\n block type * A net * 10.0.0.1\n allow net 2001:db8::/32 ::1\n filter\n}', answered())).not.toThrow();
+    expect(() =>
+      build('acl example.org {\n block type * A net * 10.0.0.1\n allow net 2001:db8::/32 ::1\n filter\n}', answered()),
+    ).not.toThrow();
   });
 });
 
@@ -77,7 +107,12 @@ describe('acl: decisions', () => {
     expect(rcode(m)).toBe(5);
     expect(m.flag_rd).toBe(true);
     expect(m.questions).toEqual([{ name: 'Example.org', type: 'MX', class: 'IN' }]);
-    const opt = m.additionals[0] as unknown as { type: string; udpPayloadSize: number; flags: number; options: { code: number; data: Buffer }[] };
+    const opt = m.additionals[0] as unknown as {
+      type: string;
+      udpPayloadSize: number;
+      flags: number;
+      options: { code: number; data: Buffer }[];
+    };
     expect(opt.type).toBe('OPT');
     expect(opt.udpPayloadSize).toBe(4096);
     expect(opt.flags & 0x8000).toBe(0x8000);
@@ -91,7 +126,9 @@ describe('acl: decisions', () => {
     const m = decode(q.reply!.wire());
     expect(rcode(m)).toBe(0);
     expect(m.answers).toEqual([]);
-    expect((m.additionals[0] as unknown as { options: { code: number; data: Buffer }[] }).options[0]!.data.toString('hex')).toBe('0011');
+    expect(
+      (m.additionals[0] as unknown as { options: { code: number; data: Buffer }[] }).options[0]!.data.toString('hex'),
+    ).toBe('0011');
   });
 
   it('drops: no reply, the query is marked dropped', () => {
@@ -106,7 +143,10 @@ describe('acl: decisions', () => {
 
   it('the first matching policy wins; allow ends every rule; zones limit a rule', () => {
     const next = answered();
-    const h = build('acl example.org {\n allow type A net 10.244.0.0/16\n block type A\n}\nacl {\n block type A\n}\nacl other.org {\n filter\n}', next);
+    const h = build(
+      'acl example.org {\n allow type A net 10.244.0.0/16\n block type A\n}\nacl {\n block type A\n}\nacl other.org {\n filter\n}',
+      next,
+    );
     const fromPod = { transport: { remoteAddress: '10.244.2.7' } };
     const fromElsewhere = { transport: { remoteAddress: '192.0.2.1' } };
     const q1 = makeQuery('www.example.org', 'A', fromPod);
@@ -141,8 +181,13 @@ describe('acl: decisions', () => {
 
   it('counts blocked, filtered, dropped per zone and allowed per server', async () => {
     const h = build('acl example.org {\n block type MX\n filter type TXT\n drop type SRV\n}', answered());
-    const value = async (c: typeof metrics.blocked | typeof metrics.allowed, labels: Record<string, string>): Promise<number> =>
-      (await c.get()).values.find((v) => Object.entries(labels).every(([k, x]) => (v.labels as Record<string, string | number | undefined>)[k] === x))?.value ?? 0;
+    const value = async (
+      c: typeof metrics.blocked | typeof metrics.allowed,
+      labels: Record<string, string>,
+    ): Promise<number> =>
+      (await c.get()).values.find((v) =>
+        Object.entries(labels).every(([k, x]) => (v.labels as Record<string, string | number | undefined>)[k] === x),
+      )?.value ?? 0;
     const before = {
       b: await value(metrics.blocked, { server: 'dns://:53', zone: 'example.org.', view: '' }),
       f: await value(metrics.filtered, { server: 'dns://:53', zone: 'example.org.', view: '' }),
@@ -183,14 +228,24 @@ describe('acl: over real sockets', () => {
   let metricsPort: number;
   beforeAll(async () => {
     metricsPort = await freePort();
-    srv = await startServer(`. {\n  prometheus 127.0.0.1:${metricsPort}\n  acl {\n    drop type SRV\n    block type MX net 127.0.0.0/8\n  }\n  whoami\n}\n`);
+    srv = await startServer(
+      `. {\n  prometheus 127.0.0.1:${metricsPort}\n  acl {\n    drop type SRV\n    block type MX net 127.0.0.0/8\n  }\n  whoami\n}\n`,
+    );
   });
   afterAll(async () => {
     await srv.stop();
   });
 
   it('a dropped UDP query gets no reply; the queries after it are answered (blocked, allowed)', async () => {
-    const ids = await udpUntil(srv.port, [encodeQuery('example.org', 'SRV', { id: 1 }), encodeQuery('example.org', 'MX', { id: 2 }), encodeQuery('example.org', 'A', { id: 3 })], 3);
+    const ids = await udpUntil(
+      srv.port,
+      [
+        encodeQuery('example.org', 'SRV', { id: 1 }),
+        encodeQuery('example.org', 'MX', { id: 2 }),
+        encodeQuery('example.org', 'A', { id: 3 }),
+      ],
+      3,
+    );
     expect(ids).not.toContain(1);
     expect(ids).toContain(2);
     const r = decode(await udpExchange(srv.port, encodeQuery('example.org', 'MX')));
@@ -199,7 +254,11 @@ describe('acl: over real sockets', () => {
 
   it('prometheus counts a dropped query as CoreDNS does: NOERROR, no plugin, size 0', async () => {
     const port = srv.port;
-    await udpUntil(port, [encodeQuery('drop.example.org', 'SRV', { id: 11 }), encodeQuery('drop.example.org', 'A', { id: 12 })], 12);
+    await udpUntil(
+      port,
+      [encodeQuery('drop.example.org', 'SRV', { id: 11 }), encodeQuery('drop.example.org', 'A', { id: 12 })],
+      12,
+    );
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const line = (re: RegExp): string | undefined => text.split('\n').find((l) => re.test(l));
     expect(line(/^coredns_dns_responses_total\{.*rcode="SERVFAIL"/)).toBeUndefined();
@@ -209,8 +268,14 @@ describe('acl: over real sockets', () => {
   });
 
   it('on TCP a dropped query gets nothing and the connection keeps answering', async () => {
-    const packets = [encodeQuery('example.org', 'A', { id: 1 }), encodeQuery('example.org', 'SRV', { id: 2 }), encodeQuery('example.org', 'A', { id: 3 })];
-    const replies = await tcpQueries(srv.port, packets, 10_000, '127.0.0.1', (rs) => [1, 3].every((id) => rs.some((r) => r.id === id)));
+    const packets = [
+      encodeQuery('example.org', 'A', { id: 1 }),
+      encodeQuery('example.org', 'SRV', { id: 2 }),
+      encodeQuery('example.org', 'A', { id: 3 }),
+    ];
+    const replies = await tcpQueries(srv.port, packets, 10_000, '127.0.0.1', (rs) =>
+      [1, 3].every((id) => rs.some((r) => r.id === id)),
+    );
     expect(replies.map((r) => r.id).sort()).toEqual([1, 3]);
   });
 });

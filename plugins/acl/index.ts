@@ -53,7 +53,13 @@ function edeReply(q: Query, rcode: number, info: number): Message {
   const m = replyTo(q.request, rcode);
   const data = Buffer.alloc(2);
   data.writeUInt16BE(info, 0);
-  m.additionals.push({ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: 0x8000, options: [{ code: EDE_CODE, data }] } as unknown as Message['additionals'][number]);
+  m.additionals.push({
+    type: 'OPT',
+    name: '.',
+    udpPayloadSize: 4096,
+    flags: 0x8000,
+    options: [{ code: EDE_CODE, data }],
+  } as unknown as Message['additionals'][number]);
   return m;
 }
 
@@ -62,7 +68,10 @@ export class AclHandler implements Handler {
   /** The allowed counter of the last server label (one listener per handler in practice). */
   private allowedServer = '';
   private allowedCell: { inc(): void } | null = null;
-  constructor(private readonly rules: readonly Rule[], private readonly next: Handler | null) {}
+  constructor(
+    private readonly rules: readonly Rule[],
+    private readonly next: Handler | null,
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     const server = q.transport.server;

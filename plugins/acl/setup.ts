@@ -11,7 +11,8 @@ import { qtypeFromName } from '../../src/dns/constants.js';
 export type Action = 'allow' | 'block' | 'filter' | 'drop';
 const ACTIONS: readonly Action[] = ['allow', 'block', 'filter', 'drop'];
 
-const actionOption = (name: Action, summary: string) => option(name, { rest: str('type QTYPE... net SOURCE...'), min: 0, repeat: 'all', summary });
+const actionOption = (name: Action, summary: string) =>
+  option(name, { rest: str('type QTYPE... net SOURCE...'), min: 0, repeat: 'all', summary });
 
 export const ACL_OPTIONS = directive('acl', {
   args: { rest: zoneArg(), min: 0 },
@@ -94,7 +95,8 @@ function parsePolicy(o: ParsedOption): Policy {
         const bits = n.slice(slash + 1);
         const fam = isIP(addr);
         const max = fam === 4 ? 32 : 128;
-        if (fam === 0 || !/^\d{1,3}$/.test(bits) || Number(bits) > max) throw fail(`illegal CIDR notation ${JSON.stringify(n)}`);
+        if (fam === 0 || !/^\d{1,3}$/.test(bits) || Number(bits) > max)
+          throw fail(`illegal CIDR notation ${JSON.stringify(n)}`);
         if (fam === 4) (v4 ??= new BlockList()).addSubnet(addr, Number(bits), 'ipv4');
         else (v6 ??= new BlockList()).addSubnet(addr, Number(bits), 'ipv6');
       }
@@ -111,8 +113,15 @@ function actionErrors(e: unknown): unknown {
     const m = /^unknown property '(.*)'$/.exec(x.message);
     if (!m) return x;
     // CoreDNS accepts any letter case here; the declared options are matched as written.
-    const hint = (ACTIONS as readonly string[]).includes(m[1]!.toLowerCase()) ? ` (write '${m[1]!.toLowerCase()}' in lower case)` : '';
-    return new ConfigError(`unexpected token ${JSON.stringify(m[1])}; expect 'allow', 'block', 'filter' or 'drop'${hint}`, x.file, x.line, x.plugin);
+    const hint = (ACTIONS as readonly string[]).includes(m[1]!.toLowerCase())
+      ? ` (write '${m[1]!.toLowerCase()}' in lower case)`
+      : '';
+    return new ConfigError(
+      `unexpected token ${JSON.stringify(m[1])}; expect 'allow', 'block', 'filter' or 'drop'${hint}`,
+      x.file,
+      x.line,
+      x.plugin,
+    );
   };
   if (e instanceof ConfigErrorList) return new ConfigErrorList(e.errors.map(fix));
   if (e instanceof ConfigError) return fix(e);

@@ -7,7 +7,10 @@ import { FakeNext } from '../../test/helpers/upstream.js';
 
 describe('any', () => {
   it.each([
-    ['any x', "plugin/any: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'x'"],
+    [
+      'any x',
+      "plugin/any: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'x'",
+    ],
     ['any {\n foo\n}', "plugin/any: Corefile:1 - Error during parsing: Unexpected token '{', expecting argument"],
   ])('setup error %j', (text, message) => {
     expect(configError(() => any.setup(dispenserFor(text, 'any'), fakeSetupContext()), text).describe()).toBe(message);
@@ -24,7 +27,16 @@ describe('any', () => {
     expect(rcode(m)).toBe(0);
     expect(m.flag_aa).toBe(false);
     expect(m.flag_rd).toBe(true);
-    expect(m.answers).toEqual([{ name: 'Example.ORG', type: 'HINFO', class: 'IN', ttl: 8482, flush: false, data: { cpu: 'ANY obsoleted', os: 'See RFC 8482' } }]);
+    expect(m.answers).toEqual([
+      {
+        name: 'Example.ORG',
+        type: 'HINFO',
+        class: 'IN',
+        ttl: 8482,
+        flush: false,
+        data: { cpu: 'ANY obsoleted', os: 'See RFC 8482' },
+      },
+    ]);
   });
 
   it('passes every other type on', () => {

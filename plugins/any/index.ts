@@ -21,7 +21,13 @@ export class AnyHandler implements Handler {
   serve(q: Query): number | Promise<number> {
     if (q.qtype !== Qtype.ANY) return nextOrFailure(this.name, this.next, q);
     const m = replyTo(q.request);
-    m.answers.push({ name: toPacketName(q.name), type: 'HINFO', class: 'IN', ttl: HINFO_TTL, data: { cpu: 'ANY obsoleted', os: 'See RFC 8482' } });
+    m.answers.push({
+      name: toPacketName(q.name),
+      type: 'HINFO',
+      class: 'IN',
+      ttl: HINFO_TTL,
+      data: { cpu: 'ANY obsoleted', os: 'See RFC 8482' },
+    });
     q.write(m, this.name);
     return 0;
   }

@@ -25,21 +25,35 @@ import { resolvConfSearch } from '../../src/util/resolvconf.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'autopath-test-'));
 const RESOLV = join(dir, 'resolv.conf');
-writeFileSync(RESOLV, 'nameserver 10.0.0.2\nsearch Default.svc.cluster.local. svc.cluster.local cluster.local\noptions ndots:5\n');
+writeFileSync(
+  RESOLV,
+  'nameserver 10.0.0.2\nsearch Default.svc.cluster.local. svc.cluster.local cluster.local\noptions ndots:5\n',
+);
 
 describe('setup', () => {
   it('reads the search list of a resolv.conf file, normalised, plus the empty element; zones default to the block', () => {
     const cfg = parseAutopath(dispenserFor(`autopath ${RESOLV}`), ['cluster.local.']);
-    expect(cfg).toEqual({ zones: ['cluster.local.'], plugin: null, search: ['default.svc.cluster.local.', 'svc.cluster.local.', 'cluster.local.', ''] });
+    expect(cfg).toEqual({
+      zones: ['cluster.local.'],
+      plugin: null,
+      search: ['default.svc.cluster.local.', 'svc.cluster.local.', 'cluster.local.', ''],
+    });
   });
 
   it('takes @PLUGIN and explicit zones', () => {
-    expect(parseAutopath(dispenserFor('autopath cluster.local. Example.ORG @kubernetes'), ['.'])).toEqual({ zones: ['cluster.local.', 'example.org.'], plugin: 'kubernetes', search: [] });
+    expect(parseAutopath(dispenserFor('autopath cluster.local. Example.ORG @kubernetes'), ['.'])).toEqual({
+      zones: ['cluster.local.', 'example.org.'],
+      plugin: 'kubernetes',
+      search: [],
+    });
   });
 
   it.each([
     ['autopath', /no resolv-conf specified/],
-    ['autopath /nonexistent/resolv.conf', /failed to parse "\/nonexistent\/resolv.conf": open \/nonexistent\/resolv.conf: no such file or directory/],
+    [
+      'autopath /nonexistent/resolv.conf',
+      /failed to parse "\/nonexistent\/resolv.conf": open \/nonexistent\/resolv.conf: no such file or directory/,
+    ],
   ])('%s → error', (text, re) => {
     expect(() => parseAutopath(dispenserFor(text), ['.'])).toThrow(re);
   });
@@ -51,14 +65,20 @@ describe('setup', () => {
   });
 
   /** A handler plugin that offers no search path (as whoami). */
-  const whoami: PluginDef = { name: 'whoami', repeat: 'error', setup: () => (next) => ({ name: 'whoami', serve: (q) => next!.serve(q) }) };
+  const whoami: PluginDef = {
+    name: 'whoami',
+    repeat: 'error',
+    setup: () => (next) => ({ name: 'whoami', serve: (q) => next!.serve(q) }),
+  };
 
   it('@PLUGIN naming a plugin of the block without search-path support fails at startup; an absent one does nothing (CoreDNS 1.15.0)', async () => {
     const block = new TestInstance().block({ zones: ['.'] });
     await block.setup(autopath, 'autopath @whoami');
     await block.setup(whoami, 'whoami');
     block.seal();
-    await expect(block.instance.start()).rejects.toThrow('plugin/autopath: whoami does not implement the AutoPather interface');
+    await expect(block.instance.start()).rejects.toThrow(
+      'plugin/autopath: whoami does not implement the AutoPather interface',
+    );
     const alone = new TestInstance().block({ zones: ['.'] });
     const factory = await alone.setup(autopath, 'autopath @kubernetes');
     alone.seal();
@@ -68,20 +88,40 @@ describe('setup', () => {
     expect(next.seen.map((q) => q.name)).toEqual(['x.default.svc.cluster.local.']);
   });
 
-  it.each(['before', 'after'])('@kubernetes: the search path is the capability the block\'s kubernetes offers (set up %s autopath)', async (order) => {
-    const block = new TestInstance().block({ zones: ['.'] });
-    const offer = (): void => block.context('kubernetes').provide(SEARCH_PATH, { plugin: 'kubernetes', autoPath: (q) => (q.transport.remoteAddress === TEST_TRANSPORT.remoteAddress ? PATH : null) });
-    if (order === 'before') offer();
-    const factory = await block.setup(autopath, 'autopath @kubernetes');
-    if (order === 'after') offer();
-    block.seal();
-    await block.instance.start();
-    const next = new FakeNext((q) => answer(q, q.lname === 'x.' ? Rcode.NOERROR : Rcode.NXDOMAIN, q.lname === 'x.' ? [a('x', '192.0.2.8', 7)] : []));
-    const q = makeQuery('x.default.svc.cluster.local.', 'A');
-    await factory!(next).serve(q);
-    expect(next.seen.map((s) => s.lname)).toEqual(['x.default.svc.cluster.local.', 'x.svc.cluster.local.', 'x.cluster.local.', 'x.c.proj.internal.', 'x.']);
-    expect(rrStrings(q.reply!.peek().answers)).toEqual(['x.default.svc.cluster.local. 7 CNAME x', 'x. 7 A 192.0.2.8']);
-  });
+  it.each(['before', 'after'])(
+    "@kubernetes: the search path is the capability the block's kubernetes offers (set up %s autopath)",
+    async (order) => {
+      const block = new TestInstance().block({ zones: ['.'] });
+      const offer = (): void =>
+        block
+          .context('kubernetes')
+          .provide(SEARCH_PATH, {
+            plugin: 'kubernetes',
+            autoPath: (q) => (q.transport.remoteAddress === TEST_TRANSPORT.remoteAddress ? PATH : null),
+          });
+      if (order === 'before') offer();
+      const factory = await block.setup(autopath, 'autopath @kubernetes');
+      if (order === 'after') offer();
+      block.seal();
+      await block.instance.start();
+      const next = new FakeNext((q) =>
+        answer(q, q.lname === 'x.' ? Rcode.NOERROR : Rcode.NXDOMAIN, q.lname === 'x.' ? [a('x', '192.0.2.8', 7)] : []),
+      );
+      const q = makeQuery('x.default.svc.cluster.local.', 'A');
+      await factory!(next).serve(q);
+      expect(next.seen.map((s) => s.lname)).toEqual([
+        'x.default.svc.cluster.local.',
+        'x.svc.cluster.local.',
+        'x.cluster.local.',
+        'x.c.proj.internal.',
+        'x.',
+      ]);
+      expect(rrStrings(q.reply!.peek().answers)).toEqual([
+        'x.default.svc.cluster.local. 7 CNAME x',
+        'x. 7 A 192.0.2.8',
+      ]);
+    },
+  );
 });
 
 /** Write a reply for q: rcode, and answers built by `rrs(name)`. */
@@ -107,18 +147,29 @@ async function successes(): Promise<number> {
 
 describe('the walk', () => {
   it('walks the search path with the base name and answers with a CNAME to the name that exists', async () => {
-    const next = new FakeNext((q) => (q.lname === 'google.com.' ? answer(q, Rcode.NOERROR, [a('google.com', '192.0.2.5', 30)]) : answer(q, Rcode.NXDOMAIN)));
+    const next = new FakeNext((q) =>
+      q.lname === 'google.com.'
+        ? answer(q, Rcode.NOERROR, [a('google.com', '192.0.2.5', 30)])
+        : answer(q, Rcode.NXDOMAIN),
+    );
     const q = makeQuery('Google.com.default.svc.cluster.local.', 'A');
     const before = await successes();
     const rc = await handler(next).serve(q);
     expect(rc).toBe(Rcode.NOERROR);
     expect(next.seen.map((s) => s.name)).toEqual([
-      'Google.com.default.svc.cluster.local.', 'Google.com.svc.cluster.local.', 'Google.com.cluster.local.', 'Google.com.c.proj.internal.', 'Google.com.',
+      'Google.com.default.svc.cluster.local.',
+      'Google.com.svc.cluster.local.',
+      'Google.com.cluster.local.',
+      'Google.com.c.proj.internal.',
+      'Google.com.',
     ]);
     expect(next.seen.every((s) => s.qtype === 1 && s.id === q.id)).toBe(true);
     const m = q.reply!.peek();
     expect(m.questions[0]).toMatchObject({ name: 'Google.com.default.svc.cluster.local', type: 'A' });
-    expect(rrStrings(m.answers)).toEqual(['Google.com.default.svc.cluster.local. 30 CNAME google.com', 'google.com. 30 A 192.0.2.5']);
+    expect(rrStrings(m.answers)).toEqual([
+      'Google.com.default.svc.cluster.local. 30 CNAME google.com',
+      'google.com. 30 A 192.0.2.5',
+    ]);
     expect((await successes()) - before).toBe(1);
   });
 
@@ -133,7 +184,9 @@ describe('the walk', () => {
   });
 
   it('NODATA on an intermediate element stops the walk (NOERROR, no CNAME)', async () => {
-    const next = new FakeNext((q) => answer(q, q.lname === 'testns.svc.cluster.local.' ? Rcode.NOERROR : Rcode.NXDOMAIN));
+    const next = new FakeNext((q) =>
+      answer(q, q.lname === 'testns.svc.cluster.local.' ? Rcode.NOERROR : Rcode.NXDOMAIN),
+    );
     const q = makeQuery('testns.default.svc.cluster.local.', 'A');
     expect(await handler(next).serve(q)).toBe(Rcode.NOERROR);
     expect(next.seen.map((s) => s.lname)).toEqual(['testns.default.svc.cluster.local.', 'testns.svc.cluster.local.']);
@@ -159,7 +212,11 @@ describe('the walk', () => {
       if (q.lname === 'x.svc.cluster.local.') return Rcode.REFUSED;
       // Returns success but writes nothing: still nothing written (`q.reply` is the only signal).
       if (q.lname === 'x.cluster.local.') return Rcode.NOERROR;
-      return answer(q, q.lname === 'x.' ? Rcode.NOERROR : Rcode.NXDOMAIN, q.lname === 'x.' ? [a('x', '192.0.2.8', 7)] : []);
+      return answer(
+        q,
+        q.lname === 'x.' ? Rcode.NOERROR : Rcode.NXDOMAIN,
+        q.lname === 'x.' ? [a('x', '192.0.2.8', 7)] : [],
+      );
     });
     const q = makeQuery('x.default.svc.cluster.local.', 'A');
     expect(await handler(next).serve(q)).toBe(Rcode.NOERROR);
@@ -170,8 +227,10 @@ describe('the walk', () => {
     expect(q2.reply).toBeNull();
   });
 
-  it('a written SERVFAIL (an upstream\'s, or kubernetes not yet synced) is an answer: the walk stops there, as in CoreDNS', async () => {
-    const next = new FakeNext((q) => (q.lname === 'w.svc.cluster.local.' ? answer(q, Rcode.SERVFAIL, [], false) : answer(q, Rcode.NXDOMAIN)));
+  it("a written SERVFAIL (an upstream's, or kubernetes not yet synced) is an answer: the walk stops there, as in CoreDNS", async () => {
+    const next = new FakeNext((q) =>
+      q.lname === 'w.svc.cluster.local.' ? answer(q, Rcode.SERVFAIL, [], false) : answer(q, Rcode.NXDOMAIN),
+    );
     const q = makeQuery('w.default.svc.cluster.local.', 'A');
     const before = await successes();
     expect(await handler(next).serve(q)).toBe(Rcode.SERVFAIL);
@@ -182,7 +241,11 @@ describe('the walk', () => {
   });
 
   it('an error value from the chain stops the walk at once and is returned', async () => {
-    const next = new FakeNext((q) => (q.lname === 'e.svc.cluster.local.' ? q.fail(new Error('plugin/forward: i/o timeout'), Rcode.SERVFAIL) : answer(q, Rcode.NXDOMAIN)));
+    const next = new FakeNext((q) =>
+      q.lname === 'e.svc.cluster.local.'
+        ? q.fail(new Error('plugin/forward: i/o timeout'), Rcode.SERVFAIL)
+        : answer(q, Rcode.NXDOMAIN),
+    );
     const q = makeQuery('e.default.svc.cluster.local.', 'A');
     expect(await handler(next).serve(q)).toBe(Rcode.SERVFAIL);
     expect(next.calls).toBe(2);
@@ -206,17 +269,31 @@ describe('the walk', () => {
   });
 
   it('the first element itself: walked with an empty base', async () => {
-    const next = new FakeNext((q) => answer(q, q.lname === 'default.svc.cluster.local.' ? Rcode.NOERROR : Rcode.NXDOMAIN));
+    const next = new FakeNext((q) =>
+      answer(q, q.lname === 'default.svc.cluster.local.' ? Rcode.NOERROR : Rcode.NXDOMAIN),
+    );
     const q = makeQuery('default.svc.cluster.local.', 'A');
     expect(await handler(next).serve(q)).toBe(Rcode.NOERROR);
     expect(next.seen.map((s) => s.lname)).toEqual(['default.svc.cluster.local.']);
   });
 
   it('cnamer: the CNAME points at the first record whose owner differs from the original name', () => {
-    const m: Message = { type: 'response', id: 1, flags: 0, questions: [{ name: 'q.default.svc.cluster.local', type: 'A', class: 'IN' }], answers: [], authorities: [], additionals: [] };
+    const m: Message = {
+      type: 'response',
+      id: 1,
+      flags: 0,
+      questions: [{ name: 'q.default.svc.cluster.local', type: 'A', class: 'IN' }],
+      answers: [],
+      authorities: [],
+      additionals: [],
+    };
     m.answers = [a('Q.default.svc.cluster.local', '192.0.2.1', 9), a('other.example', '192.0.2.2', 11)];
     cnamer(m, 'q.default.svc.cluster.local.');
-    expect(rrStrings(m.answers)).toEqual(['q.default.svc.cluster.local. 11 CNAME other.example', 'Q.default.svc.cluster.local. 9 A 192.0.2.1', 'other.example. 11 A 192.0.2.2']);
+    expect(rrStrings(m.answers)).toEqual([
+      'q.default.svc.cluster.local. 11 CNAME other.example',
+      'Q.default.svc.cluster.local. 9 A 192.0.2.1',
+      'other.example. 11 A 192.0.2.2',
+    ]);
   });
 });
 
@@ -236,9 +313,15 @@ describe('autopath with a resolv.conf file, through the server', () => {
   it('any client: the search list of the file, then the name itself', async () => {
     const m = await udpQuery(srv.port, 'example.com.default.svc.cluster.local', 'A');
     expect(rcode(m)).toBe(Rcode.NOERROR);
-    expect(rrStrings(m.answers)).toEqual(['example.com.default.svc.cluster.local. 40 CNAME example.com', 'example.com. 40 A 192.0.2.1']);
+    expect(rrStrings(m.answers)).toEqual([
+      'example.com.default.svc.cluster.local. 40 CNAME example.com',
+      'example.com. 40 A 192.0.2.1',
+    ]);
     expect(up.received.map((r) => r.name)).toEqual([
-      'example.com.default.svc.cluster.local.', 'example.com.svc.cluster.local.', 'example.com.cluster.local.', 'example.com.',
+      'example.com.default.svc.cluster.local.',
+      'example.com.svc.cluster.local.',
+      'example.com.cluster.local.',
+      'example.com.',
     ]);
     const other = await udpQuery(srv.port, 'www.example.org', 'A');
     expect(rcode(other)).toBe(Rcode.NXDOMAIN);

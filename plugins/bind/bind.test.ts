@@ -12,7 +12,12 @@ import { configError, dispenserFor, setupContext } from '../../test/helpers/setu
 /** Run bind's setup; returns the address lists passed to `ctx.listenOn`, one per call. */
 function listens(text: string): string[][] {
   const calls: string[][] = [];
-  const ctx = { ...setupContext(), listenOn: (a: string[]) => { calls.push([...a]); } };
+  const ctx = {
+    ...setupContext(),
+    listenOn: (a: string[]) => {
+      calls.push([...a]);
+    },
+  };
   const r = bind.setup(dispenserFor(text, 'bind'), ctx);
   expect(r).toBeNull();
   return calls;
@@ -24,7 +29,9 @@ function setupErr(text: string): ConfigError {
 
 /** Addresses of an interface as bind should expand them (link-local IPv6 get `%iface`). */
 function ifaceAddrs(name: string): string[] {
-  return (networkInterfaces()[name] ?? []).map((i) => (i.family === 'IPv6' && i.address.toLowerCase().startsWith('fe80:') ? `${i.address}%${name}` : i.address));
+  return (networkInterfaces()[name] ?? []).map((i) =>
+    i.family === 'IPv6' && i.address.toLowerCase().startsWith('fe80:') ? `${i.address}%${name}` : i.address,
+  );
 }
 
 /** Resolves true if something answered a TCP connect on host:port, false on refusal/timeout. */
@@ -78,7 +85,9 @@ describe('bind: setup', () => {
     expect(listens('bind 127.0.0.1 ::1 {\n except ::1\n}\nbind ::1')).toEqual([['127.0.0.1'], ['::1']]);
     // The last except line of a block applies (CoreDNS 1.15.0 listens on 127.0.0.1 for
     // `bind 127.0.0.1 127.0.0.2 { except 127.0.0.1; except 127.0.0.2 }`).
-    expect(listens('bind 127.0.0.1 ::1 10.0.0.1 {\n except 127.0.0.1\n except 10.0.0.1\n}')).toEqual([['127.0.0.1', '::1']]);
+    expect(listens('bind 127.0.0.1 ::1 10.0.0.1 {\n except 127.0.0.1\n except 10.0.0.1\n}')).toEqual([
+      ['127.0.0.1', '::1'],
+    ]);
   });
 
   it('no argument → at least one address or interface name is expected', () => {
@@ -89,7 +98,9 @@ describe('bind: setup', () => {
   it('bad argument → not a valid IP address or interface name', () => {
     expect(setupErr('bind x').message).toBe('not a valid IP address or interface name: "x"');
     expect(setupErr('bind 127.0.0.1 256.1.1.1').message).toBe('not a valid IP address or interface name: "256.1.1.1"');
-    expect(setupErr('bind 127.0.0.1 {\n except nosuchif0\n}').message).toBe('not a valid IP address or interface name: "nosuchif0"');
+    expect(setupErr('bind 127.0.0.1 {\n except nosuchif0\n}').message).toBe(
+      'not a valid IP address or interface name: "nosuchif0"',
+    );
   });
 
   it('unknown property → invalid option', () => {
@@ -116,7 +127,10 @@ describe('bind: end to end', () => {
       const [t] = await tcpQueries(srv.port, [encodeQuery('example.org', 'A')]);
       expect(rcode(t!)).toBe(0);
       // Over ::1 nothing may answer (the timeout only guards the wait).
-      const v6 = await udpExchange(srv.port, encodeQuery('example.org', 'A'), 1000, '::1').then(() => 'answered', () => 'no answer');
+      const v6 = await udpExchange(srv.port, encodeQuery('example.org', 'A'), 1000, '::1').then(
+        () => 'answered',
+        () => 'no answer',
+      );
       expect(v6).toBe('no answer');
       expect(await tcpConnects('::1', srv.port)).toBe(false);
     } finally {
@@ -127,7 +141,11 @@ describe('bind: end to end', () => {
   it('bind lo: one listener per address of the interface', async () => {
     const srv = await startServer('. {\n bind lo\n whoami\n}\n');
     try {
-      expect([...srv.server.servers()].sort()).toEqual(ifaceAddrs('lo').map((a) => `dns://${a.includes(':') ? `[${a}]` : a}:${srv.port}`).sort());
+      expect([...srv.server.servers()].sort()).toEqual(
+        ifaceAddrs('lo')
+          .map((a) => `dns://${a.includes(':') ? `[${a}]` : a}:${srv.port}`)
+          .sort(),
+      );
       expect(rcode(decode(await udpExchange(srv.port, encodeQuery('example.org', 'A'))))).toBe(0);
       if (ifaceAddrs('lo').includes('::1')) {
         expect(rcode(decode(await udpExchange(srv.port, encodeQuery('example.org', 'A'), 5000, '::1')))).toBe(0);
@@ -142,7 +160,10 @@ describe('bind: end to end', () => {
     try {
       expect(srv.server.servers()).not.toContain(`dns://[::1]:${srv.port}`);
       expect(srv.server.servers()).toContain(`dns://127.0.0.1:${srv.port}`);
-      const v6 = await udpExchange(srv.port, encodeQuery('example.org', 'A'), 1000, '::1').then(() => 'answered', () => 'no answer');
+      const v6 = await udpExchange(srv.port, encodeQuery('example.org', 'A'), 1000, '::1').then(
+        () => 'answered',
+        () => 'no answer',
+      );
       expect(v6).toBe('no answer');
     } finally {
       await srv.stop();
@@ -160,14 +181,19 @@ describe('bind: end to end', () => {
 
   it('same zone and port, one block with bind and one without → zone overlap error', async () => {
     const port = await freePort();
-    await expect(startServer(`example.org:${port} {\n bind 127.0.0.1\n whoami\n}\nexample.org:${port} {\n whoami\n}\n`, { port }))
-      .rejects.toThrow(`cannot serve dns://example.org.:${port} on 127.0.0.1 - zone overlap listener capacity with dns://example.org.:${port}`);
+    await expect(
+      startServer(`example.org:${port} {\n bind 127.0.0.1\n whoami\n}\nexample.org:${port} {\n whoami\n}\n`, { port }),
+    ).rejects.toThrow(
+      `cannot serve dns://example.org.:${port} on 127.0.0.1 - zone overlap listener capacity with dns://example.org.:${port}`,
+    );
   });
 
   it('different zones on the same port, both bound to different addresses, are fine', async () => {
     const srv = await startServer('example.org {\n bind 127.0.0.1\n whoami\n}\nexample.net {\n bind ::1\n whoami\n}\n');
     try {
-      expect([...srv.server.servers()].sort()).toEqual([`dns://127.0.0.1:${srv.port}`, `dns://[::1]:${srv.port}`].sort());
+      expect([...srv.server.servers()].sort()).toEqual(
+        [`dns://127.0.0.1:${srv.port}`, `dns://[::1]:${srv.port}`].sort(),
+      );
       expect(rcode(decode(await udpExchange(srv.port, encodeQuery('a.example.org', 'A'))))).toBe(0);
     } finally {
       await srv.stop();

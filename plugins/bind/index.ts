@@ -11,7 +11,9 @@ import type { PluginDef } from '../../src/plugin.js';
 function interfaceAddresses(name: string): string[] | null {
   const ifs = networkInterfaces()[name];
   if (!ifs) return null;
-  return ifs.map((i) => (i.family === 'IPv6' && i.address.toLowerCase().startsWith('fe80:') ? `${i.address}%${name}` : i.address));
+  return ifs.map((i) =>
+    i.family === 'IPv6' && i.address.toLowerCase().startsWith('fe80:') ? `${i.address}%${name}` : i.address,
+  );
 }
 
 function resolve(arg: string): string[] | null {
@@ -19,13 +21,19 @@ function resolve(arg: string): string[] | null {
   return interfaceAddresses(arg);
 }
 
-const addressOrIface = str('ADDRESS|IFACE', (v) => (resolve(v) ? null : `not a valid IP address or interface name: "${v}"`));
+const addressOrIface = str('ADDRESS|IFACE', (v) =>
+  resolve(v) ? null : `not a valid IP address or interface name: "${v}"`,
+);
 
 export const BIND_OPTIONS = directive('bind', {
   args: { rest: addressOrIface, min: 1, arity: 'at least one address or interface name is expected' },
   options: [
     // As in CoreDNS 1.15.0, a later `except` line of the occurrence replaces an earlier one.
-    option('except', { rest: addressOrIface, min: 1, arity: 'at least one address or interface must be given to except subdirective' }),
+    option('except', {
+      rest: addressOrIface,
+      min: 1,
+      arity: 'at least one address or interface must be given to except subdirective',
+    }),
   ],
   unknown: (name) => `invalid option "${name}"`,
 });

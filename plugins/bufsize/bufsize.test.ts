@@ -21,12 +21,27 @@ describe('bufsize: setup', () => {
   });
 
   it.each([
-    ['bufsize 1 2', "plugin/bufsize: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after '2'"],
-    ['bufsize x', "plugin/bufsize: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'x'"],
-    ['\nbufsize 511', "plugin/bufsize: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '511'"],
-    ['bufsize 4097', "plugin/bufsize: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after '4097'"],
+    [
+      'bufsize 1 2',
+      "plugin/bufsize: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after '2'",
+    ],
+    [
+      'bufsize x',
+      "plugin/bufsize: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'x'",
+    ],
+    [
+      '\nbufsize 511',
+      "plugin/bufsize: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '511'",
+    ],
+    [
+      'bufsize 4097',
+      "plugin/bufsize: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after '4097'",
+    ],
     // CoreDNS 1.15.0 reads this block as further bufsize lines and starts; clusterdns rejects it as it rejects any block on a directive without options.
-    ['bufsize {\n size 1\n}', "plugin/bufsize: Corefile:1 - Error during parsing: Unexpected token '{', expecting argument"],
+    [
+      'bufsize {\n size 1\n}',
+      "plugin/bufsize: Corefile:1 - Error during parsing: Unexpected token '{', expecting argument",
+    ],
   ])('%j', (text, message) => {
     expect(setupErr(text)).toBe(message);
   });
@@ -36,7 +51,13 @@ describe('bufsize: handler', () => {
   const seen = (): { next: FakeNext; run: (q: Query) => Query } => {
     const next = new FakeNext(() => 2);
     const h = handlerOf(bufsize, 'bufsize 1000', next);
-    return { next, run: (q) => { void h.serve(q); return next.seen[next.seen.length - 1]!; } };
+    return {
+      next,
+      run: (q) => {
+        void h.serve(q);
+        return next.seen[next.seen.length - 1]!;
+      },
+    };
   };
 
   it('lowers a larger advertised size in the request and its packet, on a copy', () => {
@@ -79,6 +100,8 @@ describe('bufsize: over UDP', () => {
     expect(buf.length).toBeLessThanOrEqual(512);
     const m = decode(buf);
     expect(m.flag_tc).toBe(true);
-    expect((m.additionals.find((r) => r.type === 'OPT') as unknown as { udpPayloadSize: number }).udpPayloadSize).toBe(512);
+    expect((m.additionals.find((r) => r.type === 'OPT') as unknown as { udpPayloadSize: number }).udpPayloadSize).toBe(
+      512,
+    );
   });
 });

@@ -19,7 +19,10 @@ export const BUFSIZE_OPTIONS = directive('bufsize', { args: { rest: str('SIZE'),
 
 export class BufsizeHandler implements Handler {
   readonly name = 'bufsize';
-  constructor(private readonly size: number, private readonly next: Handler | null) {}
+  constructor(
+    private readonly size: number,
+    private readonly next: Handler | null,
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     const edns = q.req.edns;
@@ -40,7 +43,12 @@ export function parseBufsize(d: Dispenser): number {
   const n = /^[+-]?\d+$/.test(raw[0]!) ? Number(raw[0]) : NaN;
   if (raw.length > 1 || !(n >= MIN_BUFSIZE && n <= MAX_BUFSIZE)) {
     const tok = occ.directive.token;
-    throw new ConfigError(`Wrong argument count or unexpected line ending after '${raw[raw.length - 1]!}'`, tok.file, tok.line, 'bufsize');
+    throw new ConfigError(
+      `Wrong argument count or unexpected line ending after '${raw[raw.length - 1]!}'`,
+      tok.file,
+      tok.line,
+      'bufsize',
+    );
   }
   return n;
 }

@@ -52,7 +52,12 @@ async function build(text: string, next: Handler, zones = ['.']): Promise<CacheH
   return f!(next) as CacheHandler;
 }
 
-async function ask(h: Handler, name: string, type = 'A', o: QueryOptions = {}): Promise<{ q: Query; rc: number; sync: boolean }> {
+async function ask(
+  h: Handler,
+  name: string,
+  type = 'A',
+  o: QueryOptions = {},
+): Promise<{ q: Query; rc: number; sync: boolean }> {
   const q = makeQuery(name, type, o);
   const r = h.serve(q);
   const sync = typeof r === 'number';
@@ -73,7 +78,12 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
 
 describe('cache: positive answers', () => {
   it('stores a reply, serves hits synchronously with AA as stored (1.15.0) and counted-down TTLs', async () => {
-    const next = upstreamNext({ 'www.example.org.': { answers: [a('www.example.org', '192.0.2.1', 300), a('www.example.org', '192.0.2.2', 60)], flags: 0x0080 } });
+    const next = upstreamNext({
+      'www.example.org.': {
+        answers: [a('www.example.org', '192.0.2.1', 300), a('www.example.org', '192.0.2.2', 60)],
+        flags: 0x0080,
+      },
+    });
     const h = await build('cache', next);
     const first = await ask(h, 'www.example.org');
     expect(first.sync).toBe(true); // the fake next answers synchronously, so does the miss path
@@ -99,7 +109,10 @@ describe('cache: positive answers', () => {
   });
 
   it('clamps TTLs to [MINTTL, TTL]: TTL 0 goes out as 5 and is stored; MINTTL 0 lets it through unstored', async () => {
-    const next = upstreamNext({ 'zero.example.': { answers: [a('zero.example', '192.0.2.1', 0)] }, 'long.example.': { answers: [a('long.example', '192.0.2.1', 86400)] } });
+    const next = upstreamNext({
+      'zero.example.': { answers: [a('zero.example', '192.0.2.1', 0)] },
+      'long.example.': { answers: [a('long.example', '192.0.2.1', 86400)] },
+    });
     const h = await build('cache 30', next);
     expect(answers((await ask(h, 'zero.example')).q)).toEqual(['zero.example. 5 A 192.0.2.1']);
     expect(answers((await ask(h, 'long.example')).q)).toEqual(['long.example. 30 A 192.0.2.1']);
@@ -148,7 +161,10 @@ describe('cache: positive answers', () => {
     const next = new FakeNext((q) => {
       const msg = replyTo(q.request);
       msg.answers = [a(q.name, '192.0.2.1')];
-      msg.additionals = [{ name: '.', type: 'OPT', udpPayloadSize: 1232, flags: 0, options: [] } as unknown as Answer, a('extra.example', '192.0.2.2')];
+      msg.additionals = [
+        { name: '.', type: 'OPT', udpPayloadSize: 1232, flags: 0, options: [] } as unknown as Answer,
+        a('extra.example', '192.0.2.2'),
+      ];
       q.writeWire(dnsPacket.encode(msg), 'upstream');
       return 0;
     });
@@ -233,7 +249,9 @@ describe('cache: what is not stored', () => {
   });
 
   it('a reply for another question is dropped (counted)', async () => {
-    const next = upstreamNext({ 'q.example.': { answers: [a('other.example', '192.0.2.1')], otherQuestion: 'other.example' } });
+    const next = upstreamNext({
+      'q.example.': { answers: [a('other.example', '192.0.2.1')], otherQuestion: 'other.example' },
+    });
     const h = await build('cache', next);
     const before = await metric('coredns_cache_drops_total', { server: 'dns://:53', zones: '.', view: '' });
     await ask(h, 'q.example');
@@ -372,7 +390,10 @@ describe('cache: prefetch and serve_stale', () => {
 
 describe('cache: metrics and capacity', () => {
   it('counts requests, hits by type, misses, entries', async () => {
-    const next = upstreamNext({ 'm.example.': { answers: [a('m.example', '192.0.2.1')] }, 'nx.example.': { rcode: 3, authorities: [soa('example')] } });
+    const next = upstreamNext({
+      'm.example.': { answers: [a('m.example', '192.0.2.1')] },
+      'nx.example.': { rcode: 3, authorities: [soa('example')] },
+    });
     const h = await build('cache', next, ['example.']);
     const l = { server: 'dns://:53', zones: 'example.', view: '' };
     const req0 = await metric('coredns_cache_requests_total', l);

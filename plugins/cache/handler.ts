@@ -88,13 +88,25 @@ export class CacheHandler implements Handler {
   /** `server` label for evictions (the listener of the query being stored). */
   private storingServer = '';
 
-  constructor(readonly cfg: CacheConfig, readonly zones: readonly string[], readonly next: Handler | null) {
+  constructor(
+    readonly cfg: CacheConfig,
+    readonly zones: readonly string[],
+    readonly next: Handler | null,
+  ) {
     this.zonesLabel = zones.join(',');
-    const onDispose = (bucket: BucketKind) => (_v: Entry, _k: string, reason: LRUCache.DisposeReason): void => {
-      if (reason === 'evict') metrics.evictions.labels(this.storingServer, bucket, this.zonesLabel, '').inc();
-    };
-    this.success = new LRUCache<string, Entry>({ max: effectiveCapacity(cfg.success.capacity), dispose: onDispose('success') });
-    this.denial = new LRUCache<string, Entry>({ max: effectiveCapacity(cfg.denial.capacity), dispose: onDispose('denial') });
+    const onDispose =
+      (bucket: BucketKind) =>
+      (_v: Entry, _k: string, reason: LRUCache.DisposeReason): void => {
+        if (reason === 'evict') metrics.evictions.labels(this.storingServer, bucket, this.zonesLabel, '').inc();
+      };
+    this.success = new LRUCache<string, Entry>({
+      max: effectiveCapacity(cfg.success.capacity),
+      dispose: onDispose('success'),
+    });
+    this.denial = new LRUCache<string, Entry>({
+      max: effectiveCapacity(cfg.denial.capacity),
+      dispose: onDispose('denial'),
+    });
   }
 
   private metricsFor(server: string): Children {
@@ -129,7 +141,12 @@ export class CacheHandler implements Handler {
     if (matchZone(this.zones, q.lname) === undefined) return nextOrFailure(this.name, this.next, q);
     // Replies to NOTIFY/UPDATE, zone transfers and odd queries (TC or Z set) are neither cached
     // nor rewritten.
-    if (q.req.opcode !== Opcode.QUERY || q.qtype === Qtype.AXFR || q.qtype === Qtype.IXFR || (q.req.flags & (Flag.TC | Flag.Z)) !== 0) {
+    if (
+      q.req.opcode !== Opcode.QUERY ||
+      q.qtype === Qtype.AXFR ||
+      q.qtype === Qtype.IXFR ||
+      (q.req.flags & (Flag.TC | Flag.Z)) !== 0
+    ) {
       return nextOrFailure(this.name, this.next, q);
     }
     const m = this.metricsFor(q.transport.server);
@@ -149,7 +166,8 @@ export class CacheHandler implements Handler {
       const stale = this.cfg.serveStale!;
       if (stale.mode === 'verify') return this.verify(q, e, m);
       m.servedStale.inc();
-      if (!e.refreshing && (stale.recheckMs === 0 || now - e.refreshFailedAt >= stale.recheckMs)) this.refresh(q, e, false);
+      if (!e.refreshing && (stale.recheckMs === 0 || now - e.refreshFailedAt >= stale.recheckMs))
+        this.refresh(q, e, false);
       return this.writeHit(q, e, stale.responseTtl);
     }
     m.misses.inc();
@@ -261,9 +279,12 @@ export class CacheHandler implements Handler {
       .then(() => nextOrFailure(this.name, this.next, bq))
       .then((rc) => this.afterNext(bq, rc, null));
     let timer: NodeJS.Timeout | null = null;
-    const timedOut = stale.timeoutMs > 0
-      ? new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), stale.timeoutMs); })
-      : null;
+    const timedOut =
+      stale.timeoutMs > 0
+        ? new Promise<null>((resolve) => {
+            timer = setTimeout(() => resolve(null), stale.timeoutMs);
+          })
+        : null;
     const safe = work.catch(() => null);
     const rc = timedOut ? await Promise.race([safe, timedOut]) : await safe;
     if (timer) clearTimeout(timer);
@@ -297,9 +318,12 @@ export class CacheHandler implements Handler {
   }
 
   private duration(an: Analysis): number {
-    const basis = an.kind === 'NOERROR' || an.kind === 'DELEGATION' || an.kind === 'NODATA' || an.kind === 'NXDOMAIN'
-      ? (an.minTtl === Infinity ? MINIMAL_DEFAULT_TTL : Math.min(an.minTtl, MAXIMUM_DEFAULT_TTL))
-      : MINIMAL_DEFAULT_TTL;
+    const basis =
+      an.kind === 'NOERROR' || an.kind === 'DELEGATION' || an.kind === 'NODATA' || an.kind === 'NXDOMAIN'
+        ? an.minTtl === Infinity
+          ? MINIMAL_DEFAULT_TTL
+          : Math.min(an.minTtl, MAXIMUM_DEFAULT_TTL)
+        : MINIMAL_DEFAULT_TTL;
     switch (an.kind) {
       case 'NODATA':
       case 'NXDOMAIN':
@@ -333,7 +357,19 @@ export class CacheHandler implements Handler {
       if (!again) return;
       offsets = again.ttlOffsets;
     }
-    const entry = new Entry(storeBytes(wire), offsets, q.req.questionEnd, q.lname, q.qtype, q.qclass, now, dur, bucket, an.rcode, an.flags);
+    const entry = new Entry(
+      storeBytes(wire),
+      offsets,
+      q.req.questionEnd,
+      q.lname,
+      q.qtype,
+      q.qclass,
+      now,
+      dur,
+      bucket,
+      an.rcode,
+      an.flags,
+    );
     const key = cacheKey(q);
     this.storingServer = q.transport.server;
     if (bucket === 'success') {

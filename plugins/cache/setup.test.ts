@@ -14,8 +14,16 @@ function parseErr(text: string): ConfigError {
 describe('cache setup: accepted', () => {
   it('defaults', () => {
     expect(parse('cache')).toEqual({
-      zones: [], success: { capacity: 10000, maxTtl: 3600, minTtl: 5 }, denial: { capacity: 10000, maxTtl: 1800, minTtl: 5 },
-      prefetch: null, serveStale: null, preferPositive: false, servfailMs: 5000, disableSuccess: [], disableDenial: [], keepTtl: false,
+      zones: [],
+      success: { capacity: 10000, maxTtl: 3600, minTtl: 5 },
+      denial: { capacity: 10000, maxTtl: 1800, minTtl: 5 },
+      prefetch: null,
+      serveStale: null,
+      preferPositive: false,
+      servfailMs: 5000,
+      disableSuccess: [],
+      disableDenial: [],
+      keepTtl: false,
     });
   });
 
@@ -43,16 +51,31 @@ describe('cache setup: accepted', () => {
       keepttl
     }`);
     expect(c).toEqual({
-      zones: [], success: { capacity: 5000, maxTtl: 600, minTtl: 10 }, denial: { capacity: 2000, maxTtl: 60, minTtl: 5 },
+      zones: [],
+      success: { capacity: 5000, maxTtl: 600, minTtl: 10 },
+      denial: { capacity: 2000, maxTtl: 60, minTtl: 5 },
       prefetch: { amount: 10, durationMs: 120_000, percentage: 20 },
       serveStale: { durationMs: 1_800_000, mode: 'verify', timeoutMs: 1000, responseTtl: 5, recheckMs: 60_000 },
-      preferPositive: true, servfailMs: 10_000, disableSuccess: ['cluster.local.'], disableDenial: ['.'], keepTtl: true,
+      preferPositive: true,
+      servfailMs: 10_000,
+      disableSuccess: ['cluster.local.'],
+      disableDenial: ['.'],
+      keepTtl: true,
     });
   });
 
   it('serve_stale defaults and immediate mode', () => {
-    expect(parse('cache {\n serve_stale\n}').serveStale).toEqual({ durationMs: 3_600_000, mode: 'immediate', responseTtl: 0, recheckMs: 0, timeoutMs: 0 });
-    expect(parse('cache {\n serve_stale 1h immediate 3s\n}').serveStale).toMatchObject({ mode: 'immediate', responseTtl: 3 });
+    expect(parse('cache {\n serve_stale\n}').serveStale).toEqual({
+      durationMs: 3_600_000,
+      mode: 'immediate',
+      responseTtl: 0,
+      recheckMs: 0,
+      timeoutMs: 0,
+    });
+    expect(parse('cache {\n serve_stale 1h immediate 3s\n}').serveStale).toMatchObject({
+      mode: 'immediate',
+      responseTtl: 3,
+    });
     expect(parse('cache {\n prefetch 1\n}').prefetch).toEqual({ amount: 1, durationMs: 60_000, percentage: 10 });
     expect(parse('cache {\n servfail 0\n}').servfailMs).toBe(0);
   });
@@ -86,9 +109,17 @@ describe('cache setup: rejected', () => {
     ['cache {\n serve_stale -1h\n}', 'invalid negative duration for serve_stale', 2],
     ['cache {\n serve_stale 1h later\n}', 'invalid value for serve_stale refresh mode: later', 2],
     ['cache {\n serve_stale 1h immediate 0s 10m\n}', 'serve_stale failure recheck cannot exceed 5 minutes', 2], // CoreDNS 1.15.0's text
-    ['cache {\n serve_stale 1h immediate 5\n}', 'invalid serve_stale response TTL: time: missing unit in duration "5"', 2],
+    [
+      'cache {\n serve_stale 1h immediate 5\n}',
+      'invalid serve_stale response TTL: time: missing unit in duration "5"',
+      2,
+    ],
     ['cache {\n serve_stale 1h immediate 1s 1s 1s\n}', "Wrong argument count or unexpected line ending after '1s'", 2],
-    ['cache {\n serve_stale_policy prefer_positive\n serve_stale_policy prefer_positive\n serve_stale\n}', 'serve_stale_policy can only be specified once', 3],
+    [
+      'cache {\n serve_stale_policy prefer_positive\n serve_stale_policy prefer_positive\n serve_stale\n}',
+      'serve_stale_policy can only be specified once',
+      3,
+    ],
     ['cache {\n servfail 6m\n}', 'caching SERVFAIL responses over 5 minutes is not permitted', 2],
     ['cache {\n servfail -1s\n}', 'invalid negative ttl for servfail', 2],
     ['cache {\n servfail\n}', "Wrong argument count or unexpected line ending after 'servfail'", 2],

@@ -5,7 +5,17 @@
 import { normalizeZoneArg, normalizeZoneArgs } from '../../src/dns/name.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import {
-  convertArg, directive, duration, int, oneOf, option, parseOccurrence, percentage, str, type ParsedOccurrence, type ParsedOption,
+  convertArg,
+  directive,
+  duration,
+  int,
+  oneOf,
+  option,
+  parseOccurrence,
+  percentage,
+  str,
+  type ParsedOccurrence,
+  type ParsedOption,
 } from '../../src/corefile/options.js';
 
 export interface Bucket {
@@ -69,14 +79,15 @@ const MAX_SERVFAIL_MS = 300_000;
 const MAX_RECHECK_MS = 300_000;
 
 /** `success`/`denial CAPACITY [TTL] [MINTTL]`. */
-const bucketOption = (name: string) => option(name, {
-  args: [
-    int({ meta: 'CAPACITY', min: 0, range: (v) => `cache capacity can not be negative: ${v}` }),
-    int({ meta: 'TTL', min: 1, range: (v) => `cache TTL can not be zero or negative: ${v}` }),
-    int({ meta: 'MINTTL', min: 0, range: (v) => `cache min TTL can not be negative: ${v}` }),
-  ],
-  min: 1,
-});
+const bucketOption = (name: string) =>
+  option(name, {
+    args: [
+      int({ meta: 'CAPACITY', min: 0, range: (v) => `cache capacity can not be negative: ${v}` }),
+      int({ meta: 'TTL', min: 1, range: (v) => `cache TTL can not be zero or negative: ${v}` }),
+      int({ meta: 'MINTTL', min: 0, range: (v) => `cache min TTL can not be negative: ${v}` }),
+    ],
+    min: 1,
+  });
 
 export const CACHE_OPTIONS = directive('cache', {
   // [TTL] [ZONES...]: a leading integer is the TTL (below).
@@ -100,10 +111,19 @@ export const CACHE_OPTIONS = directive('cache', {
       repeated: 'serve_stale_policy can only be specified once',
     }),
     option('servfail', {
-      args: [duration({ min: 0, max: MAX_SERVFAIL_MS, range: (ms) => (ms < 0 ? 'invalid negative ttl for servfail' : 'caching SERVFAIL responses over 5 minutes is not permitted') })],
+      args: [
+        duration({
+          min: 0,
+          max: MAX_SERVFAIL_MS,
+          range: (ms) =>
+            ms < 0 ? 'invalid negative ttl for servfail' : 'caching SERVFAIL responses over 5 minutes is not permitted',
+        }),
+      ],
     }),
     option('disable', {
-      args: [oneOf(['success', 'denial'], 'success|denial', () => 'cache type for disable must be "success" or "denial"')],
+      args: [
+        oneOf(['success', 'denial'], 'success|denial', () => 'cache type for disable must be "success" or "denial"'),
+      ],
       rest: str('ZONES', (z) => (normalizeZoneArg(z).length ? null : `invalid disabled zone: ${z}`)),
       repeat: 'all',
     }),

@@ -32,17 +32,23 @@ interface AnswerRR {
   target: string;
 }
 
-
 /** Does a 32-bit serial-arithmetic time `a` come before `b` (RFC 1982)? */
 function serialBefore(a: number, b: number): boolean {
-  return a !== b && ((b - a) >>> 0) < 0x80000000;
+  return a !== b && (b - a) >>> 0 < 0x80000000;
 }
 
 /**
  * Analyse a reply to (lname, qtype, qclass). Returns null when the message does not parse.
  * `checkSigs`: the query had DO, so expired RRSIGs in the answer make the reply uncacheable.
  */
-export function analyze(buf: Buffer, lname: string, qtype: number, qclass: number, checkSigs: boolean, nowSec: number): Analysis | null {
+export function analyze(
+  buf: Buffer,
+  lname: string,
+  qtype: number,
+  qclass: number,
+  checkSigs: boolean,
+  nowSec: number,
+): Analysis | null {
   if (buf.length < 12) return null;
   const flags = buf.readUInt16BE(2);
   const rcode = flags & 0xf;
@@ -54,7 +60,11 @@ export function analyze(buf: Buffer, lname: string, qtype: number, qclass: numbe
     if (!r) return null;
     const [name, end] = r;
     if (end + 4 > buf.length) return null;
-    if (i === 0 && (lowerName(name) !== lname || buf.readUInt16BE(end) !== qtype || buf.readUInt16BE(end + 2) !== qclass)) questionMatches = false;
+    if (
+      i === 0 &&
+      (lowerName(name) !== lname || buf.readUInt16BE(end) !== qtype || buf.readUInt16BE(end + 2) !== qclass)
+    )
+      questionMatches = false;
     off = end + 4;
   }
   const counts = [buf.readUInt16BE(6), buf.readUInt16BE(8), buf.readUInt16BE(10)];
@@ -108,7 +118,13 @@ export function analyze(buf: Buffer, lname: string, qtype: number, qclass: numbe
   }
   // Only QUERY requests reach the analysis (the handler passes other opcodes by).
   const kind = typify({
-    rcode, opcode: Opcode.QUERY, qtype, answers: answers.length, authoritySoa: soa, authorityNs: ns, expiredSignature: expired,
+    rcode,
+    opcode: Opcode.QUERY,
+    qtype,
+    answers: answers.length,
+    authoritySoa: soa,
+    authorityNs: ns,
+    expiredSignature: expired,
     answerMissesQuestion: answers.length > 0 && rcode === Rcode.NOERROR && !reaches(answers, lname, qtype),
   });
   return { rcode, flags, ttlOffsets, minTtl, optStart, optEnd, kind, questionMatches };

@@ -18,9 +18,15 @@ describe('cancel setup', () => {
   it('rejects bad timeouts', () => {
     expect(setupErr('cancel abc')).toBe('plugin/cancel: Corefile:1 - Error during parsing: invalid duration: "abc"');
     expect(setupErr('cancel 5')).toBe('plugin/cancel: Corefile:1 - Error during parsing: invalid duration: "5"');
-    expect(setupErr('cancel -1s')).toBe('plugin/cancel: Corefile:1 - Error during parsing: invalid negative duration: "-1s"');
-    expect(setupErr('cancel 0s')).toBe('plugin/cancel: Corefile:1 - Error during parsing: invalid negative duration: "0s"');
-    expect(setupErr('cancel 1s 2s')).toBe("plugin/cancel: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after '2s'");
+    expect(setupErr('cancel -1s')).toBe(
+      'plugin/cancel: Corefile:1 - Error during parsing: invalid negative duration: "-1s"',
+    );
+    expect(setupErr('cancel 0s')).toBe(
+      'plugin/cancel: Corefile:1 - Error during parsing: invalid negative duration: "0s"',
+    );
+    expect(setupErr('cancel 1s 2s')).toBe(
+      "plugin/cancel: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after '2s'",
+    );
   });
   it('accepts no argument or a duration', () => {
     expect(typeof cancel.setup(dispenserFor('cancel', 'cancel'), fakeSetupContext())).toBe('function');

@@ -12,7 +12,10 @@ export const CANCEL_OPTIONS = directive('cancel', { args: { args: [str('TIMEOUT'
 
 class CancelHandler implements Handler {
   readonly name = 'cancel';
-  constructor(private readonly timeoutMs: number, private readonly next: Handler | null) {}
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly next: Handler | null,
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     const d = performance.now() + this.timeoutMs;

@@ -8,7 +8,8 @@ import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf 
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
-const texts = (m: ReturnType<typeof decode>): string[] => m.answers.map((r) => Buffer.concat((r as unknown as { data: Buffer[] }).data).toString());
+const texts = (m: ReturnType<typeof decode>): string[] =>
+  m.answers.map((r) => Buffer.concat((r as unknown as { data: Buffer[] }).data).toString());
 
 function build(text: string): { h: Handler; next: FakeNext } {
   const next = new FakeNext(() => 5);
@@ -24,8 +25,12 @@ describe('chaos: setup', () => {
   });
 
   it('rejects a block', () => {
-    expect(configError(() => chaos.setup(dispenserFor('chaos v1 {\n x\n}', 'chaos'), fakeSetupContext()), 'block').describe())
-      .toBe("plugin/chaos: Corefile:2 - Error during parsing: unknown property 'x'");
+    expect(
+      configError(
+        () => chaos.setup(dispenserFor('chaos v1 {\n x\n}', 'chaos'), fakeSetupContext()),
+        'block',
+      ).describe(),
+    ).toBe("plugin/chaos: Corefile:2 - Error during parsing: unknown property 'x'");
   });
 
   it('opens the listener to every class', () => {
@@ -58,7 +63,11 @@ describe('chaos: handler', () => {
 
   it('passes other names, types and classes on', () => {
     const { h, next } = build('chaos');
-    for (const [name, type, klass] of [['version.bind', 'TXT', 'IN'], ['version.bind', 'A', 'CH'], ['other.bind', 'TXT', 'CH']] as const) {
+    for (const [name, type, klass] of [
+      ['version.bind', 'TXT', 'IN'],
+      ['version.bind', 'A', 'CH'],
+      ['other.bind', 'TXT', 'CH'],
+    ] as const) {
       const q = makeQuery(name, type, { class: klass });
       expect(h.serve(q)).toBe(5);
       expect(q.reply).toBeNull();

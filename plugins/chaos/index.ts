@@ -38,7 +38,10 @@ export function chaosConfig(args: readonly string[], defaultVersion: string): Ch
 
 export class ChaosHandler implements Handler {
   readonly name = 'chaos';
-  constructor(private readonly cfg: ChaosConfig, private readonly next: Handler | null) {}
+  constructor(
+    private readonly cfg: ChaosConfig,
+    private readonly next: Handler | null,
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     if (q.qclass !== Qclass.CH || q.qtype !== Qtype.TXT) return nextOrFailure(this.name, this.next, q);

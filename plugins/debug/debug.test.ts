@@ -24,8 +24,12 @@ function setupErr(text: string): string {
 
 describe('debug setup', () => {
   it('takes no arguments and no block', () => {
-    expect(setupErr('debug x')).toBe("plugin/debug: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'x'");
-    expect(setupErr('debug {\n}')).toBe("plugin/debug: Corefile:1 - Error during parsing: Unexpected token '{', expecting argument");
+    expect(setupErr('debug x')).toBe(
+      "plugin/debug: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'x'",
+    );
+    expect(setupErr('debug {\n}')).toBe(
+      "plugin/debug: Corefile:1 - Error during parsing: Unexpected token '{', expecting argument",
+    );
     expect(debug.setup(dispenserFor('debug\ndebug', 'debug'), fakeSetupContext())).toBeNull();
   });
 });
@@ -56,7 +60,13 @@ describe('debug log lines', () => {
 /** An exchange recording its replies. */
 function exchange(): Exchange & { replies: Buffer[] } {
   return {
-    proto: 'udp', family: 1, remoteAddress: '127.0.0.1', remotePort: 5353, localAddress: '', localPort: 53, server: 'dns://:53',
+    proto: 'udp',
+    family: 1,
+    remoteAddress: '127.0.0.1',
+    remotePort: 5353,
+    localAddress: '',
+    localPort: 53,
+    server: 'dns://:53',
     replies: [],
     respond(reply: Buffer): void {
       this.replies.push(reply);
@@ -65,7 +75,12 @@ function exchange(): Exchange & { replies: Buffer[] } {
   };
 }
 
-const throwing: Handler = { name: 'test', serve: () => { throw new Error('plugin bug'); } };
+const throwing: Handler = {
+  name: 'test',
+  serve: () => {
+    throw new Error('plugin bug');
+  },
+};
 
 describe('panic recovery', () => {
   it('recovered with SERVFAIL without debug; not caught with debug', () => {
@@ -80,7 +95,9 @@ describe('panic recovery', () => {
       expect(ex.replies[0]![3]! & 0xf).toBe(2);
       expect(logged.some((l) => l.includes('Recovered from panic in server: "dns://:53"'))).toBe(true);
       const ex2 = exchange();
-      expect(() => makeDispatch(table, { maxUdpSize: 1232, recover: false })(encodeQuery('x.example', 'A'), ex2)).toThrow('plugin bug');
+      expect(() =>
+        makeDispatch(table, { maxUdpSize: 1232, recover: false })(encodeQuery('x.example', 'A'), ex2),
+      ).toThrow('plugin bug');
       expect(ex2.replies).toHaveLength(0);
     } finally {
       logs.restore();
@@ -97,7 +114,11 @@ describe('panic recovery', () => {
       makeDispatch(t, { maxUdpSize: 1232, recover: false })(q, { proto: 'udp', family: 1, remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '', localPort: 53, server: 'dns://:53', respond() { console.log('answered'); }, done() {} });
       setTimeout(() => console.log('still running'), 2000);
     `;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 20_000 });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: join(import.meta.dirname, '../..'),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('async plugin bug');
     expect(r.stdout).not.toContain('answered');

@@ -19,14 +19,32 @@ function setupErr(text: string): string {
 
 describe('dns64: setup', () => {
   it.each([
-    ['dns64 10.0.0.0/8', 'plugin/dns64: Corefile:1 - Error during parsing: invalid netmask 32 IPv6 address: "10.0.0.0/8"'],
-    ['dns64 10.1.2.3/8', 'plugin/dns64: Corefile:1 - Error during parsing: invalid netmask 32 IPv6 address: "10.0.0.0/8"'],
+    [
+      'dns64 10.0.0.0/8',
+      'plugin/dns64: Corefile:1 - Error during parsing: invalid netmask 32 IPv6 address: "10.0.0.0/8"',
+    ],
+    [
+      'dns64 10.1.2.3/8',
+      'plugin/dns64: Corefile:1 - Error during parsing: invalid netmask 32 IPv6 address: "10.0.0.0/8"',
+    ],
     ['dns64 64:ff9b::/95', 'plugin/dns64: Corefile:1 - Error during parsing: invalid prefix length "64:ff9b::/95"'],
-    ['dns64 2001:db8:1:2:3::/33', 'plugin/dns64: Corefile:1 - Error during parsing: invalid prefix length "2001:db8::/33"'],
+    [
+      'dns64 2001:db8:1:2:3::/33',
+      'plugin/dns64: Corefile:1 - Error during parsing: invalid prefix length "2001:db8::/33"',
+    ],
     ['dns64 foo', 'plugin/dns64: Corefile:1 - Error during parsing: invalid CIDR address: foo'],
-    ['dns64 a b', "plugin/dns64: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'b'"],
-    ['dns64 {\n prefix\n}', "plugin/dns64: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'prefix'"],
-    ['dns64 {\n prefix 64:ff9b::/100\n}', 'plugin/dns64: Corefile:2 - Error during parsing: invalid prefix length "64:ff9b::/100"'],
+    [
+      'dns64 a b',
+      "plugin/dns64: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'b'",
+    ],
+    [
+      'dns64 {\n prefix\n}',
+      "plugin/dns64: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'prefix'",
+    ],
+    [
+      'dns64 {\n prefix 64:ff9b::/100\n}',
+      'plugin/dns64: Corefile:2 - Error during parsing: invalid prefix length "64:ff9b::/100"',
+    ],
     ['dns64 {\n bogus\n}', "plugin/dns64: Corefile:2 - Error during parsing: unknown property 'bogus'"],
   ])('%j', (text, message) => {
     expect(setupErr(text)).toBe(message);
@@ -53,7 +71,13 @@ describe('dns64: RFC 6052 embedding', () => {
   });
 });
 
-const SOA: Answer = { name: 'example.org', type: 'SOA', class: 'IN', ttl: 30, data: { mname: 'ns.example.org', rname: 'h.example.org', serial: 1, refresh: 1, retry: 1, expire: 1, minimum: 30 } };
+const SOA: Answer = {
+  name: 'example.org',
+  type: 'SOA',
+  class: 'IN',
+  ttl: 30,
+  data: { mname: 'ns.example.org', rname: 'h.example.org', serial: 1, refresh: 1, retry: 1, expire: 1, minimum: 30 },
+};
 
 /** A chain below dns64 that answers per qtype with `answers[type](reply)`. */
 function chain(answers: Partial<Record<'A' | 'AAAA', (m: Message) => void>>, failA?: number): FakeNext {
@@ -77,7 +101,9 @@ const v6 = { transport: { family: 2 as const, remoteAddress: '2001:db8::99' } };
 describe('dns64: handler', () => {
   it('synthesizes AAAA from the A records when the AAAA reply has none; TTL capped by the SOA', async () => {
     const next = chain({
-      AAAA: (m) => { m.authorities = [SOA]; },
+      AAAA: (m) => {
+        m.authorities = [SOA];
+      },
       A: (m) => {
         m.answers = [
           { name: 'www.example.org', type: 'CNAME', class: 'IN', ttl: 300, data: 'host.example.org' },
@@ -96,11 +122,17 @@ describe('dns64: handler', () => {
     ]);
     expect(m!.questions[0]).toMatchObject({ name: 'www.example.org', type: 'AAAA' });
     expect(next.seen.map((q) => q.qtype)).toEqual([Qtype.AAAA, Qtype.A]);
-    expect((await metrics.translated.get()).values.find((v) => v.labels.server === 'dns://:53')?.value).toBe(before + 1);
+    expect((await metrics.translated.get()).values.find((v) => v.labels.server === 'dns://:53')?.value).toBe(
+      before + 1,
+    );
   });
 
   it('without a SOA the TTL is capped at 600', async () => {
-    const next = chain({ A: (m) => { m.answers = [{ name: 'a.example.org', type: 'A', class: 'IN', ttl: 3600, data: '192.0.2.1' }]; } });
+    const next = chain({
+      A: (m) => {
+        m.answers = [{ name: 'a.example.org', type: 'A', class: 'IN', ttl: 3600, data: '192.0.2.1' }];
+      },
+    });
     const { m } = await run('dns64', next, makeQuery('a.example.org', 'AAAA', v6));
     expect(rrStrings(m!.answers)).toEqual(['a.example.org. 600 AAAA 64:ff9b::c000:201']);
   });
@@ -129,11 +161,21 @@ describe('dns64: handler', () => {
   });
 
   it('leaves NXDOMAIN, AAAA answers, other types and IPv4 clients alone', async () => {
-    const nx = chain({ AAAA: (m) => { setRcode(m, 3); } });
+    const nx = chain({
+      AAAA: (m) => {
+        setRcode(m, 3);
+      },
+    });
     expect(rcode((await run('dns64', nx, makeQuery('nx.example.org', 'AAAA', v6))).m!)).toBe(3);
     expect(nx.calls).toBe(1);
-    const has = chain({ AAAA: (m) => { m.answers = [{ name: 'a.example.org', type: 'AAAA', class: 'IN', ttl: 5, data: '2001:db8::1' }]; } });
-    expect(rrStrings((await run('dns64', has, makeQuery('a.example.org', 'AAAA', v6))).m!.answers)).toEqual(['a.example.org. 5 AAAA 2001:db8::1']);
+    const has = chain({
+      AAAA: (m) => {
+        m.answers = [{ name: 'a.example.org', type: 'AAAA', class: 'IN', ttl: 5, data: '2001:db8::1' }];
+      },
+    });
+    expect(rrStrings((await run('dns64', has, makeQuery('a.example.org', 'AAAA', v6))).m!.answers)).toEqual([
+      'a.example.org. 5 AAAA 2001:db8::1',
+    ]);
     expect(has.calls).toBe(1);
     const a = chain({});
     await run('dns64', a, makeQuery('a.example.org', 'A', v6));
@@ -145,10 +187,18 @@ describe('dns64: handler', () => {
 
   it('translate_all translates even with AAAA answers; allow_ipv4 serves IPv4 clients', async () => {
     const next = chain({
-      AAAA: (m) => { m.answers = [{ name: 'a.example.org', type: 'AAAA', class: 'IN', ttl: 5, data: '2001:db8::1' }]; },
-      A: (m) => { m.answers = [{ name: 'a.example.org', type: 'A', class: 'IN', ttl: 5, data: '192.0.2.1' }]; },
+      AAAA: (m) => {
+        m.answers = [{ name: 'a.example.org', type: 'AAAA', class: 'IN', ttl: 5, data: '2001:db8::1' }];
+      },
+      A: (m) => {
+        m.answers = [{ name: 'a.example.org', type: 'A', class: 'IN', ttl: 5, data: '192.0.2.1' }];
+      },
     });
-    const { m } = await run('dns64 {\n prefix 2001:db8:64::/48\n translate_all\n allow_ipv4\n}', next, makeQuery('a.example.org', 'AAAA'));
+    const { m } = await run(
+      'dns64 {\n prefix 2001:db8:64::/48\n translate_all\n allow_ipv4\n}',
+      next,
+      makeQuery('a.example.org', 'AAAA'),
+    );
     expect(rrStrings(m!.answers)).toEqual(['a.example.org. 5 AAAA 2001:db8:64:c000:2:100::']);
   });
 });

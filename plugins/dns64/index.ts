@@ -37,7 +37,10 @@ function isNameError(m: Message): boolean {
 
 export class Dns64Handler implements Handler {
   readonly name = 'dns64';
-  constructor(private readonly cfg: Dns64Config, private readonly next: Handler | null) {}
+  constructor(
+    private readonly cfg: Dns64Config,
+    private readonly next: Handler | null,
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     if (q.qtype !== Qtype.AAAA || q.qclass !== Qclass.IN || (!this.cfg.allowIPv4 && q.transport.family === 1)) {
@@ -76,7 +79,13 @@ export class Dns64Handler implements Handler {
     for (const r of aaaaReply.authorities) if (r.type === 'SOA') soaTtl = r.ttl ?? 0;
     m.answers = resp.answers.map((r): Answer => {
       if (r.type !== 'A') return r;
-      return { name: r.name, type: 'AAAA', class: r.class, ttl: Math.min(r.ttl ?? 0, soaTtl), data: embed(this.cfg.prefix, this.cfg.length, r.data) };
+      return {
+        name: r.name,
+        type: 'AAAA',
+        class: r.class,
+        ttl: Math.min(r.ttl ?? 0, soaTtl),
+        data: embed(this.cfg.prefix, this.cfg.length, r.data),
+      };
     });
     return m;
   }

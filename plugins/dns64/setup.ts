@@ -10,7 +10,10 @@ export const DNS64_OPTIONS = directive('dns64', {
   // The prefix is checked in setup: CoreDNS's ArgErr names the last of too many arguments.
   args: { rest: str('PREFIX'), min: 0 },
   options: [
-    option('prefix', { args: [str('PREFIX')], summary: 'the IPv6 prefix to embed IPv4 addresses in (default 64:ff9b::/96)' }),
+    option('prefix', {
+      args: [str('PREFIX')],
+      summary: 'the IPv6 prefix to embed IPv4 addresses in (default 64:ff9b::/96)',
+    }),
     option('translate_all', { summary: 'translate even when the AAAA reply has AAAA records' }),
     option('allow_ipv4', { summary: 'also translate for clients that asked over IPv4' }),
   ],
@@ -37,7 +40,10 @@ export function parsePrefix(text: string, at: Token): { prefix: Uint8Array; leng
   if (fam === 0 || !/^\d{1,3}$/.test(bits) || Number(bits) > max) throw fail(`invalid CIDR address: ${text}`);
   const n = Number(bits);
   if (fam === 4) {
-    const masked = addr.split('.').map((o, i) => Number(o) & (0xff << Math.max(0, Math.min(8, 8 * (i + 1) - n)) & 0xff)).join('.');
+    const masked = addr
+      .split('.')
+      .map((o, i) => Number(o) & ((0xff << Math.max(0, Math.min(8, 8 * (i + 1) - n))) & 0xff))
+      .join('.');
     throw fail(`invalid netmask 32 IPv6 address: ${JSON.stringify(`${masked}/${n}`)}`);
   }
   const bytes = ipv6ToBytes(addr)!;
@@ -59,7 +65,12 @@ export function parseDns64(d: Dispenser): Dns64Config {
     const raw = occ.directive.raw;
     if (raw.length > 1) {
       const t = occ.directive.token;
-      throw new ConfigError(`Wrong argument count or unexpected line ending after '${raw[raw.length - 1]!}'`, t.file, t.line, 'dns64');
+      throw new ConfigError(
+        `Wrong argument count or unexpected line ending after '${raw[raw.length - 1]!}'`,
+        t.file,
+        t.line,
+        'dns64',
+      );
     }
     if (raw.length === 1) {
       // CoreDNS reads no block after a prefix argument.

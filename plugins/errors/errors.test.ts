@@ -27,7 +27,6 @@ function captureLogsEachTest(): void {
   });
 }
 
-
 /** Build the errors handler from Corefile text through the plugin's setup. */
 function build(text: string, next: Handler | null): { h: Handler; ctx: TestContext } {
   // The server gives each plugin a logger named after it.
@@ -37,12 +36,12 @@ function build(text: string, next: Handler | null): { h: Handler; ctx: TestConte
 }
 
 const failing = (msg = 'boom', rc = 2): FakeNext => new FakeNext((q) => q.fail(new Error(msg), rc));
-const failingAsync = (msg: string, rc: number): FakeNext => new FakeNext(async (q) => {
-  await Promise.resolve();
-  return q.fail(new Error(msg), rc);
-});
+const failingAsync = (msg: string, rc: number): FakeNext =>
+  new FakeNext(async (q) => {
+    await Promise.resolve();
+    return q.fail(new Error(msg), rc);
+  });
 const ok = (): FakeNext => new FakeNext(() => 0);
-
 
 function setupErr(text: string): ConfigError {
   return configError(() => errors.setup(dispenserFor(text, 'errors'), setupContext()), text);
@@ -57,7 +56,9 @@ describe('errors: runtime logging', () => {
     const q = makeQuery('WWW.Example.ORG', 'A');
     expect(await h.serve(q)).toBe(2);
     expect(next.calls).toBe(1);
-    expect(lines).toEqual(['[ERROR] plugin/errors: 2 www.example.org. A: read udp 10.244.0.5:43210->10.0.0.2:53: i/o timeout']);
+    expect(lines).toEqual([
+      '[ERROR] plugin/errors: 2 www.example.org. A: read udp 10.244.0.5:43210->10.0.0.2:53: i/o timeout',
+    ]);
   });
 
   it('uses the RCODE returned by the chain and the qtype mnemonic (async next)', async () => {
@@ -69,7 +70,13 @@ describe('errors: runtime logging', () => {
   it('logs nothing on success (sync and async), and does not change the reply', async () => {
     const { h } = build('errors', ok());
     expect(await h.serve(makeQuery('example.org', 'A'))).toBe(0);
-    const { h: h2 } = build('errors', new FakeNext(async () => { await Promise.resolve(); return 3; }));
+    const { h: h2 } = build(
+      'errors',
+      new FakeNext(async () => {
+        await Promise.resolve();
+        return 3;
+      }),
+    );
     expect(await h2.serve(makeQuery('nx.example.org', 'A'))).toBe(3);
     expect(lines).toEqual([]);
   });
@@ -161,16 +168,28 @@ describe('errors: setup', () => {
 
   it('consolidate: regexp longer than 10000 characters', () => {
     expect(setupErr(`errors {\n consolidate 1m ${'a'.repeat(10001)}\n}`).message).toContain('10001');
-    expect(typeof factoryOf(errors.setup(dispenserFor(`errors {\n consolidate 1m ${'a'.repeat(10000)}\n}`, 'errors'), setupContext()))).toBe('function');
+    expect(
+      typeof factoryOf(
+        errors.setup(dispenserFor(`errors {\n consolidate 1m ${'a'.repeat(10000)}\n}`, 'errors'), setupContext()),
+      ),
+    ).toBe('function');
   });
 
   it('consolidate: unknown level, level after show_first, two levels, show_first twice', () => {
     expect(setupErr('errors {\n consolidate 1m x fatal\n}').message).toContain('fatal');
     // CoreDNS 1.15.0's texts; a repeated show_first is accepted there too.
     expect(setupErr('errors {\n consolidate 1m x fatal\n}').message).toBe('unknown option in consolidate: fatal');
-    expect(setupErr('errors {\n consolidate 1m x show_first warning\n}').message).toBe('log level must come before show_first in consolidate');
-    expect(setupErr('errors {\n consolidate 1m x warning error\n}').message).toBe('multiple log levels specified in consolidate');
-    expect(typeof factoryOf(errors.setup(dispenserFor('errors {\n consolidate 1m x show_first show_first\n}', 'errors'), setupContext()))).toBe('function');
+    expect(setupErr('errors {\n consolidate 1m x show_first warning\n}').message).toBe(
+      'log level must come before show_first in consolidate',
+    );
+    expect(setupErr('errors {\n consolidate 1m x warning error\n}').message).toBe(
+      'multiple log levels specified in consolidate',
+    );
+    expect(
+      typeof factoryOf(
+        errors.setup(dispenserFor('errors {\n consolidate 1m x show_first show_first\n}', 'errors'), setupContext()),
+      ),
+    ).toBe('function');
   });
 
   it('errors carry the file and line', () => {
@@ -178,7 +197,6 @@ describe('errors: setup', () => {
     expect(e.file).toBe('Corefile');
     expect(e.line).toBe(3);
   });
-
 });
 
 describe('errors: consolidate', () => {
@@ -214,7 +232,10 @@ describe('errors: consolidate', () => {
   it('levels info and debug', async () => {
     vi.useFakeTimers();
     enableDebug(true);
-    const { h } = build('errors {\n consolidate 1s a info\n consolidate 2s b debug\n}', new FakeNext((q) => q.fail(new Error(q.lname.startsWith('a') ? 'a' : 'b'), 2)));
+    const { h } = build(
+      'errors {\n consolidate 1s a info\n consolidate 2s b debug\n}',
+      new FakeNext((q) => q.fail(new Error(q.lname.startsWith('a') ? 'a' : 'b'), 2)),
+    );
     await h.serve(makeQuery('a.', 'A'));
     await h.serve(makeQuery('a.', 'A'));
     await h.serve(makeQuery('b.', 'A'));
@@ -293,7 +314,9 @@ describe('errors: consolidate', () => {
 
 describe('errors: end to end', () => {
   it('a second errors in a server block is a setup error', async () => {
-    await expect(startServer('. {\n errors\n errors\n whoami\n}\n')).rejects.toThrow(/only be used once per Server Block/);
+    await expect(startServer('. {\n errors\n errors\n whoami\n}\n')).rejects.toThrow(
+      /only be used once per Server Block/,
+    );
   });
 
   it('logs the failure of a later plugin in the running server and keeps the reply', async () => {

@@ -7,7 +7,15 @@ import { qtypeName, Rcode } from '../../src/dns/constants.js';
 import type { Level } from '../../src/log.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { directive, duration, option, parseOccurrence, str, type ParsedOccurrence, type ParsedOption } from '../../src/corefile/options.js';
+import {
+  directive,
+  duration,
+  option,
+  parseOccurrence,
+  str,
+  type ParsedOccurrence,
+  type ParsedOption,
+} from '../../src/corefile/options.js';
 import { formatGoDuration } from '../../src/util/duration.js';
 
 interface ConsolidateRule {
@@ -68,7 +76,10 @@ class ErrorsHandler implements Handler {
     const n = rule.count;
     rule.count = 0;
     if (n === 0 || (rule.showFirst && n <= 1)) return;
-    this.ctx.log.raw(rule.level, `plugin/errors: ${n} errors like '${rule.source}' occurred in last ${formatGoDuration(rule.periodMs)}`);
+    this.ctx.log.raw(
+      rule.level,
+      `plugin/errors: ${n} errors like '${rule.source}' occurred in last ${formatGoDuration(rule.periodMs)}`,
+    );
   }
 }
 
@@ -89,7 +100,12 @@ export const ERRORS_OPTIONS = directive('errors', {
   args: { args: [str('stdout', (v) => (v === 'stdout' ? null : `invalid log file: ${v}`))], min: 0 },
   options: [
     option('stacktrace'),
-    option('consolidate', { args: [duration(), str('REGEXP', checkRegexp)], rest: str('LEVEL|show_first'), max: 4, repeat: 'all' }),
+    option('consolidate', {
+      args: [duration(), str('REGEXP', checkRegexp)],
+      rest: str('LEVEL|show_first'),
+      max: 4,
+      repeat: 'all',
+    }),
   ],
   unknown: (name) => `Unknown field ${name}`,
 });
@@ -106,7 +122,15 @@ function consolidateRule(occ: ParsedOccurrence, o: ParsedOption): ConsolidateRul
     else if (arg === 'show_first') showFirst = true;
     else throw occ.error(o, `unknown option in consolidate: ${arg}`);
   }
-  return { periodMs: o.values[0] as number, pattern: new RegExp(o.raw[1]!), source: o.raw[1]!, level: level ?? 'ERROR', showFirst, count: 0, timer: null };
+  return {
+    periodMs: o.values[0] as number,
+    pattern: new RegExp(o.raw[1]!),
+    source: o.raw[1]!,
+    level: level ?? 'ERROR',
+    showFirst,
+    count: 0,
+    timer: null,
+  };
 }
 
 export const errors: PluginDef = {

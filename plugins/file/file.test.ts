@@ -13,7 +13,11 @@ import { Query } from '../../src/query.js';
 import { encodeQuery, makeQuery, rrStrings, tcpQuery, TEST_TRANSPORT, udpQuery } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
-import { dispenserFor, setupContext as fakeSetupContext, type TestContext as FakeContext } from '../../test/helpers/setup.js';
+import {
+  dispenserFor,
+  setupContext as fakeSetupContext,
+  type TestContext as FakeContext,
+} from '../../test/helpers/setup.js';
 import { file, reloadZone } from './index.js';
 import { parseFile } from './setup.js';
 import { waitFor } from '../../test/helpers/wait.js';
@@ -67,7 +71,12 @@ async function build(text: string, zones = ['example.org.'], next: Handler | nul
   return f!(next);
 }
 
-async function ask(h: Handler, name: string, type = 'A', o: { do?: boolean } = {}): Promise<{ rc: number; m: Message | null }> {
+async function ask(
+  h: Handler,
+  name: string,
+  type = 'A',
+  o: { do?: boolean } = {},
+): Promise<{ rc: number; m: Message | null }> {
   const q = makeQuery(name, type, o.do ? { do: true, edns: 4096 } : {});
   const rc = await h.serve(q);
   return { rc, m: q.reply ? q.reply.peek() : null };
@@ -93,11 +102,19 @@ const silent: Logger = {
 
 describe('file setup', () => {
   it('rejects bad options with the Corefile position', () => {
-    expect(setupError('file')).toBe("plugin/file: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'file'");
+    expect(setupError('file')).toBe(
+      "plugin/file: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'file'",
+    );
     const db = zoneFile(ZONE);
-    expect(setupError(`file ${db} {\n  bogus\n}`)).toBe("plugin/file: Corefile:2 - Error during parsing: unknown property 'bogus'");
-    expect(setupError(`file ${db} {\n  reload x\n}`)).toBe('plugin/file: Corefile:2 - Error during parsing: time: invalid duration "x"');
-    expect(setupError(`file ${db} {\n  reload\n}`)).toBe("plugin/file: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'reload'");
+    expect(setupError(`file ${db} {\n  bogus\n}`)).toBe(
+      "plugin/file: Corefile:2 - Error during parsing: unknown property 'bogus'",
+    );
+    expect(setupError(`file ${db} {\n  reload x\n}`)).toBe(
+      'plugin/file: Corefile:2 - Error during parsing: time: invalid duration "x"',
+    );
+    expect(setupError(`file ${db} {\n  reload\n}`)).toBe(
+      "plugin/file: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'reload'",
+    );
   });
 
   it('fails on a broken zone file with the zone file, line, column and reason', () => {
@@ -109,16 +126,24 @@ describe('file setup', () => {
 
   it('fails when the SOA owner is not the zone (1.15.0)', () => {
     const db = zoneFile('test 3600 IN SOA ns1 admin 1 2 3 4 5\n');
-    expect(setupError(`file ${db}`)).toBe(`plugin/file: Corefile:1 - Error during parsing: file "${db}" has SOA owner test.example.org. that does not match origin example.org.`);
-    expect(setupError(`file ${zoneFile('www 60 A 192.0.2.1\n')}`)).toMatch(/has no SOA record for origin example\.org\.$/);
+    expect(setupError(`file ${db}`)).toBe(
+      `plugin/file: Corefile:1 - Error during parsing: file "${db}" has SOA owner test.example.org. that does not match origin example.org.`,
+    );
+    expect(setupError(`file ${zoneFile('www 60 A 192.0.2.1\n')}`)).toMatch(
+      /has no SOA record for origin example\.org\.$/,
+    );
   });
 
   it('treats a missing file as fatal only with reload 0; otherwise warns and serves SERVFAIL until it appears', async () => {
     const missing = join(dir, 'not-yet');
-    expect(setupError(`file ${missing} {\n  reload 0\n}`)).toBe(`plugin/file: Corefile:1 - Error during parsing: open ${missing}: no such file or directory`);
+    expect(setupError(`file ${missing} {\n  reload 0\n}`)).toBe(
+      `plugin/file: Corefile:1 - Error during parsing: open ${missing}: no such file or directory`,
+    );
     lines.length = 0;
     const cfg = parseFile(dispenserFor(`file ${missing}`, 'file'), ['example.org.'], silent);
-    expect(lines).toEqual([`[WARNING] Failed to open "open ${missing}: no such file or directory": trying again in 1m0s`]);
+    expect(lines).toEqual([
+      `[WARNING] Failed to open "open ${missing}: no such file or directory": trying again in 1m0s`,
+    ]);
     const h = await build(`file ${missing}`);
     expect((await ask(h, 'www.example.org')).rc).toBe(2);
     writeFileSync(missing, ZONE);
@@ -141,12 +166,15 @@ describe('file lookups', () => {
   it('adds the in-zone addresses of MX and SRV targets to the additional section', async () => {
     const h = await build(`file ${zoneFile(ZONE)}`);
     const mx = await ask(h, 'example.org', 'MX');
-    expect(rrStrings(mx.m!.additionals)).toEqual(['mail.example.org. 3600 A 192.0.2.25', 'mail.example.org. 3600 AAAA 2001:db8::25']);
+    expect(rrStrings(mx.m!.additionals)).toEqual([
+      'mail.example.org. 3600 A 192.0.2.25',
+      'mail.example.org. 3600 AAAA 2001:db8::25',
+    ]);
     const srv = await ask(h, '_sip._tcp.example.org', 'SRV');
     expect(srv.m!.additionals.length).toBe(2);
   });
 
-  it('answers HTTPS records with the target\'s addresses in the additional section', async () => {
+  it("answers HTTPS records with the target's addresses in the additional section", async () => {
     const h = await build(`file ${zoneFile(ZONE)}`);
     const { m } = await ask(h, 'svc.example.org', 'UNKNOWN_65');
     expect(m!.answers.map((r) => r.type)).toEqual(['HTTPS']);
@@ -157,7 +185,9 @@ describe('file lookups', () => {
     const h = await build(`file ${zoneFile(ZONE)}`);
     const { m } = await ask(h, 'chain.example.org');
     expect(rrStrings(m!.answers)).toEqual([
-      'chain.example.org. 3600 CNAME www.example.org', 'www.example.org. 3600 CNAME web.example.org', 'web.example.org. 3600 A 192.0.2.80',
+      'chain.example.org. 3600 CNAME www.example.org',
+      'www.example.org. 3600 CNAME web.example.org',
+      'web.example.org. 3600 A 192.0.2.80',
     ]);
   });
 
@@ -196,7 +226,9 @@ describe('file lookups', () => {
     const nx = await ask(h, 'nosuch.example.org');
     expect(nx.rc).toBe(3);
     expect(nx.m!.flags! & Flag.AA).toBe(Flag.AA);
-    expect(rrStrings(nx.m!.authorities)).toEqual(['example.org. 3600 SOA ns1.example.org hostmaster.example.org 2024 7200 3600 1209600 300']);
+    expect(rrStrings(nx.m!.authorities)).toEqual([
+      'example.org. 3600 SOA ns1.example.org hostmaster.example.org 2024 7200 3600 1209600 300',
+    ]);
     const nodata = await ask(h, 'web.example.org', 'MX');
     expect(nodata.rc).toBe(0);
     expect(nodata.m!.answers).toEqual([]);
@@ -209,7 +241,10 @@ describe('file lookups', () => {
   it('substitutes DNAME owners', async () => {
     const h = await build(`file ${zoneFile(ZONE)}`);
     const { m } = await ask(h, 'x.d.example.org');
-    expect(rrStrings(m!.answers)).toEqual(['d.example.org. 3600 DNAME example.com', 'x.d.example.org. 3600 CNAME x.example.com']);
+    expect(rrStrings(m!.answers)).toEqual([
+      'd.example.org. 3600 DNAME example.com',
+      'x.d.example.org. 3600 CNAME x.example.com',
+    ]);
   });
 
   it('serves the DNSSEC records as stored when DO is set, and leaves them out otherwise', async () => {
@@ -277,7 +312,9 @@ describe('file reload', () => {
     writeFileSync(db, `${ZONE.replace('2024', '2025')}broken A x\n`);
     reloadZone(z, silent);
     expect(z.data).toBe(before);
-    expect(lines[0]).toMatch(/^\[ERROR\] Parsing zone "example\.org\.": failed to parse file .* bad A A: "x" at line: 27:10$/);
+    expect(lines[0]).toMatch(
+      /^\[ERROR\] Parsing zone "example\.org\.": failed to parse file .* bad A A: "x" at line: 27:10$/,
+    );
     writeFileSync(db, ZONE.replace('2024', '2025'));
     reloadZone(z, silent);
     expect(z.data.serial).toBe(2025);
@@ -311,16 +348,23 @@ describe('file over sockets', () => {
     const db = zoneFile(ZONE);
     srv = await startServer(`example.org {\n  file ${db} {\n    reload 100ms\n  }\n}\n`);
     const u = await udpQuery(srv.port, 'www.example.org', 'A');
-    expect(rrStrings(u.answers)).toEqual(['www.example.org. 3600 CNAME web.example.org', 'web.example.org. 3600 A 192.0.2.80']);
+    expect(rrStrings(u.answers)).toEqual([
+      'www.example.org. 3600 CNAME web.example.org',
+      'web.example.org. 3600 A 192.0.2.80',
+    ]);
     const t = await tcpQuery(srv.port, 'web.example.org', 'A', { do: true, edns: 4096 });
     expect(t.answers.map((r) => r.type)).toEqual(['A', 'RRSIG']);
     writeFileSync(db, ZONE.replace('2024', '2025').replace('web A 192.0.2.80', 'web A 192.0.2.81'));
     const server = srv;
     let answer: string[] = [];
-    await waitFor(() => `the reloaded zone (last answer: ${answer.join(', ')})`, async () => {
-      answer = rrStrings((await udpQuery(server.port, 'web.example.org', 'A')).answers);
-      return answer[0]?.endsWith('192.0.2.81') === true;
-    }, { everyMs: 50 });
+    await waitFor(
+      () => `the reloaded zone (last answer: ${answer.join(', ')})`,
+      async () => {
+        answer = rrStrings((await udpQuery(server.port, 'web.example.org', 'A')).answers);
+        return answer[0]?.endsWith('192.0.2.81') === true;
+      },
+      { everyMs: 50 },
+    );
     expect(answer).toEqual(['web.example.org. 3600 A 192.0.2.81']);
     expect(srv.logs.some((l) => l.includes('Successfully reloaded zone "example.org."'))).toBe(true);
   });

@@ -51,13 +51,22 @@ export class FileHandler implements Handler {
   }
 
   /** CoreDNS's upstream lookup of a CNAME target (the reply of the server to a new question). */
-  private async upstream(q: Query, name: string, qtype: number, loop: number): Promise<{ answer: Answer[]; result: Result }> {
+  private async upstream(
+    q: Query,
+    name: string,
+    qtype: number,
+    loop: number,
+  ): Promise<{ answer: Answer[]; result: Result }> {
     const lname = lowerName(name);
     const r = await this.resolve(q, lname, qtype, loop);
     if (r) {
       // What the server would have replied to that question: fallthrough hands it on; an empty
       // SERVFAIL is written by the server.
-      if (r.answer.length === 0 && (r.result === Result.NameError || r.result === Result.Success) && fallsThrough(this.cfg.fallthrough, lname)) {
+      if (
+        r.answer.length === 0 &&
+        (r.result === Result.NameError || r.result === Result.Success) &&
+        fallsThrough(this.cfg.fallthrough, lname)
+      ) {
         return this.viaNext(q, name, qtype);
       }
       if (r.result === Result.ServerFailure) return { answer: r.answer, result: Result.ServerFailure };
@@ -91,7 +100,11 @@ export class FileHandler implements Handler {
   private async answer(q: Query, zone: string): Promise<number> {
     const z = this.cfg.zones.get(zone)!;
     const r = await z.data.lookup(q.lname, q.qtype, q.do, 0, (name, t, l) => this.upstream(q, name, t, l));
-    if (r.answer.length === 0 && (r.result === Result.NameError || r.result === Result.Success) && fallsThrough(this.cfg.fallthrough, q.lname)) {
+    if (
+      r.answer.length === 0 &&
+      (r.result === Result.NameError || r.result === Result.Success) &&
+      fallsThrough(this.cfg.fallthrough, q.lname)
+    ) {
       return nextOrFailure(this.name, this.next, q);
     }
     let rcode: number = Rcode.NOERROR;

@@ -21,7 +21,9 @@ export function reloadZone(z: FileZone, log: Logger): void {
     try {
       st = statSync(z.file);
     } catch (e) {
-      log.error(`Failed to stat zone ${JSON.stringify(z.origin)} in ${JSON.stringify(z.file)}: stat ${openErrorText(z.file, e).slice(5)}`);
+      log.error(
+        `Failed to stat zone ${JSON.stringify(z.origin)} in ${JSON.stringify(z.file)}: stat ${openErrorText(z.file, e).slice(5)}`,
+      );
       return;
     }
     if (!(st.mtimeMs > z.mtimeMs)) return;
@@ -32,7 +34,9 @@ export function reloadZone(z: FileZone, log: Logger): void {
   try {
     text = readFileSync(z.file, 'latin1');
   } catch (e) {
-    log.error(`Failed to open zone ${JSON.stringify(z.origin)} in ${JSON.stringify(z.file)}: ${openErrorText(z.file, e)}`);
+    log.error(
+      `Failed to open zone ${JSON.stringify(z.origin)} in ${JSON.stringify(z.file)}: ${openErrorText(z.file, e)}`,
+    );
     return;
   }
   try {
@@ -42,7 +46,9 @@ export function reloadZone(z: FileZone, log: Logger): void {
     return;
   }
   if (z.byMtime) z.mtimeMs = mtime;
-  log.info(`Successfully reloaded zone ${JSON.stringify(z.origin)} in ${JSON.stringify(z.file)} with ${z.data.serial} SOA serial`);
+  log.info(
+    `Successfully reloaded zone ${JSON.stringify(z.origin)} in ${JSON.stringify(z.file)} with ${z.data.serial} SOA serial`,
+  );
 }
 
 export const file: PluginDef = {

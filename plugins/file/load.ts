@@ -17,7 +17,11 @@ export class UnchangedSerial extends Error {}
 export function openErrorText(path: string, e: unknown): string {
   const err = e as NodeJS.ErrnoException;
   const why: Record<string, string> = {
-    ENOENT: 'no such file or directory', EACCES: 'permission denied', EISDIR: 'is a directory', ENOTDIR: 'not a directory', ELOOP: 'too many levels of symbolic links',
+    ENOENT: 'no such file or directory',
+    EACCES: 'permission denied',
+    EISDIR: 'is a directory',
+    ENOTDIR: 'not a directory',
+    ELOOP: 'too many levels of symbolic links',
   };
   return `open ${path}: ${(err.code && why[err.code]) ?? err.message}`;
 }
@@ -37,16 +41,24 @@ export function loadZone(text: string, origin: string, fileName: string, serial:
   for (const rec of records) {
     if (rec.type === T.SOA) {
       if (lowerName(canonicalName(rec.name) ?? rec.name) !== origin) {
-        throw new Error(`file ${JSON.stringify(fileName)} has SOA owner ${rec.name} that does not match origin ${origin}`);
+        throw new Error(
+          `file ${JSON.stringify(fileName)} has SOA owner ${rec.name} that does not match origin ${origin}`,
+        );
       }
       if (!seenSOA) {
         seenSOA = true;
-        if (serial >= 0 && rec.serial === serial) throw new UnchangedSerial(`no change in SOA serial for origin ${origin} in file ${fileName}, with ${serial} SOA serial`);
+        if (serial >= 0 && rec.serial === serial)
+          throw new UnchangedSerial(
+            `no change in SOA serial for origin ${origin} in file ${fileName}, with ${serial} SOA serial`,
+          );
       }
     }
     z.insert(rec);
   }
-  if (error) throw new Error(`failed to parse file ${JSON.stringify(fileName)} for origin ${origin} with error ${error.message}`);
+  if (error)
+    throw new Error(
+      `failed to parse file ${JSON.stringify(fileName)} for origin ${origin} with error ${error.message}`,
+    );
   if (!seenSOA) throw new Error(`file ${JSON.stringify(fileName)} has no SOA record for origin ${origin}`);
   z.seal();
   return z;

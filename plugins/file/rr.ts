@@ -18,7 +18,28 @@ interface RdataCodec {
 const codec = (dnsPacket as unknown as { record(type: string): RdataCodec }).record;
 
 /** Types whose RDATA dns-packet decodes into objects (kept only when they encode back to the same bytes). */
-const DECODED = new Set(['A', 'AAAA', 'NS', 'CNAME', 'PTR', 'DNAME', 'MX', 'SOA', 'SRV', 'TXT', 'CAA', 'DS', 'DNSKEY', 'RRSIG', 'NSEC', 'HINFO', 'SSHFP', 'TLSA', 'NAPTR', 'RP']);
+const DECODED = new Set([
+  'A',
+  'AAAA',
+  'NS',
+  'CNAME',
+  'PTR',
+  'DNAME',
+  'MX',
+  'SOA',
+  'SRV',
+  'TXT',
+  'CAA',
+  'DS',
+  'DNSKEY',
+  'RRSIG',
+  'NSEC',
+  'HINFO',
+  'SSHFP',
+  'TLSA',
+  'NAPTR',
+  'RP',
+]);
 
 /** A record as the zone serves it. */
 export interface RR {
@@ -70,7 +91,8 @@ function lowerTargetsInRdata(type: number, rdata: Buffer): Buffer {
 
 /** The dns-packet record for a zone record (RDATA names lower-cased where CoreDNS does). */
 export function toAnswer(rec0: ZoneRecord, owner: string, lowerTargets: boolean): Answer {
-  const rec = lowerTargets && rec0.rdata.length > 0 ? { ...rec0, rdata: lowerTargetsInRdata(rec0.type, rec0.rdata) } : rec0;
+  const rec =
+    lowerTargets && rec0.rdata.length > 0 ? { ...rec0, rdata: lowerTargetsInRdata(rec0.type, rec0.rdata) } : rec0;
   const name = toPacketName(owner);
   const base = { name, class: rec.class === 1 ? 'IN' : `UNKNOWN_${rec.class}`, ttl: rec.ttl };
   let tname = packetTypeName(rec.type);

@@ -30,7 +30,11 @@ export interface LookupOut {
 }
 
 /** Resolve a name outside this zone's data through the rest of the server (CoreDNS's upstream lookup). */
-export type Upstream = (name: string, qtype: number, loop: number) => Promise<{ answer: Answer[]; result: Result }> | { answer: Answer[]; result: Result };
+export type Upstream = (
+  name: string,
+  qtype: number,
+  loop: number,
+) => Promise<{ answer: Answer[]; result: Result }> | { answer: Answer[]; result: Result };
 
 export class ZoneData {
   soa: RR | null = null;
@@ -52,7 +56,13 @@ export class ZoneData {
     if (rec.type === T.NSEC3 || rec.type === T.NSEC3PARAM) {
       throw new Error(`NSEC3 zone is not supported, dropping RR: ${lname} for zone: ${this.origin}`);
     }
-    const lowerTargets = rec.type === T.NS || rec.type === T.SOA || rec.type === T.CNAME || rec.type === T.MX || rec.type === T.SVCB || rec.type === T.HTTPS;
+    const lowerTargets =
+      rec.type === T.NS ||
+      rec.type === T.SOA ||
+      rec.type === T.CNAME ||
+      rec.type === T.MX ||
+      rec.type === T.SVCB ||
+      rec.type === T.HTTPS;
     const rr: RR = {
       lname,
       type: rec.type,
@@ -195,7 +205,13 @@ export class ZoneData {
         const dname = dnames[0]!;
         const target = substituteDNAME(qname, dname.lname, dname.target ?? '.');
         if (target !== '') {
-          const cname: Answer = { name: toPacketName(qname), type: 'CNAME', class: 'IN', ttl: (dname.answer as { ttl?: number }).ttl ?? 0, data: toPacketName(target) };
+          const cname: Answer = {
+            name: toPacketName(qname),
+            type: 'CNAME',
+            class: 'IN',
+            ttl: (dname.answer as { ttl?: number }).ttl ?? 0,
+            data: toPacketName(target),
+          };
           if (qname === lowerName(target)) return out([], [], [], Result.ServerFailure);
           let r: LookupOut;
           if (qtype === T.CNAME) r = out([cname], this.nsRRs(d), [], Result.Success);
@@ -214,7 +230,15 @@ export class ZoneData {
     if (found && shot && elem) {
       const cn = elem.type(T.CNAME);
       if (cn.length > 0 && qtype !== T.CNAME) {
-        return this.externalLookup(qtype, d, loop + 1, elem, cn.map((r) => r.answer), cn[0]!.target!, upstream);
+        return this.externalLookup(
+          qtype,
+          d,
+          loop + 1,
+          elem,
+          cn.map((r) => r.answer),
+          cn[0]!.target!,
+          upstream,
+        );
       }
       const rrs = elem.type(qtype);
       if (rrs.length === 0) {
@@ -233,7 +257,15 @@ export class ZoneData {
       const owner = toPacketName(qname);
       const cn = wildElem.type(T.CNAME);
       if (cn.length > 0 && qtype !== T.CNAME) {
-        return this.externalLookup(qtype, d, loop + 1, wildElem, cn.map((r) => ({ ...r.answer, name: owner })), cn[0]!.target!, upstream);
+        return this.externalLookup(
+          qtype,
+          d,
+          loop + 1,
+          wildElem,
+          cn.map((r) => ({ ...r.answer, name: owner })),
+          cn[0]!.target!,
+          upstream,
+        );
       }
       const rrs = wildElem.type(qtype);
       if (rrs.length === 0) {
@@ -308,7 +340,12 @@ export class ZoneData {
     return out;
   }
 
-  private delegationFromElem(elem: Elem, qname: string, qtype: number, d: boolean): { ns: Answer[]; extra: Answer[] } | undefined {
+  private delegationFromElem(
+    elem: Elem,
+    qname: string,
+    qtype: number,
+    d: boolean,
+  ): { ns: Answer[]; extra: Answer[] } | undefined {
     const ns = elem.type(T.NS);
     if (ns.length === 0 || (qtype === T.DS && elem.name === qname)) return undefined;
     const extra = this.glue(ns, d);
@@ -317,7 +354,12 @@ export class ZoneData {
     return { ns: nsA, extra };
   }
 
-  private findDelegation(qname: string, qtype: number, d: boolean, exact: Elem | undefined): { ns: Answer[]; extra: Answer[] } | undefined {
+  private findDelegation(
+    qname: string,
+    qtype: number,
+    d: boolean,
+    exact: Elem | undefined,
+  ): { ns: Answer[]; extra: Answer[] } | undefined {
     for (let i = 1; ; i++) {
       const [name, shot] = this.nameFromRight(qname, i);
       if (shot) return undefined;
@@ -333,7 +375,11 @@ export class ZoneData {
     const extra: Answer[] = [];
     let seen: Set<string> | null = null;
     for (const rr of answer) {
-      if ((rr.type !== T.SRV && rr.type !== T.MX && rr.type !== T.SVCB && rr.type !== T.HTTPS) || rr.target === undefined) continue;
+      if (
+        (rr.type !== T.SRV && rr.type !== T.MX && rr.type !== T.SVCB && rr.type !== T.HTTPS) ||
+        rr.target === undefined
+      )
+        continue;
       const target = lowerName(rr.target);
       if (!isSub(this.origin, target)) continue;
       seen ??= new Set();
@@ -355,7 +401,15 @@ export class ZoneData {
     return result === Result.NameError || result === Result.NoData ? this.soaRRs(d) : this.nsRRs(d);
   }
 
-  private async externalLookup(qtype: number, d: boolean, loop: number, elem0: Elem, first: Answer[], target0: string, upstream: Upstream): Promise<LookupOut> {
+  private async externalLookup(
+    qtype: number,
+    d: boolean,
+    loop: number,
+    elem0: Elem,
+    first: Answer[],
+    target0: string,
+    upstream: Upstream,
+  ): Promise<LookupOut> {
     const rrs = [...first];
     if (d) rrs.push(...sigsOf(elem0, T.CNAME));
     let targetName = target0;
@@ -395,11 +449,14 @@ export class ZoneData {
     const rrs: RR[] = [];
     for (const a of answer) {
       const data = (a as { data?: unknown }).data;
-      if (a.type === 'MX') rrs.push({ lname: '', type: T.MX, answer: a, target: `${String((data as { exchange: string }).exchange)}.` });
-      else if (a.type === 'SRV') rrs.push({ lname: '', type: T.SRV, answer: a, target: `${String((data as { target: string }).target)}.` });
+      if (a.type === 'MX')
+        rrs.push({ lname: '', type: T.MX, answer: a, target: `${String((data as { exchange: string }).exchange)}.` });
+      else if (a.type === 'SRV')
+        rrs.push({ lname: '', type: T.SRV, answer: a, target: `${String((data as { target: string }).target)}.` });
       else if (((a.type as string) === 'SVCB' || (a.type as string) === 'HTTPS') && Buffer.isBuffer(data)) {
         const t = svcbTarget(data);
-        if (t !== undefined) rrs.push({ lname: '', type: (a.type as string) === 'SVCB' ? T.SVCB : T.HTTPS, answer: a, target: t });
+        if (t !== undefined)
+          rrs.push({ lname: '', type: (a.type as string) === 'SVCB' ? T.SVCB : T.HTTPS, answer: a, target: t });
       }
     }
     return rrs.length ? this.additional(rrs, d) : [];

@@ -56,7 +56,11 @@ export class DohClient {
         ...(this.o.sourceAddress ? { localAddress: this.o.sourceAddress } : {}),
         headers: get
           ? { accept: 'application/dns-message' }
-          : { accept: 'application/dns-message', 'content-type': 'application/dns-message', 'content-length': body.length },
+          : {
+              accept: 'application/dns-message',
+              'content-type': 'application/dns-message',
+              'content-length': body.length,
+            },
       });
       const timer = setTimeout(() => {
         finish(new Error(`read https ${label}: i/o timeout`));

@@ -29,7 +29,6 @@ async function build(text: string, next: Handler | null = null): Promise<{ h: Ha
   return { h: factory!(next), ctx };
 }
 
-
 async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
   const metric = registry.getSingleMetric(name);
   if (!metric) return 0;
@@ -47,7 +46,10 @@ async function metricValue(name: string, labels: Record<string, string> = {}): P
 describe('forward: answers', () => {
   it('returns the upstream reply as is, with the client id and question case', async () => {
     const u = await upstream();
-    u.on('www.example.org', { answers: [a('www.example.org', '192.0.2.1', 120), a('www.example.org', '192.0.2.2', 60)], aa: true });
+    u.on('www.example.org', {
+      answers: [a('www.example.org', '192.0.2.1', 120), a('www.example.org', '192.0.2.2', 60)],
+      aa: true,
+    });
     const { h } = await build(`forward . ${u.addr}`);
     const q = makeQuery('WWW.Example.ORG', 'A', { id: 4242 });
     const rc = await h.serve(q);
@@ -132,8 +134,13 @@ describe('forward: answers', () => {
     expect(await metricValue('coredns_forward_requests_total', { to: u.addr })).toBe(before + 1);
     expect(await metricValue('coredns_forward_responses_total', { to: u.addr, rcode: 'NOERROR' })).toBe(1);
     const hist = await registry.getSingleMetric('coredns_proxy_request_duration_seconds')!.get();
-    const count = hist.values.find((v) => (v as { metricName?: string }).metricName === 'coredns_proxy_request_duration_seconds_count'
-      && v.labels.to === u.addr && v.labels.rcode === 'NOERROR' && v.labels.proxy_name === 'forward');
+    const count = hist.values.find(
+      (v) =>
+        (v as { metricName?: string }).metricName === 'coredns_proxy_request_duration_seconds_count' &&
+        v.labels.to === u.addr &&
+        v.labels.rcode === 'NOERROR' &&
+        v.labels.proxy_name === 'forward',
+    );
     expect(count?.value).toBe(1);
   });
 });
@@ -170,7 +177,9 @@ describe('forward: upstream selection and health', () => {
     dead.defaultBehaviour = { drop: true };
     const alive = await upstream();
     alive.on('s.example', { answers: [a('s.example', '192.0.2.5')] });
-    const { h } = await build(`forward . ${dead.addr} ${alive.addr} {\n policy sequential\n read_timeout 200ms\n health_check 20ms\n}`);
+    const { h } = await build(
+      `forward . ${dead.addr} ${alive.addr} {\n policy sequential\n read_timeout 200ms\n health_check 20ms\n}`,
+    );
     const fwd = h as ForwardHandler;
     const q = makeQuery('s.example', 'A');
     expect(await h.serve(q)).toBe(0);
@@ -178,7 +187,9 @@ describe('forward: upstream selection and health', () => {
     expect(alive.count('s.example')).toBe(1);
     const failsBefore = await metricValue('coredns_proxy_healthcheck_failures_total', { to: dead.addr });
     await waitFor('the upstream marked down', () => fwd.proxies[0]!.down(2));
-    expect(await metricValue('coredns_proxy_healthcheck_failures_total', { to: dead.addr })).toBeGreaterThan(failsBefore);
+    expect(await metricValue('coredns_proxy_healthcheck_failures_total', { to: dead.addr })).toBeGreaterThan(
+      failsBefore,
+    );
     expect(await metricValue('coredns_forward_healthcheck_failures_total', { to: dead.addr })).toBeGreaterThan(0);
     const q2 = makeQuery('s.example', 'A');
     expect(await h.serve(q2)).toBe(0);
@@ -189,12 +200,16 @@ describe('forward: upstream selection and health', () => {
   it('all upstreams down: counts healthcheck_broken, tries one at random, SERVFAIL naming upstream', async () => {
     const d1 = await upstream();
     d1.defaultBehaviour = { drop: true };
-    const { h } = await build(`forward . ${d1.addr} {\n read_timeout 100ms\n health_check 20ms\n max_connect_attempts 1\n}`);
+    const { h } = await build(
+      `forward . ${d1.addr} {\n read_timeout 100ms\n health_check 20ms\n max_connect_attempts 1\n}`,
+    );
     const fwd = h as ForwardHandler;
     const q = makeQuery('down.example', 'A');
     expect(await h.serve(q)).toBe(2);
     expect(q.reply).toBeNull();
-    expect(q.error!.message).toMatch(new RegExp(`^read udp 127\\.0\\.0\\.1:\\d+->${d1.addr.replace(/\./g, '\\.')}: i/o timeout$`));
+    expect(q.error!.message).toMatch(
+      new RegExp(`^read udp 127\\.0\\.0\\.1:\\d+->${d1.addr.replace(/\./g, '\\.')}: i/o timeout$`),
+    );
     await waitFor('the upstream marked down', () => fwd.proxies[0]!.down(2));
     const broken = await metricValue('coredns_forward_healthcheck_broken_total');
     const q2 = makeQuery('down.example', 'A');
@@ -206,7 +221,9 @@ describe('forward: upstream selection and health', () => {
   it('failfast_all_unhealthy_upstreams answers SERVFAIL without trying', async () => {
     const d1 = await upstream();
     d1.defaultBehaviour = { drop: true };
-    const { h } = await build(`forward . ${d1.addr} {\n read_timeout 100ms\n health_check 20ms\n failfast_all_unhealthy_upstreams\n}`);
+    const { h } = await build(
+      `forward . ${d1.addr} {\n read_timeout 100ms\n health_check 20ms\n failfast_all_unhealthy_upstreams\n}`,
+    );
     const fwd = h as ForwardHandler;
     await h.serve(makeQuery('ff.example', 'A'));
     await waitFor('the upstream marked down', () => fwd.proxies[0]!.down(2));
@@ -238,7 +255,9 @@ describe('forward: upstream selection and health', () => {
     const d1 = await upstream();
     d1.defaultBehaviour = { drop: true };
     const checks = async (maxFails: number): Promise<number> => {
-      const { h } = await build(`forward . ${d1.addr} {\n read_timeout 50ms\n max_fails ${maxFails}\n max_connect_attempts 1\n}`);
+      const { h } = await build(
+        `forward . ${d1.addr} {\n read_timeout 50ms\n max_fails ${maxFails}\n max_connect_attempts 1\n}`,
+      );
       const proxy = (h as ForwardHandler).proxies[0]!;
       const healthcheck = vi.spyOn(proxy, 'healthcheck');
       await h.serve(makeQuery('nf.example', 'A')); // the failed attempt is where a check would start
@@ -354,7 +373,9 @@ describe('forward: DNS over TLS', () => {
     const u = await upstream();
     const port = await u.enableTls(readFileSync(`${testdata}dot.key`), readFileSync(`${testdata}dot.crt`));
     u.on('dot.example', { answers: [a('dot.example', '192.0.2.53')] });
-    const { h } = await build(`forward . tls://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n}`);
+    const { h } = await build(
+      `forward . tls://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n}`,
+    );
     const to = `127.0.0.1:${port}`;
     const hits0 = await metricValue('coredns_proxy_conn_cache_hits_total', { to, proto: 'tcp-tls' });
     for (const proto of ['udp', 'tcp'] as const) {
@@ -369,7 +390,9 @@ describe('forward: DNS over TLS', () => {
   it('refuses an upstream whose certificate does not match the server name', async () => {
     const u = await upstream();
     const port = await u.enableTls(readFileSync(`${testdata}dot.key`), readFileSync(`${testdata}dot.crt`));
-    const { h } = await build(`forward . tls://127.0.0.1%wrong.test:${port} {\n tls ${testdata}dot.crt\n max_fails 0\n max_connect_attempts 1\n}`);
+    const { h } = await build(
+      `forward . tls://127.0.0.1%wrong.test:${port} {\n tls ${testdata}dot.crt\n max_fails 0\n max_connect_attempts 1\n}`,
+    );
     const q = makeQuery('dot.example', 'A');
     expect(await h.serve(q)).toBe(2);
     expect(q.error!.message).toMatch(new RegExp(`^dial tcp 127\\.0\\.0\\.1:${port}: .*wrong\\.test`));
@@ -469,7 +492,9 @@ describe('forward: DNS over HTTPS', () => {
       const u = await upstream();
       const port = await u.enableHttps(readFileSync(`${testdata}dot.key`), readFileSync(`${testdata}dot.crt`));
       u.on('doh.example', { answers: [a('doh.example', '192.0.2.80')] });
-      const { h } = await build(`forward . https://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n doh_method ${method}\n}`);
+      const { h } = await build(
+        `forward . https://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n doh_method ${method}\n}`,
+      );
       for (let i = 0; i < 2; i++) {
         const q = makeQuery('doh.example', 'A', { id: 4000 + i });
         expect(await h.serve(q)).toBe(0);
@@ -485,7 +510,9 @@ describe('forward: DNS over HTTPS', () => {
     const u = await upstream();
     const port = await u.enableHttps(readFileSync(`${testdata}dot.key`), readFileSync(`${testdata}dot.crt`));
     u.on('gone.example', { closeTcp: true });
-    const { h } = await build(`forward . https://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n max_fails 0\n max_connect_attempts 1\n}`);
+    const { h } = await build(
+      `forward . https://127.0.0.1:${port} {\n tls ${testdata}dot.crt\n tls_servername dot.test\n max_fails 0\n max_connect_attempts 1\n}`,
+    );
     const q = makeQuery('gone.example', 'A');
     expect(await h.serve(q)).toBe(2);
     expect(q.error!.message).toMatch(new RegExp(`^https 127\\.0\\.0\\.1:${port}: `));

@@ -66,7 +66,13 @@ export function goCause(err: Error, fallbackSyscall: string): string {
  * `OP NET [LOCAL->]REMOTE: CAUSE`, Go's `net.OpError` text. `local` is omitted when unknown (dial
  * errors before the socket has an address).
  */
-export function goNetError(op: GoOp, net: 'udp' | 'tcp', local: string | null, remote: string, cause: Error | string): Error {
+export function goNetError(
+  op: GoOp,
+  net: 'udp' | 'tcp',
+  local: string | null,
+  remote: string,
+  cause: Error | string,
+): Error {
   const addr = local ? `${local}->${remote}` : remote;
   const why = typeof cause === 'string' ? cause : goCause(cause, op === 'dial' ? 'connect' : op);
   return new Error(`${op} ${net} ${addr}: ${why}`);

@@ -25,7 +25,6 @@ import { restoreClientHeader } from './wire.js';
  */
 export const QUERY_BUDGET_MS = 4000;
 
-
 /** Timers and Date.now() tick apart by up to a millisecond (see the attempt loop). */
 const CLOCK_SLACK_MS = 2;
 export class ForwardHandler implements Handler {
@@ -134,7 +133,11 @@ export class ForwardHandler implements Handler {
         fails++;
         continue;
       }
-      if (this.next instanceof ForwardHandler && (this.cfg.next.includes(rcode) || (this.cfg.nextOnNodata && rcode === Rcode.NOERROR && reply.readUInt16BE(6) === 0))) {
+      if (
+        this.next instanceof ForwardHandler &&
+        (this.cfg.next.includes(rcode) ||
+          (this.cfg.nextOnNodata && rcode === Rcode.NOERROR && reply.readUInt16BE(6) === 0))
+      ) {
         return this.next.serve(q);
       }
       return this.write(q, reply);

@@ -33,7 +33,10 @@ async function resolveHostname(spec: Extract<ToSpec, { kind: 'hostname' }>, reso
   if (resolvers.length > 0) r.setServers(resolvers);
   const name = spec.name.slice(0, -1);
   // Asked as an absolute name (trailing dot): never expanded with resolv.conf search domains (CoreDNS 1.15.0).
-  const [v4, v6] = await Promise.all([r.resolve4(spec.name).catch(() => [] as string[]), r.resolve6(spec.name).catch(() => [] as string[])]);
+  const [v4, v6] = await Promise.all([
+    r.resolve4(spec.name).catch(() => [] as string[]),
+    r.resolve6(spec.name).catch(() => [] as string[]),
+  ]);
   const all = [...v4, ...v6];
   if (all.length === 0) throw new Error(`plugin/forward: failed to resolve upstream hostname ${name}`);
   return all;
@@ -58,8 +61,19 @@ export const forward: PluginDef = {
           if (t.kind !== 'hostname') continue;
           const addrs = await resolveHostname(t, inst.cfg.resolvers);
           for (const host of addrs) {
-            if (inst.proxies.some((p) => p.addr.host === host && p.addr.port === t.port && p.addr.scheme === t.scheme)) continue;
-            inst.proxies.push(new Proxy({ scheme: t.scheme, host, port: t.port, serverName: t.serverName ?? (t.scheme !== 'dns' ? t.name.slice(0, -1) : null) }, inst.opts));
+            if (inst.proxies.some((p) => p.addr.host === host && p.addr.port === t.port && p.addr.scheme === t.scheme))
+              continue;
+            inst.proxies.push(
+              new Proxy(
+                {
+                  scheme: t.scheme,
+                  host,
+                  port: t.port,
+                  serverName: t.serverName ?? (t.scheme !== 'dns' ? t.name.slice(0, -1) : null),
+                },
+                inst.opts,
+              ),
+            );
           }
         }
         for (const p of inst.proxies) p.start();

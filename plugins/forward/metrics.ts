@@ -70,4 +70,12 @@ export const forwardHealthcheckFailures = counter({
 });
 
 // Recorded per query through batched cells (proxy.ts): pushed into prom-client when read.
-for (const metric of [forwardRequests, forwardResponses, forwardRequestDuration, proxyRequestDuration, proxyConnCacheHits, proxyConnCacheMisses]) flushOnCollect(metric);
+for (const metric of [
+  forwardRequests,
+  forwardResponses,
+  forwardRequestDuration,
+  proxyRequestDuration,
+  proxyConnCacheHits,
+  proxyConnCacheMisses,
+])
+  flushOnCollect(metric);

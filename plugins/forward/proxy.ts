@@ -72,10 +72,16 @@ export class Proxy {
    * re-hashes the label set on every call.
    */
   private readonly requests: CounterCell;
-  private readonly byRcode = new Map<number, { proxyDuration: HistCell; forwardDuration: HistCell; responses: CounterCell }>();
+  private readonly byRcode = new Map<
+    number,
+    { proxyDuration: HistCell; forwardDuration: HistCell; responses: CounterCell }
+  >();
   private readonly probePacket: Buffer;
 
-  constructor(readonly addr: UpstreamAddress, private readonly o: ProxyOptions) {
+  constructor(
+    readonly addr: UpstreamAddress,
+    private readonly o: ProxyOptions,
+  ) {
     this.to = joinHostPort(addr.host, addr.port);
     const conn = (proto: string) => {
       const hits = new CounterCell(m.proxyConnCacheHits, { proxy_name: PROXY_NAME, to: this.to, proto });
@@ -84,23 +90,42 @@ export class Proxy {
     };
     this.requests = new CounterCell(m.forwardRequests, { to: this.to });
     this.udp = new UdpPool({
-      host: addr.host, port: addr.port, label: this.to, sourceAddress: o.sourceAddress,
-      expireMs: o.expireMs, size: 4, onConn: conn('udp'),
+      host: addr.host,
+      port: addr.port,
+      label: this.to,
+      sourceAddress: o.sourceAddress,
+      expireMs: o.expireMs,
+      size: 4,
+      onConn: conn('udp'),
     });
     const isTls = addr.scheme === 'tls';
     const servername = addr.serverName ?? o.tlsServerName;
     this.stream = new StreamPool({
-      host: addr.host, port: addr.port, label: this.to, proto: isTls ? 'tcp-tls' : 'tcp',
+      host: addr.host,
+      port: addr.port,
+      label: this.to,
+      proto: isTls ? 'tcp-tls' : 'tcp',
       tls: isTls ? { ...o.tls, ...(servername ? { servername } : {}), minVersion: 'TLSv1.2' } : null,
-      sourceAddress: o.sourceAddress, expireMs: o.expireMs, maxAgeMs: o.maxAgeMs, maxIdle: o.maxIdleConns,
+      sourceAddress: o.sourceAddress,
+      expireMs: o.expireMs,
+      maxAgeMs: o.maxAgeMs,
+      maxIdle: o.maxIdleConns,
       onConn: conn(isTls ? 'tcp-tls' : 'tcp'),
     });
-    this.doh = addr.scheme === 'https'
-      ? new DohClient({
-        host: addr.host, port: addr.port, label: this.to, tls: { ...o.tls, minVersion: 'TLSv1.2' }, servername,
-        method: o.dohMethod, sourceAddress: o.sourceAddress, expireMs: o.expireMs, maxIdleConns: o.maxIdleConns,
-      })
-      : null;
+    this.doh =
+      addr.scheme === 'https'
+        ? new DohClient({
+            host: addr.host,
+            port: addr.port,
+            label: this.to,
+            tls: { ...o.tls, minVersion: 'TLSv1.2' },
+            servername,
+            method: o.dohMethod,
+            sourceAddress: o.sourceAddress,
+            expireMs: o.expireMs,
+            maxIdleConns: o.maxIdleConns,
+          })
+        : null;
     this.probeQuestion = { lname: o.healthCheck.domain.toLowerCase(), qtype: Qtype.NS, qclass: Qclass.IN };
     this.probePacket = buildQuery(o.healthCheck.domain, Qtype.NS, o.healthCheck.recursionDesired);
   }

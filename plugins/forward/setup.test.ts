@@ -9,12 +9,19 @@ import { configError, dispenserFor } from '../../test/helpers/setup.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'forward-setup-'));
 const resolv = join(dir, 'resolv.conf');
-writeFileSync(resolv, '# comment\nsearch default.svc.cluster.local\nnameserver 10.0.0.10\nnameserver fe80::1%eth0\noptions ndots:5\nnameserver 10.0.0.10\n');
+writeFileSync(
+  resolv,
+  '# comment\nsearch default.svc.cluster.local\nnameserver 10.0.0.10\nnameserver fe80::1%eth0\noptions ndots:5\nnameserver 10.0.0.10\n',
+);
 const empty = join(dir, 'empty.conf');
 writeFileSync(empty, 'search x\n');
 
 function addrs(to: ToSpec[]): string[] {
-  return to.map((t) => (t.kind === 'addr' ? `${t.scheme}://${t.host}:${t.port}${t.serverName ? `%${t.serverName}` : ''}` : `${t.scheme}://${t.name}:${t.port}`));
+  return to.map((t) =>
+    t.kind === 'addr'
+      ? `${t.scheme}://${t.host}:${t.port}${t.serverName ? `%${t.serverName}` : ''}`
+      : `${t.scheme}://${t.name}:${t.port}`,
+  );
 }
 
 function parse(text: string) {
@@ -51,8 +58,15 @@ describe('forward setup: accepted', () => {
   it('defaults', () => {
     const [cfg] = parse('forward . 1.2.3.4');
     expect(cfg).toMatchObject({
-      forceTcp: false, preferUdp: false, expireMs: 10_000, maxFails: 2, maxConnectAttempts: null, policy: 'random',
-      maxConcurrent: 0, readTimeoutMs: 2000, healthCheck: { intervalMs: 500, recursionDesired: true, domain: '.' },
+      forceTcp: false,
+      preferUdp: false,
+      expireMs: 10_000,
+      maxFails: 2,
+      maxConnectAttempts: null,
+      policy: 'random',
+      maxConcurrent: 0,
+      readTimeoutMs: 2000,
+      healthCheck: { intervalMs: 500, recursionDesired: true, domain: '.' },
     });
   });
 
@@ -79,11 +93,25 @@ describe('forward setup: accepted', () => {
       resolver 8.8.8.8 [2001:db8::1]:5353
     }`);
     expect(cfg).toMatchObject({
-      except: ['example.com.', 'internal.example.org.'], forceTcp: true, preferUdp: true, expireMs: 20_000, maxAgeMs: 60_000,
-      maxIdleConns: 4, readTimeoutMs: 1500, maxFails: 3, maxConnectAttempts: 5,
-      healthCheck: { intervalMs: 1000, recursionDesired: false, domain: 'example.net.' }, policy: 'round_robin',
-      maxConcurrent: 1000, tlsServerName: 'dns.example', next: [3, 2], nextOnNodata: true, failover: [5],
-      failfastAllUnhealthy: true, sourceAddress: '127.0.0.1', resolvers: ['8.8.8.8', '[2001:db8::1]:5353'],
+      except: ['example.com.', 'internal.example.org.'],
+      forceTcp: true,
+      preferUdp: true,
+      expireMs: 20_000,
+      maxAgeMs: 60_000,
+      maxIdleConns: 4,
+      readTimeoutMs: 1500,
+      maxFails: 3,
+      maxConnectAttempts: 5,
+      healthCheck: { intervalMs: 1000, recursionDesired: false, domain: 'example.net.' },
+      policy: 'round_robin',
+      maxConcurrent: 1000,
+      tlsServerName: 'dns.example',
+      next: [3, 2],
+      nextOnNodata: true,
+      failover: [5],
+      failfastAllUnhealthy: true,
+      sourceAddress: '127.0.0.1',
+      resolvers: ['8.8.8.8', '[2001:db8::1]:5353'],
     });
   });
 
@@ -106,17 +134,24 @@ describe('forward setup: accepted', () => {
   it('a FROM CIDR expanding to several zones uses the first, with a warning', () => {
     const [cfg] = parse('forward 10.0.0.0/15 1.2.3.4');
     expect(cfg!.from).toBe('0.10.in-addr.arpa.');
-    expect(setupWarnings(cfg!, 53)).toEqual(['10.0.0.0/15 expands to several reverse zones; only 0.10.in-addr.arpa. is forwarded']);
+    expect(setupWarnings(cfg!, 53)).toEqual([
+      '10.0.0.0/15 expands to several reverse zones; only 0.10.in-addr.arpa. is forwarded',
+    ]);
   });
 
   it('warns when resolv.conf files give no upstream at all', () => {
     const [cfg] = parse(`forward . ${empty}`);
     expect(cfg!.to).toEqual([]);
-    expect(setupWarnings(cfg!, 53)).toEqual(['no upstream for .: the resolv.conf files given list no nameserver, queries will fail with SERVFAIL']);
+    expect(setupWarnings(cfg!, 53)).toEqual([
+      'no upstream for .: the resolv.conf files given list no nameserver, queries will fail with SERVFAIL',
+    ]);
   });
 
   it('parses resolv.conf text', () => {
-    expect(parseResolvConf('nameserver 1.1.1.1 # x\nnameserver bogus\n  nameserver   ::1\n')).toEqual(['1.1.1.1', '::1']);
+    expect(parseResolvConf('nameserver 1.1.1.1 # x\nnameserver bogus\n  nameserver   ::1\n')).toEqual([
+      '1.1.1.1',
+      '::1',
+    ]);
   });
 
   it('parses Go durations', () => {
@@ -134,12 +169,24 @@ describe('forward setup: rejected', () => {
     ['forward', "Wrong argument count or unexpected line ending after 'forward'", 1],
     ['forward .', "Wrong argument count or unexpected line ending after '.'", 1],
     ['forward . /no/such/file', 'not an IP address or file: "/no/such/file"', 1],
-    ['forward . https://1.1.1.1/dns-query', 'DNS over HTTPS upstreams use the fixed path /dns-query, remove the path from "https://1.1.1.1/dns-query"', 1],
-    ['forward . grpc://1.1.1.1', "unsupported scheme 'grpc' in \"grpc://1.1.1.1\": only dns://, tls:// and https:// are accepted", 1],
+    [
+      'forward . https://1.1.1.1/dns-query',
+      'DNS over HTTPS upstreams use the fixed path /dns-query, remove the path from "https://1.1.1.1/dns-query"',
+      1,
+    ],
+    [
+      'forward . grpc://1.1.1.1',
+      'unsupported scheme \'grpc\' in "grpc://1.1.1.1": only dns://, tls:// and https:// are accepted',
+      1,
+    ],
     // Texts of CoreDNS 1.15.0 (checked against the binary).
     ['forward . https://1.1.1.1 {\n doh_method PUT\n}', 'doh_method must be either POST or GET', 2],
     ['forward . https://1.1.1.1 {\n doh_method get\n}', 'doh_method must be either POST or GET', 2],
-    [`forward . ${Array.from({ length: 16 }, (_, i) => `10.0.0.${i + 1}`).join(' ')}`, 'more than 15 TOs configured: 16', 1],
+    [
+      `forward . ${Array.from({ length: 16 }, (_, i) => `10.0.0.${i + 1}`).join(' ')}`,
+      'more than 15 TOs configured: 16',
+      1,
+    ],
     ['forward . 1.2.3.4 {\n policy fastest\n}', "unknown policy 'fastest'", 2],
     ['forward . 1.2.3.4 {\n max_fails -1\n}', 'strconv.ParseUint: parsing "-1": invalid syntax', 2],
     ['forward . 1.2.3.4 {\n max_fails x\n}', 'strconv.ParseUint: parsing "x": invalid syntax', 2],
@@ -160,7 +207,11 @@ describe('forward setup: rejected', () => {
     ['forward . 1.2.3.4 {\n bogus\n}', "unknown property 'bogus'", 2],
     ['forward . 1.2.3.4 {\n tls a b c d\n}', "Wrong argument count or unexpected line ending after 'd'", 2],
     ['forward . 1.2.3.4 {\n expire 10s\n max_age 5s\n}', 'max_age (5s) must not be less than expire (10s)', 4],
-    ['forward . tls://1.1.1.1%a.example {\n tls_servername b.example\n}', 'tls_servername cannot be combined with a per-upstream server name (tls://IP%NAME)', 3],
+    [
+      'forward . tls://1.1.1.1%a.example {\n tls_servername b.example\n}',
+      'tls_servername cannot be combined with a per-upstream server name (tls://IP%NAME)',
+      3,
+    ],
     ['forward . 1.2.3.4 {\n read_timeout 0s\n}', 'read_timeout must be positive: 0s', 2],
   ];
   for (const [text, message, line] of cases) {

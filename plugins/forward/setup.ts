@@ -10,7 +10,16 @@ import { rcodeFromName, Rcode } from '../../src/dns/constants.js';
 import { fqdn, isDomainName, normalizeZoneArg } from '../../src/dns/name.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import {
-  directive, duration, file, int, oneOf, option, parseOccurrences, str, type ParsedOccurrence, type ParsedOption,
+  directive,
+  duration,
+  file,
+  int,
+  oneOf,
+  option,
+  parseOccurrences,
+  str,
+  type ParsedOccurrence,
+  type ParsedOption,
 } from '../../src/corefile/options.js';
 import { formatGoDuration } from '../../src/util/duration.js';
 import { isLoopback } from '../../src/util/ip.js';
@@ -21,8 +30,21 @@ export type Policy = 'random' | 'round_robin' | 'sequential';
 
 /** One TO after parsing: an address, or a hostname resolved at start-up. */
 export type ToSpec =
-  | { readonly kind: 'addr'; readonly scheme: Scheme; readonly host: string; readonly port: number; readonly serverName: string | null; readonly file?: string }
-  | { readonly kind: 'hostname'; readonly scheme: Scheme; readonly name: string; readonly port: number; readonly serverName: string | null };
+  | {
+      readonly kind: 'addr';
+      readonly scheme: Scheme;
+      readonly host: string;
+      readonly port: number;
+      readonly serverName: string | null;
+      readonly file?: string;
+    }
+  | {
+      readonly kind: 'hostname';
+      readonly scheme: Scheme;
+      readonly name: string;
+      readonly port: number;
+      readonly serverName: string | null;
+    };
 
 export interface TlsFiles {
   readonly cert: Buffer | null;
@@ -91,11 +113,15 @@ export function defaultConfig(): ForwardConfig {
 }
 
 /** Go's strconv.ParseUint text (max_fails, max_connect_attempts). */
-const parseUintError = (v: string | number): string => `strconv.ParseUint: parsing ${JSON.stringify(String(v))}: invalid syntax`;
+const parseUintError = (v: string | number): string =>
+  `strconv.ParseUint: parsing ${JSON.stringify(String(v))}: invalid syntax`;
 const uint = (): ReturnType<typeof int> => int({ min: 0, invalid: parseUintError, range: parseUintError });
-const nonNegativeInt = (name: string) => option(name, { args: [int({ min: 0, range: (n) => `${name} can't be negative: ${n}` })] });
-const nonNegativeDuration = (name: string) => option(name, { args: [duration({ min: 0, range: (ms) => `${name} can't be negative: ${formatGoDuration(ms)}` })] });
-const rcodes = (name: string) => option(name, { rest: str('RCODE', (v) => (rcodeOf(v) === undefined ? `${v} is not a valid rcode` : null)), min: 1 });
+const nonNegativeInt = (name: string) =>
+  option(name, { args: [int({ min: 0, range: (n) => `${name} can't be negative: ${n}` })] });
+const nonNegativeDuration = (name: string) =>
+  option(name, { args: [duration({ min: 0, range: (ms) => `${name} can't be negative: ${formatGoDuration(ms)}` })] });
+const rcodes = (name: string) =>
+  option(name, { rest: str('RCODE', (v) => (rcodeOf(v) === undefined ? `${v} is not a valid rcode` : null)), min: 1 });
 
 export const FORWARD_OPTIONS = directive('forward', {
   // FROM TO...: each TO is an address, a hostname or a resolv.conf file (parseTo below).
@@ -107,12 +133,21 @@ export const FORWARD_OPTIONS = directive('forward', {
     nonNegativeDuration('expire'),
     nonNegativeDuration('max_age'),
     nonNegativeInt('max_idle_conns'),
-    option('read_timeout', { args: [duration({ min: 1e-6, range: (ms) => `read_timeout must be positive: ${formatGoDuration(ms)}` })] }),
+    option('read_timeout', {
+      args: [duration({ min: 1e-6, range: (ms) => `read_timeout must be positive: ${formatGoDuration(ms)}` })],
+    }),
     option('max_fails', { args: [uint()] }),
     option('max_connect_attempts', { args: [uint()] }),
     // DURATION [no_rec] [domain FQDN]
-    option('health_check', { args: [duration({ min: 0, range: (ms) => `health_check can't be negative: ${Math.round(ms * 1e6)}` })], rest: str() }),
-    option('policy', { args: [oneOf(['random', 'round_robin', 'sequential'], 'random|round_robin|sequential', (v) => `unknown policy '${v}'`)] }),
+    option('health_check', {
+      args: [duration({ min: 0, range: (ms) => `health_check can't be negative: ${Math.round(ms * 1e6)}` })],
+      rest: str(),
+    }),
+    option('policy', {
+      args: [
+        oneOf(['random', 'round_robin', 'sequential'], 'random|round_robin|sequential', (v) => `unknown policy '${v}'`),
+      ],
+    }),
     nonNegativeInt('max_concurrent'),
     option('tls', { rest: file(), max: 3, min: 0 }),
     option('tls_servername', { args: [str('NAME')] }),
@@ -121,7 +156,12 @@ export const FORWARD_OPTIONS = directive('forward', {
     rcodes('failover'),
     option('failfast_all_unhealthy_upstreams'),
     option('source_address', { args: [str('ADDRESS', (v) => (isIP(v) ? null : `invalid IP address: ${v}`))] }),
-    option('resolver', { rest: str('ADDRESS', (v) => (resolverAddress(v) === undefined ? `resolver must be an IP address or IP:port: ${JSON.stringify(v)}` : null)), min: 1 }),
+    option('resolver', {
+      rest: str('ADDRESS', (v) =>
+        resolverAddress(v) === undefined ? `resolver must be an IP address or IP:port: ${JSON.stringify(v)}` : null,
+      ),
+      min: 1,
+    }),
     option('doh_method', { args: [oneOf(['POST', 'GET'], 'POST|GET', () => 'doh_method must be either POST or GET')] }),
   ],
 });
@@ -154,7 +194,8 @@ function parseStanza(d: Dispenser, occ: ParsedOccurrence): ForwardConfig {
   const seen = new Set<string>();
   for (const arg of toArgs) {
     for (const spec of parseTo(occ, arg)) {
-      const key = spec.kind === 'addr' ? `${spec.scheme}|${spec.host}|${spec.port}` : `${spec.scheme}|${spec.name}|${spec.port}`;
+      const key =
+        spec.kind === 'addr' ? `${spec.scheme}|${spec.host}|${spec.port}` : `${spec.scheme}|${spec.name}|${spec.port}`;
       if (seen.has(key)) continue;
       seen.add(key);
       cfg.to.push(spec);
@@ -166,7 +207,9 @@ function parseStanza(d: Dispenser, occ: ParsedOccurrence): ForwardConfig {
     throw d.err('tls_servername cannot be combined with a per-upstream server name (tls://IP%NAME)');
   }
   if (cfg.maxAgeMs > 0 && cfg.maxAgeMs < cfg.expireMs) {
-    throw d.err(`max_age (${formatGoDuration(cfg.maxAgeMs)}) must not be less than expire (${formatGoDuration(cfg.expireMs)})`);
+    throw d.err(
+      `max_age (${formatGoDuration(cfg.maxAgeMs)}) must not be less than expire (${formatGoDuration(cfg.expireMs)})`,
+    );
   }
   return cfg;
 }
@@ -185,7 +228,8 @@ function parseTo(occ: ParsedOccurrence, arg: string): ToSpec[] {
     else throw fail(`unsupported scheme '${s}' in "${arg}": only dns://, tls:// and https:// are accepted`);
   }
   if (rest === '') throw fail(`invalid address: "${arg}"`);
-  if (scheme === 'https' && rest.includes('/')) throw fail(`DNS over HTTPS upstreams use the fixed path /dns-query, remove the path from "${arg}"`);
+  if (scheme === 'https' && rest.includes('/'))
+    throw fail(`DNS over HTTPS upstreams use the fixed path /dns-query, remove the path from "${arg}"`);
   const defPort = scheme === 'tls' ? 853 : scheme === 'https' ? 443 : 53;
   let serverName: string | null = null;
   if (scheme !== 'dns') {
@@ -200,14 +244,17 @@ function parseTo(occ: ParsedOccurrence, arg: string): ToSpec[] {
   if (hp) {
     const host = stripZone(hp.host);
     if (isIP(host) !== 0) return [{ kind: 'addr', scheme, host, port: hp.port, serverName }];
-    if (isHostname(hp.host)) return [{ kind: 'hostname', scheme, name: fqdn(hp.host.toLowerCase()), port: hp.port, serverName }];
+    if (isHostname(hp.host))
+      return [{ kind: 'hostname', scheme, name: fqdn(hp.host.toLowerCase()), port: hp.port, serverName }];
   } else {
     const host = stripZone(stripBrackets(rest));
     if (isIP(host) !== 0) return [{ kind: 'addr', scheme, host, port: defPort, serverName }];
   }
   const fromFile = tryResolvConf(rest);
-  if (fromFile) return fromFile.map((host) => ({ kind: 'addr', scheme, host, port: defPort, serverName: null, file: rest }));
-  if (!hp && isHostname(rest)) return [{ kind: 'hostname', scheme, name: fqdn(rest.toLowerCase()), port: defPort, serverName }];
+  if (fromFile)
+    return fromFile.map((host) => ({ kind: 'addr', scheme, host, port: defPort, serverName: null, file: rest }));
+  if (!hp && isHostname(rest))
+    return [{ kind: 'hostname', scheme, name: fqdn(rest.toLowerCase()), port: defPort, serverName }];
   throw fail(`not an IP address or file: "${rest}"`);
 }
 
@@ -234,7 +281,8 @@ function splitHostPort(s: string): { host: string; port: number } | undefined {
 }
 
 function isHostname(s: string): boolean {
-  if (!/^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/.test(s)) return false;
+  if (!/^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/.test(s))
+    return false;
   if (/^[\d.]+$/.test(s)) return false; // a malformed IPv4 address is not a hostname
   return isDomainName(fqdn(s));
 }
@@ -252,7 +300,10 @@ export function tryResolvConf(path: string): string[] | undefined {
 export function parseResolvConf(text: string): string[] {
   const out: string[] = [];
   for (const line of text.split('\n')) {
-    const fields = line.replace(/[#;].*$/, '').trim().split(/\s+/);
+    const fields = line
+      .replace(/[#;].*$/, '')
+      .trim()
+      .split(/\s+/);
     if (fields[0] !== 'nameserver' || fields.length < 2) continue;
     const ip = stripZone(fields[1]!);
     if (isIP(ip) !== 0) out.push(ip);
@@ -331,12 +382,17 @@ function healthCheck(occ: ParsedOccurrence, o: ParsedOption): HealthCheckConfig 
 export function setupWarnings(cfg: ForwardConfig, ownPort: number): string[] {
   const out: string[] = [];
   if (cfg.fromCidr) out.push(`${cfg.fromCidr} expands to several reverse zones; only ${cfg.from} is forwarded`);
-  if (cfg.to.length === 0) out.push(`no upstream for ${cfg.from}: the resolv.conf files given list no nameserver, queries will fail with SERVFAIL`);
+  if (cfg.to.length === 0)
+    out.push(
+      `no upstream for ${cfg.from}: the resolv.conf files given list no nameserver, queries will fail with SERVFAIL`,
+    );
   for (const t of cfg.to) {
     if (t.kind !== 'addr' || !isLoopback(t.host)) continue;
     if (t.file) {
-      out.push(`${t.file} lists nameserver ${t.host}, a loopback address: if it is a local stub resolver such as systemd-resolved, queries will loop or bypass the real upstream; `
-        + 'point the kubelet\'s --resolv-conf at the real resolver list (e.g. /run/systemd/resolve/resolv.conf) or forward to explicit upstream addresses');
+      out.push(
+        `${t.file} lists nameserver ${t.host}, a loopback address: if it is a local stub resolver such as systemd-resolved, queries will loop or bypass the real upstream; ` +
+          "point the kubelet's --resolv-conf at the real resolver list (e.g. /run/systemd/resolve/resolv.conf) or forward to explicit upstream addresses",
+      );
     } else if (t.port === ownPort) {
       out.push(`upstream ${t.host}:${t.port} is this server's own listener: queries forwarded there will loop`);
     }

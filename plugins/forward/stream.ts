@@ -23,8 +23,14 @@ class StreamConn {
   /** `IP:port` of our end and of the upstream, for Go-style error texts. */
   readonly local: string | null;
 
-  constructor(readonly sock: net.Socket, private readonly remote: string) {
-    this.local = sock.localAddress !== undefined && sock.localPort !== undefined ? hostPort(sock.localAddress, sock.localPort) : null;
+  constructor(
+    readonly sock: net.Socket,
+    private readonly remote: string,
+  ) {
+    this.local =
+      sock.localAddress !== undefined && sock.localPort !== undefined
+        ? hostPort(sock.localAddress, sock.localPort)
+        : null;
     sock.on('data', (chunk: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
       while (this.buf.length >= 2) {
@@ -137,14 +143,23 @@ export class StreamPool {
     return new Promise<StreamConn>((resolve, reject) => {
       const base: net.NetConnectOpts = { host: this.o.host, port: this.o.port };
       if (this.o.sourceAddress) base.localAddress = this.o.sourceAddress;
-      const sock = this.o.proto === 'tcp-tls'
-        ? nodeTls().connect({ ...this.o.tls, host: this.o.host, port: this.o.port, ...(this.o.sourceAddress ? { localAddress: this.o.sourceAddress } : {}) })
-        : net.connect(base);
+      const sock =
+        this.o.proto === 'tcp-tls'
+          ? nodeTls().connect({
+              ...this.o.tls,
+              host: this.o.host,
+              port: this.o.port,
+              ...(this.o.sourceAddress ? { localAddress: this.o.sourceAddress } : {}),
+            })
+          : net.connect(base);
       // DNS over TLS dials TCP too: Go words its errors `dial tcp …`.
-      const timer = setTimeout(() => {
-        sock.destroy();
-        reject(goTimeout('dial', 'tcp', null, this.o.label));
-      }, Math.min(timeoutMs, this.dialTimeoutMs));
+      const timer = setTimeout(
+        () => {
+          sock.destroy();
+          reject(goTimeout('dial', 'tcp', null, this.o.label));
+        },
+        Math.min(timeoutMs, this.dialTimeoutMs),
+      );
       const onError = (err: Error): void => {
         clearTimeout(timer);
         sock.destroy();
@@ -184,7 +199,12 @@ export class StreamPool {
   }
 
   private release(c: StreamConn): void {
-    if (this.closedPool || c.closed || this.o.expireMs === 0 || (this.o.maxIdle > 0 && this.idle.length >= this.o.maxIdle)) {
+    if (
+      this.closedPool ||
+      c.closed ||
+      this.o.expireMs === 0 ||
+      (this.o.maxIdle > 0 && this.idle.length >= this.o.maxIdle)
+    ) {
       c.destroy();
       return;
     }

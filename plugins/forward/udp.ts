@@ -17,7 +17,6 @@ interface Pending {
   readonly timer: NodeJS.Timeout;
 }
 
-
 /**
  * A failed send on the connected upstream socket in Go's words. Linux reports ECONNREFUSED on a
  * connected UDP socket only as the pending ICMP error of an earlier datagram; Node hands it to the
@@ -25,7 +24,8 @@ interface Pending {
  * so it is worded as that read.
  */
 function sendError(err: Error, local: string | null, remote: string): Error {
-  if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') return goNetError('read', 'udp', local, remote, 'read: connection refused');
+  if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED')
+    return goNetError('read', 'udp', local, remote, 'read: connection refused');
   return goNetError('write', 'udp', local, remote, err);
 }
 
@@ -43,7 +43,13 @@ class UdpSocket {
   /** Our end once connected (`IP:port`), for Go-style error texts (`read udp L->R: …`). */
   local: string | null = null;
 
-  constructor(host: string, port: number, sourceAddress: string | null, private readonly label: string, private readonly onDead: (s: UdpSocket) => void) {
+  constructor(
+    host: string,
+    port: number,
+    sourceAddress: string | null,
+    private readonly label: string,
+    private readonly onDead: (s: UdpSocket) => void,
+  ) {
     this.sock = dgram.createSocket(isIPv6(host) ? 'udp6' : 'udp4');
     this.sock.on('message', (msg) => this.onMessage(msg));
     // After connect, socket errors are the ICMP errors of earlier sends, reported on receive
@@ -113,7 +119,8 @@ class UdpSocket {
 
   /** Called whenever a query leaves `pending`: finish a pending close. */
   drained(): void {
-    if (this.draining && this.pending.size === 0) this.fail(goNetError('read', 'udp', this.local, this.label, 'use of closed network connection'));
+    if (this.draining && this.pending.size === 0)
+      this.fail(goNetError('read', 'udp', this.local, this.label, 'use of closed network connection'));
   }
 
   /** Fail every waiting query and close the socket. */
@@ -210,7 +217,11 @@ export class UdpPool {
     });
     // A failed connect fails the socket, and with it this query (with the dial error).
     if (s.connected) s.write(id, out);
-    else s.ready.then(() => s.write(id, out), () => undefined);
+    else
+      s.ready.then(
+        () => s.write(id, out),
+        () => undefined,
+      );
     if (this.o.expireMs !== 0) return reply;
     // expire 0: the socket closes after each exchange.
     return reply.finally(() => {

@@ -12,18 +12,44 @@ function setupErr(text: string): string {
   return configError(() => header.setup(dispenserFor(text, 'header'), fakeSetupContext()), text).describe();
 }
 
-
 describe('header: setup', () => {
   it.each([
-    ['header', "plugin/header: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'header'"],
-    ['header {\n}', "plugin/header: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '}'"],
-    ['header {\n foo set aa\n}', 'plugin/header: Corefile:2 - Error during parsing: setting up rule: invalid selector=foo should be query or response'],
-    ['header {\n set aa\n}', 'plugin/header: Corefile:2 - Error during parsing: setting up rule: invalid selector=set should be query or response'],
-    ['header {\n QUERY set aa\n}', "plugin/header: Corefile:2 - Error during parsing: setting up rule: invalid selector=QUERY should be query or response (write 'query' in lower case)"],
-    ['header {\n query\n}', 'plugin/header: Corefile:2 - Error during parsing: setting up rule: no flag action provided'],
-    ['header {\n query set\n}', 'plugin/header: Corefile:2 - Error during parsing: setting up rule: invalid length for flags, at least one should be provided'],
-    ['header {\n query set aa\n response Toggle aa\n}', 'plugin/header: Corefile:3 - Error during parsing: setting up rule: unknown flag action=toggle, should be set or clear'],
-    ['header {\n response set ra AD\n}', 'plugin/header: Corefile:2 - Error during parsing: setting up rule: unknown/unsupported flag=ad'],
+    [
+      'header',
+      "plugin/header: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'header'",
+    ],
+    [
+      'header {\n}',
+      "plugin/header: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '}'",
+    ],
+    [
+      'header {\n foo set aa\n}',
+      'plugin/header: Corefile:2 - Error during parsing: setting up rule: invalid selector=foo should be query or response',
+    ],
+    [
+      'header {\n set aa\n}',
+      'plugin/header: Corefile:2 - Error during parsing: setting up rule: invalid selector=set should be query or response',
+    ],
+    [
+      'header {\n QUERY set aa\n}',
+      "plugin/header: Corefile:2 - Error during parsing: setting up rule: invalid selector=QUERY should be query or response (write 'query' in lower case)",
+    ],
+    [
+      'header {\n query\n}',
+      'plugin/header: Corefile:2 - Error during parsing: setting up rule: no flag action provided',
+    ],
+    [
+      'header {\n query set\n}',
+      'plugin/header: Corefile:2 - Error during parsing: setting up rule: invalid length for flags, at least one should be provided',
+    ],
+    [
+      'header {\n query set aa\n response Toggle aa\n}',
+      'plugin/header: Corefile:3 - Error during parsing: setting up rule: unknown flag action=toggle, should be set or clear',
+    ],
+    [
+      'header {\n response set ra AD\n}',
+      'plugin/header: Corefile:2 - Error during parsing: setting up rule: unknown/unsupported flag=ad',
+    ],
   ])('%j', (text, message) => {
     expect(setupErr(text)).toBe(message);
   });
@@ -53,7 +79,11 @@ describe('header: handler', () => {
       q.writeWire(written, 'fake');
       return 0;
     });
-    const h = handlerOf(header, 'header {\n response set aa rd\n response clear ra\n response clear aa\n response set aa\n}', next);
+    const h = handlerOf(
+      header,
+      'header {\n response set aa rd\n response clear ra\n response clear aa\n response set aa\n}',
+      next,
+    );
     const q = makeQuery('example.org', 'A', { rd: false });
     expect(h.serve(q)).toBe(0);
     const m = decode(q.reply!.wire());
@@ -65,10 +95,14 @@ describe('header: handler', () => {
   });
 
   it('decoded replies are changed in place; no reply means nothing to change', () => {
-    const h = handlerOf(header, 'header {\n response set ra\n}', new FakeNext((q) => {
-      q.write(replyTo(q.request), 'fake');
-      return 0;
-    }));
+    const h = handlerOf(
+      header,
+      'header {\n response set ra\n}',
+      new FakeNext((q) => {
+        q.write(replyTo(q.request), 'fake');
+        return 0;
+      }),
+    );
     const q = makeQuery('example.org', 'A');
     void h.serve(q);
     expect(decode(q.reply!.wire()).flag_ra).toBe(true);

@@ -86,7 +86,12 @@ export function parseHeader(d: Dispenser): HeaderConfig {
   // No rules at all: CoreDNS's ArgErr after the last token read (`header` or the block's `}`).
   const tok = last?.directive.token;
   const after = d.val();
-  throw new ConfigError(`Wrong argument count or unexpected line ending after '${after}'`, d.token()?.file ?? tok?.file, d.token()?.line ?? tok?.line, 'header');
+  throw new ConfigError(
+    `Wrong argument count or unexpected line ending after '${after}'`,
+    d.token()?.file ?? tok?.file,
+    d.token()?.line ?? tok?.line,
+    'header',
+  );
 }
 
 /** An unknown block keyword is CoreDNS's "invalid selector". */
@@ -97,7 +102,12 @@ function selectorErrors(e: unknown): unknown {
     const sel = m[1]!.toLowerCase();
     // CoreDNS accepts any letter case here; the declared options are matched as written.
     const hint = sel === 'query' || sel === 'response' ? ` (write '${sel}' in lower case)` : '';
-    return new ConfigError(`setting up rule: invalid selector=${hint ? m[1]! : sel} should be query or response${hint}`, x.file, x.line, x.plugin);
+    return new ConfigError(
+      `setting up rule: invalid selector=${hint ? m[1]! : sel} should be query or response${hint}`,
+      x.file,
+      x.line,
+      x.plugin,
+    );
   };
   if (e instanceof ConfigErrorList) return new ConfigErrorList(e.errors.map(fix));
   if (e instanceof ConfigError) return fix(e);
@@ -106,7 +116,10 @@ function selectorErrors(e: unknown): unknown {
 
 export class HeaderHandler implements Handler {
   readonly name = 'header';
-  constructor(private readonly cfg: HeaderConfig, private readonly next: Handler | null) {}
+  constructor(
+    private readonly cfg: HeaderConfig,
+    private readonly next: Handler | null,
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     const qr = this.cfg.query;

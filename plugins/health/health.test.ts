@@ -78,12 +78,19 @@ describe('health self-probe', () => {
     await s.start();
     cleanups.push(() => s.stop());
     expect(s.probeUrl).toBe(`http://127.0.0.1:${port}/health`);
-    const before = (await sampleValue('coredns_health_request_duration_seconds', 'coredns_health_request_duration_seconds_count')) ?? 0;
-    const failuresBefore = (await sampleValue('coredns_health_request_failures_total', 'coredns_health_request_failures_total')) ?? 0;
+    const before =
+      (await sampleValue('coredns_health_request_duration_seconds', 'coredns_health_request_duration_seconds_count')) ??
+      0;
+    const failuresBefore =
+      (await sampleValue('coredns_health_request_failures_total', 'coredns_health_request_failures_total')) ?? 0;
     await s.probeOnce();
     await s.probeOnce();
-    expect(await sampleValue('coredns_health_request_duration_seconds', 'coredns_health_request_duration_seconds_count')).toBe(before + 2);
-    expect(await sampleValue('coredns_health_request_failures_total', 'coredns_health_request_failures_total')).toBe(failuresBefore);
+    expect(
+      await sampleValue('coredns_health_request_duration_seconds', 'coredns_health_request_duration_seconds_count'),
+    ).toBe(before + 2);
+    expect(await sampleValue('coredns_health_request_failures_total', 'coredns_health_request_failures_total')).toBe(
+      failuresBefore,
+    );
   });
 
   it('counts and logs a failed local request', async () => {
@@ -92,11 +99,18 @@ describe('health self-probe', () => {
     await s.start();
     await s.listener.stop(0);
     const logs = captureLogs(cleanups);
-    const before = (await sampleValue('coredns_health_request_failures_total', 'coredns_health_request_failures_total')) ?? 0;
+    const before =
+      (await sampleValue('coredns_health_request_failures_total', 'coredns_health_request_failures_total')) ?? 0;
     await s.probeOnce();
-    expect(await sampleValue('coredns_health_request_failures_total', 'coredns_health_request_failures_total')).toBe(before + 1);
+    expect(await sampleValue('coredns_health_request_failures_total', 'coredns_health_request_failures_total')).toBe(
+      before + 1,
+    );
     expect(logs.lines).toHaveLength(1);
-    expect(logs.lines[0]).toMatch(new RegExp(`^\\[WARNING\\] plugin/health: Local health request to "http://127\\.0\\.0\\.1:${port}/health" failed: .*ECONNREFUSED`));
+    expect(logs.lines[0]).toMatch(
+      new RegExp(
+        `^\\[WARNING\\] plugin/health: Local health request to "http://127\\.0\\.0\\.1:${port}/health" failed: .*ECONNREFUSED`,
+      ),
+    );
     await s.stop();
   });
 
@@ -129,7 +143,12 @@ describe('health lameduck', () => {
     events.push('399ms later');
     await vi.advanceTimersByTimeAsync(1);
     await lameduck;
-    expect(events).toEqual(['[INFO] plugin/health: Going into lameduck mode for 400ms', 'during: 200 OK', '399ms later', 'lameduck over']);
+    expect(events).toEqual([
+      '[INFO] plugin/health: Going into lameduck mode for 400ms',
+      'during: 200 OK',
+      '399ms later',
+      'lameduck over',
+    ]);
   });
 
   it('goes through lame duck once per shutdown even with several blocks, and not without lameduck', async () => {
@@ -137,7 +156,11 @@ describe('health lameduck', () => {
     const core = new FakeCore();
     const inst = new TestInstance({ core, shared });
     const port = await freePort();
-    for (const text of [`health 127.0.0.1:${port} {\n lameduck 50ms\n}`, `health 127.0.0.1:${port} {\n lameduck 60ms\n}`, `health 127.0.0.1:${port}`]) {
+    for (const text of [
+      `health 127.0.0.1:${port} {\n lameduck 50ms\n}`,
+      `health 127.0.0.1:${port} {\n lameduck 60ms\n}`,
+      `health 127.0.0.1:${port}`,
+    ]) {
       await health.setup(dispenserFor(text, 'health'), inst.context('health'));
     }
     expect(inst.instance.finalShutdown).toHaveLength(2);

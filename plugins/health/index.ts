@@ -8,7 +8,6 @@ import { formatGoDuration } from '../../src/util/duration.js';
 import { HealthServer } from './server.js';
 import { HEALTH_OPTIONS, parseHealth } from './setup.js';
 
-
 /** Sleep `ms` (the lame-duck period); DNS keeps being served meanwhile. */
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

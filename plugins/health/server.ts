@@ -32,7 +32,11 @@ export class HealthServer {
   private readonly agent = new nodeHttp.Agent({ keepAlive: true, maxSockets: 1 });
   private probing = false;
 
-  constructor(readonly address: string, private readonly log: Logger, queryThread = false) {
+  constructor(
+    readonly address: string,
+    private readonly log: Logger,
+    queryThread = false,
+  ) {
     this.listener = new SideListener(address, queryThread);
     this.listener.handler = healthHandler;
   }
@@ -77,7 +81,9 @@ export class HealthServer {
           healthFailures.inc();
           this.log.warning(`Local health request to ${JSON.stringify(url)} failed: ${err.message}`);
         } else if (elapsedMs > SLOW_MS) {
-          this.log.warning(`Local health request to ${JSON.stringify(url)} took more than 1s: ${formatGoDuration(elapsedMs)}`);
+          this.log.warning(
+            `Local health request to ${JSON.stringify(url)} took more than 1s: ${formatGoDuration(elapsedMs)}`,
+          );
         }
         this.probing = false;
         resolve();
@@ -87,7 +93,13 @@ export class HealthServer {
         res.on('end', () => finish(null));
         res.on('error', (e) => finish(e));
       });
-      req.on('timeout', () => req.destroy(new Error(`Get ${JSON.stringify(url)}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)));
+      req.on('timeout', () =>
+        req.destroy(
+          new Error(
+            `Get ${JSON.stringify(url)}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)`,
+          ),
+        ),
+      );
       req.on('error', (e) => finish(e));
     });
   }

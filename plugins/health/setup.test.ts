@@ -30,7 +30,10 @@ describe('health setup', () => {
     ['health {\n lameduck\n}', "Wrong argument count or unexpected line ending after 'lameduck'"],
     ['health {\n lameduck 1s 2s\n}', "Wrong argument count or unexpected line ending after '2s'"],
     ['health {\n lameduck 5\n}', `unable to parse lameduck duration value: '5' : time: missing unit in duration "5"`],
-    ['health {\n lameduck 5x\n}', `unable to parse lameduck duration value: '5x' : time: unknown unit "x" in duration "5x"`],
+    [
+      'health {\n lameduck 5x\n}',
+      `unable to parse lameduck duration value: '5x' : time: unknown unit "x" in duration "5x"`,
+    ],
     ['health {\n lameduck abc\n}', `unable to parse lameduck duration value: 'abc' : time: invalid duration "abc"`],
     ['health {\n unknown 1\n}', "unknown property 'unknown'"],
   ];
@@ -43,6 +46,8 @@ describe('health setup', () => {
     });
   }
   it('reports the line of the bad property', () => {
-    expect(configError(() => parseHealth(dispenserFor('health {\n\n bogus\n}', 'health')), 'health {\n\n bogus\n}').line).toBe(3);
+    expect(
+      configError(() => parseHealth(dispenserFor('health {\n\n bogus\n}', 'health')), 'health {\n\n bogus\n}').line,
+    ).toBe(3);
   });
 });

@@ -20,7 +20,11 @@ export class HostsData {
   private size = -1;
   private missingLogged = false;
 
-  constructor(readonly cfg: HostsConfig, readonly zones: readonly string[], private readonly log: Logger) {
+  constructor(
+    readonly cfg: HostsConfig,
+    readonly zones: readonly string[],
+    private readonly log: Logger,
+  ) {
     this.inline = parseHosts(cfg.inline.join('\n'), zones, cfg.autoReverse);
   }
 
@@ -65,11 +69,17 @@ export class HostsData {
   }
 
   v4(lname: string): string[] {
-    return [...lookupHost(this.file.name4, lname, this.file.name6), ...lookupHost(this.inline.name4, lname, this.inline.name6)];
+    return [
+      ...lookupHost(this.file.name4, lname, this.file.name6),
+      ...lookupHost(this.inline.name4, lname, this.inline.name6),
+    ];
   }
 
   v6(lname: string): string[] {
-    return [...lookupHost(this.file.name6, lname, this.file.name4), ...lookupHost(this.inline.name6, lname, this.inline.name4)];
+    return [
+      ...lookupHost(this.file.name6, lname, this.file.name4),
+      ...lookupHost(this.inline.name6, lname, this.inline.name4),
+    ];
   }
 
   names(ip: string): string[] {
@@ -80,7 +90,10 @@ export class HostsData {
 export class HostsHandler implements Handler {
   readonly name = 'hosts';
 
-  constructor(readonly data: HostsData, readonly next: Handler | null) {}
+  constructor(
+    readonly data: HostsData,
+    readonly next: Handler | null,
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     const lname = q.lname;
@@ -105,7 +118,8 @@ export class HostsHandler implements Handler {
         answers = this.data.v6(lname).map((ip) => ({ name: owner, type: 'AAAA', class: 'IN', ttl, data: ip }));
         break;
       default:
-        if (this.data.cfg.fallthroughUnsupported && fallsThrough(this.data.cfg.fallthrough, lname)) return nextOrFailure(this.name, this.next, q);
+        if (this.data.cfg.fallthroughUnsupported && fallsThrough(this.data.cfg.fallthrough, lname))
+          return nextOrFailure(this.name, this.next, q);
     }
     if (answers.length === 0 && this.data.v4(lname).length === 0 && this.data.v6(lname).length === 0) {
       if (fallsThrough(this.data.cfg.fallthrough, lname)) return nextOrFailure(this.name, this.next, q);

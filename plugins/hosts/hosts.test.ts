@@ -64,12 +64,34 @@ not-an-ip   broken.example.org
 describe('hosts setup', () => {
   const p = (t: string) => parseHosts(dispenserFor(t, 'hosts'));
   it('defaults and options', () => {
-    expect(p('hosts')).toEqual({ path: '/etc/hosts', zones: [], inline: [], ttl: 3600, autoReverse: true, reloadMs: 5000, fallthrough: null, fallthroughUnsupported: false });
-    expect(p('hosts /tmp/h example.org {\n 10.0.0.1 a.example.org b.example.org\n ttl 60\n no_reverse\n reload 0\n fallthrough\n fallthrough_unsupported\n}')).toEqual({
-      path: '/tmp/h', zones: ['example.org.'], inline: ['10.0.0.1 a.example.org b.example.org'], ttl: 60, autoReverse: false, reloadMs: 0,
-      fallthrough: ['.'], fallthroughUnsupported: true,
+    expect(p('hosts')).toEqual({
+      path: '/etc/hosts',
+      zones: [],
+      inline: [],
+      ttl: 3600,
+      autoReverse: true,
+      reloadMs: 5000,
+      fallthrough: null,
+      fallthroughUnsupported: false,
     });
-    expect(p('hosts {\n fallthrough in-addr.arpa Example.ORG\n}').fallthrough).toEqual(['in-addr.arpa.', 'example.org.']);
+    expect(
+      p(
+        'hosts /tmp/h example.org {\n 10.0.0.1 a.example.org b.example.org\n ttl 60\n no_reverse\n reload 0\n fallthrough\n fallthrough_unsupported\n}',
+      ),
+    ).toEqual({
+      path: '/tmp/h',
+      zones: ['example.org.'],
+      inline: ['10.0.0.1 a.example.org b.example.org'],
+      ttl: 60,
+      autoReverse: false,
+      reloadMs: 0,
+      fallthrough: ['.'],
+      fallthroughUnsupported: true,
+    });
+    expect(p('hosts {\n fallthrough in-addr.arpa Example.ORG\n}').fallthrough).toEqual([
+      'in-addr.arpa.',
+      'example.org.',
+    ]);
   });
 
   const bad: [string, string, number][] = [
@@ -118,7 +140,11 @@ describe('hosts lookups', () => {
 
   it('the other family or another type for a known name: NOERROR, no records, no SOA', async () => {
     const { h } = await build(`hosts ${hostsFile(ETC_HOSTS)} example.org`);
-    for (const [name, type] of [['www.example.org', 'AAAA'], ['www.example.org', 'MX'], ['link.example.org', 'A']] as const) {
+    for (const [name, type] of [
+      ['www.example.org', 'AAAA'],
+      ['www.example.org', 'MX'],
+      ['link.example.org', 'A'],
+    ] as const) {
       const r = await ask(h, name, type);
       expect(r.rc).toBe(0);
       const m = decode(r.q.reply!.wire());
@@ -161,7 +187,10 @@ describe('hosts lookups', () => {
 
   it('PTR from the entries (not wildcards); unknown addresses always go to next', async () => {
     const { h, next } = await build(`hosts ${hostsFile(ETC_HOSTS)} example.org`);
-    expect(answers((await ask(h, '1.0.0.10.in-addr.arpa', 'PTR')).q)).toEqual(['1.0.0.10.in-addr.arpa. 3600 PTR web.example.org', '1.0.0.10.in-addr.arpa. 3600 PTR www.example.org']);
+    expect(answers((await ask(h, '1.0.0.10.in-addr.arpa', 'PTR')).q)).toEqual([
+      '1.0.0.10.in-addr.arpa. 3600 PTR web.example.org',
+      '1.0.0.10.in-addr.arpa. 3600 PTR www.example.org',
+    ]);
     const v6 = '5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa';
     expect(answers((await ask(h, v6, 'PTR')).q)).toEqual([`${v6}. 3600 PTR web.example.org`]);
     expect((await ask(h, '3.0.0.10.in-addr.arpa', 'PTR')).rc).toBe(5);
@@ -172,13 +201,21 @@ describe('hosts lookups', () => {
   });
 
   it('inline entries are served after the file entries', async () => {
-    const { h } = await build(`hosts ${hostsFile(ETC_HOSTS)} example.org {\n 10.9.9.9 web.example.org inline.example.org\n}`);
-    expect(answers((await ask(h, 'web.example.org')).q).map((s) => s.split(' ').at(-1))).toEqual(['10.0.0.1', '10.0.0.2', '10.9.9.9']);
+    const { h } = await build(
+      `hosts ${hostsFile(ETC_HOSTS)} example.org {\n 10.9.9.9 web.example.org inline.example.org\n}`,
+    );
+    expect(answers((await ask(h, 'web.example.org')).q).map((s) => s.split(' ').at(-1))).toEqual([
+      '10.0.0.1',
+      '10.0.0.2',
+      '10.9.9.9',
+    ]);
     expect(answers((await ask(h, 'inline.example.org')).q)).toHaveLength(1);
   });
 
   it('fallthrough_unsupported sends other types on', async () => {
-    const { h, next } = await build(`hosts ${hostsFile(ETC_HOSTS)} example.org {\n fallthrough\n fallthrough_unsupported\n}`);
+    const { h, next } = await build(
+      `hosts ${hostsFile(ETC_HOSTS)} example.org {\n fallthrough\n fallthrough_unsupported\n}`,
+    );
     expect((await ask(h, 'web.example.org', 'MX')).rc).toBe(5);
     expect(next.calls).toBe(1);
   });
@@ -196,12 +233,17 @@ describe('hosts lookups', () => {
   it('re-reads the file when mtime or size change; exports the metrics', async () => {
     const p = hostsFile('10.1.1.1 a.example.org\n');
     const { h } = await build(`hosts ${p} example.org {\n reload 0\n}`);
-    const entries = async () => (await registry.getSingleMetric('coredns_hosts_entries')!.get()).values.find((v) => v.labels.hostsfile === p)?.value;
+    const entries = async () =>
+      (await registry.getSingleMetric('coredns_hosts_entries')!.get()).values.find((v) => v.labels.hostsfile === p)
+        ?.value;
     expect(await entries()).toBe(1);
     writeFileSync(p, '10.1.1.2 a.example.org\n10.1.1.3 a.example.org\n');
     utimesSync(p, new Date(), new Date(Date.now() + 5000));
     h.data.refresh();
-    expect(answers((await ask(h, 'a.example.org')).q).map((s) => s.split(' ').at(-1))).toEqual(['10.1.1.2', '10.1.1.3']);
+    expect(answers((await ask(h, 'a.example.org')).q).map((s) => s.split(' ').at(-1))).toEqual([
+      '10.1.1.2',
+      '10.1.1.3',
+    ]);
     expect(await entries()).toBe(2);
     const ts = (await registry.getSingleMetric('coredns_hosts_reload_timestamp_seconds')!.get()).values[0]!.value;
     expect(ts).toBeGreaterThan(Date.now() / 1000);

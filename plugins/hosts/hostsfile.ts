@@ -39,7 +39,12 @@ export function parseHostsIP(text: string): { ip: string; family: 4 | 6 } | unde
 }
 
 /** Parse hosts-format text into `map`, keeping only names inside `zones`. */
-export function parseHosts(text: string, zones: readonly string[], autoReverse: boolean, map = new HostsMap()): HostsMap {
+export function parseHosts(
+  text: string,
+  zones: readonly string[],
+  autoReverse: boolean,
+  map = new HostsMap(),
+): HostsMap {
   for (const raw of text.split('\n')) {
     const hash = raw.indexOf('#');
     const line = hash >= 0 ? raw.slice(0, hash) : raw;

@@ -20,13 +20,27 @@ export const HOSTS_OPTIONS = directive('hosts', {
   args: { args: [file()], rest: zoneArg(), min: 0 },
   options: [
     option('ttl', {
-      args: [int({ meta: 'SECONDS', min: 1, max: 65535, invalid: () => 'ttl needs a number of second', range: () => 'ttl provided is invalid' })],
+      args: [
+        int({
+          meta: 'SECONDS',
+          min: 1,
+          max: 65535,
+          invalid: () => 'ttl needs a number of second',
+          range: () => 'ttl provided is invalid',
+        }),
+      ],
       rest: str(),
       arity: 'ttl needs a time in second',
     }),
     option('no_reverse', { rest: str() }),
     option('reload', {
-      args: [duration({ min: 0, invalid: (v) => `invalid duration for reload '${v}'`, range: (_, v) => `invalid negative duration for reload '${v}'` })],
+      args: [
+        duration({
+          min: 0,
+          invalid: (v) => `invalid duration for reload '${v}'`,
+          range: (_, v) => `invalid negative duration for reload '${v}'`,
+        }),
+      ],
       arity: 'reload needs a duration (zero seconds to disable)',
     }),
     option('fallthrough', { rest: zoneArg() }),
@@ -38,7 +52,14 @@ export const HOSTS_OPTIONS = directive('hosts', {
 
 export function parseHosts(d: Dispenser): HostsConfig {
   const cfg: HostsConfig = {
-    path: '/etc/hosts', zones: [], inline: [], ttl: 3600, autoReverse: true, reloadMs: 5000, fallthrough: null, fallthroughUnsupported: false,
+    path: '/etc/hosts',
+    zones: [],
+    inline: [],
+    ttl: 3600,
+    autoReverse: true,
+    reloadMs: 5000,
+    fallthrough: null,
+    fallthroughUnsupported: false,
   };
   parseOccurrences(d, HOSTS_OPTIONS, (occ) => {
     const [path, ...zones] = occ.directive.values as string[];
@@ -55,6 +76,7 @@ export function parseHosts(d: Dispenser): HostsConfig {
     cfg.ttl = occ.num('ttl', 0, cfg.ttl);
     cfg.reloadMs = occ.num('reload', 0, cfg.reloadMs);
   });
-  if (cfg.fallthroughUnsupported && cfg.fallthrough === null) throw d.err('fallthrough_unsupported requires fallthrough');
+  if (cfg.fallthroughUnsupported && cfg.fallthrough === null)
+    throw d.err('fallthrough_unsupported requires fallthrough');
   return cfg;
 }

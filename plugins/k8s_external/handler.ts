@@ -89,7 +89,8 @@ export class ExternalHandler implements Handler {
     }
     const found = this.external(q, zone);
     if (found.entries.length === 0) {
-      if (found.rcode === Rcode.NXDOMAIN && fallsThrough(this.cfg.fallthrough, q.lname)) return nextOrFailure(PLUGIN, this.next, q);
+      if (found.rcode === Rcode.NXDOMAIN && fallsThrough(this.cfg.fallthrough, q.lname))
+        return nextOrFailure(PLUGIN, this.next, q);
       return this.reply(q, zone, found.rcode, [], []);
     }
     switch (q.qtype) {
@@ -120,12 +121,18 @@ export class ExternalHandler implements Handler {
   private soa(zone: string): Answer {
     const apex = this.cfg.apex;
     return {
-      name: toPacketName(zone), type: 'SOA', class: 'IN', ttl: this.cfg.ttl,
+      name: toPacketName(zone),
+      type: 'SOA',
+      class: 'IN',
+      ttl: this.cfg.ttl,
       data: {
         mname: toPacketName(join(`ns1.${apex}`, zone)),
         rname: toPacketName(join(`hostmaster.${apex}`, zone)),
         serial: this.k8s.serial() >>> 0,
-        refresh: 7200, retry: 1800, expire: 86400, minimum: this.cfg.ttl,
+        refresh: 7200,
+        retry: 1800,
+        expire: 86400,
+        minimum: this.cfg.ttl,
       },
     };
   }
@@ -146,7 +153,13 @@ export class ExternalHandler implements Handler {
   private serveApex(q: Query, zone: string): number {
     if (q.qtype === Qtype.SOA) return this.reply(q, zone, Rcode.NOERROR, [this.soa(zone)], []);
     if (q.qtype === Qtype.NS) {
-      const ns: Answer = { name: toPacketName(zone), type: 'NS', class: 'IN', ttl: this.cfg.ttl, data: toPacketName(join(`ns1.${this.cfg.apex}`, zone)) };
+      const ns: Answer = {
+        name: toPacketName(zone),
+        type: 'NS',
+        class: 'IN',
+        ttl: this.cfg.ttl,
+        data: toPacketName(join(`ns1.${this.cfg.apex}`, zone)),
+      };
       return this.reply(q, zone, Rcode.NOERROR, [ns], this.nsAddresses(join(`ns1.${this.cfg.apex}`, q.name), 0));
     }
     return this.reply(q, zone, Rcode.NOERROR, [], []);
@@ -170,7 +183,10 @@ export class ExternalHandler implements Handler {
       if (ip !== undefined) {
         const svcs = k8s.servicesByExternalIP(ip);
         if (svcs.length === 0) return { entries: [], rcode: Rcode.NXDOMAIN };
-        return { entries: svcs.map((s) => ({ host: `${s.name}.${s.namespace}`, port: 0, domain: '' })), rcode: Rcode.NOERROR };
+        return {
+          entries: svcs.map((s) => ({ host: `${s.name}.${s.namespace}`, port: 0, domain: '' })),
+          rcode: Rcode.NOERROR,
+        };
       }
     }
     const base = trimZone(q.lname, zone);
@@ -249,7 +265,13 @@ export class ExternalHandler implements Handler {
       const t = hostType(e.host);
       if (!t) {
         const target = fqdn(e.host);
-        answers.push({ name: toPacketName(q.name), type: 'CNAME', class: 'IN', ttl: this.k8s.ttl, data: toPacketName(target) });
+        answers.push({
+          name: toPacketName(q.name),
+          type: 'CNAME',
+          class: 'IN',
+          ttl: this.k8s.ttl,
+          data: toPacketName(target),
+        });
         const m = await this.lookup(q, target, q.qtype);
         if (m) {
           answers.push(...m.answers.filter((r) => r.type !== 'OPT'));
@@ -282,7 +304,13 @@ export class ExternalHandler implements Handler {
       const t = hostType(e.host);
       const target = t ? e.domain : fqdn(e.host);
       if (first(`${target}\n${e.port}\n`)) {
-        answers.push({ name: toPacketName(q.name), type: 'SRV', class: 'IN', ttl: this.k8s.ttl, data: { priority: 0, weight, port: e.port & 0xffff, target: toPacketName(target) } });
+        answers.push({
+          name: toPacketName(q.name),
+          type: 'SRV',
+          class: 'IN',
+          ttl: this.k8s.ttl,
+          data: { priority: 0, weight, port: e.port & 0xffff, target: toPacketName(target) },
+        });
       }
       if (!first(`${target}\n0\n${t ? e.host : target}`)) continue;
       if (t) {
@@ -304,7 +332,13 @@ export class ExternalHandler implements Handler {
     for (const e of entries) {
       if (dup.has(e.host)) continue;
       dup.add(e.host);
-      out.push({ name: toPacketName(q.name), type: 'PTR', class: 'IN', ttl: this.cfg.ttl, data: toPacketName(join(e.host, this.cfg.zones[0]!)) });
+      out.push({
+        name: toPacketName(q.name),
+        type: 'PTR',
+        class: 'IN',
+        ttl: this.cfg.ttl,
+        data: toPacketName(join(e.host, this.cfg.zones[0]!)),
+      });
     }
     return out;
   }

@@ -20,7 +20,11 @@ export const k8s_external: PluginDef = {
     });
     return (next: Handler | null): Handler => {
       const k8s = ctx.lookup(KUBERNETES_EXTERNAL);
-      if (!k8s) return { name: 'k8s_external', serve: (q) => q.fail(new Error('plugin/k8s_external: kubernetes plugin not loaded'), 2) };
+      if (!k8s)
+        return {
+          name: 'k8s_external',
+          serve: (q) => q.fail(new Error('plugin/k8s_external: kubernetes plugin not loaded'), 2),
+        };
       return new ExternalHandler(cfg, k8s, next);
     };
   },

@@ -33,44 +33,107 @@ function errorOf(text: string): string {
 
 describe('k8s_external setup', () => {
   it('defaults and options', () => {
-    expect(parse('k8s_external')).toEqual({ zones: ['example.com.'], apex: 'dns', ttl: 5, headless: false, fallthrough: null });
-    expect(parse('k8s_external Example.ORG 10.0.0.0/24 {\n apex testdns\n ttl 30 40\n headless\n fallthrough ip6.arpa foo.com\n}')).toEqual({
-      zones: ['example.org.', '0.0.10.in-addr.arpa.'], apex: 'testdns', ttl: 30, headless: true, fallthrough: ['ip6.arpa.', 'foo.com.'],
+    expect(parse('k8s_external')).toEqual({
+      zones: ['example.com.'],
+      apex: 'dns',
+      ttl: 5,
+      headless: false,
+      fallthrough: null,
+    });
+    expect(
+      parse(
+        'k8s_external Example.ORG 10.0.0.0/24 {\n apex testdns\n ttl 30 40\n headless\n fallthrough ip6.arpa foo.com\n}',
+      ),
+    ).toEqual({
+      zones: ['example.org.', '0.0.10.in-addr.arpa.'],
+      apex: 'testdns',
+      ttl: 30,
+      headless: true,
+      fallthrough: ['ip6.arpa.', 'foo.com.'],
     });
     expect(parse('k8s_external example.org {\n fallthrough\n}').fallthrough).toEqual(['.']);
   });
 
   it('rejects bad options with CoreDNS wording and file:line', () => {
-    expect(errorOf('k8s_external example.org {\n  ttl x\n}')).toBe('plugin/k8s_external: Corefile:2 - Error during parsing: strconv.Atoi: parsing "x": invalid syntax');
-    expect(errorOf('k8s_external example.org {\n  ttl 5000\n}')).toBe('plugin/k8s_external: Corefile:2 - Error during parsing: ttl must be in range [0, 3600]: 5000');
-    expect(errorOf('k8s_external example.org {\n  ttl -1\n}')).toBe('plugin/k8s_external: Corefile:2 - Error during parsing: ttl must be in range [0, 3600]: -1');
-    expect(errorOf('k8s_external example.org {\n  ttl\n}')).toBe("plugin/k8s_external: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'ttl'");
-    expect(errorOf('k8s_external example.org {\n\n  apex\n}')).toBe("plugin/k8s_external: Corefile:3 - Error during parsing: Wrong argument count or unexpected line ending after 'apex'");
-    expect(errorOf('k8s_external example.org {\n  bogus 1\n}')).toBe("plugin/k8s_external: Corefile:2 - Error during parsing: unknown property 'bogus'");
-    expect(errorOf('k8s_external example.org {\n  headless yes\n}')).toBe("plugin/k8s_external: Corefile:2 - Error during parsing: unknown property 'yes'");
+    expect(errorOf('k8s_external example.org {\n  ttl x\n}')).toBe(
+      'plugin/k8s_external: Corefile:2 - Error during parsing: strconv.Atoi: parsing "x": invalid syntax',
+    );
+    expect(errorOf('k8s_external example.org {\n  ttl 5000\n}')).toBe(
+      'plugin/k8s_external: Corefile:2 - Error during parsing: ttl must be in range [0, 3600]: 5000',
+    );
+    expect(errorOf('k8s_external example.org {\n  ttl -1\n}')).toBe(
+      'plugin/k8s_external: Corefile:2 - Error during parsing: ttl must be in range [0, 3600]: -1',
+    );
+    expect(errorOf('k8s_external example.org {\n  ttl\n}')).toBe(
+      "plugin/k8s_external: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'ttl'",
+    );
+    expect(errorOf('k8s_external example.org {\n\n  apex\n}')).toBe(
+      "plugin/k8s_external: Corefile:3 - Error during parsing: Wrong argument count or unexpected line ending after 'apex'",
+    );
+    expect(errorOf('k8s_external example.org {\n  bogus 1\n}')).toBe(
+      "plugin/k8s_external: Corefile:2 - Error during parsing: unknown property 'bogus'",
+    );
+    expect(errorOf('k8s_external example.org {\n  headless yes\n}')).toBe(
+      "plugin/k8s_external: Corefile:2 - Error during parsing: unknown property 'yes'",
+    );
   });
 
   it('without the kubernetes plugin in its block the server does not start (as CoreDNS)', async () => {
-    await expect(startServer('. {\n  k8s_external example.org\n  whoami\n}\n')).rejects.toThrow('plugin/k8s_external: kubernetes plugin not loaded');
+    await expect(startServer('. {\n  k8s_external example.org\n  whoami\n}\n')).rejects.toThrow(
+      'plugin/k8s_external: kubernetes plugin not loaded',
+    );
   });
 });
 
 const NS = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 const OBJECTS: unknown[] = [
-  NS('default'), NS('ns1'),
-  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'lb', namespace: 'ns1' },
-    spec: { type: 'LoadBalancer', clusterIP: '10.96.1.1', externalIPs: ['192.0.2.10'], ports: [{ name: 'http', port: 80, protocol: 'TCP' }, { name: 'dns', port: 53, protocol: 'UDP' }] },
-    status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }, { ip: '2001:db8::1' }] } } },
-  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'lbhost', namespace: 'ns1' },
+  NS('default'),
+  NS('ns1'),
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'lb', namespace: 'ns1' },
+    spec: {
+      type: 'LoadBalancer',
+      clusterIP: '10.96.1.1',
+      externalIPs: ['192.0.2.10'],
+      ports: [
+        { name: 'http', port: 80, protocol: 'TCP' },
+        { name: 'dns', port: 53, protocol: 'UDP' },
+      ],
+    },
+    status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }, { ip: '2001:db8::1' }] } },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'lbhost', namespace: 'ns1' },
     spec: { type: 'LoadBalancer', clusterIP: '10.96.1.2', ports: [{ name: 'https', port: 443, protocol: 'TCP' }] },
-    status: { loadBalancer: { ingress: [{ hostname: 'lb.example.net' }] } } },
-  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'internal', namespace: 'ns1' },
-    spec: { clusterIP: '10.96.1.3', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
-  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'hl', namespace: 'ns1' },
-    spec: { clusterIP: 'None', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] } },
-  { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'hl-1', namespace: 'ns1', labels: { 'kubernetes.io/service-name': 'hl' } },
-    addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    endpoints: [{ addresses: ['10.244.1.5'], hostname: 'web-0', conditions: { ready: true } }, { addresses: ['10.244.1.6'], conditions: { ready: true } }] },
+    status: { loadBalancer: { ingress: [{ hostname: 'lb.example.net' }] } },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'internal', namespace: 'ns1' },
+    spec: { clusterIP: '10.96.1.3', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'hl', namespace: 'ns1' },
+    spec: { clusterIP: 'None', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] },
+  },
+  {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'hl-1', namespace: 'ns1', labels: { 'kubernetes.io/service-name': 'hl' } },
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    endpoints: [
+      { addresses: ['10.244.1.5'], hostname: 'web-0', conditions: { ready: true } },
+      { addresses: ['10.244.1.6'], conditions: { ready: true } },
+    ],
+  },
 ];
 
 describe('k8s_external answers', () => {
@@ -79,7 +142,8 @@ describe('k8s_external answers', () => {
   let hs: TestServer;
   beforeAll(async () => {
     sb = await startSandbox({ objects: OBJECTS, log: () => undefined });
-    const block = (opts: string) => `. {\n  hosts {\n    203.0.113.9 lb.example.net\n    fallthrough\n  }\n  kubernetes cluster.local {\n    endpoint ${sb.url}\n  }\n  k8s_external example.org 100.51.198.in-addr.arpa {\n${opts}  }\n  whoami\n}\n`;
+    const block = (opts: string) =>
+      `. {\n  hosts {\n    203.0.113.9 lb.example.net\n    fallthrough\n  }\n  kubernetes cluster.local {\n    endpoint ${sb.url}\n  }\n  k8s_external example.org 100.51.198.in-addr.arpa {\n${opts}  }\n  whoami\n}\n`;
     s = await startServer(block('    ttl 7\n'));
     hs = await startServer(block('    headless\n    apex ext\n    fallthrough\n'));
   }, 60_000);
@@ -95,22 +159,35 @@ describe('k8s_external answers', () => {
     const a = await q(s, 'LB.ns1.example.org', 'A');
     expect(rcode(a)).toBe(0);
     expect(((a.flags ?? 0) & Flag.AA) !== 0).toBe(true);
-    expect(rrStrings(a.answers)).toEqual(['LB.ns1.example.org. 7 A 192.0.2.10', 'LB.ns1.example.org. 7 A 198.51.100.1']);
+    expect(rrStrings(a.answers)).toEqual([
+      'LB.ns1.example.org. 7 A 192.0.2.10',
+      'LB.ns1.example.org. 7 A 198.51.100.1',
+    ]);
     const aaaa = await tcpQuery(s.port, 'lb.ns1.example.org', 'AAAA');
     expect(rrStrings(aaaa.answers)).toEqual(['lb.ns1.example.org. 7 AAAA 2001:db8::1']);
   });
 
   it('a load-balancer hostname is a CNAME followed through the server', async () => {
     const a = await q(s, 'lbhost.ns1.example.org', 'A');
-    expect(rrStrings(a.answers)).toEqual(['lbhost.ns1.example.org. 5 CNAME lb.example.net', 'lb.example.net. 3600 A 203.0.113.9']);
+    expect(rrStrings(a.answers)).toEqual([
+      'lbhost.ns1.example.org. 5 CNAME lb.example.net',
+      'lb.example.net. 3600 A 203.0.113.9',
+    ]);
   });
 
   it('SRV with weights and the targets in the additional section', async () => {
     const m = await q(s, '_http._tcp.lb.ns1.example.org', 'SRV');
     expect(rrStrings(m.answers)).toEqual(['_http._tcp.lb.ns1.example.org. 5 SRV 0 33 80 lb.ns1.example.org']);
-    expect(rrStrings(m.additionals).sort()).toEqual(['lb.ns1.example.org. 7 A 192.0.2.10', 'lb.ns1.example.org. 7 A 198.51.100.1', 'lb.ns1.example.org. 7 AAAA 2001:db8::1']);
+    expect(rrStrings(m.additionals).sort()).toEqual([
+      'lb.ns1.example.org. 7 A 192.0.2.10',
+      'lb.ns1.example.org. 7 A 198.51.100.1',
+      'lb.ns1.example.org. 7 AAAA 2001:db8::1',
+    ]);
     const all = await q(s, 'lb.ns1.example.org', 'SRV');
-    expect(rrStrings(all.answers)).toEqual(['lb.ns1.example.org. 5 SRV 0 16 80 lb.ns1.example.org', 'lb.ns1.example.org. 5 SRV 0 16 53 lb.ns1.example.org']);
+    expect(rrStrings(all.answers)).toEqual([
+      'lb.ns1.example.org. 5 SRV 0 16 80 lb.ns1.example.org',
+      'lb.ns1.example.org. 5 SRV 0 16 53 lb.ns1.example.org',
+    ]);
   });
 
   it('PTR for an external IP in a reverse zone of the plugin', async () => {
@@ -118,13 +195,17 @@ describe('k8s_external answers', () => {
     expect(rrStrings(m.answers)).toEqual(['1.100.51.198.in-addr.arpa. 7 PTR lb.ns1.example.org']);
     const nx = await q(s, '2.100.51.198.in-addr.arpa', 'PTR');
     expect(rcode(nx)).toBe(3);
-    expect(rrStrings(nx.authorities)[0]).toMatch(/^100\.51\.198\.in-addr\.arpa\. 7 SOA ns1\.dns\.100\.51\.198\.in-addr\.arpa hostmaster\.dns\.100\.51\.198\.in-addr\.arpa 0 7200 1800 86400 7$/);
+    expect(rrStrings(nx.authorities)[0]).toMatch(
+      /^100\.51\.198\.in-addr\.arpa\. 7 SOA ns1\.dns\.100\.51\.198\.in-addr\.arpa hostmaster\.dns\.100\.51\.198\.in-addr\.arpa 0 7200 1800 86400 7$/,
+    );
   });
 
   it('NXDOMAIN and NODATA with the zone SOA', async () => {
     const internal = await q(s, 'internal.ns1.example.org', 'A');
     expect(rcode(internal)).toBe(3);
-    expect(rrStrings(internal.authorities)).toEqual(['example.org. 7 SOA ns1.dns.example.org hostmaster.dns.example.org 0 7200 1800 86400 7']);
+    expect(rrStrings(internal.authorities)).toEqual([
+      'example.org. 7 SOA ns1.dns.example.org hostmaster.dns.example.org 0 7200 1800 86400 7',
+    ]);
     expect(rcode(await q(s, 'lb.nosuchns.example.org', 'A'))).toBe(3);
     expect(rcode(await q(s, 'a.b.c.lb.ns1.example.org', 'A'))).toBe(3);
     const ns = await q(s, 'ns1.example.org', 'A');
@@ -137,15 +218,28 @@ describe('k8s_external answers', () => {
     expect(rcode(await q(s, 'hl.ns1.example.org', 'A'))).toBe(3);
   });
 
-  it('the apex: SOA, NS with the server\'s own addresses, the dns subdomain', async () => {
+  it("the apex: SOA, NS with the server's own addresses, the dns subdomain", async () => {
     const soa = await q(s, 'example.org', 'SOA');
-    expect(rrStrings(soa.answers)).toEqual(['example.org. 7 SOA ns1.dns.example.org hostmaster.dns.example.org 0 7200 1800 86400 7']);
+    expect(rrStrings(soa.answers)).toEqual([
+      'example.org. 7 SOA ns1.dns.example.org hostmaster.dns.example.org 0 7200 1800 86400 7',
+    ]);
     // Outside a cluster the name server's addresses are this host's non-loopback ones.
-    const own = [...new Set(Object.values(networkInterfaces()).flatMap((l) => l ?? []).filter((a) => !a.internal).map((a) => a.address.split('%')[0]!))];
+    const own = [
+      ...new Set(
+        Object.values(networkInterfaces())
+          .flatMap((l) => l ?? [])
+          .filter((a) => !a.internal)
+          .map((a) => a.address.split('%')[0]!),
+      ),
+    ];
     const ns = await q(s, 'Example.org', 'NS');
     // Names compare case-insensitively; the encoder compresses them against the question's spelling.
     expect(rrStrings(ns.answers).map((r) => r.toLowerCase())).toEqual(['example.org. 7 ns ns1.dns.example.org']);
-    expect(rrStrings(ns.additionals).map((r) => r.split(' ').pop()).sort()).toEqual([...own].sort());
+    expect(
+      rrStrings(ns.additionals)
+        .map((r) => r.split(' ').pop())
+        .sort(),
+    ).toEqual([...own].sort());
     for (const r of rrStrings(ns.additionals)) expect(r.toLowerCase().startsWith('ns1.dns.example.org. 7 ')).toBe(true);
     const nsA = await q(s, 'ns1.dns.example.org', 'A');
     expect(rrStrings(nsA.answers).map((r) => r.split(' ').pop())).toEqual(own.filter((ip) => ip.includes('.')));
@@ -159,12 +253,22 @@ describe('k8s_external answers', () => {
 
   it('headless: endpoint addresses and names, apex label, fallthrough', async () => {
     const a = await q(hs, 'hl.ns1.example.org', 'A');
-    expect(rrStrings(a.answers).sort()).toEqual(['hl.ns1.example.org. 5 A 10.244.1.5', 'hl.ns1.example.org. 5 A 10.244.1.6']);
-    expect(rrStrings((await q(hs, 'web-0.hl.ns1.example.org', 'A')).answers)).toEqual(['web-0.hl.ns1.example.org. 5 A 10.244.1.5']);
+    expect(rrStrings(a.answers).sort()).toEqual([
+      'hl.ns1.example.org. 5 A 10.244.1.5',
+      'hl.ns1.example.org. 5 A 10.244.1.6',
+    ]);
+    expect(rrStrings((await q(hs, 'web-0.hl.ns1.example.org', 'A')).answers)).toEqual([
+      'web-0.hl.ns1.example.org. 5 A 10.244.1.5',
+    ]);
     const srv = await q(hs, '_http._tcp.hl.ns1.example.org', 'SRV');
-    expect(rrStrings(srv.answers).sort()).toEqual(['_http._tcp.hl.ns1.example.org. 5 SRV 0 50 8080 10-244-1-6.hl.ns1.example.org', '_http._tcp.hl.ns1.example.org. 5 SRV 0 50 8080 web-0.hl.ns1.example.org']);
+    expect(rrStrings(srv.answers).sort()).toEqual([
+      '_http._tcp.hl.ns1.example.org. 5 SRV 0 50 8080 10-244-1-6.hl.ns1.example.org',
+      '_http._tcp.hl.ns1.example.org. 5 SRV 0 50 8080 web-0.hl.ns1.example.org',
+    ]);
     const soa = await q(hs, 'example.org', 'SOA');
-    expect(rrStrings(soa.answers)).toEqual(['example.org. 5 SOA ns1.ext.example.org hostmaster.ext.example.org 0 7200 1800 86400 5']);
+    expect(rrStrings(soa.answers)).toEqual([
+      'example.org. 5 SOA ns1.ext.example.org hostmaster.ext.example.org 0 7200 1800 86400 5',
+    ]);
     // fallthrough: an NXDOMAIN name goes to whoami (no SOA, an address record in the additional section).
     const ft = await q(hs, 'internal.ns1.example.org', 'A');
     expect([rcode(ft), ft.authorities.length, ft.additionals.some((r) => r.type === 'A')]).toEqual([0, 0, true]);
@@ -173,10 +277,14 @@ describe('k8s_external answers', () => {
     expect([rcode(nodata), nodata.authorities.length]).toEqual([0, 1]);
   });
 
-  it('the serial moves when a service\'s external addresses change on update, and answers follow', async () => {
-    sb.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'lb', namespace: 'ns1' },
+  it("the serial moves when a service's external addresses change on update, and answers follow", async () => {
+    sb.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'lb', namespace: 'ns1' },
       spec: { type: 'LoadBalancer', clusterIP: '10.96.1.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
-      status: { loadBalancer: { ingress: [{ ip: '198.51.100.2' }] } } });
+      status: { loadBalancer: { ingress: [{ ip: '198.51.100.2' }] } },
+    });
     let m = await q(s, 'lb.ns1.example.org', 'A');
     await waitFor('the updated external address', async () => {
       m = await q(s, 'lb.ns1.example.org', 'A');

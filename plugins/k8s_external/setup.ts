@@ -13,7 +13,10 @@ export const K8S_EXTERNAL_OPTIONS = directive('k8s_external', {
   args: { rest: zoneArg() },
   options: [
     option('apex', { args: [str('APEX')], rest: str('IGNORED') }),
-    option('ttl', { args: [int({ min: 0, max: 3600, range: (v) => `ttl must be in range [0, 3600]: ${v}`, meta: 'TTL' })], rest: str('IGNORED') }),
+    option('ttl', {
+      args: [int({ min: 0, max: 3600, range: (v) => `ttl must be in range [0, 3600]: ${v}`, meta: 'TTL' })],
+      rest: str('IGNORED'),
+    }),
     option('headless', { rest: str('IGNORED') }),
     option('fallthrough', { rest: zoneArg() }),
   ],
@@ -46,7 +49,8 @@ export function parseExternal(d: Dispenser, blockZones: readonly string[]): Exte
           break;
         case 'headless':
           // CoreDNS reads a word after `headless` as the next property.
-          if (o.raw.length > 0) throw new ConfigError(`unknown property '${o.raw[0]}'`, o.token.file, o.token.line, 'k8s_external');
+          if (o.raw.length > 0)
+            throw new ConfigError(`unknown property '${o.raw[0]}'`, o.token.file, o.token.line, 'k8s_external');
           cfg.headless = true;
           break;
         case 'fallthrough':

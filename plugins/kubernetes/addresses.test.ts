@@ -1,18 +1,40 @@
 import { describe, expect, it } from 'vitest';
-import { addressAt, addressCount, AddressIndex, addressIs, addressList, formatIPv4, MultiIndex, packAddresses, parseIPv4 } from './addresses.js';
+import {
+  addressAt,
+  addressCount,
+  AddressIndex,
+  addressIs,
+  addressList,
+  formatIPv4,
+  MultiIndex,
+  packAddresses,
+  parseIPv4,
+} from './addresses.js';
 
 describe('IPv4 numbers', () => {
   it('parses canonical dotted quads only', () => {
     expect(parseIPv4('0.0.0.0')).toBe(0);
     expect(parseIPv4('10.96.0.10')).toBe(0x0a60000a);
     expect(parseIPv4('255.255.255.255')).toBe(0xffffffff);
-    for (const bad of ['', '1.2.3', '1.2.3.4.5', '1.2.3.256', '01.2.3.4', '1..3.4', '1.2.3.', 'a.b.c.d', '::1', '1.2.3.4 ']) {
+    for (const bad of [
+      '',
+      '1.2.3',
+      '1.2.3.4.5',
+      '1.2.3.256',
+      '01.2.3.4',
+      '1..3.4',
+      '1.2.3.',
+      'a.b.c.d',
+      '::1',
+      '1.2.3.4 ',
+    ]) {
       expect(parseIPv4(bad), bad).toBe(-1);
     }
   });
 
   it('formats back', () => {
-    for (const ip of ['0.0.0.0', '10.96.0.10', '255.255.255.255', '192.168.1.1']) expect(formatIPv4(parseIPv4(ip))).toBe(ip);
+    for (const ip of ['0.0.0.0', '10.96.0.10', '255.255.255.255', '192.168.1.1'])
+      expect(formatIPv4(parseIPv4(ip))).toBe(ip);
   });
 });
 

@@ -7,8 +7,18 @@ const entry = (lname: string) => negativeEntry(lname, 1, 'cluster.local.', 5, 5,
 describe('AnswerCache', () => {
   it('drops exactly the replies computed from a changed object and reports those in use', () => {
     const c = new AnswerCache();
-    c.set(1, 'a.cluster.local.', entry('a.cluster.local.'), new Set([changeKey.service('a'), changeKey.namespace('ns')]));
-    c.set(1, 'b.cluster.local.', entry('b.cluster.local.'), new Set([changeKey.service('b'), changeKey.namespace('ns')]));
+    c.set(
+      1,
+      'a.cluster.local.',
+      entry('a.cluster.local.'),
+      new Set([changeKey.service('a'), changeKey.namespace('ns')]),
+    );
+    c.set(
+      1,
+      'b.cluster.local.',
+      entry('b.cluster.local.'),
+      new Set([changeKey.service('b'), changeKey.namespace('ns')]),
+    );
     c.set(28, 'a.cluster.local.', entry('a.cluster.local.'), new Set([changeKey.service('a')]));
     expect(c.lookup(1, 'a.cluster.local.')).toBeDefined(); // in use
     expect(c.size).toBe(3);

@@ -13,7 +13,14 @@
 import type { Answer } from 'dns-packet';
 import { encodeFitted, encodeMessage } from '../../src/dns/encode.js';
 import { Flag, Qtype, qtypeName } from '../../src/dns/constants.js';
-import { forEachRecord, loadBytes, storeBytes, storedU16, writePlainName, type StoredBytes } from '../../src/dns/wire.js';
+import {
+  forEachRecord,
+  loadBytes,
+  storeBytes,
+  storedU16,
+  writePlainName,
+  type StoredBytes,
+} from '../../src/dns/wire.js';
 import { toPacketName } from '../../src/dns/name.js';
 import { replayStored } from '../../src/dns/storedreply.js';
 import { decode, type Message } from '../../src/dns/message.js';
@@ -95,7 +102,14 @@ export function makeEntry(msg: Message, nameError: boolean): Entry {
  * (negative answers for ever-new names are the common cache miss: search-path expansion).
  * `lname`/`zone` are lower-case absolute names without escapes.
  */
-export function negativeEntry(lname: string, qtype: number, zone: string, soaTtl: number, minimum: number, nameError: boolean): Entry {
+export function negativeEntry(
+  lname: string,
+  qtype: number,
+  zone: string,
+  soaTtl: number,
+  minimum: number,
+  nameError: boolean,
+): Entry {
   const nameLen = lname === '.' ? 1 : Buffer.byteLength(lname) + 1;
   const zoneOff = 12 + nameLen - (zone === '.' ? 1 : Buffer.byteLength(zone) + 1);
   const zoneRef = (buf: Buffer, off: number): number => {
@@ -137,9 +151,18 @@ export function negativeEntry(lname: string, qtype: number, zone: string, soaTtl
 }
 
 /** Patch a copy of `e` for one query. `raw`/`questionEnd` are the client's packet and question end. */
-export function materialize(e: Entry, id: number, reqFlags: number, raw: Buffer, questionEnd: number, rcode: number, serial: number): Buffer {
+export function materialize(
+  e: Entry,
+  id: number,
+  reqFlags: number,
+  raw: Buffer,
+  questionEnd: number,
+  rcode: number,
+  serial: number,
+): Buffer {
   // TC survives from a truncated (fitted) entry. The entry was built for this name: same length.
-  const flags = Flag.QR | (reqFlags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (storedU16(e.wire, 2) & Flag.TC) | (rcode & 0xf);
+  const flags =
+    Flag.QR | (reqFlags & (0x7800 | Flag.RD | Flag.CD)) | Flag.AA | (storedU16(e.wire, 2) & Flag.TC) | (rcode & 0xf);
   const buf = replayStored(e.wire, id, flags, raw, questionEnd, 12 + e.qlen);
   for (const off of e.serialOffsets) buf.writeUInt32BE(serial >>> 0, off);
   return buf;

@@ -12,7 +12,10 @@ describe('kubernetes: the search-path capability', () => {
   it('is offered at setup and answered by the handler the factory builds', async () => {
     const inst = new TestInstance();
     const block = inst.block({ zones: ['cluster.local.'] });
-    const factory = await block.setup(kubernetes, 'kubernetes cluster.local {\n pods verified\n endpoint http://127.0.0.1:1\n}');
+    const factory = await block.setup(
+      kubernetes,
+      'kubernetes cluster.local {\n pods verified\n endpoint http://127.0.0.1:1\n}',
+    );
     block.seal();
     try {
       const cap = block.context('autopath').lookup(SEARCH_PATH);

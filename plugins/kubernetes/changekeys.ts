@@ -36,7 +36,9 @@ const PREFIX = { service: 's', slices: 'e', namespace: 'n', address: 'a', pod: '
 
 export type ChangeKind = keyof typeof PREFIX;
 
-const KIND_OF_PREFIX: ReadonlyMap<string, ChangeKind> = new Map(Object.entries(PREFIX).map(([kind, prefix]) => [prefix, kind as ChangeKind]));
+const KIND_OF_PREFIX: ReadonlyMap<string, ChangeKind> = new Map(
+  Object.entries(PREFIX).map(([kind, prefix]) => [prefix, kind as ChangeKind]),
+);
 
 const make = (prefix: string, id: string): ChangeKey => `${prefix}:${id}` as ChangeKey;
 

@@ -18,7 +18,9 @@ afterEach(async () => {
 function kubeconfig(server: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'k8s-kubeconfig-'));
   const path = join(dir, 'config');
-  writeFileSync(path, `apiVersion: v1
+  writeFileSync(
+    path,
+    `apiVersion: v1
 kind: Config
 clusters:
 - name: wrong
@@ -39,7 +41,8 @@ contexts:
 - name: sb
   context: { cluster: sandbox, user: u }
 current-context: broken
-`);
+`,
+  );
   return path;
 }
 
@@ -49,14 +52,20 @@ const watched = { labels: null, namespaceLabels: null, endpoints: true, pods: fa
 
 async function startAndSync(ix: KubeIndexSource): Promise<void> {
   ix.start();
-  await waitFor(() => `the index to sync (not ready: ${ix.notReadyReason()})`, () => ix.synced());
+  await waitFor(
+    () => `the index to sync (not ready: ${ix.notReadyReason()})`,
+    () => ix.synced(),
+  );
 }
 
 describe('API client configuration', () => {
   it('uses a kubeconfig file and the named context', async () => {
     const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
     cleanups.push(() => sb.close());
-    const ix = new KubeIndexSource({ ...base, ...watched, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' } }, logger('kubernetes'));
+    const ix = new KubeIndexSource(
+      { ...base, ...watched, kubeconfig: { path: kubeconfig(sb.url), context: 'sb' } },
+      logger('kubernetes'),
+    );
     cleanups.push(() => ix.stop());
     await startAndSync(ix);
     expect(ix.store.services.size).toBe(14);
@@ -65,18 +74,26 @@ describe('API client configuration', () => {
   it('syncs with a client-side rate limit and one request in flight', async () => {
     const sb: Sandbox = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
     cleanups.push(() => sb.close());
-    const ix = new KubeIndexSource({ ...base, endpoint: sb.url, qps: 50, burst: 2, maxInflight: 1, ...watched, kubeconfig: null, pods: true }, logger('kubernetes'));
+    const ix = new KubeIndexSource(
+      { ...base, endpoint: sb.url, qps: 50, burst: 2, maxInflight: 1, ...watched, kubeconfig: null, pods: true },
+      logger('kubernetes'),
+    );
     cleanups.push(() => ix.stop());
     await startAndSync(ix);
     expect(ix.store.pods.size).toBe(3);
   });
 
-  it('rejects a context that does not exist (the credential helper\'s error)', async () => {
-    await expect(ApiClient.create({ ...base, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } })).rejects.toThrow(/context "nope" does not exist/);
+  it("rejects a context that does not exist (the credential helper's error)", async () => {
+    await expect(
+      ApiClient.create({ ...base, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } }),
+    ).rejects.toThrow(/context "nope" does not exist/);
   });
 
   it('a kubeconfig error is a startup error of the index', async () => {
-    const ix = new KubeIndexSource({ ...base, ...watched, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } }, logger('kubernetes'));
+    const ix = new KubeIndexSource(
+      { ...base, ...watched, kubeconfig: { path: kubeconfig('http://127.0.0.1:2'), context: 'nope' } },
+      logger('kubernetes'),
+    );
     cleanups.push(() => ix.stop());
     ix.start();
     await expect(ix.whenStarted()).rejects.toThrow(/context "nope" does not exist/);
@@ -88,7 +105,9 @@ describe('API client configuration', () => {
     delete process.env['KUBERNETES_SERVICE_HOST'];
     delete process.env['KUBERNETES_SERVICE_PORT'];
     try {
-      await expect(ApiClient.create({ ...base, kubeconfig: null })).rejects.toThrow(/KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined/);
+      await expect(ApiClient.create({ ...base, kubeconfig: null })).rejects.toThrow(
+        /KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined/,
+      );
     } finally {
       if (saved[0] !== undefined) process.env['KUBERNETES_SERVICE_HOST'] = saved[0];
       if (saved[1] !== undefined) process.env['KUBERNETES_SERVICE_PORT'] = saved[1];
@@ -115,7 +134,9 @@ describe('response bodies', () => {
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
     cleanups.push(() => new Promise<void>((r) => srv.close(() => r())));
     const port = (srv.address() as { port: number }).port;
-    return new Promise((resolve, reject) => http.get({ host: '127.0.0.1', port, path: '/' }, resolve).on('error', reject));
+    return new Promise((resolve, reject) =>
+      http.get({ host: '127.0.0.1', port, path: '/' }, resolve).on('error', reject),
+    );
   }
 
   it('decodes a body whose UTF-8 characters are split between reads', async () => {
@@ -135,7 +156,11 @@ describe('response bodies', () => {
 
   it('reads a body of up to maxChars characters, and no more', async () => {
     const text = JSON.stringify({ items: [{ name: 'x'.repeat(5000) }] });
-    const chunks = [Buffer.from(text.slice(0, 2000)), Buffer.from(text.slice(2000, 4000)), Buffer.from(text.slice(4000))];
+    const chunks = [
+      Buffer.from(text.slice(0, 2000)),
+      Buffer.from(text.slice(2000, 4000)),
+      Buffer.from(text.slice(4000)),
+    ];
     expect(await readJson(await respond(chunks), text.length)).toEqual(JSON.parse(text));
     const err = await readJson(await respond(chunks), text.length - 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PageTooLargeError);
@@ -147,7 +172,9 @@ describe('response bodies', () => {
     let closed = false;
     const srv = http.createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.on('close', () => { closed = true; });
+      res.on('close', () => {
+        closed = true;
+      });
       const chunk = Buffer.alloc(16 * 1024, 0x78);
       const pump = (): void => {
         while (!res.destroyed) {
@@ -159,9 +186,17 @@ describe('response bodies', () => {
       pump();
     });
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-    cleanups.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          srv.closeAllConnections();
+          srv.close(() => r());
+        }),
+    );
     const port = (srv.address() as { port: number }).port;
-    const res = await new Promise<http.IncomingMessage>((resolve, reject) => http.get({ host: '127.0.0.1', port, path: '/' }, resolve).on('error', reject));
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      http.get({ host: '127.0.0.1', port, path: '/' }, resolve).on('error', reject),
+    );
     const err = await readJson(res, 1024 * 1024).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PageTooLargeError);
     expect((err as PageTooLargeError).maxChars).toBe(1024 * 1024);

@@ -43,7 +43,11 @@ export class ApiError extends Error {
    * @param retryAfterMs the server's `Retry-After` (429, or 5xx with the header), in ms; the
    * next attempt waits at least this long.
    */
-  constructor(message: string, readonly status: number, readonly retryAfterMs: number | null = null) {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly retryAfterMs: number | null = null,
+  ) {
     super(message);
   }
 }
@@ -99,7 +103,10 @@ class RateLimiter {
   private tokens: number;
   private last = Date.now();
 
-  constructor(private readonly qps: number, private readonly burst: number) {
+  constructor(
+    private readonly qps: number,
+    private readonly burst: number,
+  ) {
     this.tokens = burst;
   }
 
@@ -170,8 +177,12 @@ export async function resolveCredentials(req: CredentialRequest): Promise<Creden
     throw new Error(`credential helper ${script} not found; run \`npm run build\` first`);
   }
   const { stdout, error } = await new Promise<{ stdout: string; error: Error | null }>((resolve) => {
-    execFile(process.execPath, [script, JSON.stringify(req)], { timeout: HELPER_TIMEOUT_MS, maxBuffer: 16 << 20, windowsHide: true },
-      (err, out) => resolve({ stdout: String(out), error: err }));
+    execFile(
+      process.execPath,
+      [script, JSON.stringify(req)],
+      { timeout: HELPER_TIMEOUT_MS, maxBuffer: 16 << 20, windowsHide: true },
+      (err, out) => resolve({ stdout: String(out), error: err }),
+    );
   });
   let parsed: unknown;
   try {
@@ -181,7 +192,8 @@ export async function resolveCredentials(req: CredentialRequest): Promise<Creden
   }
   const p = parsed as { ok?: Credentials; error?: string };
   if (typeof p.error === 'string') throw new Error(p.error);
-  if (!p.ok || typeof p.ok.server !== 'string') throw new Error(`credential helper failed: ${error?.message ?? 'unexpected output'}`);
+  if (!p.ok || typeof p.ok.server !== 'string')
+    throw new Error(`credential helper failed: ${error?.message ?? 'unexpected output'}`);
   return p.ok;
 }
 
@@ -204,7 +216,10 @@ class HelperAuth {
   /** Why the last re-resolution failed (kept for diagnostics), or null. */
   lastError: string | null = null;
 
-  constructor(private readonly req: CredentialRequest, private creds: Credentials) {
+  constructor(
+    private readonly req: CredentialRequest,
+    private creds: Credentials,
+  ) {
     if (creds.expiry !== undefined && creds.expiry - EXPIRY_MARGIN_MS <= Date.now()) delete creds.expiry;
     if (creds.tokenFile) this.readToken();
   }
@@ -318,7 +333,11 @@ export class ApiClient {
       if (this.base.protocol === 'https:' && s.tls) {
         this.auth = {
           kind: 'static',
-          options: { cert: fs.readFileSync(s.tls.cert), key: fs.readFileSync(s.tls.key), ca: fs.readFileSync(s.tls.ca) },
+          options: {
+            cert: fs.readFileSync(s.tls.cert),
+            key: fs.readFileSync(s.tls.key),
+            ca: fs.readFileSync(s.tls.ca),
+          },
         };
       } else {
         this.auth = { kind: 'plain' };
@@ -354,8 +373,13 @@ export class ApiClient {
   static async create(s: ClientSettings): Promise<ApiClient> {
     const req = credentialRequest(s);
     if (!req) return new ApiClient(s);
-    if (req.mode === 'cluster' && (!process.env['KUBERNETES_SERVICE_HOST'] || !process.env['KUBERNETES_SERVICE_PORT'])) {
-      throw new Error('unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined');
+    if (
+      req.mode === 'cluster' &&
+      (!process.env['KUBERNETES_SERVICE_HOST'] || !process.env['KUBERNETES_SERVICE_PORT'])
+    ) {
+      throw new Error(
+        'unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined',
+      );
     }
     return new ApiClient(s, new HelperAuth(req, await resolveCredentials(req)));
   }
@@ -367,9 +391,12 @@ export class ApiClient {
 
   private async options(): Promise<https.RequestOptions> {
     switch (this.auth.kind) {
-      case 'plain': return { headers: {} };
-      case 'static': return { ...this.auth.options, headers: {} };
-      case 'helper': return this.auth.helper.options();
+      case 'plain':
+        return { headers: {} };
+      case 'static':
+        return { ...this.auth.options, headers: {} };
+      case 'helper':
+        return this.auth.helper.options();
     }
   }
 
@@ -392,7 +419,9 @@ export class ApiClient {
       const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
         const req = mod.request(url, { ...opts, method: 'GET', signal, agent: this.agent }, resolve);
         req.on('socket', (sock) => armSocket(req, sock, this.host, this.connectTimeoutMs));
-        req.setTimeout(idleTimeoutMs, () => req.destroy(new Error(`no data from ${this.host} for ${idleTimeoutMs} ms`)));
+        req.setTimeout(idleTimeoutMs, () =>
+          req.destroy(new Error(`no data from ${this.host} for ${idleTimeoutMs} ms`)),
+        );
         req.on('error', reject);
         req.end();
       });
@@ -438,6 +467,9 @@ export async function readJson(res: http.IncomingMessage, maxChars: number): Pro
   try {
     return JSON.parse(text);
   } catch {
-    throw new ApiError(`invalid JSON from the API server (HTTP ${res.statusCode}): ${text.slice(0, 200)}`, res.statusCode ?? 0);
+    throw new ApiError(
+      `invalid JSON from the API server (HTTP ${res.statusCode}): ${text.slice(0, 200)}`,
+      res.statusCode ?? 0,
+    );
   }
 }

@@ -112,7 +112,7 @@ export function toService(obj: unknown): ServiceRec | string {
   }
   const ps = ports(spec['ports'], where, false);
   if (typeof ps === 'string') return ps;
-  const externalName = type === 'ExternalName' ? str(spec['externalName']) ?? '' : '';
+  const externalName = type === 'ExternalName' ? (str(spec['externalName']) ?? '') : '';
   if (type === 'ExternalName' && !externalName) return `${where}: ExternalName service without spec.externalName`;
   const externalIPs = externalAddresses(spec, (obj as Obj)['status']);
   return {
@@ -169,7 +169,9 @@ export interface EndpointEntry {
 }
 
 /** The columns of SliceRec from a list of entries; a column that would hold only '' is null. */
-export function endpointColumns(entries: readonly EndpointEntry[]): Pick<SliceRec, 'addresses' | 'hostnames' | 'podNames' | 'zones'> {
+export function endpointColumns(
+  entries: readonly EndpointEntry[],
+): Pick<SliceRec, 'addresses' | 'hostnames' | 'podNames' | 'zones'> {
   const column = (get: (e: EndpointEntry) => string | undefined): string[] | null =>
     entries.some((e) => get(e)) ? entries.map((e) => get(e) ?? '') : null;
   return {
@@ -188,7 +190,8 @@ export function toSlice(obj: unknown, opts: SliceOptions = ALL_COLUMNS): SliceRe
   const o = obj as Obj;
   const addressType = str(o['addressType']) ?? '';
   if (addressType === 'FQDN') return null; // quirk #7: ignored on purpose
-  if (addressType !== 'IPv4' && addressType !== 'IPv6') return `${where}: unknown addressType ${JSON.stringify(o['addressType'])}`;
+  if (addressType !== 'IPv4' && addressType !== 'IPv6')
+    return `${where}: unknown addressType ${JSON.stringify(o['addressType'])}`;
   const ps = ports(o['ports'], where, true);
   if (typeof ps === 'string') return ps;
   const entries: EndpointEntry[] = [];
@@ -200,7 +203,8 @@ export function toSlice(obj: unknown, opts: SliceOptions = ALL_COLUMNS): SliceRe
     const addresses: string[] = [];
     for (const a of e['addresses'] as unknown[]) {
       const c = typeof a === 'string' ? canonicalIP(a) : undefined;
-      if (!c || isIP(c) !== (addressType === 'IPv4' ? 4 : 6)) return `${where}: unparsable address ${JSON.stringify(a)}`;
+      if (!c || isIP(c) !== (addressType === 'IPv4' ? 4 : 6))
+        return `${where}: unparsable address ${JSON.stringify(a)}`;
       addresses.push(c);
     }
     const cond = isObj(e['conditions']) ? e['conditions'] : {};
@@ -251,6 +255,7 @@ export function toPod(obj: unknown): PodRec | string | null {
     const single = str(status['podIP']) ?? '';
     if (ips.length === 0 && single !== '') ips.push(single);
   }
-  for (const ip of ips) if (isIP(ip) === 0) return `pod ${m.namespace}/${m.name}: unparsable pod IP ${JSON.stringify(ip)}`;
+  for (const ip of ips)
+    if (isIP(ip) === 0) return `pod ${m.namespace}/${m.name}: unparsable pod IP ${JSON.stringify(ip)}`;
   return { name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion, ips };
 }

@@ -64,9 +64,16 @@ async function get(c: ApiClient): Promise<number> {
   return res.statusCode ?? 0;
 }
 
-function kubeconfigFile(dir: string, server: string, user: string, clusterExtra = '    insecure-skip-tls-verify: true'): string {
+function kubeconfigFile(
+  dir: string,
+  server: string,
+  user: string,
+  clusterExtra = '    insecure-skip-tls-verify: true',
+): string {
   const path = join(dir, 'config');
-  writeFileSync(path, `apiVersion: v1
+  writeFileSync(
+    path,
+    `apiVersion: v1
 kind: Config
 clusters:
 - name: c
@@ -81,7 +88,8 @@ contexts:
 - name: ctx
   context: { cluster: c, user: u }
 current-context: ctx
-`);
+`,
+  );
   return path;
 }
 
@@ -94,22 +102,31 @@ function execKubeconfig(server: string, script: string): { path: string; counter
   const counter = join(dir, 'count');
   const plugin = join(dir, 'plugin.mjs');
   writeFileSync(plugin, script);
-  const path = kubeconfigFile(dir, server, `    exec:
+  const path = kubeconfigFile(
+    dir,
+    server,
+    `    exec:
       apiVersion: client.authentication.k8s.io/v1
       command: ${JSON.stringify(process.execPath)}
       args: [${JSON.stringify(plugin)}, ${JSON.stringify(counter)}]
-      interactiveMode: Never`);
+      interactiveMode: Never`,
+  );
   return { path, counter };
 }
 
 describe('credential helper (client-node KubeConfig in a child process)', () => {
   it('kubeconfig with token, CA, client certificate, server name and impersonation', async () => {
     const dir = tmp();
-    const path = kubeconfigFile(dir, 'https://10.0.0.1:6443', `    token: abc
+    const path = kubeconfigFile(
+      dir,
+      'https://10.0.0.1:6443',
+      `    token: abc
     client-certificate-data: ${b64('CERT PEM\n')}
     client-key-data: ${b64('KEY PEM\n')}
-    as: bob`, `    certificate-authority-data: ${b64('CA PEM\n')}
-    tls-server-name: api.example`);
+    as: bob`,
+      `    certificate-authority-data: ${b64('CA PEM\n')}
+    tls-server-name: api.example`,
+    );
     const c = await resolveCredentials({ mode: 'kubeconfig', path, context: null });
     expect(c).toEqual({
       server: 'https://10.0.0.1:6443',
@@ -126,10 +143,15 @@ describe('credential helper (client-node KubeConfig in a child process)', () => 
     writeFileSync(join(dir, 'client.crt'), 'CERT FILE\n');
     writeFileSync(join(dir, 'client.key'), 'KEY FILE\n');
     writeFileSync(join(dir, 'ca.crt'), 'CA FILE\n');
-    const path = kubeconfigFile(dir, 'https://10.0.0.1:6443', `    client-certificate: client.crt
+    const path = kubeconfigFile(
+      dir,
+      'https://10.0.0.1:6443',
+      `    client-certificate: client.crt
     client-key: client.key
     username: admin
-    password: secret`, '    certificate-authority: ca.crt');
+    password: secret`,
+      '    certificate-authority: ca.crt',
+    );
     const c = await resolveCredentials({ mode: 'kubeconfig', path, context: null });
     expect(c.ca).toBe('CA FILE\n');
     expect(c.cert).toBe('CERT FILE\n');
@@ -173,8 +195,10 @@ describe('credential helper (client-node KubeConfig in a child process)', () => 
     });
   });
 
-  it('reports the helper\'s error (missing kubeconfig file)', async () => {
-    await expect(resolveCredentials({ mode: 'kubeconfig', path: join(tmp(), 'nope'), context: null })).rejects.toThrow(/ENOENT.*nope/);
+  it("reports the helper's error (missing kubeconfig file)", async () => {
+    await expect(resolveCredentials({ mode: 'kubeconfig', path: join(tmp(), 'nope'), context: null })).rejects.toThrow(
+      /ENOENT.*nope/,
+    );
   });
 });
 
@@ -185,7 +209,10 @@ describe('credential rotation in the server process', () => {
     const tokenPath = join(dir, 'token');
     writeFileSync(tokenPath, 'one\n');
     vi.useFakeTimers({ toFake: ['Date'] });
-    const c = await ApiClient.create({ ...base, kubeconfig: { path: kubeconfigFile(dir, srv.url, `    token-file: ${tokenPath}`), context: null } });
+    const c = await ApiClient.create({
+      ...base,
+      kubeconfig: { path: kubeconfigFile(dir, srv.url, `    token-file: ${tokenPath}`), context: null },
+    });
     expect(await get(c)).toBe(200);
     writeFileSync(tokenPath, 'two\n');
     expect(await get(c)).toBe(200);
@@ -201,14 +228,17 @@ describe('credential rotation in the server process', () => {
   it('resolves exec credentials again after a 401 and when they expire, with backoff on failure', async () => {
     const srv = await authServer();
     // An exec credential plugin: token exec-N (N counts the runs), valid for an hour; fails when N is 4.
-    const { path, counter } = execKubeconfig(srv.url, `import fs from 'node:fs';
+    const { path, counter } = execKubeconfig(
+      srv.url,
+      `import fs from 'node:fs';
 const f = process.argv[2];
 const n = (fs.existsSync(f) ? Number(fs.readFileSync(f, 'utf8')) : 0) + 1;
 fs.writeFileSync(f, String(n));
 if (n === 4) { process.stderr.write('plugin broke'); process.exit(1); }
 process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential',
   status: { token: 'exec-' + n, expirationTimestamp: new Date(Date.now() + 3600e3).toISOString() } }));
-`);
+`,
+    );
     const resolved = await resolveCredentials({ mode: 'kubeconfig', path, context: null });
     expect(resolved.headers['Authorization']).toBe('Bearer exec-1');
     expect(resolved.expiry).toBeGreaterThan(Date.now());
@@ -230,17 +260,28 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
     vi.setSystemTime(Date.now() + 2_000);
     expect(await get(c)).toBe(200); // exec-5
     expect(c.credentialError).toBeNull();
-    expect(srv.seen).toEqual(['Bearer exec-2', 'Bearer exec-2', 'Bearer exec-3', 'Bearer exec-3', 'Bearer exec-3', 'Bearer exec-3', 'Bearer exec-5']);
+    expect(srv.seen).toEqual([
+      'Bearer exec-2',
+      'Bearer exec-2',
+      'Bearer exec-3',
+      'Bearer exec-3',
+      'Bearer exec-3',
+      'Bearer exec-3',
+      'Bearer exec-5',
+    ]);
   });
 
   it('does not run the helper again for every 401 when the credentials do not change', async () => {
     const srv = await authServer();
     // The same token on every run, no expiry; counts its runs.
-    const { path, counter } = execKubeconfig(srv.url, `import fs from 'node:fs';
+    const { path, counter } = execKubeconfig(
+      srv.url,
+      `import fs from 'node:fs';
 const f = process.argv[2];
 fs.writeFileSync(f, String((fs.existsSync(f) ? Number(fs.readFileSync(f, 'utf8')) : 0) + 1));
 process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token: 'same' } }));
-`);
+`,
+    );
     vi.useFakeTimers({ toFake: ['Date'] });
     const c = await ApiClient.create({ ...base, kubeconfig: { path, context: null } });
     srv.reject = 3;
@@ -266,7 +307,9 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
 async function loadedModules(script: string): Promise<{ urls: string[]; stdout: string }> {
   const dir = tmp();
   const log = join(dir, 'resolved.log');
-  writeFileSync(join(dir, 'hooks.mjs'), `import fs from 'node:fs';
+  writeFileSync(
+    join(dir, 'hooks.mjs'),
+    `import fs from 'node:fs';
 let log;
 export function initialize(data) { log = data.log; }
 export async function resolve(specifier, context, next) {
@@ -274,23 +317,34 @@ export async function resolve(specifier, context, next) {
   fs.appendFileSync(log, r.url + '\\n');
   return r;
 }
-`);
-  writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';
+`,
+  );
+  writeFileSync(
+    join(dir, 'register.mjs'),
+    `import { register } from 'node:module';
 register(${JSON.stringify(pathToFileURL(join(dir, 'hooks.mjs')).href)}, { data: { log: ${JSON.stringify(log)} } });
-`);
+`,
+  );
   writeFileSync(join(dir, 'main.mjs'), script);
   const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--import', pathToFileURL(join(dir, 'register.mjs')).href, join(dir, 'main.mjs')], { timeout: 30_000 }, (err, out, errOut) => {
-      if (err) reject(new Error(`${err.message}\n${String(errOut)}`));
-      else resolve(String(out));
-    });
+    execFile(
+      process.execPath,
+      ['--import', pathToFileURL(join(dir, 'register.mjs')).href, join(dir, 'main.mjs')],
+      { timeout: 30_000 },
+      (err, out, errOut) => {
+        if (err) reject(new Error(`${err.message}\n${String(errOut)}`));
+        else resolve(String(out));
+      },
+    );
   });
   return { urls: readFileSync(log, 'utf8').split('\n').filter(Boolean), stdout };
 }
 
 describe('@kubernetes/client-node stays out of the server process', () => {
   it('the resolve hook sees client-node when it is imported (control)', async () => {
-    const { urls } = await loadedModules(`await import(${JSON.stringify(pathToFileURL(join(DIST, 'plugins/kubernetes/credentials.js')).href)});\n`);
+    const { urls } = await loadedModules(
+      `await import(${JSON.stringify(pathToFileURL(join(DIST, 'plugins/kubernetes/credentials.js')).href)});\n`,
+    );
     expect(urls.some((u) => u.includes('/@kubernetes/client-node/'))).toBe(true);
   });
 
@@ -311,7 +365,13 @@ const res = await kube.get('/api/v1/services', new AbortController().signal, 100
 res.resume();
 console.log(JSON.stringify([PLUGINS.some((p) => p.name === 'kubernetes'), plain.host, tls.host, kube.host, res.statusCode]));
 `);
-    expect(JSON.parse(stdout)).toEqual([true, '127.0.0.1:8001', '127.0.0.1:6443', srv.url.slice('http://'.length), 200]);
+    expect(JSON.parse(stdout)).toEqual([
+      true,
+      '127.0.0.1:8001',
+      '127.0.0.1:6443',
+      srv.url.slice('http://'.length),
+      200,
+    ]);
     expect(srv.seen).toEqual(['Bearer abc']);
     expect(urls.some((x) => x.endsWith('/dist/plugins/kubernetes/index.js'))).toBe(true);
     expect(urls.filter((x) => x.includes('@kubernetes/client-node'))).toEqual([]);

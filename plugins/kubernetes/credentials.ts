@@ -20,8 +20,7 @@ import { isObj } from '../../src/util/json.js';
 
 export type CredentialRequest =
   /** In-cluster service account; `pathPrefix` prefixes `/var/run/secrets/...` (tests). */
-  | { mode: 'cluster'; pathPrefix?: string }
-  | { mode: 'kubeconfig'; path: string; context: string | null };
+  { mode: 'cluster'; pathPrefix?: string } | { mode: 'kubeconfig'; path: string; context: string | null };
 
 export interface Credentials {
   /** API server URL (`cluster.server`). */
@@ -105,7 +104,9 @@ export async function resolveWithKubeConfig(req: CredentialRequest): Promise<Cre
   let tokenFile: string | undefined;
   if (req.mode === 'cluster') {
     if (!process.env['KUBERNETES_SERVICE_HOST'] || !process.env['KUBERNETES_SERVICE_PORT']) {
-      throw new Error('unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined');
+      throw new Error(
+        'unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined',
+      );
     }
     kc.loadFromCluster(req.pathPrefix ?? '');
     if (!kc.getCurrentCluster()) throw new Error('unable to load in-cluster configuration');
@@ -134,8 +135,14 @@ export async function resolveWithKubeConfig(req: CredentialRequest): Promise<Cre
 
   if (user) {
     const cfg = user.authProvider?.config as Record<string, unknown> | undefined;
-    const fileAuth = !user.token && !user.exec && user.authProvider?.name !== 'azure' && user.authProvider?.name !== 'gcp' &&
-      user.authProvider?.name !== 'exec' && !cfg?.['exec'] && typeof cfg?.['tokenFile'] === 'string';
+    const fileAuth =
+      !user.token &&
+      !user.exec &&
+      user.authProvider?.name !== 'azure' &&
+      user.authProvider?.name !== 'gcp' &&
+      user.authProvider?.name !== 'exec' &&
+      !cfg?.['exec'] &&
+      typeof cfg?.['tokenFile'] === 'string';
     if (fileAuth) tokenFile = path.resolve(cfg['tokenFile'] as string);
     else if (req.mode === 'kubeconfig') tokenFile = kubeconfigTokenFile(req.path, user.name);
   }

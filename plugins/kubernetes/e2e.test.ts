@@ -48,10 +48,14 @@ async function serverFor(v: Vector): Promise<TestServer> {
 beforeAll(async () => {
   sb = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
   // Row 68: a cluster where EndpointSlices can never be listed.
-  sb.setFailure((r) => (r.path.includes('endpointslices') && r.query['labelSelector'] === 'never=synced' ? 500 : undefined));
+  sb.setFailure((r) =>
+    r.path.includes('endpointslices') && r.query['labelSelector'] === 'never=synced' ? 500 : undefined,
+  );
   upstream = await TestUpstream.start();
   upstream.defaultBehaviour = {
-    answers: [{ name: '99.99.0.10.in-addr.arpa', type: 'PTR', class: 'IN', ttl: 60, data: 'from-next.example' } as Answer],
+    answers: [
+      { name: '99.99.0.10.in-addr.arpa', type: 'PTR', class: 'IN', ttl: 60, data: 'from-next.example' } as Answer,
+    ],
   };
 });
 
@@ -69,7 +73,13 @@ function check(v: Vector, m: Message, proto: string): void {
   const ans = m.answers.map(fmt);
   if (v.ordered) expect(ans, label).toEqual(v.ans ?? []);
   else expect([...ans].sort(), label).toEqual([...(v.ans ?? [])].sort());
-  expect(m.additionals.filter((r) => r.type !== 'OPT').map(fmt).sort(), label).toEqual([...(v.extra ?? [])].sort());
+  expect(
+    m.additionals
+      .filter((r) => r.type !== 'OPT')
+      .map(fmt)
+      .sort(),
+    label,
+  ).toEqual([...(v.extra ?? [])].sort());
   expect(m.authorities.map(fmt), label).toEqual(v.ns ?? []);
 }
 
@@ -103,23 +113,45 @@ describe('§11 vectors over UDP and TCP', () => {
       return;
     }
     expect(m.answers.map(fmt)).toEqual(['cluster.local. 5 NS ns.dns.cluster.local.']);
-    expect(m.additionals.filter((r) => r.type !== 'OPT').map((r) => String((r as { data: unknown }).data)).sort()).toEqual([...ips].sort());
+    expect(
+      m.additionals
+        .filter((r) => r.type !== 'OPT')
+        .map((r) => String((r as { data: unknown }).data))
+        .sort(),
+    ).toEqual([...ips].sort());
   });
 });
 
 describe('response size', () => {
   it('a large headless answer is truncated over UDP without EDNS and complete over TCP', async () => {
     const ips = Array.from({ length: 40 }, (_, i) => `10.244.8.${i + 1}`);
-    sb.apply(svc('testns', 'big', { type: 'ClusterIP', clusterIP: 'None', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
-    sb.apply(slice('testns', 'big-1', 'big', [{ name: 'http', port: 8080, protocol: 'TCP' }], ips.map((ip) => ({ ip, ready: true }))));
+    sb.apply(
+      svc('testns', 'big', {
+        type: 'ClusterIP',
+        clusterIP: 'None',
+        ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      }),
+    );
+    sb.apply(
+      slice(
+        'testns',
+        'big-1',
+        'big',
+        [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        ips.map((ip) => ({ ip, ready: true })),
+      ),
+    );
     const s = await serverFor({ n: 'size', q: '', t: 'A', rcode: 'NOERROR' });
     const name = 'big.testns.svc.cluster.local.';
     let got = 0;
-    await waitFor(() => `the big service complete (${got} answers)`, async () => {
-      const [m] = await tcpQueries(s.port, [encodeQuery(name, 'A')]);
-      got = m!.answers.length;
-      return got === 40;
-    });
+    await waitFor(
+      () => `the big service complete (${got} answers)`,
+      async () => {
+        const [m] = await tcpQueries(s.port, [encodeQuery(name, 'A')]);
+        got = m!.answers.length;
+        return got === 40;
+      },
+    );
     const u = await udpQuery(s.port, name, 'A');
     expect((u.flags ?? 0) & Flag.TC).toBe(Flag.TC);
     expect(u.answers.length).toBeLessThan(40);
@@ -131,13 +163,20 @@ describe('response size', () => {
 
 describe('ExternalName through forward', () => {
   it('CNAME followed by the upstream answer; NXDOMAIN upstream keeps just the CNAME', async () => {
-    upstream.on('www.example.com.', { answers: [{ name: 'www.example.com', type: 'A', class: 'IN', ttl: 300, data: '93.184.216.34' } as Answer] });
+    upstream.on('www.example.com.', {
+      answers: [{ name: 'www.example.com', type: 'A', class: 'IN', ttl: 300, data: '93.184.216.34' } as Answer],
+    });
     upstream.on('nothing.example.org.', { rcode: 3 });
-    const s = await startServer(`. {\n  kubernetes cluster.local {\n    endpoint ${sb.url}\n  }\n  forward . ${upstream.addr}\n}\n`);
+    const s = await startServer(
+      `. {\n  kubernetes cluster.local {\n    endpoint ${sb.url}\n  }\n  forward . ${upstream.addr}\n}\n`,
+    );
     try {
       const m = await udpQuery(s.port, 'ext.testns.svc.cluster.local.', 'A');
       expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('NOERROR');
-      expect(m.answers.map(fmt)).toEqual(['ext.testns.svc.cluster.local. 5 CNAME www.example.com.', 'www.example.com. 300 A 93.184.216.34']);
+      expect(m.answers.map(fmt)).toEqual([
+        'ext.testns.svc.cluster.local. 5 CNAME www.example.com.',
+        'www.example.com. 300 A 93.184.216.34',
+      ]);
       sb.apply(svc('testns', 'ext2', { type: 'ExternalName', externalName: 'nothing.example.org' }));
       const m2 = await waitFor('ext2 to appear', async () => {
         const r = await udpQuery(s.port, 'ext2.testns.svc.cluster.local.', 'A');
@@ -154,15 +193,22 @@ describe('ExternalName through forward', () => {
 describe('ExternalName lookups re-enter the whole server', () => {
   it('are routed to the server block of the target (stub domain)', async () => {
     const stub = await TestUpstream.start();
-    stub.on('db.corp.example.', { answers: [{ name: 'db.corp.example', type: 'A', class: 'IN', ttl: 60, data: '192.0.2.99' } as Answer] });
+    stub.on('db.corp.example.', {
+      answers: [{ name: 'db.corp.example', type: 'A', class: 'IN', ttl: 60, data: '192.0.2.99' } as Answer],
+    });
     sb.apply(svc('testns', 'corpdb', { type: 'ExternalName', externalName: 'db.corp.example' }));
-    const s = await startServer(`. {\n  kubernetes cluster.local {\n    endpoint ${sb.url}\n  }\n}\ncorp.example {\n  forward . ${stub.addr}\n}\n`);
+    const s = await startServer(
+      `. {\n  kubernetes cluster.local {\n    endpoint ${sb.url}\n  }\n}\ncorp.example {\n  forward . ${stub.addr}\n}\n`,
+    );
     try {
       const m = await waitFor('an answer for corpdb', async () => {
         const r = await udpQuery(s.port, 'corpdb.testns.svc.cluster.local.', 'A');
         return r.answers.length > 0 && r;
       });
-      expect(m.answers.map(fmt)).toEqual(['corpdb.testns.svc.cluster.local. 5 CNAME db.corp.example.', 'db.corp.example. 60 A 192.0.2.99']);
+      expect(m.answers.map(fmt)).toEqual([
+        'corpdb.testns.svc.cluster.local. 5 CNAME db.corp.example.',
+        'db.corp.example. 60 A 192.0.2.99',
+      ]);
       expect(stub.count('db.corp.example.')).toBeGreaterThan(0);
     } finally {
       await s.stop();
@@ -175,7 +221,10 @@ describe('ExternalName lookups re-enter the whole server', () => {
     sb.apply(svc('testns', 'cyc-b', { type: 'ExternalName', externalName: 'cyc-a.testns.svc.cluster.local' }));
     const s = await startServer(`. {\n  kubernetes cluster.local example.local {\n    endpoint ${sb.url}\n  }\n}\n`);
     try {
-      await waitFor('cyc-a to appear', async () => (await udpQuery(s.port, 'cyc-a.testns.svc.cluster.local.', 'CNAME')).answers.length > 0);
+      await waitFor(
+        'cyc-a to appear',
+        async () => (await udpQuery(s.port, 'cyc-a.testns.svc.cluster.local.', 'CNAME')).answers.length > 0,
+      );
       const m = await udpQuery(s.port, 'cyc-a.testns.svc.cluster.local.', 'A', { timeoutMs: 15_000 });
       // The lookup of cyc-a inside the lookup of cyc-b is refused as a cycle: the query fails.
       expect(rcodeName((m.flags ?? 0) & 0xf)).toBe('SERVFAIL');
@@ -191,7 +240,8 @@ describe('server lifecycle', () => {
     const text = corefile(null, 'ttl 7');
     const s = await startServer(text);
     try {
-      const lists = (): number => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined).length;
+      const lists = (): number =>
+        sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined).length;
       const m1 = await udpQuery(s.port, 'svc1.testns.svc.cluster.local.', 'A');
       expect(m1.answers.map(fmt)).toEqual(['svc1.testns.svc.cluster.local. 7 A 10.96.0.11']);
       const before = lists();
@@ -201,8 +251,17 @@ describe('server lifecycle', () => {
       const m2 = await udpQuery(s.port, 'svc1.testns.svc.cluster.local.', 'A');
       expect(m2.answers.map(fmt)).toEqual(['svc1.testns.svc.cluster.local. 9 A 10.96.0.11']);
       // the reused index keeps following the cluster
-      sb.apply(svc('testns', 'after-reload', { type: 'ClusterIP', clusterIP: '10.96.7.7', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
-      await waitFor('the service created after the reload to appear', async () => (await udpQuery(s.port, 'after-reload.testns.svc.cluster.local.', 'A')).answers.length > 0);
+      sb.apply(
+        svc('testns', 'after-reload', {
+          type: 'ClusterIP',
+          clusterIP: '10.96.7.7',
+          ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+        }),
+      );
+      await waitFor(
+        'the service created after the reload to appear',
+        async () => (await udpQuery(s.port, 'after-reload.testns.svc.cluster.local.', 'A')).answers.length > 0,
+      );
       // a change to the watched set (pods verified adds a pod watch) builds a new index
       expect(await s.reload(text.replace('ttl 7', 'ttl 9').replace('pods insecure', 'pods verified'))).toBe(true);
       expect(lists()).toBe(before + 1);
@@ -218,7 +277,9 @@ describe('server lifecycle', () => {
     const rsb = await startSandbox({ objects: fixtureObjects(), log: () => undefined });
     rsb.setFailure((r) => (r.path.includes('endpointslices') ? 403 : undefined));
     const readyPort = await freePort();
-    const s = await startServer(`. {\n  ready 127.0.0.1:${readyPort}\n  kubernetes cluster.local {\n    endpoint ${rsb.url}\n    startup_timeout 100ms\n  }\n}\n`);
+    const s = await startServer(
+      `. {\n  ready 127.0.0.1:${readyPort}\n  kubernetes cluster.local {\n    endpoint ${rsb.url}\n    startup_timeout 100ms\n  }\n}\n`,
+    );
     try {
       const get = async (): Promise<[number, string]> => {
         const res = await fetch(`http://127.0.0.1:${readyPort}/ready`);
@@ -243,6 +304,8 @@ describe('server lifecycle', () => {
   });
 
   it('a failing client configuration is a startup error', async () => {
-    await expect(startServer('. {\n  kubernetes cluster.local {\n    kubeconfig /nonexistent/kubeconfig\n  }\n}\n')).rejects.toThrow();
+    await expect(
+      startServer('. {\n  kubernetes cluster.local {\n    kubeconfig /nonexistent/kubeconfig\n  }\n}\n'),
+    ).rejects.toThrow();
   });
 });

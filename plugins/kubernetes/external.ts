@@ -3,7 +3,12 @@
  * plugin's watch index. Nothing here runs on the kubernetes answer path; a k8s_external query reads
  * the Store directly (no answer cache, the external zone is small and rarely asked).
  */
-import type { ExternalEndpoint, ExternalPort, ExternalServiceView, KubernetesExternal } from '../../src/kubernetes/external.js';
+import type {
+  ExternalEndpoint,
+  ExternalPort,
+  ExternalServiceView,
+  KubernetesExternal,
+} from '../../src/kubernetes/external.js';
 import type { Message } from '../../src/dns/message.js';
 import type { Query } from '../../src/query.js';
 import { addressAt, addressCount } from './addresses.js';
@@ -22,7 +27,13 @@ export interface ExternalSettings {
 }
 
 function view(s: ServiceRec): ExternalServiceView {
-  return { name: s.name, namespace: s.namespace, headless: s.headless, ports: s.ports.length ? s.ports : NO_PORTS, externalIPs: s.externalIPs };
+  return {
+    name: s.name,
+    namespace: s.namespace,
+    headless: s.headless,
+    ports: s.ports.length ? s.ports : NO_PORTS,
+    externalIPs: s.externalIPs,
+  };
 }
 
 /** The endpoint label of entry `i` of a slice (as the kubernetes plugin's Resolver names it). */
@@ -44,7 +55,8 @@ export function kubernetesExternal(store: IndexReader, cfg: ExternalSettings): K
     const out: ExternalEndpoint[] = [];
     for (const s of slicesOf(name, ns)) {
       const ports = s.ports.length ? s.ports : NO_PORTS;
-      for (let i = 0; i < addressCount(s.addresses); i++) out.push({ address: addressAt(s.addresses, i), hostname: endpointName(s, i, cfg.endpointPodNames), ports });
+      for (let i = 0; i < addressCount(s.addresses); i++)
+        out.push({ address: addressAt(s.addresses, i), hostname: endpointName(s, i, cfg.endpointPodNames), ports });
     }
     return out;
   };

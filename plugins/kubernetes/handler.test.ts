@@ -53,8 +53,13 @@ async function check(v: Vector, h: KubernetesHandler, name = v.q): Promise<void>
   const ans = reply.answers.map(fmt);
   if (v.ordered) expect(ans).toEqual(v.ans ?? []);
   else expect([...ans].sort()).toEqual([...(v.ans ?? [])].sort());
-  expect(reply.additionals.filter((r) => r.type !== 'OPT').map(fmt).sort()).toEqual([...(v.extra ?? [])].sort());
-  const wantNs = v.ns === undefined ? [] : v.ns ?? [];
+  expect(
+    reply.additionals
+      .filter((r) => r.type !== 'OPT')
+      .map(fmt)
+      .sort(),
+  ).toEqual([...(v.extra ?? [])].sort());
+  const wantNs = v.ns === undefined ? [] : (v.ns ?? []);
   expect(reply.authorities.map(fmt)).toEqual(wantNs);
 }
 
@@ -81,7 +86,9 @@ describe('letter case, serial and cache behaviour', () => {
       const m = replyOf(q)!;
       expect(m.questions[0]!.name + '.').toBe(name);
       const zone = name.slice(name.length - 'cluster.local.'.length);
-      expect(m.authorities.map(fmt)).toEqual([`${zone} 5 SOA ns.dns.${zone} hostmaster.${zone} <serial> 7200 1800 86400 5`]);
+      expect(m.authorities.map(fmt)).toEqual([
+        `${zone} 5 SOA ns.dns.${zone} hostmaster.${zone} <serial> 7200 1800 86400 5`,
+      ]);
     }
   });
 
@@ -90,7 +97,9 @@ describe('letter case, serial and cache behaviour', () => {
     const q = makeQuery('_HtTp._TcP.sVc1.TeStNs.SvC.cLuStEr.LoCaL.', 'SRV');
     expect(await h.serve(q)).toBe(Rcode.NOERROR);
     const m = replyOf(q)!;
-    expect(m.answers.map(fmt)).toEqual(['_HtTp._TcP.sVc1.TeStNs.SvC.cLuStEr.LoCaL. 5 SRV 0 100 80 svc1.testns.svc.cLuStEr.LoCaL.']);
+    expect(m.answers.map(fmt)).toEqual([
+      '_HtTp._TcP.sVc1.TeStNs.SvC.cLuStEr.LoCaL. 5 SRV 0 100 80 svc1.testns.svc.cLuStEr.LoCaL.',
+    ]);
   });
 
   it('NS targets and glue carry the zone as spelled in the query', async () => {
@@ -125,7 +134,17 @@ describe('letter case, serial and cache behaviour', () => {
     await h.serve(makeQuery('svc2.testns.svc.cluster.local.', 'A'));
     await h.serve(makeQuery('newsvc.testns.svc.cluster.local.', 'A'));
     expect(h.cache.size).toBe(3);
-    store.upsert('services', { name: 'newsvc', namespace: 'testns', resourceVersion: '9999', type: 'ClusterIP', clusterIPs: ['10.96.0.99'], headless: false, externalName: '', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], externalIPs: [] });
+    store.upsert('services', {
+      name: 'newsvc',
+      namespace: 'testns',
+      resourceVersion: '9999',
+      type: 'ClusterIP',
+      clusterIPs: ['10.96.0.99'],
+      headless: false,
+      externalName: '',
+      ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      externalIPs: [],
+    });
     expect(h.cache.size).toBe(2);
     const q = makeQuery('newsvc.testns.svc.cluster.local.', 'A');
     expect(await h.serve(q)).toBe(Rcode.NOERROR);
@@ -140,7 +159,11 @@ describe('letter case, serial and cache behaviour', () => {
     await h.serve(makeQuery(name, 'A')); // a hit: marks the answer as in use
     await h.serve(makeQuery('skew.testns.svc.cluster.local.', 'A')); // computed once, never hit
     const old = store.slices.get('testns/hl-v4')!;
-    store.upsert('endpointslices', { ...old, resourceVersion: 'z9', ...endpointColumns([{ address: addressAt(old.addresses, 0), hostname: old.hostnames?.[0] }]) });
+    store.upsert('endpointslices', {
+      ...old,
+      resourceVersion: 'z9',
+      ...endpointColumns([{ address: addressAt(old.addresses, 0), hostname: old.hostnames?.[0] }]),
+    });
     store.remove('endpointslices', 'testns/skew-a');
     expect(h.cache.get(1, name)).toBeUndefined();
     await new Promise((r) => setImmediate(r));
@@ -149,7 +172,9 @@ describe('letter case, serial and cache behaviour', () => {
     expect(h.cache.get(1, 'skew.testns.svc.cluster.local.')).toBeUndefined();
     const q = makeQuery(name, 'A');
     await h.serve(q);
-    expect(q.reply!.wire().subarray(q.req.questionEnd)).toEqual(Buffer.from(e!.wire, 'latin1').subarray(q.req.questionEnd));
+    expect(q.reply!.wire().subarray(q.req.questionEnd)).toEqual(
+      Buffer.from(e!.wire, 'latin1').subarray(q.req.questionEnd),
+    );
     expect(replyOf(q)!.answers.map(fmt).sort()).toEqual([`${name} 5 A 10.244.1.20`]);
     h.close();
   });
@@ -183,14 +208,51 @@ describe('other record rules', () => {
     ['11.0.96.10.in-addr.arpa.', 'A', 'NXDOMAIN', []],
     ['svc1.testns.svc.cluster.local.', 'PTR', 'NOERROR', []],
     ['example.org.cluster.local.', 'PTR', 'NXDOMAIN', []],
-    ['10.1.244.10.in-addr.arpa.', 'PTR', 'NOERROR', ['10.1.244.10.in-addr.arpa. 5 PTR 10-244-1-10.svc1.testns.svc.cluster.local.']],
-    ['21.1.244.10.in-addr.arpa.', 'PTR', 'NOERROR', ['21.1.244.10.in-addr.arpa. 5 PTR 10-244-1-21.hl.testns.svc.cluster.local.']],
-    ['3.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa.', 'PTR', 'NOERROR', ['3.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa. 5 PTR dual.testns.svc.cluster.local.']],
-    ['_https._tcp.svc2.testns.svc.cluster.local.', 'SRV', 'NOERROR', ['_https._tcp.svc2.testns.svc.cluster.local. 5 SRV 0 100 443 svc2.testns.svc.cluster.local.']],
+    [
+      '10.1.244.10.in-addr.arpa.',
+      'PTR',
+      'NOERROR',
+      ['10.1.244.10.in-addr.arpa. 5 PTR 10-244-1-10.svc1.testns.svc.cluster.local.'],
+    ],
+    [
+      '21.1.244.10.in-addr.arpa.',
+      'PTR',
+      'NOERROR',
+      ['21.1.244.10.in-addr.arpa. 5 PTR 10-244-1-21.hl.testns.svc.cluster.local.'],
+    ],
+    [
+      '3.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa.',
+      'PTR',
+      'NOERROR',
+      [
+        '3.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa. 5 PTR dual.testns.svc.cluster.local.',
+      ],
+    ],
+    [
+      '_https._tcp.svc2.testns.svc.cluster.local.',
+      'SRV',
+      'NOERROR',
+      ['_https._tcp.svc2.testns.svc.cluster.local. 5 SRV 0 100 443 svc2.testns.svc.cluster.local.'],
+    ],
     ['_dns._tcp.svc1.testns.svc.cluster.local.', 'SRV', 'NXDOMAIN', []],
-    ['noname.testns.svc.cluster.local.', 'SRV', 'NOERROR', ['noname.testns.svc.cluster.local. 5 SRV 0 100 8080 noname.testns.svc.cluster.local.']],
-    ['web-0.hl.testns.svc.cluster.local.', 'SRV', 'NOERROR', ['web-0.hl.testns.svc.cluster.local. 5 SRV 0 100 8080 web-0.hl.testns.svc.cluster.local.']],
-    ['10-244-1-10.svc1.testns.svc.cluster.local.', 'SRV', 'NOERROR', ['10-244-1-10.svc1.testns.svc.cluster.local. 5 SRV 0 100 8080 10-244-1-10.svc1.testns.svc.cluster.local.']],
+    [
+      'noname.testns.svc.cluster.local.',
+      'SRV',
+      'NOERROR',
+      ['noname.testns.svc.cluster.local. 5 SRV 0 100 8080 noname.testns.svc.cluster.local.'],
+    ],
+    [
+      'web-0.hl.testns.svc.cluster.local.',
+      'SRV',
+      'NOERROR',
+      ['web-0.hl.testns.svc.cluster.local. 5 SRV 0 100 8080 web-0.hl.testns.svc.cluster.local.'],
+    ],
+    [
+      '10-244-1-10.svc1.testns.svc.cluster.local.',
+      'SRV',
+      'NOERROR',
+      ['10-244-1-10.svc1.testns.svc.cluster.local. 5 SRV 0 100 8080 10-244-1-10.svc1.testns.svc.cluster.local.'],
+    ],
     ['_http._tcp.ext.testns.svc.cluster.local.', 'SRV', 'NXDOMAIN', []],
     ['x.ext.testns.svc.cluster.local.', 'A', 'NXDOMAIN', []],
     ['bogus.svc1.testns.svc.cluster.local.', 'A', 'NXDOMAIN', []],
@@ -233,11 +295,19 @@ describe('other record rules', () => {
     expect(replyOf(q)!.answers.map(fmt)).toEqual(['web-1.hl.testns.svc.cluster.local. 5 AAAA fd00:10:244::21']);
     const p = makeQuery('21.1.244.10.in-addr.arpa.', 'PTR');
     expect(await he.serve(p)).toBe(Rcode.NOERROR);
-    expect(replyOf(p)!.answers.map(fmt)).toEqual(['21.1.244.10.in-addr.arpa. 5 PTR web-1.hl.testns.svc.cluster.local.']);
+    expect(replyOf(p)!.answers.map(fmt)).toEqual([
+      '21.1.244.10.in-addr.arpa. 5 PTR web-1.hl.testns.svc.cluster.local.',
+    ]);
   });
 
   it('serves the root zone when the block key is `.`', async () => {
-    const hr = new KubernetesHandler(baseConfig({ zones: ['.'], primaryZone: '.' }), fixtureStore(), () => true, null, null);
+    const hr = new KubernetesHandler(
+      baseConfig({ zones: ['.'], primaryZone: '.' }),
+      fixtureStore(),
+      () => true,
+      null,
+      null,
+    );
     const q = makeQuery('svc1.testns.svc.', 'A');
     expect(await hr.serve(q)).toBe(Rcode.NOERROR);
     expect(replyOf(q)!.answers.map(fmt)).toEqual(['svc1.testns.svc. 5 A 10.96.0.11']);
@@ -260,7 +330,13 @@ describe('other record rules', () => {
   });
 
   it('namespaces option filters PTR answers', async () => {
-    const hn = new KubernetesHandler(baseConfig({ namespaces: new Set(['kube-system']) }), fixtureStore(), () => true, null, null);
+    const hn = new KubernetesHandler(
+      baseConfig({ namespaces: new Set(['kube-system']) }),
+      fixtureStore(),
+      () => true,
+      null,
+      null,
+    );
     expect(await hn.serve(makeQuery('11.0.96.10.in-addr.arpa.', 'PTR'))).toBe(Rcode.NXDOMAIN);
     expect(await hn.serve(makeQuery('10.0.96.10.in-addr.arpa.', 'PTR'))).toBe(Rcode.NOERROR);
   });
@@ -268,21 +344,34 @@ describe('other record rules', () => {
   it('reverse-zone name errors carry the reverse zone SOA as spelled', async () => {
     const q = makeQuery('1.2.3.4.5.IN-ADDR.arpa.', 'PTR');
     expect(await h.serve(q)).toBe(Rcode.NXDOMAIN);
-    expect(replyOf(q)!.authorities.map(fmt)).toEqual(['IN-ADDR.arpa. 5 SOA ns.dns.IN-ADDR.arpa. hostmaster.IN-ADDR.arpa. <serial> 7200 1800 86400 5']);
+    expect(replyOf(q)!.authorities.map(fmt)).toEqual([
+      'IN-ADDR.arpa. 5 SOA ns.dns.IN-ADDR.arpa. hostmaster.IN-ADDR.arpa. <serial> 7200 1800 86400 5',
+    ]);
   });
 
   it('ttl 0: records with TTL 0, SOA TTL 0', async () => {
     const h0 = new KubernetesHandler(baseConfig({ ttl: 0 }), fixtureStore(), () => true, null, null);
     const q = makeQuery('svc1.testns.svc.cluster.local.', 'AAAA');
     await h0.serve(q);
-    expect(replyOf(q)!.authorities.map(fmt)).toEqual(['cluster.local. 0 SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 0']);
+    expect(replyOf(q)!.authorities.map(fmt)).toEqual([
+      'cluster.local. 0 SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 0',
+    ]);
   });
 
   it('zonal: pin and prefer names of headless services (§8.3)', async () => {
     const store = fixtureStore();
     store.upsert('endpointslices', {
-      name: 'hl-z', namespace: 'testns', resourceVersion: 'z1', service: 'hl', addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      ...endpointColumns([{ address: '10.244.3.1', zone: 'Corp.Example.com' }, { address: '10.244.3.2', zone: 'other' }]), triggerTime: null,
+      name: 'hl-z',
+      namespace: 'testns',
+      resourceVersion: 'z1',
+      service: 'hl',
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      ...endpointColumns([
+        { address: '10.244.3.1', zone: 'Corp.Example.com' },
+        { address: '10.244.3.2', zone: 'other' },
+      ]),
+      triggerTime: null,
     });
     const hz = new KubernetesHandler(baseConfig({ zonal: true }), store, () => true, null, null);
     const ask = async (name: string, type = 'A'): Promise<[number, string[], string[]]> => {
@@ -293,14 +382,20 @@ describe('other record rules', () => {
     };
     const pin = 'corp.example.com.pin._zone.hl.testns.svc.cluster.local.';
     expect(await ask(pin)).toEqual([0, [`${pin} 5 A 10.244.3.1`], []]);
-    expect(await ask(pin, 'SRV')).toEqual([0, [`${pin} 5 SRV 0 100 8080 10-244-3-1.hl.testns.svc.cluster.local.`], ['10-244-3-1.hl.testns.svc.cluster.local. 5 A 10.244.3.1']]);
+    expect(await ask(pin, 'SRV')).toEqual([
+      0,
+      [`${pin} 5 SRV 0 100 8080 10-244-3-1.hl.testns.svc.cluster.local.`],
+      ['10-244-3-1.hl.testns.svc.cluster.local. 5 A 10.244.3.1'],
+    ]);
     expect(await ask(pin, 'TXT')).toEqual([0, [], []]);
     const pinNone = 'nowhere.pin._zone.hl.testns.svc.cluster.local.';
     expect(await ask(pinNone)).toEqual([0, [], []]);
     expect(await ask(pinNone, 'TXT')).toEqual([0, [], []]);
     const prefNone = 'nowhere.prefer._zone.hl.testns.svc.cluster.local.';
     expect((await ask(prefNone))[1].length).toBe(5); // all ready IPv4 endpoints of hl
-    expect((await ask('other.prefer._zone.hl.testns.svc.cluster.local.'))[1]).toEqual(['other.prefer._zone.hl.testns.svc.cluster.local. 5 A 10.244.3.2']);
+    expect((await ask('other.prefer._zone.hl.testns.svc.cluster.local.'))[1]).toEqual([
+      'other.prefer._zone.hl.testns.svc.cluster.local. 5 A 10.244.3.2',
+    ]);
     expect((await ask('a.pin._zone.svc1.testns.svc.cluster.local.'))[0]).toBe(3); // ClusterIP
     expect((await ask('a.pin._zone.ext.testns.svc.cluster.local.'))[0]).toBe(3); // ExternalName
     expect((await ask('a.near._zone.hl.testns.svc.cluster.local.'))[0]).toBe(3); // unknown directive
@@ -394,9 +489,21 @@ describe('other record rules', () => {
   });
 
   it('autoPath gives the search path of a known pod client in verified mode only', () => {
-    const hv = new KubernetesHandler(baseConfig({ podMode: 'verified', searchDomains: ['c.proj.internal.'] }), fixtureStore(), () => true, null, null);
+    const hv = new KubernetesHandler(
+      baseConfig({ podMode: 'verified', searchDomains: ['c.proj.internal.'] }),
+      fixtureStore(),
+      () => true,
+      null,
+      null,
+    );
     const q = makeQuery('google.com.testns.svc.cluster.local.', 'A', { transport: { remoteAddress: '10.244.2.7' } });
-    expect(hv.autoPath(q)).toEqual(['testns.svc.cluster.local.', 'svc.cluster.local.', 'cluster.local.', 'c.proj.internal.', '']);
+    expect(hv.autoPath(q)).toEqual([
+      'testns.svc.cluster.local.',
+      'svc.cluster.local.',
+      'cluster.local.',
+      'c.proj.internal.',
+      '',
+    ]);
     expect(hv.autoPath(makeQuery('x.cluster.local.', 'A', { transport: { remoteAddress: '10.9.9.9' } }))).toBeNull();
     expect(h.autoPath(q)).toBeNull();
   });

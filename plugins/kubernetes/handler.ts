@@ -123,7 +123,10 @@ export class KubernetesHandler implements Handler {
         const rcode = e.nameError ? (this.synced() ? Rcode.NXDOMAIN : Rcode.SERVFAIL) : Rcode.NOERROR;
         // UDP: the copy is cut to the client's buffer here, once per entry and size (see fitEntry),
         // leaving room for the OPT record the server appends.
-        const fit = q.proto === 'udp' ? fitEntry(e, sizeLimit(q.req, 'udp') - (q.req.edns ? 11 + q.req.edns.options.length : 0)) : e;
+        const fit =
+          q.proto === 'udp'
+            ? fitEntry(e, sizeLimit(q.req, 'udp') - (q.req.edns ? 11 + q.req.edns.options.length : 0))
+            : e;
         q.writeWire(materialize(fit, q.id, q.req.flags, q.raw, q.req.questionEnd, rcode, this.store.serial), PLUGIN);
         return rcode;
       }
@@ -132,16 +135,44 @@ export class KubernetesHandler implements Handler {
   }
 
   /** Reply as a message: SOA authority for NODATA/NXDOMAIN. */
-  private message(id: number, flags: number, qname: string, qtype: number, qclass: string, zoneText: string, nameError: boolean, answers: Answer[], extra: Answer[]) {
+  private message(
+    id: number,
+    flags: number,
+    qname: string,
+    qtype: number,
+    qclass: string,
+    zoneText: string,
+    nameError: boolean,
+    answers: Answer[],
+    extra: Answer[],
+  ) {
     const rcode = nameError ? Rcode.NXDOMAIN : Rcode.NOERROR;
     if (nameError || answers.length === 0) {
-      return buildMessage(id, flags, qname, qtype, qclass, rcode, [], [this.resolver.soa(zoneText, this.store.serial)], []);
+      return buildMessage(
+        id,
+        flags,
+        qname,
+        qtype,
+        qclass,
+        rcode,
+        [],
+        [this.resolver.soa(zoneText, this.store.serial)],
+        [],
+      );
     }
     return buildMessage(id, flags, qname, qtype, qclass, rcode, answers, [], extra);
   }
 
   private serveSlow(q: Query, zone: string, zoneText: string): number | Promise<number> {
-    const out = this.resolver.resolve(new View(this.store, null), q.name, q.lname, q.qtype, zone, zoneText, this.store.serial);
+    const out = this.resolver.resolve(
+      new View(this.store, null),
+      q.name,
+      q.lname,
+      q.qtype,
+      zone,
+      zoneText,
+      this.store.serial,
+    );
     if (out.nameError) {
       if (fallsThrough(this.cfg.fallthrough, q.lname)) return nextOrFailure(PLUGIN, this.next, q);
       // Not yet synced: the plugin writes the SERVFAIL itself, with the SOA (as CoreDNS's
@@ -153,7 +184,20 @@ export class KubernetesHandler implements Handler {
       return rcode;
     }
     if (!out.answers.some(isExternal)) {
-      q.write(this.message(q.id, q.req.flags, q.name, q.qtype, qclassName(q.qclass), zoneText, false, out.answers as Answer[], out.extra), PLUGIN);
+      q.write(
+        this.message(
+          q.id,
+          q.req.flags,
+          q.name,
+          q.qtype,
+          qclassName(q.qclass),
+          zoneText,
+          false,
+          out.answers as Answer[],
+          out.extra,
+        ),
+        PLUGIN,
+      );
       return Rcode.NOERROR;
     }
     return this.completeExternal(q, zoneText, out.answers, out.extra);
@@ -170,7 +214,8 @@ export class KubernetesHandler implements Handler {
       }
       const m = await this.lookup(q, it.target, it.qtype);
       // A cycle of ExternalNames (through any zone or block): the query fails (docs/corefile.md §11).
-      if (m === LOOKUP_REFUSED) return q.fail(new Error(`plugin/kubernetes: lookup of ${it.target} is a cycle`), Rcode.SERVFAIL);
+      if (m === LOOKUP_REFUSED)
+        return q.fail(new Error(`plugin/kubernetes: lookup of ${it.target} is a cycle`), Rcode.SERVFAIL);
       if (!m) continue; // lookup failed outright: drop the CNAME
       answers.push(it.cname);
       answers.push(...m.answers.filter((r) => r.type !== 'OPT'));

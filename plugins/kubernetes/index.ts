@@ -32,7 +32,9 @@ export function localIPs(bindAddresses: readonly string[]): string[] {
   };
   const bound = bindAddresses.filter((a) => isIP(a.split('%')[0]!) !== 0);
   if (bound.length) bound.forEach(add);
-  else for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) if (!a.internal) add(a.address);
+  else
+    for (const list of Object.values(os.networkInterfaces()))
+      for (const a of list ?? []) if (!a.internal) add(a.address);
   return out;
 }
 
@@ -54,7 +56,12 @@ function compactWhenSynced(index: KubeIndex, scheduled: { done: boolean }): void
   timer.unref();
 }
 
-async function waitForSync(index: KubeIndex, timeoutMs: number, ctx: SetupContext, compaction: { done: boolean }): Promise<void> {
+async function waitForSync(
+  index: KubeIndex,
+  timeoutMs: number,
+  ctx: SetupContext,
+  compaction: { done: boolean },
+): Promise<void> {
   const start = Date.now();
   let lastLog = start;
   while (!index.synced()) {
@@ -102,7 +109,11 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const settings = watchSettings(cfg);
   const indexKey = `kubernetes:${JSON.stringify(settings)}`;
   // With query threads the main thread watches and the threads keep copies (docs/multicore.md).
-  const index = ctx.shared(indexKey, () => kubeIndex(settings, ctx.log, ctx.core.replication, indexKey), (ix) => ix.stop());
+  const index = ctx.shared(
+    indexKey,
+    () => kubeIndex(settings, ctx.log, ctx.core.replication, indexKey),
+    (ix) => ix.stop(),
+  );
   const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
   // The search path autopath completes with (§9.2): read once, at setup, as CoreDNS's setup.go does.
   const search = resolvConfSearch();
@@ -112,19 +123,24 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   const selfLookup = ctx.selfLookup;
 
   let ownIPs: string[] | null = null;
-  ctx.provide(KUBERNETES_EXTERNAL, kubernetesExternal(index.reader, {
-    ttl: cfg.ttl,
-    namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
-    endpointPodNames: cfg.endpointPodNames,
-    localIPs: () => (ownIPs ??= localIPs(ctx.block.bindAddresses)),
-    // k8s_external keeps a CNAME whose target lookup was refused (a cycle) without its answers.
-    upstream: async (sub) => {
-      const r = await selfLookup.lookup(sub);
-      return r === LOOKUP_REFUSED ? null : r;
-    },
-  }));
+  ctx.provide(
+    KUBERNETES_EXTERNAL,
+    kubernetesExternal(index.reader, {
+      ttl: cfg.ttl,
+      namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
+      endpointPodNames: cfg.endpointPodNames,
+      localIPs: () => (ownIPs ??= localIPs(ctx.block.bindAddresses)),
+      // k8s_external keeps a CNAME whose target lookup was refused (a cycle) without its answers.
+      upstream: async (sub) => {
+        const r = await selfLookup.lookup(sub);
+        return r === LOOKUP_REFUSED ? null : r;
+      },
+    }),
+  );
   ctx.registerReady('kubernetes', () => (index.synced() ? true : index.notReadyReason()));
-  ctx.onStartup(() => ctx.lookup(METADATA_COLLECTOR)?.addProvider(kubernetesMetadata(index.reader, cfg.zones, cfg.podMode, cfg.zonal)));
+  ctx.onStartup(() =>
+    ctx.lookup(METADATA_COLLECTOR)?.addProvider(kubernetesMetadata(index.reader, cfg.zones, cfg.podMode, cfg.zonal)),
+  );
   ctx.onStartup(async () => {
     try {
       index.start();
@@ -141,7 +157,13 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   return (next) => {
     // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
     const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
-    handler = new KubernetesHandler(hcfg, index.reader, () => index.synced(), next, (sub) => selfLookup.lookup(sub));
+    handler = new KubernetesHandler(
+      hcfg,
+      index.reader,
+      () => index.synced(),
+      next,
+      (sub) => selfLookup.lookup(sub),
+    );
     return handler;
   };
 }

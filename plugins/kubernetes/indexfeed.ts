@@ -50,7 +50,8 @@ function update(v: unknown): SharedIndexUpdate {
   if (snapshot !== undefined && snapshot !== true) throw feedError('snapshot flag is not true');
   const base = { deps: keys, serial, externalSerial, ...(snapshot === true ? { snapshot: true as const } : {}) };
   if (generation === undefined) return base;
-  if (!isObj(generation) || !(generation['sab'] instanceof SharedArrayBuffer)) throw feedError('generation has no SharedArrayBuffer');
+  if (!isObj(generation) || !(generation['sab'] instanceof SharedArrayBuffer))
+    throw feedError('generation has no SharedArrayBuffer');
   return { ...base, generation: { sab: generation['sab'] } };
 }
 

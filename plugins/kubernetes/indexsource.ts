@@ -86,14 +86,38 @@ export class KubeIndexSource implements KubeIndex {
   private startWatches(): void {
     const s = this.settings;
     const client = this.client!;
-    this.add(client, { kind: 'services', path: '/api/v1/services', labelSelector: s.labels, fieldSelector: null, convert: toService });
-    this.add(client, { kind: 'namespaces', path: '/api/v1/namespaces', labelSelector: s.namespaceLabels, fieldSelector: null, convert: toNamespace });
+    this.add(client, {
+      kind: 'services',
+      path: '/api/v1/services',
+      labelSelector: s.labels,
+      fieldSelector: null,
+      convert: toService,
+    });
+    this.add(client, {
+      kind: 'namespaces',
+      path: '/api/v1/namespaces',
+      labelSelector: s.namespaceLabels,
+      fieldSelector: null,
+      convert: toNamespace,
+    });
     if (s.endpoints) {
       const slicing = { podNames: s.podNames, zones: s.zonal };
-      this.add(client, { kind: 'endpointslices', path: '/apis/discovery.k8s.io/v1/endpointslices', labelSelector: s.labels, fieldSelector: null, convert: (o) => toSlice(o, slicing) });
+      this.add(client, {
+        kind: 'endpointslices',
+        path: '/apis/discovery.k8s.io/v1/endpointslices',
+        labelSelector: s.labels,
+        fieldSelector: null,
+        convert: (o) => toSlice(o, slicing),
+      });
     }
     if (s.pods) {
-      this.add(client, { kind: 'pods', path: '/api/v1/pods', labelSelector: s.labels, fieldSelector: POD_FIELD_SELECTOR, convert: toPod });
+      this.add(client, {
+        kind: 'pods',
+        path: '/api/v1/pods',
+        labelSelector: s.labels,
+        fieldSelector: POD_FIELD_SELECTOR,
+        convert: toPod,
+      });
     }
     if (this.replication) {
       // Offered before the first event: every change of the store is flushed to the copy.
@@ -108,7 +132,13 @@ export class KubeIndexSource implements KubeIndex {
   private snapshot(writer: SharedIndexWriter): IndexFeed[] {
     // Every sink call flushes, so the generation holds the whole store (a change still pending
     // reaches this thread with the next update, like every other thread).
-    const update: SharedIndexUpdate = { deps: [], serial: this.store.serial, externalSerial: this.store.externalSerial, generation: writer.generation, snapshot: true };
+    const update: SharedIndexUpdate = {
+      deps: [],
+      serial: this.store.serial,
+      externalSerial: this.store.externalSerial,
+      generation: writer.generation,
+      snapshot: true,
+    };
     return [
       { op: 'kinds', kinds: this.reflectors.map((r) => r.def.kind) },
       { op: 'shared', listed: [...this.listed], update },
@@ -121,11 +151,17 @@ export class KubeIndexSource implements KubeIndex {
     if (!r) return;
     const update = r.writer.flush();
     if (!update && !listedChanged) return;
-    r.offer.publish({ op: 'shared', listed: [...this.listed], update: update ?? { deps: [], serial: this.store.serial, externalSerial: this.store.externalSerial } });
+    r.offer.publish({
+      op: 'shared',
+      listed: [...this.listed],
+      update: update ?? { deps: [], serial: this.store.serial, externalSerial: this.store.externalSerial },
+    });
   }
 
   private add<K extends Kind>(client: ApiClient, def: ResourceDef<K>): void {
-    this.reflectors.push(new Reflector<K>(def, client, this.sink(def.kind), this.log, this.settings.tuning) as unknown as Reflector<Kind>);
+    this.reflectors.push(
+      new Reflector<K>(def, client, this.sink(def.kind), this.log, this.settings.tuning) as unknown as Reflector<Kind>,
+    );
   }
 
   private sink<K extends Kind>(kind: K): Sink<K> {
@@ -162,10 +198,15 @@ export class KubeIndexSource implements KubeIndex {
     if (!svc) return;
     const t = parseRfc3339(s.triggerTime);
     if (t === undefined) {
-      this.log.warning(`Error parsing endpoints.kubernetes.io/last-change-trigger-time annotation ${JSON.stringify(s.triggerTime)} of ${s.namespace}/${s.name}`);
+      this.log.warning(
+        `Error parsing endpoints.kubernetes.io/last-change-trigger-time annotation ${JSON.stringify(s.triggerTime)} of ${s.namespace}/${s.name}`,
+      );
       return;
     }
-    programmingDuration.observe({ service_kind: svc.headless ? 'headless_with_selector' : 'cluster_ip' }, Math.max(0, (Date.now() - t) / 1000));
+    programmingDuration.observe(
+      { service_kind: svc.headless ? 'headless_with_selector' : 'cluster_ip' },
+      Math.max(0, (Date.now() - t) / 1000),
+    );
   }
 
   synced(): boolean {
@@ -173,7 +214,8 @@ export class KubeIndexSource implements KubeIndex {
   }
 
   notReadyReason(): string {
-    if (!this.client) return this.starting ? 'kubernetes: resolving API server credentials' : 'kubernetes: watches not started';
+    if (!this.client)
+      return this.starting ? 'kubernetes: resolving API server credentials' : 'kubernetes: watches not started';
     const pending = this.reflectors.filter((r) => !r.synced);
     const errs = pending.map((r) => r.lastError).filter((e): e is string => e !== null);
     const cred = this.client.credentialError;

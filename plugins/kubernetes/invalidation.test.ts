@@ -27,10 +27,16 @@ afterEach(async () => {
 });
 
 const http = { name: 'http', port: 80, protocol: 'TCP' };
-const web = (ip: string, externalIPs: string[] = []) => svc('inv', 'web', { type: 'ClusterIP', clusterIP: ip, clusterIPs: [ip], ports: [http], externalIPs });
+const web = (ip: string, externalIPs: string[] = []) =>
+  svc('inv', 'web', { type: 'ClusterIP', clusterIP: ip, clusterIPs: [ip], ports: [http], externalIPs });
 const db = svc('inv', 'db', { type: 'ClusterIP', clusterIP: 'None', clusterIPs: ['None'], ports: [http] });
 const dbSlice = (ip: string) => slice('inv', 'db-1', 'db', [http], [{ ip, ready: true }]);
-const late = svc('late', 'api', { type: 'ClusterIP', clusterIP: '10.96.0.30', clusterIPs: ['10.96.0.30'], ports: [http] });
+const late = svc('late', 'api', {
+  type: 'ClusterIP',
+  clusterIP: '10.96.0.30',
+  clusterIPs: ['10.96.0.30'],
+  ports: [http],
+});
 
 interface Role {
   readonly name: string;
@@ -60,10 +66,19 @@ async function start(url: string): Promise<{ source: KubeIndexSource; roles: Rol
   const source = new KubeIndexSource(watchSettings(url, { pods: true }), logger('kubernetes'), { source: hub, key });
   const copy = new KubeIndexReplica(replica, key);
   const roles: Role[] = [];
-  for (const [name, index] of [['source', source], ['replica', copy]] as const) {
+  for (const [name, index] of [
+    ['source', source],
+    ['replica', copy],
+  ] as const) {
     cleanups.push(() => index.stop());
     index.start();
-    const handler = new KubernetesHandler(baseConfig({ podMode: 'verified' }), index.reader, () => index.synced(), null, null);
+    const handler = new KubernetesHandler(
+      baseConfig({ podMode: 'verified' }),
+      index.reader,
+      () => index.synced(),
+      null,
+      null,
+    );
     cleanups.push(() => handler.close());
     const heard: ChangeKey[] = [];
     const unsubscribe = index.reader.subscribe((keys) => heard.push(...keys));
@@ -78,7 +93,8 @@ describe('a change invalidates the answers that depend on it, through the source
   it('services, endpoint slices, pods, namespaces and external addresses', async () => {
     const sb = await startTestSandbox(cleanups, [ns('inv'), web('10.96.0.10'), db, dbSlice('10.244.0.1'), late]);
     const { source, roles } = await start(sb.url);
-    const ask = async (name: string, type: string): Promise<string[][]> => Promise.all(roles.map((r) => answers(r.handler, name, type)));
+    const ask = async (name: string, type: string): Promise<string[][]> =>
+      Promise.all(roles.map((r) => answers(r.handler, name, type)));
     const both = (records: string[]): string[][] => roles.map(() => records);
 
     // Service: its name, and the reverse name of its new address.
@@ -87,7 +103,9 @@ describe('a change invalidates the answers that depend on it, through the source
     sb.apply(web('10.96.0.11'));
     await waitFor('service changed', () => source.store.serviceByKey('web.inv')?.clusterIPs[0] === '10.96.0.11');
     expect(await ask('web.inv.svc.cluster.local.', 'A')).toEqual(both(['web.inv.svc.cluster.local. 5 A 10.96.0.11']));
-    expect(await ask('11.0.96.10.in-addr.arpa.', 'PTR')).toEqual(both(['11.0.96.10.in-addr.arpa. 5 PTR web.inv.svc.cluster.local.']));
+    expect(await ask('11.0.96.10.in-addr.arpa.', 'PTR')).toEqual(
+      both(['11.0.96.10.in-addr.arpa. 5 PTR web.inv.svc.cluster.local.']),
+    );
 
     // Endpoint slice: the addresses of a headless service.
     expect(await ask('db.inv.svc.cluster.local.', 'A')).toEqual(both(['db.inv.svc.cluster.local. 5 A 10.244.0.1']));
@@ -99,7 +117,9 @@ describe('a change invalidates the answers that depend on it, through the source
     expect(await ask('10-244-1-5.inv.pod.cluster.local.', 'A')).toEqual(both([]));
     sb.apply(pod('inv', 'p1', '10.244.1.5'));
     await waitFor('pod added', () => source.store.podsWithIP('10.244.1.5').length === 1);
-    expect(await ask('10-244-1-5.inv.pod.cluster.local.', 'A')).toEqual(both(['10-244-1-5.inv.pod.cluster.local. 5 A 10.244.1.5']));
+    expect(await ask('10-244-1-5.inv.pod.cluster.local.', 'A')).toEqual(
+      both(['10-244-1-5.inv.pod.cluster.local. 5 A 10.244.1.5']),
+    );
 
     // Namespace: a service answers only once its namespace exists.
     expect(await ask('api.late.svc.cluster.local.', 'A')).toEqual(both([]));
@@ -109,7 +129,16 @@ describe('a change invalidates the answers that depend on it, through the source
 
     // External address (k8s_external reads it, uncached): both roles list the service, and both
     // readers were told of the address's change key.
-    const externalOf = (r: Role): string[] => kubernetesExternal(r.index.reader, { ttl: 5, namespaces: null, endpointPodNames: false, localIPs: () => [], upstream: () => Promise.resolve(null) }).servicesByExternalIP('192.0.2.7').map((s) => `${s.namespace}/${s.name}`);
+    const externalOf = (r: Role): string[] =>
+      kubernetesExternal(r.index.reader, {
+        ttl: 5,
+        namespaces: null,
+        endpointPodNames: false,
+        localIPs: () => [],
+        upstream: () => Promise.resolve(null),
+      })
+        .servicesByExternalIP('192.0.2.7')
+        .map((s) => `${s.namespace}/${s.name}`);
     expect(roles.map(externalOf)).toEqual(both([]));
     sb.apply(web('10.96.0.11', ['192.0.2.7']));
     await waitFor('external address added', () => source.store.servicesWithExternalIP('192.0.2.7').length === 1);

@@ -102,13 +102,17 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Opts { keepalive: number; idleSeconds: number }
+interface Opts {
+  keepalive: number;
+  idleSeconds: number;
+}
 
 /** SO_KEEPALIVE and TCP_KEEPIDLE of this process's TCP sockets connected to `port`, by local port. */
 function socketOptions(port: number): Map<number, Opts> {
   if (buildError) throw new Error(buildError);
   const r = spawnSync(sockopts, [String(process.pid), String(port)], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) throw new Error(`sockopts failed (needs root and Linux ≥ 5.6 for pidfd_getfd): ${r.error?.message ?? r.stderr}`);
+  if (r.error || r.status !== 0)
+    throw new Error(`sockopts failed (needs root and Linux ≥ 5.6 for pidfd_getfd): ${r.error?.message ?? r.stderr}`);
   const out = new Map<number, Opts>();
   for (const line of r.stdout.split('\n').filter((l) => l !== '')) {
     const [local, keepalive, idle] = line.split(' ').map(Number);
@@ -135,7 +139,9 @@ describe('API connections', () => {
   it(`have TCP keepalive on, first probe after ${KEEPALIVE_INITIAL_DELAY_MS / 1000} s (ss: timer:(keepalive,…); TCP_KEEPIDLE)`, async () => {
     const sb = await startTestSandbox(cleanups, fixtureObjects());
     const plain = net.connect(sb.port, '127.0.0.1');
-    cleanups.push(() => { plain.destroy(); });
+    cleanups.push(() => {
+      plain.destroy();
+    });
     await new Promise<void>((resolve, reject) => plain.once('connect', resolve).once('error', reject));
     const control = plain.localPort!;
 
@@ -158,7 +164,10 @@ describe('API connections', () => {
     });
     for (const [port, o] of opts) {
       if (port === control) continue;
-      expect(o, `connection from port ${port}`).toEqual({ keepalive: 1, idleSeconds: KEEPALIVE_INITIAL_DELAY_MS / 1000 });
+      expect(o, `connection from port ${port}`).toEqual({
+        keepalive: 1,
+        idleSeconds: KEEPALIVE_INITIAL_DELAY_MS / 1000,
+      });
     }
     // The control connection: no keepalive in either view.
     expect(timers.get(control)).toBeNull();

@@ -54,7 +54,12 @@ export interface KubeIndex {
  * offers it under `key` and a query thread's replica subscribes to it (docs/multicore.md); with
  * none, a source of its own.
  */
-export function kubeIndex(settings: WatchSettings, log: Logger, replication: IndexReplication | undefined, key: string): KubeIndex {
+export function kubeIndex(
+  settings: WatchSettings,
+  log: Logger,
+  replication: IndexReplication | undefined,
+  key: string,
+): KubeIndex {
   if (replication?.role === 'replica') return new KubeIndexReplica(replication, key);
   return new KubeIndexSource(settings, log, replication ? { source: replication, key } : undefined);
 }

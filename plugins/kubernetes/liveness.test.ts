@@ -27,7 +27,8 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-const sandbox = (opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> => startTestSandbox(cleanups, fixtureObjects(), opts);
+const sandbox = (opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> =>
+  startTestSandbox(cleanups, fixtureObjects(), opts);
 
 async function proxy(sb: Sandbox): Promise<FaultProxy> {
   const px = await startFaultProxy({ port: sb.port });
@@ -39,10 +40,15 @@ const index = (url: string, over: Partial<WatchSettings> = {}): KubeIndexSource 
 
 const handler = (ix: KubeIndexSource): KubernetesHandler => startHandler(cleanups, ix);
 
-const seen = (h: KubernetesHandler, name: string) => async (): Promise<boolean> => (await answers(h, `${name}.testns.svc.cluster.local.`)).length === 1;
+const seen = (h: KubernetesHandler, name: string) => async (): Promise<boolean> =>
+  (await answers(h, `${name}.testns.svc.cluster.local.`)).length === 1;
 
 function service(name: string, ip: string): unknown {
-  return svc('testns', name, { type: 'ClusterIP', clusterIP: ip, ports: [{ name: 'http', port: 80, protocol: 'TCP' }] });
+  return svc('testns', name, {
+    type: 'ClusterIP',
+    clusterIP: ip,
+    ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+  });
 }
 
 async function staleness(resource: string): Promise<number | undefined> {
@@ -59,11 +65,19 @@ describe('API liveness', () => {
     const h = handler(ix);
     await waitFor('synced', () => ix.synced());
     await waitFor('three watches open', () => sb.watchCount() === 3);
-    expect(sb.requests.filter((r) => r.query['watch'] === 'true').every((r) => r.query['allowWatchBookmarks'] === 'true')).toBe(true);
+    expect(
+      sb.requests.filter((r) => r.query['watch'] === 'true').every((r) => r.query['allowWatchBookmarks'] === 'true'),
+    ).toBe(true);
     expect(px.freeze()).toBeGreaterThanOrEqual(3);
     sb.apply(service('after-freeze', '10.96.7.7'));
     await waitFor('service created after the freeze seen', seen(h, 'after-freeze'));
-    expect(logs.some((l) => /^\[WARNING\] plugin\/kubernetes: watch of services delivered nothing \(no event, no bookmark\) for [\d.]+s: re-establishing it$/.test(l))).toBe(true);
+    expect(
+      logs.some((l) =>
+        /^\[WARNING\] plugin\/kubernetes: watch of services delivered nothing \(no event, no bookmark\) for [\d.]+s: re-establishing it$/.test(
+          l,
+        ),
+      ),
+    ).toBe(true);
     // the new watches came through new connections
     expect(px.live()).toBeGreaterThanOrEqual(1);
   });
@@ -77,22 +91,33 @@ describe('API liveness', () => {
     expect(await staleness('services')).toBeGreaterThanOrEqual(0);
     const from = logs.length;
     await sb.setOffline(true);
-    const stale = /^\[WARNING\] plugin\/kubernetes: services: no event or bookmark from the API server for [\d.]+s \(bound 0\.5s\); serving the last-known state$/;
+    const stale =
+      /^\[WARNING\] plugin\/kubernetes: services: no event or bookmark from the API server for [\d.]+s \(bound 0\.5s\); serving the last-known state$/;
     await waitFor('staleness warning', () => logs.some((l) => stale.test(l)));
     expect(await staleness('services')).toBeGreaterThanOrEqual(0.5);
     // logged once per stale period, not at every check
     await waitFor('stale for three times the bound', async () => ((await staleness('services')) ?? 0) >= 1.5);
     expect(logs.slice(from).filter((l) => stale.test(l))).toHaveLength(1);
-    expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual(['svc1.testns.svc.cluster.local. 5 A 10.96.0.11']);
+    expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual([
+      'svc1.testns.svc.cluster.local. 5 A 10.96.0.11',
+    ]);
     await sb.setOffline(false);
-    await waitFor('up to date again', () => logs.some((l) => /^\[INFO\] plugin\/kubernetes: services: up to date again after [\d.]+s without an event or bookmark$/.test(l)));
+    await waitFor('up to date again', () =>
+      logs.some((l) =>
+        /^\[INFO\] plugin\/kubernetes: services: up to date again after [\d.]+s without an event or bookmark$/.test(l),
+      ),
+    );
   });
 
   it('retries during repeated outages leave no abort listeners behind', async () => {
     const warnings: Error[] = [];
-    const onWarning = (w: Error): void => { warnings.push(w); };
+    const onWarning = (w: Error): void => {
+      warnings.push(w);
+    };
     process.on('warning', onWarning);
-    cleanups.push(() => { process.off('warning', onWarning); });
+    cleanups.push(() => {
+      process.off('warning', onWarning);
+    });
     const sb = await sandbox();
     const ix = index(sb.url, { tuning: { backoffMinMs: 2, backoffMaxMs: 10 } });
     await waitFor('synced', () => ix.synced());
@@ -135,7 +160,10 @@ describe('API liveness', () => {
     const ix = index(sb.url, { tuning: { backoffMinMs: 10, backoffMaxMs: 50 } });
     await waitFor('synced', () => ix.synced());
     await waitFor('third watch request', () => watches >= 3);
-    const at = (watch: boolean): number[] => sb.requests.filter((r) => r.path === '/api/v1/services' && (r.query['watch'] === 'true') === watch).map((r) => r.at);
+    const at = (watch: boolean): number[] =>
+      sb.requests
+        .filter((r) => r.path === '/api/v1/services' && (r.query['watch'] === 'true') === watch)
+        .map((r) => r.at);
     for (const times of [at(false), at(true)]) {
       // the sandbox answers 429 with `Retry-After: 1`
       expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(990);
@@ -147,7 +175,8 @@ describe('API liveness', () => {
     const sb = await sandbox();
     sb.setFailure((r) => (r.path === '/api/v1/services' && r.query['watch'] === 'true' ? 410 : undefined));
     const ix = index(sb.url, { tuning: { backoffMinMs: 200, backoffMaxMs: 60_000 } });
-    const lists = (): number[] => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['limit'] === '500').map((r) => r.at);
+    const lists = (): number[] =>
+      sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['limit'] === '500').map((r) => r.at);
     await waitFor('six lists of services', () => lists().length >= 6, { timeoutMs: 30_000 });
     const at = lists();
     // Delays drawn from [d/2, d) with d doubling from 200 ms: the fifth is at least 1600 ms.
@@ -165,7 +194,8 @@ describe('API liveness', () => {
     const h = handler(ix);
     await waitFor('synced', () => ix.synced());
     await waitFor('three watches open', () => sb.watchCount() === 3);
-    const lists = (): number => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['limit'] === '500').length;
+    const lists = (): number =>
+      sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['limit'] === '500').length;
     return { logs, sb, h, lists, before: lists() };
   };
 
@@ -177,7 +207,13 @@ describe('API liveness', () => {
     sb.apply(service('after-restore', '10.96.9.9'));
     await waitFor('service created after the restore seen', seen(h, 'after-restore'));
     expect(lists()).toBeGreaterThan(before);
-    expect(logs.some((l) => /^\[WARNING\] plugin\/kubernetes: services: the API server's resourceVersion went backwards \(now \d+, \d+ seen before; etcd restored or wiped\?\): relisting$/.test(l))).toBe(true);
+    expect(
+      logs.some((l) =>
+        /^\[WARNING\] plugin\/kubernetes: services: the API server's resourceVersion went backwards \(now \d+, \d+ seen before; etcd restored or wiped\?\): relisting$/.test(
+          l,
+        ),
+      ),
+    ).toBe(true);
   });
 
   it('relists when a watch event carries a resourceVersion below the last one seen', async () => {
@@ -187,7 +223,9 @@ describe('API liveness', () => {
     await waitFor('service created after the rewind seen', seen(h, 'after-rewind'));
     // seen through a relist, not by applying the event from before the counter's past
     expect(lists()).toBe(before + 1);
-    expect(logs.some((l) => l.includes("services: the API server's resourceVersion went backwards (watch event at 3,"))).toBe(true);
+    expect(
+      logs.some((l) => l.includes("services: the API server's resourceVersion went backwards (watch event at 3,")),
+    ).toBe(true);
   });
 });
 
@@ -195,12 +233,23 @@ describe('connecting', () => {
   it('gives up a TLS handshake the API server never answers after the connect timeout', async () => {
     // accepts TCP connections, never says a word
     const held = new Set<net.Socket>();
-    const srv = net.createServer((s) => { held.add(s); s.on('error', () => undefined); });
+    const srv = net.createServer((s) => {
+      held.add(s);
+      s.on('error', () => undefined);
+    });
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-    cleanups.push(() => new Promise<void>((r) => { for (const s of held) s.destroy(); srv.close(() => r()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          for (const s of held) s.destroy();
+          srv.close(() => r());
+        }),
+    );
     const port = (srv.address() as net.AddressInfo).port;
     const ix = index(`https://127.0.0.1:${port}`, { connectTimeoutMs: 300 });
-    await waitFor('connect timeout reported', () => ix.notReadyReason().includes(`TLS handshake with 127.0.0.1:${port}: i/o timeout (300 ms)`));
+    await waitFor('connect timeout reported', () =>
+      ix.notReadyReason().includes(`TLS handshake with 127.0.0.1:${port}: i/o timeout (300 ms)`),
+    );
     expect(ix.synced()).toBe(false);
   });
 });
@@ -228,16 +277,28 @@ describe('a misbehaving API server', () => {
           }
         }
       };
-      res.on('close', () => { closedWatches++; });
+      res.on('close', () => {
+        closedWatches++;
+      });
       res.write('{"type":"ADDED","object":{"metadata":{"name":"');
       pump();
     });
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-    cleanups.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          srv.closeAllConnections();
+          srv.close(() => r());
+        }),
+    );
     const port = (srv.address() as net.AddressInfo).port;
     const ix = index(`http://127.0.0.1:${port}`, { tuning: { backoffMinMs: 50, backoffMaxMs: 100 } });
     await waitFor('synced', () => ix.synced());
-    await waitFor('a watch cut at the bound', () => ix.watches.some((r) => (r.lastError ?? '').includes('watch event longer than')), { timeoutMs: 30_000 });
+    await waitFor(
+      'a watch cut at the bound',
+      () => ix.watches.some((r) => (r.lastError ?? '').includes('watch event longer than')),
+      { timeoutMs: 30_000 },
+    );
     await waitFor('the server saw the watch closed', () => closedWatches >= 1, { timeoutMs: 30_000 });
   }, 60_000);
 });
@@ -258,14 +319,24 @@ describe('an API server answering an error with an endless body', () => {
           }
         }
       };
-      res.on('close', () => { closed++; });
+      res.on('close', () => {
+        closed++;
+      });
       pump();
     });
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-    cleanups.push(() => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          srv.closeAllConnections();
+          srv.close(() => r());
+        }),
+    );
     const port = (srv.address() as net.AddressInfo).port;
     const ix = index(`http://127.0.0.1:${port}`, { tuning: { backoffMinMs: 50, backoffMaxMs: 100 } });
-    await waitFor('the list failure reported', () => ix.notReadyReason().includes('HTTP 500 on services'), { timeoutMs: 30_000 });
+    await waitFor('the list failure reported', () => ix.notReadyReason().includes('HTTP 500 on services'), {
+      timeoutMs: 30_000,
+    });
     await waitFor('the server saw the request closed', () => closed >= 1, { timeoutMs: 30_000 });
   }, 60_000);
 });

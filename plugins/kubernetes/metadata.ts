@@ -10,7 +10,12 @@ import { baseOf, parse } from './resolve.js';
 import type { IndexReader } from './store.js';
 import type { PodMode } from './types.js';
 
-export function kubernetesMetadata(store: IndexReader, zones: readonly string[], podMode: PodMode, zonal: boolean): MetadataProvider {
+export function kubernetesMetadata(
+  store: IndexReader,
+  zones: readonly string[],
+  podMode: PodMode,
+  zonal: boolean,
+): MetadataProvider {
   return (q, meta) => {
     if (podMode === 'verified') {
       let ip = q.transport.remoteAddress;

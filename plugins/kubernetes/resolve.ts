@@ -34,7 +34,10 @@ export interface ResolveConfig {
 
 /** Index access that records the change keys an answer read (changekeys.ts). */
 export class View {
-  constructor(readonly index: IndexReader, readonly deps: Set<ChangeKey> | null) {}
+  constructor(
+    readonly index: IndexReader,
+    readonly deps: Set<ChangeKey> | null,
+  ) {}
 
   private dep(k: ChangeKey): void {
     this.deps?.add(k);
@@ -138,7 +141,16 @@ function stripUnderscore(s: string): string {
 
 /** parse.go `parseRequest`: null = errInvalidRequest. */
 export function parse(base: string, zonal: boolean): Parsed | null {
-  const r: Parsed = { podOrSvc: '', namespace: '', service: '', endpoint: '', port: '', protocol: '', topoZone: '', zoneMode: '' };
+  const r: Parsed = {
+    podOrSvc: '',
+    namespace: '',
+    service: '',
+    endpoint: '',
+    port: '',
+    protocol: '',
+    topoZone: '',
+    zoneMode: '',
+  };
   if (base === '' || base === 'svc' || base === 'pod') return r;
   const segs = base.split('.');
   let last = segs.length - 1;
@@ -153,7 +165,12 @@ export function parse(base: string, zonal: boolean): Parsed | null {
   else if (last === 1) {
     r.protocol = stripUnderscore(segs[1]!);
     r.port = stripUnderscore(segs[0]!);
-  } else if (zonal && segs[last] === '_zone' && (segs[last - 1] === 'pin' || segs[last - 1] === 'prefer') && r.podOrSvc === 'svc') {
+  } else if (
+    zonal &&
+    segs[last] === '_zone' &&
+    (segs[last - 1] === 'pin' || segs[last - 1] === 'prefer') &&
+    r.podOrSvc === 'svc'
+  ) {
     r.zoneMode = segs[last - 1] as 'pin' | 'prefer';
     r.topoZone = segs.slice(0, last - 1).join('.');
   } else return null;
@@ -167,7 +184,12 @@ function matchPortAndProtocol(aPort: string, b: PortRec, aProto: string): boolea
 const NO_PORTS: readonly PortRec[] = [{ name: '', port: -1, protocol: '' }];
 
 function isReverseName(lname: string): boolean {
-  return lname.endsWith('.in-addr.arpa.') || lname.endsWith('.ip6.arpa.') || lname === 'in-addr.arpa.' || lname === 'ip6.arpa.';
+  return (
+    lname.endsWith('.in-addr.arpa.') ||
+    lname.endsWith('.ip6.arpa.') ||
+    lname === 'in-addr.arpa.' ||
+    lname === 'ip6.arpa.'
+  );
 }
 
 export class Resolver {
@@ -206,9 +228,10 @@ export class Resolver {
     if (this.cfg.podMode === 'disabled') return NX;
     const podname = r.service;
     if (podname === '') return OK_EMPTY;
-    const ip = (podname.split('-').length - 1 === 3 && !podname.includes('--'))
-      ? podname.replaceAll('-', '.')
-      : podname.replaceAll('-', ':');
+    const ip =
+      podname.split('-').length - 1 === 3 && !podname.includes('--')
+        ? podname.replaceAll('-', '.')
+        : podname.replaceAll('-', ':');
     const target = join(`${podname}.${r.namespace}.pod`, zoneText);
     if (this.cfg.podMode === 'insecure') {
       if (isIP(ip) === 0) return NX;
@@ -249,7 +272,11 @@ export class Resolver {
           for (const p of ports) {
             if (!matchPortAndProtocol(r.port, p, r.protocol)) continue;
             found = true;
-            entries.push({ host: addr, port: p.port, target: join(`${epName}.${svc.name}.${svc.namespace}.svc`, zoneText) });
+            entries.push({
+              host: addr,
+              port: p.port,
+              target: join(`${epName}.${svc.name}.${svc.namespace}.svc`, zoneText),
+            });
           }
         }
       }
@@ -294,7 +321,10 @@ export class Resolver {
         if (!svc) continue;
         if (svc.headless) {
           for (let i = 0; i < addressCount(slice.addresses); i++) {
-            out.push({ name: join(`${this.endpointName(slice, i)}.${svc.name}.${svc.namespace}.svc`, zoneText), ip: addressAt(slice.addresses, i) });
+            out.push({
+              name: join(`${this.endpointName(slice, i)}.${svc.name}.${svc.namespace}.svc`, zoneText),
+              ip: addressAt(slice.addresses, i),
+            });
           }
           found = true;
           continue;
@@ -313,7 +343,8 @@ export class Resolver {
       const entries: Entry[] = [];
       for (const a of this.nsAddrs(v, zoneText)) {
         const fam = isIP(a.ip);
-        if ((fam === 4 && qtype === Qtype.A) || (fam === 6 && qtype === Qtype.AAAA)) entries.push({ host: a.ip, port: 0, target: a.name });
+        if ((fam === 4 && qtype === Qtype.A) || (fam === 6 && qtype === Qtype.AAAA))
+          entries.push({ host: a.ip, port: 0, target: a.name });
       }
       return { entries, err: false };
     }
@@ -345,14 +376,23 @@ export class Resolver {
    * owner to use (question as spelled or lower-cased), `zoneText` the zone as it should appear in
    * generated names.
    */
-  resolve(v: View, qname: string, lname: string, qtype: number, zone: string, zoneText: string, serial: number): Outcome {
+  resolve(
+    v: View,
+    qname: string,
+    lname: string,
+    qtype: number,
+    zone: string,
+    zoneText: string,
+    serial: number,
+  ): Outcome {
     switch (qtype) {
       case Qtype.A:
       case Qtype.AAAA: {
         const a = this.address(v, qname, lname, qtype, zone, zoneText, [], false);
         return { nameError: a.err, answers: a.records, extra: [] };
       }
-      case Qtype.TXT: return this.txt(v, qname, lname, zone, zoneText);
+      case Qtype.TXT:
+        return this.txt(v, qname, lname, zone, zoneText);
       case Qtype.CNAME: {
         const s = this.services(v, lname, zone, zoneText, qtype);
         if (s.err) return { nameError: true, answers: [], extra: [] };
@@ -360,12 +400,14 @@ export class Resolver {
         const answers: Item[] = first && isIP(first.host) === 0 ? [this.cname(qname, first.host)] : [];
         return { nameError: false, answers, extra: [] };
       }
-      case Qtype.PTR: return this.ptr(v, qname, lname, zone, zoneText);
+      case Qtype.PTR:
+        return this.ptr(v, qname, lname, zone, zoneText);
       case Qtype.MX: {
         const s = this.services(v, lname, zone, zoneText, qtype);
         return { nameError: s.err, answers: [], extra: [] };
       }
-      case Qtype.SRV: return this.srv(v, qname, lname, zone, zoneText);
+      case Qtype.SRV:
+        return this.srv(v, qname, lname, zone, zoneText);
       case Qtype.SOA:
         return { nameError: false, answers: lname === zone ? [this.soa(zoneText, serial)] : [], extra: [] };
       case Qtype.NS:
@@ -388,7 +430,16 @@ export class Resolver {
   }
 
   /** backend_lookup.go `A`/`AAAA`. */
-  private address(v: View, qname: string, lname: string, qtype: number, zone: string, zoneText: string, prev: Answer[], existenceOnly: boolean): { records: Item[]; err: boolean } {
+  private address(
+    v: View,
+    qname: string,
+    lname: string,
+    qtype: number,
+    zone: string,
+    zoneText: string,
+    prev: Answer[],
+    existenceOnly: boolean,
+  ): { records: Item[]; err: boolean } {
     const s = this.services(v, lname, zone, zoneText, qtype);
     if (s.err) return { records: [], err: true };
     if (existenceOnly) return { records: [], err: false };
@@ -403,7 +454,16 @@ export class Resolver {
         if (isSubdomain(tl, lname)) continue; // x CNAME x (or below) is a loop
         if (prev.length > 7) continue;
         const rec = this.cname(qname, target);
-        if (prev.some((p) => p.type === 'CNAME' && p.name.toLowerCase() === rec.name.toLowerCase() && String((p as { data: unknown }).data).toLowerCase() === String((rec as { data: unknown }).data).toLowerCase())) continue;
+        if (
+          prev.some(
+            (p) =>
+              p.type === 'CNAME' &&
+              p.name.toLowerCase() === rec.name.toLowerCase() &&
+              String((p as { data: unknown }).data).toLowerCase() ===
+                String((rec as { data: unknown }).data).toLowerCase(),
+          )
+        )
+          continue;
         if (isSubdomain(tl, zone)) {
           const next = this.address(v, target, tl, qtype, zone, zoneText, [...prev, rec], false);
           if (!next.err && next.records.length > 0) records.push(rec, ...next.records);
@@ -414,14 +474,24 @@ export class Resolver {
       }
       if (fam !== want || dup.has(e.host)) continue;
       dup.add(e.host);
-      records.push({ name: toPacketName(qname), type: want === 4 ? 'A' : 'AAAA', class: 'IN', ttl: this.cfg.ttl, data: e.host });
+      records.push({
+        name: toPacketName(qname),
+        type: want === 4 ? 'A' : 'AAAA',
+        class: 'IN',
+        ttl: this.cfg.ttl,
+        data: e.host,
+      });
     }
     return { records, err: false };
   }
 
   private txt(v: View, qname: string, lname: string, zone: string, zoneText: string): Outcome {
     if (baseOf(lname, zone) === 'dns-version') {
-      return { nameError: false, answers: [{ name: toPacketName(qname), type: 'TXT', class: 'IN', ttl: 28800, data: ['1.1.0'] }], extra: [] };
+      return {
+        nameError: false,
+        answers: [{ name: toPacketName(qname), type: 'TXT', class: 'IN', ttl: 28800, data: ['1.1.0'] }],
+        extra: [],
+      };
     }
     const s = this.records(v, lname, zone, zoneText);
     return { nameError: s.entries.length === 0 && s.exists !== true, answers: [], extra: [] };
@@ -443,14 +513,23 @@ export class Resolver {
       if (!dup.has(k1)) {
         dup.add(k1);
         answers.push({
-          name: toPacketName(qname), type: 'SRV', class: 'IN', ttl: this.cfg.ttl,
+          name: toPacketName(qname),
+          type: 'SRV',
+          class: 'IN',
+          ttl: this.cfg.ttl,
           data: { priority: 0, weight, port: e.port, target: toPacketName(e.target) },
         });
       }
       const k2 = `${e.target.toLowerCase()}|${e.host}|addr`;
       if (!dup.has(k2)) {
         dup.add(k2);
-        extra.push({ name: toPacketName(e.target), type: fam === 4 ? 'A' : 'AAAA', class: 'IN', ttl: this.cfg.ttl, data: e.host });
+        extra.push({
+          name: toPacketName(e.target),
+          type: fam === 4 ? 'A' : 'AAAA',
+          class: 'IN',
+          ttl: this.cfg.ttl,
+          data: e.host,
+        });
       }
     }
     return { nameError: false, answers, extra };
@@ -475,7 +554,10 @@ export class Resolver {
         if (filter && !this.exposed(v, slice.namespace)) continue;
         for (let i = 0; i < addressCount(slice.addresses); i++) {
           if (!addressIs(slice.addresses, i, ip)) continue;
-          const t = join(`${this.endpointName(slice, i)}.${slice.service}.${slice.namespace}.svc`, this.cfg.primaryZone);
+          const t = join(
+            `${this.endpointName(slice, i)}.${slice.service}.${slice.namespace}.svc`,
+            this.cfg.primaryZone,
+          );
           if (!targets.includes(t)) targets.push(t);
         }
       }
@@ -483,7 +565,13 @@ export class Resolver {
     if (targets.length === 0) return { nameError: true, answers: [], extra: [] };
     return {
       nameError: false,
-      answers: targets.map((t) => ({ name: toPacketName(qname), type: 'PTR', class: 'IN', ttl: this.cfg.ttl, data: toPacketName(t) })),
+      answers: targets.map((t) => ({
+        name: toPacketName(qname),
+        type: 'PTR',
+        class: 'IN',
+        ttl: this.cfg.ttl,
+        data: toPacketName(t),
+      })),
       extra: [],
     };
   }
@@ -497,13 +585,25 @@ export class Resolver {
       const ln = a.name.toLowerCase();
       if (!names.has(ln)) {
         names.add(ln);
-        answers.push({ name: toPacketName(zoneText), type: 'NS', class: 'IN', ttl: this.cfg.ttl, data: toPacketName(a.name) });
+        answers.push({
+          name: toPacketName(zoneText),
+          type: 'NS',
+          class: 'IN',
+          ttl: this.cfg.ttl,
+          data: toPacketName(a.name),
+        });
       }
       const fam = isIP(a.ip);
       const k = `${ln}|${fam}|${a.ip}`;
       if (seen.has(k)) continue;
       seen.add(k);
-      extra.push({ name: toPacketName(a.name), type: fam === 4 ? 'A' : 'AAAA', class: 'IN', ttl: this.cfg.ttl, data: a.ip });
+      extra.push({
+        name: toPacketName(a.name),
+        type: fam === 4 ? 'A' : 'AAAA',
+        class: 'IN',
+        ttl: this.cfg.ttl,
+        data: a.ip,
+      });
     }
     return { nameError: false, answers, extra };
   }

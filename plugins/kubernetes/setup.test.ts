@@ -27,20 +27,45 @@ function parseErr(text: string): string {
 
 describe('kubernetes setup', () => {
   const ok: [string, Partial<KubernetesConfig>][] = [
-    ['kubernetes', { zones: ['cluster.local.'], primaryZone: 'cluster.local.', ttl: 5, podMode: 'disabled', fallthrough: null, startupTimeoutMs: 5000 }],
-    ['kubernetes cluster.local in-addr.arpa ip6.arpa', { zones: ['cluster.local.', 'in-addr.arpa.', 'ip6.arpa.'], primaryZone: 'cluster.local.' }],
-    ['kubernetes in-addr.arpa Cluster.Local.', { zones: ['in-addr.arpa.', 'cluster.local.'], primaryZone: 'cluster.local.' }],
+    [
+      'kubernetes',
+      {
+        zones: ['cluster.local.'],
+        primaryZone: 'cluster.local.',
+        ttl: 5,
+        podMode: 'disabled',
+        fallthrough: null,
+        startupTimeoutMs: 5000,
+      },
+    ],
+    [
+      'kubernetes cluster.local in-addr.arpa ip6.arpa',
+      { zones: ['cluster.local.', 'in-addr.arpa.', 'ip6.arpa.'], primaryZone: 'cluster.local.' },
+    ],
+    [
+      'kubernetes in-addr.arpa Cluster.Local.',
+      { zones: ['in-addr.arpa.', 'cluster.local.'], primaryZone: 'cluster.local.' },
+    ],
     ['kubernetes cluster.local 10.0.0.0/15', { zones: ['cluster.local.', '0.10.in-addr.arpa.', '1.10.in-addr.arpa.'] }],
-    ['kubernetes cluster.local {\n pods insecure\n fallthrough in-addr.arpa ip6.arpa\n ttl 30\n}', { podMode: 'insecure', fallthrough: ['in-addr.arpa.', 'ip6.arpa.'], ttl: 30 }],
+    [
+      'kubernetes cluster.local {\n pods insecure\n fallthrough in-addr.arpa ip6.arpa\n ttl 30\n}',
+      { podMode: 'insecure', fallthrough: ['in-addr.arpa.', 'ip6.arpa.'], ttl: 30 },
+    ],
     ['kubernetes {\n pods verified\n}', { podMode: 'verified' }],
     ['kubernetes {\n fallthrough\n}', { fallthrough: ['.'] }],
     ['kubernetes {\n ttl 0\n}', { ttl: 0 }],
     ['kubernetes {\n ttl 3600 extra\n}', { ttl: 3600 }],
-    ['kubernetes {\n endpoint_pod_names\n noendpoints\n ignore empty_service\n}', { endpointPodNames: true, noEndpoints: true, ignoreEmptyService: true }],
+    [
+      'kubernetes {\n endpoint_pod_names\n noendpoints\n ignore empty_service\n}',
+      { endpointPodNames: true, noEndpoints: true, ignoreEmptyService: true },
+    ],
     ['kubernetes {\n ignore\n}', { ignoreEmptyService: false }],
     ['kubernetes {\n namespaces a b\n namespaces c\n}', { namespaces: ['a', 'b', 'c'] }],
     ['kubernetes {\n namespace_labels team=a\n}', { namespaceLabels: 'team=a' }],
-    ['kubernetes {\n labels environment in (staging, qa),application=nginx\n}', { labels: 'environment in (staging,qa),application=nginx' }],
+    [
+      'kubernetes {\n labels environment in (staging, qa),application=nginx\n}',
+      { labels: 'environment in (staging,qa),application=nginx' },
+    ],
     ['kubernetes {\n endpoint http://127.0.0.1:8080\n}', { endpoint: 'http://127.0.0.1:8080' }],
     ['kubernetes {\n endpoint https://a:6443 https://b:6443\n}', { endpoint: 'https://a:6443' }],
     ['kubernetes {\n tls c.crt c.key ca.crt\n}', { tls: { cert: 'c.crt', key: 'c.key', ca: 'ca.crt' } }],
@@ -48,7 +73,10 @@ describe('kubernetes setup', () => {
     ['kubernetes {\n kubeconfig /k.conf\n}', { kubeconfig: { path: '/k.conf', context: null } }],
     ['kubernetes {\n startup_timeout 1m30s\n}', { startupTimeoutMs: 90_000 }],
     ['kubernetes {\n startup_timeout 250ms\n}', { startupTimeoutMs: 250 }],
-    ['kubernetes {\n apiserver_qps 20.5\n apiserver_burst 40\n apiserver_max_inflight 3\n}', { apiserverQps: 20.5, apiserverBurst: 40, apiserverMaxInflight: 3 }],
+    [
+      'kubernetes {\n apiserver_qps 20.5\n apiserver_burst 40\n apiserver_max_inflight 3\n}',
+      { apiserverQps: 20.5, apiserverBurst: 40, apiserverMaxInflight: 3 },
+    ],
     ['kubernetes cluster.local { pods insecure\n}', { podMode: 'insecure' }],
     ['kubernetes {\n zonal\n}', { zonal: true }],
   ];
@@ -78,8 +106,14 @@ describe('kubernetes setup', () => {
     ['kubernetes {\n labels a in (\n}', /unable to parse label selector value/],
     ['kubernetes {\n namespace_labels ,\n}', /unable to parse namespace_label selector value/],
     // as CoreDNS 1.15.0 (meta.ParseToLabelSelector): `!=` and `>`/`<` cannot be a LabelSelector
-    ['kubernetes {\n labels app=web,tier!=cache\n}', /unable to parse label selector value: 'app=web,tier!=cache': "!=" is not a valid label selector operator/],
-    ['kubernetes {\n namespace_labels team!=b\n}', /unable to parse namespace_label selector value: 'team!=b': "!=" is not a valid label selector operator/],
+    [
+      'kubernetes {\n labels app=web,tier!=cache\n}',
+      /unable to parse label selector value: 'app=web,tier!=cache': "!=" is not a valid label selector operator/,
+    ],
+    [
+      'kubernetes {\n namespace_labels team!=b\n}',
+      /unable to parse namespace_label selector value: 'team!=b': "!=" is not a valid label selector operator/,
+    ],
     ['kubernetes {\n labels replicas<3\n}', /"lt" isn't supported in label selectors/],
     ['kubernetes {\n apiserver_qps x\n}', /invalid apiserver_qps "x": strconv.ParseFloat: parsing "x": invalid syntax/], // CoreDNS 1.15.0's text
     ['kubernetes {\n apiserver_burst -1\n}', /apiserver_burst must be >= 0/],
@@ -119,13 +153,27 @@ describe('kubernetes setup', () => {
   it('the README syntax block lists only options the parser accepts', () => {
     const readme = readFileSync(new URL('./README.md', import.meta.url), 'utf8');
     const block = /## Syntax[\s\S]*?```\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-    const opts = block.split('\n').map((l) => l.trim().split(/\s+/)[0]!).filter((w) => /^[a-z_]+$/.test(w) && w !== 'kubernetes');
+    const opts = block
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/)[0]!)
+      .filter((w) => /^[a-z_]+$/.test(w) && w !== 'kubernetes');
     expect(opts.length).toBeGreaterThan(10);
     for (const o of opts) {
       const arg: Record<string, string> = {
-        endpoint: 'http://127.0.0.1:1', tls: 'a b c', kubeconfig: 'k', namespaces: 'a', namespace_labels: 'a=b', labels: 'a=b',
-        pods: 'insecure', ttl: '5', fallthrough: '', ignore: 'empty_service', startup_timeout: '5s',
-        apiserver_qps: '1', apiserver_burst: '1', apiserver_max_inflight: '1',
+        endpoint: 'http://127.0.0.1:1',
+        tls: 'a b c',
+        kubeconfig: 'k',
+        namespaces: 'a',
+        namespace_labels: 'a=b',
+        labels: 'a=b',
+        pods: 'insecure',
+        ttl: '5',
+        fallthrough: '',
+        ignore: 'empty_service',
+        startup_timeout: '5s',
+        apiserver_qps: '1',
+        apiserver_burst: '1',
+        apiserver_max_inflight: '1',
       };
       expect(() => parse(`kubernetes {\n ${o} ${arg[o] ?? ''}\n}`), o).not.toThrow();
     }
@@ -144,12 +192,17 @@ describe('helpers', () => {
   it('startup_timeout is a Go duration (src/util/duration.ts: μs accepted, int64 overflow rejected)', () => {
     expect(parse('kubernetes {\n startup_timeout 1h2m3s\n}').startupTimeoutMs).toBe(3_723_000);
     expect(parse('kubernetes {\n startup_timeout 1500000μs\n}').startupTimeoutMs).toBe(1500);
-    expect(parseErr('kubernetes {\n startup_timeout 9999999999h\n}')).toContain('failed to parse startup_timeout: 9999999999h, time: invalid duration "9999999999h"');
+    expect(parseErr('kubernetes {\n startup_timeout 9999999999h\n}')).toContain(
+      'failed to parse startup_timeout: 9999999999h, time: invalid duration "9999999999h"',
+    );
     expect(parseDuration('5')).toBeUndefined();
   });
 
   it('reads search domains from resolv.conf', () => {
-    expect(searchDomains('nameserver 1.1.1.1\nsearch a.example B.example\noptions ndots:5\n')).toEqual(['a.example.', 'b.example.']);
+    expect(searchDomains('nameserver 1.1.1.1\nsearch a.example B.example\noptions ndots:5\n')).toEqual([
+      'a.example.',
+      'b.example.',
+    ]);
     expect(searchDomains('nameserver 1.1.1.1\n')).toEqual([]);
   });
 });

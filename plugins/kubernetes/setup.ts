@@ -3,7 +3,19 @@
  * plugin/kubernetes/setup.go `ParseStanza`. Pure: no file or network access here.
  */
 import type { Dispenser } from '../../src/corefile/dispenser.js';
-import { directive, duration, file, float, int, oneOf, option, parseOccurrences, str, zoneArg, type ParsedOccurrence } from '../../src/corefile/options.js';
+import {
+  directive,
+  duration,
+  file,
+  float,
+  int,
+  oneOf,
+  option,
+  parseOccurrences,
+  str,
+  zoneArg,
+  type ParsedOccurrence,
+} from '../../src/corefile/options.js';
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import { parseFallthrough } from '../../src/fallthrough.js';
 import type { Logger } from '../../src/log.js';
@@ -69,12 +81,22 @@ function endpointCheck(v: string): string | null {
   } catch {
     return `invalid endpoint URL '${v}'`;
   }
-  return url.protocol === 'http:' || url.protocol === 'https:' ? null : `invalid endpoint URL '${v}': scheme must be http or https`;
+  return url.protocol === 'http:' || url.protocol === 'https:'
+    ? null
+    : `invalid endpoint URL '${v}': scheme must be http or https`;
 }
 
 /** apiserver_qps / _burst / _max_inflight: CoreDNS's texts for a bad and a negative value. */
 function apiLimit(name: string, kind: typeof int | typeof float) {
-  return option(name, { args: [kind({ min: 0, invalid: (v, goError) => `invalid ${name} "${v}": ${goError}`, range: () => `${name} must be >= 0` })] });
+  return option(name, {
+    args: [
+      kind({
+        min: 0,
+        invalid: (v, goError) => `invalid ${name} "${v}": ${goError}`,
+        range: () => `${name} must be >= 0`,
+      }),
+    ],
+  });
 }
 
 export const KUBERNETES_OPTIONS = directive('kubernetes', {
@@ -90,13 +112,27 @@ export const KUBERNETES_OPTIONS = directive('kubernetes', {
     option('namespace_labels', { rest: str('EXPRESSION'), min: 1 }),
     option('labels', { rest: str('EXPRESSION'), min: 1 }),
     option('pods', {
-      args: [oneOf(['disabled', 'insecure', 'verified'], 'POD-MODE', (v) => `wrong value for pods: ${v},  must be one of: disabled, verified, insecure`)],
+      args: [
+        oneOf(
+          ['disabled', 'insecure', 'verified'],
+          'POD-MODE',
+          (v) => `wrong value for pods: ${v},  must be one of: disabled, verified, insecure`,
+        ),
+      ],
     }),
     option('endpoint_pod_names'),
-    option('ttl', { args: [int({ meta: 'TTL', min: 0, max: 3600, range: (v) => `ttl must be in range [0, 3600]: ${v}` })], rest: str(), min: 1 }),
+    option('ttl', {
+      args: [int({ meta: 'TTL', min: 0, max: 3600, range: (v) => `ttl must be in range [0, 3600]: ${v}` })],
+      rest: str(),
+      min: 1,
+    }),
     option('noendpoints'),
     option('fallthrough', { rest: zoneArg() }),
-    option('ignore', { args: [oneOf(['empty_service'], 'empty_service', (v) => `unable to parse ignore value: '${v}'`)], rest: str(), min: 0 }),
+    option('ignore', {
+      args: [oneOf(['empty_service'], 'empty_service', (v) => `unable to parse ignore value: '${v}'`)],
+      rest: str(),
+      min: 0,
+    }),
     option('startup_timeout', {
       args: [duration({ invalid: (v, goError) => `failed to parse startup_timeout: ${v}, ${goError}` })],
       rest: str(),
@@ -104,7 +140,8 @@ export const KUBERNETES_OPTIONS = directive('kubernetes', {
     }),
     option('zonal'),
   ],
-  unknown: (name) => (name === 'multicluster' ? `property '${name}' is not supported by this server` : `unknown property '${name}'`),
+  unknown: (name) =>
+    name === 'multicluster' ? `property '${name}' is not supported by this server` : `unknown property '${name}'`,
 });
 
 /** A label selector option, normalised to the API's query form (null when absent). */
@@ -115,7 +152,10 @@ function selector(occ: ParsedOccurrence, name: 'labels' | 'namespace_labels'): s
   try {
     return normalizeLabelSelector(text);
   } catch (e) {
-    throw occ.error(o, `unable to parse ${name === 'labels' ? 'label' : 'namespace_label'} selector value: '${text}': ${(e as Error).message}`);
+    throw occ.error(
+      o,
+      `unable to parse ${name === 'labels' ? 'label' : 'namespace_label'} selector value: '${text}': ${(e as Error).message}`,
+    );
   }
 }
 
@@ -124,7 +164,10 @@ function stanza(occ: ParsedOccurrence, blockZones: readonly string[], log: Logge
   const cfg = defaultConfig(zones);
   const endpoint = occ.last('endpoint');
   if (endpoint) {
-    if (endpoint.raw.length > 1) log.warning(`Multiple endpoints have been deprecated, only the first specified endpoint '${endpoint.raw[0]}' is used`);
+    if (endpoint.raw.length > 1)
+      log.warning(
+        `Multiple endpoints have been deprecated, only the first specified endpoint '${endpoint.raw[0]}' is used`,
+      );
     cfg.endpoint = endpoint.raw[0]!.replace(/\/+$/, '');
   }
   const tls = occ.last('tls')?.raw;
@@ -145,13 +188,16 @@ function stanza(occ: ParsedOccurrence, blockZones: readonly string[], log: Logge
   const fall = occ.last('fallthrough');
   if (fall) cfg.fallthrough = parseFallthrough(fall.values as string[]);
   const ignore = occ.last('ignore');
-  if (ignore && ignore.raw.length === 0) log.warning("'ignore' without an argument does nothing (expected 'ignore empty_service')");
+  if (ignore && ignore.raw.length === 0)
+    log.warning("'ignore' without an argument does nothing (expected 'ignore empty_service')");
   cfg.ignoreEmptyService = ignore !== undefined && ignore.raw.length > 0;
   cfg.startupTimeoutMs = occ.num('startup_timeout', 0, cfg.startupTimeoutMs);
   cfg.zonal = occ.has('zonal');
   // The options that depend on each other.
-  if (cfg.namespaces && cfg.namespaceLabels) throw occ.error(occ.last('namespace_labels')!, 'namespaces and namespace_labels cannot both be set');
-  if (cfg.zonal && cfg.noEndpoints) throw occ.error(occ.last('noendpoints')!, 'zonal and noendpoints cannot both be set');
+  if (cfg.namespaces && cfg.namespaceLabels)
+    throw occ.error(occ.last('namespace_labels')!, 'namespaces and namespace_labels cannot both be set');
+  if (cfg.zonal && cfg.noEndpoints)
+    throw occ.error(occ.last('noendpoints')!, 'zonal and noendpoints cannot both be set');
   const primary = cfg.zones.find((z) => !isReverseZone(z));
   if (primary === undefined) throw occ.error(occ.directive, 'non-reverse zone name must be used');
   cfg.primaryZone = primary;

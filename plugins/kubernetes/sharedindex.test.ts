@@ -15,7 +15,11 @@ const NAMESPACES = ['default', 'kube-system', 'team-a'];
 const SERVICES = ['web', 'db', 'cache', 'api', 'headless', 'gone'];
 
 /** What answering reads of a record: the shared copy drops the resourceVersion and the trigger time. */
-const answerFields = <R extends { resourceVersion: string }>(r: R): R => ({ ...r, resourceVersion: '', ...('triggerTime' in r ? { triggerTime: null } : {}) });
+const answerFields = <R extends { resourceVersion: string }>(r: R): R => ({
+  ...r,
+  resourceVersion: '',
+  ...('triggerTime' in r ? { triggerTime: null } : {}),
+});
 
 function every(reader: IndexReader, ips: readonly string[]): unknown {
   const out: Record<string, unknown> = {};
@@ -26,14 +30,29 @@ function every(reader: IndexReader, ips: readonly string[]): unknown {
       const svc = reader.serviceByKey(k);
       out[`s:${k}`] = svc ? answerFields(svc) : null;
       // The slices of a service come in no particular order from either side.
-      out[`e:${k}`] = reader.slicesOfService(k).map((s) => JSON.stringify(answerFields(s))).sort();
+      out[`e:${k}`] = reader
+        .slicesOfService(k)
+        .map((s) => JSON.stringify(answerFields(s)))
+        .sort();
     }
   }
   for (const ip of ips) {
-    out[`i:${ip}`] = reader.servicesWithIP(ip).map((s) => `${s.namespace}/${s.name}`).sort();
-    out[`a:${ip}`] = reader.slicesWithAddress(ip).map((s) => `${s.namespace}/${s.name}`).sort();
-    out[`p:${ip}`] = reader.podsWithIP(ip).map((p) => `${p.namespace}/${p.name}`).sort();
-    out[`x:${ip}`] = reader.servicesWithExternalIP(ip).map((s) => `${s.namespace}/${s.name}`).sort();
+    out[`i:${ip}`] = reader
+      .servicesWithIP(ip)
+      .map((s) => `${s.namespace}/${s.name}`)
+      .sort();
+    out[`a:${ip}`] = reader
+      .slicesWithAddress(ip)
+      .map((s) => `${s.namespace}/${s.name}`)
+      .sort();
+    out[`p:${ip}`] = reader
+      .podsWithIP(ip)
+      .map((p) => `${p.namespace}/${p.name}`)
+      .sort();
+    out[`x:${ip}`] = reader
+      .servicesWithExternalIP(ip)
+      .map((s) => `${s.namespace}/${s.name}`)
+      .sort();
   }
   out['serial'] = reader.serial;
   out['externalSerial'] = reader.externalSerial;
@@ -49,8 +68,13 @@ function randomChange(store: Store, rnd: () => number, ips: readonly string[], r
   if (r < 0.25) {
     const headless = rnd() < 0.2;
     const svc: ServiceRec = {
-      name: pick(SERVICES), namespace, resourceVersion: rv(), type: 'ClusterIP',
-      clusterIPs: headless ? [] : [...new Set(some(3))], headless, externalName: '',
+      name: pick(SERVICES),
+      namespace,
+      resourceVersion: rv(),
+      type: 'ClusterIP',
+      clusterIPs: headless ? [] : [...new Set(some(3))],
+      headless,
+      externalName: '',
       ports: [{ name: 'http', port: 80 + Math.floor(rnd() * 3), protocol: 'TCP' }],
       externalIPs: [...new Set(some(2))],
     };
@@ -58,17 +82,28 @@ function randomChange(store: Store, rnd: () => number, ips: readonly string[], r
   } else if (r < 0.55) {
     const addrs = [...new Set(some(5))];
     const s: SliceRec = {
-      name: `${pick(SERVICES)}-${Math.floor(rnd() * 3)}`, namespace, resourceVersion: rv(),
+      name: `${pick(SERVICES)}-${Math.floor(rnd() * 3)}`,
+      namespace,
+      resourceVersion: rv(),
       // A slice may move to another service (its label changed).
-      service: pick(SERVICES), addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      ...endpointColumns(addrs.map((address, i) => ({ address, hostname: i % 2 ? `h${i}` : undefined, podName: `p${i}` }))),
+      service: pick(SERVICES),
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      ...endpointColumns(
+        addrs.map((address, i) => ({ address, hostname: i % 2 ? `h${i}` : undefined, podName: `p${i}` })),
+      ),
       triggerTime: null,
     };
     store.upsert('endpointslices', s);
   } else if (r < 0.65) {
     store.upsert('namespaces', { name: namespace, resourceVersion: rv() });
   } else if (r < 0.8) {
-    store.upsert('pods', { name: `pod-${Math.floor(rnd() * 8)}`, namespace, resourceVersion: rv(), ips: [...new Set(some(2))] });
+    store.upsert('pods', {
+      name: `pod-${Math.floor(rnd() * 8)}`,
+      namespace,
+      resourceVersion: rv(),
+      ips: [...new Set(some(2))],
+    });
   } else {
     const kind = pick(['services', 'endpointslices', 'namespaces', 'pods'] as const);
     const keys = [...store.keys(kind)];
@@ -117,8 +152,15 @@ describe('the index in shared memory', () => {
     const writer = new SharedIndexWriter(store);
     const before = writer.generation;
     const svcs: ServiceRec[] = Array.from({ length: 500 }, (_, i) => ({
-      name: `s${i}`, namespace: 'default', resourceVersion: String(i + 1), type: 'ClusterIP', clusterIPs: [`10.1.${i >> 8}.${i & 255}`],
-      headless: false, externalName: '', ports: [], externalIPs: [],
+      name: `s${i}`,
+      namespace: 'default',
+      resourceVersion: String(i + 1),
+      type: 'ClusterIP',
+      clusterIPs: [`10.1.${i >> 8}.${i & 255}`],
+      headless: false,
+      externalName: '',
+      ports: [],
+      externalIPs: [],
     }));
     store.replace('services', svcs);
     const u = writer.flush()!;
@@ -150,16 +192,38 @@ describe('the index in shared memory', () => {
     const store = new Store();
     const writer = new SharedIndexWriter(store);
     const slice = (i: number, gen: number): SliceRec => ({
-      name: `s${i}-abc`, namespace: 'default', resourceVersion: `${i}.${gen}`, service: `s${i}`, addressType: 'IPv4',
+      name: `s${i}-abc`,
+      namespace: 'default',
+      resourceVersion: `${i}.${gen}`,
+      service: `s${i}`,
+      addressType: 'IPv4',
       ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-      ...endpointColumns(Array.from({ length: 50 }, (_, j) => ({ address: `10.${i >> 4}.${(i & 15) * 16 + (j >> 4)}.${(j & 15) + gen % 200}`, podName: `p${j}` }))),
+      ...endpointColumns(
+        Array.from({ length: 50 }, (_, j) => ({
+          address: `10.${i >> 4}.${(i & 15) * 16 + (j >> 4)}.${(j & 15) + (gen % 200)}`,
+          podName: `p${j}`,
+        })),
+      ),
       triggerTime: null,
     });
-    store.replace('services', Array.from({ length: 200 }, (_, i) => ({
-      name: `s${i}`, namespace: 'default', resourceVersion: String(i + 1), type: 'ClusterIP', clusterIPs: [`10.96.${i >> 8}.${i & 255}`],
-      headless: false, externalName: '', ports: [], externalIPs: [],
-    })));
-    store.replace('endpointslices', Array.from({ length: 200 }, (_, i) => slice(i, 0)));
+    store.replace(
+      'services',
+      Array.from({ length: 200 }, (_, i) => ({
+        name: `s${i}`,
+        namespace: 'default',
+        resourceVersion: String(i + 1),
+        type: 'ClusterIP',
+        clusterIPs: [`10.96.${i >> 8}.${i & 255}`],
+        headless: false,
+        externalName: '',
+        ports: [],
+        externalIPs: [],
+      })),
+    );
+    store.replace(
+      'endpointslices',
+      Array.from({ length: 200 }, (_, i) => slice(i, 0)),
+    );
     writer.flush();
     let worst = 0;
     for (let n = 1; n <= 3000; n++) {

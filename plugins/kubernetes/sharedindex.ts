@@ -34,29 +34,87 @@ export interface SharedIndexUpdate {
 
 type PortRow = [string, number, string];
 type ServiceRow = [string, string, string, readonly string[], 0 | 1, string, PortRow[], readonly string[]];
-type SliceRow = [string, string, string, string, PortRow[], PackedAddresses, readonly string[] | null, readonly string[] | null, readonly string[] | null];
+type SliceRow = [
+  string,
+  string,
+  string,
+  string,
+  PortRow[],
+  PackedAddresses,
+  readonly string[] | null,
+  readonly string[] | null,
+  readonly string[] | null,
+];
 
 const portRows = (ports: readonly PortRec[]): PortRow[] => ports.map((p) => [p.name, p.port, p.protocol]);
-const portRecs = (rows: readonly PortRow[]): PortRec[] => rows.map(([name, port, protocol]) => ({ name, port, protocol }));
+const portRecs = (rows: readonly PortRow[]): PortRec[] =>
+  rows.map(([name, port, protocol]) => ({ name, port, protocol }));
 
 function encodeService(s: ServiceRec): string {
-  const row: ServiceRow = [s.name, s.namespace, s.type, s.clusterIPs, s.headless ? 1 : 0, s.externalName, portRows(s.ports), s.externalIPs];
+  const row: ServiceRow = [
+    s.name,
+    s.namespace,
+    s.type,
+    s.clusterIPs,
+    s.headless ? 1 : 0,
+    s.externalName,
+    portRows(s.ports),
+    s.externalIPs,
+  ];
   return JSON.stringify(row);
 }
 
 function decodeService(text: string): ServiceRec {
-  const [name, namespace, type, clusterIPs, headless, externalName, ports, externalIPs] = JSON.parse(text) as ServiceRow;
-  return { name, namespace, resourceVersion: '', type, clusterIPs, headless: headless === 1, externalName, ports: portRecs(ports), externalIPs };
+  const [name, namespace, type, clusterIPs, headless, externalName, ports, externalIPs] = JSON.parse(
+    text,
+  ) as ServiceRow;
+  return {
+    name,
+    namespace,
+    resourceVersion: '',
+    type,
+    clusterIPs,
+    headless: headless === 1,
+    externalName,
+    ports: portRecs(ports),
+    externalIPs,
+  };
 }
 
 function encodeSlices(slices: readonly SliceRec[]): string {
-  return JSON.stringify(slices.map((s): SliceRow => [s.name, s.namespace, s.service, s.addressType, portRows(s.ports), s.addresses, s.hostnames, s.podNames, s.zones]));
+  return JSON.stringify(
+    slices.map(
+      (s): SliceRow => [
+        s.name,
+        s.namespace,
+        s.service,
+        s.addressType,
+        portRows(s.ports),
+        s.addresses,
+        s.hostnames,
+        s.podNames,
+        s.zones,
+      ],
+    ),
+  );
 }
 
 function decodeSlices(text: string): SliceRec[] {
-  return (JSON.parse(text) as SliceRow[]).map(([name, namespace, service, addressType, ports, addresses, hostnames, podNames, zones]) => ({
-    name, namespace, resourceVersion: '', service, addressType, ports: portRecs(ports), addresses, hostnames, podNames, zones, triggerTime: null,
-  }));
+  return (JSON.parse(text) as SliceRow[]).map(
+    ([name, namespace, service, addressType, ports, addresses, hostnames, podNames, zones]) => ({
+      name,
+      namespace,
+      resourceVersion: '',
+      service,
+      addressType,
+      ports: portRecs(ports),
+      addresses,
+      hostnames,
+      podNames,
+      zones,
+      triggerTime: null,
+    }),
+  );
 }
 
 function holds(s: SliceRec, ip: string): boolean {
@@ -96,7 +154,8 @@ export class SharedIndexWriter {
   flush(): SharedIndexUpdate | null {
     const st = this.store;
     // A change can move the serial without touching a key (a pod without IPs comes or goes).
-    if (this.pending.size === 0 && st.serial === this.sentSerial && st.externalSerial === this.sentExternalSerial) return null;
+    if (this.pending.size === 0 && st.serial === this.sentSerial && st.externalSerial === this.sentExternalSerial)
+      return null;
     this.sentSerial = st.serial;
     this.sentExternalSerial = st.externalSerial;
     const deps = this.pending;
@@ -122,7 +181,12 @@ export class SharedIndexWriter {
     }
     const generation = rebuilt || !this.generationSent ? this.table.generation : undefined;
     this.generationSent = true;
-    return { deps: [...deps], serial: st.serial, externalSerial: st.externalSerial, ...(generation ? { generation } : {}) };
+    return {
+      deps: [...deps],
+      serial: st.serial,
+      externalSerial: st.externalSerial,
+      ...(generation ? { generation } : {}),
+    };
   }
 
   /** Write the entry of change key `d`; false when the generation is full. */
@@ -266,7 +330,8 @@ export class SharedIndexReader implements IndexReader {
 
   slicesWithAddress(ip: string): SliceRec[] {
     const out: SliceRec[] = [];
-    for (const svc of this.json<[string[], string[]]>(changeKey.address(ip))?.[1] ?? []) for (const s of this.slicesOfService(svc)) if (holds(s, ip)) out.push(s);
+    for (const svc of this.json<[string[], string[]]>(changeKey.address(ip))?.[1] ?? [])
+      for (const s of this.slicesOfService(svc)) if (holds(s, ip)) out.push(s);
     return out;
   }
 

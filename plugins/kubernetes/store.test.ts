@@ -7,19 +7,40 @@ import type { ServiceRec, SliceRec } from './types.js';
 import { slice, svc } from './testdata.js';
 
 function service(over: Partial<ServiceRec> = {}): ServiceRec {
-  return { name: 'a', namespace: 'ns', resourceVersion: '1', type: 'ClusterIP', clusterIPs: ['10.0.0.1'], headless: false, externalName: '', ports: [{ name: 'http', port: 80, protocol: 'TCP' }], externalIPs: [], ...over };
+  return {
+    name: 'a',
+    namespace: 'ns',
+    resourceVersion: '1',
+    type: 'ClusterIP',
+    clusterIPs: ['10.0.0.1'],
+    headless: false,
+    externalName: '',
+    ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+    externalIPs: [],
+    ...over,
+  };
 }
 
 function sl(over: Partial<SliceRec> = {}): SliceRec {
   return {
-    name: 'a-1', namespace: 'ns', resourceVersion: '1', service: 'a', addressType: 'IPv4', ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    ...endpointColumns([{ address: '10.1.0.1', podName: 'p' }]), triggerTime: null, ...over,
+    name: 'a-1',
+    namespace: 'ns',
+    resourceVersion: '1',
+    service: 'a',
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    ...endpointColumns([{ address: '10.1.0.1', podName: 'p' }]),
+    triggerTime: null,
+    ...over,
   };
 }
 
 describe('external addresses (k8s_external)', () => {
   it('keeps spec.externalIPs then each load-balancer ingress IP or hostname', () => {
-    const obj = { ...svc('ns', 'lb', { type: 'LoadBalancer', clusterIP: '10.0.0.9', externalIPs: ['192.0.2.1'] }), status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }, { hostname: 'lb.example.net' }, {}] } } };
+    const obj = {
+      ...svc('ns', 'lb', { type: 'LoadBalancer', clusterIP: '10.0.0.9', externalIPs: ['192.0.2.1'] }),
+      status: { loadBalancer: { ingress: [{ ip: '198.51.100.1' }, { hostname: 'lb.example.net' }, {}] } },
+    };
     expect(toService(obj)).toMatchObject({ externalIPs: ['192.0.2.1', '198.51.100.1', 'lb.example.net'] });
     expect(toService(svc('ns', 'plain', { clusterIP: '10.0.0.8' }))).toMatchObject({ externalIPs: [] });
   });
@@ -66,7 +87,14 @@ describe('store serial (§3.3)', () => {
     store.upsert('services', service({ resourceVersion: '3', ports: [{ name: 'http', port: 81, protocol: 'TCP' }] }));
     expect(store.serial).toBe(now);
     now = tick();
-    store.upsert('services', service({ resourceVersion: '4', ports: [{ name: 'http', port: 81, protocol: 'TCP' }], externalName: 'x.example.' }));
+    store.upsert(
+      'services',
+      service({
+        resourceVersion: '4',
+        ports: [{ name: 'http', port: 81, protocol: 'TCP' }],
+        externalName: 'x.example.',
+      }),
+    );
     expect(store.serial).toBe(now);
     now = tick();
     store.upsert('namespaces', { name: 'ns', resourceVersion: '1' });
@@ -75,7 +103,10 @@ describe('store serial (§3.3)', () => {
     store.upsert('endpointslices', sl());
     expect(store.serial).toBe(now);
     now = tick();
-    store.upsert('endpointslices', sl({ resourceVersion: '2', ...endpointColumns([{ address: '10.1.0.1', podName: 'p' }]) }));
+    store.upsert(
+      'endpointslices',
+      sl({ resourceVersion: '2', ...endpointColumns([{ address: '10.1.0.1', podName: 'p' }]) }),
+    );
     expect(store.serial).toBe(now - 1); // node name is not DNS data
     // The endpoint turned not ready: dropped on receipt, so the slice publishes nothing.
     store.upsert('endpointslices', sl({ resourceVersion: '3', ...endpointColumns([]) }));
@@ -102,7 +133,10 @@ describe('store serial (§3.3)', () => {
       store.now = () => t * 1000;
       store.upsert('endpointslices', sl(endpointColumns([{ address: '10.1.0.1', zone: 'a' }])));
       t++;
-      store.upsert('endpointslices', sl({ resourceVersion: '2', ...endpointColumns([{ address: '10.1.0.1', zone: 'b' }]) }));
+      store.upsert(
+        'endpointslices',
+        sl({ resourceVersion: '2', ...endpointColumns([{ address: '10.1.0.1', zone: 'b' }]) }),
+      );
       expect(store.serial).toBe(zonal ? 5_001 : 5_000);
     }
   });
@@ -117,7 +151,14 @@ describe('store serial (§3.3)', () => {
     store.replace('services', [service(), service({ name: 'c', clusterIPs: ['10.0.0.3'] })]);
     expect([...store.services.keys()].sort()).toEqual(['a.ns', 'c.ns']);
     expect(store.servicesByIP.has('10.0.0.2')).toBe(false);
-    expect(notes).toEqual([[changeKey.address('10.0.0.2'), changeKey.address('10.0.0.3'), changeKey.service('b.ns'), changeKey.service('c.ns')].sort()]);
+    expect(notes).toEqual([
+      [
+        changeKey.address('10.0.0.2'),
+        changeKey.address('10.0.0.3'),
+        changeKey.service('b.ns'),
+        changeKey.service('c.ns'),
+      ].sort(),
+    ]);
   });
 
   it('indexes slices by service and address, and unindexes on change', () => {
@@ -136,9 +177,33 @@ describe('store serial (§3.3)', () => {
 
 describe('converters', () => {
   it('keeps only the DNS fields of a service; headless and dual-stack', () => {
-    const s = toService(svc('ns', 'x', { type: 'ClusterIP', clusterIP: 'FD00::0001', clusterIPs: ['fd00:0:0::1', '10.0.0.1'], ports: [{ name: 'p', port: 1, targetPort: 99 }], selector: { a: 'b' } }));
-    expect(s).toMatchObject({ name: 'x', namespace: 'ns', clusterIPs: ['fd00::1', '10.0.0.1'], headless: false, ports: [{ name: 'p', port: 1, protocol: 'TCP' }] });
-    expect(Object.keys(s as object).sort()).toEqual(['clusterIPs', 'externalIPs', 'externalName', 'headless', 'name', 'namespace', 'ports', 'resourceVersion', 'type']);
+    const s = toService(
+      svc('ns', 'x', {
+        type: 'ClusterIP',
+        clusterIP: 'FD00::0001',
+        clusterIPs: ['fd00:0:0::1', '10.0.0.1'],
+        ports: [{ name: 'p', port: 1, targetPort: 99 }],
+        selector: { a: 'b' },
+      }),
+    );
+    expect(s).toMatchObject({
+      name: 'x',
+      namespace: 'ns',
+      clusterIPs: ['fd00::1', '10.0.0.1'],
+      headless: false,
+      ports: [{ name: 'p', port: 1, protocol: 'TCP' }],
+    });
+    expect(Object.keys(s as object).sort()).toEqual([
+      'clusterIPs',
+      'externalIPs',
+      'externalName',
+      'headless',
+      'name',
+      'namespace',
+      'ports',
+      'resourceVersion',
+      'type',
+    ]);
     expect(toService(svc('ns', 'h', { clusterIP: 'None' }))).toMatchObject({ headless: true, clusterIPs: [] });
   });
 
@@ -152,17 +217,34 @@ describe('converters', () => {
   });
 
   it('slice ports: null port → -1, null name/protocol → empty; ready unset → true', () => {
-    const s = toSlice(slice('ns', 's', 'x', [{ port: null, name: null, protocol: null }], [{ ip: '10.0.0.1', ready: null }, { ip: '10.0.0.2', ready: false }]));
+    const s = toSlice(
+      slice(
+        'ns',
+        's',
+        'x',
+        [{ port: null, name: null, protocol: null }],
+        [
+          { ip: '10.0.0.1', ready: null },
+          { ip: '10.0.0.2', ready: false },
+        ],
+      ),
+    );
     expect(s).toMatchObject({ ports: [{ name: '', port: -1, protocol: '' }] });
     expect(addressList((s as SliceRec).addresses)).toEqual(['10.0.0.1']);
   });
 
   it('slice endpoints become columns: ready only, one entry per address, unused columns null', () => {
-    const raw = slice('ns', 's', 'x', [], [
-      { ip: ['10.0.0.1', '10.0.0.2'], hostname: 'web-0', pod: 'web-0' },
-      { ip: '10.0.0.3', ready: false, hostname: 'web-1', pod: 'web-1' },
-      { ip: '10.0.0.4', pod: 'web-2' },
-    ]);
+    const raw = slice(
+      'ns',
+      's',
+      'x',
+      [],
+      [
+        { ip: ['10.0.0.1', '10.0.0.2'], hostname: 'web-0', pod: 'web-0' },
+        { ip: '10.0.0.3', ready: false, hostname: 'web-1', pod: 'web-1' },
+        { ip: '10.0.0.4', pod: 'web-2' },
+      ],
+    );
     (raw['endpoints'] as Record<string, unknown>[])[0]!['zone'] = 'z1';
     const all = toSlice(raw, { podNames: true, zones: true }) as SliceRec;
     expect(addressList(all.addresses)).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.4']);
@@ -172,8 +254,16 @@ describe('converters', () => {
       zones: ['z1', 'z1', ''],
     });
     // Without endpoint_pod_names / zonal those are not DNS data and are not kept.
-    expect(toSlice(raw, { podNames: false, zones: false })).toMatchObject({ hostnames: ['web-0', 'web-0', ''], podNames: null, zones: null });
-    expect(toSlice(slice('ns', 's', 'x', [], [{ ip: '10.0.0.1' }]))).toMatchObject({ hostnames: null, podNames: null, zones: null });
+    expect(toSlice(raw, { podNames: false, zones: false })).toMatchObject({
+      hostnames: ['web-0', 'web-0', ''],
+      podNames: null,
+      zones: null,
+    });
+    expect(toSlice(slice('ns', 's', 'x', [], [{ ip: '10.0.0.1' }]))).toMatchObject({
+      hostnames: null,
+      podNames: null,
+      zones: null,
+    });
   });
 });
 
@@ -190,7 +280,16 @@ describe('negative replies written directly', () => {
       ['.', '.', 1, false],
     ];
     for (const ttl of [5, 600]) {
-      const r = new Resolver({ zones: [], primaryZone: 'cluster.local.', ttl, podMode: 'disabled', endpointPodNames: false, namespaces: null, ignoreEmptyService: false, localIPs: [] });
+      const r = new Resolver({
+        zones: [],
+        primaryZone: 'cluster.local.',
+        ttl,
+        podMode: 'disabled',
+        endpointPodNames: false,
+        namespaces: null,
+        ignoreEmptyService: false,
+        localIPs: [],
+      });
       for (const [lname, zone, qtype, nx] of cases) {
         const general = makeEntry(buildMessage(0, 0, lname, qtype, 'IN', nx ? 3 : 0, [], [r.soa(zone, 0)], []), nx);
         const direct = negativeEntry(lname, qtype, zone, Math.min(ttl, 300), ttl, nx);

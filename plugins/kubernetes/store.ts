@@ -49,7 +49,11 @@ function samePorts(a: readonly PortRec[], b: readonly PortRec[]): boolean {
 /** What of a slice is DNS data, as text: a change bumps the SOA serial (§3.3). */
 function readySignature(s: SliceRec, withZone: boolean): string {
   // Columns hold DNS names and label values: no ',' or newline inside an entry.
-  const cols = [typeof s.addresses === 'string' ? s.addresses : s.addresses.join(','), s.hostnames?.join(',') ?? '', s.podNames?.join(',') ?? ''];
+  const cols = [
+    typeof s.addresses === 'string' ? s.addresses : s.addresses.join(','),
+    s.hostnames?.join(',') ?? '',
+    s.podNames?.join(',') ?? '',
+  ];
   if (withZone) cols.push(s.zones?.join(',') ?? '');
   return cols.join('\n');
 }
@@ -130,9 +134,12 @@ export class Store implements IndexReader {
         for (const s of this.services.values()) out.push(objKey(s));
         return out.values();
       }
-      case 'endpointslices': return this.slices.keys();
-      case 'namespaces': return this.namespaces.keys();
-      case 'pods': return this.pods.keys();
+      case 'endpointslices':
+        return this.slices.keys();
+      case 'namespaces':
+        return this.namespaces.keys();
+      case 'pods':
+        return this.pods.keys();
     }
   }
 
@@ -142,18 +149,25 @@ export class Store implements IndexReader {
         const [ns, name] = key.split('/') as [string, string];
         return this.services.get(serviceKey(name, ns))?.resourceVersion;
       }
-      case 'endpointslices': return this.slices.get(key)?.resourceVersion;
-      case 'namespaces': return this.namespaces.get(key)?.resourceVersion;
-      case 'pods': return this.pods.get(key)?.resourceVersion;
+      case 'endpointslices':
+        return this.slices.get(key)?.resourceVersion;
+      case 'namespaces':
+        return this.namespaces.get(key)?.resourceVersion;
+      case 'pods':
+        return this.pods.get(key)?.resourceVersion;
     }
   }
 
   upsert<K extends Kind>(kind: K, rec: RecOf<K>): void {
     switch (kind) {
-      case 'services': return this.upsertService(rec as ServiceRec);
-      case 'endpointslices': return this.upsertSlice(rec as SliceRec);
-      case 'namespaces': return this.upsertNamespace(rec as NamespaceRec);
-      case 'pods': return this.upsertPod(rec as PodRec);
+      case 'services':
+        return this.upsertService(rec as ServiceRec);
+      case 'endpointslices':
+        return this.upsertSlice(rec as SliceRec);
+      case 'namespaces':
+        return this.upsertNamespace(rec as NamespaceRec);
+      case 'pods':
+        return this.upsertPod(rec as PodRec);
     }
   }
 
@@ -164,9 +178,12 @@ export class Store implements IndexReader {
         const [ns, name] = key.split('/') as [string, string];
         return this.removeService(serviceKey(name, ns));
       }
-      case 'endpointslices': return this.removeSlice(key);
-      case 'namespaces': return this.removeNamespace(key);
-      case 'pods': return this.removePod(key);
+      case 'endpointslices':
+        return this.removeSlice(key);
+      case 'namespaces':
+        return this.removeNamespace(key);
+      case 'pods':
+        return this.removePod(key);
     }
   }
 
@@ -198,7 +215,8 @@ export class Store implements IndexReader {
       if (portsChanged || externalChanged) this.externalSerial = Math.floor(this.now() / 1000) >>> 0;
       // The addresses it lost and those it gained (both lists whole: a reordering only rewrites
       // entries that stay the same).
-      if (externalChanged) for (const a of new Set([...old.externalIPs, ...s.externalIPs])) deps.push(changeKey.external(a));
+      if (externalChanged)
+        for (const a of new Set([...old.externalIPs, ...s.externalIPs])) deps.push(changeKey.external(a));
     } else {
       this.bump();
       for (const a of s.externalIPs) deps.push(changeKey.external(a));
@@ -242,7 +260,12 @@ export class Store implements IndexReader {
     const deps: ChangeKey[] = [];
     if (old) {
       this.unindexSlice(key, old, deps);
-      if (readySignature(old, this.zonal) !== readySignature(s, this.zonal) || !samePorts(old.ports, s.ports) || old.service !== s.service) this.bump();
+      if (
+        readySignature(old, this.zonal) !== readySignature(s, this.zonal) ||
+        !samePorts(old.ports, s.ports) ||
+        old.service !== s.service
+      )
+        this.bump();
     } else {
       this.bump();
     }
@@ -362,7 +385,11 @@ export class Store implements IndexReader {
 
   private recordsOf<R>(keys: Iterable<string> | undefined, from: ReadonlyMap<string, R>): R[] {
     const out: R[] = [];
-    if (keys) for (const k of keys) { const r = from.get(k); if (r) out.push(r); }
+    if (keys)
+      for (const k of keys) {
+        const r = from.get(k);
+        if (r) out.push(r);
+      }
     return out;
   }
 

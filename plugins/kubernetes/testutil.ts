@@ -12,10 +12,25 @@ export function fixtureStore(): Store {
   const store = new Store();
   const f = fixture();
   store.now = () => 1_700_000_000_000;
-  for (const o of f.namespaces) { const r = toNamespace(o); if (typeof r !== 'string') store.upsert('namespaces', r); }
-  for (const o of f.services) { const r = toService(o); if (typeof r === 'string') throw new Error(r); store.upsert('services', r); }
-  for (const o of f.slices) { const r = toSlice(o); if (typeof r === 'string' || r === null) throw new Error(String(r)); store.upsert('endpointslices', r); }
-  for (const o of f.pods) { const r = toPod(o); if (typeof r === 'string' || r === null) throw new Error(String(r)); store.upsert('pods', r); }
+  for (const o of f.namespaces) {
+    const r = toNamespace(o);
+    if (typeof r !== 'string') store.upsert('namespaces', r);
+  }
+  for (const o of f.services) {
+    const r = toService(o);
+    if (typeof r === 'string') throw new Error(r);
+    store.upsert('services', r);
+  }
+  for (const o of f.slices) {
+    const r = toSlice(o);
+    if (typeof r === 'string' || r === null) throw new Error(String(r));
+    store.upsert('endpointslices', r);
+  }
+  for (const o of f.pods) {
+    const r = toPod(o);
+    if (typeof r === 'string' || r === null) throw new Error(String(r));
+    store.upsert('pods', r);
+  }
   return store;
 }
 
@@ -41,6 +56,8 @@ export function replyOf(q: Query): Message | null {
 }
 
 export function soaSerial(m: Message): number | undefined {
-  const soa = [...m.answers, ...m.authorities].find((r) => r.type === 'SOA') as (Answer & { data: { serial: number } }) | undefined;
+  const soa = [...m.answers, ...m.authorities].find((r) => r.type === 'SOA') as
+    | (Answer & { data: { serial: number } })
+    | undefined;
   return soa?.data.serial;
 }

@@ -25,7 +25,8 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-const sandbox = (objects: unknown[] = fixtureObjects(), opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> => startTestSandbox(cleanups, objects, opts);
+const sandbox = (objects: unknown[] = fixtureObjects(), opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> =>
+  startTestSandbox(cleanups, objects, opts);
 
 const index = (url: string, over: Partial<WatchSettings> = {}): KubeIndexSource => startIndex(cleanups, url, over);
 
@@ -43,7 +44,9 @@ describe('watch-backed index', () => {
     expect(ix.store.serial).toBeGreaterThan(0);
     const lists = sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined);
     expect(lists[0]?.query['limit']).toBe('500');
-    await waitFor('watches open', () => sb.requests.some((r) => r.path === '/api/v1/pods' && r.query['watch'] === 'true'));
+    await waitFor('watches open', () =>
+      sb.requests.some((r) => r.path === '/api/v1/pods' && r.query['watch'] === 'true'),
+    );
     const w = sb.requests.find((r) => r.path === '/api/v1/pods' && r.query['watch'] === 'true')!;
     expect(w.query['allowWatchBookmarks']).toBe('true');
     expect(w.query['fieldSelector']).toBe('status.phase!=Succeeded,status.phase!=Failed,status.phase!=Unknown');
@@ -51,7 +54,16 @@ describe('watch-backed index', () => {
   });
 
   it('pages through more than 500 objects', async () => {
-    const many = [ns('big'), ...Array.from({ length: 1203 }, (_, i) => svc('big', `s${i}`, { type: 'ClusterIP', clusterIP: `10.97.${i >> 8}.${i & 255}`, ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }))];
+    const many = [
+      ns('big'),
+      ...Array.from({ length: 1203 }, (_, i) =>
+        svc('big', `s${i}`, {
+          type: 'ClusterIP',
+          clusterIP: `10.97.${i >> 8}.${i & 255}`,
+          ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+        }),
+      ),
+    ];
     const sb = await sandbox(many);
     const ix = index(sb.url);
     await waitFor('synced', () => ix.synced());
@@ -68,16 +80,47 @@ describe('watch-backed index', () => {
     await waitFor('synced', () => ix.synced());
     const name = 'fresh.testns.svc.cluster.local.';
     expect(await answers(h, name)).toEqual([]);
-    sb.apply(svc('testns', 'fresh', { type: 'ClusterIP', clusterIP: '10.96.1.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
+    sb.apply(
+      svc('testns', 'fresh', {
+        type: 'ClusterIP',
+        clusterIP: '10.96.1.1',
+        ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      }),
+    );
     await waitFor('created service visible', async () => (await answers(h, name)).length === 1);
     expect(await answers(h, name)).toEqual([`${name} 5 A 10.96.1.1`]);
 
     // headless service whose endpoints change
-    sb.apply(svc('testns', 'hl2', { type: 'ClusterIP', clusterIP: 'None', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
-    sb.apply(slice('testns', 'hl2-a', 'hl2', [{ name: 'http', port: 8080, protocol: 'TCP' }], [{ ip: '10.244.9.1', ready: true }]));
+    sb.apply(
+      svc('testns', 'hl2', {
+        type: 'ClusterIP',
+        clusterIP: 'None',
+        ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      }),
+    );
+    sb.apply(
+      slice(
+        'testns',
+        'hl2-a',
+        'hl2',
+        [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        [{ ip: '10.244.9.1', ready: true }],
+      ),
+    );
     const hl2 = 'hl2.testns.svc.cluster.local.';
     await waitFor('headless endpoints visible', async () => (await answers(h, hl2)).length === 1);
-    sb.apply(slice('testns', 'hl2-a', 'hl2', [{ name: 'http', port: 8080, protocol: 'TCP' }], [{ ip: '10.244.9.1', ready: true }, { ip: '10.244.9.2', ready: true }]));
+    sb.apply(
+      slice(
+        'testns',
+        'hl2-a',
+        'hl2',
+        [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        [
+          { ip: '10.244.9.1', ready: true },
+          { ip: '10.244.9.2', ready: true },
+        ],
+      ),
+    );
     await waitFor('second endpoint visible', async () => (await answers(h, hl2)).length === 2);
     expect((await answers(h, hl2)).sort()).toEqual([`${hl2} 5 A 10.244.9.1`, `${hl2} 5 A 10.244.9.2`]);
     sb.remove('EndpointSlice', 'testns', 'hl2-a');
@@ -99,14 +142,30 @@ describe('watch-backed index', () => {
     const lists = (): number => sb.requests.filter((r) => r.query['watch'] === undefined).length;
     const listsBefore = lists();
     await sb.setOffline(true);
-    expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual(['svc1.testns.svc.cluster.local. 5 A 10.96.0.11']);
-    sb.apply(svc('testns', 'during-cut', { type: 'ClusterIP', clusterIP: '10.96.2.2', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
+    expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual([
+      'svc1.testns.svc.cluster.local. 5 A 10.96.0.11',
+    ]);
+    sb.apply(
+      svc('testns', 'during-cut', {
+        type: 'ClusterIP',
+        clusterIP: '10.96.2.2',
+        ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      }),
+    );
     sb.remove('Service', 'testns', 'svc2');
     // still the old state while offline
-    expect(await answers(h, 'svc2.testns.svc.cluster.local.')).toEqual(['svc2.testns.svc.cluster.local. 5 A 10.96.0.12']);
+    expect(await answers(h, 'svc2.testns.svc.cluster.local.')).toEqual([
+      'svc2.testns.svc.cluster.local. 5 A 10.96.0.12',
+    ]);
     await sb.setOffline(false);
-    await waitFor('change made during the cut seen', async () => (await answers(h, 'during-cut.testns.svc.cluster.local.')).length === 1);
-    await waitFor('delete made during the cut seen', async () => (await answers(h, 'svc2.testns.svc.cluster.local.')).length === 0);
+    await waitFor(
+      'change made during the cut seen',
+      async () => (await answers(h, 'during-cut.testns.svc.cluster.local.')).length === 1,
+    );
+    await waitFor(
+      'delete made during the cut seen',
+      async () => (await answers(h, 'svc2.testns.svc.cluster.local.')).length === 0,
+    );
     expect(ix.synced()).toBe(true);
     // the watches resumed from the last seen resourceVersion: no relist was needed
     expect(lists()).toBe(listsBefore);
@@ -117,15 +176,33 @@ describe('watch-backed index', () => {
     const ix = index(sb.url);
     const h = handler(ix);
     await waitFor('synced', () => ix.synced());
-    const listsBefore = sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined).length;
+    const listsBefore = sb.requests.filter(
+      (r) => r.path === '/api/v1/services' && r.query['watch'] === undefined,
+    ).length;
     await sb.setOffline(true);
     sb.remove('Service', 'testns', 'svc1');
-    sb.apply(svc('testns', 'after-gone', { type: 'ClusterIP', clusterIP: '10.96.3.3', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }));
+    sb.apply(
+      svc('testns', 'after-gone', {
+        type: 'ClusterIP',
+        clusterIP: '10.96.3.3',
+        ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      }),
+    );
     sb.compact();
     await sb.setOffline(false);
-    await waitFor('relist happened', () => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined).length > listsBefore);
-    await waitFor('vanished object deleted by the diff', async () => (await answers(h, 'svc1.testns.svc.cluster.local.')).length === 0);
-    await waitFor('new object present', async () => (await answers(h, 'after-gone.testns.svc.cluster.local.')).length === 1);
+    await waitFor(
+      'relist happened',
+      () =>
+        sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined).length > listsBefore,
+    );
+    await waitFor(
+      'vanished object deleted by the diff',
+      async () => (await answers(h, 'svc1.testns.svc.cluster.local.')).length === 0,
+    );
+    await waitFor(
+      'new object present',
+      async () => (await answers(h, 'after-gone.testns.svc.cluster.local.')).length === 1,
+    );
     expect(ix.store.services.has('svc1.testns')).toBe(false);
   });
 
@@ -133,8 +210,18 @@ describe('watch-backed index', () => {
     const logs = captureLogs(cleanups).lines;
     const objs = [
       ...fixtureObjects(),
-      svc('testns', 'badip', { type: 'ClusterIP', clusterIP: '10.96.999.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }),
-      slice('testns', 'badaddr', 'svc1', [{ name: 'http', port: 8080, protocol: 'TCP' }], [{ ip: 'not-an-ip', ready: true }]),
+      svc('testns', 'badip', {
+        type: 'ClusterIP',
+        clusterIP: '10.96.999.1',
+        ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      }),
+      slice(
+        'testns',
+        'badaddr',
+        'svc1',
+        [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        [{ ip: 'not-an-ip', ready: true }],
+      ),
       slice('testns', 'fqdn', 'svc1', [], [{ ip: 'www.example.com', ready: true }], 'FQDN'),
     ];
     const sb = await sandbox(objs);
@@ -144,14 +231,24 @@ describe('watch-backed index', () => {
     expect(ix.store.services.has('badip.testns')).toBe(false);
     expect(ix.store.slices.has('testns/badaddr')).toBe(false);
     expect(ix.store.slices.has('testns/fqdn')).toBe(false);
-    expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual(['svc1.testns.svc.cluster.local. 5 A 10.96.0.11']);
+    expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual([
+      'svc1.testns.svc.cluster.local. 5 A 10.96.0.11',
+    ]);
     const warnings = logs.filter((l) => l.startsWith('[WARNING] plugin/kubernetes: skipping malformed'));
     expect(warnings.filter((l) => l.includes('badip')).length).toBe(1);
     expect(warnings.filter((l) => l.includes('badaddr')).length).toBe(1);
     expect(warnings.some((l) => l.includes('fqdn'))).toBe(false);
     // a malformed update arriving over the watch is skipped too
-    sb.apply(svc('testns', 'badport', { type: 'ClusterIP', clusterIP: '10.96.4.4', ports: [{ name: 'http', port: 'eighty', protocol: 'TCP' }] }));
-    await waitFor('warning for watched malformed object', () => logs.some((l) => l.includes('skipping malformed') && l.includes('badport')));
+    sb.apply(
+      svc('testns', 'badport', {
+        type: 'ClusterIP',
+        clusterIP: '10.96.4.4',
+        ports: [{ name: 'http', port: 'eighty', protocol: 'TCP' }],
+      }),
+    );
+    await waitFor('warning for watched malformed object', () =>
+      logs.some((l) => l.includes('skipping malformed') && l.includes('badport')),
+    );
   });
 
   it('reports why it is not ready (RBAC) and becomes ready when access is granted', async () => {
@@ -173,10 +270,26 @@ describe('watch-backed index', () => {
 
   it('passes label selectors to the API and exposes only selected namespaces', async () => {
     const objs = [
-      ns('team-a', { team: 'a' }), ns('team-b', { team: 'b' }),
-      svc('team-a', 'web', { type: 'ClusterIP', clusterIP: '10.96.5.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }, { app: 'web' }),
-      svc('team-b', 'web', { type: 'ClusterIP', clusterIP: '10.96.5.2', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }, { app: 'web' }),
-      svc('team-a', 'db', { type: 'ClusterIP', clusterIP: '10.96.5.3', ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }] }, { app: 'db' }),
+      ns('team-a', { team: 'a' }),
+      ns('team-b', { team: 'b' }),
+      svc(
+        'team-a',
+        'web',
+        { type: 'ClusterIP', clusterIP: '10.96.5.1', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+        { app: 'web' },
+      ),
+      svc(
+        'team-b',
+        'web',
+        { type: 'ClusterIP', clusterIP: '10.96.5.2', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+        { app: 'web' },
+      ),
+      svc(
+        'team-a',
+        'db',
+        { type: 'ClusterIP', clusterIP: '10.96.5.3', ports: [{ name: 'pg', port: 5432, protocol: 'TCP' }] },
+        { app: 'db' },
+      ),
     ];
     const sb = await sandbox(objs);
     const ix = index(sb.url, { labels: 'app=web', namespaceLabels: 'team=a' });
@@ -188,7 +301,9 @@ describe('watch-backed index', () => {
     expect(await answers(h, 'web.team-b.svc.cluster.local.')).toEqual([]);
     expect(await answers(h, 'db.team-a.svc.cluster.local.')).toEqual([]);
     // PTR is not filtered by namespace_labels (quirk #6)
-    expect(await answers(h, '2.5.96.10.in-addr.arpa.', 'PTR')).toEqual(['2.5.96.10.in-addr.arpa. 5 PTR web.team-b.svc.cluster.local.']);
+    expect(await answers(h, '2.5.96.10.in-addr.arpa.', 'PTR')).toEqual([
+      '2.5.96.10.in-addr.arpa. 5 PTR web.team-b.svc.cluster.local.',
+    ]);
   });
 
   it('observes the DNS programming duration from the trigger-time annotation', async () => {
@@ -197,22 +312,46 @@ describe('watch-backed index', () => {
     await waitFor('synced', () => ix.synced());
     const count = async (): Promise<number> => {
       const m = await registry.getSingleMetric('coredns_kubernetes_dns_programming_duration_seconds')!.get();
-      return m.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith('_count') && v.labels['service_kind'] === 'headless_with_selector').reduce((a, v) => a + v.value, 0);
+      return m.values
+        .filter(
+          (v) =>
+            (v as { metricName?: string }).metricName?.endsWith('_count') &&
+            v.labels['service_kind'] === 'headless_with_selector',
+        )
+        .reduce((a, v) => a + v.value, 0);
     };
     const before = await count();
     const trig = new Date(Date.now() - 1500).toISOString().replace('Z', '123456Z');
-    sb.apply(slice('testns', 'hl-v4', 'hl', [{ name: 'http', port: 8080, protocol: 'TCP' }], [{ ip: '10.244.1.20', hostname: 'web-0', ready: true }], 'IPv4',
-      { annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': trig } }));
+    sb.apply(
+      slice(
+        'testns',
+        'hl-v4',
+        'hl',
+        [{ name: 'http', port: 8080, protocol: 'TCP' }],
+        [{ ip: '10.244.1.20', hostname: 'web-0', ready: true }],
+        'IPv4',
+        { annotations: { 'endpoints.kubernetes.io/last-change-trigger-time': trig } },
+      ),
+    );
     await waitFor('observation recorded', async () => (await count()) === before + 1);
     const text = await registry.metrics();
     expect(text).toContain('coredns_kubernetes_rest_client_requests_total{code="200",method="GET",host="127.0.0.1:');
-    expect(text).toContain('coredns_kubernetes_rest_client_request_duration_seconds_bucket{le="0.005",verb="GET",host="127.0.0.1:');
-    expect(text).toContain('coredns_kubernetes_rest_client_rate_limiter_duration_seconds_count{verb="GET",host="127.0.0.1:');
-    expect(text).toContain('coredns_kubernetes_dns_programming_duration_seconds_bucket{le="524.288",service_kind="headless_with_selector"}');
+    expect(text).toContain(
+      'coredns_kubernetes_rest_client_request_duration_seconds_bucket{le="0.005",verb="GET",host="127.0.0.1:',
+    );
+    expect(text).toContain(
+      'coredns_kubernetes_rest_client_rate_limiter_duration_seconds_count{verb="GET",host="127.0.0.1:',
+    );
+    expect(text).toContain(
+      'coredns_kubernetes_dns_programming_duration_seconds_bucket{le="524.288",service_kind="headless_with_selector"}',
+    );
   });
 
   it('the repository fixture examples/cluster.yaml answers the §11 vectors through list/watch', async () => {
-    const sb = await startSandbox({ files: [fileURLToPath(new URL('../../examples/cluster.yaml', import.meta.url))], log: () => undefined });
+    const sb = await startSandbox({
+      files: [fileURLToPath(new URL('../../examples/cluster.yaml', import.meta.url))],
+      log: () => undefined,
+    });
     cleanups.push(() => sb.close());
     // As in the product, endpoint pod names are kept only by an index for endpoint_pod_names.
     const indexes = [index(sb.url, { pods: true }), index(sb.url, { pods: true, podNames: true })];

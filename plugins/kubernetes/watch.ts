@@ -248,7 +248,9 @@ export class Reflector<K extends Kind> {
     const now = performance.now();
     if (this.staleLogged) {
       this.staleLogged = false;
-      this.log.info(`${this.def.kind}: up to date again after ${secs(now - this.lastSeen)} without an event or bookmark`);
+      this.log.info(
+        `${this.def.kind}: up to date again after ${secs(now - this.lastSeen)} without an event or bookmark`,
+      );
     }
     this.lastSeen = now;
     if (this.current) this.current.activity = now;
@@ -261,11 +263,17 @@ export class Reflector<K extends Kind> {
     const idle = now - this.lastSeen;
     if (this.synced && idle >= this.livenessMs && !this.staleLogged) {
       this.staleLogged = true;
-      this.log.warning(`${this.def.kind}: no event or bookmark from the API server for ${secs(idle)} (bound ${secs(this.livenessMs)}); serving the last-known state`);
+      this.log.warning(
+        `${this.def.kind}: no event or bookmark from the API server for ${secs(idle)} (bound ${secs(this.livenessMs)}); serving the last-known state`,
+      );
     }
     const w = this.current;
     if (w && !w.ctl.signal.aborted && now - w.activity >= this.livenessMs) {
-      w.ctl.abort(new SilentWatchError(`watch of ${this.def.kind} delivered nothing (no event, no bookmark) for ${secs(now - w.activity)}`));
+      w.ctl.abort(
+        new SilentWatchError(
+          `watch of ${this.def.kind} delivered nothing (no event, no bookmark) for ${secs(now - w.activity)}`,
+        ),
+      );
     }
   }
 
@@ -363,10 +371,12 @@ export class Reflector<K extends Kind> {
         }
         this.failures++;
         const reason = e instanceof ApiError ? e.message : `${this.def.kind}: ${(e as Error).message}`;
-        if (reason !== this.lastError) this.log.warning(`${this.synced ? 'watch' : 'list'} of ${this.def.kind} failed: ${reason}`);
+        if (reason !== this.lastError)
+          this.log.warning(`${this.synced ? 'watch' : 'list'} of ${this.def.kind} failed: ${reason}`);
         this.lastError = reason;
         let delay = this.nextDelay();
-        if (e instanceof GoneError && listed) delay = Math.max(delay, this.goneWait / 2 + Math.random() * (this.goneWait / 2));
+        if (e instanceof GoneError && listed)
+          delay = Math.max(delay, this.goneWait / 2 + Math.random() * (this.goneWait / 2));
         if (e instanceof ApiError) {
           if (e.retryAfterMs !== null) delay = Math.max(delay, e.retryAfterMs);
           if (phase === 'watch' && tooLarge(e)) checkCounter = true;
@@ -395,7 +405,11 @@ export class Reflector<K extends Kind> {
     const status = res.statusCode ?? 0;
     const after = retryAfterMs(res.headers['retry-after']);
     let body: unknown = null;
-    try { body = await errorBody(res); } catch { /* keep null */ }
+    try {
+      body = await errorBody(res);
+    } catch {
+      /* keep null */
+    }
     if (status === 410) throw new GoneError('410 Gone');
     const wait = status === 429 || status >= 500 ? (after ?? statusRetryAfter(body)) : null;
     throw new ApiError(describeStatus(this.def.kind, status, body), status, wait);
@@ -431,13 +445,16 @@ export class Reflector<K extends Kind> {
       } catch (e) {
         if (!(e instanceof PageTooLargeError) || limit <= 1 || this.stopped) throw e;
         const next = Math.floor(limit / 2);
-        this.log.warning(`${this.def.kind}: list page larger than ${e.maxChars} characters at limit=${limit}: asking again with limit=${next}`);
+        this.log.warning(
+          `${this.def.kind}: list page larger than ${e.maxChars} characters at limit=${limit}: asking again with limit=${next}`,
+        );
         limit = next;
         continue;
       } finally {
         release();
       }
-      if (!isObj(body) || !Array.isArray(body['items'])) throw new ApiError(`${this.def.kind}: list response without items`, 200);
+      if (!isObj(body) || !Array.isArray(body['items']))
+        throw new ApiError(`${this.def.kind}: list response without items`, 200);
       const items = body['items'] as unknown[];
       for (const item of items) {
         const r = this.convert(item);
@@ -457,7 +474,9 @@ export class Reflector<K extends Kind> {
       if (!cont) break;
     }
     if (this.rv && rv && rvBefore(rv, this.rv)) {
-      this.log.warning(`${this.def.kind}: the API server's resourceVersion went backwards (list at ${rv}, ${this.rv} seen before; etcd restored or wiped?): replacing everything with the list`);
+      this.log.warning(
+        `${this.def.kind}: the API server's resourceVersion went backwards (list at ${rv}, ${this.rv} seen before; etcd restored or wiped?): replacing everything with the list`,
+      );
     }
     this.sink.replace(recs);
     this.rv = rv;
@@ -476,7 +495,11 @@ export class Reflector<K extends Kind> {
     const { ctl, release } = linked(this.abort.signal);
     let body: unknown;
     try {
-      const res = await this.client.get(this.query({ limit: '1' }), ctl.signal, Math.min(LIST_IDLE_MS, this.livenessMs));
+      const res = await this.client.get(
+        this.query({ limit: '1' }),
+        ctl.signal,
+        Math.min(LIST_IDLE_MS, this.livenessMs),
+      );
       if (res.statusCode !== 200) await this.fail(res);
       body = await readJson(res, this.maxPageChars);
     } finally {
@@ -485,7 +508,9 @@ export class Reflector<K extends Kind> {
     const meta = isObj(body) && isObj(body['metadata']) ? body['metadata'] : {};
     const now = typeof meta['resourceVersion'] === 'string' ? meta['resourceVersion'] : '';
     if (!now || !rvBefore(now, this.rv)) return false;
-    this.log.warning(`${this.def.kind}: the API server's resourceVersion went backwards (now ${now}, ${this.rv} seen before; etcd restored or wiped?): relisting`);
+    this.log.warning(
+      `${this.def.kind}: the API server's resourceVersion went backwards (now ${now}, ${this.rv} seen before; etcd restored or wiped?): relisting`,
+    );
     return true;
   }
 
@@ -500,7 +525,12 @@ export class Reflector<K extends Kind> {
     let lines = 0;
     try {
       const res = await this.client.get(
-        this.query({ watch: 'true', resourceVersion: this.rv, allowWatchBookmarks: 'true', timeoutSeconds: String(timeout) }),
+        this.query({
+          watch: 'true',
+          resourceVersion: this.rv,
+          allowWatchBookmarks: 'true',
+          timeoutSeconds: String(timeout),
+        }),
         ctl.signal,
         (timeout + 30) * 1000,
       );
@@ -519,7 +549,8 @@ export class Reflector<K extends Kind> {
             this.event(line);
           }
         }
-        if (buf.length > MAX_WATCH_EVENT_CHARS) throw new Error(`watch event longer than ${MAX_WATCH_EVENT_CHARS} characters: dropping the stream`);
+        if (buf.length > MAX_WATCH_EVENT_CHARS)
+          throw new Error(`watch event longer than ${MAX_WATCH_EVENT_CHARS} characters: dropping the stream`);
       }
       if (buf.trim()) {
         lines++;
@@ -553,11 +584,17 @@ export class Reflector<K extends Kind> {
       if (code === 410) throw new GoneError('410 Gone (watch event)');
       const msg = isObj(obj) && typeof obj['message'] === 'string' ? obj['message'] : JSON.stringify(obj);
       const status = typeof code === 'number' ? code : 0;
-      throw new ApiError(`${this.def.kind}: watch error: ${msg}`, status, status === 429 || status >= 500 ? statusRetryAfter(obj) : null);
+      throw new ApiError(
+        `${this.def.kind}: watch error: ${msg}`,
+        status,
+        status === 429 || status >= 500 ? statusRetryAfter(obj) : null,
+      );
     }
     const rv = resourceVersionOf(obj);
     if (rv && this.rv && rvBefore(rv, this.rv)) {
-      throw new CounterBackwardsError(`${this.def.kind}: the API server's resourceVersion went backwards (watch event at ${rv}, ${this.rv} seen before; etcd restored or wiped?): relisting`);
+      throw new CounterBackwardsError(
+        `${this.def.kind}: the API server's resourceVersion went backwards (watch event at ${rv}, ${this.rv} seen before; etcd restored or wiped?): relisting`,
+      );
     }
     this.fresh();
     this.goneWait = 0;

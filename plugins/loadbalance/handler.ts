@@ -14,7 +14,11 @@ import type { WeightFile } from './weights.js';
 export class LoadbalanceHandler implements Handler {
   readonly name = 'loadbalance';
 
-  constructor(readonly cfg: LoadbalanceConfig, readonly next: Handler | null, readonly weights: WeightFile | null = null) {}
+  constructor(
+    readonly cfg: LoadbalanceConfig,
+    readonly next: Handler | null,
+    readonly weights: WeightFile | null = null,
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     const before = q.reply;

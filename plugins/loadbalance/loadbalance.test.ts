@@ -18,7 +18,10 @@ import { parseWeights } from './weights.js';
 const ips = ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4', '192.0.2.5'];
 
 /** next writing a reply; `wire` writes encoded bytes (owners compressed to the question). */
-function nextWith(build: (q: Query) => { answers?: Answer[]; authorities?: Answer[]; additionals?: Answer[]; rcode?: number }, wire: boolean): FakeNext {
+function nextWith(
+  build: (q: Query) => { answers?: Answer[]; authorities?: Answer[]; additionals?: Answer[]; rcode?: number },
+  wire: boolean,
+): FakeNext {
   return new FakeNext((q) => {
     const r = build(q);
     const msg = replyTo(q.request);
@@ -57,9 +60,17 @@ describe('loadbalance setup', () => {
     const p = (t: string) => parseLoadbalance(dispenserFor(t, 'loadbalance'));
     expect(p('loadbalance')).toMatchObject({ policy: 'round_robin', prefer: [] });
     expect(p('loadbalance round_robin')).toMatchObject({ policy: 'round_robin' });
-    expect(p(`loadbalance weighted ${wfile} {\n reload 10s\n}`)).toMatchObject({ policy: 'weighted', weightFile: wfile, reloadMs: 10_000 });
+    expect(p(`loadbalance weighted ${wfile} {\n reload 10s\n}`)).toMatchObject({
+      policy: 'weighted',
+      weightFile: wfile,
+      reloadMs: 10_000,
+    });
     expect(p('loadbalance {\n prefer 10.0.0.0/8 2001:db8::/32\n}').prefer).toHaveLength(2);
-    expect(p('loadbalance weighted a\nloadbalance round_robin {\n prefer 10.0.0.0/8\n}\nloadbalance {\n prefer 192.168.0.0/16\n}')).toMatchObject({ policy: 'round_robin' });
+    expect(
+      p(
+        'loadbalance weighted a\nloadbalance round_robin {\n prefer 10.0.0.0/8\n}\nloadbalance {\n prefer 192.168.0.0/16\n}',
+      ),
+    ).toMatchObject({ policy: 'round_robin' });
     expect(p('loadbalance {\n prefer 10.0.0.0/8\n}\nloadbalance {\n prefer 192.168.0.0/16\n}').prefer).toHaveLength(2);
     expect(p('loadbalance {\n prefer\n}').prefer).toEqual([]); // CoreDNS 1.15.0 accepts a bare prefer
   });
@@ -93,13 +104,19 @@ describe('loadbalance setup', () => {
   }
 
   it('a missing weight file is a setup error', async () => {
-    await expect(Promise.resolve().then(() => loadbalance.setup(dispenserFor(`loadbalance weighted ${join(dir, 'nope')}`, 'loadbalance'), setupContext())))
-      .rejects.toThrow(/failed to load weight file/);
+    await expect(
+      Promise.resolve().then(() =>
+        loadbalance.setup(dispenserFor(`loadbalance weighted ${join(dir, 'nope')}`, 'loadbalance'), setupContext()),
+      ),
+    ).rejects.toThrow(/failed to load weight file/);
   });
 
   it('parses weight files', () => {
     const w = parseWeights('www.example.org\n10.0.0.1 10\n2001:DB8::1 3 # v6\n');
-    expect([...w.get('www.example.org.')!]).toEqual([['10.0.0.1', 10], ['2001:db8::1', 3]]);
+    expect([...w.get('www.example.org.')!]).toEqual([
+      ['10.0.0.1', 10],
+      ['2001:db8::1', 3],
+    ]);
     expect(() => parseWeights('www.example.org\n10.0.0.1 300\n')).toThrow(/wrong weight value/);
     expect(() => parseWeights('10.0.0.1 3\n')).toThrow(/missing domain name/);
   });
@@ -131,15 +148,18 @@ describe('loadbalance round_robin', () => {
   }
 
   it('mixed sections: CNAMEs first, other types, then shuffled addresses, then MX', async () => {
-    const next = nextWith(() => ({
-      answers: [
-        a('t.example', '192.0.2.1'),
-        { name: 'x.example', type: 'MX', ttl: 60, data: { preference: 10, exchange: 'mx.example' } },
-        { name: 'lb.example', type: 'CNAME', ttl: 60, data: 't.example' },
-        { name: 't.example', type: 'TXT', ttl: 60, data: ['hi'] },
-        aaaa('t.example', '2001:db8::1'),
-      ],
-    }), true);
+    const next = nextWith(
+      () => ({
+        answers: [
+          a('t.example', '192.0.2.1'),
+          { name: 'x.example', type: 'MX', ttl: 60, data: { preference: 10, exchange: 'mx.example' } },
+          { name: 'lb.example', type: 'CNAME', ttl: 60, data: 't.example' },
+          { name: 't.example', type: 'TXT', ttl: 60, data: ['hi'] },
+          aaaa('t.example', '2001:db8::1'),
+        ],
+      }),
+      true,
+    );
     const h = await build('loadbalance', next);
     const q = await run(h);
     const types = decode(q.reply!.wire()).answers.map((r) => r.type);
@@ -149,8 +169,16 @@ describe('loadbalance round_robin', () => {
   });
 
   it('shuffles additional sections independently and leaves SRV order alone', async () => {
-    const srv = (port: number): Answer => ({ name: 'lb.example', type: 'SRV', ttl: 5, data: { priority: 0, weight: 10, port, target: `t${port}.example` } });
-    const next = nextWith(() => ({ answers: [srv(1), srv(2), srv(3)], additionals: ips.map((ip) => a('t1.example', ip)) }), true);
+    const srv = (port: number): Answer => ({
+      name: 'lb.example',
+      type: 'SRV',
+      ttl: 5,
+      data: { priority: 0, weight: 10, port, target: `t${port}.example` },
+    });
+    const next = nextWith(
+      () => ({ answers: [srv(1), srv(2), srv(3)], additionals: ips.map((ip) => a('t1.example', ip)) }),
+      true,
+    );
     const h = await build('loadbalance', next);
     const orders = new Set<string>();
     for (let i = 0; i < 30; i++) {
@@ -162,7 +190,12 @@ describe('loadbalance round_robin', () => {
   });
 
   it('prefer moves addresses inside the CIDRs first', async () => {
-    const next = nextWith((q) => ({ answers: [a(q.name, '192.0.2.1'), a(q.name, '10.1.1.1'), a(q.name, '192.0.2.2'), a(q.name, '10.2.2.2')] }), true);
+    const next = nextWith(
+      (q) => ({
+        answers: [a(q.name, '192.0.2.1'), a(q.name, '10.1.1.1'), a(q.name, '192.0.2.2'), a(q.name, '10.2.2.2')],
+      }),
+      true,
+    );
     const h = await build('loadbalance {\n prefer 10.0.0.0/8\n}', next);
     for (let i = 0; i < 10; i++) {
       const got = ipsOf(await run(h));

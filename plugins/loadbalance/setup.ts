@@ -28,7 +28,10 @@ export const LOADBALANCE_OPTIONS = directive('loadbalance', {
       args: [duration({ min: 0, invalid: invalidReload, range: (_, v) => invalidReload(v) })],
       arity: (n) => (n < 1 ? 'reload duration value is missing' : 'unexpected argument'),
     }),
-    option('prefer', { rest: str('CIDR', (v) => (cidrOf(v) ? null : `invalid CIDR "${v}": invalid CIDR address: ${v}`)), repeat: 'all' }),
+    option('prefer', {
+      rest: str('CIDR', (v) => (cidrOf(v) ? null : `invalid CIDR "${v}": invalid CIDR address: ${v}`)),
+      repeat: 'all',
+    }),
   ],
 });
 

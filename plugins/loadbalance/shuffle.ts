@@ -71,7 +71,14 @@ export function shuffleWire(buf: Buffer, prefer: readonly Cidr[]): boolean {
       const rdlen = buf.readUInt16BE(t + 8);
       const end = t + 10 + rdlen;
       if (end > buf.length) return false;
-      rrs.push({ start, end, type: buf.readUInt16BE(t), pointerOwner: t - start === 2 && (buf[start]! & 0xc0) === 0xc0, rdata: t + 10, rdlen });
+      rrs.push({
+        start,
+        end,
+        type: buf.readUInt16BE(t),
+        pointerOwner: t - start === 2 && (buf[start]! & 0xc0) === 0xc0,
+        rdata: t + 10,
+        rdlen,
+      });
       off = end;
     }
     sections.push(rrs);
@@ -86,7 +93,8 @@ export function shuffleWire(buf: Buffer, prefer: readonly Cidr[]): boolean {
     if ((first === Qtype.A || first === Qtype.AAAA) && rrs.every((r) => r.type === first && r.pointerOwner)) {
       let order = rrs.slice();
       shuffleInPlace(order);
-      if (prefer.length > 0) order = preferFirst(order, (r) => preferred(prefer, buf.subarray(r.rdata, r.rdata + r.rdlen)));
+      if (prefer.length > 0)
+        order = preferFirst(order, (r) => preferred(prefer, buf.subarray(r.rdata, r.rdata + r.rdlen)));
       plan.push(order);
       continue;
     }
@@ -123,7 +131,6 @@ function preferred(prefer: readonly Cidr[], addr: Uint8Array): boolean {
   for (const c of prefer) if (contains(c, addr)) return true;
   return false;
 }
-
 
 function isAddress(r: Answer): boolean {
   return r.type === 'A' || r.type === 'AAAA';

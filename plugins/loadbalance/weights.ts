@@ -19,7 +19,8 @@ export function parseWeights(text: string): Weights {
     const fields = line.split(/\s+/);
     if (fields.length === 1) {
       const name = fqdn(fields[0]!.toLowerCase());
-      if (isIP(fields[0]!) !== 0 || !isDomainName(name)) throw new Error(`line ${i + 1}: wrong domain name '${fields[0]}'`);
+      if (isIP(fields[0]!) !== 0 || !isDomainName(name))
+        throw new Error(`line ${i + 1}: wrong domain name '${fields[0]}'`);
       current = out.get(name) ?? new Map<string, number>();
       out.set(name, current);
       continue;
@@ -29,7 +30,8 @@ export function parseWeights(text: string): Weights {
     const ip = canonicalIP(fields[0]!);
     if (!ip) throw new Error(`line ${i + 1}: wrong IP address '${fields[0]}'`);
     const w = Number(fields[1]);
-    if (!/^\d+$/.test(fields[1]!) || w < 1 || w > 255) throw new Error(`line ${i + 1}: wrong weight value '${fields[1]}'`);
+    if (!/^\d+$/.test(fields[1]!) || w < 1 || w > 255)
+      throw new Error(`line ${i + 1}: wrong weight value '${fields[1]}'`);
     current.set(ip, w);
   }
   return out;

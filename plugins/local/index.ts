@@ -13,7 +13,16 @@ import { nextOrFailure, type Handler, type PluginDef } from '../../src/plugin.js
 import type { Query } from '../../src/query.js';
 
 export const LOCAL_OPTIONS = directive('local', {
-  options: [option('localhost_prefix', { args: [str('on|off', (v) => (v === 'on' || v === 'off' ? null : `localhost_prefix expects 'on' or 'off', got ${JSON.stringify(v)}`))], summary: 'answer localhost.<anything> as localhost (default on)' })],
+  options: [
+    option('localhost_prefix', {
+      args: [
+        str('on|off', (v) =>
+          v === 'on' || v === 'off' ? null : `localhost_prefix expects 'on' or 'off', got ${JSON.stringify(v)}`,
+        ),
+      ],
+      summary: 'answer localhost.<anything> as localhost (default on)',
+    }),
+  ],
 });
 
 export const localhostRequests = counter({
@@ -26,7 +35,10 @@ const TTL = 604800;
 
 function soa(owner: string): Answer {
   return {
-    name: toPacketName(owner), type: 'SOA', class: 'IN', ttl: TTL,
+    name: toPacketName(owner),
+    type: 'SOA',
+    class: 'IN',
+    ttl: TTL,
     data: { mname: 'localhost', rname: 'root.localhost', serial: 1, refresh: 0, retry: 0, expire: 0, minimum: TTL },
   };
 }
@@ -39,7 +51,10 @@ function address(owner: string, qtype: number): Answer {
 
 export class LocalHandler implements Handler {
   readonly name = 'local';
-  constructor(private readonly localhostPrefix: boolean, private readonly next: Handler | null) {}
+  constructor(
+    private readonly localhostPrefix: boolean,
+    private readonly next: Handler | null,
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     const lname = q.lname;
@@ -80,7 +95,8 @@ export class LocalHandler implements Handler {
           m.authorities.push(soa(q.name));
       }
     } else if (lname === '1.0.0.127.in-addr.arpa.') {
-      if (q.qtype === Qtype.PTR) m.answers.push({ name: toPacketName(q.name), type: 'PTR', class: 'IN', ttl: TTL, data: 'localhost' });
+      if (q.qtype === Qtype.PTR)
+        m.answers.push({ name: toPacketName(q.name), type: 'PTR', class: 'IN', ttl: TTL, data: 'localhost' });
       else m.authorities.push(soa(zoneAsAsked));
     }
     if (m.answers.length === 0 && m.authorities.length === 0) {

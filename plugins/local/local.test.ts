@@ -23,12 +23,23 @@ function ask(h: Handler, name: string, type: string): { rcode: number; answer: s
 
 describe('local: setup', () => {
   it.each([
-    ['local x', "plugin/local: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'x'"],
-    ['local {\n localhost_prefix maybe\n}', 'plugin/local: Corefile:2 - Error during parsing: localhost_prefix expects \'on\' or \'off\', got "maybe"'],
-    ['local {\n localhost_prefix\n}', "plugin/local: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'localhost_prefix'"],
+    [
+      'local x',
+      "plugin/local: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'x'",
+    ],
+    [
+      'local {\n localhost_prefix maybe\n}',
+      "plugin/local: Corefile:2 - Error during parsing: localhost_prefix expects 'on' or 'off', got \"maybe\"",
+    ],
+    [
+      'local {\n localhost_prefix\n}',
+      "plugin/local: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'localhost_prefix'",
+    ],
     ['local {\n foo\n}', "plugin/local: Corefile:2 - Error during parsing: unknown property 'foo'"],
   ])('%j', (text, message) => {
-    expect(configError(() => local.setup(dispenserFor(text, 'local'), fakeSetupContext()), text).describe()).toBe(message);
+    expect(configError(() => local.setup(dispenserFor(text, 'local'), fakeSetupContext()), text).describe()).toBe(
+      message,
+    );
   });
 });
 
@@ -52,15 +63,27 @@ describe('local: answers', () => {
 
   it('the reverse zones', () => {
     expect(ask(h, '1.0.0.127.in-addr.arpa', 'PTR')!.answer).toEqual(['1.0.0.127.in-addr.arpa. 604800 PTR localhost']);
-    expect(ask(h, '1.0.0.127.in-addr.arpa', 'A')).toEqual({ rcode: 0, answer: [], authority: [SOA('127.in-addr.arpa.')] });
-    expect(ask(h, '2.0.0.127.in-addr.arpa', 'PTR')).toEqual({ rcode: 3, answer: [], authority: [SOA('127.in-addr.arpa.')] });
+    expect(ask(h, '1.0.0.127.in-addr.arpa', 'A')).toEqual({
+      rcode: 0,
+      answer: [],
+      authority: [SOA('127.in-addr.arpa.')],
+    });
+    expect(ask(h, '2.0.0.127.in-addr.arpa', 'PTR')).toEqual({
+      rcode: 3,
+      answer: [],
+      authority: [SOA('127.in-addr.arpa.')],
+    });
     expect(ask(h, '1.0.0.127.IN-ADDR.arpa', 'MX')!.authority).toEqual([SOA('127.IN-ADDR.arpa.')]);
     for (const z of ['0.in-addr.arpa', '127.in-addr.arpa', '255.in-addr.arpa']) {
       expect(ask(h, z, 'SOA')!.answer).toEqual([SOA(`${z}.`)]);
       expect(ask(h, z, 'NS')!.answer).toEqual([`${z}. 604800 NS localhost`]);
       expect(ask(h, z, 'A')).toEqual({ rcode: 0, answer: [], authority: [SOA(`${z}.`)] });
     }
-    expect(ask(h, '5.255.in-addr.arpa', 'PTR')).toEqual({ rcode: 3, answer: [], authority: [SOA('255.in-addr.arpa.')] });
+    expect(ask(h, '5.255.in-addr.arpa', 'PTR')).toEqual({
+      rcode: 3,
+      answer: [],
+      authority: [SOA('255.in-addr.arpa.')],
+    });
   });
 
   it('passes everything else on', () => {

@@ -6,9 +6,9 @@ import { Flag, qclassName, qtypeName, rcodeName } from '../../src/dns/constants.
 import type { ReplyClass, ReplyType } from '../../src/dns/response.js';
 import type { Query } from '../../src/query.js';
 
-export const COMMON_FORMAT = '{remote}:{port} - {>id} "{type} {class} {name} {proto} {size} {>do} {>bufsize}" {rcode} {>rflags} {rsize} {duration}';
+export const COMMON_FORMAT =
+  '{remote}:{port} - {>id} "{type} {class} {name} {proto} {size} {>do} {>bufsize}" {rcode} {>rflags} {rsize} {duration}';
 export const COMBINED_FORMAT = `${COMMON_FORMAT} "{>opcode}"`;
-
 
 /** Facts about one finished query used to render a line. */
 export interface LogEntry {
@@ -28,7 +28,14 @@ export interface LogEntry {
 type Segment = string | ((e: LogEntry) => string);
 
 const FLAG_NAMES: [number, string][] = [
-  [Flag.QR, 'qr'], [Flag.AA, 'aa'], [Flag.TC, 'tc'], [Flag.RD, 'rd'], [Flag.RA, 'ra'], [Flag.Z, 'z'], [Flag.AD, 'ad'], [Flag.CD, 'cd'],
+  [Flag.QR, 'qr'],
+  [Flag.AA, 'aa'],
+  [Flag.TC, 'tc'],
+  [Flag.RD, 'rd'],
+  [Flag.RA, 'ra'],
+  [Flag.Z, 'z'],
+  [Flag.AD, 'ad'],
+  [Flag.CD, 'cd'],
 ];
 
 export function formatFlags(flags: number): string {

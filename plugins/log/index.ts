@@ -28,18 +28,28 @@ interface Rule {
   readonly json: boolean;
 }
 
-function replyFacts(q: Query, rcode: number): { flags: number; size: number; rcode: number; klass: ReplyClass; rtype: ReplyType } {
+function replyFacts(
+  q: Query,
+  rcode: number,
+): { flags: number; size: number; rcode: number; klass: ReplyClass; rtype: ReplyType } {
   if (!q.reply) {
     // No reply written (`q.reply` is the only signal): describe the bare reply the server writes
     // for a SERVFAIL/REFUSED/FORMERR/NOTIMP, nothing for any other returned RCODE.
-    if (!isServerWrittenRcode(rcode)) return { flags: -1, size: -1, rcode, klass: classify(rcode, 0, false), rtype: 'OTHERERROR' };
+    if (!isServerWrittenRcode(rcode))
+      return { flags: -1, size: -1, rcode, klass: classify(rcode, 0, false), rtype: 'OTHERERROR' };
     // As CoreDNS's log plugin: describe the bare reply the server sends (`SetRcode(req, rc)`:
     // QR, the request's opcode, RD and CD copied for a QUERY, the question, no OPT), so that the
     // line reads `SERVFAIL qr,rd 29` rather than `- - 0`.
     const opcode = q.req.opcode;
     const copied = opcode === 0 ? q.req.flags & (Flag.RD | Flag.CD) : 0;
     const flags = Flag.QR | (opcode << 11) | copied | rcode;
-    return { flags, size: q.req.questionEnd, rcode, klass: classify(rcode, 0, false), rtype: typify({ rcode, opcode, qtype: q.qtype, answers: 0, authoritySoa: false, authorityNs: 0 }) };
+    return {
+      flags,
+      size: q.req.questionEnd,
+      rcode,
+      klass: classify(rcode, 0, false),
+      rtype: typify({ rcode, opcode, qtype: q.qtype, answers: 0, authoritySoa: false, authorityNs: 0 }),
+    };
   }
   const r = q.reply;
   let soa = false;
@@ -66,8 +76,18 @@ function replyFacts(q: Query, rcode: number): { flags: number; size: number; rco
     size = r.wire().length;
   }
   return {
-    flags: r.flags, size, rcode: r.rcode, klass: classify(r.rcode, answers, soa),
-    rtype: typify({ rcode: r.rcode, opcode: q.req.opcode, qtype: q.qtype, answers, authoritySoa: soa, authorityNs: ns }),
+    flags: r.flags,
+    size,
+    rcode: r.rcode,
+    klass: classify(r.rcode, answers, soa),
+    rtype: typify({
+      rcode: r.rcode,
+      opcode: q.req.opcode,
+      qtype: q.qtype,
+      answers,
+      authoritySoa: soa,
+      authorityNs: ns,
+    }),
   };
 }
 
@@ -106,7 +126,15 @@ class LogHandler implements Handler {
     if (!rule) return;
     const facts = replyFacts(q, rcode);
     if (rule.classes && !rule.classes.has(facts.klass)) return;
-    const entry: LogEntry = { q, rcode: facts.rcode, flags: facts.flags, size: facts.size, durationNs: BigInt(Math.round((performance.now() - q.start) * 1e6)), klass: facts.klass, rtype: facts.rtype };
+    const entry: LogEntry = {
+      q,
+      rcode: facts.rcode,
+      flags: facts.flags,
+      size: facts.size,
+      durationNs: BigInt(Math.round((performance.now() - q.start) * 1e6)),
+      klass: facts.klass,
+      rtype: facts.rtype,
+    };
     if (isJsonLog()) {
       // CoreDNS's logJSON: the same fields, in its order; no reply written at all is rcode null.
       const t = q.transport;
@@ -154,7 +182,11 @@ class LogHandler implements Handler {
 export const LOG_OPTIONS = directive('log', {
   args: { rest: str('NAMES|FORMAT') },
   options: [
-    option('class', { rest: oneOf(['success', 'denial', 'error', 'all'], 'CLASSES', (v) => `invalid Class: ${v}`), min: 1, repeat: 'all' }),
+    option('class', {
+      rest: oneOf(['success', 'denial', 'error', 'all'], 'CLASSES', (v) => `invalid Class: ${v}`),
+      min: 1,
+      repeat: 'all',
+    }),
     option('json'),
   ],
 });
@@ -176,7 +208,12 @@ export const log: PluginDef = {
         names = args.slice(0, -1);
       } else names = [...args];
       const named = occ.all('class').flatMap((o) => o.raw);
-      const classes = named.length === 0 ? null : new Set<ReplyClass>(named.flatMap((c) => (c === 'all' ? ['success', 'denial', 'error'] : [c as ReplyClass])));
+      const classes =
+        named.length === 0
+          ? null
+          : new Set<ReplyClass>(
+              named.flatMap((c) => (c === 'all' ? ['success', 'denial', 'error'] : [c as ReplyClass])),
+            );
       const json = occ.has('json');
       const segments = compileFormat(format);
       for (const n of names) {
@@ -188,7 +225,9 @@ export const log: PluginDef = {
         }
       }
     }
-    const json = rules.some((r) => r.json) ? pino({ base: null, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' }) : null;
+    const json = rules.some((r) => r.json)
+      ? pino({ base: null, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'msg' })
+      : null;
     return (next) => new LogHandler(next, rules, ctx, json);
   },
 };

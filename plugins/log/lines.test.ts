@@ -30,7 +30,10 @@ async function run(which: 'clusterdns' | 'coredns', corefile: string, dnsPort: n
     expect(rcode(reply)).toBe(2);
     const from = await p.waitFor(/^\[INFO\] 127\.0\.0\.1:/);
     await p.waitFor(/^\[ERROR\] plugin\/errors: /);
-    return p.lines.slice(from).filter((l) => l.startsWith('[')).map(normalise);
+    return p.lines
+      .slice(from)
+      .filter((l) => l.startsWith('['))
+      .map(normalise);
   } finally {
     await p.stop();
   }

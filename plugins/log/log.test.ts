@@ -6,7 +6,15 @@ import { decode, replyTo, setFlag } from '../../src/dns/message.js';
 import type { Handler } from '../../src/plugin.js';
 import { Query } from '../../src/query.js';
 import { parseRequest } from '../../src/dns/wire.js';
-import { encodeQuery, makeQuery, rcode, tcpQueries, TEST_TRANSPORT, udpExchange, udpExchangeFrom } from '../../test/helpers/dns.js';
+import {
+  encodeQuery,
+  makeQuery,
+  rcode,
+  tcpQueries,
+  TEST_TRANSPORT,
+  udpExchange,
+  udpExchangeFrom,
+} from '../../test/helpers/dns.js';
 import { startServer } from '../../test/helpers/server.js';
 import { spawnServer } from '../../test/helpers/spawn.js';
 import { FakeNext, soa } from '../../test/helpers/upstream.js';
@@ -33,7 +41,6 @@ function captureLogsEachTest(): void {
   });
 }
 
-
 function build(text: string, next: Handler | null): Handler {
   const f = factoryOf(log.setup(dispenserFor(text, 'log'), setupContext()));
   return f(next);
@@ -42,7 +49,6 @@ function build(text: string, next: Handler | null): Handler {
 function setupErr(text: string): ConfigError {
   return configError(() => log.setup(dispenserFor(text, 'log'), setupContext()), text);
 }
-
 
 type Kind = 'success' | 'nxdomain' | 'nodata' | 'empty' | 'servfail' | 'refused' | 'nxanswer' | 'nowrite';
 
@@ -108,16 +114,35 @@ describe('log: formatFlags and formats', () => {
   });
 
   it('the common and combined formats', () => {
-    expect(COMMON_FORMAT).toBe('{remote}:{port} - {>id} "{type} {class} {name} {proto} {size} {>do} {>bufsize}" {rcode} {>rflags} {rsize} {duration}');
+    expect(COMMON_FORMAT).toBe(
+      '{remote}:{port} - {>id} "{type} {class} {name} {proto} {size} {>do} {>bufsize}" {rcode} {>rflags} {rsize} {duration}',
+    );
     expect(COMBINED_FORMAT).toBe(`${COMMON_FORMAT} "{>opcode}"`);
   });
 
   it('renders placeholders, copies unknown ones literally', () => {
-    const q = makeQuery('Mixed.Example.ORG', 'AAAA', { id: 99, edns: 1400, do: true, transport: { remoteAddress: '2001:db8::7', remotePort: 5300, localAddress: '::1' } });
+    const q = makeQuery('Mixed.Example.ORG', 'AAAA', {
+      id: 99,
+      edns: 1400,
+      do: true,
+      transport: { remoteAddress: '2001:db8::7', remotePort: 5300, localAddress: '::1' },
+    });
     q.meta.set('foo/bar', 'baz');
-    const segs = compileFormat('{type}|{class}|{name}|{proto}|{remote}|{local}|{port}|{size}|{>id}|{>opcode}|{>do}|{>bufsize}|{rcode}|{>rflags}|{rsize}|{duration}|{/log/class}|{/log/type}|{/foo/bar}|{/absent}|{unknown}|{>nope}|{}|{ {type}');
-    const out = render(segs, { q, rcode: 3, flags: Flag.QR | Flag.RD, size: 77, durationNs: 1_500n, klass: 'denial', rtype: 'NXDOMAIN' });
-    expect(out).toBe(`AAAA|IN|mixed.example.org.|udp|[2001:db8::7]|[::1]|5300|${q.raw.length}|99|0|true|1400|NXDOMAIN|qr,rd|77|0.0000015s|denial|NXDOMAIN|baz|-|{unknown}|{>nope}|{}|{ AAAA`);
+    const segs = compileFormat(
+      '{type}|{class}|{name}|{proto}|{remote}|{local}|{port}|{size}|{>id}|{>opcode}|{>do}|{>bufsize}|{rcode}|{>rflags}|{rsize}|{duration}|{/log/class}|{/log/type}|{/foo/bar}|{/absent}|{unknown}|{>nope}|{}|{ {type}',
+    );
+    const out = render(segs, {
+      q,
+      rcode: 3,
+      flags: Flag.QR | Flag.RD,
+      size: 77,
+      durationNs: 1_500n,
+      klass: 'denial',
+      rtype: 'NXDOMAIN',
+    });
+    expect(out).toBe(
+      `AAAA|IN|mixed.example.org.|udp|[2001:db8::7]|[::1]|5300|${q.raw.length}|99|0|true|1400|NXDOMAIN|qr,rd|77|0.0000015s|denial|NXDOMAIN|baz|-|{unknown}|{>nope}|{}|{ AAAA`,
+    );
   });
 
   it('unknown type and rcode numbers; TYPE mnemonic', () => {
@@ -126,7 +151,17 @@ describe('log: formatFlags and formats', () => {
     const parsed = parseRequest(raw);
     if (parsed.kind !== 'query') throw new Error('query rejected');
     const q = new Query(raw, parsed.req, TEST_TRANSPORT);
-    expect(render(compileFormat('{type} {rcode}'), { q, rcode: 3841, flags: 0x8000, size: 1, durationNs: 0n, klass: 'error', rtype: 'OTHERERROR' })).toBe('TYPE65534 3841');
+    expect(
+      render(compileFormat('{type} {rcode}'), {
+        q,
+        rcode: 3841,
+        flags: 0x8000,
+        size: 1,
+        durationNs: 0n,
+        klass: 'error',
+        rtype: 'OTHERERROR',
+      }),
+    ).toBe('TYPE65534 3841');
   });
 });
 
@@ -135,11 +170,18 @@ describe('log: handler (setup + fake next)', () => {
 
   it('default rule logs the common line after the chain answered', async () => {
     const h = build('log', scripted());
-    const q = makeQuery('Success.Example.ORG', 'A', { id: 29008, transport: { remoteAddress: '10.244.2.7', remotePort: 50759 } });
+    const q = makeQuery('Success.Example.ORG', 'A', {
+      id: 29008,
+      transport: { remoteAddress: '10.244.2.7', remotePort: 50759 },
+    });
     expect(await h.serve(q)).toBe(0);
     expect(lines).toHaveLength(1);
     const rsize = q.reply!.wire().length;
-    expect(lines[0]).toMatch(new RegExp(`^${esc(`[INFO] 10.244.2.7:50759 - 29008 "A IN success.example.org. udp ${q.raw.length} false 512" NOERROR qr,aa,rd ${rsize} `)}${DURATION}$`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^${esc(`[INFO] 10.244.2.7:50759 - 29008 "A IN success.example.org. udp ${q.raw.length} false 512" NOERROR qr,aa,rd ${rsize} `)}${DURATION}$`,
+      ),
+    );
   });
 
   it('is transparent: returns the chain RCODE, keeps its reply', async () => {
@@ -152,12 +194,15 @@ describe('log: handler (setup + fake next)', () => {
   });
 
   it('async next is logged after it resolves', async () => {
-    const h = build('log . "{name} {rcode}"', new FakeNext(async (q) => {
-      await new Promise((r) => setTimeout(r, 1));
-      const m = replyTo(q.request, 0, false);
-      q.write(m, 'fake');
-      return 0;
-    }));
+    const h = build(
+      'log . "{name} {rcode}"',
+      new FakeNext(async (q) => {
+        await new Promise((r) => setTimeout(r, 1));
+        const m = replyTo(q.request, 0, false);
+        q.write(m, 'fake');
+        return 0;
+      }),
+    );
     await h.serve(makeQuery('async.example.org', 'A'));
     expect(lines).toEqual(['[INFO] async.example.org. NOERROR']);
   });
@@ -182,13 +227,16 @@ describe('log: handler (setup + fake next)', () => {
   });
 
   it('flags of the written reply', async () => {
-    const h = build('log . {>rflags}', new FakeNext((q) => {
-      const m = replyTo(q.request);
-      setFlag(m, Flag.RA, true);
-      setFlag(m, Flag.AD, true);
-      q.write(m, 'fake');
-      return 0;
-    }));
+    const h = build(
+      'log . {>rflags}',
+      new FakeNext((q) => {
+        const m = replyTo(q.request);
+        setFlag(m, Flag.RA, true);
+        setFlag(m, Flag.AD, true);
+        q.write(m, 'fake');
+        return 0;
+      }),
+    );
     await h.serve(makeQuery('x.example.org', 'A', { cd: true }));
     expect(lines).toEqual(['[INFO] qr,rd,ra,ad,cd']);
   });
@@ -203,7 +251,11 @@ describe('log: handler (setup + fake next)', () => {
   it('{common} inside a custom format is expanded', async () => {
     const h = build('log . "pre {common} post"', scripted());
     await h.serve(makeQuery('success.example.org', 'A', { id: 5 }));
-    expect(lines[0]).toMatch(new RegExp(`^\\[INFO\\] pre 10\\.244\\.2\\.7:40000 - 5 "A IN success\\.example\\.org\\. udp \\d+ false 512" NOERROR qr,aa,rd \\d+ ${DURATION} post$`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^\\[INFO\\] pre 10\\.244\\.2\\.7:40000 - 5 "A IN success\\.example\\.org\\. udp \\d+ false 512" NOERROR qr,aa,rd \\d+ ${DURATION} post$`,
+      ),
+    );
   });
 
   it('{>bufsize}: 512 without EDNS, the EDNS size (min 512), 65535 for TCP; {>do}', async () => {
@@ -213,7 +265,13 @@ describe('log: handler (setup + fake next)', () => {
     await h.serve(makeQuery('empty.example.org', 'A', { edns: 100 }));
     await h.serve(makeQuery('empty.example.org', 'A', { transport: { proto: 'tcp' } }));
     await h.serve(makeQuery('empty.example.org', 'A', { edns: 1232, transport: { proto: 'tcp' } }));
-    expect(lines).toEqual(['[INFO] udp 512 false', '[INFO] udp 1232 true', '[INFO] udp 512 false', '[INFO] tcp 65535 false', '[INFO] tcp 65535 false']);
+    expect(lines).toEqual([
+      '[INFO] udp 512 false',
+      '[INFO] udp 1232 true',
+      '[INFO] udp 512 false',
+      '[INFO] tcp 65535 false',
+      '[INFO] tcp 65535 false',
+    ]);
   });
 
   it('one argument is a NAME: `log {combined}` logs nothing for normal names', async () => {
@@ -225,7 +283,9 @@ describe('log: handler (setup + fake next)', () => {
     // The rule is for the zone `{combined}.` with the default format.
     await h.serve(makeQuery('success.{combined}', 'A'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\[INFO\] 10\.244\.2\.7:40000 - \d+ "A IN success\.\{combined\}\. udp \d+ false 512" NOERROR /);
+    expect(lines[0]).toMatch(
+      /^\[INFO\] 10\.244\.2\.7:40000 - \d+ "A IN success\.\{combined\}\. udp \d+ false 512" NOERROR /,
+    );
   });
 
   it('one plain argument is a zone with the default format', async () => {
@@ -241,7 +301,10 @@ describe('log: handler (setup + fake next)', () => {
     await h.serve(makeQuery('success.example.org', 'A'));
     await h.serve(makeQuery('success.example.net', 'A'));
     await h.serve(makeQuery('success.example.com', 'A'));
-    expect(lines.map((l) => l.replace(/^.*"A IN (\S+) .*$/, '$1'))).toEqual(['success.example.org.', 'success.example.net.']);
+    expect(lines.map((l) => l.replace(/^.*"A IN (\S+) .*$/, '$1'))).toEqual([
+      'success.example.org.',
+      'success.example.net.',
+    ]);
   });
 
   it('names + format: the last argument containing { is the format', async () => {
@@ -253,10 +316,13 @@ describe('log: handler (setup + fake next)', () => {
   });
 
   it('the zone itself matches; a name that only shares a suffix string does not', async () => {
-    const h = build('log example.org "{name}"', new FakeNext((q) => {
-      q.write(replyTo(q.request), 'f');
-      return 0;
-    }));
+    const h = build(
+      'log example.org "{name}"',
+      new FakeNext((q) => {
+        q.write(replyTo(q.request), 'f');
+        return 0;
+      }),
+    );
     await h.serve(makeQuery('Example.org', 'A'));
     await h.serve(makeQuery('badexample.org', 'A'));
     await h.serve(makeQuery('org', 'A'));
@@ -264,10 +330,13 @@ describe('log: handler (setup + fake next)', () => {
   });
 
   it('a CIDR name covers every reverse zone it expands to', async () => {
-    const h = build('log 10.0.0.0/20 "{name}"', new FakeNext((q) => {
-      q.write(replyTo(q.request), 'f');
-      return 0;
-    }));
+    const h = build(
+      'log 10.0.0.0/20 "{name}"',
+      new FakeNext((q) => {
+        q.write(replyTo(q.request), 'f');
+        return 0;
+      }),
+    );
     await h.serve(makeQuery('1.0.0.10.in-addr.arpa', 'PTR'));
     await h.serve(makeQuery('1.15.0.10.in-addr.arpa', 'PTR'));
     await h.serve(makeQuery('1.16.0.10.in-addr.arpa', 'PTR'));
@@ -275,11 +344,18 @@ describe('log: handler (setup + fake next)', () => {
   });
 
   it('first matching rule wins; only one line per query', async () => {
-    const h = build('log sub.example.org "first {name}"\nlog example.org "second {name}"\nlog . "third {name}"', scripted());
+    const h = build(
+      'log sub.example.org "first {name}"\nlog example.org "second {name}"\nlog . "third {name}"',
+      scripted(),
+    );
     await h.serve(makeQuery('success.sub.example.org', 'A'));
     await h.serve(makeQuery('success.example.org', 'A'));
     await h.serve(makeQuery('success.example.com', 'A'));
-    expect(lines).toEqual(['[INFO] first success.sub.example.org.', '[INFO] second success.example.org.', '[INFO] third success.example.com.']);
+    expect(lines).toEqual([
+      '[INFO] first success.sub.example.org.',
+      '[INFO] second success.example.org.',
+      '[INFO] third success.example.com.',
+    ]);
   });
 
   it('the first rule wins even if its class filter drops the line', async () => {
@@ -308,27 +384,51 @@ describe('log: handler (setup + fake next)', () => {
   it('classes from several class lines are OR-ed', async () => {
     const h = build('log . "{name}" {\n class success\n class error\n}', scripted());
     for (const k of all) await h.serve(makeQuery(`${k}.example.org`, 'A'));
-    expect(lines.map((l) => l.slice(7).split('.')[0])).toEqual(['success', 'empty', 'servfail', 'refused', 'nxanswer', 'nowrite']);
+    expect(lines.map((l) => l.slice(7).split('.')[0])).toEqual([
+      'success',
+      'empty',
+      'servfail',
+      'refused',
+      'nxanswer',
+      'nowrite',
+    ]);
   });
 
   it('{/log/class} without a class filter', async () => {
     const h = build('log . "{/log/class}"', scripted());
     for (const k of all) await h.serve(makeQuery(`${k}.example.org`, 'A'));
-    expect(lines).toEqual(['success', 'denial', 'denial', 'success', 'error', 'error', 'error', 'error'].map((c) => `[INFO] ${c}`));
+    expect(lines).toEqual(
+      ['success', 'denial', 'denial', 'success', 'error', 'error', 'error', 'error'].map((c) => `[INFO] ${c}`),
+    );
   });
 
   it('{/log/type} from the written reply', async () => {
     const h = build('log . "{/log/type}"', scripted());
     for (const k of all) await h.serve(makeQuery(`${k}.example.org`, 'A'));
-    const deleg = build('log . "{/log/type}"', new FakeNext((q) => {
-      const m = replyTo(q.request);
-      m.authorities = [{ name: 'sub.example.org', type: 'NS', class: 'IN', ttl: 60, data: 'ns.sub.example.org' }];
-      q.write(m, 'fake');
-      return 0;
-    }));
+    const deleg = build(
+      'log . "{/log/type}"',
+      new FakeNext((q) => {
+        const m = replyTo(q.request);
+        m.authorities = [{ name: 'sub.example.org', type: 'NS', class: 'IN', ttl: 60, data: 'ns.sub.example.org' }];
+        q.write(m, 'fake');
+        return 0;
+      }),
+    );
     await deleg.serve(makeQuery('a.sub.example.org', 'A'));
     // nowrite: CoreDNS types the bare SERVFAIL the server sends (SERVERERROR).
-    expect(lines).toEqual(['NOERROR', 'NXDOMAIN', 'NODATA', 'NOERROR', 'SERVERERROR', 'OTHERERROR', 'OTHERERROR', 'SERVERERROR', 'DELEGATION'].map((t) => `[INFO] ${t}`));
+    expect(lines).toEqual(
+      [
+        'NOERROR',
+        'NXDOMAIN',
+        'NODATA',
+        'NOERROR',
+        'SERVERERROR',
+        'OTHERERROR',
+        'OTHERERROR',
+        'SERVERERROR',
+        'DELEGATION',
+      ].map((t) => `[INFO] ${t}`),
+    );
   });
 
   it('no next plugin: SERVFAIL', async () => {
@@ -358,7 +458,15 @@ describe('log: setup errors', () => {
   });
 
   it('accepted forms', () => {
-    for (const text of ['log', 'log .', 'log . {common}', 'log a.org b.org', 'log {\n class all\n}', 'log {\n class success denial error\n json\n}', 'log 10.0.0.0/24 "{name}"']) {
+    for (const text of [
+      'log',
+      'log .',
+      'log . {common}',
+      'log a.org b.org',
+      'log {\n class all\n}',
+      'log {\n class success denial error\n json\n}',
+      'log 10.0.0.0/24 "{name}"',
+    ]) {
       expect(typeof factoryOf(log.setup(dispenserFor(text, 'log'), setupContext())), text).toBe('function');
     }
   });
@@ -372,29 +480,42 @@ describe('log: end to end (in-process server)', () => {
       const { reply, localPort } = await udpExchangeFrom(srv.port, packet);
       const line = srv.logs.find((l) => l.startsWith('[INFO] 127.0.0.1:'));
       expect(line, srv.logs.join('\n')).toBeDefined();
-      expect(line).toMatch(new RegExp(`^${esc(`[INFO] 127.0.0.1:${localPort} - 4321 "A IN who.example.org. udp ${packet.length} false 512" NOERROR qr,aa,rd ${reply.length} `)}${DURATION}$`));
+      expect(line).toMatch(
+        new RegExp(
+          `^${esc(`[INFO] 127.0.0.1:${localPort} - 4321 "A IN who.example.org. udp ${packet.length} false 512" NOERROR qr,aa,rd ${reply.length} `)}${DURATION}$`,
+        ),
+      );
     } finally {
       await srv.stop();
     }
   });
 
   it('TCP: proto tcp and bufsize 65535; EDNS over UDP: its size and DO', async () => {
-    const srv = await startServer('. {\n log . "{proto} {>bufsize} {>do} {type} {rcode} {/log/type} {/log/class}"\n whoami\n}\n');
+    const srv = await startServer(
+      '. {\n log . "{proto} {>bufsize} {>do} {type} {rcode} {/log/type} {/log/class}"\n whoami\n}\n',
+    );
     try {
       await tcpQueries(srv.port, [encodeQuery('a.example.org', 'MX')]);
       await udpExchange(srv.port, encodeQuery('a.example.org', 'TXT', { edns: 1232, do: true }));
-      expect(srv.logs.filter((l) => /^\[INFO\] (udp|tcp) /.test(l))).toEqual(['[INFO] tcp 65535 false MX NOERROR NOERROR success', '[INFO] udp 1232 true TXT NOERROR NOERROR success']);
+      expect(srv.logs.filter((l) => /^\[INFO\] (udp|tcp) /.test(l))).toEqual([
+        '[INFO] tcp 65535 false MX NOERROR NOERROR success',
+        '[INFO] udp 1232 true TXT NOERROR NOERROR success',
+      ]);
     } finally {
       await srv.stop();
     }
   });
 
   it('server-written reply (chain returned SERVFAIL without writing): SERVFAIL qr,rd SIZE, class error', async () => {
-    const srv = await startServer('. {\n log . "Q {name} {rcode} {>rflags} {rsize} {/log/class}"\n forward . 127.0.0.1:9 {\n  expire 1s\n }\n}\n');
+    const srv = await startServer(
+      '. {\n log . "Q {name} {rcode} {>rflags} {rsize} {/log/class}"\n forward . 127.0.0.1:9 {\n  expire 1s\n }\n}\n',
+    );
     try {
       const m = decode(await udpExchange(srv.port, encodeQuery('fail.example.org', 'A'), 15000));
       expect(rcode(m)).toBe(2);
-      expect(srv.logs.filter((l) => l.startsWith('[INFO] Q '))).toEqual(['[INFO] Q fail.example.org. SERVFAIL qr,rd 34 error']);
+      expect(srv.logs.filter((l) => l.startsWith('[INFO] Q '))).toEqual([
+        '[INFO] Q fail.example.org. SERVFAIL qr,rd 34 error',
+      ]);
     } finally {
       await srv.stop();
     }
@@ -426,8 +547,17 @@ describe('log: json (spawned bin/clusterdns)', () => {
       const line = await s.waitFor(/"name":"json\.example\.org\."/);
       const obj = JSON.parse(line) as Record<string, unknown>;
       expect(obj).toMatchObject({
-        remote: '127.0.0.1', id: 777, type: 28, name: 'json.example.org.', proto: 'udp', do: false, bufsize: 512,
-        rcode: 0, rflags: 'qr,aa,rd', rsize: reply.length, class: 'success',
+        remote: '127.0.0.1',
+        id: 777,
+        type: 28,
+        name: 'json.example.org.',
+        proto: 'udp',
+        do: false,
+        bufsize: 512,
+        rcode: 0,
+        rflags: 'qr,aa,rd',
+        rsize: reply.length,
+        class: 'success',
       });
       expect(typeof obj.port).toBe('number');
       expect(typeof obj.duration).toBe('number');

@@ -17,7 +17,10 @@ function hostPort(addr: string, port: number): string {
 export class LoopHandler implements Handler {
   readonly name = 'loop';
 
-  constructor(readonly state: LoopState, readonly next: Handler | null) {}
+  constructor(
+    readonly state: LoopState,
+    readonly next: Handler | null,
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     if (q.qtype === Qtype.HINFO && !this.state.disabled && q.lname === this.state.qname) {

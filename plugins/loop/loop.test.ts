@@ -28,7 +28,10 @@ async function listener(onProbe: (pkt: Buffer, reply: (b: Buffer) => void) => vo
   return port;
 }
 
-async function setup(port: number, zones = ['example.org.']): Promise<{ h: LoopHandler; ctx: TestContext; next: FakeNext }> {
+async function setup(
+  port: number,
+  zones = ['example.org.'],
+): Promise<{ h: LoopHandler; ctx: TestContext; next: FakeNext }> {
   const ctx = setupContext({ zones, port });
   const f = await loop.setup(dispenserFor('loop', 'loop'), ctx);
   const next = new FakeNext(() => 5);
@@ -40,7 +43,13 @@ async function setup(port: number, zones = ['example.org.']): Promise<{ h: LoopH
 function queryFrom(pkt: Buffer): Query {
   const p = parseRequest(pkt);
   if (p.kind !== 'query') throw new Error('bad probe');
-  return new Query(pkt, p.req, { ...TEST_TRANSPORT, remoteAddress: '127.0.0.1', remotePort: 5353, localAddress: '127.0.0.1', localPort: 53 });
+  return new Query(pkt, p.req, {
+    ...TEST_TRANSPORT,
+    remoteAddress: '127.0.0.1',
+    remotePort: 5353,
+    localAddress: '127.0.0.1',
+    localPort: 53,
+  });
 }
 
 describe('loop', () => {
@@ -68,8 +77,12 @@ describe('loop', () => {
   it('a probe seen a third time logs the FATAL line and exits with status 1', async () => {
     const exits: number[] = [];
     const prevExit = loopHooks.exit;
-    loopHooks.exit = (code) => { exits.push(code); };
-    cleanups.push(() => { loopHooks.exit = prevExit; });
+    loopHooks.exit = (code) => {
+      exits.push(code);
+    };
+    cleanups.push(() => {
+      loopHooks.exit = prevExit;
+    });
     const lines = captureLogs(cleanups).lines;
     let handler: Handler | null = null;
     const port = await listener((pkt) => {
@@ -81,7 +94,9 @@ describe('loop', () => {
     await ctx.start();
     await waitFor('the loop plugin to exit', () => exits.length > 0);
     expect(exits).toEqual([1]);
-    expect(lines).toContain(`[FATAL] plugin/loop: Loop (127.0.0.1:5353 -> 127.0.0.1:53) detected for zone "example.org.", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO ${h.state.qname}"`);
+    expect(lines).toContain(
+      `[FATAL] plugin/loop: Loop (127.0.0.1:5353 -> 127.0.0.1:53) detected for zone "example.org.", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO ${h.state.qname}"`,
+    );
     expect(next.calls).toBe(3); // everything is passed on
   });
 

@@ -35,7 +35,10 @@ export class LoopState {
   private timer: NodeJS.Timeout | null = null;
   private sock: dgram.Socket | null = null;
 
-  constructor(readonly zone: string, private readonly log: Logger) {
+  constructor(
+    readonly zone: string,
+    private readonly log: Logger,
+  ) {
     this.qname = `${random62()}.${random62()}.${zone === '.' ? '' : zone}`;
   }
 
@@ -55,7 +58,10 @@ export class LoopState {
 
   /** Log the fatal line and end the process (CoreDNS `log.Fatalf`). */
   fatal(from: string, to: string): void {
-    this.log.raw('FATAL', `plugin/loop: Loop (${from} -> ${to}) detected for zone "${this.zone}", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO ${this.qname}"`);
+    this.log.raw(
+      'FATAL',
+      `plugin/loop: Loop (${from} -> ${to}) detected for zone "${this.zone}", see https://coredns.io/plugins/loop#troubleshooting. Query: "HINFO ${this.qname}"`,
+    );
     loopHooks.exit(1);
   }
 

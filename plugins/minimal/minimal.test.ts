@@ -11,7 +11,13 @@ import type { Query } from '../../src/query.js';
 const A: Answer = { name: 'www.example.org', type: 'A', class: 'IN', ttl: 60, data: '192.0.2.1' };
 const NS: Answer = { name: 'example.org', type: 'NS', class: 'IN', ttl: 60, data: 'ns1.example.org' };
 const GLUE: Answer = { name: 'ns1.example.org', type: 'A', class: 'IN', ttl: 60, data: '192.0.2.53' };
-const SOA: Answer = { name: 'example.org', type: 'SOA', class: 'IN', ttl: 60, data: { mname: 'ns1.example.org', rname: 'h.example.org', serial: 1, refresh: 1, retry: 1, expire: 1, minimum: 30 } };
+const SOA: Answer = {
+  name: 'example.org',
+  type: 'SOA',
+  class: 'IN',
+  ttl: 60,
+  data: { mname: 'ns1.example.org', rname: 'h.example.org', serial: 1, refresh: 1, retry: 1, expire: 1, minimum: 30 },
+};
 const OPT = { type: 'OPT', name: '.', udpPayloadSize: 1232, flags: 0, options: [] } as unknown as Answer;
 
 /** Serve `q` through minimal in front of a plugin that writes `shape(reply)` (as a message or as wire bytes). */
@@ -30,46 +36,69 @@ function through(q: Query, shape: (m: Message) => void, wire = false): Message {
 }
 
 describe('minimal', () => {
-  it("setup takes no arguments", () => {
-    expect(configError(() => minimal.setup(dispenserFor('minimal x', 'minimal'), fakeSetupContext()), 'x').describe())
-      .toBe("plugin/minimal: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'x'");
+  it('setup takes no arguments', () => {
+    expect(
+      configError(() => minimal.setup(dispenserFor('minimal x', 'minimal'), fakeSetupContext()), 'x').describe(),
+    ).toBe(
+      "plugin/minimal: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'x'",
+    );
   });
 
   for (const wire of [false, true]) {
     const how = wire ? 'wire' : 'message';
     it(`drops authority and additional (OPT too) from a positive answer (${how})`, () => {
-      const m = through(makeQuery('www.example.org', 'A', { edns: 1232 }), (r) => {
-        r.answers = [A];
-        r.authorities = [NS];
-        r.additionals = [GLUE, OPT];
-      }, wire);
+      const m = through(
+        makeQuery('www.example.org', 'A', { edns: 1232 }),
+        (r) => {
+          r.answers = [A];
+          r.authorities = [NS];
+          r.additionals = [GLUE, OPT];
+        },
+        wire,
+      );
       expect(m.answers).toHaveLength(1);
       expect(m.authorities).toEqual([]);
       expect(m.additionals).toEqual([]);
     });
 
     it(`keeps denials, NODATA and referrals as written (${how})`, () => {
-      const nx = through(makeQuery('nx.example.org', 'A'), (r) => {
-        setRcode(r, 3);
-        r.authorities = [SOA];
-        r.additionals = [GLUE];
-      }, wire);
+      const nx = through(
+        makeQuery('nx.example.org', 'A'),
+        (r) => {
+          setRcode(r, 3);
+          r.authorities = [SOA];
+          r.additionals = [GLUE];
+        },
+        wire,
+      );
       expect(nx.authorities).toHaveLength(1);
       expect(nx.additionals).toHaveLength(1);
-      const nodata = through(makeQuery('www.example.org', 'MX'), (r) => {
-        r.authorities = [SOA];
-      }, wire);
+      const nodata = through(
+        makeQuery('www.example.org', 'MX'),
+        (r) => {
+          r.authorities = [SOA];
+        },
+        wire,
+      );
       expect(nodata.authorities).toHaveLength(1);
-      const referral = through(makeQuery('sub.example.org', 'A'), (r) => {
-        r.authorities = [NS];
-        r.additionals = [GLUE];
-      }, wire);
+      const referral = through(
+        makeQuery('sub.example.org', 'A'),
+        (r) => {
+          r.authorities = [NS];
+          r.additionals = [GLUE];
+        },
+        wire,
+      );
       expect(referral.authorities).toHaveLength(1);
       expect(referral.additionals).toHaveLength(1);
-      const servfail = through(makeQuery('www.example.org', 'A'), (r) => {
-        setRcode(r, 2);
-        r.additionals = [GLUE];
-      }, wire);
+      const servfail = through(
+        makeQuery('www.example.org', 'A'),
+        (r) => {
+          setRcode(r, 2);
+          r.additionals = [GLUE];
+        },
+        wire,
+      );
       expect(servfail.additionals).toHaveLength(1);
     });
   }

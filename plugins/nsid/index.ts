@@ -26,20 +26,28 @@ export function hasOption(options: Buffer, code: number): boolean {
 export class NsidHandler implements Handler {
   readonly name = 'nsid';
   private readonly data: Buffer;
-  constructor(data: string, private readonly next: Handler | null) {
+  constructor(
+    data: string,
+    private readonly next: Handler | null,
+  ) {
     this.data = Buffer.from(data, 'utf8');
   }
 
   serve(q: Query): number | Promise<number> {
     const edns = q.req.edns;
-    if (edns === null || edns.options.length === 0 || !hasOption(edns.options, NSID_CODE)) return nextOrFailure(this.name, this.next, q);
+    if (edns === null || edns.options.length === 0 || !hasOption(edns.options, NSID_CODE))
+      return nextOrFailure(this.name, this.next, q);
     const r = nextOrFailure(this.name, this.next, q);
     return typeof r === 'number' ? this.after(q, r) : r.then((rc) => this.after(q, rc));
   }
 
   private after(q: Query, rc: number): number {
     const reply = q.reply;
-    if (reply !== null) reply.ednsOptions = [...(reply.ednsOptions ?? []).filter((o) => o.code !== NSID_CODE), { code: NSID_CODE, data: this.data }];
+    if (reply !== null)
+      reply.ednsOptions = [
+        ...(reply.ednsOptions ?? []).filter((o) => o.code !== NSID_CODE),
+        { code: NSID_CODE, data: this.data },
+      ];
     return rc;
   }
 }

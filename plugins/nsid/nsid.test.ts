@@ -8,12 +8,19 @@ import { handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
 
-interface Opt { udpPayloadSize: number; flags: number; options: { code: number; data: Buffer }[] }
+interface Opt {
+  udpPayloadSize: number;
+  flags: number;
+  options: { code: number; data: Buffer }[];
+}
 
-function build(text: string, next = new FakeNext((q) => {
-  q.write(replyTo(q.request), 'fake');
-  return 0;
-})): Handler {
+function build(
+  text: string,
+  next = new FakeNext((q) => {
+    q.write(replyTo(q.request), 'fake');
+    return 0;
+  }),
+): Handler {
   return handlerOf(nsid, text, next);
 }
 

@@ -66,7 +66,8 @@ export const pprof: PluginDef = {
         if (a.length > 1) throw d.argErr();
         blockRate = 1;
         if (a.length > 0) {
-          if (!/^[+-]?\d+$/.test(a[0]!) || !Number.isSafeInteger(Number(a[0]))) throw d.err(`property 'block' invalid integer value '${a[0]}'`);
+          if (!/^[+-]?\d+$/.test(a[0]!) || !Number.isSafeInteger(Number(a[0])))
+            throw d.err(`property 'block' invalid integer value '${a[0]}'`);
           blockRate = Number(a[0]);
         }
       }
@@ -82,7 +83,11 @@ export const pprof: PluginDef = {
       });
       return null;
     }
-    const server = ctx.shared(`pprof:${addr}`, () => new PprofServer(host, portNum, ctx.process.queryThread), (s) => s.close());
+    const server = ctx.shared(
+      `pprof:${addr}`,
+      () => new PprofServer(host, portNum, ctx.process.queryThread),
+      (s) => s.close(),
+    );
     ctx.onStartup(async () => {
       try {
         await server.listen();

@@ -18,18 +18,38 @@ function setupErr(text: string): string {
 
 describe('pprof setup', () => {
   it('rejects what CoreDNS rejects', () => {
-    expect(setupErr('pprof a b')).toBe("plugin/pprof: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'b'");
-    expect(setupErr('pprof 6053')).toBe('plugin/pprof: Corefile:1 - Error during parsing: address 6053: missing port in address');
-    expect(setupErr('pprof a:b:c')).toBe('plugin/pprof: Corefile:1 - Error during parsing: address a:b:c: too many colons in address');
-    expect(setupErr('pprof [::1]')).toBe('plugin/pprof: Corefile:1 - Error during parsing: address [::1]: missing port in address');
-    expect(setupErr('pprof\npprof')).toBe('plugin/pprof: Corefile:2 - Error during parsing: this plugin can only be used once per Server Block');
-    expect(setupErr('pprof :0 {\n block x\n}')).toBe("plugin/pprof: Corefile:2 - Error during parsing: property 'block' invalid integer value 'x'");
-    expect(setupErr('pprof :0 {\n block 1 2\n}')).toBe("plugin/pprof: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '2'");
-    expect(setupErr('pprof :0 {\n foo\n}')).toBe("plugin/pprof: Corefile:2 - Error during parsing: unknown property 'foo'");
+    expect(setupErr('pprof a b')).toBe(
+      "plugin/pprof: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'b'",
+    );
+    expect(setupErr('pprof 6053')).toBe(
+      'plugin/pprof: Corefile:1 - Error during parsing: address 6053: missing port in address',
+    );
+    expect(setupErr('pprof a:b:c')).toBe(
+      'plugin/pprof: Corefile:1 - Error during parsing: address a:b:c: too many colons in address',
+    );
+    expect(setupErr('pprof [::1]')).toBe(
+      'plugin/pprof: Corefile:1 - Error during parsing: address [::1]: missing port in address',
+    );
+    expect(setupErr('pprof\npprof')).toBe(
+      'plugin/pprof: Corefile:2 - Error during parsing: this plugin can only be used once per Server Block',
+    );
+    expect(setupErr('pprof :0 {\n block x\n}')).toBe(
+      "plugin/pprof: Corefile:2 - Error during parsing: property 'block' invalid integer value 'x'",
+    );
+    expect(setupErr('pprof :0 {\n block 1 2\n}')).toBe(
+      "plugin/pprof: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '2'",
+    );
+    expect(setupErr('pprof :0 {\n foo\n}')).toBe(
+      "plugin/pprof: Corefile:2 - Error during parsing: unknown property 'foo'",
+    );
   });
 });
 
-interface Got { status: number; headers: http.IncomingHttpHeaders; body: Buffer }
+interface Got {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
 
 /** GET, reading at most `limit` bytes of the body. */
 function get(port: number, path: string, limit = Infinity): Promise<Got> {
@@ -111,7 +131,7 @@ describe('pprof side server', () => {
 });
 
 describe('pprof listen errors', () => {
-  it('a port in use fails the start with Go\'s wording', async () => {
+  it("a port in use fails the start with Go's wording", async () => {
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const busy = (blocker.address() as net.AddressInfo).port;
@@ -119,7 +139,9 @@ describe('pprof listen errors', () => {
       const s = await spawnServer(`. {\n  pprof 127.0.0.1:${busy}\n  whoami\n}\n`);
       const code = await s.exited;
       expect(code).not.toBe(0);
-      expect(s.output.join('\n')).toContain(`[ERROR] plugin/pprof: Failed to start pprof handler: listen tcp 127.0.0.1:${busy}: bind: address already in use`);
+      expect(s.output.join('\n')).toContain(
+        `[ERROR] plugin/pprof: Failed to start pprof handler: listen tcp 127.0.0.1:${busy}: bind: address already in use`,
+      );
     } finally {
       blocker.close();
     }

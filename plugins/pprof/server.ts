@@ -17,7 +17,12 @@ const TIMEOUT_MS = 5000;
 /** Go's net/http/pprof serveError. */
 function serveError(res: http.ServerResponse, status: number, text: string): void {
   const body = `${text}\n`;
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Go-Pprof': '1', 'X-Content-Type-Options': 'nosniff', 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'X-Go-Pprof': '1',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Length': Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -26,14 +31,28 @@ function escapeHtml(s: string): string {
 }
 
 const PROFILES: readonly { name: string; href: string; what: string }[] = [
-  { name: 'cmdline', href: 'cmdline', what: 'The command line invocation of the current program (arguments separated by NUL bytes).' },
-  { name: 'heap', href: 'heap', what: 'A V8 heap snapshot of the live objects (.heapsnapshot JSON; open it in Chrome DevTools, Memory tab). Add gc=1 to collect garbage first.' },
-  { name: 'profile', href: 'profile', what: 'CPU profile (.cpuprofile JSON from the V8 inspector; open it in Chrome DevTools or speedscope). Set the seconds GET parameter to 1-4 (the server\'s 5 s write timeout, as CoreDNS).' },
+  {
+    name: 'cmdline',
+    href: 'cmdline',
+    what: 'The command line invocation of the current program (arguments separated by NUL bytes).',
+  },
+  {
+    name: 'heap',
+    href: 'heap',
+    what: 'A V8 heap snapshot of the live objects (.heapsnapshot JSON; open it in Chrome DevTools, Memory tab). Add gc=1 to collect garbage first.',
+  },
+  {
+    name: 'profile',
+    href: 'profile',
+    what: "CPU profile (.cpuprofile JSON from the V8 inspector; open it in Chrome DevTools or speedscope). Set the seconds GET parameter to 1-4 (the server's 5 s write timeout, as CoreDNS).",
+  },
 ];
 
 function indexPage(): string {
   const rows = PROFILES.map((p) => `<tr><td></td><td><a href='${p.href}'>${p.name}</a></td></tr>`).join('\n');
-  const desc = PROFILES.map((p) => `<li><div class=profile-name>${p.name}: </div> ${escapeHtml(p.what)}</li>`).join('\n');
+  const desc = PROFILES.map((p) => `<li><div class=profile-name>${p.name}: </div> ${escapeHtml(p.what)}</li>`).join(
+    '\n',
+  );
   return `<html>
 <head>
 <title>${PATH}/</title>
@@ -73,7 +92,11 @@ export class PprofServer {
   private profiling = false;
 
   /** `queryThread` (ProcessInfo.queryThread): `listen` does nothing, the main thread's server answers. */
-  constructor(readonly host: string, readonly port: number, private readonly queryThread = false) {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    private readonly queryThread = false,
+  ) {
     this.http = nodeHttp.createServer((req, res) => void this.serve(req, res));
     this.http.requestTimeout = TIMEOUT_MS;
     this.http.keepAliveTimeout = TIMEOUT_MS;

@@ -13,7 +13,8 @@ type Series = readonly [server: string, zone: string, name: string];
 
 function seriesOf(block: BlockInfo): Series[] {
   const out: Series[] = [];
-  for (const server of block.servers) for (const zone of block.zones) for (const name of block.handlerPlugins) out.push([server, zone, name]);
+  for (const server of block.servers)
+    for (const zone of block.zones) for (const name of block.handlerPlugins) out.push([server, zone, name]);
   return out;
 }
 

@@ -21,7 +21,10 @@ function bareReplySize(q: Query): number {
 
 export class MetricsHandler implements Handler {
   readonly name = 'prometheus';
-  constructor(private readonly zones: readonly string[], private readonly next: Handler | null) {}
+  constructor(
+    private readonly zones: readonly string[],
+    private readonly next: Handler | null,
+  ) {}
 
   serve(q: Query): RcodeT | Promise<RcodeT> {
     const t0 = performance.now();

@@ -23,7 +23,11 @@ export const prometheus: PluginDef = {
   options: PROMETHEUS_OPTIONS,
   setup(d, ctx) {
     const cfg = parsePrometheus(d);
-    const server = ctx.shared(`prometheus:${cfg.address}`, () => new MetricsServer(cfg.address, ctx.process.queryThread), (s) => s.stop());
+    const server = ctx.shared(
+      `prometheus:${cfg.address}`,
+      () => new MetricsServer(cfg.address, ctx.process.queryThread),
+      (s) => s.stop(),
+    );
     const enabled = ctx.shared('prometheus:enabled', () => new EnabledSeries());
     // TLS settings of a reload apply when the new instance serves (a failed reload keeps the old ones).
     let tls: Awaited<ReturnType<typeof loadWebConfig>> | null = null;

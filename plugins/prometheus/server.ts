@@ -33,7 +33,12 @@ export async function metricsHandler(req: http.IncomingMessage, res: http.Server
   const accept = req.headers['accept-encoding'] ?? '';
   if (/\bgzip\b/.test(Array.isArray(accept) ? accept.join(',') : accept)) {
     const gz = gzipSync(body);
-    res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Encoding': 'gzip', 'Content-Length': gz.length, Vary: 'Accept-Encoding' });
+    res.writeHead(200, {
+      'Content-Type': registry.contentType,
+      'Content-Encoding': 'gzip',
+      'Content-Length': gz.length,
+      Vary: 'Accept-Encoding',
+    });
     res.end(gz);
     return;
   }
@@ -44,7 +49,10 @@ export async function metricsHandler(req: http.IncomingMessage, res: http.Server
 export class MetricsServer {
   readonly listener: SideListener;
 
-  constructor(readonly address: string, queryThread = false) {
+  constructor(
+    readonly address: string,
+    queryThread = false,
+  ) {
     this.listener = new SideListener(address, queryThread);
     this.listener.handler = (req, res) => void metricsHandler(req, res);
   }

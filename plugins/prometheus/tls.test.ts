@@ -41,7 +41,10 @@ function httpsGet(port: number, o: { cert?: Buffer; key?: Buffer } = {}): Promis
 async function serve(address: string, tlsFile: string): Promise<void> {
   const shared = new SharedResources();
   const inst = new TestInstance({ shared });
-  await prometheus.setup(dispenserFor(`prometheus ${address} {\n tls ${tlsFile}\n}`, 'prometheus'), inst.context('prometheus'));
+  await prometheus.setup(
+    dispenserFor(`prometheus ${address} {\n tls ${tlsFile}\n}`, 'prometheus'),
+    inst.context('prometheus'),
+  );
   await inst.run('startup');
   await inst.run('serving');
   cleanups.push(() => inst.release());
@@ -50,7 +53,9 @@ async function serve(address: string, tlsFile: string): Promise<void> {
 describe('prometheus tls', () => {
   it('serves /metrics over TLS with the web-config certificate', async () => {
     const port = await freePort();
-    const file = webConfig(`tls_server_config:\n  cert_file: ${join(testdata, 'server.crt')}\n  key_file: ${join(testdata, 'server.key')}\n`);
+    const file = webConfig(
+      `tls_server_config:\n  cert_file: ${join(testdata, 'server.crt')}\n  key_file: ${join(testdata, 'server.key')}\n`,
+    );
     await serve(`127.0.0.1:${port}`, file);
     const r = await httpsGet(port);
     expect(r.status).toBe(200);
@@ -62,11 +67,16 @@ describe('prometheus tls', () => {
   it('requires a client certificate signed by client_ca_file with RequireAndVerifyClientCert', async () => {
     const port = await freePort();
     // Relative file names resolve against the config file's directory.
-    const file = webConfig('tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n  client_auth_type: RequireAndVerifyClientCert\n  min_version: TLS12\n');
+    const file = webConfig(
+      'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n  client_auth_type: RequireAndVerifyClientCert\n  min_version: TLS12\n',
+    );
     for (const f of ['server.crt', 'server.key', 'ca.crt']) copyFileSync(join(testdata, f), join(dirname(file), f));
     await serve(`127.0.0.1:${port}`, file);
     await expect(httpsGet(port)).rejects.toThrow();
-    const r = await httpsGet(port, { cert: readFileSync(join(testdata, 'client.crt')), key: readFileSync(join(testdata, 'client.key')) });
+    const r = await httpsGet(port, {
+      cert: readFileSync(join(testdata, 'client.crt')),
+      key: readFileSync(join(testdata, 'client.key')),
+    });
     expect(r.status).toBe(200);
   });
 
@@ -76,8 +86,14 @@ describe('prometheus tls', () => {
       ['tls_server_config:\n  key_file: x.key\n', 'missing cert_file'],
       ['tls_server_config:\n  cert_file: x.crt\n', 'missing key_file'],
       ['tls_server_config:\n  cert_file: /nonexistent/x.crt\n  key_file: x.key\n', 'ENOENT'],
-      [`tls_server_config:\n  cert_file: ${join(testdata, 'server.crt')}\n  key_file: ${join(testdata, 'server.key')}\n  client_auth_type: Sometimes\n`, 'invalid ClientAuth "Sometimes"'],
-      [`tls_server_config:\n  cert_file: ${join(testdata, 'server.crt')}\n  key_file: ${join(testdata, 'server.key')}\n  min_version: TLS99\n`, 'unknown TLS version: TLS99'],
+      [
+        `tls_server_config:\n  cert_file: ${join(testdata, 'server.crt')}\n  key_file: ${join(testdata, 'server.key')}\n  client_auth_type: Sometimes\n`,
+        'invalid ClientAuth "Sometimes"',
+      ],
+      [
+        `tls_server_config:\n  cert_file: ${join(testdata, 'server.crt')}\n  key_file: ${join(testdata, 'server.key')}\n  min_version: TLS99\n`,
+        'unknown TLS version: TLS99',
+      ],
       ['tls_server_config: [\n', 'parsing web config'],
       ['surprise: 1\n', 'unknown field "surprise"'],
     ];
@@ -97,9 +113,14 @@ describe('prometheus tls', () => {
     await plain.run('serving');
     expect((await httpRequest(port, '/metrics')).status).toBe(200);
 
-    const file = webConfig(`tls_server_config:\n  cert_file: ${join(testdata, 'server.crt')}\n  key_file: ${join(testdata, 'server.key')}\n`);
+    const file = webConfig(
+      `tls_server_config:\n  cert_file: ${join(testdata, 'server.crt')}\n  key_file: ${join(testdata, 'server.key')}\n`,
+    );
     const secure = new TestInstance({ shared });
-    await prometheus.setup(dispenserFor(`prometheus 127.0.0.1:${port} {\n tls ${file}\n}`, 'prometheus'), secure.context('prometheus'));
+    await prometheus.setup(
+      dispenserFor(`prometheus 127.0.0.1:${port} {\n tls ${file}\n}`, 'prometheus'),
+      secure.context('prometheus'),
+    );
     await secure.run('startup');
     expect((await httpRequest(port, '/metrics')).status).toBe(200); // not switched before serving
     await secure.run('serving');

@@ -31,7 +31,13 @@ const TLS_VERSIONS: Record<string, tls.SecureVersion> = {
   TLS13: 'TLSv1.3',
 };
 
-const AUTH_TYPES = new Set(['NoClientCert', 'RequestClientCert', 'RequireAnyClientCert', 'VerifyClientCertIfGiven', 'RequireAndVerifyClientCert']);
+const AUTH_TYPES = new Set([
+  'NoClientCert',
+  'RequestClientCert',
+  'RequireAnyClientCert',
+  'VerifyClientCertIfGiven',
+  'RequireAndVerifyClientCert',
+]);
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -57,13 +63,15 @@ export async function loadWebConfig(file: string): Promise<https.ServerOptions> 
   if (!isRecord(doc)) throw new Error(`parsing web config ${file}: not a mapping`);
   for (const key of Object.keys(doc)) {
     if (key === 'basic_auth_users') throw new Error(`web config ${file}: basic_auth_users is not supported`);
-    if (key !== 'tls_server_config' && key !== 'http_server_config') throw new Error(`web config ${file}: unknown field ${JSON.stringify(key)}`);
+    if (key !== 'tls_server_config' && key !== 'http_server_config')
+      throw new Error(`web config ${file}: unknown field ${JSON.stringify(key)}`);
   }
   const t = doc.tls_server_config;
   if (!isRecord(t)) throw new Error(`web config ${file}: tls_server_config is required`);
   const dir = path.dirname(file);
   const resolve = (p: string): string => (path.isAbsolute(p) ? p : path.join(dir, p));
-  if (str(t, 'cert') !== undefined || str(t, 'key') !== undefined) throw new Error(`web config ${file}: inline cert/key are not supported, use cert_file/key_file`);
+  if (str(t, 'cert') !== undefined || str(t, 'key') !== undefined)
+    throw new Error(`web config ${file}: inline cert/key are not supported, use cert_file/key_file`);
   const certFile = str(t, 'cert_file');
   const keyFile = str(t, 'key_file');
   if (certFile === undefined) throw new Error(`web config ${file}: missing cert_file`);
@@ -84,7 +92,10 @@ export async function loadWebConfig(file: string): Promise<https.ServerOptions> 
     opts.requestCert = true;
     opts.rejectUnauthorized = false;
   }
-  for (const [key, field] of [['min_version', 'minVersion'], ['max_version', 'maxVersion']] as const) {
+  for (const [key, field] of [
+    ['min_version', 'minVersion'],
+    ['max_version', 'maxVersion'],
+  ] as const) {
     const v = str(t, key);
     if (v === undefined) continue;
     const mapped = TLS_VERSIONS[v];

@@ -13,12 +13,14 @@ import { anyError, waitFor } from '../../test/helpers/wait.js';
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
   });
 }
 
@@ -27,7 +29,11 @@ async function ready(port: number): Promise<{ status: number; body: string }> {
   return waitFor('the /ready listener', () => get(port, '/ready'), { everyMs: 100, retry: anyError });
 }
 
-async function run(which: 'clusterdns' | 'coredns', corefile: string, readyPort: number): Promise<{ first: { status: number; body: string }; lines: string[] }> {
+async function run(
+  which: 'clusterdns' | 'coredns',
+  corefile: string,
+  readyPort: number,
+): Promise<{ first: { status: number; body: string }; lines: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), `ready-lines-${which}-`));
   writeFileSync(join(dir, 'Corefile'), corefile);
   const p = startLines(which, ['-conf', 'Corefile'], dir);

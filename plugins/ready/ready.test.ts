@@ -23,7 +23,11 @@ async function load(text: string, shared: SharedResources, core: FakeCore): Prom
 }
 
 /** A probe whose answer the test sets; counts how often it is asked. */
-function switchable(initial: true | string): { probe: () => true | string; set(v: true | string): void; calls: number } {
+function switchable(initial: true | string): {
+  probe: () => true | string;
+  set(v: true | string): void;
+  calls: number;
+} {
   let v = initial;
   const s = {
     calls: 0,
@@ -86,7 +90,10 @@ describe('ready endpoint', () => {
   });
 
   it('until-ready never asks a probe again once it answered ready; continuously always asks', async () => {
-    for (const [monitor, expected] of [['until-ready', [200, 200]], ['continuously', [200, 503]]] as const) {
+    for (const [monitor, expected] of [
+      ['until-ready', [200, 200]],
+      ['continuously', [200, 503]],
+    ] as const) {
       const port = await freePort();
       const shared = new SharedResources();
       const core = new FakeCore();
@@ -102,7 +109,7 @@ describe('ready endpoint', () => {
     }
   });
 
-  it('after a reload reports the new instance\'s probes (until-ready starts over)', async () => {
+  it("after a reload reports the new instance's probes (until-ready starts over)", async () => {
     const port = await freePort();
     const shared = new SharedResources();
     const core = new FakeCore();

@@ -46,7 +46,11 @@ export class ReadyServer {
    */
   serving = false;
 
-  constructor(readonly address: string, private readonly log: Logger, queryThread = false) {
+  constructor(
+    readonly address: string,
+    private readonly log: Logger,
+    queryThread = false,
+  ) {
     this.listener = new SideListener(address, queryThread);
     this.listener.handler = (req, res) => this.handle(req, res);
   }

@@ -13,7 +13,11 @@ export interface ReadyConfig {
 
 export const READY_OPTIONS = directive('ready', {
   args: { args: [listenAddr()], min: 0 },
-  options: [option('monitor', { args: [oneOf(['until-ready', 'continuously'], undefined, (v) => `monitor type '${v}' not supported`)] })],
+  options: [
+    option('monitor', {
+      args: [oneOf(['until-ready', 'continuously'], undefined, (v) => `monitor type '${v}' not supported`)],
+    }),
+  ],
 });
 
 /** The core rejects a second `ready` in a block; this reads the one occurrence. */

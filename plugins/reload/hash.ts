@@ -32,13 +32,20 @@ export function reloadHash(blocks: readonly ServerBlock[], mainFile: string): st
 }
 
 /** Parse Corefile text into the hashed form (no directive check). Throws ConfigError. */
-export function hashCorefileText(text: string, path: string, env: Record<string, string | undefined> = process.env): ConfigHash {
+export function hashCorefileText(
+  text: string,
+  path: string,
+  env: Record<string, string | undefined> = process.env,
+): ConfigHash {
   const { blocks, files } = parseCorefileWithFiles(text, path, { isDirective: () => true, env, warn: () => {} });
   return { hash: reloadHash(blocks, path), files };
 }
 
 /** Read, parse and hash the configuration at `path`. Throws (with a readable message) when it cannot. */
-export async function hashConfigFile(path: string, env: Record<string, string | undefined> = process.env): Promise<ConfigHash> {
+export async function hashConfigFile(
+  path: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<ConfigHash> {
   const text = await readFile(path, 'utf8');
   try {
     return hashCorefileText(text, path, env);

@@ -17,18 +17,27 @@ const SHA = /^\[INFO\] plugin\/reload: Running configuration SHA512 = ([0-9a-f]{
 
 async function metric(port: number, name: string): Promise<string | undefined> {
   const text = await new Promise<string>((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve(body));
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
   });
   return text.split('\n').find((l) => l.startsWith(`${name} `));
 }
 
 /** Start `which` on `first`, apply the edits, and return the lines from the first SHA line on. */
-async function reloadScenario(which: 'clusterdns' | 'coredns', dir: string, first: string, broken: string, fixed: string, metricsPort: number): Promise<{ lines: string[]; failed: (string | undefined)[] }> {
+async function reloadScenario(
+  which: 'clusterdns' | 'coredns',
+  dir: string,
+  first: string,
+  broken: string,
+  fixed: string,
+  metricsPort: number,
+): Promise<{ lines: string[]; failed: (string | undefined)[] }> {
   const path = join(dir, 'Corefile');
   writeFileSync(path, first);
   const p = startLines(which, ['-conf', 'Corefile'], dir);
@@ -80,8 +89,22 @@ describe('reload lines against CoreDNS 1.15.0', () => {
     const first = `.:${port} {\n    reload 2s 0\n    prometheus 127.0.0.1:${mport}\n    whoami\n}\n`;
     const broken = first.replace('whoami\n', 'whoami\n    x\n');
     const fixed = first.replace('whoami\n', 'whoami\n    log\n');
-    const ours = await reloadScenario('clusterdns', mkdtempSync(join(tmpdir(), 'reload-ours-')), first, broken, fixed, mport);
-    const theirs = await reloadScenario('coredns', mkdtempSync(join(tmpdir(), 'reload-coredns-')), first, broken, fixed, mport);
+    const ours = await reloadScenario(
+      'clusterdns',
+      mkdtempSync(join(tmpdir(), 'reload-ours-')),
+      first,
+      broken,
+      fixed,
+      mport,
+    );
+    const theirs = await reloadScenario(
+      'coredns',
+      mkdtempSync(join(tmpdir(), 'reload-coredns-')),
+      first,
+      broken,
+      fixed,
+      mport,
+    );
     const sha = (t: string) => hashCorefileText(t, 'Corefile').hash;
     const expected = (version: string, platform: string) => [
       `.:${port}`,

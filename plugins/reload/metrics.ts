@@ -8,7 +8,7 @@ export const reloadFailed = counter({
 
 export const reloadVersionInfo = gauge({
   name: 'coredns_reload_version_info',
-  help: 'A metric with a constant \'1\' value labeled by hash, and value which type of hash generated.',
+  help: "A metric with a constant '1' value labeled by hash, and value which type of hash generated.",
   labelNames: ['hash', 'value'] as const,
 });
 

@@ -23,7 +23,8 @@ function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'reload-test-'));
 }
 
-const failed = async (): Promise<number> => (await sampleValue('coredns_reload_failed_total', 'coredns_reload_failed_total')) ?? 0;
+const failed = async (): Promise<number> =>
+  (await sampleValue('coredns_reload_failed_total', 'coredns_reload_failed_total')) ?? 0;
 
 async function startedLoop(path: string, core: FakeCore): Promise<{ loop: ReloadLoop; logs: string[] }> {
   const logs = captureLogs(cleanups);
@@ -65,7 +66,9 @@ describe('configuration hash', () => {
     const dir = tempDir();
     await expect(hashConfigFile(join(dir, 'missing'))).rejects.toThrow('ENOENT');
     writeFileSync(join(dir, 'Corefile'), '.:1053 {\n  import nosuch.conf\n}\n');
-    await expect(hashConfigFile(join(dir, 'Corefile'))).rejects.toThrow(/Corefile:2 - Error during parsing: File to import not found: nosuch.conf/);
+    await expect(hashConfigFile(join(dir, 'Corefile'))).rejects.toThrow(
+      /Corefile:2 - Error during parsing: File to import not found: nosuch.conf/,
+    );
   });
 
   it('hashes a file with an unknown directive (as CoreDNS: the reload is attempted and fails there)', async () => {
@@ -93,8 +96,15 @@ describe('reload loop', () => {
     const second = (await hashConfigFile(path)).hash;
     await loop.check();
     expect(core.reloadReasons).toEqual(['reload plugin']);
-    expect(await sampleValue('coredns_reload_version_info', 'coredns_reload_version_info', { hash: 'sha512', value: second })).toBe(1);
-    expect(await sampleValue('coredns_reload_version_info', 'coredns_reload_version_info', { hash: 'sha512', value: first })).toBeUndefined();
+    expect(
+      await sampleValue('coredns_reload_version_info', 'coredns_reload_version_info', {
+        hash: 'sha512',
+        value: second,
+      }),
+    ).toBe(1);
+    expect(
+      await sampleValue('coredns_reload_version_info', 'coredns_reload_version_info', { hash: 'sha512', value: first }),
+    ).toBeUndefined();
   });
 
   it('detects a ConfigMap-style ..data symlink swap', async () => {
@@ -127,7 +137,9 @@ describe('reload loop', () => {
     core.reloadResults = [false];
     await loop.check();
     expect(await failed()).toBe(before + 1);
-    expect(logs.at(-1)).toBe('[ERROR] plugin/reload: Corefile changed but reload failed: starting with listener file descriptors: plugin/whoami: Corefile:3 - Error during parsing: broken');
+    expect(logs.at(-1)).toBe(
+      '[ERROR] plugin/reload: Corefile changed but reload failed: starting with listener file descriptors: plugin/whoami: Corefile:3 - Error during parsing: broken',
+    );
     await loop.check();
     expect(core.reloadReasons).toHaveLength(1);
     expect(await failed()).toBe(before + 1);
@@ -163,7 +175,9 @@ describe('reload loop', () => {
     const hash = loop.currentHash;
     writeFileSync(path, '.:1053 {\n    whoami\n    import nosuch.conf\n}\n');
     await loop.check();
-    expect(logs.at(-1)).toBe(`[WARNING] plugin/reload: Corefile parse failed: ${path}:3 - Error during parsing: File to import not found: nosuch.conf`);
+    expect(logs.at(-1)).toBe(
+      `[WARNING] plugin/reload: Corefile parse failed: ${path}:3 - Error during parsing: File to import not found: nosuch.conf`,
+    );
     expect(core.reloadReasons).toEqual([]);
     expect(loop.currentHash).toBe(hash);
   });

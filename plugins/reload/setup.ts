@@ -16,7 +16,11 @@ export interface ReloadConfig {
 export const RELOAD_OPTIONS = directive('reload', {
   args: {
     args: [
-      duration({ meta: 'INTERVAL', min: MIN_INTERVAL_MS, range: () => 'interval value must be greater or equal to 2s' }),
+      duration({
+        meta: 'INTERVAL',
+        min: MIN_INTERVAL_MS,
+        range: () => 'interval value must be greater or equal to 2s',
+      }),
       duration({ meta: 'JITTER' }),
     ],
     min: 0,
@@ -27,7 +31,8 @@ export function parseReload(d: Dispenser): ReloadConfig {
   d.next(); // 'reload'
   const occ = parseOccurrence(d, RELOAD_OPTIONS);
   const [intervalMs = DEFAULT_INTERVAL_MS, jitter = DEFAULT_JITTER_MS] = occ.directive.values as number[];
-  if (jitter !== 0 && jitter < MIN_JITTER_MS) throw occ.error(occ.directive, 'jitter value must be 0 or greater or equal to 1s');
+  if (jitter !== 0 && jitter < MIN_JITTER_MS)
+    throw occ.error(occ.directive, 'jitter value must be 0 or greater or equal to 1s');
   return { intervalMs, jitterMs: Math.min(jitter, intervalMs / 2) };
 }
 

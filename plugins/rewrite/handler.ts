@@ -11,7 +11,13 @@ import { encodeMessage } from '../../src/dns/encode.js';
 import { replyTo, type Message } from '../../src/dns/message.js';
 import { fqdn, isDomainName, toPacketName } from '../../src/dns/name.js';
 import type { Logger } from '../../src/log.js';
-import { LOOKUP_REFUSED, nextOrFailure, type Handler, type Rcode as RcodeT, type SelfLookup } from '../../src/plugin.js';
+import {
+  LOOKUP_REFUSED,
+  nextOrFailure,
+  type Handler,
+  type Rcode as RcodeT,
+  type SelfLookup,
+} from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { CnameResponseRule, packetOption, type ResponseRule } from './response.js';
 import type { Rule } from './rules/rule.js';
@@ -19,7 +25,6 @@ import { RewriteState, type EdnsOption } from './state.js';
 
 /** CoreDNS 1.15.0's limit on cname-rule lookups that re-enter the server. */
 export const MAX_CNAME_REWRITE_DEPTH = 8;
-
 
 export class RewriteHandler implements Handler {
   readonly name = 'rewrite';
@@ -68,7 +73,11 @@ export class RewriteHandler implements Handler {
     if (!revert) {
       // CoreDNS hands the client's writer on: the reply keeps the rewritten question.
       if (d.reply) {
-        if (st.ednsOptions !== null && d.req.edns !== null && !d.reply.peek().additionals.some((r) => r.type === 'OPT')) {
+        if (
+          st.ednsOptions !== null &&
+          d.req.edns !== null &&
+          !d.reply.peek().additionals.some((r) => r.type === 'OPT')
+        ) {
           const m = d.reply.message();
           this.echoOptions(m, st, d);
           writeExactCase(q, m, d.reply.plugin);
@@ -122,7 +131,13 @@ export class RewriteHandler implements Handler {
     for (let i = rules.length - 1; i >= 0; i--) rules[i]!.revertOption?.(reverted);
     const options = reverted.filter((o) => this.supported.has(o.code)).map((o) => packetOption(o.code, o.data));
     msg.additionals.push({
-      type: 'OPT', name: '.', udpPayloadSize: d.req.edns.udpSize, extendedRcode: 0, ednsVersion: 0, flags: d.req.edns.flags & 0xff00, options,
+      type: 'OPT',
+      name: '.',
+      udpPayloadSize: d.req.edns.udpSize,
+      extendedRcode: 0,
+      ednsVersion: 0,
+      flags: d.req.edns.flags & 0xff00,
+      options,
     } as unknown as Answer);
   }
 

@@ -21,8 +21,16 @@ const RULE_ARGS = { rest: str('ARG'), min: 0 } as const;
 export const REWRITE_OPTIONS = directive('rewrite', {
   args: { rest: str('ARG'), min: 0 },
   options: [
-    option('name', { ...RULE_ARGS, repeat: 'all', summary: '[exact|prefix|suffix|substring|regex] FROM TO [metadata] [answer …]' }),
-    option('answer', { ...RULE_ARGS, repeat: 'all', summary: 'auto | name FROM TO | value FROM TO (after a name rule)' }),
+    option('name', {
+      ...RULE_ARGS,
+      repeat: 'all',
+      summary: '[exact|prefix|suffix|substring|regex] FROM TO [metadata] [answer …]',
+    }),
+    option('answer', {
+      ...RULE_ARGS,
+      repeat: 'all',
+      summary: 'auto | name FROM TO | value FROM TO (after a name rule)',
+    }),
     option('type', { ...RULE_ARGS, repeat: 'all', summary: 'FROM TO' }),
     option('class', { ...RULE_ARGS, repeat: 'all', summary: 'FROM TO' }),
     option('edns0', { ...RULE_ARGS, repeat: 'all', summary: 'local|nsid|subnet set|append|replace|unset …' }),

@@ -126,7 +126,10 @@ export class ValueResponseRule implements ResponseRule {
 }
 
 export class TtlResponseRule implements ResponseRule {
-  constructor(private readonly min: number, private readonly max: number) {}
+  constructor(
+    private readonly min: number,
+    private readonly max: number,
+  ) {}
   record(_msg: Message, rr: Answer): void {
     // The OPT pseudo-record's TTL field holds EDNS flags, which the server rebuilds on the way out.
     if (isOpt(rr)) return;
@@ -148,7 +151,10 @@ function fullRcode(msg: Message): number {
 }
 
 export class RcodeResponseRule implements ResponseRule {
-  constructor(private readonly from: number, private readonly to: number) {}
+  constructor(
+    private readonly from: number,
+    private readonly to: number,
+  ) {}
   record(msg: Message): void {
     this.message(msg);
   }
@@ -166,7 +172,9 @@ export function packetOption(code: number, data: Buffer): { code: number; data?:
   wire.writeUInt16BE(code, 0);
   wire.writeUInt16BE(data.length, 2);
   data.copy(wire, 4);
-  return (dnsPacket as unknown as { option: { decode(b: Buffer): { code: number; data?: Buffer } } }).option.decode(wire);
+  return (dnsPacket as unknown as { option: { decode(b: Buffer): { code: number; data?: Buffer } } }).option.decode(
+    wire,
+  );
 }
 
 /** `revert` of an option the rule added: removed from the reply's OPT. */
@@ -186,7 +194,10 @@ export class EdnsRemoveResponseRule implements ResponseRule {
 
 /** `revert` of an option the rule replaced: the request's original value put back. */
 export class EdnsRestoreResponseRule implements ResponseRule {
-  constructor(private readonly code: number, private readonly data: Buffer) {}
+  constructor(
+    private readonly code: number,
+    private readonly data: Buffer,
+  ) {}
   record(msg: Message): void {
     const opt = optOf(msg);
     if (!opt?.options) return;

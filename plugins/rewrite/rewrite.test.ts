@@ -57,7 +57,18 @@ rewrite edns0 subnet set 24 56
 rewrite edns0 subnet unset
 rewrite cname regex (.*)\\.cdn\\.example\\.net\\. {1}.other.cdn.com.
 rewrite cname exact a. b.`);
-    expect(rules.map((r) => r.mode)).toEqual(['stop', 'stop', 'continue', 'stop', 'stop', 'stop', 'stop', 'stop', 'continue', ...new Array<string>(9).fill('stop')]);
+    expect(rules.map((r) => r.mode)).toEqual([
+      'stop',
+      'stop',
+      'continue',
+      'stop',
+      'stop',
+      'stop',
+      'stop',
+      'stop',
+      'continue',
+      ...new Array<string>(9).fill('stop'),
+    ]);
   });
 
   it.each([
@@ -67,15 +78,30 @@ rewrite cname exact a. b.`);
     ['rewrite continue', 'continue rule must begin with a rule type'],
     ['rewrite answer name a b', 'response rewrites must begin with a name rule'],
     ['rewrite name a', 'too few arguments for a name rule'],
-    ['rewrite name glob a b', 'name rule supports only exact, prefix, suffix, substring, and regex name matching, received: glob'],
+    [
+      'rewrite name glob a b',
+      'name rule supports only exact, prefix, suffix, substring, and regex name matching, received: glob',
+    ],
     ['rewrite name regex (.*\\.example {1}', 'invalid regex matching pattern: (.*\\.example'],
-    ['rewrite name regex (a)\\.x {1}.{2}.y', 'the rewrite regex pattern ({1}.{2}.y) uses more subexpressions than its corresponding matching regex pattern ((a)\\.x)'],
+    [
+      'rewrite name regex (a)\\.x {1}.{2}.y',
+      'the rewrite regex pattern ({1}.{2}.y) uses more subexpressions than its corresponding matching regex pattern ((a)\\.x)',
+    ],
     ['rewrite name regex (.*) {1} answer', 'invalid arguments for regex rule'],
     ['rewrite name regex (.*) {1} answer frob a b', 'invalid type "frob" for answer rule for regex rule'],
     ['rewrite name regex (.*) {1} answer name a', 'name answer rule for regex rule: 2 arguments required'],
-    ['rewrite name regex (.*) {1} answer auto answer name a b', 'auto name answer rule cannot be combined with explicit name anwer rules'],
-    ['rewrite name regex (.*) {1} extra x', 'exceeded the number of arguments for a non-answer rule argument for regex rule'],
-    ['rewrite name regex (.*) {1} answer name ((a b', 'name answer rule for regex rule: invalid regex matching pattern: ((a'],
+    [
+      'rewrite name regex (.*) {1} answer auto answer name a b',
+      'auto name answer rule cannot be combined with explicit name anwer rules',
+    ],
+    [
+      'rewrite name regex (.*) {1} extra x',
+      'exceeded the number of arguments for a non-answer rule argument for regex rule',
+    ],
+    [
+      'rewrite name regex (.*) {1} answer name ((a b',
+      'name answer rule for regex rule: invalid regex matching pattern: ((a',
+    ],
     ['rewrite name exact a b metadata', 'metadata is only supported for regex name rules'],
     ['rewrite type A', 'type rules must have exactly two arguments'],
     ['rewrite type A nope', 'invalid type "NOPE"'],
@@ -83,7 +109,10 @@ rewrite cname exact a. b.`);
     ['rewrite ttl a.example.com 30-10', "invalid TTL '30-10' for a ttl rule"],
     ['rewrite ttl a.example.com -', "invalid TTL '-' for a ttl rule"],
     ['rewrite ttl a', 'too few (1) arguments for a ttl rule'],
-    ['rewrite ttl glob a.example.com 10', 'ttl rule supports only exact, prefix, suffix, substring, and regex name matching'],
+    [
+      'rewrite ttl glob a.example.com 10',
+      'ttl rule supports only exact, prefix, suffix, substring, and regex name matching',
+    ],
     ['rewrite ttl regex (.* 10', 'invalid regex pattern in a ttl rule: (.*'],
     ['rewrite rcode a.example.com NOPE NOERROR', "invalid matching RCODE 'NOPE' for a rcode rule"],
     ['rewrite rcode a.example.com SERVFAIL 99', "invalid replacement RCODE '99' for a rcode rule"],
@@ -111,14 +140,27 @@ rewrite cname exact a. b.`);
   });
 
   it('names the line inside a block where the rule starts, and the second occurrence on its own line', () => {
-    const e = setupError('rewrite name a b\nrewrite stop {\n    name regex (.*)\\.a {1}.b\n    answer name (.*)\\.b\n}');
+    const e = setupError(
+      'rewrite name a b\nrewrite stop {\n    name regex (.*)\\.a {1}.b\n    answer name (.*)\\.b\n}',
+    );
     expect(e.message).toBe('name answer rule for regex rule: 2 arguments required');
     expect(e.line).toBe(3);
-    expect(e.describe()).toBe('plugin/rewrite: Corefile:3 - Error during parsing: name answer rule for regex rule: 2 arguments required');
+    expect(e.describe()).toBe(
+      'plugin/rewrite: Corefile:3 - Error during parsing: name answer rule for regex rule: 2 arguments required',
+    );
   });
 
   it('declares the block keywords its README documents', () => {
-    expect(rewrite.options?.options.map((o) => o.name)).toEqual(['name', 'answer', 'type', 'class', 'edns0', 'ttl', 'rcode', 'cname']);
+    expect(rewrite.options?.options.map((o) => o.name)).toEqual([
+      'name',
+      'answer',
+      'type',
+      'class',
+      'edns0',
+      'ttl',
+      'rcode',
+      'cname',
+    ]);
   });
 });
 
@@ -156,11 +198,23 @@ describe('handler', () => {
   });
 
   it('regex with groups and answer value: SRV targets mapped back, rules in reverse order', async () => {
-    const next = new FakeNext((q) => answerA(q, '10.0.0.2', (m) => {
-      m.answers = [{ name: q.lname.slice(0, -1), type: 'SRV', ttl: 5, data: { priority: 0, weight: 100, port: 80, target: 'web.ns.svc.cluster.local' } }];
-    }));
+    const next = new FakeNext((q) =>
+      answerA(q, '10.0.0.2', (m) => {
+        m.answers = [
+          {
+            name: q.lname.slice(0, -1),
+            type: 'SRV',
+            ttl: 5,
+            data: { priority: 0, weight: 100, port: 80, target: 'web.ns.svc.cluster.local' },
+          },
+        ];
+      }),
+    );
     const q = makeQuery('_http._tcp.web.corp.', 'SRV');
-    await handler('rewrite stop {\n  name regex (.*)\\.corp\\. {1}.ns.svc.cluster.local\n  answer name (.*)\\.ns\\.svc\\.cluster\\.local\\. {1}.corp\n  answer value (.*)\\.ns\\.svc\\.cluster\\.local\\. {1}.corp\n}', next).serve(q);
+    await handler(
+      'rewrite stop {\n  name regex (.*)\\.corp\\. {1}.ns.svc.cluster.local\n  answer name (.*)\\.ns\\.svc\\.cluster\\.local\\. {1}.corp\n  answer value (.*)\\.ns\\.svc\\.cluster\\.local\\. {1}.corp\n}',
+      next,
+    ).serve(q);
     expect(next.seen[0]!.name).toBe('_http._tcp.web.ns.svc.cluster.local.');
     expect(rrStrings(q.reply!.peek().answers)).toEqual(['_http._tcp.web.corp. 5 SRV 0 100 80 web.corp']);
   });
@@ -168,7 +222,10 @@ describe('handler', () => {
   it('continue applies later rules to the rewritten question; stop ends the list', async () => {
     const next = new FakeNext((q) => answerA(q));
     const q = makeQuery('a.one.', 'AAAA');
-    await handler('rewrite continue name suffix .one. .two.\nrewrite name suffix .two. .three.\nrewrite type AAAA A', next).serve(q);
+    await handler(
+      'rewrite continue name suffix .one. .two.\nrewrite name suffix .two. .three.\nrewrite type AAAA A',
+      next,
+    ).serve(q);
     expect(next.seen[0]!.name).toBe('a.three.');
     expect(next.seen[0]!.qtype).toBe(28);
   });
@@ -191,12 +248,16 @@ describe('handler', () => {
   });
 
   it('ttl ranges clamp every section; rcode rewrites the written code', async () => {
-    const next = new FakeNext((q) => answerA(q, '10.0.0.1', (m) => {
-      m.answers.push(a('b.example', '10.0.0.3', 5000));
-      setRcode(m, Rcode.NOERROR);
-    }));
+    const next = new FakeNext((q) =>
+      answerA(q, '10.0.0.1', (m) => {
+        m.answers.push(a('b.example', '10.0.0.3', 5000));
+        setRcode(m, Rcode.NOERROR);
+      }),
+    );
     const q = makeQuery('a.example.', 'A');
-    await handler('rewrite continue { ttl a.example. 100-1000 }\nrewrite rcode a.example. NOERROR REFUSED', next).serve(q);
+    await handler('rewrite continue { ttl a.example. 100-1000 }\nrewrite rcode a.example. NOERROR REFUSED', next).serve(
+      q,
+    );
     const m = q.reply!.peek();
     expect(rrStrings(m.answers)).toEqual(['a.example. 100 A 10.0.0.1', 'b.example. 1000 A 10.0.0.3']);
     expect(rcode(m)).toBe(Rcode.REFUSED);
@@ -205,12 +266,24 @@ describe('handler', () => {
   it('edns0: the next plugin sees the options; an OPT-less reply carries the local option, not reverted ones', async () => {
     const next = new FakeNext((q) => answerA(q));
     const q = makeQuery('a.example.', 'A');
-    await handler('rewrite continue { edns0 local set 0xffee hello }\nrewrite continue { edns0 local set 0xffef gone revert }\nrewrite edns0 subnet set 24 56', next).serve(q);
+    await handler(
+      'rewrite continue { edns0 local set 0xffee hello }\nrewrite continue { edns0 local set 0xffef gone revert }\nrewrite edns0 subnet set 24 56',
+      next,
+    ).serve(q);
     const sent = next.seen[0]!;
     expect(sent.req.edns?.udpSize).toBe(4096);
-    const opts = (sent.request.additionals.find((r) => r.type === 'OPT') as unknown as { options: { code: number; data: Buffer }[] }).options;
-    expect(opts.map((o) => [o.code, o.data.toString('hex')])).toEqual([[0xffee, '68656c6c6f'], [0xffef, '676f6e65'], [8, '000118000af402']]);
-    const opt = q.reply!.peek().additionals.find((r) => r.type === 'OPT') as unknown as { udpPayloadSize: number; options: { code: number }[] };
+    const opts = (
+      sent.request.additionals.find((r) => r.type === 'OPT') as unknown as { options: { code: number; data: Buffer }[] }
+    ).options;
+    expect(opts.map((o) => [o.code, o.data.toString('hex')])).toEqual([
+      [0xffee, '68656c6c6f'],
+      [0xffef, '676f6e65'],
+      [8, '000118000af402'],
+    ]);
+    const opt = q.reply!.peek().additionals.find((r) => r.type === 'OPT') as unknown as {
+      udpPayloadSize: number;
+      options: { code: number }[];
+    };
     expect(opt.udpPayloadSize).toBe(4096);
     expect(opt.options.map((o) => o.code)).toEqual([0xffee]);
   });
@@ -261,13 +334,59 @@ describe("CoreDNS's TestValueResponseReverter table: names in record data mapped
   ];
   const owner = 'my.cluster.local';
   const CASES: [string, Answer, string][] = [
-    ['SRV', { name: owner, type: 'SRV', ttl: 5, data: { priority: 0, weight: 100, port: 100, target: 'srv1.my.cluster.local' } }, 'srv1.my.domain.uk'],
+    [
+      'SRV',
+      {
+        name: owner,
+        type: 'SRV',
+        ttl: 5,
+        data: { priority: 0, weight: 100, port: 100, target: 'srv1.my.cluster.local' },
+      },
+      'srv1.my.domain.uk',
+    ],
     ['ANY', { name: owner, type: 'CNAME', ttl: 3600, data: 'cname.cluster.local' }, 'cname.domain.uk'],
     ['ANY', { name: owner, type: 'DNAME', ttl: 3600, data: 'dname.cluster.local' }, 'dname.domain.uk'],
-    ['MX', { name: owner, type: 'MX', ttl: 3600, data: { preference: 1, exchange: 'mx1.cluster.local' } }, 'mx1.domain.uk'],
+    [
+      'MX',
+      { name: owner, type: 'MX', ttl: 3600, data: { preference: 1, exchange: 'mx1.cluster.local' } },
+      'mx1.domain.uk',
+    ],
     ['ANY', { name: owner, type: 'NS', ttl: 3600, data: 'ns1.cluster.local' }, 'ns1.domain.uk'],
-    ['SOA', { name: owner, type: 'SOA', ttl: 1800, data: { mname: 'ns1.cluster.local', rname: 'admin.cluster.local', serial: 1502165581, refresh: 14400, retry: 3600, expire: 604800, minimum: 14400 } }, 'ns1.domain.uk'],
-    ['NAPTR', { name: owner, type: 'NAPTR', ttl: 100, data: { order: 100, preference: 10, flags: 'S', services: 'SIP+D2U', regexp: '!^.*$!sip:customer-service@example.com!', replacement: '_sip._udp.cluster.local' } } as Answer, '_sip._udp.domain.uk'],
+    [
+      'SOA',
+      {
+        name: owner,
+        type: 'SOA',
+        ttl: 1800,
+        data: {
+          mname: 'ns1.cluster.local',
+          rname: 'admin.cluster.local',
+          serial: 1502165581,
+          refresh: 14400,
+          retry: 3600,
+          expire: 604800,
+          minimum: 14400,
+        },
+      },
+      'ns1.domain.uk',
+    ],
+    [
+      'NAPTR',
+      {
+        name: owner,
+        type: 'NAPTR',
+        ttl: 100,
+        data: {
+          order: 100,
+          preference: 10,
+          flags: 'S',
+          services: 'SIP+D2U',
+          regexp: '!^.*$!sip:customer-service@example.com!',
+          replacement: '_sip._udp.cluster.local',
+        },
+      } as Answer,
+      '_sip._udp.domain.uk',
+    ],
   ];
   const valueOf = (rr: Answer): unknown => {
     const d = (rr as { data: unknown }).data;
@@ -277,10 +396,12 @@ describe("CoreDNS's TestValueResponseReverter table: names in record data mapped
   };
   for (const [r, rules] of RULES.entries()) {
     it.each(CASES)(`rules ${r}: %s %j → value %s`, async (qtype, rr, value) => {
-      const next = new FakeNext((q) => answerA(q, '10.0.0.1', (m) => {
-        m.answers = [rr];
-        m.additionals = [a(`${value.split('.')[0]}.cluster.local`, '10.0.0.1', 5)];
-      }));
+      const next = new FakeNext((q) =>
+        answerA(q, '10.0.0.1', (m) => {
+          m.answers = [rr];
+          m.additionals = [a(`${value.split('.')[0]}.cluster.local`, '10.0.0.1', 5)];
+        }),
+      );
       const q = makeQuery('my.domain.uk.', qtype);
       await handler(rules, next).serve(q);
       expect(next.seen[0]!.name).toBe('my.cluster.local.');
@@ -296,7 +417,8 @@ describe("CoreDNS's TestValueResponseReverter table: names in record data mapped
 describe('bad input', () => {
   it('random names through every rule kind: an answer or SERVFAIL, never an exception', async () => {
     const rnd = seededRandom(15);
-    const h = handler(`rewrite continue name regex (.*)\\.(a|b)\\. {1}{1}{1}{1}.{2}.x. answer auto
+    const h = handler(
+      `rewrite continue name regex (.*)\\.(a|b)\\. {1}{1}{1}{1}.{2}.x. answer auto
 rewrite continue name substring . ..
 rewrite continue name prefix a z answer auto
 rewrite continue { edns0 local set 0xffee {qname} revert }
@@ -307,9 +429,13 @@ rewrite continue type A TXT
 rewrite stop {
     name suffix .x. .y. answer auto
     answer value (.*) {1}{1}
-}`, new FakeNext((q) => answerA(q, '10.0.0.1', (m) => {
-      m.answers.push({ name: q.lname.slice(0, -1) || '.', type: 'CNAME', ttl: 9, data: `${q.lname}cname.example` });
-    })));
+}`,
+      new FakeNext((q) =>
+        answerA(q, '10.0.0.1', (m) => {
+          m.answers.push({ name: q.lname.slice(0, -1) || '.', type: 'CNAME', ttl: 9, data: `${q.lname}cname.example` });
+        }),
+      ),
+    );
     const alphabet = 'ab.xyz-\\09';
     for (let i = 0; i < 2000; i++) {
       let name = '';
@@ -335,10 +461,19 @@ describe('through a server', () => {
   beforeAll(async () => {
     up = await TestUpstream.start();
     up.on('svc1.testns.svc.cluster.local', { answers: [a('svc1.testns.svc.cluster.local', '10.96.0.11', 30)] });
-    up.on('app.example.net', { answers: [{ name: 'app.example.net', type: 'CNAME', ttl: 200, data: 'app.cdn.example.net' }, a('app.cdn.example.net', '192.0.2.1')] });
+    up.on('app.example.net', {
+      answers: [
+        { name: 'app.example.net', type: 'CNAME', ttl: 200, data: 'app.cdn.example.net' },
+        a('app.cdn.example.net', '192.0.2.1'),
+      ],
+    });
     up.on('app.other.cdn.com', { answers: [a('app.other.cdn.com', '198.51.100.1', 100)] });
-    up.on('loop.example.net', { answers: [{ name: 'loop.example.net', type: 'CNAME', ttl: 60, data: 'loop.cdn.example.net' }] });
-    up.on('loop.other.cdn.com', { answers: [{ name: 'loop.other.cdn.com', type: 'CNAME', ttl: 60, data: 'loop.cdn.example.net' }] });
+    up.on('loop.example.net', {
+      answers: [{ name: 'loop.example.net', type: 'CNAME', ttl: 60, data: 'loop.cdn.example.net' }],
+    });
+    up.on('loop.other.cdn.com', {
+      answers: [{ name: 'loop.other.cdn.com', type: 'CNAME', ttl: 60, data: 'loop.cdn.example.net' }],
+    });
     srv = await startServer(`. {
   rewrite continue name regex (.*)\\.corp\\.example {1}.testns.svc.cluster.local answer auto
   rewrite cname regex (.*)\\.cdn\\.example\\.net\\. {1}.other.cdn.com.
@@ -370,7 +505,10 @@ describe('through a server', () => {
 
   it('cname: the CNAME target rewritten and looked up through the server', async () => {
     const m = await udpQuery(srv.port, 'app.example.net', 'A');
-    expect(rrStrings(m.answers)).toEqual(['app.example.net. 200 CNAME app.other.cdn.com', 'app.other.cdn.com. 100 A 198.51.100.1']);
+    expect(rrStrings(m.answers)).toEqual([
+      'app.example.net. 200 CNAME app.other.cdn.com',
+      'app.other.cdn.com. 100 A 198.51.100.1',
+    ]);
   });
 
   it('cname: a target that keeps rewriting to itself stops after the depth limit', async () => {

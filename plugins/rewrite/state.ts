@@ -128,7 +128,13 @@ export class RewriteState {
  * exactly those options (added with 4096 bytes and no flags when the request had none). Other
  * records are copied as they are.
  */
-function rebuildRequest(q: Query, name: string, qtype: number, qclass: number, opts: readonly EdnsOption[] | null): Buffer {
+function rebuildRequest(
+  q: Query,
+  name: string,
+  qtype: number,
+  qclass: number,
+  opts: readonly EdnsOption[] | null,
+): Buffer {
   const raw = q.raw;
   const labels = nameToLabels(name);
   const qlen = labels.reduce((n, l) => n + 1 + l.length, 1) + 4;
@@ -161,7 +167,8 @@ function rebuildRequest(q: Query, name: string, qtype: number, qclass: number, o
     newOpt.writeUInt16BE(rdata.length, 9);
     rdata.copy(newOpt, 11);
   }
-  const keep = newOpt && optStart >= 0 ? Buffer.concat([raw.subarray(q.req.questionEnd, optStart), raw.subarray(optEnd)]) : rest;
+  const keep =
+    newOpt && optStart >= 0 ? Buffer.concat([raw.subarray(q.req.questionEnd, optStart), raw.subarray(optEnd)]) : rest;
   const out = Buffer.alloc(12 + qlen + keep.length + (newOpt?.length ?? 0));
   raw.copy(out, 0, 0, 12);
   out.writeUInt16BE(1, 4);

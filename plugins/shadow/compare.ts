@@ -61,7 +61,12 @@ export function comparePlan(ignore: ReadonlySet<string>, blockPlugins: readonly 
     }
     const colon = name.indexOf(':');
     const kind = name.slice(0, colon);
-    if (isKind(kind)) rules.push({ id: `ignore ${name}`, reason: 'shadow ignore option', match: { kinds: [kind], fields: [name.slice(colon + 1)] } });
+    if (isKind(kind))
+      rules.push({
+        id: `ignore ${name}`,
+        reason: 'shadow ignore option',
+        match: { kinds: [kind], fields: [name.slice(colon + 1)] },
+      });
   }
   return { kinds, rules, context: { proto: 'udp', plugins: [...plugins], tags: [...tags] } };
 }

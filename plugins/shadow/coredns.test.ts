@@ -19,10 +19,22 @@ import { retryUnlessExited, waitFor } from '../../test/helpers/wait.js';
 const COREDNS = resolve(import.meta.dirname, '../../.bin/coredns');
 
 /** Same for both servers. */
-const COMMON = ['10.0.0.1 same.example', '10.0.0.2 also.example', 'fd00::2 also.example', '10.0.0.3 multi.example', '10.0.0.4 multi.example'];
+const COMMON = [
+  '10.0.0.1 same.example',
+  '10.0.0.2 also.example',
+  'fd00::2 also.example',
+  '10.0.0.3 multi.example',
+  '10.0.0.4 multi.example',
+];
 /** Changed on purpose: one address, one extra AAAA, one name only CoreDNS has. */
 const OURS = [...COMMON, '10.0.0.5 moved.example', '10.0.0.6 v4only.example'];
-const THEIRS = [...COMMON, '10.0.0.55 moved.example', '10.0.0.6 v4only.example', 'fd00::6 v4only.example', '10.0.0.7 gone.example'];
+const THEIRS = [
+  ...COMMON,
+  '10.0.0.55 moved.example',
+  '10.0.0.6 v4only.example',
+  'fd00::6 v4only.example',
+  '10.0.0.7 gone.example',
+];
 
 const rdata = (a: dnsPacket.Answer): unknown => (a as { data?: unknown }).data;
 
@@ -44,15 +56,22 @@ async function startCoreDNS(corefile: string): Promise<{ proc: ChildProcess; por
   const conf = join(dir, 'Corefile');
   writeFileSync(conf, corefile);
   const port = await freePort();
-  const proc = spawn(COREDNS, ['-conf', conf, '-dns.port', String(port)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(COREDNS, ['-conf', conf, '-dns.port', String(port)], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   proc.stdout!.on('data', (c: Buffer) => output.push(...c.toString().split('\n').filter(Boolean)));
   proc.stderr!.on('data', (c: Buffer) => output.push(...c.toString().split('\n').filter(Boolean)));
-  await waitFor(() => `coredns to answer:\n${output.join('\n')}`, async () => {
-    if (proc.exitCode !== null) throw new Error(`coredns exited with ${proc.exitCode}:\n${output.join('\n')}`);
-    await udpExchange(port, encodeQuery('same.example', 'A'), 500);
-    return true;
-  }, { everyMs: 1, retry: retryUnlessExited });
+  await waitFor(
+    () => `coredns to answer:\n${output.join('\n')}`,
+    async () => {
+      if (proc.exitCode !== null) throw new Error(`coredns exited with ${proc.exitCode}:\n${output.join('\n')}`);
+      await udpExchange(port, encodeQuery('same.example', 'A'), 500);
+      return true;
+    },
+    { everyMs: 1, retry: retryUnlessExited },
+  );
   return { proc, port, output };
 }
 
@@ -70,7 +89,9 @@ describe('shadow beside the real CoreDNS', () => {
     empty = join(dir, 'hosts');
     writeFileSync(empty, '');
     coredns = await startCoreDNS(`example {\n${hostsStanza(empty, THEIRS)}\n}\n`);
-    shadowed = await startServer(`example {\n  shadow 127.0.0.1:${coredns.port} {\n    timeout 10s\n    log_rate 100 1s\n  }\n${hostsStanza(empty, OURS)}\n}\n`);
+    shadowed = await startServer(
+      `example {\n  shadow 127.0.0.1:${coredns.port} {\n    timeout 10s\n    log_rate 100 1s\n  }\n${hostsStanza(empty, OURS)}\n}\n`,
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -83,24 +104,38 @@ describe('shadow beside the real CoreDNS', () => {
   });
 
   async function ask(name: string, type: 'A' | 'AAAA', edns?: number): Promise<dnsPacket.Packet> {
-    return dnsPacket.decode(await udpExchange(shadowed.port, encodeQuery(name, type, edns === undefined ? {} : { edns })));
+    return dnsPacket.decode(
+      await udpExchange(shadowed.port, encodeQuery(name, type, edns === undefined ? {} : { edns })),
+    );
   }
 
   it('identical answers (with and without EDNS) count no mismatch', async () => {
-    const before = { compared: await metric('clusterdns_shadow_compared_total'), mismatches: await metric('clusterdns_shadow_mismatches_total') };
+    const before = {
+      compared: await metric('clusterdns_shadow_compared_total'),
+      mismatches: await metric('clusterdns_shadow_mismatches_total'),
+    };
     let n = 0;
-    for (const [name, type] of [['same.example', 'A'], ['also.example', 'A'], ['also.example', 'AAAA'], ['multi.example', 'A'], ['same.example', 'AAAA']] as const) {
+    for (const [name, type] of [
+      ['same.example', 'A'],
+      ['also.example', 'A'],
+      ['also.example', 'AAAA'],
+      ['multi.example', 'A'],
+      ['same.example', 'AAAA'],
+    ] as const) {
       await ask(name, type);
       await ask(name, type, 1232);
       n += 2;
     }
-    await waitFor(`${n} comparisons`, async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared + n);
+    await waitFor(
+      `${n} comparisons`,
+      async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared + n,
+    );
     const diffs = shadowed.logs.filter((l) => l.includes('reply differs'));
     expect(diffs).toEqual([]);
     expect(await metric('clusterdns_shadow_mismatches_total')).toBe(before.mismatches);
   });
 
-  it('answers changed on purpose show in the mismatch counter and the log; clients get clusterdns\'s answers', async () => {
+  it("answers changed on purpose show in the mismatch counter and the log; clients get clusterdns's answers", async () => {
     const before = {
       answer: await metric('clusterdns_shadow_mismatches_total', { kind: 'answer' }),
       rcode: await metric('clusterdns_shadow_mismatches_total', { kind: 'rcode' }),
@@ -110,14 +145,21 @@ describe('shadow beside the real CoreDNS', () => {
     expect((await ask('v4only.example', 'AAAA')).answers).toEqual([]);
     const gone = await ask('gone.example', 'A');
     expect(gone.answers).toEqual([]);
-    await waitFor('three differing replies', async () => (await metric('clusterdns_shadow_differing_replies_total')) >= before.differing + 3);
+    await waitFor(
+      'three differing replies',
+      async () => (await metric('clusterdns_shadow_differing_replies_total')) >= before.differing + 3,
+    );
     expect(await metric('clusterdns_shadow_mismatches_total', { kind: 'answer' })).toBe(before.answer + 3);
     expect(await metric('clusterdns_shadow_mismatches_total', { kind: 'rcode' })).toBe(before.rcode + 1);
     const logs = shadowed.logs.join('\n');
-    expect(logs).toMatch(new RegExp(`reply differs from reference 127\\.0\\.0\\.1:${coredns.port} for moved\\.example\\. A \\(answer\\):`));
+    expect(logs).toMatch(
+      new RegExp(`reply differs from reference 127\\.0\\.0\\.1:${coredns.port} for moved\\.example\\. A \\(answer\\):`),
+    );
     expect(logs).toMatch(/answer: reference only: moved\.example\.\s+3600\s+IN\s+A\s+10\.0\.0\.55/);
     expect(logs).toMatch(/answer: candidate only: moved\.example\.\s+3600\s+IN\s+A\s+10\.0\.0\.5\n/);
-    expect(logs).toMatch(/reply differs .* for v4only\.example\. AAAA \(answer\):[^]*answer: reference only: v4only\.example\.\s+3600\s+IN\s+AAAA\s+fd00::6/);
+    expect(logs).toMatch(
+      /reply differs .* for v4only\.example\. AAAA \(answer\):[^]*answer: reference only: v4only\.example\.\s+3600\s+IN\s+AAAA\s+fd00::6/,
+    );
     expect(logs).toMatch(/reply differs .* for gone\.example\. A \(/);
     expect(logs).toMatch(/answer: reference only: gone\.example\.\s+3600\s+IN\s+A\s+10\.0\.0\.7/);
   });

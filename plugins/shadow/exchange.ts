@@ -95,7 +95,10 @@ class ReferenceSocket {
   /** Insertion order = send order: an ICMP refusal is charged to the oldest exchange. */
   readonly pending = new Map<number, Pending>();
 
-  constructor(readonly ref: Reference, private readonly client: ShadowClient) {}
+  constructor(
+    readonly ref: Reference,
+    private readonly client: ShadowClient,
+  ) {}
 
   async open(log: Logger): Promise<void> {
     let address = this.ref.host;
@@ -167,7 +170,10 @@ class ReferenceSocket {
       this.client.hooks.failed('send', this.ref, s.req, 'no free message id');
       return;
     }
-    const timer = setTimeout(() => this.settle(id, 'timeout', `no reply within ${this.client.timeoutMs}ms`), this.client.timeoutMs);
+    const timer = setTimeout(
+      () => this.settle(id, 'timeout', `no reply within ${this.client.timeoutMs}ms`),
+      this.client.timeoutMs,
+    );
     timer.unref();
     this.pending.set(id, { id, req: s.req, query: s.raw, ours, limit: replyLimit(s.req), timer });
     s.raw.writeUInt16BE(id, 0);
@@ -213,7 +219,12 @@ class ReferenceSocket {
     clearTimeout(p.timer);
     this.client.release();
     if (msg.length > p.limit) {
-      this.client.hooks.failed('malformed', this.ref, p.req, `reply of ${msg.length} bytes exceeds the query's buffer size ${p.limit}`);
+      this.client.hooks.failed(
+        'malformed',
+        this.ref,
+        p.req,
+        `reply of ${msg.length} bytes exceeds the query's buffer size ${p.limit}`,
+      );
       return;
     }
     const bad = questionMismatch(msg, p.req);
@@ -242,7 +253,10 @@ export class ShadowClient {
   readonly timeoutMs: number;
   private readonly maxOutstanding: number;
 
-  constructor(opts: ShadowClientOptions, readonly hooks: ExchangeHooks) {
+  constructor(
+    opts: ShadowClientOptions,
+    readonly hooks: ExchangeHooks,
+  ) {
     this.sockets = opts.references.map((r) => new ReferenceSocket(r, this));
     this.timeoutMs = opts.timeoutMs;
     this.maxOutstanding = opts.maxOutstanding;

@@ -45,7 +45,14 @@ describe('ShadowHandler', () => {
       failed: () => undefined,
       unexpected: () => undefined,
     };
-    client = new ShadowClient({ references: [{ host: '127.0.0.1', port, label: `127.0.0.1:${port}` }], timeoutMs: 60_000, maxOutstanding: 1000 }, hooks);
+    client = new ShadowClient(
+      {
+        references: [{ host: '127.0.0.1', port, label: `127.0.0.1:${port}` }],
+        timeoutMs: 60_000,
+        maxOutstanding: 1000,
+      },
+      hooks,
+    );
     await client.start(logger('shadow'));
   });
 
@@ -106,7 +113,14 @@ describe('ShadowHandler', () => {
   it('errors from the chain propagate unchanged and reserve nothing', async () => {
     const boom = new Error('boom');
     const inFlight = client.inFlight;
-    const sync = new ShadowHandler(new FakeNext(() => { throw boom; }), new Sampler(1), client, noErrors);
+    const sync = new ShadowHandler(
+      new FakeNext(() => {
+        throw boom;
+      }),
+      new Sampler(1),
+      client,
+      noErrors,
+    );
     expect(() => sync.serve(makeQuery('boom.example', 'A'))).toThrow(boom);
     const asyncH = new ShadowHandler(new FakeNext(() => Promise.reject(boom)), new Sampler(1), client, noErrors);
     await expect(asyncH.serve(makeQuery('boom.example', 'A'))).rejects.toBe(boom);

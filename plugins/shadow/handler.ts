@@ -19,7 +19,10 @@ import { shadowMetrics } from './metrics.js';
 export class Sampler {
   private readonly logKeep: number;
 
-  constructor(readonly fraction: number, private readonly random: () => number = Math.random) {
+  constructor(
+    readonly fraction: number,
+    private readonly random: () => number = Math.random,
+  ) {
     this.logKeep = Math.log1p(-fraction);
   }
 

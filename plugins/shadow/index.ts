@@ -22,7 +22,11 @@ export class LogLimiter {
   private used = 0;
   private suppressed = 0;
 
-  constructor(private readonly count: number, private readonly windowMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly count: number,
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Returns the text to prepend (a note about suppressed lines, maybe empty), or null: do not log. */
   take(): string | null {
@@ -44,7 +48,9 @@ export class LogLimiter {
 }
 
 function clip(text: string): string {
-  return text.length <= MAX_LOG_CHARS ? text : `${text.slice(0, MAX_LOG_CHARS)}\n  … (${text.length - MAX_LOG_CHARS} more characters)`;
+  return text.length <= MAX_LOG_CHARS
+    ? text
+    : `${text.slice(0, MAX_LOG_CHARS)}\n  … (${text.length - MAX_LOG_CHARS} more characters)`;
 }
 
 /** What happens to each settled exchange: counters, and the rate-limited log. */
@@ -61,18 +67,22 @@ export function makeHooks(cfg: ShadowConfig, plan: () => ComparePlan, log: Logge
   // These run from socket and timer callbacks, where an exception would end the process: none
   // may escape (dnscompare never throws; this is the belt to its braces).
   const internalLog = new LogLimiter(1, 60_000);
-  const guard = <A extends unknown[]>(fn: (...args: A) => void) => (...args: A): void => {
-    try {
-      fn(...args);
-    } catch (e) {
-      const note = internalLog.take();
-      if (note !== null) log.error(`${note}comparison failed: ${(e as Error)?.stack ?? String(e)}`);
-    }
-  };
+  const guard =
+    <A extends unknown[]>(fn: (...args: A) => void) =>
+    (...args: A): void => {
+      try {
+        fn(...args);
+      } catch (e) {
+        const note = internalLog.take();
+        if (note !== null) log.error(`${note}comparison failed: ${(e as Error)?.stack ?? String(e)}`);
+      }
+    };
   return {
     sent: () => metrics.queriesCell.inc(),
     unexpected: () => metrics.unexpected.inc(),
-    failed: guard((reason: FailReason, ref: Reference, req: ParsedRequest, detail: string) => fail(reason, ref.label, `${req.name} ${qtypeName(req.qtype)}`, detail)),
+    failed: guard((reason: FailReason, ref: Reference, req: ParsedRequest, detail: string) =>
+      fail(reason, ref.label, `${req.name} ${qtypeName(req.qtype)}`, detail),
+    ),
     reply: guard((r: ShadowResult) => {
       const what = `${r.req.name} ${qtypeName(r.req.qtype)}`;
       const c = compareShadow(plan(), r.query, r.theirs, r.ours);
@@ -94,8 +104,13 @@ export function makeHooks(cfg: ShadowConfig, plan: () => ComparePlan, log: Logge
       for (const k of kinds) metrics.mismatches.inc({ kind: k });
       const note = mismatchLog.take();
       if (note === null) return;
-      const body = renderDiff(c).split('\n').map((l) => `  ${l}`).join('\n');
-      log.warning(clip(`${note}reply differs from reference ${r.reference.label} for ${what} (${kinds.join(', ')}):\n${body}`));
+      const body = renderDiff(c)
+        .split('\n')
+        .map((l) => `  ${l}`)
+        .join('\n');
+      log.warning(
+        clip(`${note}reply differs from reference ${r.reference.label} for ${what} (${kinds.join(', ')}):\n${body}`),
+      );
     }),
   };
 }
@@ -108,11 +123,18 @@ export const shadow: PluginDef = {
     const cfg = parseShadow(d);
     if (cfg.fraction === 0) {
       // Nothing is sampled: stay out of the chain.
-      return (next: Handler | null): Handler => next ?? { name: 'shadow', serve: (q) => q.fail(new Error('plugin/shadow: no next plugin found'), Rcode.SERVFAIL) };
+      return (next: Handler | null): Handler =>
+        next ?? {
+          name: 'shadow',
+          serve: (q) => q.fail(new Error('plugin/shadow: no next plugin found'), Rcode.SERVFAIL),
+        };
     }
     // The block's plugin list is complete only after every setup ran: build the plan at start.
     let plan: ComparePlan | null = null;
-    const client = new ShadowClient(cfg, makeHooks(cfg, () => (plan ??= comparePlan(cfg.ignore, ctx.block.handlerPlugins)), ctx.log));
+    const client = new ShadowClient(
+      cfg,
+      makeHooks(cfg, () => (plan ??= comparePlan(cfg.ignore, ctx.block.handlerPlugins)), ctx.log),
+    );
     ctx.onStartup(() => {
       plan = comparePlan(cfg.ignore, ctx.block.handlerPlugins);
       return client.start(ctx.log);
@@ -121,7 +143,8 @@ export const shadow: PluginDef = {
     const errorLog = new LogLimiter(1, 60_000);
     const onCaptureError = (e: unknown): void => {
       const note = errorLog.take();
-      if (note !== null) ctx.log.error(`${note}cannot copy a query for the reference: ${(e as Error)?.message ?? String(e)}`);
+      if (note !== null)
+        ctx.log.error(`${note}cannot copy a query for the reference: ${(e as Error)?.message ?? String(e)}`);
     };
     const sampler = new Sampler(cfg.fraction);
     return (next) => new ShadowHandler(next, sampler, client, onCaptureError);

@@ -64,7 +64,20 @@ function create() {
   const queriesCell = new CounterCell(queries, {});
   const comparedCell = new CounterCell(compared, {});
   for (const m of [dropped, queries, compared]) flushOnCollect(m);
-  return { queries, compared, mismatches, differing, tolerated, referenceErrors, unexpected, dropped, outstanding, droppedCell, queriesCell, comparedCell };
+  return {
+    queries,
+    compared,
+    mismatches,
+    differing,
+    tolerated,
+    referenceErrors,
+    unexpected,
+    dropped,
+    outstanding,
+    droppedCell,
+    queriesCell,
+    comparedCell,
+  };
 }
 
 export type ShadowMetrics = ReturnType<typeof create>;

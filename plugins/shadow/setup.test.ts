@@ -18,7 +18,12 @@ describe('shadow setup: accepted', () => {
   it('defaults', () => {
     expect(parse('shadow 10.96.0.10')).toEqual({
       references: [{ host: '10.96.0.10', port: 53, label: '10.96.0.10:53' }],
-      fraction: 1, timeoutMs: 2000, ignore: new Set(), maxOutstanding: 100, logCount: 10, logWindowMs: 10_000,
+      fraction: 1,
+      timeoutMs: 2000,
+      ignore: new Set(),
+      maxOutstanding: 100,
+      logCount: 10,
+      logWindowMs: 10_000,
     });
   });
 
@@ -50,9 +55,26 @@ describe('shadow setup: accepted', () => {
   it('reference address forms', () => {
     expect(parseReference('1.2.3.4')).toEqual({ host: '1.2.3.4', port: 53, label: '1.2.3.4:53' });
     expect(parseReference('[2001:db8::1]')?.label).toBe('[2001:db8::1]:53');
-    expect(parseReference('coredns.kube-system.svc.cluster.local:1053')).toEqual({ host: 'coredns.kube-system.svc.cluster.local', port: 1053, label: 'coredns.kube-system.svc.cluster.local:1053' });
+    expect(parseReference('coredns.kube-system.svc.cluster.local:1053')).toEqual({
+      host: 'coredns.kube-system.svc.cluster.local',
+      port: 1053,
+      label: 'coredns.kube-system.svc.cluster.local:1053',
+    });
     expect(parseReference('localhost')?.label).toBe('localhost:53');
-    for (const bad of ['10.0.0.256', '1.2.3', '1.2.3.4:0', '1.2.3.4:65536', '[::1', '[::1]x', '[1.2.3.4]:53', '1.2.3.4:', 'tls://1.2.3.4', 'host!name', '-x.example', 'a..b']) {
+    for (const bad of [
+      '10.0.0.256',
+      '1.2.3',
+      '1.2.3.4:0',
+      '1.2.3.4:65536',
+      '[::1',
+      '[::1]x',
+      '[1.2.3.4]:53',
+      '1.2.3.4:',
+      'tls://1.2.3.4',
+      'host!name',
+      '-x.example',
+      'a..b',
+    ]) {
       expect(parseReference(bad), bad).toBeNull();
     }
   });
@@ -72,7 +94,10 @@ describe('shadow setup: rejected with file:line', () => {
     ['shadow 127.0.0.1 {\n ignore ttl colour\n}', "unknown difference kind or rule 'colour'"],
     ['shadow 127.0.0.1 {\n ignore flags:XX\n}', "unknown difference kind or rule 'flags:XX'"],
     ['shadow 127.0.0.1 {\n max_outstanding 0\n}', "max_outstanding must be an integer between 1 and 10000, got '0'"],
-    ['shadow 127.0.0.1 {\n max_outstanding many\n}', "max_outstanding must be an integer between 1 and 10000, got 'many'"],
+    [
+      'shadow 127.0.0.1 {\n max_outstanding many\n}',
+      "max_outstanding must be an integer between 1 and 10000, got 'many'",
+    ],
     ['shadow 127.0.0.1 {\n log_rate\n}', "Wrong argument count or unexpected line ending after 'log_rate'"],
     ['shadow 127.0.0.1 {\n log_rate 5 soon\n}', "invalid log_rate duration 'soon'"],
     ['shadow 127.0.0.1 {\n sample 0.1\n}', "unknown property 'sample'"],
@@ -96,8 +121,12 @@ describe('shadow setup: rejected with file:line', () => {
       }
       throw new Error('server started');
     };
-    expect(await startErr('. {\n  whoami\n  shadow 127.0.0.1 {\n    fraction 2\n  }\n}\n')).toMatch(/^plugin\/shadow: .*Corefile:4 - Error during parsing: fraction must be a number between 0 and 1, got '2'$/);
-    expect(await startErr('. {\n  whoami\n  shadow 127.0.0.1\n  shadow 127.0.0.2\n}\n')).toMatch(/Corefile:4 - Error during parsing: this plugin can only be used once per Server Block$/);
+    expect(await startErr('. {\n  whoami\n  shadow 127.0.0.1 {\n    fraction 2\n  }\n}\n')).toMatch(
+      /^plugin\/shadow: .*Corefile:4 - Error during parsing: fraction must be a number between 0 and 1, got '2'$/,
+    );
+    expect(await startErr('. {\n  whoami\n  shadow 127.0.0.1\n  shadow 127.0.0.2\n}\n')).toMatch(
+      /Corefile:4 - Error during parsing: this plugin can only be used once per Server Block$/,
+    );
   });
 });
 
@@ -133,13 +162,25 @@ describe('shadow: ignore list and sampling', () => {
 
   it('an exception while judging a reply is logged, never thrown into the socket callback', () => {
     const lines: string[] = [];
-    const log = { info: () => undefined, warning: () => undefined, error: (m: string) => lines.push(m), debug: () => undefined, raw: () => undefined };
-    const hooks = makeHooks(parse('shadow 127.0.0.1'), () => {
-      throw new Error('no plan');
-    }, log);
+    const log = {
+      info: () => undefined,
+      warning: () => undefined,
+      error: (m: string) => lines.push(m),
+      debug: () => undefined,
+      raw: () => undefined,
+    };
+    const hooks = makeHooks(
+      parse('shadow 127.0.0.1'),
+      () => {
+        throw new Error('no plan');
+      },
+      log,
+    );
     const req = makeQuery('x.example', 'A').req;
     const ref = { host: '127.0.0.1', port: 53, label: '127.0.0.1:53' };
-    expect(() => hooks.reply({ reference: ref, req, query: Buffer.alloc(12), theirs: Buffer.alloc(12), ours: Buffer.alloc(12) })).not.toThrow();
+    expect(() =>
+      hooks.reply({ reference: ref, req, query: Buffer.alloc(12), theirs: Buffer.alloc(12), ours: Buffer.alloc(12) }),
+    ).not.toThrow();
     expect(lines[0]).toMatch(/^comparison failed: Error: no plan/);
   });
 

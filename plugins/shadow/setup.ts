@@ -90,18 +90,62 @@ function parsePort(s: string): number | null {
 const ONE_NS = 1e-6;
 
 export const SHADOW_OPTIONS = directive('shadow', {
-  args: { rest: str('REFERENCE', (v) => (parseReference(v) ? null : `invalid reference address '${v}': want IP, IP:port or host:port`)), min: 1 },
+  args: {
+    rest: str('REFERENCE', (v) =>
+      parseReference(v) ? null : `invalid reference address '${v}': want IP, IP:port or host:port`,
+    ),
+    min: 1,
+  },
   options: [
-    option('fraction', { args: [float({ meta: 'FRACTION', min: 0, max: 1, invalid: (v) => `fraction must be a number between 0 and 1, got '${v}'`, range: (v) => `fraction must be a number between 0 and 1, got '${v}'` })] }),
-    option('timeout', { args: [duration({ min: ONE_NS, invalid: (v) => `invalid timeout '${v}'`, range: (_, v) => `timeout must be positive, got '${v}'` })] }),
-    option('ignore', { rest: str('KIND', (v) => (isIgnorable(v) ? null : `unknown difference kind or rule '${v}'`)), min: 1, repeat: 'all' }),
+    option('fraction', {
+      args: [
+        float({
+          meta: 'FRACTION',
+          min: 0,
+          max: 1,
+          invalid: (v) => `fraction must be a number between 0 and 1, got '${v}'`,
+          range: (v) => `fraction must be a number between 0 and 1, got '${v}'`,
+        }),
+      ],
+    }),
+    option('timeout', {
+      args: [
+        duration({
+          min: ONE_NS,
+          invalid: (v) => `invalid timeout '${v}'`,
+          range: (_, v) => `timeout must be positive, got '${v}'`,
+        }),
+      ],
+    }),
+    option('ignore', {
+      rest: str('KIND', (v) => (isIgnorable(v) ? null : `unknown difference kind or rule '${v}'`)),
+      min: 1,
+      repeat: 'all',
+    }),
     option('max_outstanding', {
-      args: [int({ min: 1, max: MAX_OUTSTANDING_LIMIT, invalid: (v) => maxOutstandingError(v), range: (v) => maxOutstandingError(String(v)) })],
+      args: [
+        int({
+          min: 1,
+          max: MAX_OUTSTANDING_LIMIT,
+          invalid: (v) => maxOutstandingError(v),
+          range: (v) => maxOutstandingError(String(v)),
+        }),
+      ],
     }),
     option('log_rate', {
       args: [
-        int({ meta: 'COUNT', min: 0, max: 1_000_000, invalid: (v) => logCountError(v), range: (v) => logCountError(String(v)) }),
-        duration({ min: ONE_NS, invalid: (v) => `invalid log_rate duration '${v}'`, range: (_, v) => `invalid log_rate duration '${v}'` }),
+        int({
+          meta: 'COUNT',
+          min: 0,
+          max: 1_000_000,
+          invalid: (v) => logCountError(v),
+          range: (v) => logCountError(String(v)),
+        }),
+        duration({
+          min: ONE_NS,
+          invalid: (v) => `invalid log_rate duration '${v}'`,
+          range: (_, v) => `invalid log_rate duration '${v}'`,
+        }),
       ],
       min: 1,
     }),

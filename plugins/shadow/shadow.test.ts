@@ -21,7 +21,22 @@ const dir = mkdtempSync(join(tmpdir(), 'clusterdns-shadow-'));
 const emptyHosts = join(dir, 'hosts');
 writeFileSync(emptyHosts, '');
 
-const NAMES = ['same', 'diff', 'garbage', 'garbageid', 'cut', 'huge', 'noqr', 'twice', 'flood', 'slow', 'big', 'silent', 'wrongid', 'short'];
+const NAMES = [
+  'same',
+  'diff',
+  'garbage',
+  'garbageid',
+  'cut',
+  'huge',
+  'noqr',
+  'twice',
+  'flood',
+  'slow',
+  'big',
+  'silent',
+  'wrongid',
+  'short',
+];
 
 /** Hosts data: every name has an address; `diff` and `big` differ in the reference. */
 function hostsBlock(reference: boolean): string {
@@ -73,7 +88,11 @@ class FakeReference {
   private readonly held: (() => void)[] = [];
   private releaseSlow = false;
 
-  private constructor(readonly sock: dgram.Socket, readonly port: number, private readonly relayPort: number) {
+  private constructor(
+    readonly sock: dgram.Socket,
+    readonly port: number,
+    private readonly relayPort: number,
+  ) {
     sock.on('message', (msg, rinfo) => {
       void this.answer(msg, (b) => sock.send(b, rinfo.port, rinfo.address));
     });
@@ -209,7 +228,10 @@ ${hostsBlock(false)}
     const before = await snapshot();
     for (let i = 0; i < 5; i++) await unaffected(shadowed, 'same.example');
     await unaffected(shadowed, 'same.example', { edns: 1232 });
-    await waitFor('6 comparisons', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 6);
+    await waitFor(
+      '6 comparisons',
+      async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 6,
+    );
     const after = await snapshot();
     expect(after.queries! - before.queries!).toBe(6);
     expect(after.mismatches).toBe(before.mismatches);
@@ -220,12 +242,19 @@ ${hostsBlock(false)}
     const before = await snapshot();
     const got = dnsPacket.decode(await unaffected(shadowed, 'diff.example'));
     expect(got.answers!.map(rdata)).toEqual(['10.0.0.2']);
-    await waitFor('the answer mismatch', async () => (await metric('clusterdns_shadow_mismatches_total', { kind: 'answer' })) > before.answer!);
+    await waitFor(
+      'the answer mismatch',
+      async () => (await metric('clusterdns_shadow_mismatches_total', { kind: 'answer' })) > before.answer!,
+    );
     const after = await snapshot();
     expect(after.differing! - before.differing!).toBe(1);
     const line = shadowed.logs.find((l) => l.includes('reply differs') && l.includes('diff.example.'));
     expect(line).toBeDefined();
-    expect(line).toMatch(new RegExp(`^\\[WARNING\\] plugin/shadow: reply differs from reference 127\\.0\\.0\\.1:${fake.port} for diff\\.example\\. A \\(answer\\):`));
+    expect(line).toMatch(
+      new RegExp(
+        `^\\[WARNING\\] plugin/shadow: reply differs from reference 127\\.0\\.0\\.1:${fake.port} for diff\\.example\\. A \\(answer\\):`,
+      ),
+    );
     expect(line).toMatch(/answer: reference only: diff\.example\.\s+\d+\s+IN\s+A\s+10\.0\.0\.99/);
     expect(line).toMatch(/answer: candidate only: diff\.example\.\s+\d+\s+IN\s+A\s+10\.0\.0\.2/);
   });
@@ -233,7 +262,10 @@ ${hostsBlock(false)}
   it('a large differing reply is compared, and its log entry is bounded', async () => {
     const before = await snapshot();
     await unaffected(shadowed, 'big.example', { edns: 4096 });
-    await waitFor('the big mismatch', async () => (await metric('clusterdns_shadow_mismatches_total', { kind: 'answer' })) > before.answer!);
+    await waitFor(
+      'the big mismatch',
+      async () => (await metric('clusterdns_shadow_mismatches_total', { kind: 'answer' })) > before.answer!,
+    );
     const line = shadowed.logs.find((l) => l.includes('reply differs') && l.includes('big.example.'));
     expect(line).toContain('more characters)');
     expect(line!.length).toBeLessThan(4200);
@@ -245,10 +277,20 @@ ${hostsBlock(false)}
     const names = ['garbageid', 'cut', 'huge', 'noqr', 'twice', 'flood', 'garbage'];
     for (const n of names) await unaffected(shadowed, `${n}.example`);
     // garbageid, cut, huge and noqr end as malformed; twice is compared once, its copy is unexpected.
-    await waitFor('four malformed reference replies', async () => (await metric('clusterdns_shadow_reference_errors_total', { reason: 'malformed' })) >= before.malformed! + 4);
+    await waitFor(
+      'four malformed reference replies',
+      async () =>
+        (await metric('clusterdns_shadow_reference_errors_total', { reason: 'malformed' })) >= before.malformed! + 4,
+    );
     // garbage: 1 unexpected; twice: 1; flood: 50.
-    await waitFor('52 unexpected datagrams', async () => (await metric('clusterdns_shadow_unexpected_replies_total')) >= before.unexpected! + 52);
-    await waitFor('twice and flood compared', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 2);
+    await waitFor(
+      '52 unexpected datagrams',
+      async () => (await metric('clusterdns_shadow_unexpected_replies_total')) >= before.unexpected! + 52,
+    );
+    await waitFor(
+      'twice and flood compared',
+      async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 2,
+    );
     const after = await snapshot();
     expect(after.queries! - before.queries!).toBe(names.length);
     expect(after.malformed! - before.malformed!).toBe(4);
@@ -256,7 +298,9 @@ ${hostsBlock(false)}
     expect(after.compared! - before.compared!).toBe(2);
     expect(after.mismatches).toBe(before.mismatches);
     const logs = shadowed.logs.join('\n');
-    expect(logs).toMatch(/reference 127\.0\.0\.1:\d+: malformed for huge\.example\. A: reply of 60000 bytes exceeds the query's buffer size 512/);
+    expect(logs).toMatch(
+      /reference 127\.0\.0\.1:\d+: malformed for huge\.example\. A: reply of 60000 bytes exceeds the query's buffer size 512/,
+    );
     expect(logs).toMatch(/malformed for noqr\.example\. A: QR bit not set/);
     expect(logs).toMatch(/malformed for cut\.example\. A: malformed: reference reply: /);
     // The garbage exchange is still waiting: it ends by timeout (60 s here) or at shutdown.
@@ -270,7 +314,10 @@ ${hostsBlock(false)}
     await waitFor('the reference to hold two replies', () => fake.heldCount === 2);
     expect(await metric('clusterdns_shadow_compared_total')).toBe(before.compared);
     fake.release();
-    await waitFor('two comparisons', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 2);
+    await waitFor(
+      'two comparisons',
+      async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 2,
+    );
     expect(await metric('clusterdns_shadow_mismatches_total')).toBe(before.mismatches);
   });
 
@@ -278,7 +325,10 @@ ${hostsBlock(false)}
     const before = await snapshot();
     const [tcp] = await tcpQueries(shadowed.port, [encodeQuery('same.example', 'A', { id: 7 })]);
     expect(tcp!.answers!.map(rdata)).toEqual(['10.0.0.1']);
-    await waitFor('the TCP query compared', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 1);
+    await waitFor(
+      'the TCP query compared',
+      async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 1,
+    );
     expect((await snapshot()).mismatches).toBe(before.mismatches);
   });
 
@@ -287,13 +337,22 @@ ${hostsBlock(false)}
     await unaffected(quick, 'silent.example');
     await unaffected(quick, 'wrongid.example');
     await unaffected(quick, 'short.example');
-    await waitFor('three timeouts', async () => (await metric('clusterdns_shadow_reference_errors_total', { reason: 'timeout' })) >= before.timeout! + 3);
-    await waitFor('two unexpected datagrams', async () => (await metric('clusterdns_shadow_unexpected_replies_total')) >= before.unexpected! + 2);
+    await waitFor(
+      'three timeouts',
+      async () =>
+        (await metric('clusterdns_shadow_reference_errors_total', { reason: 'timeout' })) >= before.timeout! + 3,
+    );
+    await waitFor(
+      'two unexpected datagrams',
+      async () => (await metric('clusterdns_shadow_unexpected_replies_total')) >= before.unexpected! + 2,
+    );
     const after = await snapshot();
     expect(after.unexpected! - before.unexpected!).toBe(2);
     expect(after.timeout! - before.timeout!).toBe(3);
     expect(after.mismatches).toBe(before.mismatches);
-    expect(quick.logs.join('\n')).toMatch(/reference 127\.0\.0\.1:\d+: timeout for silent\.example\. A: no reply within 100ms/);
+    expect(quick.logs.join('\n')).toMatch(
+      /reference 127\.0\.0\.1:\d+: timeout for silent\.example\. A: no reply within 100ms/,
+    );
   });
 });
 
@@ -306,7 +365,10 @@ describe('shadow plugin: references and reloads', () => {
     try {
       const before = await snapshot();
       for (let i = 0; i < 6; i++) await udpExchange(s.port, encodeQuery('same.example', 'A'));
-      await waitFor('6 comparisons', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 6);
+      await waitFor(
+        '6 comparisons',
+        async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 6,
+      );
       expect(v4.received.length).toBe(3);
       expect(v6.received.length).toBe(3);
       expect((await snapshot()).mismatches).toBe(before.mismatches);
@@ -323,10 +385,17 @@ describe('shadow plugin: references and reloads', () => {
     // packet exists, so nothing leaves the machine.
     const s = await startServer(`example {\n  shadow [fe80::1]:53\n${hostsBlock(false)}\n}\n`);
     try {
-      expect(s.logs).toContainEqual(expect.stringMatching(/^\[ERROR\] plugin\/shadow: cannot open a socket to reference \[fe80::1\]:53: /));
+      expect(s.logs).toContainEqual(
+        expect.stringMatching(/^\[ERROR\] plugin\/shadow: cannot open a socket to reference \[fe80::1\]:53: /),
+      );
       const before = await metric('clusterdns_shadow_reference_errors_total', { reason: 'send' });
-      expect(rdata(dnsPacket.decode(await udpExchange(s.port, encodeQuery('same.example', 'A'))).answers![0]!)).toBe('10.0.0.1');
-      await waitFor('a send error', async () => (await metric('clusterdns_shadow_reference_errors_total', { reason: 'send' })) >= before + 1);
+      expect(rdata(dnsPacket.decode(await udpExchange(s.port, encodeQuery('same.example', 'A'))).answers![0]!)).toBe(
+        '10.0.0.1',
+      );
+      await waitFor(
+        'a send error',
+        async () => (await metric('clusterdns_shadow_reference_errors_total', { reason: 'send' })) >= before + 1,
+      );
       expect(s.logs.join('\n')).toMatch(/reference \[fe80::1\]:53: send for same\.example\. A: no socket/);
     } finally {
       await s.stop();
@@ -341,7 +410,10 @@ describe('shadow plugin: references and reloads', () => {
     try {
       const before = await snapshot();
       await udpExchange(s.port, encodeQuery('same.example', 'A'));
-      await waitFor('a comparison', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 1);
+      await waitFor(
+        'a comparison',
+        async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 1,
+      );
       expect(fake.received).toEqual(['same']);
     } finally {
       await s.stop();
@@ -360,11 +432,17 @@ describe('shadow plugin: references and reloads', () => {
       const before = await snapshot();
       await udpExchange(s.port, encodeQuery('same.example', 'A'));
       await waitFor('a copy at a', () => a.received.length === 1);
-      await waitFor('its comparison', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 1);
+      await waitFor(
+        'its comparison',
+        async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 1,
+      );
       expect(await s.reload(conf(String(b.port)))).toBe(true);
       await udpExchange(s.port, encodeQuery('same.example', 'A'));
       await waitFor('a copy at b', () => b.received.length === 1);
-      await waitFor('2 comparisons', async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 2);
+      await waitFor(
+        '2 comparisons',
+        async () => (await metric('clusterdns_shadow_compared_total')) >= before.compared! + 2,
+      );
       expect(await s.reload(`example {\n${hostsBlock(false)}\n}\n`)).toBe(true);
       const r = dnsPacket.decode(await udpExchange(s.port, encodeQuery('same.example', 'A')));
       expect(r.answers!.map(rdata)).toEqual(['10.0.0.1']);
@@ -383,7 +461,9 @@ describe('shadow plugin: dead reference and overload', () => {
   it('with nothing listening at the reference, clients are answered and the failures counted', async () => {
     const deadPort = await freePort();
     const control = await startServer(`example {\n${hostsBlock(false)}\n}\n`);
-    const s = await startServer(`example {\n  shadow 127.0.0.1:${deadPort} {\n    timeout 200ms\n  }\n${hostsBlock(false)}\n}\n`);
+    const s = await startServer(
+      `example {\n  shadow 127.0.0.1:${deadPort} {\n    timeout 200ms\n  }\n${hostsBlock(false)}\n}\n`,
+    );
     try {
       const before = await snapshot();
       for (let i = 0; i < 20; i++) {
@@ -412,10 +492,14 @@ describe('shadow plugin: dead reference and overload', () => {
     let got = 0;
     silent.on('message', () => got++);
     await new Promise<void>((resolve) => silent.bind(port, '127.0.0.1', () => resolve()));
-    const s = await startServer(`example {\n  shadow 127.0.0.1:${port} {\n    timeout 1h\n    max_outstanding 5\n  }\n${hostsBlock(false)}\n}\n`);
+    const s = await startServer(
+      `example {\n  shadow 127.0.0.1:${port} {\n    timeout 1h\n    max_outstanding 5\n  }\n${hostsBlock(false)}\n}\n`,
+    );
     try {
       const before = await snapshot();
-      const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => udpExchange(s.port, encodeQuery('same.example', 'A', { id: i }))));
+      const replies = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => udpExchange(s.port, encodeQuery('same.example', 'A', { id: i }))),
+      );
       for (const r of replies) expect(dnsPacket.decode(r).answers!.map(rdata)).toEqual(['10.0.0.1']);
       await waitFor('5 copies at the reference', () => got === 5);
       const after = await snapshot();

@@ -58,7 +58,9 @@ function messageObject(q: Query): GoObject {
     Rcode: BigInt(f & 0xf),
     Question: [
       // Slice elements are addressable: fmt uses (*Question).String, as for .Question.
-      new GoObject('dns.Question', { Name: q.name, Qtype: BigInt(q.qtype), Qclass: BigInt(q.qclass) }, {}, () => questionString(q.name, q.qtype, q.qclass)),
+      new GoObject('dns.Question', { Name: q.name, Qtype: BigInt(q.qtype), Qclass: BigInt(q.qclass) }, {}, () =>
+        questionString(q.name, q.qtype, q.qclass),
+      ),
     ],
   });
 }
@@ -180,7 +182,12 @@ export class TemplateHandler implements Handler {
       vars = values as ReadonlyMap<string, GoValue>;
     }
     let message: GoObject | null = null;
-    const question = new GoObject('*dns.Question', { Name: q.name, Qtype: BigInt(q.qtype), Qclass: BigInt(q.qclass) }, {}, () => questionString(q.name, q.qtype, q.qclass));
+    const question = new GoObject(
+      '*dns.Question',
+      { Name: q.name, Qtype: BigInt(q.qtype), Qclass: BigInt(q.qclass) },
+      {},
+      () => questionString(q.name, q.qtype, q.qclass),
+    );
     const data = new GoObject(
       '*template.templateData',
       {
@@ -199,7 +206,8 @@ export class TemplateHandler implements Handler {
       {
         // Labels the `metadata` plugin collected for this query (src/metadata.ts); '' without it.
         Meta: (args) => {
-          if (args.length !== 1) throw new TemplateExecError(`wrong number of args for Meta: want 1 got ${args.length}`);
+          if (args.length !== 1)
+            throw new TemplateExecError(`wrong number of args for Meta: want 1 got ${args.length}`);
           if (typeof args[0] !== 'string') throw new TemplateExecError('wrong type for value; expected string');
           return q.metaValue(args[0]);
         },
@@ -210,7 +218,15 @@ export class TemplateHandler implements Handler {
 
   /** Render one section's record; null (after counting the failure) when it cannot be built. */
   private renderRR(rt: RRTemplate, q: Query, m: Matched): Answer | null {
-    const labels = { server: q.transport.server, zone: m.zone, view: '', class: m.klass, type: m.type, section: rt.section, template: rt.label };
+    const labels = {
+      server: q.transport.server,
+      zone: m.zone,
+      view: '',
+      class: m.klass,
+      type: m.type,
+      section: rt.section,
+      template: rt.label,
+    };
     let text: string;
     try {
       text = rt.tmpl.execute(m.data);
@@ -237,7 +253,8 @@ export class TemplateHandler implements Handler {
       const rr = this.renderRR(rt, q, m);
       if (!rr) return Rcode.SERVFAIL;
       answers.push(rr);
-      if (this.upstream && (q.qtype === Qtype.A || q.qtype === Qtype.AAAA) && rr.type === 'CNAME') cnames.push([answers.length, rr.data]);
+      if (this.upstream && (q.qtype === Qtype.A || q.qtype === Qtype.AAAA) && rr.type === 'CNAME')
+        cnames.push([answers.length, rr.data]);
     }
     for (const rt of t.additional) {
       const rr = this.renderRR(rt, q, m);
@@ -254,7 +271,15 @@ export class TemplateHandler implements Handler {
       const data = Buffer.allocUnsafe(2 + text.length);
       data.writeUInt16BE(t.ederror.code, 0);
       text.copy(data, 2);
-      msg.additionals.push({ type: 'OPT', name: '.', udpPayloadSize: 4096, extendedRcode: 0, ednsVersion: 0, flags: 0x8000, options: [{ code: 15, data }] } as unknown as Answer);
+      msg.additionals.push({
+        type: 'OPT',
+        name: '.',
+        udpPayloadSize: 4096,
+        extendedRcode: 0,
+        ednsVersion: 0,
+        flags: 0x8000,
+        options: [{ code: 15, data }],
+      } as unknown as Answer);
     }
     if (cnames.length === 0) {
       msg.answers = answers;
@@ -265,7 +290,13 @@ export class TemplateHandler implements Handler {
   }
 
   /** Append the upstream answers for each CNAME target right after its CNAME, as CoreDNS does. */
-  private async withUpstream(q: Query, msg: Message, answers: Answer[], cnames: [number, string][], rcode: number): Promise<number> {
+  private async withUpstream(
+    q: Query,
+    msg: Message,
+    answers: Answer[],
+    cnames: [number, string][],
+    rcode: number,
+  ): Promise<number> {
     const out: Answer[] = [];
     let from = 0;
     for (const [after, target] of cnames) {
@@ -273,7 +304,8 @@ export class TemplateHandler implements Handler {
       from = after;
       const up = await this.upstream!(q.derive(target.endsWith('.') ? target : `${target}.`, q.qtype));
       // A CNAME cycle (through any block or plugin): the query fails (docs/corefile.md §11).
-      if (up === LOOKUP_REFUSED) return q.fail(new Error(`plugin/template: lookup of ${target} is a cycle`), Rcode.SERVFAIL);
+      if (up === LOOKUP_REFUSED)
+        return q.fail(new Error(`plugin/template: lookup of ${target} is a cycle`), Rcode.SERVFAIL);
       if (up) {
         setFlag(msg, Flag.TC, ((up.flags ?? 0) & Flag.TC) !== 0);
         // Keep each record once (a target's answer may repeat one of ours).

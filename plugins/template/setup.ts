@@ -85,10 +85,35 @@ function typeFromName(s: string): number | undefined {
   return qtypeFromName(s);
 }
 
-const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET', 'NXRRSET', 'NOTAUTH', 'NOTZONE'];
+const RCODES = [
+  'NOERROR',
+  'FORMERR',
+  'SERVFAIL',
+  'NXDOMAIN',
+  'NOTIMP',
+  'REFUSED',
+  'YXDOMAIN',
+  'YXRRSET',
+  'NXRRSET',
+  'NOTAUTH',
+  'NOTZONE',
+];
 
 /** The data fields CoreDNS gives a template, and the sub-fields of the DNS objects clusterdns models. */
-const MESSAGE_FIELDS = new Set(['Id', 'Response', 'Opcode', 'Authoritative', 'Truncated', 'RecursionDesired', 'RecursionAvailable', 'Zero', 'AuthenticatedData', 'CheckingDisabled', 'Rcode', 'Question']);
+const MESSAGE_FIELDS = new Set([
+  'Id',
+  'Response',
+  'Opcode',
+  'Authoritative',
+  'Truncated',
+  'RecursionDesired',
+  'RecursionAvailable',
+  'Zero',
+  'AuthenticatedData',
+  'CheckingDisabled',
+  'Rcode',
+  'Question',
+]);
 const QUESTION_FIELDS = new Set(['Name', 'Qtype', 'Qclass']);
 
 function err(tok: Token, msg: string): ConfigError {
@@ -104,7 +129,9 @@ function argErr(tok: Token, text: string): ConfigError {
 function asCoreDNS(e: unknown): unknown {
   const one = (c: ConfigError): ConfigError => {
     const m = /^unknown property '(.*)'$/.exec(c.message);
-    return m ? new ConfigError(`Wrong argument count or unexpected line ending after '${m[1]}'`, c.file, c.line, c.plugin) : c;
+    return m
+      ? new ConfigError(`Wrong argument count or unexpected line ending after '${m[1]}'`, c.file, c.line, c.plugin)
+      : c;
   };
   if (e instanceof ConfigErrorList) return new ConfigErrorList(e.errors.map(one));
   if (e instanceof ConfigError) return one(e);
@@ -116,10 +143,16 @@ function checkTemplate(t: GoTemplate, text: string, tok: Token): void {
   for (const path of t.rootFieldPaths()) {
     const [root, sub] = path;
     if (root === 'Message') {
-      if (sub === undefined) throw err(tok, `template ${JSON.stringify(text)}: .Message as a whole is not supported by clusterdns; use its fields (${[...MESSAGE_FIELDS].join(', ')})`);
-      if (!MESSAGE_FIELDS.has(sub)) throw err(tok, `template ${JSON.stringify(text)}: .Message.${sub} is not supported by clusterdns`);
+      if (sub === undefined)
+        throw err(
+          tok,
+          `template ${JSON.stringify(text)}: .Message as a whole is not supported by clusterdns; use its fields (${[...MESSAGE_FIELDS].join(', ')})`,
+        );
+      if (!MESSAGE_FIELDS.has(sub))
+        throw err(tok, `template ${JSON.stringify(text)}: .Message.${sub} is not supported by clusterdns`);
     }
-    if (root === 'Question' && sub !== undefined && !QUESTION_FIELDS.has(sub)) throw err(tok, `template ${JSON.stringify(text)}: .Question.${sub} is not supported by clusterdns`);
+    if (root === 'Question' && sub !== undefined && !QUESTION_FIELDS.has(sub))
+      throw err(tok, `template ${JSON.stringify(text)}: .Question.${sub} is not supported by clusterdns`);
   }
   // A literal record type outside the small RR parser's set would only fail at query time.
   const literal = text.replace(/\{\{[\s\S]*?\}\}/g, ' X ').replace(/"(?:[^"\\]|\\.)*"/g, ' ');
@@ -127,7 +160,10 @@ function checkTemplate(t: GoTemplate, text: string, tok: Token): void {
     if (w === 'ANY' || w !== w.toUpperCase() || /^\d/.test(w) || classFromName(w) !== undefined) continue;
     const ty = typeFromName(w);
     if (ty !== undefined && !RRTEXT_TYPES.includes(qtypeName(ty))) {
-      throw err(tok, `template ${JSON.stringify(text)}: record type ${w} is not supported by clusterdns's template plugin (supported: ${RRTEXT_TYPES.join(', ')})`);
+      throw err(
+        tok,
+        `template ${JSON.stringify(text)}: record type ${w} is not supported by clusterdns's template plugin (supported: ${RRTEXT_TYPES.join(', ')})`,
+      );
     }
   }
 }
@@ -183,24 +219,29 @@ export function parseTemplates(d: Dispenser, blockZones: readonly string[]): Tem
       switch (o.name) {
         case 'match':
           for (const src of o.raw) {
-            if (src.length > MAX_REGEX_LEN) throw err(o.token, `regex pattern too long: ${src.length} > ${MAX_REGEX_LEN}`);
+            if (src.length > MAX_REGEX_LEN)
+              throw err(o.token, `regex pattern too long: ${src.length} > ${MAX_REGEX_LEN}`);
             try {
               const c = compileRe2(src);
               regexes.push({ source: src, re: c.re, names: subexpNames(c) });
             } catch (e) {
-              if (e instanceof Re2Error) throw err(o.token, `could not parse regex: ${src}, error parsing regexp: ${e.message}`);
+              if (e instanceof Re2Error)
+                throw err(o.token, `could not parse regex: ${src}, error parsing regexp: ${e.message}`);
               throw e;
             }
           }
           break;
         case 'var': {
           const name = o.raw[0]!;
-          if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) throw err(o.token, `invalid variable name ${JSON.stringify(name)}`);
-          if (declared.has(name) || ENV_FUNCS[name] !== undefined || EXPR_RESERVED.has(name)) throw err(o.token, `variable name ${JSON.stringify(name)} is reserved`);
+          if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name))
+            throw err(o.token, `invalid variable name ${JSON.stringify(name)}`);
+          if (declared.has(name) || ENV_FUNCS[name] !== undefined || EXPR_RESERVED.has(name))
+            throw err(o.token, `variable name ${JSON.stringify(name)} is reserved`);
           try {
             vars.push({ name, expr: Expression.compile(o.raw.slice(1).join(' '), declared) });
           } catch (e) {
-            if (e instanceof ExprCompileError) throw err(o.token, `could not compile expression: ${name}, ${e.message}`);
+            if (e instanceof ExprCompileError)
+              throw err(o.token, `could not compile expression: ${name}, ${e.message}`);
             throw e;
           }
           declared.add(name);
@@ -228,7 +269,19 @@ export function parseTemplates(d: Dispenser, blockZones: readonly string[]): Tem
           const name = o.raw[0]!;
           const code = RCODES.includes(name) ? rcodeFromName(name) : undefined;
           if (code === undefined) {
-            if (['BADSIG', 'BADVERS', 'BADKEY', 'BADTIME', 'BADMODE', 'BADNAME', 'BADALG', 'BADTRUNC', 'BADCOOKIE'].includes(name)) {
+            if (
+              [
+                'BADSIG',
+                'BADVERS',
+                'BADKEY',
+                'BADTIME',
+                'BADMODE',
+                'BADNAME',
+                'BADALG',
+                'BADTRUNC',
+                'BADCOOKIE',
+              ].includes(name)
+            ) {
               throw err(o.token, `rcode ${name} (an extended RCODE) is not supported by clusterdns's template plugin`);
             }
             throw err(o.token, `unknown rcode ${name}`);
@@ -242,7 +295,10 @@ export function parseTemplates(d: Dispenser, blockZones: readonly string[]): Tem
           const n = /^\d+$/.test(v) ? Number(v) : NaN;
           if (!(n <= 0xffff)) {
             const why = /^\d+$/.test(v) ? 'value out of range' : 'invalid syntax';
-            throw err(o.token, `error parsing extended DNS error code ${o.raw[o.raw.length - 1]}, strconv.ParseUint: parsing ${JSON.stringify(v)}: ${why}`);
+            throw err(
+              o.token,
+              `error parsing extended DNS error code ${o.raw[o.raw.length - 1]}, strconv.ParseUint: parsing ${JSON.stringify(v)}: ${why}`,
+            );
           }
           ederror = { code: n, reason: o.raw[1] ?? '' };
           break;
@@ -256,7 +312,20 @@ export function parseTemplates(d: Dispenser, blockZones: readonly string[]): Tem
       }
     }
     if (regexes.length === 0) regexes.push({ source: '.*', re: /.*/, names: [''] });
-    out.push({ qclass, qtype, zones, regexes, answer, additional, authority, rcode, ederror, fallthrough, vars, exprs });
+    out.push({
+      qclass,
+      qtype,
+      zones,
+      regexes,
+      answer,
+      additional,
+      authority,
+      rcode,
+      ederror,
+      fallthrough,
+      vars,
+      exprs,
+    });
   }
   return out;
 }

@@ -10,7 +10,8 @@ import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { dispenserFor } from '../../test/helpers/setup.js';
 import { parseTemplates } from './setup.js';
 
-const parse = (text: string): ReturnType<typeof parseTemplates> => parseTemplates(dispenserFor(text, 'template'), ['.']);
+const parse = (text: string): ReturnType<typeof parseTemplates> =>
+  parseTemplates(dispenserFor(text, 'template'), ['.']);
 
 describe('template setup', () => {
   it('defaults: block zones, the .* regex, NOERROR, no fallthrough', () => {
@@ -20,28 +21,40 @@ describe('template setup', () => {
   });
 
   it('reads every option; occurrences accumulate in order', () => {
-    const ts = parse([
-      'template ANY ANY Example.ORG 10.0.0.0/24 {',
-      ' match ^a[.] "^(?P<x>b)[.]"',
-      ' match c',
-      ' answer "{{ .Name }} 60 IN A 10.0.0.1" "{{ .Name }} 60 IN A 10.0.0.2"',
-      ' additional "x. 60 IN A 10.0.0.3"',
-      ' authority "example.org. 60 IN NS ns.example.org."',
-      ' rcode NXDOMAIN',
-      ' ederror 21 "Blocked"',
-      ' fallthrough in-addr.arpa',
-      ' upstream 10.0.0.53',
-      '}',
-      'template IN PTR in-addr.arpa',
-    ].join('\n'));
+    const ts = parse(
+      [
+        'template ANY ANY Example.ORG 10.0.0.0/24 {',
+        ' match ^a[.] "^(?P<x>b)[.]"',
+        ' match c',
+        ' answer "{{ .Name }} 60 IN A 10.0.0.1" "{{ .Name }} 60 IN A 10.0.0.2"',
+        ' additional "x. 60 IN A 10.0.0.3"',
+        ' authority "example.org. 60 IN NS ns.example.org."',
+        ' rcode NXDOMAIN',
+        ' ederror 21 "Blocked"',
+        ' fallthrough in-addr.arpa',
+        ' upstream 10.0.0.53',
+        '}',
+        'template IN PTR in-addr.arpa',
+      ].join('\n'),
+    );
     expect(ts).toHaveLength(2);
     const t = ts[0]!;
     expect(t.zones).toEqual(['example.org.', '0.0.10.in-addr.arpa.']);
-    expect(t.regexes.map((r) => [r.source, r.names])).toEqual([['^a[.]', ['']], ['^(?P<x>b)[.]', ['', 'x']], ['c', ['']]]);
+    expect(t.regexes.map((r) => [r.source, r.names])).toEqual([
+      ['^a[.]', ['']],
+      ['^(?P<x>b)[.]', ['', 'x']],
+      ['c', ['']],
+    ]);
     expect(t.answer.map((a) => a.label)).toEqual(['{{.Name}} 60 IN A 10.0.0.1', '{{.Name}} 60 IN A 10.0.0.2']);
     expect(t.additional).toHaveLength(1);
     expect(t.authority).toHaveLength(1);
-    expect(t).toMatchObject({ qclass: 255, qtype: 255, rcode: 3, ederror: { code: 21, reason: 'Blocked' }, fallthrough: ['in-addr.arpa.'] });
+    expect(t).toMatchObject({
+      qclass: 255,
+      qtype: 255,
+      rcode: 3,
+      ederror: { code: 21, reason: 'Blocked' },
+      fallthrough: ['in-addr.arpa.'],
+    });
     expect(ts[1]).toMatchObject({ qtype: 12, zones: ['in-addr.arpa.'] });
     expect(parse('template IN A {\n fallthrough\n}')[0]!.fallthrough).toEqual(['.']);
   });
@@ -62,14 +75,38 @@ describe('template setup', () => {
     ['template ANY ANY {\n rcode NXDOMAIN extra\n}', "Wrong argument count or unexpected line ending after 'extra'", 2],
     ['template ANY ANY {\n rcode UNDEFINED\n}', 'unknown rcode UNDEFINED', 2],
     ['template ANY ANY {\n rcode nxdomain\n}', 'unknown rcode nxdomain', 2],
-    ['template ANY ANY {\n rcode BADVERS\n}', "rcode BADVERS (an extended RCODE) is not supported by clusterdns's template plugin", 2],
-    ['template ANY ANY {\n ederror x\n}', 'error parsing extended DNS error code x, strconv.ParseUint: parsing "x": invalid syntax', 2],
+    [
+      'template ANY ANY {\n rcode BADVERS\n}',
+      "rcode BADVERS (an extended RCODE) is not supported by clusterdns's template plugin",
+      2,
+    ],
+    [
+      'template ANY ANY {\n ederror x\n}',
+      'error parsing extended DNS error code x, strconv.ParseUint: parsing "x": invalid syntax',
+      2,
+    ],
     ['template ANY ANY {\n ederror 1 2 3\n}', "Wrong argument count or unexpected line ending after '3'", 2],
     ['template ANY ANY {\n answer "{{"\n}', 'could not compile template: {{, template: answer:1: unclosed action', 2],
-    ['template ANY ANY {\n authority "{{ notAFunction }}"\n}', 'could not compile template: {{ notAFunction }}, template: authority:1: function "notAFunction" not defined', 2],
-    ['template ANY ANY {\n answer "{{ template \\"x\\" }}"\n}', 'could not compile template: {{ template "x" }}, template: answer:1: {{template}} (nested templates) is not supported by clusterdns', 2],
-    ['template ANY ANY {\n match (?=x)\n}', 'could not parse regex: (?=x), error parsing regexp: invalid or unsupported Perl syntax: `(?=`', 2],
-    ['template ANY ANY {\n match (?i:x)\n}', 'could not parse regex: (?i:x), error parsing regexp: the inline flag group `(?i:` is not supported by clusterdns (flags only at the start of the pattern)', 2],
+    [
+      'template ANY ANY {\n authority "{{ notAFunction }}"\n}',
+      'could not compile template: {{ notAFunction }}, template: authority:1: function "notAFunction" not defined',
+      2,
+    ],
+    [
+      'template ANY ANY {\n answer "{{ template \\"x\\" }}"\n}',
+      'could not compile template: {{ template "x" }}, template: answer:1: {{template}} (nested templates) is not supported by clusterdns',
+      2,
+    ],
+    [
+      'template ANY ANY {\n match (?=x)\n}',
+      'could not parse regex: (?=x), error parsing regexp: invalid or unsupported Perl syntax: `(?=`',
+      2,
+    ],
+    [
+      'template ANY ANY {\n match (?i:x)\n}',
+      'could not parse regex: (?i:x), error parsing regexp: the inline flag group `(?i:` is not supported by clusterdns (flags only at the start of the pattern)',
+      2,
+    ],
     [`template ANY ANY {\n match ${'a'.repeat(10001)}\n}`, 'regex pattern too long: 10001 > 10000', 2],
     ['template ANY ANY {\n var\n}', "Wrong argument count or unexpected line ending after 'var'", 2],
     ['template ANY ANY {\n var a\n}', "Wrong argument count or unexpected line ending after 'a'", 2],
@@ -86,11 +123,31 @@ describe('template setup', () => {
     ['template ANY ANY {\n var a 1 +\n}', 'could not compile expression: a, unexpected token EOF (1:4)', 2],
     ['template ANY ANY {\n expr\n}', "Wrong argument count or unexpected line ending after 'expr'", 2],
     ['template ANY ANY {\n expr nosuch()\n}', 'could not compile expression: unknown func nosuch (1:1)', 2],
-    ['template ANY ANY {\n expr "sortBy([1], #)"\n}', 'could not compile expression: the built-in sortBy() is not supported by clusterdns (1:1)', 2],
-    ['template ANY ANY {\n expr name() matches \'(?=x)\'\n}', 'could not compile expression: error parsing regexp: invalid or unsupported Perl syntax: `(?=` (1:23)', 2],
-    ['template ANY ANY {\n answer "{{ .Name }} 60 IN HINFO a b"\n}', 'template "{{ .Name }} 60 IN HINFO a b": record type HINFO is not supported by clusterdns\'s template plugin (supported: A, AAAA, CNAME, DNAME, NS, PTR, MX, SRV, TXT, SPF, SOA, CAA)', 2],
-    ['template ANY ANY {\n answer "{{ .Message }}"\n}', 'template "{{ .Message }}": .Message as a whole is not supported by clusterdns; use its fields (Id, Response, Opcode, Authoritative, Truncated, RecursionDesired, RecursionAvailable, Zero, AuthenticatedData, CheckingDisabled, Rcode, Question)', 2],
-    ['template ANY ANY {\n answer "{{ .Message.Extra }}"\n}', 'template "{{ .Message.Extra }}": .Message.Extra is not supported by clusterdns', 2],
+    [
+      'template ANY ANY {\n expr "sortBy([1], #)"\n}',
+      'could not compile expression: the built-in sortBy() is not supported by clusterdns (1:1)',
+      2,
+    ],
+    [
+      "template ANY ANY {\n expr name() matches '(?=x)'\n}",
+      'could not compile expression: error parsing regexp: invalid or unsupported Perl syntax: `(?=` (1:23)',
+      2,
+    ],
+    [
+      'template ANY ANY {\n answer "{{ .Name }} 60 IN HINFO a b"\n}',
+      'template "{{ .Name }} 60 IN HINFO a b": record type HINFO is not supported by clusterdns\'s template plugin (supported: A, AAAA, CNAME, DNAME, NS, PTR, MX, SRV, TXT, SPF, SOA, CAA)',
+      2,
+    ],
+    [
+      'template ANY ANY {\n answer "{{ .Message }}"\n}',
+      'template "{{ .Message }}": .Message as a whole is not supported by clusterdns; use its fields (Id, Response, Opcode, Authoritative, Truncated, RecursionDesired, RecursionAvailable, Zero, AuthenticatedData, CheckingDisabled, Rcode, Question)',
+      2,
+    ],
+    [
+      'template ANY ANY {\n answer "{{ .Message.Extra }}"\n}',
+      'template "{{ .Message.Extra }}": .Message.Extra is not supported by clusterdns',
+      2,
+    ],
   ];
   for (const [text, msg, line] of bad) {
     it(`${text.slice(0, 80).replace(/\n/g, ' ')} → ${msg.slice(0, 60)}`, () => {
@@ -107,13 +164,17 @@ describe('template setup', () => {
   }
 
   it('var and expr compile against the variables declared before them', () => {
-    const [t] = parse("template ANY ANY example. {\n match ^(?P<a>[a-z]+)[.]example[.]$\n var a group('a') + group(1) + group(0)\n var b a + 'x'\n expr b != ''\n}");
+    const [t] = parse(
+      "template ANY ANY example. {\n match ^(?P<a>[a-z]+)[.]example[.]$\n var a group('a') + group(1) + group(0)\n var b a + 'x'\n expr b != ''\n}",
+    );
     expect(t!.vars.map((v) => v.name)).toEqual(['a', 'b']);
     expect(t!.exprs).toHaveLength(1);
   });
 
   it('accepts what CoreDNS accepts: a template that can only fail at query time, {{ parseInt }} without arguments', () => {
-    expect(() => parse('template ANY ANY {\n answer "{{ .Name }} A {{ .Grup.d }}."\n additional "{{ parseInt }}"\n}')).not.toThrow();
+    expect(() =>
+      parse('template ANY ANY {\n answer "{{ .Name }} A {{ .Grup.d }}."\n additional "{{ parseInt }}"\n}'),
+    ).not.toThrow();
   });
 });
 
@@ -226,8 +287,12 @@ describe('template over sockets', () => {
     const r = await udpQuery(s.port, 'x.invalid', 'TXT', { edns: 1232 });
     expect(rcode(r)).toBe(3);
     expect(rrStrings(r.authorities)).toEqual(['invalid. 60 SOA ns.invalid hostmaster.invalid 1 60 60 60 60']);
-    const opt = r.additionals.find((a) => a.type === 'OPT') as unknown as { options: { code: number; data: Buffer }[] } | undefined;
-    expect(opt?.options.find((o) => o.code === 15)?.data.toString('latin1')).toBe('\u0000\u0015Blocked according to RFC2606');
+    const opt = r.additionals.find((a) => a.type === 'OPT') as unknown as
+      | { options: { code: number; data: Buffer }[] }
+      | undefined;
+    expect(opt?.options.find((o) => o.code === 15)?.data.toString('latin1')).toBe(
+      '\u0000\u0015Blocked according to RFC2606',
+    );
   });
 
   it('NODATA for AAAA in a zone: no answer, the SOA in authority', async () => {
@@ -239,15 +304,30 @@ describe('template over sockets', () => {
 
   it('a template that fails at query time answers SERVFAIL and counts the failure', async () => {
     const labels = { zone: 'fail.test.', class: 'IN', type: 'A', section: 'answer' };
-    const before = await metric('coredns_template_template_failures_total', { ...labels, template: '{{.Name}} 60 IN A {{index .Match 3}}' });
+    const before = await metric('coredns_template_template_failures_total', {
+      ...labels,
+      template: '{{.Name}} 60 IN A {{index .Match 3}}',
+    });
     const r = await udpQuery(s.port, 'exec.fail.test', 'A');
     expect(rcode(r)).toBe(2);
-    expect(await metric('coredns_template_template_failures_total', { ...labels, template: '{{.Name}} 60 IN A {{index .Match 3}}' })).toBe(before + 1);
-    const rrBefore = await metric('coredns_template_rr_failures_total', { ...labels, template: '{{.Name}} 60 IN A 10.0.0' });
+    expect(
+      await metric('coredns_template_template_failures_total', {
+        ...labels,
+        template: '{{.Name}} 60 IN A {{index .Match 3}}',
+      }),
+    ).toBe(before + 1);
+    const rrBefore = await metric('coredns_template_rr_failures_total', {
+      ...labels,
+      template: '{{.Name}} 60 IN A 10.0.0',
+    });
     const r2 = await udpQuery(s.port, 'rr.fail.test', 'A');
     expect(rcode(r2)).toBe(2);
-    expect(await metric('coredns_template_rr_failures_total', { ...labels, template: '{{.Name}} 60 IN A 10.0.0' })).toBe(rrBefore + 1);
-    expect(await metric('coredns_template_matches_total', { zone: 'fail.test.', class: 'IN', type: 'A' })).toBeGreaterThanOrEqual(2);
+    expect(
+      await metric('coredns_template_rr_failures_total', { ...labels, template: '{{.Name}} 60 IN A 10.0.0' }),
+    ).toBe(rrBefore + 1);
+    expect(
+      await metric('coredns_template_matches_total', { zone: 'fail.test.', class: 'IN', type: 'A' }),
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it('var and expr: the README LAN example, arithmetic, a failed expression falls through, an evaluation error is SERVFAIL', async () => {
@@ -271,7 +351,10 @@ describe('template over sockets', () => {
 
   it('a CNAME answer to an A/AAAA query is followed through the server (here: hosts)', async () => {
     const r = await udpQuery(s.port, 'www.alias.test', 'A');
-    expect(rrStrings(r.answers)).toEqual(['www.alias.test. 60 CNAME target.hosts.test', 'target.hosts.test. 3600 A 192.0.2.10']);
+    expect(rrStrings(r.answers)).toEqual([
+      'www.alias.test. 60 CNAME target.hosts.test',
+      'target.hosts.test. 3600 A 192.0.2.10',
+    ]);
   });
 
   it('a CNAME loop is answered SERVFAIL, not followed forever', async () => {

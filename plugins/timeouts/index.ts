@@ -41,7 +41,8 @@ export const timeouts: PluginDef = {
   setup(d, ctx) {
     const t: { -readonly [K in keyof ListenerTimeouts]: ListenerTimeouts[K] } = {};
     // CoreDNS wraps two of its errors in `plugin.Error` twice.
-    const twice = (e: ConfigError): ConfigError => new ConfigError(e.message, e.file, e.line, 'timeouts: plugin/timeouts');
+    const twice = (e: ConfigError): ConfigError =>
+      new ConfigError(e.message, e.file, e.line, 'timeouts: plugin/timeouts');
     while (d.next()) {
       if (d.remainingArgs().length > 0) throw twice(d.argErr());
       let n = 0;
@@ -52,10 +53,13 @@ export const timeouts: PluginDef = {
         const arg = args[0]!;
         if (name === 'maxtcpqueries') {
           if (!/^[+-]?\d+$/.test(arg) || !Number.isSafeInteger(Number(arg))) {
-            throw d.err(`invalid value for maxtcpqueries '${arg}': strconv.Atoi: parsing ${JSON.stringify(arg)}: ${/^[+-]?\d+$/.test(arg) ? 'value out of range' : 'invalid syntax'}`);
+            throw d.err(
+              `invalid value for maxtcpqueries '${arg}': strconv.Atoi: parsing ${JSON.stringify(arg)}: ${/^[+-]?\d+$/.test(arg) ? 'value out of range' : 'invalid syntax'}`,
+            );
           }
           const v = Number(arg);
-          if (v === 0 || v < -1) throw d.err(`maxtcpqueries provided '${v}' needs to be -1 (unlimited) or a positive integer`);
+          if (v === 0 || v < -1)
+            throw d.err(`maxtcpqueries provided '${v}' needs to be -1 (unlimited) or a positive integer`);
           t.maxTcpQueries = v;
           n++;
           continue;
@@ -66,7 +70,8 @@ export const timeouts: PluginDef = {
         } catch (e) {
           throw d.err((e as Error).message);
         }
-        if (ns < SECOND_NS || ns > DAY_NS) throw d.err(`timeout provided '${formatGoDurationNs(ns)}' needs to be between 1 second and 24 hours`);
+        if (ns < SECOND_NS || ns > DAY_NS)
+          throw d.err(`timeout provided '${formatGoDurationNs(ns)}' needs to be between 1 second and 24 hours`);
         const ms = Math.round(ns / 1e6);
         if (name === 'read') t.readMs = ms;
         else if (name === 'write') t.writeMs = ms;

@@ -17,22 +17,57 @@ function setupErr(text: string): string {
 describe('timeouts setup', () => {
   it('rejects what CoreDNS rejects, with its wording', () => {
     const cases: [string, string][] = [
-      ['timeouts a {\n read 5s\n}', "plugin/timeouts: plugin/timeouts: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'a'"],
-      ['timeouts {\n}', 'plugin/timeouts: plugin/timeouts: Corefile:2 - Error during parsing: timeouts block with no timeouts specified'],
-      ['timeouts {\n read\n}', "plugin/timeouts: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'read'"],
-      ['timeouts {\n read 5s 6s\n}', "plugin/timeouts: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '6s'"],
-      ['timeouts {\n read 500ms\n}', "plugin/timeouts: Corefile:2 - Error during parsing: timeout provided '500ms' needs to be between 1 second and 24 hours"],
-      ['timeouts {\n write 25h\n}', "plugin/timeouts: Corefile:2 - Error during parsing: timeout provided '25h0m0s' needs to be between 1 second and 24 hours"],
-      ['timeouts {\n idle xyz\n}', "plugin/timeouts: Corefile:2 - Error during parsing: failed to parse duration 'xyz'"],
+      [
+        'timeouts a {\n read 5s\n}',
+        "plugin/timeouts: plugin/timeouts: Corefile:1 - Error during parsing: Wrong argument count or unexpected line ending after 'a'",
+      ],
+      [
+        'timeouts {\n}',
+        'plugin/timeouts: plugin/timeouts: Corefile:2 - Error during parsing: timeouts block with no timeouts specified',
+      ],
+      [
+        'timeouts {\n read\n}',
+        "plugin/timeouts: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'read'",
+      ],
+      [
+        'timeouts {\n read 5s 6s\n}',
+        "plugin/timeouts: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '6s'",
+      ],
+      [
+        'timeouts {\n read 500ms\n}',
+        "plugin/timeouts: Corefile:2 - Error during parsing: timeout provided '500ms' needs to be between 1 second and 24 hours",
+      ],
+      [
+        'timeouts {\n write 25h\n}',
+        "plugin/timeouts: Corefile:2 - Error during parsing: timeout provided '25h0m0s' needs to be between 1 second and 24 hours",
+      ],
+      [
+        'timeouts {\n idle xyz\n}',
+        "plugin/timeouts: Corefile:2 - Error during parsing: failed to parse duration 'xyz'",
+      ],
       ['timeouts {\n foo 5s\n}', "plugin/timeouts: Corefile:2 - Error during parsing: unknown option: 'foo'"],
-      ['timeouts {\n maxtcpqueries 0\n}', "plugin/timeouts: Corefile:2 - Error during parsing: maxtcpqueries provided '0' needs to be -1 (unlimited) or a positive integer"],
-      ['timeouts {\n maxtcpqueries -2\n}', "plugin/timeouts: Corefile:2 - Error during parsing: maxtcpqueries provided '-2' needs to be -1 (unlimited) or a positive integer"],
-      ['timeouts {\n maxtcpqueries x\n}', 'plugin/timeouts: Corefile:2 - Error during parsing: invalid value for maxtcpqueries \'x\': strconv.Atoi: parsing "x": invalid syntax'],
+      [
+        'timeouts {\n maxtcpqueries 0\n}',
+        "plugin/timeouts: Corefile:2 - Error during parsing: maxtcpqueries provided '0' needs to be -1 (unlimited) or a positive integer",
+      ],
+      [
+        'timeouts {\n maxtcpqueries -2\n}',
+        "plugin/timeouts: Corefile:2 - Error during parsing: maxtcpqueries provided '-2' needs to be -1 (unlimited) or a positive integer",
+      ],
+      [
+        'timeouts {\n maxtcpqueries x\n}',
+        'plugin/timeouts: Corefile:2 - Error during parsing: invalid value for maxtcpqueries \'x\': strconv.Atoi: parsing "x": invalid syntax',
+      ],
     ];
     for (const [text, want] of cases) expect(setupErr(text), text).toBe(want);
   });
   it('accepts plain seconds and every option', () => {
-    expect(timeouts.setup(dispenserFor('timeouts {\n read 5\n write 2s\n idle 1m\n maxtcpqueries -1\n}', 'timeouts'), fakeSetupContext())).toBeNull();
+    expect(
+      timeouts.setup(
+        dispenserFor('timeouts {\n read 5\n write 2s\n idle 1m\n maxtcpqueries -1\n}', 'timeouts'),
+        fakeSetupContext(),
+      ),
+    ).toBeNull();
   });
 });
 
@@ -85,7 +120,8 @@ describe('timeouts on the listener', () => {
     try {
       // The values the listener's connections use (CoreDNS's defaults would be 3 s and 10 s);
       // when a timer fires is the runtime's business, so no wall-clock bound is asserted.
-      const limits = () => [...s.server.listeners.values()].map((l) => [l.tcpPool.limits.readTimeoutMs, l.tcpPool.limits.idleTimeoutMs]);
+      const limits = () =>
+        [...s.server.listeners.values()].map((l) => [l.tcpPool.limits.readTimeoutMs, l.tcpPool.limits.idleTimeoutMs]);
       expect(limits()).toEqual([[1000, 2000]]);
       const silent = await connect(s.port);
       await silent.closed;

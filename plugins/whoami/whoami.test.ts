@@ -8,7 +8,12 @@ import type { Handler } from '../../src/plugin.js';
 import { whoami } from './index.js';
 import { configError, dispenserFor, factoryOf, setupContext } from '../../test/helpers/setup.js';
 
-interface SrvData { priority: number; weight: number; port: number; target: string }
+interface SrvData {
+  priority: number;
+  weight: number;
+  port: number;
+  target: string;
+}
 
 function build(): Handler {
   const f = factoryOf(whoami.setup(dispenserFor('whoami'), setupContext()));
@@ -22,7 +27,10 @@ function setupErr(text: string): ConfigError {
 describe('whoami: handler (direct)', () => {
   it('answers NOERROR, AA, no answers, A + SRV in additional with TTL 0, owner as asked', () => {
     const h = build();
-    const q = makeQuery('Example.ORG', 'A', { id: 4242, transport: { remoteAddress: '10.244.2.7', remotePort: 40000, proto: 'udp' } });
+    const q = makeQuery('Example.ORG', 'A', {
+      id: 4242,
+      transport: { remoteAddress: '10.244.2.7', remotePort: 40000, proto: 'udp' },
+    });
     expect(h.serve(q)).toBe(0);
     expect(q.reply).not.toBeNull();
     const m = decode(q.reply!.wire());
@@ -60,7 +68,12 @@ describe('whoami: handler (direct)', () => {
   it('IPv4-mapped IPv6 client gets an A record (like Go To4)', () => {
     const q = makeQuery('example.org', 'A', { transport: { remoteAddress: '::ffff:10.1.2.3', family: 2 } });
     expect(build().serve(q)).toBe(0);
-    expect(decode(q.reply!.wire()).additionals![0]).toMatchObject({ name: 'example.org', type: 'A', ttl: 0, data: '10.1.2.3' });
+    expect(decode(q.reply!.wire()).additionals![0]).toMatchObject({
+      name: 'example.org',
+      type: 'A',
+      ttl: 0,
+      data: '10.1.2.3',
+    });
   });
 
   it('full IPv6 client address', () => {
@@ -108,7 +121,13 @@ describe('whoami: handler (direct)', () => {
   it('is terminal: never calls next', () => {
     const f = factoryOf(whoami.setup(dispenserFor('whoami'), setupContext()));
     let called = 0;
-    const h = f({ name: 'next', serve: () => { called++; return 0; } });
+    const h = f({
+      name: 'next',
+      serve: () => {
+        called++;
+        return 0;
+      },
+    });
     expect(h.serve(makeQuery('example.org', 'A'))).toBe(0);
     expect(called).toBe(0);
   });

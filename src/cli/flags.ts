@@ -68,9 +68,24 @@ const SPECS: Record<string, Spec> = {
     kind: 'bool',
     help: 'Check the Corefile without serving: print every parse and setup error in line order and\nevery unset environment variable it uses, then exit (1 on errors)',
   },
-  workers: { key: 'workers', kind: 'int', shownDefault: '0', help: 'Number of query threads sharing the DNS sockets; 0 = one per CPU of the container, as its memory limit allows' },
-  'dns.tcp.maxconns': { key: 'tcpMaxConns', kind: 'int', shownDefault: '10000', help: 'Maximum TCP connections per listener; at the cap the longest-idle one is closed' },
-  'dns.tcp.maxconnspersource': { key: 'tcpMaxConnsPerSource', kind: 'int', shownDefault: '256', help: 'Maximum TCP connections from one client address per listener, 0 for no cap' },
+  workers: {
+    key: 'workers',
+    kind: 'int',
+    shownDefault: '0',
+    help: 'Number of query threads sharing the DNS sockets; 0 = one per CPU of the container, as its memory limit allows',
+  },
+  'dns.tcp.maxconns': {
+    key: 'tcpMaxConns',
+    kind: 'int',
+    shownDefault: '10000',
+    help: 'Maximum TCP connections per listener; at the cap the longest-idle one is closed',
+  },
+  'dns.tcp.maxconnspersource': {
+    key: 'tcpMaxConnsPerSource',
+    kind: 'int',
+    shownDefault: '256',
+    help: 'Maximum TCP connections from one client address per listener, 0 for no cap',
+  },
 };
 
 /**
@@ -84,14 +99,27 @@ export function usage(): string {
     const type = s.shownType ?? (s.kind === 'bool' ? '' : s.kind);
     const head = `  -${name}${type ? ` ${type}` : ''}`;
     // Go: a head of at most 4 characters (`  -x`) keeps the help on its line.
-    const help = s.help.replaceAll('\n', '\n    \t') + (s.shownDefault !== undefined ? ` (default ${s.shownDefault})` : '');
+    const help =
+      s.help.replaceAll('\n', '\n    \t') + (s.shownDefault !== undefined ? ` (default ${s.shownDefault})` : '');
     lines.push(head.length <= 4 ? `${head}\t${help}` : `${head}\n    \t${help}`);
   }
   return lines.join('\n');
 }
 
 export function parseFlags(argv: readonly string[]): Flags {
-  const flags: Flags = { conf: '', dnsPort: 53, pidfile: '', plugins: false, version: false, quiet: false, validate: false, logFormat: 'text', workers: 0, tcpMaxConns: 10_000, tcpMaxConnsPerSource: 256 };
+  const flags: Flags = {
+    conf: '',
+    dnsPort: 53,
+    pidfile: '',
+    plugins: false,
+    version: false,
+    quiet: false,
+    validate: false,
+    logFormat: 'text',
+    workers: 0,
+    tcpMaxConns: 10_000,
+    tcpMaxConnsPerSource: 256,
+  };
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -115,7 +143,8 @@ export function parseFlags(argv: readonly string[]): Flags {
     let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined;
     if (spec.kind === 'bool') {
       const v = value ?? 'true';
-      if (!/^(1|0|t|f|T|F|true|false|TRUE|FALSE|True|False)$/.test(v)) throw new FlagError(`invalid boolean value "${v}" for -${name}: parse error`);
+      if (!/^(1|0|t|f|T|F|true|false|TRUE|FALSE|True|False)$/.test(v))
+        throw new FlagError(`invalid boolean value "${v}" for -${name}: parse error`);
       (flags[spec.key] as boolean) = /^(1|t|true)$/i.test(v);
       continue;
     }
@@ -131,8 +160,13 @@ export function parseFlags(argv: readonly string[]): Flags {
     }
   }
   if (rest.length) throw new FlagError(`extra command line arguments: [${rest.join(' ')}]`, 1, flags);
-  if (flags.tcpMaxConns < 1) throw new FlagError(`invalid value "${flags.tcpMaxConns}" for flag -dns.tcp.maxconns: must be at least 1`);
-  if (flags.workers < 0) throw new FlagError(`invalid value "${flags.workers}" for flag -workers: must not be negative`);
-  if (flags.tcpMaxConnsPerSource < 0) throw new FlagError(`invalid value "${flags.tcpMaxConnsPerSource}" for flag -dns.tcp.maxconnspersource: must not be negative`);
+  if (flags.tcpMaxConns < 1)
+    throw new FlagError(`invalid value "${flags.tcpMaxConns}" for flag -dns.tcp.maxconns: must be at least 1`);
+  if (flags.workers < 0)
+    throw new FlagError(`invalid value "${flags.workers}" for flag -workers: must not be negative`);
+  if (flags.tcpMaxConnsPerSource < 0)
+    throw new FlagError(
+      `invalid value "${flags.tcpMaxConnsPerSource}" for flag -dns.tcp.maxconnspersource: must not be negative`,
+    );
   return flags;
 }

@@ -66,7 +66,12 @@ export async function runValidate(flags: Pick<Flags, 'conf' | 'dnsPort'>, io: Va
     io.err(`[WARNING] ${places[0]} - environment variable ${name} is not set: it reads as empty${also}`);
   }
 
-  const server = new Server({ dnsPort: flags.dnsPort, loadSource: () => Promise.resolve(source), quiet: true, env: io.env });
+  const server = new Server({
+    dnsPort: flags.dnsPort,
+    loadSource: () => Promise.resolve(source),
+    quiet: true,
+    env: io.env,
+  });
   const errors = await server.validate();
   for (const e of errors) io.err(e);
   if (errors.length > 0) {
@@ -79,7 +84,12 @@ export async function runValidate(flags: Pick<Flags, 'conf' | 'dnsPort'>, io: Va
 }
 
 /** Which configuration was checked, in words. */
-function describeSource(source: ConfigSource, flags: Pick<Flags, 'conf' | 'dnsPort'>, cwd: string, usesDefault: boolean): string {
+function describeSource(
+  source: ConfigSource,
+  flags: Pick<Flags, 'conf' | 'dnsPort'>,
+  cwd: string,
+  usesDefault: boolean,
+): string {
   const builtin = `the built-in default "${defaultCorefile(flags.dnsPort).replace(/\n/g, ' ').trim()}"`;
   let file: string;
   if (source.path === 'stdin') file = 'standard input (-conf stdin)';

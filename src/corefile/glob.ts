@@ -12,7 +12,10 @@ import { compareBytes } from './gosort.js';
 export function globFiles(pattern: string, baseDir: string): string[] {
   const full = path.resolve(baseDir, pattern);
   const root = path.parse(full).root;
-  const segments = full.slice(root.length).split(path.sep).filter((seg) => seg !== '');
+  const segments = full
+    .slice(root.length)
+    .split(path.sep)
+    .filter((seg) => seg !== '');
   let current = [root];
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i]!;

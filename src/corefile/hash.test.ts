@@ -50,7 +50,13 @@ describe('tokensHash (reload)', () => {
     // test/fixtures/corefile/go-json-golden.txt was produced by go-json-golden.go.txt (Go's
     // encoding/json on caddyfile.ServerBlock-shaped structs) from the same data as below.
     const [golden, goldenNull] = fs.readFileSync(path.join(FIXTURES, 'go-json-golden.txt'), 'utf8').split('\n');
-    const tok = (text: string, line: number, file = '/etc/Core file'): Token => ({ text, file, line, endLine: line, quoted: false });
+    const tok = (text: string, line: number, file = '/etc/Core file'): Token => ({
+      text,
+      file,
+      line,
+      endLine: line,
+      quoted: false,
+    });
     const texts = ['a<b>&c', 'q"uote\\', 'nl\nx\r\t\b\f\x01\x1f\x7f', 'é😀\u2028\u2029', '{remote}'];
     const blocks: HashedBlock[] = [
       {

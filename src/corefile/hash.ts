@@ -29,9 +29,9 @@ export function tokensJson(blocks: readonly HashedBlock[]): string {
     const keys = b.keys.map((k) => goJsonString(k.text)).join(',');
     const names = [...b.directives.keys()].sort(compareBytes);
     const dirs = names.map((name) => {
-      const toks = b.directives.get(name)!.map(
-        (t) => `{"File":${goJsonString(t.file)},"Line":${t.line},"Text":${goJsonString(t.text)}}`,
-      );
+      const toks = b.directives
+        .get(name)!
+        .map((t) => `{"File":${goJsonString(t.file)},"Line":${t.line},"Text":${goJsonString(t.text)}}`);
       return `${goJsonString(name)}:[${toks.join(',')}]`;
     });
     parts.push(`{"Keys":[${keys}],"Tokens":{${dirs.join(',')}}}`);
@@ -48,8 +48,17 @@ function goJsonString(s: string): string {
     let esc: string | undefined;
     if (c < 0x20) {
       esc =
-        c === 0x0a ? '\\n' : c === 0x0d ? '\\r' : c === 0x09 ? '\\t' : c === 0x08 ? '\\b' : c === 0x0c ? '\\f'
-          : `\\u00${c.toString(16).padStart(2, '0')}`;
+        c === 0x0a
+          ? '\\n'
+          : c === 0x0d
+            ? '\\r'
+            : c === 0x09
+              ? '\\t'
+              : c === 0x08
+                ? '\\b'
+                : c === 0x0c
+                  ? '\\f'
+                  : `\\u00${c.toString(16).padStart(2, '0')}`;
     } else if (c === 0x22) esc = '\\"';
     else if (c === 0x5c) esc = '\\\\';
     else if (c === 0x3c) esc = '\\u003c';

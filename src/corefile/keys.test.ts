@@ -52,7 +52,10 @@ describe('parseServerKey (docs/corefile.md §6.1)', () => {
   it('CIDR keys expand to every covered reverse zone (§6.3)', () => {
     expect(parseServerKey(tok('10.0.0.0/15'), 53).zones).toEqual(['0.10.in-addr.arpa.', '1.10.in-addr.arpa.']);
     expect(parseServerKey(tok('2001:db8::/30'), 53).zones).toEqual([
-      '8.b.d.0.1.0.0.2.ip6.arpa.', '9.b.d.0.1.0.0.2.ip6.arpa.', 'a.b.d.0.1.0.0.2.ip6.arpa.', 'b.b.d.0.1.0.0.2.ip6.arpa.',
+      '8.b.d.0.1.0.0.2.ip6.arpa.',
+      '9.b.d.0.1.0.0.2.ip6.arpa.',
+      'a.b.d.0.1.0.0.2.ip6.arpa.',
+      'b.b.d.0.1.0.0.2.ip6.arpa.',
     ]);
     const z = parseServerKey(tok('10.9.3.0/18'), 53).zones;
     expect([z[0], z[63]]).toEqual(['0.9.10.in-addr.arpa.', '63.9.10.in-addr.arpa.']);
@@ -131,12 +134,23 @@ describe('keys from parsed Corefiles (§9 rows about keys)', () => {
   });
 
   it('#32 dns://.:53, .:53 and . are equivalent; `.` follows -dns.port', () => {
-    expect(keysOf('dns://.:53 {\n}\n.:53 {\n}\n. {\n}')).toEqual([['.', 53], ['.', 53], ['.', 53]]);
-    expect(keysOf('dns://.:53 {\n}\n.:53 {\n}\n. {\n}', 1053)).toEqual([['.', 53], ['.', 53], ['.', 1053]]);
+    expect(keysOf('dns://.:53 {\n}\n.:53 {\n}\n. {\n}')).toEqual([
+      ['.', 53],
+      ['.', 53],
+      ['.', 53],
+    ]);
+    expect(keysOf('dns://.:53 {\n}\n.:53 {\n}\n. {\n}', 1053)).toEqual([
+      ['.', 53],
+      ['.', 53],
+      ['.', 1053],
+    ]);
   });
 
   it('#7 all three key forms give the same zones', () => {
-    const want: [string, number][] = [['a.org.', 53], ['b.org.', 53]];
+    const want: [string, number][] = [
+      ['a.org.', 53],
+      ['b.org.', 53],
+    ];
     expect(keysOf('a.org, b.org {\n}')).toEqual(want);
     expect(keysOf('a.org b.org {\n}')).toEqual(want);
     expect(keysOf('a.org,\nb.org {\n}')).toEqual(want);

@@ -11,7 +11,11 @@ function show(text: string): string[] {
 
 describe('lex (docs/corefile.md §2)', () => {
   const cases: { name: string; input: string; want: string[] }[] = [
-    { name: 'words and lines', input: '.:53 {\n whoami\n log\n}\n', want: ['.:53@1', '{@1', 'whoami@2', 'log@3', '}@4'] },
+    {
+      name: 'words and lines',
+      input: '.:53 {\n whoami\n log\n}\n',
+      want: ['.:53@1', '{@1', 'whoami@2', 'log@3', '}@4'],
+    },
     { name: 'empty input', input: '', want: [] },
     { name: 'only whitespace and comments', input: '  \n# a\n\t# b { }\n', want: [] },
     { name: 'leading BOM is discarded', input: '\ufeff.:53 {\n}', want: ['.:53@1', '{@1', '}@2'] },
@@ -61,7 +65,9 @@ describe('lex (docs/corefile.md §2)', () => {
   });
 
   it('isSpace follows Go unicode.IsSpace', () => {
-    for (const c of [0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x85, 0xa0, 0x1680, 0x2000, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]) {
+    for (const c of [
+      0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x85, 0xa0, 0x1680, 0x2000, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+    ]) {
       expect(isSpace(c), c.toString(16)).toBe(true);
     }
     for (const c of [0x41, 0x200b, 0xfeff, 0x180e, 0x00]) expect(isSpace(c), c.toString(16)).toBe(false);
@@ -69,7 +75,18 @@ describe('lex (docs/corefile.md §2)', () => {
 });
 
 describe('substituteEnv (docs/corefile.md §4)', () => {
-  const env = { UP: '8.8.8.8', PORT: '1053', A: 'a', B: 'b', SP: 'x y', BRACE: '{', SELF: '{$SELF}', DOLLAR: '{$A}', PCT: '{%A%}', EMPTY: '' };
+  const env = {
+    UP: '8.8.8.8',
+    PORT: '1053',
+    A: 'a',
+    B: 'b',
+    SP: 'x y',
+    BRACE: '{',
+    SELF: '{$SELF}',
+    DOLLAR: '{$A}',
+    PCT: '{%A%}',
+    EMPTY: '',
+  };
   const cases: [string, string][] = [
     ['{$UP}', '8.8.8.8'],
     ['{$UNSET}', ''],

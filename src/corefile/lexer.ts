@@ -167,7 +167,13 @@ export function substituteEnv(text: string, env: Env, onUnset?: (name: string) =
   return replaceRefs(replaceRefs(text, '{%', '%}', env, onUnset), '{$', '}', env, onUnset);
 }
 
-function replaceRefs(s: string, open: string, close: string, env: Env, onUnset: ((name: string) => void) | undefined): string {
+function replaceRefs(
+  s: string,
+  open: string,
+  close: string,
+  env: Env,
+  onUnset: ((name: string) => void) | undefined,
+): string {
   let start = s.indexOf(open);
   if (start < 0) return s;
   let out = '';

@@ -3,7 +3,24 @@ import { describe, expect, it } from 'vitest';
 import { Dispenser } from './dispenser.js';
 import { lex } from './lexer.js';
 import { ConfigError, ConfigErrorList } from './types.js';
-import { cidr, directive, duration, float, int, listenAddr, oneOf, option, parseOccurrence, parseOccurrences, percentage, readmeOptionNames, regex, str, zoneArg, type DirectiveDecl } from './options.js';
+import {
+  cidr,
+  directive,
+  duration,
+  float,
+  int,
+  listenAddr,
+  oneOf,
+  option,
+  parseOccurrence,
+  parseOccurrences,
+  percentage,
+  readmeOptionNames,
+  regex,
+  str,
+  zoneArg,
+  type DirectiveDecl,
+} from './options.js';
 
 function disp(text: string): Dispenser {
   return new Dispenser(lex(text, 'Corefile'), 'demo');
@@ -41,7 +58,9 @@ function errorsOf(text: string): string[] {
 
 describe('parseOccurrence', () => {
   it('converts arguments and options', () => {
-    const p = parse('demo example.org 10.0.0.0/8 {\n size 5\n every 1m30s\n mode slow\n net 10.0.0.0/8 ::/0\n net 192.0.2.0/24\n flag\n}');
+    const p = parse(
+      'demo example.org 10.0.0.0/8 {\n size 5\n every 1m30s\n mode slow\n net 10.0.0.0/8 ::/0\n net 192.0.2.0/24\n flag\n}',
+    );
     expect(p.directive.values).toEqual(['example.org.', '10.in-addr.arpa.']);
     expect(p.num('size', 0, 0)).toBe(5);
     expect(p.num('every', 0, 0)).toBe(90_000);
@@ -57,15 +76,33 @@ describe('parseOccurrence', () => {
   });
 
   it('words errors as CoreDNS does, with the line of the offending token', () => {
-    expect(errorsOf('demo {\n size x\n}')).toEqual(['plugin/demo: Corefile:2 - Error during parsing: strconv.Atoi: parsing "x": invalid syntax']);
-    expect(errorsOf('demo {\n size 11\n}')).toEqual(['plugin/demo: Corefile:2 - Error during parsing: size must be 1..10: 11']);
-    expect(errorsOf('demo {\n every 5 \n}')).toEqual(['plugin/demo: Corefile:2 - Error during parsing: time: missing unit in duration "5"']);
-    expect(errorsOf('demo {\n size\n}')).toEqual(["plugin/demo: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'size'"]);
-    expect(errorsOf('demo {\n size 1 2\n}')).toEqual(["plugin/demo: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '2'"]);
-    expect(errorsOf('demo {\n bogus 1\n}')).toEqual(["plugin/demo: Corefile:2 - Error during parsing: unknown property 'bogus'"]);
-    expect(errorsOf('demo {\n net 10.0.0.0/33\n}')).toEqual(['plugin/demo: Corefile:2 - Error during parsing: invalid CIDR address: 10.0.0.0/33']);
-    expect(errorsOf('demo {\n once\n once\n}')).toEqual(["plugin/demo: Corefile:3 - Error during parsing: option 'once' already set"]);
-    expect(errorsOf('demo {\n match (\n}')[0]).toMatch(/^plugin\/demo: Corefile:2 - Error during parsing: error parsing regexp: /);
+    expect(errorsOf('demo {\n size x\n}')).toEqual([
+      'plugin/demo: Corefile:2 - Error during parsing: strconv.Atoi: parsing "x": invalid syntax',
+    ]);
+    expect(errorsOf('demo {\n size 11\n}')).toEqual([
+      'plugin/demo: Corefile:2 - Error during parsing: size must be 1..10: 11',
+    ]);
+    expect(errorsOf('demo {\n every 5 \n}')).toEqual([
+      'plugin/demo: Corefile:2 - Error during parsing: time: missing unit in duration "5"',
+    ]);
+    expect(errorsOf('demo {\n size\n}')).toEqual([
+      "plugin/demo: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'size'",
+    ]);
+    expect(errorsOf('demo {\n size 1 2\n}')).toEqual([
+      "plugin/demo: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after '2'",
+    ]);
+    expect(errorsOf('demo {\n bogus 1\n}')).toEqual([
+      "plugin/demo: Corefile:2 - Error during parsing: unknown property 'bogus'",
+    ]);
+    expect(errorsOf('demo {\n net 10.0.0.0/33\n}')).toEqual([
+      'plugin/demo: Corefile:2 - Error during parsing: invalid CIDR address: 10.0.0.0/33',
+    ]);
+    expect(errorsOf('demo {\n once\n once\n}')).toEqual([
+      "plugin/demo: Corefile:3 - Error during parsing: option 'once' already set",
+    ]);
+    expect(errorsOf('demo {\n match (\n}')[0]).toMatch(
+      /^plugin\/demo: Corefile:2 - Error during parsing: error parsing regexp: /,
+    );
   });
 
   it('collects every bad option of the occurrence', () => {
@@ -93,7 +130,8 @@ describe('parseOccurrence', () => {
 
 describe('readmeOptionNames', () => {
   it('reads the first word of each line inside the Syntax blocks', () => {
-    const readme = '# demo\n\n## Syntax\n\n~~~ txt\ndemo [ZONES...]\n~~~\n\ntext\n\n~~~ txt\ndemo [ZONES...] {\n    size N\n    every DURATION\n    flag\n}\n~~~\n\n## Examples\n\n~~~\ndemo {\n  notanoption\n}\n~~~\n';
+    const readme =
+      '# demo\n\n## Syntax\n\n~~~ txt\ndemo [ZONES...]\n~~~\n\ntext\n\n~~~ txt\ndemo [ZONES...] {\n    size N\n    every DURATION\n    flag\n}\n~~~\n\n## Examples\n\n~~~\ndemo {\n  notanoption\n}\n~~~\n';
     expect(readmeOptionNames(readme).sort()).toEqual(['every', 'flag', 'size']);
   });
 });
@@ -114,7 +152,16 @@ describe('types and message hooks', () => {
   const HOOKS = directive('demo', {
     args: { args: [listenAddr()], min: 0 },
     options: [
-      option('share', { args: [float({ min: 0, max: 1, invalid: (v, go) => `bad share ${v} (${go})`, range: (v) => `share out of range: ${v}` })] }),
+      option('share', {
+        args: [
+          float({
+            min: 0,
+            max: 1,
+            invalid: (v, go) => `bad share ${v} (${go})`,
+            range: (v) => `share out of range: ${v}`,
+          }),
+        ],
+      }),
       option('pct', { args: [percentage({ min: 10, max: 90 })] }),
       option('wait', {
         args: [duration({ min: 0, invalid: (v) => `bad wait '${v}'`, range: (_, v) => `negative wait '${v}'` })],
@@ -133,8 +180,13 @@ describe('types and message hooks', () => {
     expect(occ!.num('pct', 0, 0)).toBe(20);
   });
 
-  it('words errors through the declaration\'s hooks', () => {
-    expect(errs(HOOKS, 'demo 8080 {\n share x\n share 2\n pct 20\n pct 95%\n wait\n wait 1s 2s\n wait 5\n wait -1s\n count z\n tls a\n tls b\n what\n}')).toEqual([
+  it("words errors through the declaration's hooks", () => {
+    expect(
+      errs(
+        HOOKS,
+        'demo 8080 {\n share x\n share 2\n pct 20\n pct 95%\n wait\n wait 1s 2s\n wait 5\n wait -1s\n count z\n tls a\n tls b\n what\n}',
+      ),
+    ).toEqual([
       '1: address 8080: missing port in address',
       '2: bad share x (strconv.ParseFloat: parsing "x": invalid syntax)',
       '3: share out of range: 2',
@@ -157,13 +209,19 @@ describe('types and message hooks', () => {
     ]);
   });
 
-  it('a directive without block options rejects a block as Caddy\'s ArgErr does', () => {
+  it("a directive without block options rejects a block as Caddy's ArgErr does", () => {
     expect(errs(directive('demo'), 'demo {\n foo\n}\n')).toEqual(["1: Unexpected token '{', expecting argument"]);
     expect(errs(directive('demo'), 'demo\n')).toEqual([]);
   });
 
   it('keeps free-form lines when asked', () => {
-    const [occ] = parseOccurrences(disp('demo {\n 10.0.0.1 a.example b\n size 3\n}'), directive('demo', { options: [option('size', { args: [int()] })], other: 'keep' }));
-    expect(occ!.options.map((o) => [o.name, o.raw])).toEqual([['*', ['10.0.0.1', 'a.example', 'b']], ['size', ['3']]]);
+    const [occ] = parseOccurrences(
+      disp('demo {\n 10.0.0.1 a.example b\n size 3\n}'),
+      directive('demo', { options: [option('size', { args: [int()] })], other: 'keep' }),
+    );
+    expect(occ!.options.map((o) => [o.name, o.raw])).toEqual([
+      ['*', ['10.0.0.1', 'a.example', 'b']],
+      ['size', ['3']],
+    ]);
   });
 });

@@ -31,11 +31,43 @@ export type Value = string | number;
 
 /** How one argument is checked and converted. `check` adds a plugin-specific rule (returns an error text or null). */
 export type ArgType =
-  | { readonly kind: 'int'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly invalid?: (v: string, goError: string) => string; readonly meta: string }
-  | { readonly kind: 'float'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly invalid?: (v: string, goError: string) => string; readonly meta: string }
-  | { readonly kind: 'percentage'; readonly min?: number; readonly max?: number; readonly range?: (v: number) => string; readonly meta: string }
-  | { readonly kind: 'duration'; readonly min?: number; readonly max?: number; readonly range?: (ms: number, v: string) => string; readonly invalid?: (v: string, goError: string) => string; readonly meta: string }
-  | { readonly kind: 'enum'; readonly values: readonly string[]; readonly meta: string; readonly invalid?: (v: string) => string }
+  | {
+      readonly kind: 'int';
+      readonly min?: number;
+      readonly max?: number;
+      readonly range?: (v: number) => string;
+      readonly invalid?: (v: string, goError: string) => string;
+      readonly meta: string;
+    }
+  | {
+      readonly kind: 'float';
+      readonly min?: number;
+      readonly max?: number;
+      readonly range?: (v: number) => string;
+      readonly invalid?: (v: string, goError: string) => string;
+      readonly meta: string;
+    }
+  | {
+      readonly kind: 'percentage';
+      readonly min?: number;
+      readonly max?: number;
+      readonly range?: (v: number) => string;
+      readonly meta: string;
+    }
+  | {
+      readonly kind: 'duration';
+      readonly min?: number;
+      readonly max?: number;
+      readonly range?: (ms: number, v: string) => string;
+      readonly invalid?: (v: string, goError: string) => string;
+      readonly meta: string;
+    }
+  | {
+      readonly kind: 'enum';
+      readonly values: readonly string[];
+      readonly meta: string;
+      readonly invalid?: (v: string) => string;
+    }
   | { readonly kind: 'listen'; readonly meta: string }
   | { readonly kind: 'cidr'; readonly meta: string }
   | { readonly kind: 'ip'; readonly meta: string }
@@ -97,11 +129,15 @@ export interface DirectiveDecl {
 type NumOpts<R> = { min?: number; max?: number; range?: R; meta?: string };
 
 /** A decimal integer (Go's strconv.Atoi); `invalid` rewords a non-number, `range` an out-of-range one. */
-export function int(o: NumOpts<(v: number) => string> & { invalid?: (v: string, goError: string) => string } = {}): ArgType {
+export function int(
+  o: NumOpts<(v: number) => string> & { invalid?: (v: string, goError: string) => string } = {},
+): ArgType {
   return { kind: 'int', meta: o.meta ?? 'NUMBER', ...o };
 }
 /** A decimal number with an optional sign and fraction (`0.5`, `20`, `-1`). */
-export function float(o: NumOpts<(v: number) => string> & { invalid?: (v: string, goError: string) => string } = {}): ArgType {
+export function float(
+  o: NumOpts<(v: number) => string> & { invalid?: (v: string, goError: string) => string } = {},
+): ArgType {
   return { kind: 'float', meta: o.meta ?? 'NUMBER', ...o };
 }
 /** An integer followed by `%` (`20%`), the value without the sign. */
@@ -112,7 +148,9 @@ export function percentage(o: NumOpts<(v: number) => string> = {}): ArgType {
  * A Go duration, in milliseconds. `invalid` rewords Go's parse error (it gets the text and Go's
  * message), `range` a value outside min..max (it gets the milliseconds and the text).
  */
-export function duration(o: NumOpts<(ms: number, v: string) => string> & { invalid?: (v: string, goError: string) => string } = {}): ArgType {
+export function duration(
+  o: NumOpts<(ms: number, v: string) => string> & { invalid?: (v: string, goError: string) => string } = {},
+): ArgType {
   return { kind: 'duration', meta: o.meta ?? 'DURATION', ...o };
 }
 /** One of a fixed set of words; `invalid` rewords the error for any other word. */
@@ -213,13 +251,17 @@ export class ParsedOccurrence {
 
 /** Go's strconv.Atoi error text. */
 function atoiError(v: string): string {
-  return /^[+-]?\d+$/.test(v) ? `strconv.Atoi: parsing ${JSON.stringify(v)}: value out of range` : `strconv.Atoi: parsing ${JSON.stringify(v)}: invalid syntax`;
+  return /^[+-]?\d+$/.test(v)
+    ? `strconv.Atoi: parsing ${JSON.stringify(v)}: value out of range`
+    : `strconv.Atoi: parsing ${JSON.stringify(v)}: invalid syntax`;
 }
 
 /** The number if inside the type's min..max; otherwise throws the type's range text. */
 function inRange(t: { min?: number; max?: number; range?: (v: number) => string; meta: string }, n: number): number {
   if ((t.min !== undefined && n < t.min) || (t.max !== undefined && n > t.max)) {
-    throw new Error(t.range ? t.range(n) : `${t.meta.toLowerCase()} must be between ${t.min ?? '-inf'} and ${t.max ?? 'inf'}: ${n}`);
+    throw new Error(
+      t.range ? t.range(n) : `${t.meta.toLowerCase()} must be between ${t.min ?? '-inf'} and ${t.max ?? 'inf'}: ${n}`,
+    );
   }
   return n;
 }
@@ -259,7 +301,10 @@ export function convertArg(t: ArgType, v: string): Value[] {
       return [ms];
     }
     case 'enum':
-      if (!t.values.includes(v)) throw new Error(t.invalid ? t.invalid(v) : `unknown value '${v}', expected ${t.values.map((x) => `'${x}'`).join(', ')}`);
+      if (!t.values.includes(v))
+        throw new Error(
+          t.invalid ? t.invalid(v) : `unknown value '${v}', expected ${t.values.map((x) => `'${x}'`).join(', ')}`,
+        );
       return [v];
     case 'listen':
       splitHostPort(v); // throws Go's `address x: …` text
@@ -274,7 +319,8 @@ export function convertArg(t: ArgType, v: string): Value[] {
       if (isIP(v) === 0) throw new Error(`not an IP address: ${v}`);
       return [v];
     case 'hostport':
-      if (!/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(v) && isIP(v) === 0 && !/^[^:\s]+$/.test(v)) throw new Error(`invalid address: ${v}`);
+      if (!/^(\[[^\]]+\]|[^:\s]+):\d{1,5}$/.test(v) && isIP(v) === 0 && !/^[^:\s]+$/.test(v))
+        throw new Error(`invalid address: ${v}`);
       return [v];
     case 'zone':
       return normalizeZoneArg(v);
@@ -307,7 +353,10 @@ function parseArgs(d: Dispenser, decl: ArgsDecl, name: string, keyword: Token, e
     // CoreDNS's ArgErr names the token the cursor is on: the last one read (RemainingArgs), or for
     // a directive that takes no arguments the first extra one (NextArg + ArgErr).
     const at = (max === 0 ? argTokens[0] : argTokens[argTokens.length - 1]) ?? keyword;
-    const msg = typeof decl.arity === 'function' ? decl.arity(argTokens.length) : decl.arity ?? `Wrong argument count or unexpected line ending after '${at.text}'`;
+    const msg =
+      typeof decl.arity === 'function'
+        ? decl.arity(argTokens.length)
+        : (decl.arity ?? `Wrong argument count or unexpected line ending after '${at.text}'`);
     errors.push(new ConfigError(msg, at.file, at.line, d.plugin || undefined));
     return { name, values, raw, token: keyword };
   }
@@ -337,7 +386,9 @@ export function parseOccurrence(d: Dispenser, decl: DirectiveDecl): ParsedOccurr
   if (decl.options.length === 0 && decl.other === undefined && decl.readsBlock === undefined && d.nextArg()) {
     // A directive without block options: Caddy's ArgErr on the `{` that opens one.
     const brace = d.token()!;
-    errors.push(new ConfigError("Unexpected token '{', expecting argument", brace.file, brace.line, d.plugin || undefined));
+    errors.push(
+      new ConfigError("Unexpected token '{', expecting argument", brace.file, brace.line, d.plugin || undefined),
+    );
     d.cursorBack();
     skipRestOfLine(d);
   }
@@ -357,7 +408,9 @@ export function parseOccurrence(d: Dispenser, decl: DirectiveDecl): ParsedOccurr
       continue;
     }
     if (o.repeat === 'error' && options.some((x) => x.name === o.name)) {
-      errors.push(new ConfigError(o.repeated ?? `option '${o.name}' already set`, tok.file, tok.line, d.plugin || undefined));
+      errors.push(
+        new ConfigError(o.repeated ?? `option '${o.name}' already set`, tok.file, tok.line, d.plugin || undefined),
+      );
       d.remainingArgs();
       continue;
     }
@@ -383,7 +436,11 @@ function skipRestOfLine(d: Dispenser): void {
  * Parse every occurrence of the directive in `d` (for plugins whose occurrences accumulate),
  * applying `each` (the plugin's own rules) to each. Errors of all occurrences are collected.
  */
-export function parseOccurrences<T = ParsedOccurrence>(d: Dispenser, decl: DirectiveDecl, each?: (occ: ParsedOccurrence) => T): T[] {
+export function parseOccurrences<T = ParsedOccurrence>(
+  d: Dispenser,
+  decl: DirectiveDecl,
+  each?: (occ: ParsedOccurrence) => T,
+): T[] {
   const out: T[] = [];
   const errors: ConfigError[] = [];
   while (d.next()) {

@@ -20,8 +20,23 @@ const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 
 /** The product's directives (docs/corefile.md §8.2), independent of which plugins are implemented yet. */
 const DIRECTIVES = new Set([
-  'reload', 'bind', 'ready', 'health', 'prometheus', 'errors', 'log', 'loadbalance', 'rewrite',
-  'autopath', 'cache', 'template', 'hosts', 'kubernetes', 'loop', 'forward', 'whoami',
+  'reload',
+  'bind',
+  'ready',
+  'health',
+  'prometheus',
+  'errors',
+  'log',
+  'loadbalance',
+  'rewrite',
+  'autopath',
+  'cache',
+  'template',
+  'hosts',
+  'kubernetes',
+  'loop',
+  'forward',
+  'whoami',
 ]);
 
 interface Run {
@@ -73,8 +88,16 @@ describe('docs/corefile.md §9 tricky parsing examples', () => {
   type Row = { n: string; input: string; env?: Record<string, string>; want?: Simple[]; err?: string };
   const rows: Row[] = [
     { n: '#1 block over several lines', input: '.:53 {\n whoami\n log\n}', want: WHOAMI_LOG },
-    { n: '#2 closing brace on the directive line', input: '.:53 { whoami }', err: "Corefile:1 - Unexpected '}' because no matching opening brace" },
-    { n: "#3 the block's { on its own line", input: '.:53\n{\n whoami\n}', want: [{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }] },
+    {
+      n: '#2 closing brace on the directive line',
+      input: '.:53 { whoami }',
+      err: "Corefile:1 - Unexpected '}' because no matching opening brace",
+    },
+    {
+      n: "#3 the block's { on its own line",
+      input: '.:53\n{\n whoami\n}',
+      want: [{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }],
+    },
     {
       n: "#4 a directive's { on the next line is still attached",
       input: '.:53 {\n kubernetes cluster.local\n {\n  pods insecure\n }\n}',
@@ -92,8 +115,16 @@ describe('docs/corefile.md §9 tricky parsing examples', () => {
     },
     { n: '#7a keys with comma', input: 'a.org, b.org {\n}', want: [{ keys: ['a.org', 'b.org'], dirs: {} }] },
     { n: '#7b keys with space', input: 'a.org b.org {\n}', want: [{ keys: ['a.org', 'b.org'], dirs: {} }] },
-    { n: '#7c trailing comma continues on the next line', input: 'a.org,\nb.org {\n}', want: [{ keys: ['a.org', 'b.org'], dirs: {} }] },
-    { n: '#8 { after a trailing comma', input: 'a.org, {\n}', err: "Corefile:1 - Expected another address but had '{' - check for extra comma" },
+    {
+      n: '#7c trailing comma continues on the next line',
+      input: 'a.org,\nb.org {\n}',
+      want: [{ keys: ['a.org', 'b.org'], dirs: {} }],
+    },
+    {
+      n: '#8 { after a trailing comma',
+      input: 'a.org, {\n}',
+      err: "Corefile:1 - Expected another address but had '{' - check for extra comma",
+    },
     { n: '#9 comments', input: '.:53 {\n whoami#comment\n log # x { y\n}', want: WHOAMI_LOG },
     {
       n: '#10 quotes and escapes',
@@ -112,26 +143,45 @@ describe('docs/corefile.md §9 tricky parsing examples', () => {
       want: [{ keys: ['.:53'], dirs: { forward: ['forward', '.', ''] } }],
     },
     { n: '#12 unknown directive', input: '.:53 {\n foo\n}', err: "Corefile:2 - Unknown directive 'foo'" },
-    { n: '#13 block not closed', input: '.:53 {\n whoami', err: "Corefile:2 - Syntax error: Unexpected token 'whoami', expecting '}'" },
+    {
+      n: '#13 block not closed',
+      input: '.:53 {\n whoami',
+      err: "Corefile:2 - Syntax error: Unexpected token 'whoami', expecting '}'",
+    },
     {
       n: '#14 stray } becomes a block with key }',
       input: '.:53 {\n whoami\n}\n}',
-      want: [{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }, { keys: ['}'], dirs: {} }],
+      want: [
+        { keys: ['.:53'], dirs: { whoami: ['whoami'] } },
+        { keys: ['}'], dirs: {} },
+      ],
     },
     {
       n: '#15 snippet',
       input: '(snip) {\n log\n errors\n}\n.:53 {\n import snip\n whoami\n}',
       want: [{ keys: ['.:53'], dirs: { log: ['log'], errors: ['errors'], whoami: ['whoami'] } }],
     },
-    { n: '#16 snippet used before definition', input: '.:53 {\n import snip\n}\n(snip) {\n log\n}', err: 'Corefile:2 - File to import not found: snip' },
+    {
+      n: '#16 snippet used before definition',
+      input: '.:53 {\n import snip\n}\n(snip) {\n log\n}',
+      err: 'Corefile:2 - File to import not found: snip',
+    },
     {
       n: '#17 no snippet arguments',
       input: '(snip) { \n log\n}\n.:53 {\n import snip arg1\n}',
       err: 'Corefile:5 - Import takes only one argument (glob pattern or file)',
     },
-    { n: '#18 snippet importing itself', input: '(s) {\n import s\n}', err: 'Corefile:2 - maximum snippet import depth (10000) exceeded' },
+    {
+      n: '#18 snippet importing itself',
+      input: '(s) {\n import s\n}',
+      err: 'Corefile:2 - maximum snippet import depth (10000) exceeded',
+    },
     { n: '#19 snippet imported at top level', input: '(s) {\n log\n}\nimport s', want: [{ keys: ['log'], dirs: {} }] },
-    { n: '#21 two wildcards', input: 'import a*b*.conf', err: 'Corefile:1 - Glob pattern may only contain one wildcard (*), but has others: ' },
+    {
+      n: '#21 two wildcards',
+      input: 'import a*b*.conf',
+      err: 'Corefile:1 - Glob pattern may only contain one wildcard (*), but has others: ',
+    },
     { n: '#22 no braces', input: '.:53\nwhoami\nlog', want: WHOAMI_LOG },
     { n: '#23 empty block', input: '.:53 {\n}', want: [{ keys: ['.:53'], dirs: {} }] },
     { n: '#24a empty file', input: '', want: [] },
@@ -140,9 +190,16 @@ describe('docs/corefile.md §9 tricky parsing examples', () => {
     {
       n: '#25 the same key twice parses (the conflict is a server error)',
       input: '.:53 {\n whoami\n}\n.:53 {\n log\n}',
-      want: [{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }, { keys: ['.:53'], dirs: { log: ['log'] } }],
+      want: [
+        { keys: ['.:53'], dirs: { whoami: ['whoami'] } },
+        { keys: ['.:53'], dirs: { log: ['log'] } },
+      ],
     },
-    { n: '#26 several keys with ports and CIDR', input: 'Example.ORG:1053 10.0.0.0/17 {\n}', want: [{ keys: ['Example.ORG:1053', '10.0.0.0/17'], dirs: {} }] },
+    {
+      n: '#26 several keys with ports and CIDR',
+      input: 'Example.ORG:1053 10.0.0.0/17 {\n}',
+      want: [{ keys: ['Example.ORG:1053', '10.0.0.0/17'], dirs: {} }],
+    },
     {
       n: '#27 brace glued to the key: brace-less block ended by }',
       input: 'example.org{\n whoami\n}',
@@ -155,11 +212,19 @@ describe('docs/corefile.md §9 tricky parsing examples', () => {
       want: [{ keys: ['.:53'], dirs: { log: ['log', '.', '{remote}\n  {name}'], whoami: ['whoami'] } }],
     },
     { n: '#30 trailing colon parses (the key check rejects it)', input: '.:', want: [{ keys: ['.:'], dirs: {} }] },
-    { n: '#31 } after a directive', input: '.:53 {\n errors }', err: "Corefile:2 - Unexpected '}' because no matching opening brace" },
+    {
+      n: '#31 } after a directive',
+      input: '.:53 {\n errors }',
+      err: "Corefile:2 - Unexpected '}' because no matching opening brace",
+    },
     {
       n: '#32 equivalent keys',
       input: 'dns://.:53 {\n}\n.:53 {\n}\n. {\n}',
-      want: [{ keys: ['dns://.:53'], dirs: {} }, { keys: ['.:53'], dirs: {} }, { keys: ['.'], dirs: {} }],
+      want: [
+        { keys: ['dns://.:53'], dirs: {} },
+        { keys: ['.:53'], dirs: {} },
+        { keys: ['.'], dirs: {} },
+      ],
     },
   ];
 
@@ -225,7 +290,10 @@ describe('docs/corefile.md §9 tricky parsing examples', () => {
     afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     it('a glob matching nothing imports nothing and warns', () => {
-      const r = run('.:53 {\n import conf.d/*.conf\n whoami\n}', { file: path.join(dir, 'Corefile'), readFile: undefined });
+      const r = run('.:53 {\n import conf.d/*.conf\n whoami\n}', {
+        file: path.join(dir, 'Corefile'),
+        readFile: undefined,
+      });
       expect(simple(r.blocks)).toEqual([{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }]);
       expect(r.warnings).toEqual(['No files matching import glob pattern: conf.d/*.conf']);
     });
@@ -241,19 +309,68 @@ describe('docs/corefile.md §9 tricky parsing examples', () => {
 
 describe('server-block keys (§3.1)', () => {
   const cases: { n: string; input: string; env?: Record<string, string>; want?: Simple[]; err?: string }[] = [
-    { n: 'keys then EOF: a block without plugins', input: 'a.org b.org', want: [{ keys: ['a.org', 'b.org'], dirs: {} }] },
+    {
+      n: 'keys then EOF: a block without plugins',
+      input: 'a.org b.org',
+      want: [{ keys: ['a.org', 'b.org'], dirs: {} }],
+    },
     { n: 'trailing comma then EOF', input: 'a.org,', err: 'Corefile:1 - Unexpected EOF' },
     // CoreDNS keeps an empty key for a lone comma and then fails on it as an invalid zone.
-    { n: 'a lone comma is an error', input: 'a.org ,\nb.org {\n}', err: "Corefile:1 - Expected an address before ',' - check for extra comma" },
-    { n: 'a comma after an unset variable is an error', input: 'a.org {$NOPE},\nb.org {\n}', err: "Corefile:1 - Expected an address before ',' - check for extra comma" },
-    { n: 'a key on the next line without comma is a directive', input: 'a.org\nb.org {\n}', err: "Corefile:2 - Unknown directive 'b.org'" },
-    { n: '{ on a later line after the keys', input: 'a.org\n\n\n{\n whoami\n}', want: [{ keys: ['a.org'], dirs: { whoami: ['whoami'] } }] },
-    { n: 'keys from the environment', input: '{$Z}:{$P} {\n}', env: { Z: 'cluster.local', P: '1053' }, want: [{ keys: ['cluster.local:1053'], dirs: {} }] },
-    { n: 'key with a space from the environment stays one key', input: '{$Z} {\n}', env: { Z: 'a b' }, want: [{ keys: ['a b'], dirs: {} }] },
-    { n: 'a key empty after substitution is skipped', input: '{$NOPE} .:53 {\n}', want: [{ keys: ['.:53'], dirs: {} }] },
-    { n: 'a block whose keys are all empty is dropped', input: '"" {\n whoami\n}\n.:53 {\n}', want: [{ keys: ['.:53'], dirs: {} }] },
-    { n: 'several blocks', input: 'a.org {\n whoami\n}\nb.org {\n log\n}', want: [{ keys: ['a.org'], dirs: { whoami: ['whoami'] } }, { keys: ['b.org'], dirs: { log: ['log'] } }] },
-    { n: 'a quoted { is a key, not a brace', input: 'a.org "{"\nwhoami', want: [{ keys: ['a.org', '{'], dirs: { whoami: ['whoami'] } }] },
+    {
+      n: 'a lone comma is an error',
+      input: 'a.org ,\nb.org {\n}',
+      err: "Corefile:1 - Expected an address before ',' - check for extra comma",
+    },
+    {
+      n: 'a comma after an unset variable is an error',
+      input: 'a.org {$NOPE},\nb.org {\n}',
+      err: "Corefile:1 - Expected an address before ',' - check for extra comma",
+    },
+    {
+      n: 'a key on the next line without comma is a directive',
+      input: 'a.org\nb.org {\n}',
+      err: "Corefile:2 - Unknown directive 'b.org'",
+    },
+    {
+      n: '{ on a later line after the keys',
+      input: 'a.org\n\n\n{\n whoami\n}',
+      want: [{ keys: ['a.org'], dirs: { whoami: ['whoami'] } }],
+    },
+    {
+      n: 'keys from the environment',
+      input: '{$Z}:{$P} {\n}',
+      env: { Z: 'cluster.local', P: '1053' },
+      want: [{ keys: ['cluster.local:1053'], dirs: {} }],
+    },
+    {
+      n: 'key with a space from the environment stays one key',
+      input: '{$Z} {\n}',
+      env: { Z: 'a b' },
+      want: [{ keys: ['a b'], dirs: {} }],
+    },
+    {
+      n: 'a key empty after substitution is skipped',
+      input: '{$NOPE} .:53 {\n}',
+      want: [{ keys: ['.:53'], dirs: {} }],
+    },
+    {
+      n: 'a block whose keys are all empty is dropped',
+      input: '"" {\n whoami\n}\n.:53 {\n}',
+      want: [{ keys: ['.:53'], dirs: {} }],
+    },
+    {
+      n: 'several blocks',
+      input: 'a.org {\n whoami\n}\nb.org {\n log\n}',
+      want: [
+        { keys: ['a.org'], dirs: { whoami: ['whoami'] } },
+        { keys: ['b.org'], dirs: { log: ['log'] } },
+      ],
+    },
+    {
+      n: 'a quoted { is a key, not a brace',
+      input: 'a.org "{"\nwhoami',
+      want: [{ keys: ['a.org', '{'], dirs: { whoami: ['whoami'] } }],
+    },
     // A leading `}` is a key; the next line then starts its brace-less body.
     { n: 'a leading stray } is a key', input: '}\n.:53 {\n}', err: "Corefile:2 - Unknown directive '.:53'" },
   ];
@@ -264,7 +381,10 @@ describe('server-block keys (§3.1)', () => {
 
   it('strips the trailing comma but keeps the location', () => {
     const [b] = run('x.org,\n  y.org {\n}').blocks;
-    expect(b!.keys.map((k) => [k.text, k.line])).toEqual([['x.org', 1], ['y.org', 2]]);
+    expect(b!.keys.map((k) => [k.text, k.line])).toEqual([
+      ['x.org', 1],
+      ['y.org', 2],
+    ]);
   });
 });
 
@@ -273,25 +393,62 @@ describe('directives and nested blocks (§3.2)', () => {
     {
       n: 'repeated directives are concatenated in file order',
       input: '.:53 {\n log a\n whoami\n log b {\n  x\n }\n forward . 1.1.1.1\n forward . 2.2.2.2\n}',
-      want: [{ keys: ['.:53'], dirs: { log: ['log', 'a', 'log', 'b', '{', 'x', '}'], whoami: ['whoami'], forward: ['forward', '.', '1.1.1.1', 'forward', '.', '2.2.2.2'] } }],
+      want: [
+        {
+          keys: ['.:53'],
+          dirs: {
+            log: ['log', 'a', 'log', 'b', '{', 'x', '}'],
+            whoami: ['whoami'],
+            forward: ['forward', '.', '1.1.1.1', 'forward', '.', '2.2.2.2'],
+          },
+        },
+      ],
     },
     {
       n: 'deeply nested braces',
       input: '.:53 {\n template IN A {\n  a {\n   b {\n   }\n  }\n }\n}',
       want: [{ keys: ['.:53'], dirs: { template: ['template', 'IN', 'A', '{', 'a', '{', 'b', '{', '}', '}', '}'] } }],
     },
-    { n: 'unbalanced nested block at EOF', input: '.:53 {\n kubernetes {\n  pods insecure\n', err: 'Corefile:3 - Unexpected EOF' },
-    { n: 'directive on the line of the block {', input: '.:53 { whoami\n}', want: [{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }] },
-    { n: 'empty quoted argument kept', input: '.:53 {\n log ""\n}', want: [{ keys: ['.:53'], dirs: { log: ['log', ''] } }] },
-    { n: 'quoted braces are arguments', input: '.:53 {\n log "{" "}"\n}', want: [{ keys: ['.:53'], dirs: { log: ['log', '{', '}'] } }] },
-    { n: 'directive name from the environment', input: '.:53 {\n {$D}\n}', env: { D: 'whoami' }, want: [{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }] },
-    { n: 'unknown directive name from the environment', input: '.:53 {\n {$D}\n}', env: { D: 'bogus' }, err: "Corefile:2 - Unknown directive 'bogus'" },
+    {
+      n: 'unbalanced nested block at EOF',
+      input: '.:53 {\n kubernetes {\n  pods insecure\n',
+      err: 'Corefile:3 - Unexpected EOF',
+    },
+    {
+      n: 'directive on the line of the block {',
+      input: '.:53 { whoami\n}',
+      want: [{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }],
+    },
+    {
+      n: 'empty quoted argument kept',
+      input: '.:53 {\n log ""\n}',
+      want: [{ keys: ['.:53'], dirs: { log: ['log', ''] } }],
+    },
+    {
+      n: 'quoted braces are arguments',
+      input: '.:53 {\n log "{" "}"\n}',
+      want: [{ keys: ['.:53'], dirs: { log: ['log', '{', '}'] } }],
+    },
+    {
+      n: 'directive name from the environment',
+      input: '.:53 {\n {$D}\n}',
+      env: { D: 'whoami' },
+      want: [{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }],
+    },
+    {
+      n: 'unknown directive name from the environment',
+      input: '.:53 {\n {$D}\n}',
+      env: { D: 'bogus' },
+      err: "Corefile:2 - Unknown directive 'bogus'",
+    },
     { n: 'empty directive name is unknown', input: '.:53 {\n ""\n}', err: "Corefile:2 - Unknown directive ''" },
     {
       n: 'env in nested tokens; a value with spaces stays one token',
       input: '.:53 {\n kubernetes {$Z} {\n  endpoint {$E}\n }\n}',
       env: { Z: 'cluster.local', E: 'http://a b' },
-      want: [{ keys: ['.:53'], dirs: { kubernetes: ['kubernetes', 'cluster.local', '{', 'endpoint', 'http://a b', '}'] } }],
+      want: [
+        { keys: ['.:53'], dirs: { kubernetes: ['kubernetes', 'cluster.local', '{', 'endpoint', 'http://a b', '}'] } },
+      ],
     },
     {
       n: 'a value of { from the environment is not a brace',
@@ -299,14 +456,29 @@ describe('directives and nested blocks (§3.2)', () => {
       env: { B: '{' },
       want: [{ keys: ['.:53'], dirs: { log: ['log', '{'], whoami: ['whoami'] } }],
     },
-    { n: '} on a new line inside a brace-less block ends it', input: '.:53\nwhoami\n}\nb.org\nlog', want: [{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }, { keys: ['b.org'], dirs: { log: ['log'] } }] },
+    {
+      n: '} on a new line inside a brace-less block ends it',
+      input: '.:53\nwhoami\n}\nb.org\nlog',
+      want: [
+        { keys: ['.:53'], dirs: { whoami: ['whoami'] } },
+        { keys: ['b.org'], dirs: { log: ['log'] } },
+      ],
+    },
     {
       n: 'missing final } accepted when the file ends with a nested block (as CoreDNS)',
       input: '.:53 {\n forward . 1.1.1.1 {\n  max_concurrent 10\n }',
       want: [{ keys: ['.:53'], dirs: { forward: ['forward', '.', '1.1.1.1', '{', 'max_concurrent', '10', '}'] } }],
     },
-    { n: 'missing final } after a plain directive is an error', input: '.:53 {\n log\n whoami\n', err: "Corefile:3 - Syntax error: Unexpected token 'whoami', expecting '}'" },
-    { n: 'a block opened and EOF', input: '.:53 {', err: "Corefile:1 - Syntax error: Unexpected token '{', expecting '}'" },
+    {
+      n: 'missing final } after a plain directive is an error',
+      input: '.:53 {\n log\n whoami\n',
+      err: "Corefile:3 - Syntax error: Unexpected token 'whoami', expecting '}'",
+    },
+    {
+      n: 'a block opened and EOF',
+      input: '.:53 {',
+      err: "Corefile:1 - Syntax error: Unexpected token '{', expecting '}'",
+    },
   ];
   it.each(cases)('$n', ({ input, env, want, err }) => {
     if (err !== undefined) expect(parseErr(input, { env: env ?? {} })).toBe(err);
@@ -334,7 +506,9 @@ describe('directives and nested blocks (§3.2)', () => {
   it('uses process.env by default', () => {
     process.env.CLUSTERDNS_TEST_UPSTREAM = '9.9.9.9';
     try {
-      const blocks = parseCorefile('.:53 {\n forward . {$CLUSTERDNS_TEST_UPSTREAM}\n}', 'Corefile', { isDirective: (n) => DIRECTIVES.has(n) });
+      const blocks = parseCorefile('.:53 {\n forward . {$CLUSTERDNS_TEST_UPSTREAM}\n}', 'Corefile', {
+        isDirective: (n) => DIRECTIVES.has(n),
+      });
       expect(blocks[0]!.directives.get('forward')!.map((t) => t.text)).toEqual(['forward', '.', '9.9.9.9']);
     } finally {
       delete process.env.CLUSTERDNS_TEST_UPSTREAM;
@@ -375,11 +549,31 @@ describe('line endings, BOM and error locations', () => {
 
 describe('snippets (§5.2)', () => {
   const cases: { n: string; input: string; env?: Record<string, string>; want?: Simple[]; err?: string }[] = [
-    { n: 'redeclaration', input: '(s) {\n log\n}\n(s) {\n whoami\n}', err: 'Corefile:4 - redeclaration of previously declared snippet s' },
-    { n: 'braces are mandatory', input: '(s)\nlog\n', err: "Corefile:2 - Syntax error: Unexpected token 'log', expecting '{'" },
-    { n: 'braces are mandatory, even at EOF', input: '(s)', err: "Corefile:1 - Syntax error: Unexpected token '(s)', expecting '{'" },
-    { n: 'unterminated snippet', input: '(s) {\n log {\n }\n', err: "Corefile:3 - Syntax error: Unexpected token '}', expecting '}'" },
-    { n: 'a (name) among other keys is a server key', input: '(s) a.org {\n}', want: [{ keys: ['(s)', 'a.org'], dirs: {} }] },
+    {
+      n: 'redeclaration',
+      input: '(s) {\n log\n}\n(s) {\n whoami\n}',
+      err: 'Corefile:4 - redeclaration of previously declared snippet s',
+    },
+    {
+      n: 'braces are mandatory',
+      input: '(s)\nlog\n',
+      err: "Corefile:2 - Syntax error: Unexpected token 'log', expecting '{'",
+    },
+    {
+      n: 'braces are mandatory, even at EOF',
+      input: '(s)',
+      err: "Corefile:1 - Syntax error: Unexpected token '(s)', expecting '{'",
+    },
+    {
+      n: 'unterminated snippet',
+      input: '(s) {\n log {\n }\n',
+      err: "Corefile:3 - Syntax error: Unexpected token '}', expecting '}'",
+    },
+    {
+      n: 'a (name) among other keys is a server key',
+      input: '(s) a.org {\n}',
+      want: [{ keys: ['(s)', 'a.org'], dirs: {} }],
+    },
     {
       n: 'snippet with nested braces',
       input: '(s) {\n forward . 1.1.1.1 {\n  max_concurrent 5\n }\n}\n.:53 {\n import s\n}',
@@ -398,23 +592,40 @@ describe('snippets (§5.2)', () => {
     {
       n: 'snippet used twice',
       input: '(s) {\n log\n}\na.org {\n import s\n}\nb.org {\n import s\n}',
-      want: [{ keys: ['a.org'], dirs: { log: ['log'] } }, { keys: ['b.org'], dirs: { log: ['log'] } }],
+      want: [
+        { keys: ['a.org'], dirs: { log: ['log'] } },
+        { keys: ['b.org'], dirs: { log: ['log'] } },
+      ],
     },
     {
       n: 'snippet inside a nested block (import at line start)',
       input: '(k) {\n pods insecure\n ttl 30\n}\n.:53 {\n kubernetes cluster.local {\n  import k\n  fallthrough\n }\n}',
-      want: [{ keys: ['.:53'], dirs: { kubernetes: ['kubernetes', 'cluster.local', '{', 'pods', 'insecure', 'ttl', '30', 'fallthrough', '}'] } }],
+      want: [
+        {
+          keys: ['.:53'],
+          dirs: {
+            kubernetes: ['kubernetes', 'cluster.local', '{', 'pods', 'insecure', 'ttl', '30', 'fallthrough', '}'],
+          },
+        },
+      ],
     },
     {
       n: '`import` not at line start inside a nested block is an ordinary token',
       input: '(k) {\n x\n}\n.:53 {\n log {\n  a import k\n }\n}',
       want: [{ keys: ['.:53'], dirs: { log: ['log', '{', 'a', 'import', 'k', '}'] } }],
     },
-    { n: 'import on the line of the block {', input: '(s) {\n log\n}\n.:53 { import s\n}', want: [{ keys: ['.:53'], dirs: { log: ['log'] } }] },
+    {
+      n: 'import on the line of the block {',
+      input: '(s) {\n log\n}\n.:53 { import s\n}',
+      want: [{ keys: ['.:53'], dirs: { log: ['log'] } }],
+    },
     {
       n: 'a snippet holding whole server blocks',
       input: '(blocks) {\n a.org {\n  whoami\n }\n b.org {\n  log\n }\n}\nimport blocks',
-      want: [{ keys: ['a.org'], dirs: { whoami: ['whoami'] } }, { keys: ['b.org'], dirs: { log: ['log'] } }],
+      want: [
+        { keys: ['a.org'], dirs: { whoami: ['whoami'] } },
+        { keys: ['b.org'], dirs: { log: ['log'] } },
+      ],
     },
     {
       n: 'snippet body is substituted where it is expanded',
@@ -422,7 +633,12 @@ describe('snippets (§5.2)', () => {
       env: { UP: '1.2.3.4' },
       want: [{ keys: ['.:53'], dirs: { forward: ['forward', '.', '1.2.3.4'] } }],
     },
-    { n: 'snippet name from the environment', input: '(s) {\n log\n}\n.:53 {\n import {$S}\n}', env: { S: 's' }, want: [{ keys: ['.:53'], dirs: { log: ['log'] } }] },
+    {
+      n: 'snippet name from the environment',
+      input: '(s) {\n log\n}\n.:53 {\n import {$S}\n}',
+      env: { S: 's' },
+      want: [{ keys: ['.:53'], dirs: { log: ['log'] } }],
+    },
     {
       n: 'self-import guard sees env references',
       input: '(s) {\n import {$S}\n}',
@@ -430,14 +646,42 @@ describe('snippets (§5.2)', () => {
       err: 'Corefile:2 - maximum snippet import depth (10000) exceeded',
     },
     { n: 'self import not at line start is not caught early', input: '(s) {\n log import s\n}', want: [] },
-    { n: 'import with no argument', input: '.:53 {\n import\n}', err: "Corefile:2 - Wrong argument count or unexpected line ending after 'import'" },
-    { n: 'import argument on the next line does not count', input: '.:53 {\n import\n s\n}', err: "Corefile:2 - Wrong argument count or unexpected line ending after 'import'" },
-    { n: 'import of an empty value', input: '.:53 {\n import {$NOPE}\n}', err: 'Corefile:2 - Import requires a non-empty filepath' },
+    {
+      n: 'import with no argument',
+      input: '.:53 {\n import\n}',
+      err: "Corefile:2 - Wrong argument count or unexpected line ending after 'import'",
+    },
+    {
+      n: 'import argument on the next line does not count',
+      input: '.:53 {\n import\n s\n}',
+      err: "Corefile:2 - Wrong argument count or unexpected line ending after 'import'",
+    },
+    {
+      n: 'import of an empty value',
+      input: '.:53 {\n import {$NOPE}\n}',
+      err: 'Corefile:2 - Import requires a non-empty filepath',
+    },
     { n: 'import of ""', input: 'import ""', err: 'Corefile:1 - Import requires a non-empty filepath' },
-    { n: 'top-level import not at line start is a key', input: 'a.org import {\n}', want: [{ keys: ['a.org', 'import'], dirs: {} }] },
-    { n: 'glob with a class is rejected', input: 'import conf.d/[ab].conf', err: 'Glob pattern may only contain one wildcard (*), but has others:' },
-    { n: 'glob with two ?', input: 'import a??.conf', err: 'Glob pattern may only contain one wildcard (*), but has others:' },
-    { n: 'unclosed [ is a malformed pattern', input: 'import a[.conf', err: 'Failed to use import pattern a[.conf: syntax error in pattern' },
+    {
+      n: 'top-level import not at line start is a key',
+      input: 'a.org import {\n}',
+      want: [{ keys: ['a.org', 'import'], dirs: {} }],
+    },
+    {
+      n: 'glob with a class is rejected',
+      input: 'import conf.d/[ab].conf',
+      err: 'Glob pattern may only contain one wildcard (*), but has others:',
+    },
+    {
+      n: 'glob with two ?',
+      input: 'import a??.conf',
+      err: 'Glob pattern may only contain one wildcard (*), but has others:',
+    },
+    {
+      n: 'unclosed [ is a malformed pattern',
+      input: 'import a[.conf',
+      err: 'Failed to use import pattern a[.conf: syntax error in pattern',
+    },
   ];
   it.each(cases)('$n', ({ input, env, want, err }) => {
     if (err !== undefined) expect(parseErr(input, { env: env ?? {} })).toContain(err);
@@ -514,18 +758,34 @@ describe('file imports (§5.1)', () => {
     expect(parseIn('import deep/*/p.conf').map((b) => b.keys[0])).toEqual(['pa.org', 'pb.org']);
   });
   it('absolute import path', () => {
-    expect(parseIn(`.:53 {\n import ${path.join(dir, 'plugins/cache.conf')}\n}`)).toEqual([{ keys: ['.:53'], dirs: { cache: ['cache', '30'] } }]);
+    expect(parseIn(`.:53 {\n import ${path.join(dir, 'plugins/cache.conf')}\n}`)).toEqual([
+      { keys: ['.:53'], dirs: { cache: ['cache', '30'] } },
+    ]);
   });
   it('import as a directive line, and inside a nested block', () => {
-    expect(parseIn('.:53 {\n import plugins/cache.conf\n kubernetes cluster.local {\n  import plugins/k8s-props.conf\n }\n}')).toEqual([
-      { keys: ['.:53'], dirs: { cache: ['cache', '30'], kubernetes: ['kubernetes', 'cluster.local', '{', 'pods', 'insecure', 'ttl', '30', '}'] } },
+    expect(
+      parseIn(
+        '.:53 {\n import plugins/cache.conf\n kubernetes cluster.local {\n  import plugins/k8s-props.conf\n }\n}',
+      ),
+    ).toEqual([
+      {
+        keys: ['.:53'],
+        dirs: {
+          cache: ['cache', '30'],
+          kubernetes: ['kubernetes', 'cluster.local', '{', 'pods', 'insecure', 'ttl', '30', '}'],
+        },
+      },
     ]);
   });
   it('nested imports are relative to the importing file', () => {
-    expect(parseIn('.:53 {\n import plugins/relative.conf\n}')).toEqual([{ keys: ['.:53'], dirs: { cache: ['cache', '30'] } }]);
+    expect(parseIn('.:53 {\n import plugins/relative.conf\n}')).toEqual([
+      { keys: ['.:53'], dirs: { cache: ['cache', '30'] } },
+    ]);
   });
   it('import path from the environment', () => {
-    expect(parse('.:53 {\n import {$D}/cache.conf\n}', { file: main(), env: { D: 'plugins' } })).toEqual([{ keys: ['.:53'], dirs: { cache: ['cache', '30'] } }]);
+    expect(parse('.:53 {\n import {$D}/cache.conf\n}', { file: main(), env: { D: 'plugins' } })).toEqual([
+      { keys: ['.:53'], dirs: { cache: ['cache', '30'] } },
+    ]);
   });
   it('imported tokens keep their own file and line', () => {
     const [b] = run('.:53 {\n\n\n import plugins/k8s-props.conf\n}', { file: main(), isDirective: () => true }).blocks;
@@ -538,13 +798,17 @@ describe('file imports (§5.1)', () => {
     );
   });
   it('importing a directory is an error', () => {
-    expect(parseErr('import adir', { file: main() })).toBe(`${main()}:1 - Could not import ${path.join(dir, 'adir')}: is a directory`);
+    expect(parseErr('import adir', { file: main() })).toBe(
+      `${main()}:1 - Could not import ${path.join(dir, 'adir')}: is a directory`,
+    );
   });
   it('a glob matching a directory is an error too', () => {
     expect(parseErr('import blocks/nest*', { file: main() })).toContain('is a directory');
   });
   it('a missing file is an error with the pattern as written', () => {
-    expect(parseErr('.:53 {\n import nope/x.conf\n}', { file: main() })).toBe(`${main()}:2 - File to import not found: nope/x.conf`);
+    expect(parseErr('.:53 {\n import nope/x.conf\n}', { file: main() })).toBe(
+      `${main()}:2 - File to import not found: nope/x.conf`,
+    );
   });
   it('the wildcard check uses the joined path', () => {
     expect(parseErr('import *.conf', { file: path.join(dir, 'x*y', 'Corefile') })).toContain(
@@ -555,11 +819,15 @@ describe('file imports (§5.1)', () => {
     expect(parseIn('import crlf.conf')).toEqual([{ keys: ['crlf.org'], dirs: { whoami: ['whoami'] } }]);
   });
   it('lists the files read: main first, imports once each, in order', () => {
-    const r = parseCorefileWithFiles('(s) {\n import plugins/cache.conf\n}\n.:53 {\n import s\n import plugins/relative.conf\n}\nimport blocks/*.conf', main(), {
-      isDirective: (n) => DIRECTIVES.has(n),
-      env: {},
-      warn: () => {},
-    });
+    const r = parseCorefileWithFiles(
+      '(s) {\n import plugins/cache.conf\n}\n.:53 {\n import s\n import plugins/relative.conf\n}\nimport blocks/*.conf',
+      main(),
+      {
+        isDirective: (n) => DIRECTIVES.has(n),
+        env: {},
+        warn: () => {},
+      },
+    );
     expect(r.files).toEqual([
       main(),
       path.join(dir, 'plugins/cache.conf'),
@@ -575,14 +843,18 @@ describe('file imports (§5.1)', () => {
     expect(r.files).toEqual(['Corefile']);
   });
   it('a snippet wins over a file of the same name', () => {
-    expect(parseIn('(plugins/cache.conf) {\n whoami\n}\n.:53 {\n import plugins/cache.conf\n}')).toEqual([{ keys: ['.:53'], dirs: { whoami: ['whoami'] } }]);
+    expect(parseIn('(plugins/cache.conf) {\n whoami\n}\n.:53 {\n import plugins/cache.conf\n}')).toEqual([
+      { keys: ['.:53'], dirs: { whoami: ['whoami'] } },
+    ]);
   });
   it('globFiles returns absolute sorted matches, dot-files included', () => {
     write('g/.hidden.conf', '');
     write('g/z.conf', '');
     write('g/m.conf', '');
     expect(globFiles('g/*.conf', dir)).toEqual(['.hidden.conf', 'm.conf', 'z.conf'].map((f) => path.join(dir, 'g', f)));
-    expect(globFiles(path.join(dir, 'g', '?.conf'), '/ignored')).toEqual(['m.conf', 'z.conf'].map((f) => path.join(dir, 'g', f)));
+    expect(globFiles(path.join(dir, 'g', '?.conf'), '/ignored')).toEqual(
+      ['m.conf', 'z.conf'].map((f) => path.join(dir, 'g', f)),
+    );
     expect(globFiles('nothere/*.conf', dir)).toEqual([]);
   });
 });
@@ -616,9 +888,14 @@ describe('import limits and injected file access', () => {
   });
   it('an unreadable file reports the reason', () => {
     const err = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
-    expect(parseErr('import x.conf', { file: '/c/Corefile', readFile: () => { throw err; } })).toBe(
-      '/c/Corefile:1 - Could not import /c/x.conf: EACCES: permission denied',
-    );
+    expect(
+      parseErr('import x.conf', {
+        file: '/c/Corefile',
+        readFile: () => {
+          throw err;
+        },
+      }),
+    ).toBe('/c/Corefile:1 - Could not import /c/x.conf: EACCES: permission denied');
   });
 });
 
@@ -643,7 +920,21 @@ describe('default Corefiles users bring (docs/records.md §9.3)', () => {
         dirs: {
           ...common,
           health: ['health', '{', 'lameduck', '5s', '}'],
-          kubernetes: ['kubernetes', 'cluster.local', 'in-addr.arpa', 'ip6.arpa', '{', 'pods', 'insecure', 'fallthrough', 'in-addr.arpa', 'ip6.arpa', 'ttl', '30', '}'],
+          kubernetes: [
+            'kubernetes',
+            'cluster.local',
+            'in-addr.arpa',
+            'ip6.arpa',
+            '{',
+            'pods',
+            'insecure',
+            'fallthrough',
+            'in-addr.arpa',
+            'ip6.arpa',
+            'ttl',
+            '30',
+            '}',
+          ],
           prometheus: ['prometheus', ':9153'],
           forward: ['forward', '.', '/etc/resolv.conf', '{', 'max_concurrent', '1000', '}'],
           cache: ['cache', '30', '{', 'disable', 'success', 'cluster.local', 'disable', 'denial', 'cluster.local', '}'],
@@ -654,20 +945,45 @@ describe('default Corefiles users bring (docs/records.md §9.3)', () => {
 
   it('kubeadm: the directives keep their file order and lines', () => {
     const [b] = load('kubeadm.Corefile');
-    expect([...b!.directives.keys()]).toEqual(['errors', 'health', 'ready', 'kubernetes', 'prometheus', 'forward', 'cache', 'loop', 'reload', 'loadbalance']);
+    expect([...b!.directives.keys()]).toEqual([
+      'errors',
+      'health',
+      'ready',
+      'kubernetes',
+      'prometheus',
+      'forward',
+      'cache',
+      'loop',
+      'reload',
+      'loadbalance',
+    ]);
     expect(b!.directives.get('cache')![0]!.line).toBe(16);
     const d = new Dispenser(b!.directives.get('kubernetes')!, 'kubernetes');
     d.next();
     expect(d.remainingArgs()).toEqual(['cluster.local', 'in-addr.arpa', 'ip6.arpa']);
     const props: string[][] = [];
     while (d.nextBlock()) props.push([d.val(), ...d.remainingArgs()]);
-    expect(props).toEqual([['pods', 'insecure'], ['fallthrough', 'in-addr.arpa', 'ip6.arpa'], ['ttl', '30']]);
+    expect(props).toEqual([
+      ['pods', 'insecure'],
+      ['fallthrough', 'in-addr.arpa', 'ip6.arpa'],
+      ['ttl', '30'],
+    ]);
   });
 
   it('coredns/deployment', () => {
     const [b] = simple(load('deployment.Corefile'));
     expect(b!.keys).toEqual(['.:53']);
-    expect(b!.dirs.kubernetes).toEqual(['kubernetes', 'cluster.local', 'in-addr.arpa', 'ip6.arpa', '{', 'fallthrough', 'in-addr.arpa', 'ip6.arpa', '}']);
+    expect(b!.dirs.kubernetes).toEqual([
+      'kubernetes',
+      'cluster.local',
+      'in-addr.arpa',
+      'ip6.arpa',
+      '{',
+      'fallthrough',
+      'in-addr.arpa',
+      'ip6.arpa',
+      '}',
+    ]);
     expect(b!.dirs.cache).toEqual(['cache', '30']);
   });
 
@@ -678,7 +994,21 @@ describe('default Corefiles users bring (docs/records.md §9.3)', () => {
         dirs: {
           ...common,
           health: ['health', '{', 'lameduck', '10s', '}'],
-          kubernetes: ['kubernetes', 'cluster.local', 'in-addr.arpa', 'ip6.arpa', '{', 'pods', 'insecure', 'fallthrough', 'in-addr.arpa', 'ip6.arpa', 'ttl', '30', '}'],
+          kubernetes: [
+            'kubernetes',
+            'cluster.local',
+            'in-addr.arpa',
+            'ip6.arpa',
+            '{',
+            'pods',
+            'insecure',
+            'fallthrough',
+            'in-addr.arpa',
+            'ip6.arpa',
+            'ttl',
+            '30',
+            '}',
+          ],
           prometheus: ['prometheus', '0.0.0.0:9153'],
           forward: ['forward', '.', '/etc/resolv.conf'],
           cache: ['cache', '30'],
@@ -691,12 +1021,24 @@ describe('default Corefiles users bring (docs/records.md §9.3)', () => {
     const file = path.join(FIXTURES, 'imports', 'Corefile');
     const r = parseCorefileWithFiles(fs.readFileSync(file, 'utf8'), file, registry);
     expect(simple(r.blocks)).toEqual([
-      { keys: ['.:53'], dirs: { errors: ['errors'], log: ['log'], forward: ['forward', '.', '10.0.0.10', '{', 'max_concurrent', '10', '}'], whoami: ['whoami'] } },
+      {
+        keys: ['.:53'],
+        dirs: {
+          errors: ['errors'],
+          log: ['log'],
+          forward: ['forward', '.', '10.0.0.10', '{', 'max_concurrent', '10', '}'],
+          whoami: ['whoami'],
+        },
+      },
       { keys: ['a.example:53'], dirs: { whoami: ['whoami'] } },
       { keys: ['b.example:53'], dirs: { cache: ['cache', '30'] } },
     ]);
     expect(r.files.map((f) => path.relative(FIXTURES, f))).toEqual([
-      'imports/Corefile', 'imports/sub/forward.conf', 'imports/conf.d/a.conf', 'imports/conf.d/b.conf', 'imports/sub/cache.inc',
+      'imports/Corefile',
+      'imports/sub/forward.conf',
+      'imports/conf.d/a.conf',
+      'imports/conf.d/b.conf',
+      'imports/sub/cache.inc',
     ]);
   });
 

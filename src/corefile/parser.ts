@@ -346,7 +346,9 @@ class Parser {
     let starts: number[] | undefined;
     if (!this.opts.isDirective(name)) {
       const foreign = this.opts.isForeignDirective?.(name) === true;
-      this.fail(this.err(`Unknown directive '${name}'${foreign ? ' (a CoreDNS plugin clusterdns does not implement)' : ''}`));
+      this.fail(
+        this.err(`Unknown directive '${name}'${foreign ? ' (a CoreDNS plugin clusterdns does not implement)' : ''}`),
+      );
       list = []; // recovery: read the directive with its nested block, and drop it
     } else {
       list = this.directives.get(name);

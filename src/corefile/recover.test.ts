@@ -16,9 +16,18 @@ import { ConfigError } from './types.js';
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/corefile');
 const isDirective = (n: string) => pluginByName(n) !== undefined;
 
-function recover(text: string, o: Partial<ParseOptions> & { file?: string } = {}): ParseResult & { warnings: string[] } {
+function recover(
+  text: string,
+  o: Partial<ParseOptions> & { file?: string } = {},
+): ParseResult & { warnings: string[] } {
   const warnings: string[] = [];
-  const r = parseCorefileWithFiles(text, o.file ?? 'Corefile', { isDirective, env: {}, warn: (m) => warnings.push(m), ...o, recover: true });
+  const r = parseCorefileWithFiles(text, o.file ?? 'Corefile', {
+    isDirective,
+    env: {},
+    warn: (m) => warnings.push(m),
+    ...o,
+    recover: true,
+  });
   return { ...r, warnings };
 }
 
@@ -44,8 +53,14 @@ function strict(text: string, file = 'Corefile', env: Record<string, string> = {
 
 describe('recovery: every error, in one run', () => {
   it('unknown directives in several blocks, with and without nested blocks; the rest of each block is kept', () => {
-    const r = recover('a.org {\n  whoami\n  frob {\n    x\n    y\n  }\n  log\n}\nb.org {\n  nope 1 2\n  errors\n  bogus\n}\n');
-    expect(errs(r)).toEqual(["3 - Unknown directive 'frob'", "10 - Unknown directive 'nope'", "12 - Unknown directive 'bogus'"]);
+    const r = recover(
+      'a.org {\n  whoami\n  frob {\n    x\n    y\n  }\n  log\n}\nb.org {\n  nope 1 2\n  errors\n  bogus\n}\n',
+    );
+    expect(errs(r)).toEqual([
+      "3 - Unknown directive 'frob'",
+      "10 - Unknown directive 'nope'",
+      "12 - Unknown directive 'bogus'",
+    ]);
     expect(shape(r)).toEqual(['a.org: whoami log', 'b.org: errors']);
   });
 
@@ -54,7 +69,8 @@ describe('recovery: every error, in one run', () => {
     try {
       fs.writeFileSync(path.join(dir, 'ok.conf'), 'cache 30\n');
       const file = path.join(dir, 'Corefile');
-      const text = 'a.org {\n  import missing.conf\n  import one two\n  import\n  import ok.conf\n  whoami\n}\nimport nothere\nb.org {\n  log\n}\n';
+      const text =
+        'a.org {\n  import missing.conf\n  import one two\n  import\n  import ok.conf\n  whoami\n}\nimport nothere\nb.org {\n  log\n}\n';
       const r = recover(text, { file });
       expect(errs(r)).toEqual([
         '2 - File to import not found: missing.conf',
@@ -83,7 +99,10 @@ describe('recovery: every error, in one run', () => {
 
   it('a block missing its closing brace at the end of the file is reported once', () => {
     const r = recover('a.org {\n  frob\n  log\n');
-    expect(errs(r)).toEqual(["2 - Unknown directive 'frob'", "3 - Syntax error: Unexpected token 'log', expecting '}'"]);
+    expect(errs(r)).toEqual([
+      "2 - Unknown directive 'frob'",
+      "3 - Syntax error: Unexpected token 'log', expecting '}'",
+    ]);
   });
 
   it('key errors: a lone comma and a comma before `{` drop only the missing key', () => {
@@ -126,9 +145,15 @@ describe('recovery: every error, in one run', () => {
       const file = path.join(dir, 'Corefile');
       const r = recover('a.org {\n  bogus\n  import inc.conf\n}\nb.org {\n  nope\n}\n', { file });
       // Met in this order: Corefile:2, inc.conf:2, Corefile:6; sorted main file first.
-      expect(r.errors.map((e) => `${path.basename(e.file!)}:${e.line}`)).toEqual(['Corefile:2', 'inc.conf:2', 'Corefile:6']);
+      expect(r.errors.map((e) => `${path.basename(e.file!)}:${e.line}`)).toEqual([
+        'Corefile:2',
+        'inc.conf:2',
+        'Corefile:6',
+      ]);
       expect(sortConfigErrors([...r.errors], r.files).map((e) => `${path.basename(e.file!)}:${e.line}`)).toEqual([
-        'Corefile:2', 'Corefile:6', 'inc.conf:2',
+        'Corefile:2',
+        'Corefile:6',
+        'inc.conf:2',
       ]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
@@ -146,7 +171,10 @@ describe('recovery changes nothing else', () => {
         const f = path.join(FIXTURES, n);
         return [f, fs.readFileSync(f, 'utf8')];
       }),
-      ['Corefile', '(s) {\n log\n}\na.org, b.org:1053 {\n import s\n whoami\n}\n. {\n forward . 1.1.1.1 {\n  except a\n }\n}\n'],
+      [
+        'Corefile',
+        '(s) {\n log\n}\na.org, b.org:1053 {\n import s\n whoami\n}\n. {\n forward . 1.1.1.1 {\n  except a\n }\n}\n',
+      ],
     ];
     for (const [file, text] of inputs) {
       const normal = parseCorefileWithFiles(text, file, { isDirective, env: {}, warn: () => {} });
@@ -163,7 +191,9 @@ describe('recovery changes nothing else', () => {
   // otherwise the first collected error is the thrown one; recovery never throws or loops.
   it('on 600 mutated Corefiles: same blocks without errors, else the thrown error comes first', () => {
     const bases = ['kubeadm.Corefile', 'helm.Corefile'].map((n) => fs.readFileSync(path.join(FIXTURES, n), 'utf8'));
-    bases.push('(snip) {\n  log\n  errors\n}\na.org {\n  import snip\n  whoami\n}\nb.org:1053, c.org {\n  cache 30 {\n    success 100\n  }\n  forward . 127.0.0.1\n}\n');
+    bases.push(
+      '(snip) {\n  log\n  errors\n}\na.org {\n  import snip\n  whoami\n}\nb.org:1053, c.org {\n  cache 30 {\n    success 100\n  }\n  forward . 127.0.0.1\n}\n',
+    );
     const inserts = ['{', '}', ',', 'import', 'import snip', 'frob', '(x)', '{\n', '\n}\n'];
     let seed = 12345;
     const rand = (n: number) => {

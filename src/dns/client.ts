@@ -68,7 +68,11 @@ export async function udpExchange(packet: Buffer, o: ClientOptions): Promise<Udp
  * Open one TCP connection, write every packet (pipelined), and resolve with the replies received
  * (in arrival order) once `done` holds for them: by default when every query was answered.
  */
-export function tcpExchange(packets: readonly Buffer[], o: ClientOptions, done: (replies: readonly Buffer[]) => boolean = (r) => r.length === packets.length): Promise<Buffer[]> {
+export function tcpExchange(
+  packets: readonly Buffer[],
+  o: ClientOptions,
+  done: (replies: readonly Buffer[]) => boolean = (r) => r.length === packets.length,
+): Promise<Buffer[]> {
   const host = o.host ?? DEFAULT_HOST;
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
@@ -77,7 +81,9 @@ export function tcpExchange(packets: readonly Buffer[], o: ClientOptions, done: 
     let pending = Buffer.alloc(0);
     const timer = setTimeout(() => {
       sock.destroy();
-      reject(new Error(`TCP exchange with ${host}:${o.port} timed out after ${replies.length}/${packets.length} replies`));
+      reject(
+        new Error(`TCP exchange with ${host}:${o.port} timed out after ${replies.length}/${packets.length} replies`),
+      );
     }, timeoutMs);
     sock.on('connect', () => {
       for (const p of packets) {

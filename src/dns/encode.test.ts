@@ -6,10 +6,23 @@ import { decode, type Message } from './message.js';
 const SVC = 'headless.default.svc.cluster.local';
 
 function srvReply(n: number): Message {
-  const m: Message = { type: 'response', id: 1, flags: 0x0400, questions: [{ name: `_http._tcp.${SVC}`, type: 'SRV', class: 'IN' }], answers: [], authorities: [], additionals: [] };
+  const m: Message = {
+    type: 'response',
+    id: 1,
+    flags: 0x0400,
+    questions: [{ name: `_http._tcp.${SVC}`, type: 'SRV', class: 'IN' }],
+    answers: [],
+    authorities: [],
+    additionals: [],
+  };
   for (let i = 0; i < n; i++) {
     const target = `10-244-1-${i + 10}.${SVC}`;
-    m.answers.push({ name: `_http._tcp.${SVC}`, type: 'SRV', ttl: 5, data: { priority: 0, weight: Math.floor(100 / n), port: 80, target } } as dnsPacket.Answer);
+    m.answers.push({
+      name: `_http._tcp.${SVC}`,
+      type: 'SRV',
+      ttl: 5,
+      data: { priority: 0, weight: Math.floor(100 / n), port: 80, target },
+    } as dnsPacket.Answer);
     m.additionals.push({ name: target, type: 'A', ttl: 5, data: `10.244.1.${i + 10}` } as dnsPacket.Answer);
   }
   return m;
@@ -67,17 +80,33 @@ describe('name compression (miekg/dns rules)', () => {
 
   it('a name is registered only once, and a compressed RDATA name still points at an earlier one', () => {
     const m: Message = {
-      type: 'response', id: 2, flags: 0, questions: [{ name: 'x.example.org', type: 'MX', class: 'IN' }],
+      type: 'response',
+      id: 2,
+      flags: 0,
+      questions: [{ name: 'x.example.org', type: 'MX', class: 'IN' }],
       answers: [
-        { name: 'x.example.org', type: 'MX', ttl: 1, data: { preference: 1, exchange: 'mail.example.org' } } as dnsPacket.Answer,
-        { name: 'x.example.org', type: 'MX', ttl: 1, data: { preference: 2, exchange: 'mail.example.org' } } as dnsPacket.Answer,
+        {
+          name: 'x.example.org',
+          type: 'MX',
+          ttl: 1,
+          data: { preference: 1, exchange: 'mail.example.org' },
+        } as dnsPacket.Answer,
+        {
+          name: 'x.example.org',
+          type: 'MX',
+          ttl: 1,
+          data: { preference: 2, exchange: 'mail.example.org' },
+        } as dnsPacket.Answer,
       ],
       authorities: [],
       additionals: [{ name: 'mail.example.org', type: 'A', ttl: 1, data: '192.0.2.1' } as dnsPacket.Answer],
     };
     const buf = encodeMessage2(m);
     const d = decode(buf);
-    expect(d.answers.map((r) => (r as unknown as { data: { exchange: string } }).data.exchange)).toEqual(['mail.example.org', 'mail.example.org']);
+    expect(d.answers.map((r) => (r as unknown as { data: { exchange: string } }).data.exchange)).toEqual([
+      'mail.example.org',
+      'mail.example.org',
+    ]);
     expect(d.additionals[0]!.name).toBe('mail.example.org');
     // second MX exchange is one pointer: RDLENGTH = 2 (pref) + 2 (pointer)
     const second = buf.length - 16 - (12 + 4);

@@ -67,7 +67,10 @@ function writeName(name: string, buf: Buffer, off: number, comp: CompressionMap 
   const labels = nameToLabels(name);
   for (let i = 0; i < labels.length; i++) {
     if (comp) {
-      const key = labels.slice(i).map((l) => (comp.exact ? l.toString('latin1') : l.toString('latin1').toLowerCase())).join('.');
+      const key = labels
+        .slice(i)
+        .map((l) => (comp.exact ? l.toString('latin1') : l.toString('latin1').toLowerCase()))
+        .join('.');
       const ptr = comp.get(key);
       if (ptr !== undefined) {
         if (compress) {
@@ -93,7 +96,7 @@ function typeCode(type: string): number {
 }
 
 function classCode(klass: string | undefined): number {
-  return klass === undefined ? 1 : packetClassCode(klass) ?? 1;
+  return klass === undefined ? 1 : (packetClassCode(klass) ?? 1);
 }
 
 function writeQuestion(q: Question, buf: Buffer, off: number, comp: CompressionMap): number {
@@ -148,7 +151,15 @@ function writeRecord(rr: Answer, buf: Buffer, off: number, comp: CompressionMap)
       break;
     }
     case 'SOA': {
-      const soa = data as { mname: string; rname: string; serial?: number; refresh?: number; retry?: number; expire?: number; minimum?: number };
+      const soa = data as {
+        mname: string;
+        rname: string;
+        serial?: number;
+        refresh?: number;
+        retry?: number;
+        expire?: number;
+        minimum?: number;
+      };
       p = writeName(soa.mname, buf, p, comp);
       p = writeName(soa.rname, buf, p, comp);
       buf.writeUInt32BE((soa.serial ?? 0) >>> 0, p);
@@ -178,7 +189,17 @@ function writeRecord(rr: Answer, buf: Buffer, off: number, comp: CompressionMap)
       let q = 2;
       while (q < raw.length && raw[q]! !== 0) {
         const len = raw[q]!;
-        labels.push([...raw.subarray(q + 1, q + 1 + len)].map((c) => (c === 0x2e || c === 0x5c ? `\\${String.fromCharCode(c)}` : c < 0x21 || c > 0x7e ? `\\${String(c).padStart(3, '0')}` : String.fromCharCode(c))).join(''));
+        labels.push(
+          [...raw.subarray(q + 1, q + 1 + len)]
+            .map((c) =>
+              c === 0x2e || c === 0x5c
+                ? `\\${String.fromCharCode(c)}`
+                : c < 0x21 || c > 0x7e
+                  ? `\\${String(c).padStart(3, '0')}`
+                  : String.fromCharCode(c),
+            )
+            .join(''),
+        );
         q += len + 1;
       }
       p = writeName(labels.length ? labels.join('.') : '.', buf, p + 2, comp, false);

@@ -25,7 +25,8 @@ export function questionMismatch(reply: Buffer, q: QuestionKey): string | null {
   if (!read) return 'unreadable question';
   const [name, end] = read;
   if (end + 4 > reply.length) return 'question runs past the end';
-  if (reply.readUInt16BE(end) !== q.qtype || reply.readUInt16BE(end + 2) !== q.qclass || lowerName(name) !== q.lname) return 'question differs from the query';
+  if (reply.readUInt16BE(end) !== q.qtype || reply.readUInt16BE(end + 2) !== q.qclass || lowerName(name) !== q.lname)
+    return 'question differs from the query';
   return null;
 }
 

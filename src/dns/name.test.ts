@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { readName, writePlainName } from './wire.js';
 import { packetClassCode, packetClassName, packetTypeCode, packetTypeName } from './constants.js';
-import { canonicalIP, ipFromReverseName, isSubdomain, lowerName, matchZone, normalizeZoneArg, reverseName, reverseZonesFromCidr } from './name.js';
+import {
+  canonicalIP,
+  ipFromReverseName,
+  isSubdomain,
+  lowerName,
+  matchZone,
+  normalizeZoneArg,
+  reverseName,
+  reverseZonesFromCidr,
+} from './name.js';
 
 describe('names', () => {
   it('subdomain and longest zone match', () => {
@@ -37,8 +46,15 @@ describe('names', () => {
     expect(reverseZonesFromCidr('10.9.3.0/18')![0]).toBe('0.9.10.in-addr.arpa.');
     expect(reverseZonesFromCidr('192.168.1.0/24')).toEqual(['1.168.192.in-addr.arpa.']);
     expect(reverseZonesFromCidr('2001:db8::/32')).toEqual(['8.b.d.0.1.0.0.2.ip6.arpa.']);
-    expect(reverseZonesFromCidr('2001:db8::/30')).toEqual(['8.b.d.0.1.0.0.2.ip6.arpa.', '9.b.d.0.1.0.0.2.ip6.arpa.', 'a.b.d.0.1.0.0.2.ip6.arpa.', 'b.b.d.0.1.0.0.2.ip6.arpa.']);
-    expect(reverseZonesFromCidr('fd00:10:96::/112')).toEqual(['0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa.']);
+    expect(reverseZonesFromCidr('2001:db8::/30')).toEqual([
+      '8.b.d.0.1.0.0.2.ip6.arpa.',
+      '9.b.d.0.1.0.0.2.ip6.arpa.',
+      'a.b.d.0.1.0.0.2.ip6.arpa.',
+      'b.b.d.0.1.0.0.2.ip6.arpa.',
+    ]);
+    expect(reverseZonesFromCidr('fd00:10:96::/112')).toEqual([
+      '0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa.',
+    ]);
     expect(() => reverseZonesFromCidr('::/64')).toThrow(/invalid CIDR/);
     expect(reverseZonesFromCidr('example.org')).toBeUndefined();
   });

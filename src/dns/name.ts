@@ -30,7 +30,8 @@ export function fromPacketName(name: string): string {
 export function lowerName(name: string): string {
   for (let i = 0; i < name.length; i++) {
     const c = name.charCodeAt(i);
-    if (c >= 65 && c <= 90) return NON_ASCII.test(name) ? name.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : name.toLowerCase();
+    if (c >= 65 && c <= 90)
+      return NON_ASCII.test(name) ? name.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : name.toLowerCase();
   }
   return name;
 }
@@ -158,10 +159,16 @@ export function bytesToIPv6(bytes: Uint8Array): string {
   let bestStart = -1;
   let bestLen = 0;
   for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) { i++; continue; }
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
     let j = i;
     while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen && j - i >= 2) { bestStart = i; bestLen = j - i; }
+    if (j - i > bestLen && j - i >= 2) {
+      bestStart = i;
+      bestLen = j - i;
+    }
     i = j;
   }
   const hex = groups.map((g) => g.toString(16));
@@ -234,7 +241,14 @@ export function reverseZonesFromCidr(cidr: string): string[] | undefined {
   for (let k = 0; k < count; k++) {
     const nib = nibbles.slice(0, n);
     if (n > 0) nib[n - 1] = (nib[n - 1] ?? 0) + k;
-    zones.push(n ? `${nib.reverse().map((x) => x.toString(16)).join('.')}.ip6.arpa.` : 'ip6.arpa.');
+    zones.push(
+      n
+        ? `${nib
+            .reverse()
+            .map((x) => x.toString(16))
+            .join('.')}.ip6.arpa.`
+        : 'ip6.arpa.',
+    );
   }
   return zones;
 }

@@ -14,17 +14,27 @@ describe('response.Classify', () => {
   });
 });
 
-describe('response.Typify (the log\'s {/log/type}, the cache\'s buckets)', () => {
+describe("response.Typify (the log's {/log/type}, the cache's buckets)", () => {
   it('names like response.Typify', () => {
     expect(typify({ rcode: 0, answers: 1, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 })).toBe('NOERROR');
     expect(typify({ rcode: 0, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 })).toBe('NOERROR');
     expect(typify({ rcode: 0, answers: 0, authoritySoa: true, authorityNs: 0, opcode: 0, qtype: 1 })).toBe('NODATA');
     expect(typify({ rcode: 3, answers: 0, authoritySoa: true, authorityNs: 0, opcode: 0, qtype: 1 })).toBe('NXDOMAIN');
-    expect(typify({ rcode: 3, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 })).toBe('OTHERERROR');
-    expect(typify({ rcode: 2, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 })).toBe('SERVERERROR');
-    expect(typify({ rcode: 4, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 })).toBe('SERVERERROR');
-    expect(typify({ rcode: 5, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 })).toBe('OTHERERROR');
-    expect(typify({ rcode: 0, answers: 0, authoritySoa: false, authorityNs: 2, opcode: 0, qtype: 1 })).toBe('DELEGATION');
+    expect(typify({ rcode: 3, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 })).toBe(
+      'OTHERERROR',
+    );
+    expect(typify({ rcode: 2, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 })).toBe(
+      'SERVERERROR',
+    );
+    expect(typify({ rcode: 4, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 })).toBe(
+      'SERVERERROR',
+    );
+    expect(typify({ rcode: 5, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 })).toBe(
+      'OTHERERROR',
+    );
+    expect(typify({ rcode: 0, answers: 0, authoritySoa: false, authorityNs: 2, opcode: 0, qtype: 1 })).toBe(
+      'DELEGATION',
+    );
     expect(typify({ rcode: 0, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 252 })).toBe('META');
     expect(typify({ rcode: 0, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 251 })).toBe('META');
     expect(typify({ rcode: 0, answers: 0, authoritySoa: false, authorityNs: 0, opcode: 4, qtype: 6 })).toBe('META');
@@ -32,7 +42,7 @@ describe('response.Typify (the log\'s {/log/type}, the cache\'s buckets)', () =>
   });
 });
 
-describe('response.Typify: the cache\'s extra facts', () => {
+describe("response.Typify: the cache's extra facts", () => {
   it('an expired signature is OTHERERROR; an answer that misses the question is NODATA with an SOA, else OTHERERROR', () => {
     const base = { rcode: 0, answers: 1, authoritySoa: false, authorityNs: 0, opcode: 0, qtype: 1 };
     expect(typify({ ...base, expiredSignature: true })).toBe('OTHERERROR');

@@ -10,7 +10,15 @@ import { Opcode, Qtype, Rcode } from './constants.js';
 export type ReplyClass = 'success' | 'denial' | 'error';
 
 /** response.Typify's names. */
-export type ReplyType = 'NOERROR' | 'NXDOMAIN' | 'NODATA' | 'SERVERERROR' | 'DELEGATION' | 'META' | 'UPDATE' | 'OTHERERROR';
+export type ReplyType =
+  | 'NOERROR'
+  | 'NXDOMAIN'
+  | 'NODATA'
+  | 'SERVERERROR'
+  | 'DELEGATION'
+  | 'META'
+  | 'UPDATE'
+  | 'OTHERERROR';
 
 /** The facts of a reply that typify reads. */
 export interface ReplyShape {

@@ -3,19 +3,51 @@ import { parseRR, parseTTL, RRTextError } from './rrtext.js';
 
 describe('parseRR (miekg/dns NewRR text)', () => {
   it('reads the record types templates produce', () => {
-    expect(parseRR('ip-1-2-3-4.example. 60 IN A 1.2.3.4')).toEqual({ name: 'ip-1-2-3-4.example', ttl: 60, class: 'IN', type: 'A', data: '1.2.3.4' });
+    expect(parseRR('ip-1-2-3-4.example. 60 IN A 1.2.3.4')).toEqual({
+      name: 'ip-1-2-3-4.example',
+      ttl: 60,
+      class: 'IN',
+      type: 'A',
+      data: '1.2.3.4',
+    });
     expect(parseRR('a.example. 60 IN AAAA 2001:db8::1')).toMatchObject({ type: 'AAAA', data: '2001:db8::1' });
-    expect(parseRR('foogle.com 60 IN CNAME google.com')).toEqual({ name: 'foogle.com', ttl: 60, class: 'IN', type: 'CNAME', data: 'google.com' });
-    expect(parseRR('4.3.2.1.in-addr.arpa. 60 IN PTR ip-1-2-3-4.example.')).toMatchObject({ type: 'PTR', data: 'ip-1-2-3-4.example' });
+    expect(parseRR('foogle.com 60 IN CNAME google.com')).toEqual({
+      name: 'foogle.com',
+      ttl: 60,
+      class: 'IN',
+      type: 'CNAME',
+      data: 'google.com',
+    });
+    expect(parseRR('4.3.2.1.in-addr.arpa. 60 IN PTR ip-1-2-3-4.example.')).toMatchObject({
+      type: 'PTR',
+      data: 'ip-1-2-3-4.example',
+    });
     expect(parseRR('example. 60 IN NS ns0.example.')).toMatchObject({ type: 'NS', data: 'ns0.example' });
     expect(parseRR('x. 60 IN DNAME y.')).toMatchObject({ type: 'DNAME', data: 'y' });
     expect(parseRR('x. 60 IN MX 10 mx.x.')).toMatchObject({ type: 'MX', data: { preference: 10, exchange: 'mx.x' } });
-    expect(parseRR('_http._tcp.x. 60 IN SRV 0 5 80 web.x.')).toMatchObject({ type: 'SRV', data: { priority: 0, weight: 5, port: 80, target: 'web.x' } });
-    expect(parseRR('invalid. 60 IN SOA ns.invalid. hostmaster.invalid. (1 60 60 60 60)')).toMatchObject({
-      type: 'SOA', data: { mname: 'ns.invalid', rname: 'hostmaster.invalid', serial: 1, refresh: 60, retry: 60, expire: 60, minimum: 60 },
+    expect(parseRR('_http._tcp.x. 60 IN SRV 0 5 80 web.x.')).toMatchObject({
+      type: 'SRV',
+      data: { priority: 0, weight: 5, port: 80, target: 'web.x' },
     });
-    expect(parseRR('x. 60 IN SOA ns hm (\n 2024010101 ; serial\n 1h 15m 1w 1d )')).toMatchObject({ data: { mname: 'ns', serial: 2024010101, refresh: 3600, retry: 900, expire: 604800, minimum: 86400 } });
-    expect(parseRR('x. IN CAA 0 issue "ca.example"')).toMatchObject({ type: 'CAA', data: { flags: 0, tag: 'issue', value: 'ca.example' } });
+    expect(parseRR('invalid. 60 IN SOA ns.invalid. hostmaster.invalid. (1 60 60 60 60)')).toMatchObject({
+      type: 'SOA',
+      data: {
+        mname: 'ns.invalid',
+        rname: 'hostmaster.invalid',
+        serial: 1,
+        refresh: 60,
+        retry: 60,
+        expire: 60,
+        minimum: 60,
+      },
+    });
+    expect(parseRR('x. 60 IN SOA ns hm (\n 2024010101 ; serial\n 1h 15m 1w 1d )')).toMatchObject({
+      data: { mname: 'ns', serial: 2024010101, refresh: 3600, retry: 900, expire: 604800, minimum: 86400 },
+    });
+    expect(parseRR('x. IN CAA 0 issue "ca.example"')).toMatchObject({
+      type: 'CAA',
+      data: { flags: 0, tag: 'issue', value: 'ca.example' },
+    });
   });
 
   it('TXT: quoted and bare strings, escapes, 255-octet pieces', () => {

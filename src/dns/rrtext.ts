@@ -17,7 +17,20 @@ import { isDomainName, toPacketName } from './name.js';
 import { packetClassName, qtypeName } from './constants.js';
 
 /** Record types `parseRR` builds. */
-export const RRTEXT_TYPES: readonly string[] = ['A', 'AAAA', 'CNAME', 'DNAME', 'NS', 'PTR', 'MX', 'SRV', 'TXT', 'SPF', 'SOA', 'CAA'];
+export const RRTEXT_TYPES: readonly string[] = [
+  'A',
+  'AAAA',
+  'CNAME',
+  'DNAME',
+  'NS',
+  'PTR',
+  'MX',
+  'SRV',
+  'TXT',
+  'SPF',
+  'SOA',
+  'CAA',
+];
 
 export class RRTextError extends Error {}
 
@@ -36,7 +49,14 @@ const TYPE_BY_NAME: ReadonlyMap<string, number> = new Map(
     return name.startsWith('TYPE') ? [] : [[name, n] as [string, number]];
   }),
 );
-const CLASS_BY_NAME: ReadonlyMap<string, number> = new Map([['IN', 1], ['CS', 2], ['CH', 3], ['HS', 4], ['NONE', 254], ['ANY', 255]]);
+const CLASS_BY_NAME: ReadonlyMap<string, number> = new Map([
+  ['IN', 1],
+  ['CS', 2],
+  ['CH', 3],
+  ['HS', 4],
+  ['NONE', 254],
+  ['ANY', 255],
+]);
 
 /** Split the first logical record into tokens (parentheses join lines; comments dropped). */
 function tokenize(s: string): Tok[] {
@@ -54,7 +74,8 @@ function tokenize(s: string): Tok[] {
       continue;
     }
     if (c === ' ' || c === '\t' || c === '\r') {
-      if (out.length === 0 && depth === 0 && (c === ' ' || c === '\t')) throw new RRTextError('owner name missing (line starts with blank)');
+      if (out.length === 0 && depth === 0 && (c === ' ' || c === '\t'))
+        throw new RRTextError('owner name missing (line starts with blank)');
       i++;
       continue;
     }
@@ -105,7 +126,8 @@ function tokenize(s: string): Tok[] {
         i += 2;
         continue;
       }
-      if (d === ' ' || d === '\t' || d === '\n' || d === '\r' || d === ';' || d === '(' || d === ')' || d === '"') break;
+      if (d === ' ' || d === '\t' || d === '\n' || d === '\r' || d === ';' || d === '(' || d === ')' || d === '"')
+        break;
       text += d;
       i++;
     }
@@ -123,12 +145,22 @@ export function parseTTL(token: string): number | undefined {
   for (const c of token) {
     const lc = c.toLowerCase();
     if (c >= '0' && c <= '9') cur = cur * 10 + (c.charCodeAt(0) - 48);
-    else if (lc === 's') { s += cur; cur = 0; }
-    else if (lc === 'm') { s += cur * 60; cur = 0; }
-    else if (lc === 'h') { s += cur * 3600; cur = 0; }
-    else if (lc === 'd') { s += cur * 86400; cur = 0; }
-    else if (lc === 'w') { s += cur * 604800; cur = 0; }
-    else return undefined;
+    else if (lc === 's') {
+      s += cur;
+      cur = 0;
+    } else if (lc === 'm') {
+      s += cur * 60;
+      cur = 0;
+    } else if (lc === 'h') {
+      s += cur * 3600;
+      cur = 0;
+    } else if (lc === 'd') {
+      s += cur * 86400;
+      cur = 0;
+    } else if (lc === 'w') {
+      s += cur * 604800;
+      cur = 0;
+    } else return undefined;
     if (s + cur > 0xffffffff) return undefined;
   }
   return s + cur;
@@ -145,7 +177,8 @@ function absName(tok: Tok | undefined): string | undefined {
 }
 
 function uint(tok: Tok | undefined, bits: 8 | 16 | 32, what: string, type: string): number {
-  if (!tok || tok.quoted || !/^\d+$/.test(tok.text)) throw new RRTextError(`bad ${type} ${what}: ${JSON.stringify(tok?.text ?? '')}`);
+  if (!tok || tok.quoted || !/^\d+$/.test(tok.text))
+    throw new RRTextError(`bad ${type} ${what}: ${JSON.stringify(tok?.text ?? '')}`);
   const n = Number(tok.text);
   if (n > 2 ** bits - 1) throw new RRTextError(`bad ${type} ${what}: ${JSON.stringify(tok.text)}`);
   return n;
@@ -239,7 +272,8 @@ export function parseRR(text: string): Record {
     }
     case 'AAAA': {
       const a = rest[0];
-      if (!a || a.quoted || !a.text.includes(':') || isIP(a.text) !== 6) throw new RRTextError(`bad AAAA AAAA: ${JSON.stringify(a?.text ?? '')}`);
+      if (!a || a.quoted || !a.text.includes(':') || isIP(a.text) !== 6)
+        throw new RRTextError(`bad AAAA AAAA: ${JSON.stringify(a?.text ?? '')}`);
       ending(rest, 1, type);
       return { ...base, type: 'AAAA', data: a.text } as Record;
     }
@@ -293,13 +327,24 @@ export function parseRR(text: string): Record {
       const value = rest[2];
       if (!value || !value.quoted) throw new RRTextError('bad CAA Value');
       ending(rest, 3, type);
-      return { ...base, type: 'CAA', data: { flags, tag: tag.text, value: charString(value.text).toString('latin1'), issuerCritical: (flags & 128) !== 0 } } as Record;
+      return {
+        ...base,
+        type: 'CAA',
+        data: {
+          flags,
+          tag: tag.text,
+          value: charString(value.text).toString('latin1'),
+          issuerCritical: (flags & 128) !== 0,
+        },
+      } as Record;
     }
   }
   throw new RRTextError(`record type ${type} is not supported`);
 }
 
 function canonicalV4(a: string): string {
-  return a.split('.').map((x) => String(Number(x))).join('.');
+  return a
+    .split('.')
+    .map((x) => String(Number(x)))
+    .join('.');
 }
-

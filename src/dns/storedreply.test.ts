@@ -6,7 +6,10 @@ import { forEachRecord, storeBytes } from './wire.js';
 
 function reply(name: string): Buffer {
   return dnsPacket.encode({
-    id: 0, type: 'response', flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: [{ name, type: 'A', class: 'IN' }],
+    id: 0,
+    type: 'response',
+    flags: dnsPacket.AUTHORITATIVE_ANSWER,
+    questions: [{ name, type: 'A', class: 'IN' }],
     answers: [{ name, type: 'A', class: 'IN', ttl: 30, data: '10.0.0.1' }],
   });
 }
@@ -16,7 +19,12 @@ describe('replayStored', () => {
   const questionEnd = 12 + 'svc.cluster.local'.length + 2 + 4;
 
   it('patches id, flags and the question as the client spelled it, on a fresh copy', () => {
-    const asked = dnsPacket.encode({ id: 0x1234, type: 'query', flags: dnsPacket.RECURSION_DESIRED, questions: [{ name: 'SvC.Cluster.LOCAL', type: 'A', class: 'IN' }] });
+    const asked = dnsPacket.encode({
+      id: 0x1234,
+      type: 'query',
+      flags: dnsPacket.RECURSION_DESIRED,
+      questions: [{ name: 'SvC.Cluster.LOCAL', type: 'A', class: 'IN' }],
+    });
     const s = storeBytes(stored);
     const out = replayStored(s, 0x1234, Flag.QR | Flag.AA | Flag.RD, asked, questionEnd, questionEnd);
     const m = dnsPacket.decode(out);
@@ -29,7 +37,11 @@ describe('replayStored', () => {
   });
 
   it('keeps the stored question when the client asked a name of another length', () => {
-    const asked = dnsPacket.encode({ id: 7, type: 'query', questions: [{ name: 'other.cluster.local', type: 'A', class: 'IN' }] });
+    const asked = dnsPacket.encode({
+      id: 7,
+      type: 'query',
+      questions: [{ name: 'other.cluster.local', type: 'A', class: 'IN' }],
+    });
     const out = replayStored(storeBytes(stored), 7, Flag.QR, asked, questionEnd + 2, questionEnd);
     expect(dnsPacket.decode(out).questions![0]!.name).toBe('svc.cluster.local');
   });

@@ -13,7 +13,14 @@ import { copyBytes, loadBytes, type StoredBytes } from './wire.js';
  * stored question's length (`storedQuestionEnd`), that is when it is the same name: the bytes
  * after it are the stored records.
  */
-export function replayStored(stored: StoredBytes, id: number, flags: number, raw: Buffer, questionEnd: number, storedQuestionEnd: number): Buffer {
+export function replayStored(
+  stored: StoredBytes,
+  id: number,
+  flags: number,
+  raw: Buffer,
+  questionEnd: number,
+  storedQuestionEnd: number,
+): Buffer {
   const buf = loadBytes(stored);
   buf.writeUInt16BE(id, 0);
   buf.writeUInt16BE(flags, 2);

@@ -37,7 +37,14 @@ export interface ParsedRequest {
 export type Rejection =
   | { readonly kind: 'drop' }
   /** Reply with this RCODE; `header` says whether the question could be read (echo it) or not. */
-  | { readonly kind: 'rcode'; readonly rcode: number; readonly id: number; readonly flags: number; readonly questionEnd: number; readonly edns: Edns | null };
+  | {
+      readonly kind: 'rcode';
+      readonly rcode: number;
+      readonly id: number;
+      readonly flags: number;
+      readonly questionEnd: number;
+      readonly edns: Edns | null;
+    };
 
 export type ParseResult = { readonly kind: 'query'; readonly req: ParsedRequest } | Rejection;
 
@@ -70,9 +77,29 @@ export function readName(buf: Buffer, off: number): [string, number] | null {
     if (total > 254) return null;
     for (let i = off + 1; i <= off + len; i++) {
       const c = buf[i]!;
-      if (c > 0x20 && c < 0x7f && c !== 0x2e && c !== 0x5c && c !== 0x28 && c !== 0x29 && c !== 0x3b && c !== 0x22 && c !== 0x40 && c !== 0x24) {
+      if (
+        c > 0x20 &&
+        c < 0x7f &&
+        c !== 0x2e &&
+        c !== 0x5c &&
+        c !== 0x28 &&
+        c !== 0x29 &&
+        c !== 0x3b &&
+        c !== 0x22 &&
+        c !== 0x40 &&
+        c !== 0x24
+      ) {
         name += String.fromCharCode(c);
-      } else if (c === 0x2e || c === 0x5c || c === 0x28 || c === 0x29 || c === 0x3b || c === 0x22 || c === 0x40 || c === 0x24) {
+      } else if (
+        c === 0x2e ||
+        c === 0x5c ||
+        c === 0x28 ||
+        c === 0x29 ||
+        c === 0x3b ||
+        c === 0x22 ||
+        c === 0x40 ||
+        c === 0x24
+      ) {
         name += `\\${String.fromCharCode(c)}`;
       } else {
         name += `\\${c.toString().padStart(3, '0')}`;
@@ -118,7 +145,19 @@ function readPlainName(buf: Buffer, off: number): string | null {
     for (let i = off + 1, end = off + 1 + len; i < end; i++) {
       const c = buf[i]!;
       // Printable ASCII except the characters miekg/dns escapes: . \ ( ) ; " @ $ and space.
-      if (c <= 0x20 || c >= 0x7f || c === 0x2e || c === 0x5c || c === 0x28 || c === 0x29 || c === 0x3b || c === 0x22 || c === 0x40 || c === 0x24) return null;
+      if (
+        c <= 0x20 ||
+        c >= 0x7f ||
+        c === 0x2e ||
+        c === 0x5c ||
+        c === 0x28 ||
+        c === 0x29 ||
+        c === 0x3b ||
+        c === 0x22 ||
+        c === 0x40 ||
+        c === 0x24
+      )
+        return null;
       scratch[w++] = c;
     }
     scratch[w++] = 0x2e;
@@ -162,7 +201,14 @@ export function parseRequest(buf: Buffer): ParseResult {
   const an = buf.readUInt16BE(6);
   const ns = buf.readUInt16BE(8);
   const ar = buf.readUInt16BE(10);
-  const formerr = (questionEnd = 12, edns: Edns | null = null): Rejection => ({ kind: 'rcode', rcode: Rcode.FORMERR, id, flags, questionEnd, edns });
+  const formerr = (questionEnd = 12, edns: Edns | null = null): Rejection => ({
+    kind: 'rcode',
+    rcode: Rcode.FORMERR,
+    id,
+    flags,
+    questionEnd,
+    edns,
+  });
   if (opcode !== Opcode.QUERY && opcode !== Opcode.NOTIFY) {
     return { kind: 'rcode', rcode: Rcode.NOTIMP, id, flags, questionEnd: 12, edns: null };
   }
@@ -232,7 +278,10 @@ export function sectionCounts(buf: Buffer): { an: number; ns: number; ar: number
  * Walk every RR of a wire message, calling `fn(section, rrOffset, typeOffset)`; `typeOffset`
  * points at TYPE (TTL is at typeOffset+4, RDLENGTH at +8). Returns false if the message is malformed.
  */
-export function forEachRecord(buf: Buffer, fn: (section: 0 | 1 | 2, rrOffset: number, typeOffset: number) => void): boolean {
+export function forEachRecord(
+  buf: Buffer,
+  fn: (section: 0 | 1 | 2, rrOffset: number, typeOffset: number) => void,
+): boolean {
   const qd = buf.readUInt16BE(4);
   let off = 12;
   for (let i = 0; i < qd; i++) {

@@ -41,7 +41,23 @@ export type DiffKind =
   | 'truncated'
   | 'size';
 
-export const DIFF_KINDS: readonly DiffKind[] = ['noreply', 'malformed', 'rcode', 'flags', 'question', 'answer', 'authority', 'additional', 'order', 'case', 'ttl', 'serial', 'edns', 'truncated', 'size'];
+export const DIFF_KINDS: readonly DiffKind[] = [
+  'noreply',
+  'malformed',
+  'rcode',
+  'flags',
+  'question',
+  'answer',
+  'authority',
+  'additional',
+  'order',
+  'case',
+  'ttl',
+  'serial',
+  'edns',
+  'truncated',
+  'size',
+];
 
 export type Section = 'answer' | 'authority' | 'additional';
 export type Side = 'reference' | 'candidate';
@@ -134,7 +150,13 @@ export interface CompareOptions {
 const EMPTY: readonly Difference[] = [];
 
 const FLAG_BITS: readonly [string, number][] = [
-  ['QR', 0x8000], ['AA', 0x0400], ['RD', 0x0100], ['RA', 0x0080], ['Z', 0x0040], ['AD', 0x0020], ['CD', 0x0010],
+  ['QR', 0x8000],
+  ['AA', 0x0400],
+  ['RD', 0x0100],
+  ['RA', 0x0080],
+  ['Z', 0x0040],
+  ['AD', 0x0020],
+  ['CD', 0x0010],
 ];
 
 function sameExceptId(a: Buffer, b: Buffer): boolean {
@@ -160,7 +182,11 @@ function soaSerial(r: WireRecord): number {
   return m ? Number(m[1]) : 0;
 }
 
-function pairUp(ref: readonly WireRecord[], cand: readonly WireRecord[], key: (r: WireRecord) => string): { pairs: [WireRecord, WireRecord][]; refOnly: WireRecord[]; candOnly: WireRecord[] } {
+function pairUp(
+  ref: readonly WireRecord[],
+  cand: readonly WireRecord[],
+  key: (r: WireRecord) => string,
+): { pairs: [WireRecord, WireRecord][]; refOnly: WireRecord[]; candOnly: WireRecord[] } {
   const pool = new Map<string, WireRecord[]>();
   for (const r of cand) {
     const k = key(r);
@@ -186,24 +212,70 @@ function pairUp(ref: readonly WireRecord[], cand: readonly WireRecord[], key: (r
   return { pairs, refOnly, candOnly };
 }
 
-function compareSection(section: Section, ref: readonly WireRecord[], cand: readonly WireRecord[], out: Difference[]): void {
+function compareSection(
+  section: Section,
+  ref: readonly WireRecord[],
+  cand: readonly WireRecord[],
+  out: Difference[],
+): void {
   const exact = pairUp(ref, cand, matchKey);
   // Records left on both sides that differ only in letter case (names compare case-insensitively).
   const folded = pairUp(exact.refOnly, exact.candOnly, (r) => matchKey(r).toLowerCase());
   const pairs = [...exact.pairs, ...folded.pairs];
   for (const [r, c] of folded.pairs) {
-    out.push({ kind: 'case', section, record: r.key, reference: r.key, candidate: c.key, detail: `case: ${section}: reference ${recordText(r)} / candidate ${recordText(c)}` });
+    out.push({
+      kind: 'case',
+      section,
+      record: r.key,
+      reference: r.key,
+      candidate: c.key,
+      detail: `case: ${section}: reference ${recordText(r)} / candidate ${recordText(c)}`,
+    });
   }
   for (const [r, c] of pairs) {
-    if (c.ttl !== r.ttl) out.push({ kind: 'ttl', section, record: r.key, reference: r.ttl, candidate: c.ttl, detail: `ttl: ${section} ${r.key}: reference ${r.ttl}, candidate ${c.ttl}` });
-    if (r.type === 6 && soaSerial(r) !== soaSerial(c)) out.push({ kind: 'serial', section, record: r.key, reference: soaSerial(r), candidate: soaSerial(c), detail: `serial: ${section} SOA ${r.name}: reference ${soaSerial(r)}, candidate ${soaSerial(c)}` });
+    if (c.ttl !== r.ttl)
+      out.push({
+        kind: 'ttl',
+        section,
+        record: r.key,
+        reference: r.ttl,
+        candidate: c.ttl,
+        detail: `ttl: ${section} ${r.key}: reference ${r.ttl}, candidate ${c.ttl}`,
+      });
+    if (r.type === 6 && soaSerial(r) !== soaSerial(c))
+      out.push({
+        kind: 'serial',
+        section,
+        record: r.key,
+        reference: soaSerial(r),
+        candidate: soaSerial(c),
+        detail: `serial: ${section} SOA ${r.name}: reference ${soaSerial(r)}, candidate ${soaSerial(c)}`,
+      });
   }
-  for (const r of folded.refOnly) out.push({ kind: section, section, side: 'reference', record: r.key, detail: `${section}: reference only: ${recordText(r)}` });
-  for (const r of folded.candOnly) out.push({ kind: section, section, side: 'candidate', record: r.key, detail: `${section}: candidate only: ${recordText(r)}` });
+  for (const r of folded.refOnly)
+    out.push({
+      kind: section,
+      section,
+      side: 'reference',
+      record: r.key,
+      detail: `${section}: reference only: ${recordText(r)}`,
+    });
+  for (const r of folded.candOnly)
+    out.push({
+      kind: section,
+      section,
+      side: 'candidate',
+      record: r.key,
+      detail: `${section}: candidate only: ${recordText(r)}`,
+    });
   if (folded.refOnly.length === 0 && folded.candOnly.length === 0 && ref.length > 1) {
     for (let i = 0; i < ref.length; i++) {
       if (matchKey(ref[i]!).toLowerCase() !== matchKey(cand[i]!).toLowerCase()) {
-        out.push({ kind: 'order', section, detail: `order: ${section} records in another order (first at #${i + 1}: reference ${ref[i]!.key}, candidate ${cand[i]!.key})` });
+        out.push({
+          kind: 'order',
+          section,
+          detail: `order: ${section} records in another order (first at #${i + 1}: reference ${ref[i]!.key}, candidate ${cand[i]!.key})`,
+        });
         break;
       }
     }
@@ -214,40 +286,128 @@ function compareEdns(ref: WireMessage, cand: WireMessage, out: Difference[]): vo
   const a = ref.opt;
   const b = cand.opt;
   if (!a || !b) {
-    if (a || b) out.push({ kind: 'edns', field: 'presence', reference: a ? 'OPT' : 'none', candidate: b ? 'OPT' : 'none', detail: `edns: OPT record: reference ${a ? 'present' : 'absent'}, candidate ${b ? 'present' : 'absent'}` });
+    if (a || b)
+      out.push({
+        kind: 'edns',
+        field: 'presence',
+        reference: a ? 'OPT' : 'none',
+        candidate: b ? 'OPT' : 'none',
+        detail: `edns: OPT record: reference ${a ? 'present' : 'absent'}, candidate ${b ? 'present' : 'absent'}`,
+      });
     return;
   }
-  if (ref.optCount !== cand.optCount) out.push({ kind: 'edns', field: 'count', reference: ref.optCount, candidate: cand.optCount, detail: `edns: OPT records: reference ${ref.optCount}, candidate ${cand.optCount}` });
-  if (a.version !== b.version) out.push({ kind: 'edns', field: 'version', reference: a.version, candidate: b.version, detail: `edns: version: reference ${a.version}, candidate ${b.version}` });
-  if (a.udpSize !== b.udpSize) out.push({ kind: 'edns', field: 'udpsize', reference: a.udpSize, candidate: b.udpSize, detail: `edns: udp size: reference ${a.udpSize}, candidate ${b.udpSize}` });
-  if (a.do !== b.do) out.push({ kind: 'edns', field: 'do', reference: Number(a.do), candidate: Number(b.do), detail: `edns: DO: reference ${Number(a.do)}, candidate ${Number(b.do)}` });
-  if (a.z !== b.z) out.push({ kind: 'edns', field: 'z', reference: a.z, candidate: b.z, detail: `edns: Z bits: reference ${a.z}, candidate ${b.z}` });
+  if (ref.optCount !== cand.optCount)
+    out.push({
+      kind: 'edns',
+      field: 'count',
+      reference: ref.optCount,
+      candidate: cand.optCount,
+      detail: `edns: OPT records: reference ${ref.optCount}, candidate ${cand.optCount}`,
+    });
+  if (a.version !== b.version)
+    out.push({
+      kind: 'edns',
+      field: 'version',
+      reference: a.version,
+      candidate: b.version,
+      detail: `edns: version: reference ${a.version}, candidate ${b.version}`,
+    });
+  if (a.udpSize !== b.udpSize)
+    out.push({
+      kind: 'edns',
+      field: 'udpsize',
+      reference: a.udpSize,
+      candidate: b.udpSize,
+      detail: `edns: udp size: reference ${a.udpSize}, candidate ${b.udpSize}`,
+    });
+  if (a.do !== b.do)
+    out.push({
+      kind: 'edns',
+      field: 'do',
+      reference: Number(a.do),
+      candidate: Number(b.do),
+      detail: `edns: DO: reference ${Number(a.do)}, candidate ${Number(b.do)}`,
+    });
+  if (a.z !== b.z)
+    out.push({
+      kind: 'edns',
+      field: 'z',
+      reference: a.z,
+      candidate: b.z,
+      detail: `edns: Z bits: reference ${a.z}, candidate ${b.z}`,
+    });
   const ao = a.options.join(' ');
   const bo = b.options.join(' ');
-  if (ao !== bo) out.push({ kind: 'edns', field: 'options', reference: ao, candidate: bo, detail: `edns: options: reference [${ao}], candidate [${bo}]` });
+  if (ao !== bo)
+    out.push({
+      kind: 'edns',
+      field: 'options',
+      reference: ao,
+      candidate: bo,
+      detail: `edns: options: reference [${ao}], candidate [${bo}]`,
+    });
 }
 
 function compareParsed(ref: WireMessage, cand: WireMessage, out: Difference[]): void {
-  if (ref.rcode !== cand.rcode) out.push({ kind: 'rcode', reference: rcodeName(ref.rcode), candidate: rcodeName(cand.rcode), detail: `rcode: reference ${rcodeName(ref.rcode)}, candidate ${rcodeName(cand.rcode)}` });
+  if (ref.rcode !== cand.rcode)
+    out.push({
+      kind: 'rcode',
+      reference: rcodeName(ref.rcode),
+      candidate: rcodeName(cand.rcode),
+      detail: `rcode: reference ${rcodeName(ref.rcode)}, candidate ${rcodeName(cand.rcode)}`,
+    });
   const rOp = (ref.flags >> 11) & 0xf;
   const cOp = (cand.flags >> 11) & 0xf;
-  if (rOp !== cOp) out.push({ kind: 'flags', field: 'opcode', reference: rOp, candidate: cOp, detail: `flags: opcode: reference ${rOp}, candidate ${cOp}` });
+  if (rOp !== cOp)
+    out.push({
+      kind: 'flags',
+      field: 'opcode',
+      reference: rOp,
+      candidate: cOp,
+      detail: `flags: opcode: reference ${rOp}, candidate ${cOp}`,
+    });
   for (const [name, bit] of FLAG_BITS) {
     const r = (ref.flags & bit) !== 0;
     const c = (cand.flags & bit) !== 0;
-    if (r !== c) out.push({ kind: 'flags', field: name, reference: Number(r), candidate: Number(c), detail: `flags: ${name}: reference ${Number(r)}, candidate ${Number(c)}` });
+    if (r !== c)
+      out.push({
+        kind: 'flags',
+        field: name,
+        reference: Number(r),
+        candidate: Number(c),
+        detail: `flags: ${name}: reference ${Number(r)}, candidate ${Number(c)}`,
+      });
   }
   const rTc = (ref.flags & 0x0200) !== 0;
   const cTc = (cand.flags & 0x0200) !== 0;
-  if (rTc !== cTc) out.push({ kind: 'truncated', field: 'TC', reference: Number(rTc), candidate: Number(cTc), detail: `truncated: TC: reference ${Number(rTc)}, candidate ${Number(cTc)}` });
+  if (rTc !== cTc)
+    out.push({
+      kind: 'truncated',
+      field: 'TC',
+      reference: Number(rTc),
+      candidate: Number(cTc),
+      detail: `truncated: TC: reference ${Number(rTc)}, candidate ${Number(cTc)}`,
+    });
   const rq = ref.questions.map((q) => `${q.name} ${qclassName(q.class)} ${qtypeName(q.type)}`).join(', ');
   const cq = cand.questions.map((q) => `${q.name} ${qclassName(q.class)} ${qtypeName(q.type)}`).join(', ');
-  if (rq !== cq) out.push({ kind: 'question', reference: rq, candidate: cq, detail: `question: reference [${rq}], candidate [${cq}]` });
+  if (rq !== cq)
+    out.push({
+      kind: 'question',
+      reference: rq,
+      candidate: cq,
+      detail: `question: reference [${rq}], candidate [${cq}]`,
+    });
   compareSection('answer', ref.answer, cand.answer, out);
   compareSection('authority', ref.authority, cand.authority, out);
   compareSection('additional', ref.additional, cand.additional, out);
   compareEdns(ref, cand, out);
-  if (cand.size > ref.size) out.push({ kind: 'size', reference: ref.size, candidate: cand.size, detail: `size: candidate ${cand.size} octets is larger than the reference's ${ref.size}` });
+  if (cand.size > ref.size)
+    out.push({
+      kind: 'size',
+      reference: ref.size,
+      candidate: cand.size,
+      detail: `size: candidate ${cand.size} octets is larger than the reference's ${ref.size}`,
+    });
 }
 
 /** Does `rule` tolerate difference `d` in context `ctx`? */
@@ -263,7 +423,11 @@ export function ruleMatches(rule: ToleranceRule, d: Difference, ctx: CompareCont
   if (m.fields && (d.field === undefined || !m.fields.includes(d.field))) return false;
   if (m.record && (d.record === undefined || !m.record.test(d.record))) return false;
   if (m.tags && !m.tags.every((t) => ctx.tags?.includes(t))) return false;
-  if (m.candidateRcode !== undefined && (ctx.candidateRcode === undefined || rcodeName(ctx.candidateRcode) !== m.candidateRcode)) return false;
+  if (
+    m.candidateRcode !== undefined &&
+    (ctx.candidateRcode === undefined || rcodeName(ctx.candidateRcode) !== m.candidateRcode)
+  )
+    return false;
   if (m.mixedCase !== undefined && (ctx.qname === undefined || /[A-Z]/.test(ctx.qname) !== m.mixedCase)) return false;
   if (m.window !== undefined) {
     if (typeof d.reference !== 'number' || typeof d.candidate !== 'number') return false;
@@ -276,7 +440,12 @@ export function ruleMatches(rule: ToleranceRule, d: Difference, ctx: CompareCont
  * Compare `reference` (CoreDNS's reply) with `candidate` (ours) for `query` (the query bytes,
  * or null). Never throws.
  */
-export function compareReplies(query: Buffer | null, reference: Buffer | null, candidate: Buffer | null, options: CompareOptions = {}): Comparison {
+export function compareReplies(
+  query: Buffer | null,
+  reference: Buffer | null,
+  candidate: Buffer | null,
+  options: CompareOptions = {},
+): Comparison {
   let context = options.context ?? {};
   if (reference && candidate && sameExceptId(reference, candidate)) {
     return { differences: EMPTY, tolerated: [], reference: null, candidate: null, context };
@@ -292,11 +461,17 @@ export function compareReplies(query: Buffer | null, reference: Buffer | null, c
   if (!ref || !cand) {
     if (ref || cand) {
       const side: Side = ref ? 'reference' : 'candidate';
-      found.push({ kind: 'noreply', side: ref ? 'candidate' : 'reference', detail: `noreply: only the ${side} replied` });
+      found.push({
+        kind: 'noreply',
+        side: ref ? 'candidate' : 'reference',
+        detail: `noreply: only the ${side} replied`,
+      });
     }
   } else if (!ref.ok || !cand.ok) {
-    if (!ref.ok) found.push({ kind: 'malformed', side: 'reference', detail: `malformed: reference reply: ${ref.error}` });
-    if (!cand.ok) found.push({ kind: 'malformed', side: 'candidate', detail: `malformed: candidate reply: ${cand.error}` });
+    if (!ref.ok)
+      found.push({ kind: 'malformed', side: 'reference', detail: `malformed: reference reply: ${ref.error}` });
+    if (!cand.ok)
+      found.push({ kind: 'malformed', side: 'candidate', detail: `malformed: candidate reply: ${cand.error}` });
   } else {
     compareParsed(ref.msg, cand.msg, found);
     if (found.length > 0) context = { ...context, candidateRcode: cand.msg.rcode };
@@ -338,12 +513,20 @@ function flagNames(flags: number): string {
 export function renderMessage(m: WireMessage): string {
   const lines: string[] = [];
   lines.push(`;; opcode: ${(m.flags >> 11) & 0xf}, status: ${rcodeName(m.rcode)}, id: ${m.id}, size: ${m.size}`);
-  lines.push(`;; flags: ${flagNames(m.flags)}; QUERY: ${m.questions.length}, ANSWER: ${m.answer.length}, AUTHORITY: ${m.authority.length}, ADDITIONAL: ${m.additional.length + m.optCount}`);
+  lines.push(
+    `;; flags: ${flagNames(m.flags)}; QUERY: ${m.questions.length}, ANSWER: ${m.answer.length}, AUTHORITY: ${m.authority.length}, ADDITIONAL: ${m.additional.length + m.optCount}`,
+  );
   if (m.opt) {
-    lines.push(`;; OPT: version: ${m.opt.version}; flags:${m.opt.do ? ' do' : ''}; udp: ${m.opt.udpSize}${m.opt.options.length ? `; options: ${m.opt.options.join(' ')}` : ''}`);
+    lines.push(
+      `;; OPT: version: ${m.opt.version}; flags:${m.opt.do ? ' do' : ''}; udp: ${m.opt.udpSize}${m.opt.options.length ? `; options: ${m.opt.options.join(' ')}` : ''}`,
+    );
   }
   for (const q of m.questions) lines.push(`;${q.name}\t\t${qclassName(q.class)}\t${qtypeName(q.type)}`);
-  const sections: [string, readonly WireRecord[]][] = [['ANSWER', m.answer], ['AUTHORITY', m.authority], ['ADDITIONAL', m.additional]];
+  const sections: [string, readonly WireRecord[]][] = [
+    ['ANSWER', m.answer],
+    ['AUTHORITY', m.authority],
+    ['ADDITIONAL', m.additional],
+  ];
   for (const [title, rrs] of sections) {
     if (rrs.length === 0) continue;
     lines.push(`;; ${title} SECTION:`);
@@ -360,7 +543,10 @@ function renderSide(title: string, p: ParseOutcome | null): string {
 
 /** Readable text of a comparison: the differences (and tolerated ones), then both replies. */
 export function renderDiff(c: Comparison): string {
-  const q = c.context.qname !== undefined ? `${c.context.qname} ${c.context.qtype !== undefined ? qtypeName(c.context.qtype) : ''}${c.context.proto ? ` over ${c.context.proto}` : ''}` : '(no question)';
+  const q =
+    c.context.qname !== undefined
+      ? `${c.context.qname} ${c.context.qtype !== undefined ? qtypeName(c.context.qtype) : ''}${c.context.proto ? ` over ${c.context.proto}` : ''}`
+      : '(no question)';
   const lines: string[] = [`query: ${q}`];
   if (c.differences.length === 0 && c.tolerated.length === 0) {
     lines.push('replies are identical (except the id)');

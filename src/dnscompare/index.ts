@@ -21,5 +21,13 @@ export {
   type ToleranceRule,
   type Tolerated,
 } from './compare.js';
-export { parseMessage, recordText, type ParseOutcome, type WireMessage, type WireOpt, type WireQuestion, type WireRecord } from './parse.js';
+export {
+  parseMessage,
+  recordText,
+  type ParseOutcome,
+  type WireMessage,
+  type WireOpt,
+  type WireQuestion,
+  type WireRecord,
+} from './parse.js';
 export { TOLERANCE_RULES } from './rules.js';

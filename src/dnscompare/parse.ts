@@ -51,7 +51,9 @@ export interface WireMessage {
   readonly size: number;
 }
 
-export type ParseOutcome = { readonly ok: true; readonly msg: WireMessage } | { readonly ok: false; readonly error: string };
+export type ParseOutcome =
+  | { readonly ok: true; readonly msg: WireMessage }
+  | { readonly ok: false; readonly error: string };
 
 const HEX = '0123456789abcdef';
 function hex(buf: Uint8Array, start: number, end: number): string {
@@ -92,7 +94,8 @@ function readName(buf: Buffer, start: number): [string, number] {
     if (total > 255) throw new ParseError(`name at ${start} longer than 255 octets`);
     for (let i = off + 1; i <= off + len; i++) {
       const c = buf[i]!;
-      if (c === 0x2e || c === 0x5c || c === 0x28 || c === 0x29 || c === 0x3b || c === 0x22 || c === 0x40 || c === 0x24) name += `\\${String.fromCharCode(c)}`;
+      if (c === 0x2e || c === 0x5c || c === 0x28 || c === 0x29 || c === 0x3b || c === 0x22 || c === 0x40 || c === 0x24)
+        name += `\\${String.fromCharCode(c)}`;
       else if (c > 0x20 && c < 0x7f) name += String.fromCharCode(c);
       else name += `\\${c.toString().padStart(3, '0')}`;
     }
@@ -169,24 +172,31 @@ function rdataText(buf: Buffer, type: number, off: number, rdlen: number): strin
     case 28: // AAAA
       if (rdlen !== 16) throw new ParseError(`AAAA rdata of ${rdlen} octets`);
       return ipv6(buf, off);
-    case 2: case 5: case 12: case 39: { // NS CNAME PTR DNAME
+    case 2:
+    case 5:
+    case 12:
+    case 39: {
+      // NS CNAME PTR DNAME
       const [n, next] = rdName(buf, off, end);
       if (next !== end) throw new ParseError(`trailing octets after a name in rdata at ${off}`);
       return n;
     }
-    case 15: { // MX
+    case 15: {
+      // MX
       const pref = u16(buf, off, end);
       const [n] = rdName(buf, off + 2, end);
       return `${pref} ${n}`;
     }
-    case 33: { // SRV
+    case 33: {
+      // SRV
       const prio = u16(buf, off, end);
       const weight = u16(buf, off + 2, end);
       const port = u16(buf, off + 4, end);
       const [n] = rdName(buf, off + 6, end);
       return `${prio} ${weight} ${port} ${n}`;
     }
-    case 6: { // SOA
+    case 6: {
+      // SOA
       const [mname, o1] = rdName(buf, off, end);
       const [rname, o2] = rdName(buf, o1, end);
       const nums: number[] = [];
@@ -229,7 +239,9 @@ function parseUnsafe(buf: Buffer): WireMessage {
   const counts = [buf.readUInt16BE(6), buf.readUInt16BE(8), buf.readUInt16BE(10)] as const;
   // Every question takes ≥ 5 octets and every record ≥ 11: reject impossible counts up front.
   if (12 + qd * 5 + (counts[0] + counts[1] + counts[2]) * 11 > buf.length) {
-    throw new ParseError(`header counts qd=${qd} an=${counts[0]} ns=${counts[1]} ar=${counts[2]} do not fit in ${buf.length} octets`);
+    throw new ParseError(
+      `header counts qd=${qd} an=${counts[0]} ns=${counts[1]} ar=${counts[2]} do not fit in ${buf.length} octets`,
+    );
   }
   let off = 12;
   const questions: WireQuestion[] = [];

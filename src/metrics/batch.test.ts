@@ -5,7 +5,8 @@ import { batchedHistograms, CounterCell, flushOnCollect, HistCell } from './batc
 const BUCKETS = [0, 100, 200, 511, 64000];
 
 function pair(name: string): [Prom.Histogram<string>, Prom.Histogram<string>] {
-  const mk = (n: string) => new client.Histogram({ name: n, help: 'h', labelNames: ['server', 'zone'], buckets: BUCKETS, registers: [] });
+  const mk = (n: string) =>
+    new client.Histogram({ name: n, help: 'h', labelNames: ['server', 'zone'], buckets: BUCKETS, registers: [] });
   const batched = mk(name);
   flushOnCollect(batched);
   return [batched, mk(`${name}_ref`)];
@@ -13,7 +14,10 @@ function pair(name: string): [Prom.Histogram<string>, Prom.Histogram<string>] {
 
 async function values(h: Prom.Histogram<string>): Promise<string[]> {
   const d = await h.get();
-  return d.values.map((v) => `${(v as { metricName?: string }).metricName?.replace(/^.*?_(bucket|sum|count)$/, '$1')} ${JSON.stringify(v.labels)} ${v.value}`);
+  return d.values.map(
+    (v) =>
+      `${(v as { metricName?: string }).metricName?.replace(/^.*?_(bucket|sum|count)$/, '$1')} ${JSON.stringify(v.labels)} ${v.value}`,
+  );
 }
 
 describe('batched cells', () => {

@@ -45,7 +45,13 @@ function internalsOf(h: Prom.Histogram<string>): HistInternals | null {
  */
 function probeLayout(): boolean {
   try {
-    const h = new client.Histogram({ name: 'clusterdns_layout_probe', help: 'probe', labelNames: ['a'], buckets: [1, 2], registers: [] });
+    const h = new client.Histogram({
+      name: 'clusterdns_layout_probe',
+      help: 'probe',
+      labelNames: ['a'],
+      buckets: [1, 2],
+      registers: [],
+    });
     const labels = { a: 'x' };
     h.zero(labels);
     const internals = internalsOf(h);
@@ -56,7 +62,14 @@ function probeLayout(): boolean {
     h.observe(labels, 1.5);
     h.observe(labels, 7);
     const after = Object.values(internals.hashMap);
-    return after.length === 1 && after[0] === e && e.bucketValues['1'] === 0 && e.bucketValues['2'] === 1 && e.sum === 8.5 && e.count === 2;
+    return (
+      after.length === 1 &&
+      after[0] === e &&
+      e.bucketValues['1'] === 0 &&
+      e.bucketValues['2'] === 1 &&
+      e.sum === 8.5 &&
+      e.count === 2
+    );
   } catch {
     return false;
   }
@@ -90,7 +103,10 @@ export class CounterCell implements Cell {
   dirty = false;
   private pending = 0;
 
-  constructor(private readonly metric: Prom.Counter<string>, private readonly labels: Labels) {}
+  constructor(
+    private readonly metric: Prom.Counter<string>,
+    private readonly labels: Labels,
+  ) {}
 
   inc(): void {
     this.pending++;
@@ -114,7 +130,10 @@ export class HistCell implements Cell {
   private key: string | null = null;
   private readonly direct: { observe(v: number): void } | null;
 
-  constructor(private readonly metric: Prom.Histogram<string>, private readonly labels: Labels) {
+  constructor(
+    private readonly metric: Prom.Histogram<string>,
+    private readonly labels: Labels,
+  ) {
     const internals = batchedHistograms ? internalsOf(metric) : null;
     this.bounds = internals ? internals.upperBounds : [];
     this.counts = new Float64Array(this.bounds.length);

@@ -61,11 +61,31 @@ export const pluginEnabled = gauge({
 
 export const buildInfo = gauge({
   name: 'coredns_build_info',
-  help: 'A metric with a constant \'1\' value labeled by version, revision, and goversion from which CoreDNS was built.',
+  help: "A metric with a constant '1' value labeled by version, revision, and goversion from which CoreDNS was built.",
   labelNames: ['version', 'revision', 'goversion'] as const,
 });
 
-const TYPES = new Set(['A', 'AAAA', 'CNAME', 'DNSKEY', 'DS', 'MX', 'NSEC3', 'NSEC', 'NS', 'PTR', 'RRSIG', 'SOA', 'SRV', 'TXT', 'HTTPS', 'SVCB', 'IXFR', 'AXFR', 'ANY']);
+const TYPES = new Set([
+  'A',
+  'AAAA',
+  'CNAME',
+  'DNSKEY',
+  'DS',
+  'MX',
+  'NSEC3',
+  'NSEC',
+  'NS',
+  'PTR',
+  'RRSIG',
+  'SOA',
+  'SRV',
+  'TXT',
+  'HTTPS',
+  'SVCB',
+  'IXFR',
+  'AXFR',
+  'ANY',
+]);
 
 /** The `type` label value: the mnemonic for the common types, else `other`. */
 export function typeLabel(mnemonic: string): string {
@@ -73,7 +93,8 @@ export function typeLabel(mnemonic: string): string {
 }
 
 /** The batched cells of the `coredns_dns_*` metrics, read on every scrape. */
-for (const metric of [requestsTotal, requestDuration, requestSize, responseSize, responsesTotal, doRequestsTotal]) flushOnCollect(metric);
+for (const metric of [requestsTotal, requestDuration, requestSize, responseSize, responsesTotal, doRequestsTotal])
+  flushOnCollect(metric);
 
 export class ProtoCells {
   readonly reqSize: HistCell;
@@ -81,7 +102,11 @@ export class ProtoCells {
   /** (family << 16 | qtype) → requests counter cell. */
   private readonly requests = new Map<number, CounterCell>();
 
-  constructor(private readonly server: string, private readonly zone: string, private readonly proto: string) {
+  constructor(
+    private readonly server: string,
+    private readonly zone: string,
+    private readonly proto: string,
+  ) {
     this.reqSize = new HistCell(requestSize, { server, zone, view: '', proto });
     this.respSize = new HistCell(responseSize, { server, zone, view: '', proto });
   }
@@ -90,7 +115,14 @@ export class ProtoCells {
     const key = (family << 16) | qtype;
     let c = this.requests.get(key);
     if (c === undefined) {
-      const labels = { server: this.server, zone: this.zone, view: '', proto: this.proto, family: String(family), type: typeLabel(qtypeName(qtype)) };
+      const labels = {
+        server: this.server,
+        zone: this.zone,
+        view: '',
+        proto: this.proto,
+        family: String(family),
+        type: typeLabel(qtypeName(qtype)),
+      };
       c = new CounterCell(requestsTotal, labels);
       this.requests.set(key, c);
     }
@@ -106,7 +138,10 @@ export class ZoneCells {
   /** rcode → plugin → responses counter cell. */
   private readonly responses = new Map<number, Map<string, CounterCell>>();
 
-  constructor(private readonly server: string, private readonly zone: string) {
+  constructor(
+    private readonly server: string,
+    private readonly zone: string,
+  ) {
     this.duration = new HistCell(requestDuration, { server, zone, view: '' });
     this.doRequests = new CounterCell(doRequestsTotal, { server, zone, view: '' });
     this.udp = new ProtoCells(server, zone, 'udp');
@@ -121,7 +156,13 @@ export class ZoneCells {
     }
     let c = byPlugin.get(plugin);
     if (c === undefined) {
-      c = new CounterCell(responsesTotal, { server: this.server, zone: this.zone, view: '', rcode: rcodeName(rcode), plugin });
+      c = new CounterCell(responsesTotal, {
+        server: this.server,
+        zone: this.zone,
+        view: '',
+        rcode: rcodeName(rcode),
+        plugin,
+      });
       byPlugin.set(plugin, c);
     }
     return c;

@@ -43,7 +43,8 @@ export function aggregateMetrics(own: MetricsJson, threads: readonly MetricsJson
   const arrays: MetricsJson[] = [own, ...threads.map((t) => t.filter((m) => !processWide(m.name)))];
   for (const list of arrays) {
     for (const m of list) {
-      const aggregator: Prom.Aggregator = (m.type as unknown as string) === 'gauge' && !SUMMED_GAUGES.has(m.name) ? 'max' : 'sum';
+      const aggregator: Prom.Aggregator =
+        (m.type as unknown as string) === 'gauge' && !SUMMED_GAUGES.has(m.name) ? 'max' : 'sum';
       (m as { aggregator: Prom.Aggregator }).aggregator = aggregator;
     }
   }
@@ -78,7 +79,9 @@ export function counter<T extends string>(cfg: Cfg<T>): Prom.Counter<T> {
   return new client.Counter<T>({ ...cfg, labelNames: cfg.labelNames ?? [], registers: [registry] });
 }
 
-export function gauge<T extends string>(cfg: Cfg<T> & { collect?: (this: Prom.Gauge<T>) => void | Promise<void> }): Prom.Gauge<T> {
+export function gauge<T extends string>(
+  cfg: Cfg<T> & { collect?: (this: Prom.Gauge<T>) => void | Promise<void> },
+): Prom.Gauge<T> {
   const existing = registry.getSingleMetric(cfg.name);
   if (existing) return existing as Prom.Gauge<T>;
   return new client.Gauge<T>({ ...cfg, labelNames: cfg.labelNames ?? [], registers: [registry] });

@@ -18,20 +18,29 @@ const DIST = resolve(import.meta.dirname, '../../dist');
 
 /** Run `body` as an ES module in a fresh process of this runtime; its output is one JSON value. */
 function probe(body: string): { undici: boolean; httpHasWebSocketGetter: boolean } {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', `${body}
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `${body}
 const http = process.getBuiltinModule('node:http');
 const d = Object.getOwnPropertyDescriptor(http, 'WebSocket');
 console.log(JSON.stringify({ undici: process.moduleLoadList.some((m) => m.includes('undici')), httpHasWebSocketGetter: typeof d?.get === 'function' }));
-`], { encoding: 'utf8', timeout: 60_000 });
+`,
+    ],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
   if (r.status !== 0) throw new Error(`probe failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { undici: boolean; httpHasWebSocketGetter: boolean };
 }
 
 describe('built-in modules the server loads', () => {
-  it('every plugin and the server core load without Node\'s bundled undici', () => {
+  it("every plugin and the server core load without Node's bundled undici", () => {
     const files = ['plugins/index.js', 'src/serve.js', 'src/server/sidelistener.js', 'plugins/kubernetes/client.js'];
     for (const f of files) {
-      if (!existsSync(join(DIST, f))) throw new Error(`dist/${f} is missing: run \`npm run build\` first (\`npm test\` does)`);
+      if (!existsSync(join(DIST, f)))
+        throw new Error(`dist/${f} is missing: run \`npm run build\` first (\`npm test\` does)`);
     }
     const imports = files.map((f) => `await import(${JSON.stringify(pathToFileURL(join(DIST, f)).href)});`).join('\n');
     expect(probe(imports).undici).toBe(false);
@@ -91,7 +100,12 @@ console.log(JSON.stringify(await (async () => { ${steps.replace('CJS_CACHE', 'cr
 
 const MAIN_THREAD_ONLY = {
   builtins: ['tls', 'https'],
-  files: [/prom-client\/lib\/pushgateway\.js$/, /prom-client\/lib\/defaultMetrics\.js$/, /node_modules\/yaml\//, /node_modules\/@opentelemetry\//],
+  files: [
+    /prom-client\/lib\/pushgateway\.js$/,
+    /prom-client\/lib\/defaultMetrics\.js$/,
+    /node_modules\/yaml\//,
+    /node_modules\/@opentelemetry\//,
+  ],
 };
 
 describe('what a query thread loads', () => {
@@ -101,7 +115,11 @@ describe('what a query thread loads', () => {
     expect(t.startError).toBeNull();
     expect(t.files.some((f) => f.includes('prom-client/lib/counter.js'))).toBe(true);
     for (const b of MAIN_THREAD_ONLY.builtins) expect(t.builtins, b).not.toContain(b);
-    for (const re of MAIN_THREAD_ONLY.files) expect(t.files.filter((f) => re.test(f)), String(re)).toEqual([]);
+    for (const re of MAIN_THREAD_ONLY.files)
+      expect(
+        t.files.filter((f) => re.test(f)),
+        String(re),
+      ).toEqual([]);
   });
 
   it('control: the main thread, running the same steps, loads the default collectors and reads the web config', () => {
@@ -111,4 +129,3 @@ describe('what a query thread loads', () => {
     expect(m.startError).toMatch(/plugin\/prometheus: .*missing\.crt/);
   });
 });
-

@@ -11,7 +11,13 @@ import { captureLogs } from '../../test/helpers/logs.js';
 function exchange(failFirst: boolean): Exchange & { replies: Buffer[]; dones: number } {
   let fail = failFirst;
   return {
-    proto: 'udp', family: 1, remoteAddress: '127.0.0.1', remotePort: 5353, localAddress: '', localPort: 53, server: 'dns://:53',
+    proto: 'udp',
+    family: 1,
+    remoteAddress: '127.0.0.1',
+    remotePort: 5353,
+    localAddress: '',
+    localPort: 53,
+    server: 'dns://:53',
     replies: [],
     dones: 0,
     respond(reply: Buffer): void {
@@ -37,7 +43,10 @@ const refused: Handler = { name: 'test', serve: () => Rcode.REFUSED };
 const refusedLater: Handler = { name: 'test', serve: () => Promise.resolve(Rcode.REFUSED) };
 
 describe('dispatch: ending an exchange', () => {
-  for (const [what, chain] of [['synchronous', refused], ['asynchronous', refusedLater]] as const) {
+  for (const [what, chain] of [
+    ['synchronous', refused],
+    ['asynchronous', refusedLater],
+  ] as const) {
     it(`${what} result: one reply, then done once`, async () => {
       const ex = exchange(false);
       dispatchTo(chain)(encodeQuery('example.org', 'A'), ex);
@@ -58,7 +67,9 @@ describe('dispatch: ending an exchange', () => {
       } finally {
         logs.restore();
       }
-      expect(lines.some((l) => l.startsWith('[ERROR] Recovered from panic in server: "dns://:53" Error: socket went away'))).toBe(true);
+      expect(
+        lines.some((l) => l.startsWith('[ERROR] Recovered from panic in server: "dns://:53" Error: socket went away')),
+      ).toBe(true);
     });
   }
 });

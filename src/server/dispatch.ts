@@ -88,7 +88,13 @@ export function makeDispatch(table: RouteTable, opts: DispatchOptions): Dispatch
  * nested lookups the packet is part of (null for a client's packet; src/server/selflookup.ts runs
  * derived queries through here with an exchange that keeps the reply instead of sending it).
  */
-export function dispatchPacket(table: RouteTable, opts: DispatchOptions, packet: Buffer, ex: Exchange, lookups: LookupChain | null): void {
+export function dispatchPacket(
+  table: RouteTable,
+  opts: DispatchOptions,
+  packet: Buffer,
+  ex: Exchange,
+  lookups: LookupChain | null,
+): void {
   const start = performance.now();
   const parsed = parseRequest(packet);
   if (parsed.kind === 'drop') {

@@ -40,7 +40,14 @@ const BASES: Buffer[] = [
   encodeQuery('example.org', 'AXFR', {}),
   encodeQuery('example.org', 'IXFR', { edns: 4096 }),
   encodeQuery('a.example.org', 'ANY', {}),
-  encodeQuery('a.example.org', 'A', { edns: 512, options: [{ code: 8, data: Buffer.from([0, 1, 24, 0, 10, 0, 0]) }, { code: 12, data: Buffer.alloc(40) }, { code: 65001, data: Buffer.from('x') }] }),
+  encodeQuery('a.example.org', 'A', {
+    edns: 512,
+    options: [
+      { code: 8, data: Buffer.from([0, 1, 24, 0, 10, 0, 0]) },
+      { code: 12, data: Buffer.alloc(40) },
+      { code: 65001, data: Buffer.from('x') },
+    ],
+  }),
   encodeQuery('a.example.org', 'A', { class: 'CH' }),
 ];
 
@@ -70,7 +77,10 @@ function mutate(rand: () => number): Buffer {
       for (let i = 0; i < 1 + rand() * 8; i++) b[Math.floor(rand() * b.length)]! ^= 1 << Math.floor(rand() * 8);
       return b;
     case 7: // trailing garbage
-      return Buffer.concat([b, Buffer.from(Array.from({ length: 1 + Math.floor(rand() * 40) }, () => Math.floor(rand() * 256)))]);
+      return Buffer.concat([
+        b,
+        Buffer.from(Array.from({ length: 1 + Math.floor(rand() * 40) }, () => Math.floor(rand() * 256))),
+      ]);
     case 8: // two OPT records / duplicated additional
       b.writeUInt16BE(b.readUInt16BE(10) + 1, 10);
       return Buffer.concat([b, b.subarray(b.length - 11)]);
@@ -141,109 +151,117 @@ describe(`fuzzing over UDP and TCP (seed ${SEED}, ${DURATION_MS} ms)`, () => {
   });
   afterAll(() => s.stop());
 
-  it('never crashes, every reply is a response, valid queries keep their exact answers', async () => {
-    const rand = seededRandom(SEED);
-    const end = Date.now() + DURATION_MS;
-    const udp = dgram.createSocket('udp4');
-    await new Promise<void>((r) => udp.bind(0, '127.0.0.1', () => r()));
-    let udpReplies = 0;
-    const bad: string[] = [];
-    udp.on('message', (m) => {
-      udpReplies++;
-      if (m.length < 12 || (m[2]! & 0x80) === 0) bad.push(m.toString('hex'));
-    });
-    const open = new Set<net.Socket>();
-    let checks = 0;
-    let tcpConns = 0;
-
-    /** A TCP connection doing something hostile or odd; resolves when it is over. */
-    const tcpFuzz = (seed: number): Promise<void> =>
-      new Promise((resolve) => {
-        const r = seededRandom(seed);
-        const mode = Math.floor(r() * 5);
-        const sock = net.connect(s.port, '127.0.0.1');
-        open.add(sock);
-        tcpConns++;
-        const finish = () => {
-          open.delete(sock);
-          sock.destroy();
-          resolve();
-        };
-        let got = Buffer.alloc(0);
-        sock.on('data', (c: Buffer) => {
-          got = Buffer.concat([got, c]);
-          while (got.length >= 2 && got.length >= 2 + got.readUInt16BE(0)) {
-            const m = got.subarray(2, 2 + got.readUInt16BE(0));
-            if (m.length < 12 || (m[2]! & 0x80) === 0) bad.push(`tcp ${m.toString('hex')}`);
-            got = got.subarray(2 + m.length);
-          }
-        });
-        sock.on('error', finish);
-        sock.on('close', finish);
-        sock.on('connect', async () => {
-          const packets = Array.from({ length: 1 + Math.floor(r() * 30) }, () => mutate(r));
-          if (mode === 0) {
-            // framed garbage, then a half-close (the client sends FIN and keeps reading)
-            for (const p of packets) sock.write(frame(p));
-            sock.end();
-          } else if (mode === 1) {
-            // framing lies: a length longer than the message, then silence (the read timeout closes it)
-            const p = packets[0]!;
-            const len = Buffer.alloc(2);
-            len.writeUInt16BE(Math.min(65535, p.length + 1 + Math.floor(r() * 1000)));
-            sock.write(Buffer.concat([len, p]));
-            setTimeout(finish, 500);
-          } else if (mode === 2) {
-            // slow: one byte at a time
-            const all = Buffer.concat(packets.slice(0, 3).map(frame));
-            for (let i = 0; i < all.length && !sock.destroyed; i++) {
-              sock.write(all.subarray(i, i + 1));
-              await tick();
-            }
-            sock.end();
-          } else if (mode === 3) {
-            // raw garbage, not framed
-            for (const p of packets) sock.write(p);
-            sock.end();
-          } else {
-            // abort mid-message (RST)
-            sock.write(frame(packets[0]!).subarray(0, 1 + Math.floor(r() * 10)));
-            setImmediate(() => sock.resetAndDestroy());
-          }
-        });
+  it(
+    'never crashes, every reply is a response, valid queries keep their exact answers',
+    async () => {
+      const rand = seededRandom(SEED);
+      const end = Date.now() + DURATION_MS;
+      const udp = dgram.createSocket('udp4');
+      await new Promise<void>((r) => udp.bind(0, '127.0.0.1', () => r()));
+      let udpReplies = 0;
+      const bad: string[] = [];
+      udp.on('message', (m) => {
+        udpReplies++;
+        if (m.length < 12 || (m[2]! & 0x80) === 0) bad.push(m.toString('hex'));
       });
+      const open = new Set<net.Socket>();
+      let checks = 0;
+      let tcpConns = 0;
 
-    const check = async () => {
-      const i = Math.floor(rand() * VALID.length);
-      const [n, t, o] = VALID[i]!;
-      const id = Math.floor(rand() * 65536);
-      const q = encodeQuery(n, t, { ...o, id });
-      const [u, c] = await Promise.all([udpExchange(s.port, q), tcpExchange(s.port, q)]);
-      expect(u.readUInt16BE(0)).toBe(id);
-      expect(c.readUInt16BE(0)).toBe(id);
-      expect(body(u), `UDP answer of ${n} ${t} (seed ${SEED})`).toBe(expected.get(`udp${i}`));
-      expect(body(c), `TCP answer of ${n} ${t} (seed ${SEED})`).toBe(expected.get(`tcp${i}`));
-      checks++;
-    };
+      /** A TCP connection doing something hostile or odd; resolves when it is over. */
+      const tcpFuzz = (seed: number): Promise<void> =>
+        new Promise((resolve) => {
+          const r = seededRandom(seed);
+          const mode = Math.floor(r() * 5);
+          const sock = net.connect(s.port, '127.0.0.1');
+          open.add(sock);
+          tcpConns++;
+          const finish = () => {
+            open.delete(sock);
+            sock.destroy();
+            resolve();
+          };
+          let got = Buffer.alloc(0);
+          sock.on('data', (c: Buffer) => {
+            got = Buffer.concat([got, c]);
+            while (got.length >= 2 && got.length >= 2 + got.readUInt16BE(0)) {
+              const m = got.subarray(2, 2 + got.readUInt16BE(0));
+              if (m.length < 12 || (m[2]! & 0x80) === 0) bad.push(`tcp ${m.toString('hex')}`);
+              got = got.subarray(2 + m.length);
+            }
+          });
+          sock.on('error', finish);
+          sock.on('close', finish);
+          sock.on('connect', async () => {
+            const packets = Array.from({ length: 1 + Math.floor(r() * 30) }, () => mutate(r));
+            if (mode === 0) {
+              // framed garbage, then a half-close (the client sends FIN and keeps reading)
+              for (const p of packets) sock.write(frame(p));
+              sock.end();
+            } else if (mode === 1) {
+              // framing lies: a length longer than the message, then silence (the read timeout closes it)
+              const p = packets[0]!;
+              const len = Buffer.alloc(2);
+              len.writeUInt16BE(Math.min(65535, p.length + 1 + Math.floor(r() * 1000)));
+              sock.write(Buffer.concat([len, p]));
+              setTimeout(finish, 500);
+            } else if (mode === 2) {
+              // slow: one byte at a time
+              const all = Buffer.concat(packets.slice(0, 3).map(frame));
+              for (let i = 0; i < all.length && !sock.destroyed; i++) {
+                sock.write(all.subarray(i, i + 1));
+                await tick();
+              }
+              sock.end();
+            } else if (mode === 3) {
+              // raw garbage, not framed
+              for (const p of packets) sock.write(p);
+              sock.end();
+            } else {
+              // abort mid-message (RST)
+              sock.write(frame(packets[0]!).subarray(0, 1 + Math.floor(r() * 10)));
+              setImmediate(() => sock.resetAndDestroy());
+            }
+          });
+        });
 
-    const tcpRunning: Promise<void>[] = [];
-    while (Date.now() < end) {
-      for (let i = 0; i < 100; i++) udp.send(mutate(rand), s.port, '127.0.0.1');
-      if (open.size < 20) tcpRunning.push(tcpFuzz(Math.floor(rand() * 2 ** 31)));
+      const check = async () => {
+        const i = Math.floor(rand() * VALID.length);
+        const [n, t, o] = VALID[i]!;
+        const id = Math.floor(rand() * 65536);
+        const q = encodeQuery(n, t, { ...o, id });
+        const [u, c] = await Promise.all([udpExchange(s.port, q), tcpExchange(s.port, q)]);
+        expect(u.readUInt16BE(0)).toBe(id);
+        expect(c.readUInt16BE(0)).toBe(id);
+        expect(body(u), `UDP answer of ${n} ${t} (seed ${SEED})`).toBe(expected.get(`udp${i}`));
+        expect(body(c), `TCP answer of ${n} ${t} (seed ${SEED})`).toBe(expected.get(`tcp${i}`));
+        checks++;
+      };
+
+      const tcpRunning: Promise<void>[] = [];
+      while (Date.now() < end) {
+        for (let i = 0; i < 100; i++) udp.send(mutate(rand), s.port, '127.0.0.1');
+        if (open.size < 20) tcpRunning.push(tcpFuzz(Math.floor(rand() * 2 ** 31)));
+        await check();
+      }
+      await Promise.all(tcpRunning);
       await check();
-    }
-    await Promise.all(tcpRunning);
-    await check();
-    udp.close();
-    expect(bad, `non-response replies (seed ${SEED})`).toEqual([]);
-    expect(checks).toBeGreaterThan(10);
-    expect(udpReplies).toBeGreaterThan(0);
-    expect(tcpConns).toBeGreaterThan(10);
-    // Nothing left behind: no query in flight, every connection closed by now or soon.
-    const listener = [...s.server.listeners.values()][0]!;
-    await waitFor('no query in flight and every connection closed', () => listener.busy === 0 && listener.tcpPool.size === 0, { everyMs: 50 });
-    expect(listener.busy).toBe(0);
-    expect(listener.tcpPool.size).toBe(0);
-    expect(listener.tcpPool.queuedBytes).toBe(0);
-  }, DURATION_MS + 90_000);
+      udp.close();
+      expect(bad, `non-response replies (seed ${SEED})`).toEqual([]);
+      expect(checks).toBeGreaterThan(10);
+      expect(udpReplies).toBeGreaterThan(0);
+      expect(tcpConns).toBeGreaterThan(10);
+      // Nothing left behind: no query in flight, every connection closed by now or soon.
+      const listener = [...s.server.listeners.values()][0]!;
+      await waitFor(
+        'no query in flight and every connection closed',
+        () => listener.busy === 0 && listener.tcpPool.size === 0,
+        { everyMs: 50 },
+      );
+      expect(listener.busy).toBe(0);
+      expect(listener.tcpPool.size).toBe(0);
+      expect(listener.tcpPool.queuedBytes).toBe(0);
+    },
+    DURATION_MS + 90_000,
+  );
 });

@@ -14,7 +14,11 @@ import { seededRandom } from '../util/prng.js';
 const BASE = [
   encodeQuery('www.example.org', 'A', { id: 1 }),
   encodeQuery('a.b.c.example.org', 'SRV', { id: 2, edns: 4096, do: true }),
-  encodeQuery('example.org', 'TXT', { id: 3, edns: 1232, options: [{ code: 10, data: Buffer.from('0123456789abcdef', 'hex') }] }),
+  encodeQuery('example.org', 'TXT', {
+    id: 3,
+    edns: 1232,
+    options: [{ code: 10, data: Buffer.from('0123456789abcdef', 'hex') }],
+  }),
 ];
 
 function mutate(rand: () => number): Buffer {
@@ -25,33 +29,39 @@ function mutate(rand: () => number): Buffer {
       return Buffer.from(Array.from({ length: Math.floor(rand() * 600) }, () => Math.floor(rand() * 256)));
     case 1: // truncated anywhere
       return base.subarray(0, Math.floor(rand() * base.length));
-    case 2: { // compression loop: name is a pointer to itself
+    case 2: {
+      // compression loop: name is a pointer to itself
       const b = Buffer.from(base);
       b[12] = 0xc0;
       b[13] = 12;
       return b;
     }
-    case 3: { // oversized label
+    case 3: {
+      // oversized label
       const b = Buffer.from(base);
       b[12] = 64 + Math.floor(rand() * 128);
       return b;
     }
-    case 4: { // bad counts
+    case 4: {
+      // bad counts
       const b = Buffer.from(base);
       b.writeUInt16BE(Math.floor(rand() * 65536), 4 + 2 * Math.floor(rand() * 4));
       return b;
     }
-    case 5: { // garbage OPT rdata/option lengths
+    case 5: {
+      // garbage OPT rdata/option lengths
       const b = Buffer.from(BASE[1]!);
       b.writeUInt16BE(Math.floor(rand() * 65536), b.length - 2);
       return b;
     }
-    case 6: { // flip random bits
+    case 6: {
+      // flip random bits
       const b = Buffer.from(base);
       for (let i = 0; i < 1 + rand() * 6; i++) b[Math.floor(rand() * b.length)]! ^= 1 << Math.floor(rand() * 8);
       return b;
     }
-    default: { // name longer than 255 via many labels
+    default: {
+      // name longer than 255 via many labels
       const labels = Array.from({ length: 60 }, () => Buffer.from([5, 97, 98, 99, 100, 101]));
       return Buffer.concat([base.subarray(0, 12), ...labels, Buffer.from([0, 0, 1, 0, 1])]);
     }
@@ -129,7 +139,10 @@ describe('server under a flood of garbage', () => {
         sock.on('close', () => resolve());
       });
     }
-    const replies = await tcpQueries(s.port, [encodeQuery('a.example.org', 'A', { id: 7 }), encodeQuery('b.example.org', 'A', { id: 8 })]);
+    const replies = await tcpQueries(s.port, [
+      encodeQuery('a.example.org', 'A', { id: 7 }),
+      encodeQuery('b.example.org', 'A', { id: 8 }),
+    ]);
     expect(replies.map((r) => r.id).sort()).toEqual([7, 8]);
   });
 

@@ -23,14 +23,21 @@ describe('cgroup memory limit', () => {
   });
 
   it('walks a v2 cgroup path up to the root and takes the smallest limit', () => {
-    const root = fakeRoot({ 'kubepods/pod1/memory.max': String(512 * MiB), 'kubepods/pod1/ctr/memory.max': 'max', 'kubepods/memory.max': String(300 * MiB) });
+    const root = fakeRoot({
+      'kubepods/pod1/memory.max': String(512 * MiB),
+      'kubepods/pod1/ctr/memory.max': 'max',
+      'kubepods/memory.max': String(300 * MiB),
+    });
     expect(cgroupMemoryLimit(root, '0::/kubepods/pod1/ctr\n')).toBe(300 * MiB);
   });
 
   it('reads cgroup v1 memory.limit_in_bytes; the huge "unlimited" value is no limit', () => {
     expect(cgroupMemoryLimit(fakeRoot({ 'memory/memory.limit_in_bytes': String(128 * MiB) }), null)).toBe(128 * MiB);
     expect(cgroupMemoryLimit(fakeRoot({ 'memory/memory.limit_in_bytes': '9223372036854771712' }), null)).toBeNull();
-    const root = fakeRoot({ 'memory/docker/abc/memory.limit_in_bytes': String(200 * MiB), 'memory/memory.limit_in_bytes': '9223372036854771712' });
+    const root = fakeRoot({
+      'memory/docker/abc/memory.limit_in_bytes': String(200 * MiB),
+      'memory/memory.limit_in_bytes': '9223372036854771712',
+    });
     expect(cgroupMemoryLimit(root, '12:memory:/docker/abc\n0::/\n')).toBe(200 * MiB);
   });
 
@@ -74,15 +81,29 @@ describe('bin/clusterdns applies the heap bound', () => {
   function launch(env: NodeJS.ProcessEnv): { execArgv: string[]; limit: number }[] {
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-heap-'));
     const probe = join(dir, 'probe.cjs');
-    writeFileSync(probe, "process.stderr.write('HEAP ' + JSON.stringify({ execArgv: process.execArgv, limit: require('v8').getHeapStatistics().heap_size_limit }) + '\\n');\n");
-    const r = spawnSync(process.execPath, ['--max-semi-space-size=2', BIN, '-version'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require=${probe}`.trim() } });
+    writeFileSync(
+      probe,
+      "process.stderr.write('HEAP ' + JSON.stringify({ execArgv: process.execArgv, limit: require('v8').getHeapStatistics().heap_size_limit }) + '\\n');\n",
+    );
+    const r = spawnSync(process.execPath, ['--max-semi-space-size=2', BIN, '-version'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { ...process.env, ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require=${probe}`.trim() },
+    });
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/CoreDNS-|clusterdns/i);
-    return r.stderr.split('\n').filter((l) => l.startsWith('HEAP ')).map((l) => JSON.parse(l.slice(5)) as { execArgv: string[]; limit: number });
+    return r.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('HEAP '))
+      .map((l) => JSON.parse(l.slice(5)) as { execArgv: string[]; limit: number });
   }
 
   function limitFor(flags: string[]): number {
-    const r = spawnSync(process.execPath, [...flags, '-e', "process.stdout.write(String(require('v8').getHeapStatistics().heap_size_limit))"], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [...flags, '-e', "process.stdout.write(String(require('v8').getHeapStatistics().heap_size_limit))"],
+      { encoding: 'utf8' },
+    );
     return Number(r.stdout);
   }
 

@@ -12,7 +12,17 @@ import { ConfigError, ConfigErrorList, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
 import { LISTENER_TIMEOUTS, SERVER_DEBUG, type ListenerTimeouts } from './listenopts.js';
 import { logger } from '../log.js';
-import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SelfLookup, SetupContext } from '../plugin.js';
+import type {
+  BlockInfo,
+  CoreServices,
+  Handler,
+  HandlerFactory,
+  PluginDef,
+  ProcessInfo,
+  ReadinessProbe,
+  SelfLookup,
+  SetupContext,
+} from '../plugin.js';
 import { RouteTable } from './routes.js';
 import { NO_SELF_LOOKUP } from './selflookup.js';
 import type { SharedResources } from './shared.js';
@@ -164,14 +174,25 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     }
     const zones: string[] = [];
     for (const k of keys) for (const z of k.zones) if (!zones.includes(z)) zones.push(z);
-    const rt = addBlock(inst, keys, { zones, servers: [], port: keys[0]?.port ?? opts.dnsPort, bindAddresses: [], handlerPlugins: [] });
+    const rt = addBlock(inst, keys, {
+      zones,
+      servers: [],
+      port: keys[0]?.port ?? opts.dnsPort,
+      bindAddresses: [],
+      handlerPlugins: [],
+    });
     for (const def of PLUGINS) {
       const tokens = block.directives.get(def.name);
       if (!tokens || tokens.length === 0) continue;
       const occ = occurrences(tokens, block.starts.get(def.name) ?? [0]);
       if (def.repeat === 'error' && occ.length > 1) {
         const second = occ[1]![0]!;
-        const err = new ConfigError('this plugin can only be used once per Server Block', second.file, second.line, def.name);
+        const err = new ConfigError(
+          'this plugin can only be used once per Server Block',
+          second.file,
+          second.line,
+          def.name,
+        );
         if (!opts.collectErrors) throw err;
         errors.push(err);
         continue;
@@ -235,12 +256,22 @@ function groupListeners(inst: Instance): void {
         for (const z of k.zones) {
           const id = `${host}|${k.port}|${z}`;
           if (defined.has(id)) {
-            throw new ConfigError(`cannot serve dns://${z}:${k.port}${host ? ` on ${host}` : ''} - it is already defined`, k.token.file, k.token.line);
+            throw new ConfigError(
+              `cannot serve dns://${z}:${k.port}${host ? ` on ${host}` : ''} - it is already defined`,
+              k.token.file,
+              k.token.line,
+            );
           }
-          const otherHost = [...defined.keys()].find((d) => d.endsWith(`|${k.port}|${z}`) && (d.startsWith('|') !== (host === '')));
+          const otherHost = [...defined.keys()].find(
+            (d) => d.endsWith(`|${k.port}|${z}`) && d.startsWith('|') !== (host === ''),
+          );
           if (otherHost !== undefined) {
             const specific = host || otherHost.split('|')[0];
-            throw new ConfigError(`cannot serve dns://${z}:${k.port} on ${specific} - zone overlap listener capacity with dns://${z}:${k.port}`, k.token.file, k.token.line);
+            throw new ConfigError(
+              `cannot serve dns://${z}:${k.port} on ${specific} - zone overlap listener capacity with dns://${z}:${k.port}`,
+              k.token.file,
+              k.token.line,
+            );
           }
           defined.set(id, name);
         }
@@ -267,7 +298,14 @@ function freezeBlockInfo(info: MutableBlockInfo): void {
 
 /** A new server block of `inst` (its plugins are set up with `blockContext`). */
 export function addBlock(inst: Instance, keys: ServerKey[], info: MutableBlockInfo): BlockRuntime {
-  const rt: BlockRuntime = { keys, info, factories: [], chain: null, anyClass: false, capabilities: new CapabilitySet() };
+  const rt: BlockRuntime = {
+    keys,
+    info,
+    factories: [],
+    chain: null,
+    anyClass: false,
+    capabilities: new CapabilitySet(),
+  };
   inst.blocks.push(rt);
   return rt;
 }
@@ -276,7 +314,12 @@ export function addBlock(inst: Instance, keys: ServerKey[], info: MutableBlockIn
  * The SetupContext of plugin `name` in block `rt` of `inst` (exported for test/helpers/setup.ts,
  * the tests' setup context). Seal `rt.capabilities` once every setup of the block ran.
  */
-export function blockContext(inst: Instance, rt: BlockRuntime, name: string, opts: Pick<BuildOptions, 'process' | 'shared' | 'core' | 'selfLookup'>): SetupContext {
+export function blockContext(
+  inst: Instance,
+  rt: BlockRuntime,
+  name: string,
+  opts: Pick<BuildOptions, 'process' | 'shared' | 'core' | 'selfLookup'>,
+): SetupContext {
   return {
     block: rt.info,
     process: opts.process,

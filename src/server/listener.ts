@@ -126,7 +126,8 @@ export class Listener implements ListenerInfo {
     const seen = new Set<string>();
     for (const list of Object.values(networkInterfaces())) {
       for (const a of list ?? []) {
-        if (seen.has(a.address) || (a.family === 'IPv6' && (a.address.toLowerCase().startsWith('fe80:') || this.udp4))) continue;
+        if (seen.has(a.address) || (a.family === 'IPv6' && (a.address.toLowerCase().startsWith('fe80:') || this.udp4)))
+          continue;
         seen.add(a.address);
         try {
           this.udpLocal.push(await this.bindUdp(a.family === 'IPv6' ? 'udp6' : 'udp4', a.address, a.family === 'IPv6'));
@@ -145,7 +146,14 @@ export class Listener implements ListenerInfo {
 
   private bindUdp(type: 'udp4' | 'udp6', host: string, ipv6Only: boolean): Promise<dgram.Socket> {
     return new Promise((resolve, reject) => {
-      const opts: dgram.SocketOptions & { reusePort?: boolean } = { type, ipv6Only, reuseAddr: this.host === '', recvBufferSize: 4 << 20, sendBufferSize: 4 << 20, lookup: type === 'udp6' ? literalLookup6 : literalLookup4 };
+      const opts: dgram.SocketOptions & { reusePort?: boolean } = {
+        type,
+        ipv6Only,
+        reuseAddr: this.host === '',
+        recvBufferSize: 4 << 20,
+        sendBufferSize: 4 << 20,
+        lookup: type === 'udp6' ? literalLookup6 : literalLookup4,
+      };
       if (this.reusePort) opts.reusePort = true;
       const sock = dgram.createSocket(opts);
       const onError = (e: Error) => {
@@ -172,7 +180,18 @@ export class Listener implements ListenerInfo {
     // A udp4 socket only sees IPv4 clients; a dual-stack udp6 one sees IPv4 as ::ffff:a.b.c.d.
     const remote = family === 2 ? unmapV4(rinfo.address) : rinfo.address;
     this.inFlight++;
-    this.dispatch(msg, new UdpExchange(this, sock, family === 1 || remote !== rinfo.address ? 1 : 2, remote, rinfo.port, rinfo.address, localPort));
+    this.dispatch(
+      msg,
+      new UdpExchange(
+        this,
+        sock,
+        family === 1 || remote !== rinfo.address ? 1 : 2,
+        remote,
+        rinfo.port,
+        rinfo.address,
+        localPort,
+      ),
+    );
   }
 
   /** A query of this listener finished (see Exchange.done). */
@@ -285,11 +304,19 @@ class UdpExchange implements Exchange {
  * a server replies to still costs a `process.nextTick` per packet; replies only ever go to the
  * literal address a query came from, so hand it straight back; the family is the socket's.
  */
-function literalLookup4(address: string, _family: unknown, callback: (err: Error | null, address: string, family: number) => void): void {
+function literalLookup4(
+  address: string,
+  _family: unknown,
+  callback: (err: Error | null, address: string, family: number) => void,
+): void {
   callback(null, address, 4);
 }
 
-function literalLookup6(address: string, _family: unknown, callback: (err: Error | null, address: string, family: number) => void): void {
+function literalLookup6(
+  address: string,
+  _family: unknown,
+  callback: (err: Error | null, address: string, family: number) => void,
+): void {
   callback(null, address, 6);
 }
 

@@ -15,8 +15,12 @@ describe('query threads are sized from the container CPU', () => {
     expect(cgroupCpuLimit(fakeRoot({ 'cpu.max': 'max 100000' }), null)).toBeNull();
     const nested = fakeRoot({ 'cpu.max': '400000 100000', 'kubepods/pod1/cpu.max': '150000 100000' });
     expect(cgroupCpuLimit(nested, '0::/kubepods/pod1\n')).toBe(1.5);
-    expect(cgroupCpuLimit(fakeRoot({ 'cpu/cpu.cfs_quota_us': '50000', 'cpu/cpu.cfs_period_us': '100000' }), null)).toBe(0.5);
-    expect(cgroupCpuLimit(fakeRoot({ 'cpu/cpu.cfs_quota_us': '-1', 'cpu/cpu.cfs_period_us': '100000' }), null)).toBeNull();
+    expect(cgroupCpuLimit(fakeRoot({ 'cpu/cpu.cfs_quota_us': '50000', 'cpu/cpu.cfs_period_us': '100000' }), null)).toBe(
+      0.5,
+    );
+    expect(
+      cgroupCpuLimit(fakeRoot({ 'cpu/cpu.cfs_quota_us': '-1', 'cpu/cpu.cfs_period_us': '100000' }), null),
+    ).toBeNull();
     expect(cgroupCpuLimit(fakeRoot({}), null)).toBeNull();
   });
 
@@ -58,19 +62,35 @@ describe('query threads are sized from the container CPU', () => {
 /** A registry with the metric shapes a thread has, filled with `n`. */
 async function threadMetrics(n: number): Promise<MetricsJson> {
   const r = new client.Registry();
-  const c = new client.Counter({ name: 'coredns_dns_requests_total', help: 'h', labelNames: ['server', 'type'], registers: [r] });
+  const c = new client.Counter({
+    name: 'coredns_dns_requests_total',
+    help: 'h',
+    labelNames: ['server', 'type'],
+    registers: [r],
+  });
   c.labels('dns://:53', 'A').inc(n);
-  const h = new client.Histogram({ name: 'coredns_dns_request_duration_seconds', help: 'h', labelNames: ['server'], buckets: [0.001, 0.01], registers: [r] });
+  const h = new client.Histogram({
+    name: 'coredns_dns_request_duration_seconds',
+    help: 'h',
+    labelNames: ['server'],
+    buckets: [0.001, 0.01],
+    registers: [r],
+  });
   for (let i = 0; i < n; i++) h.labels('dns://:53').observe(0.005);
   new client.Gauge({ name: 'coredns_cache_entries', help: 'h', registers: [r] }).set(n * 10);
-  new client.Gauge({ name: 'coredns_build_info', help: 'h', labelNames: ['version'], registers: [r] }).labels('0.1.0').set(1);
+  new client.Gauge({ name: 'coredns_build_info', help: 'h', labelNames: ['version'], registers: [r] })
+    .labels('0.1.0')
+    .set(1);
   new client.Gauge({ name: 'process_resident_memory_bytes', help: 'h', registers: [r] }).set(1000 + n);
   return (await r.getMetricsAsJSON()) as MetricsJson;
 }
 
 describe('one scrape for every thread', () => {
   it('sums counters, histograms and per-thread gauges; shared facts and process metrics are counted once', async () => {
-    const text = await aggregateMetrics(await threadMetrics(3), [await threadMetrics(4), await threadMetrics(5)]).metrics();
+    const text = await aggregateMetrics(await threadMetrics(3), [
+      await threadMetrics(4),
+      await threadMetrics(5),
+    ]).metrics();
     expect(text).toContain('coredns_dns_requests_total{server="dns://:53",type="A"} 12');
     expect(text).toContain('coredns_dns_request_duration_seconds_bucket{le="0.01",server="dns://:53"} 12');
     expect(text).toContain('coredns_dns_request_duration_seconds_bucket{le="0.001",server="dns://:53"} 0');
@@ -138,7 +158,9 @@ describe('index replication', () => {
     };
     replica.subscribe(strict, () => undefined);
     expect(() => replica.handle({ t: 'feed', key: 'n', msgs: ['1'] })).toThrow('not a number');
-    expect(() => parseToThread({ t: 'reload', id: 1, source: { path: 'Corefile' }, ports: {} })).toThrow('text is not a string');
+    expect(() => parseToThread({ t: 'reload', id: 1, source: { path: 'Corefile' }, ports: {} })).toThrow(
+      'text is not a string',
+    );
     expect(() => parseFromThread({ t: 'bogus' })).toThrow('unknown type');
   });
 });

@@ -7,7 +7,11 @@ import { Query, Reply } from '../query.js';
 import { encodeQuery, TEST_TRANSPORT } from '../../test/helpers/dns.js';
 import { bareReply, finalizeReply, sizeLimit } from './reply.js';
 
-function req(name: string, type: string, o: Parameters<typeof encodeQuery>[2] = {}): { raw: Buffer; req: ParsedRequest } {
+function req(
+  name: string,
+  type: string,
+  o: Parameters<typeof encodeQuery>[2] = {},
+): { raw: Buffer; req: ParsedRequest } {
   const raw = encodeQuery(name, type, o);
   const p = parseRequest(raw);
   if (p.kind !== 'query') throw new Error('bad');
@@ -16,7 +20,13 @@ function req(name: string, type: string, o: Parameters<typeof encodeQuery>[2] = 
 
 function bigAnswer(r: { raw: Buffer }, n: number): Message {
   const m = replyTo(decode(r.raw), 0, true);
-  for (let i = 0; i < n; i++) m.answers.push({ name: 'many.example.org', type: 'A', ttl: 30, data: `10.0.${i >> 8}.${i & 255}` } as dnsPacket.Answer);
+  for (let i = 0; i < n; i++)
+    m.answers.push({
+      name: 'many.example.org',
+      type: 'A',
+      ttl: 30,
+      data: `10.0.${i >> 8}.${i & 255}`,
+    } as dnsPacket.Answer);
   return m;
 }
 
@@ -65,10 +75,21 @@ describe('reply size and truncation', () => {
   });
 
   it('appends an OPT to a wire reply for an EDNS query, echoing no options (CoreDNS 1.15.0) and the high flag byte', () => {
-    const r = req('a.example.org', 'A', { edns: 1400, do: true, options: [{ code: 10, data: Buffer.from('0102030405060708', 'hex') }, { code: 8, data: Buffer.from([0, 1, 24, 0, 10, 0, 0]) }] });
+    const r = req('a.example.org', 'A', {
+      edns: 1400,
+      do: true,
+      options: [
+        { code: 10, data: Buffer.from('0102030405060708', 'hex') },
+        { code: 8, data: Buffer.from([0, 1, 24, 0, 10, 0, 0]) },
+      ],
+    });
     const wire = encodeMessage(replyTo(decode(r.raw), 0, true));
     const m = decode(finalizeReply(new Reply(wire, null, 'test'), r.req, 'udp'));
-    const opt = m.additionals.find((a) => a.type === 'OPT') as unknown as { udpPayloadSize: number; flag_do: boolean; options: { code: number }[] };
+    const opt = m.additionals.find((a) => a.type === 'OPT') as unknown as {
+      udpPayloadSize: number;
+      flag_do: boolean;
+      options: { code: number }[];
+    };
     expect(opt.udpPayloadSize).toBe(1400);
     expect(opt.flag_do).toBe(true);
     expect(opt.options.map((o) => o.code)).toEqual([]);
@@ -122,8 +143,12 @@ describe('reply size and truncation', () => {
   });
 });
 
-describe('reply OPT: the reply\'s own flags and options a plugin attached', () => {
-  interface Opt { udpPayloadSize: number; flags: number; options: { code: number; data: Buffer }[] }
+describe("reply OPT: the reply's own flags and options a plugin attached", () => {
+  interface Opt {
+    udpPayloadSize: number;
+    flags: number;
+    options: { code: number; data: Buffer }[];
+  }
   const optOf = (b: Buffer): Opt => decode(b).additionals.find((r) => r.type === 'OPT') as unknown as Opt;
   const withOpt = (r: { raw: Buffer }, flags: number, options: { code: number; data: Buffer }[] = []): Message => {
     const m = replyTo(decode(r.raw));
@@ -131,7 +156,7 @@ describe('reply OPT: the reply\'s own flags and options a plugin attached', () =
     return m;
   };
 
-  it('keeps a DO the reply\'s OPT set (wire and decoded), adds the client\'s DO, takes the client\'s size', () => {
+  it("keeps a DO the reply's OPT set (wire and decoded), adds the client's DO, takes the client's size", () => {
     const r = req('a.org', 'A', { edns: 1400 });
     for (const wire of [true, false]) {
       const m = withOpt(r, 0x8000, [{ code: 15, data: Buffer.from([0, 15]) }]);
@@ -147,9 +172,25 @@ describe('reply OPT: the reply\'s own flags and options a plugin attached', () =
 
   it('merges Reply.ednsOptions into the OPT: replaces the same code, appends others, creates an OPT with DO', () => {
     const r = req('a.org', 'A', { edns: 1232 });
-    const reply = new Reply(encodeMessage(withOpt(r, 0, [{ code: 3, data: Buffer.from('old') }, { code: 10, data: Buffer.alloc(8) }])), null, 't');
-    reply.ednsOptions = [{ code: 3, data: Buffer.from('new') }, { code: 12, data: Buffer.alloc(0) }];
-    expect(optOf(finalizeReply(reply, r.req, 'udp')).options.map((o) => [o.code, o.data.toString('hex')])).toEqual([[3, '6e6577'], [10, '0000000000000000'], [12, '']]);
+    const reply = new Reply(
+      encodeMessage(
+        withOpt(r, 0, [
+          { code: 3, data: Buffer.from('old') },
+          { code: 10, data: Buffer.alloc(8) },
+        ]),
+      ),
+      null,
+      't',
+    );
+    reply.ednsOptions = [
+      { code: 3, data: Buffer.from('new') },
+      { code: 12, data: Buffer.alloc(0) },
+    ];
+    expect(optOf(finalizeReply(reply, r.req, 'udp')).options.map((o) => [o.code, o.data.toString('hex')])).toEqual([
+      [3, '6e6577'],
+      [10, '0000000000000000'],
+      [12, ''],
+    ]);
     const bare = new Reply(null, replyTo(decode(r.raw)), 't');
     bare.ednsOptions = [{ code: 3, data: Buffer.from('x') }];
     const opt = optOf(finalizeReply(bare, r.req, 'udp'));
@@ -171,7 +212,12 @@ describe('reply ownership (docs/ARCHITECTURE.md, "The reply contract")', () => {
   function withOwnOpt(r: { raw: Buffer }, id: number): Buffer {
     const m = replyTo(decode(r.raw), 0, true);
     m.id = id;
-    m.additionals.push({ type: 'OPT', name: '.', udpPayloadSize: 4096, flags: 0 } as unknown as Message['additionals'][number]);
+    m.additionals.push({
+      type: 'OPT',
+      name: '.',
+      udpPayloadSize: 4096,
+      flags: 0,
+    } as unknown as Message['additionals'][number]);
     return encodeMessage(m);
   }
 

@@ -88,7 +88,12 @@ export function finalizeReply(reply: Reply, req: ParsedRequest, proto: Proto, ma
   return buf;
 }
 
-function fitMessage(msg: Message, req: ParsedRequest, limit: number, extra: readonly EdnsOption[] | null = null): Buffer {
+function fitMessage(
+  msg: Message,
+  req: ParsedRequest,
+  limit: number,
+  extra: readonly EdnsOption[] | null = null,
+): Buffer {
   msg.id = req.id;
   msg.type = 'response';
   const optIndex = msg.additionals.findIndex((r) => r.type === 'OPT');
@@ -103,7 +108,11 @@ function fitMessage(msg: Message, req: ParsedRequest, limit: number, extra: read
       options: [] as { code: number; data: Buffer }[],
     };
     if (optIndex >= 0) {
-      const existing = msg.additionals[optIndex] as unknown as { options?: { code: number; data: Buffer }[]; extendedRcode?: number; flags?: number };
+      const existing = msg.additionals[optIndex] as unknown as {
+        options?: { code: number; data: Buffer }[];
+        extendedRcode?: number;
+        flags?: number;
+      };
       opt.options = existing.options ?? [];
       opt.extendedRcode = existing.extendedRcode ?? 0;
       opt.flags = ((existing.flags ?? 0) & 0xff00) | opt.flags;
@@ -140,7 +149,8 @@ export function bareReply(raw: Buffer, questionEnd: number, rcode: number, edns:
   // A NOTIFY went through the chain, whose reply miekg/dns SetReply builds (no RD/CD); any other
   // opcode here is QUERY or one refused with NOTIMP before the chain, where miekg/dns turns the
   // request itself into the reply and keeps its header bits.
-  const header = ((flags >> 11) & 0xf) === Opcode.NOTIFY ? replyHeaderBits(flags) : flags & (0x7800 | Flag.RD | Flag.CD);
+  const header =
+    ((flags >> 11) & 0xf) === Opcode.NOTIFY ? replyHeaderBits(flags) : flags & (0x7800 | Flag.RD | Flag.CD);
   const keep = header | Flag.QR | (rcode & 0xf);
   const qlen = questionEnd > 12 ? questionEnd - 12 : 0;
   const opt = edns ? replyOpt(edns) : null;

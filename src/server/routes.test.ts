@@ -10,8 +10,19 @@ function table(zones: string[]): RouteTable {
 
 const ZONES = ['.', 'cluster.local.', 'svc.cluster.local.', 'in-addr.arpa.', '10.in-addr.arpa.', 'example.'];
 const NAMES = [
-  '.', 'cluster.local.', 'a.cluster.local.', 'a.b.svc.cluster.local.', 'xcluster.local.', 'svc.cluster.local.',
-  'local.', '4.3.2.10.in-addr.arpa.', '4.3.2.1.in-addr.arpa.', 'in-addr.arpa.', 'example.', 'www.example.', 'example.com.',
+  '.',
+  'cluster.local.',
+  'a.cluster.local.',
+  'a.b.svc.cluster.local.',
+  'xcluster.local.',
+  'svc.cluster.local.',
+  'local.',
+  '4.3.2.10.in-addr.arpa.',
+  '4.3.2.1.in-addr.arpa.',
+  'in-addr.arpa.',
+  'example.',
+  'www.example.',
+  'example.com.',
 ];
 
 describe('route table (docs/corefile.md §7.3)', () => {
@@ -30,7 +41,8 @@ describe('route table (docs/corefile.md §7.3)', () => {
     // Zones that match none of the names push the table past the scan's limit.
     const many = table([...ZONES, ...Array.from({ length: 20 }, (_, i) => `unused${i}.invalid.`)]);
     for (const name of NAMES) {
-      for (const qtype of [Qtype.A, Qtype.DS]) expect(many.lookup(name, qtype)?.zone, `${name} ${qtype}`).toBe(few.lookup(name, qtype)?.zone);
+      for (const qtype of [Qtype.A, Qtype.DS])
+        expect(many.lookup(name, qtype)?.zone, `${name} ${qtype}`).toBe(few.lookup(name, qtype)?.zone);
     }
   });
 });

@@ -60,7 +60,8 @@ export class RouteTable {
     let found: Route | undefined;
     for (const r of this.ordered) {
       const z = r.zone;
-      if (!lname.endsWith(z) || (lname.length > z.length && lname.charCodeAt(lname.length - z.length - 1) !== 46)) continue;
+      if (!lname.endsWith(z) || (lname.length > z.length && lname.charCodeAt(lname.length - z.length - 1) !== 46))
+        continue;
       // DS lives in the parent zone: keep looking for a shorter match.
       if (qtype !== Qtype.DS) return r;
       found = r;

@@ -34,7 +34,9 @@ import type { RouteTable } from './routes.js';
 export const MAX_LOOKUP_CHAIN = 16;
 
 /** The routes and reply options of a listener, by its name (`dns://:53`); undefined when none serves it. */
-export type ListenerRoutes = (server: string) => { readonly table: RouteTable; readonly opts: DispatchOptions } | undefined;
+export type ListenerRoutes = (
+  server: string,
+) => { readonly table: RouteTable; readonly opts: DispatchOptions } | undefined;
 
 /** The key a lookup is known by in a chain. */
 export function lookupKey(qtype: number, lname: string): string {
@@ -49,7 +51,8 @@ export class InProcessLookup implements SelfLookup {
     const key = lookupKey(sub.qtype, sub.lname);
     const parent = sub.lookups;
     const keys = parent?.keys ?? [];
-    if (keys.length >= MAX_LOOKUP_CHAIN || (opts?.repeats !== true && keys.includes(key))) return Promise.resolve(refuse(parent));
+    if (keys.length >= MAX_LOOKUP_CHAIN || (opts?.repeats !== true && keys.includes(key)))
+      return Promise.resolve(refuse(parent));
     const t = sub.transport;
     const listener = this.routes(t.server);
     if (listener === undefined) return Promise.resolve(null);

@@ -122,7 +122,12 @@ export class Server implements CoreServices {
   private build(source: ConfigSource, collectErrors = false): Promise<Instance> {
     return buildInstance(source, {
       dnsPort: this.opts.dnsPort,
-      process: { corefilePath: source.path, dnsPort: this.opts.dnsPort, version: VERSION, queryThread: this.opts.follower === true },
+      process: {
+        corefilePath: source.path,
+        dnsPort: this.opts.dnsPort,
+        version: VERSION,
+        queryThread: this.opts.follower === true,
+      },
       shared: this.shared,
       core: this,
       selfLookup: this.selfLookup,
@@ -194,7 +199,8 @@ export class Server implements CoreServices {
     };
     // -log-format json: one line per server, its zones joined by newlines (CoreDNS's printStartup).
     if (isJsonLog()) {
-      for (const g of groups.filter((x) => x.length).sort((a, b) => (a[0]! < b[0]! ? -1 : 1))) print(g.flatMap(withWarning).join('\n'));
+      for (const g of groups.filter((x) => x.length).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)))
+        print(g.flatMap(withWarning).join('\n'));
       return;
     }
     for (const l of lines) for (const out of withWarning(l)) print(out);
@@ -218,7 +224,14 @@ export class Server implements CoreServices {
       for (const spec of inst.listens.values()) {
         if (this.listeners.has(spec.name)) continue;
         const port = this.opts.listenPort?.(spec.name) ?? spec.port;
-        const l = new Listener(spec.name, spec.host, port, makeDispatch(spec.table, dispatchOpts(spec)), this.opts.tcpLimits ?? DEFAULT_TCP_LIMITS, this.opts.reusePort === true);
+        const l = new Listener(
+          spec.name,
+          spec.host,
+          port,
+          makeDispatch(spec.table, dispatchOpts(spec)),
+          this.opts.tcpLimits ?? DEFAULT_TCP_LIMITS,
+          this.opts.reusePort === true,
+        );
         await l.open();
         opened.push(l);
       }

@@ -15,7 +15,11 @@ export class SharedResources {
   get<T>(owner: number, key: string, create: () => T, dispose?: (value: T) => void | Promise<void>): T {
     let e = this.entries.get(key);
     if (!e) {
-      e = { value: create(), dispose: dispose as ((v: unknown) => void | Promise<void>) | undefined, owners: new Set() };
+      e = {
+        value: create(),
+        dispose: dispose as ((v: unknown) => void | Promise<void>) | undefined,
+        owners: new Set(),
+      };
       this.entries.set(key, e);
     }
     e.owners.add(owner);

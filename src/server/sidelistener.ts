@@ -23,8 +23,17 @@ function notFound(_req: http.IncomingMessage, res: http.ServerResponse): void {
 }
 
 /** Go's `http.Error`-like plain-text reply. */
-export function sendText(res: http.ServerResponse, status: number, body: string, contentType = 'text/plain; charset=utf-8'): void {
-  res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body), 'X-Content-Type-Options': 'nosniff' });
+export function sendText(
+  res: http.ServerResponse,
+  status: number,
+  body: string,
+  contentType = 'text/plain; charset=utf-8',
+): void {
+  res.writeHead(status, {
+    'Content-Type': contentType,
+    'Content-Length': Buffer.byteLength(body),
+    'X-Content-Type-Options': 'nosniff',
+  });
   res.end(body);
 }
 
@@ -43,7 +52,10 @@ export class SideListener {
    * `queryThread` (ProcessInfo.queryThread): the listener never opens; the main thread's listener
    * on the same address answers (docs/multicore.md).
    */
-  constructor(readonly address: string, private readonly queryThread = false) {
+  constructor(
+    readonly address: string,
+    private readonly queryThread = false,
+  ) {
     this.hostPort = splitHostPort(address);
     this.plain = this.decorate(nodeHttp.createServer((req, res) => this.dispatch(req, res)));
     this.tcp = net.createServer((socket) => this.accept(socket));
@@ -76,7 +88,8 @@ export class SideListener {
     }
     // '' = all interfaces (dual-stack). `localhost` binds IPv4 loopback as Go's net.Listen does,
     // whatever order /etc/hosts lists 127.0.0.1 and ::1 in (scrapers use 127.0.0.1).
-    const host = this.hostPort.host === '' ? undefined : this.hostPort.host === 'localhost' ? '127.0.0.1' : this.hostPort.host;
+    const host =
+      this.hostPort.host === '' ? undefined : this.hostPort.host === 'localhost' ? '127.0.0.1' : this.hostPort.host;
     this.starting = new Promise<void>((resolve, reject) => {
       const onError = (e: Error): void => {
         this.tcp.off('listening', onListening);

@@ -20,11 +20,22 @@ const COREDNS = resolve(import.meta.dirname, '../../.bin/coredns');
 
 function headless(name: string, n: number, base: number, hostnames: boolean): object[] {
   return [
-    { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'testns' }, spec: { clusterIP: 'None', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
     {
-      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace: 'testns' },
+      spec: { clusterIP: 'None', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+    },
+    {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      addressType: 'IPv4',
       metadata: { name: `${name}-abc`, namespace: 'testns', labels: { 'kubernetes.io/service-name': name } },
-      endpoints: Array.from({ length: n }, (_, i) => ({ addresses: [`10.244.${base}.${i + 10}`], conditions: { ready: true }, ...(hostnames ? { hostname: `web-${i}` } : {}) })),
+      endpoints: Array.from({ length: n }, (_, i) => ({
+        addresses: [`10.244.${base}.${i + 10}`],
+        conditions: { ready: true },
+        ...(hostnames ? { hostname: `web-${i}` } : {}),
+      })),
       ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
     },
   ];
@@ -41,22 +52,35 @@ describe('reply sizes against CoreDNS 1.15.0', () => {
   beforeAll(async () => {
     expect(existsSync(COREDNS), `${COREDNS} (the real CoreDNS 1.15.0) is needed`).toBe(true);
     sb = await startSandbox({ files: ['examples/cluster.yaml'] });
-    for (const o of [...headless('web6', 6, 5, false), ...headless('named6', 6, 6, true), ...headless('many', 40, 7, false)]) sb.apply(o);
+    for (const o of [
+      ...headless('web6', 6, 5, false),
+      ...headless('named6', 6, 6, true),
+      ...headless('many', 40, 7, false),
+    ])
+      sb.apply(o);
     const corefile = `cluster.local in-addr.arpa ip6.arpa {\n  kubernetes cluster.local in-addr.arpa ip6.arpa {\n    endpoint ${sb.url}\n  }\n}\n`;
     ours = await startServer(corefile);
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-coredns-'));
     writeFileSync(join(dir, 'Corefile'), corefile);
     corePort = await freePort();
-    coredns = spawn(COREDNS, ['-conf', join(dir, 'Corefile'), '-dns.port', String(corePort)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    coredns = spawn(COREDNS, ['-conf', join(dir, 'Corefile'), '-dns.port', String(corePort)], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     coredns.stdout!.on('data', (c: Buffer) => coreOutput.push(c.toString()));
     coredns.stderr!.on('data', (c: Buffer) => coreOutput.push(c.toString()));
     const q = encodeQuery('many.testns.svc.cluster.local', 'A', { edns: 4096 });
     for (const port of [ours.port, corePort]) {
-      await waitFor(() => `${port === corePort ? 'CoreDNS' : 'clusterdns'} to see the cluster (last reply: ${last}; CoreDNS output: ${coreOutput.join('')})`, async () => {
-        const m = decode(await udpExchange(port, q, 1000));
-        last = `rcode ${m.flags! & 0xf}, ${m.answers.length} answers`;
-        return m.answers.length === 40;
-      }, { everyMs: 100, retry: anyError });
+      await waitFor(
+        () =>
+          `${port === corePort ? 'CoreDNS' : 'clusterdns'} to see the cluster (last reply: ${last}; CoreDNS output: ${coreOutput.join('')})`,
+        async () => {
+          const m = decode(await udpExchange(port, q, 1000));
+          last = `rcode ${m.flags! & 0xf}, ${m.answers.length} answers`;
+          return m.answers.length === 40;
+        },
+        { everyMs: 100, retry: anyError },
+      );
     }
   }, 60_000);
 

@@ -13,7 +13,10 @@ import { spawnServer } from '../../test/helpers/spawn.js';
 describe('TCP cap flags', () => {
   it('parses -dns.tcp.maxconns and -dns.tcp.maxconnspersource, with defaults 10000 and 256', () => {
     expect(parseFlags([])).toMatchObject({ tcpMaxConns: 10_000, tcpMaxConnsPerSource: 256 });
-    expect(parseFlags(['-dns.tcp.maxconns', '500', '--dns.tcp.maxconnspersource=0'])).toMatchObject({ tcpMaxConns: 500, tcpMaxConnsPerSource: 0 });
+    expect(parseFlags(['-dns.tcp.maxconns', '500', '--dns.tcp.maxconnspersource=0'])).toMatchObject({
+      tcpMaxConns: 500,
+      tcpMaxConnsPerSource: 0,
+    });
     expect(() => parseFlags(['-dns.tcp.maxconns', '0'])).toThrow(FlagError);
     expect(() => parseFlags(['-dns.tcp.maxconnspersource', '-1'])).toThrow(FlagError);
     expect(usage()).toContain('-dns.tcp.maxconnspersource int');

@@ -43,7 +43,12 @@ async function start(limits: TcpLimits, n = 200): Promise<{ port: number; listen
   writeFileSync(join(dir, 'hosts'), `${lines.join('\n')}\n`);
   const port = await freePort();
   const text = `example.org:${port} {\n  hosts ${join(dir, 'hosts')}\n}\n`;
-  server = new Server({ dnsPort: port, quiet: true, tcpLimits: limits, loadSource: async () => ({ path: join(dir, 'Corefile'), text }) });
+  server = new Server({
+    dnsPort: port,
+    quiet: true,
+    tcpLimits: limits,
+    loadSource: async () => ({ path: join(dir, 'Corefile'), text }),
+  });
   await server.start();
   const listener = [...server.listeners.values()][0]!;
   return { port, listener };
@@ -72,7 +77,8 @@ function ask(s: net.Socket, name: string, id: number, timeoutMs = 10_000): Promi
     const timer = setTimeout(() => done(new Error('no reply')), timeoutMs);
     const onData = (c: Buffer) => {
       buf = Buffer.concat([buf, c]);
-      if (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) done(null, decode(buf.subarray(2, 2 + buf.readUInt16BE(0))));
+      if (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0))
+        done(null, decode(buf.subarray(2, 2 + buf.readUInt16BE(0))));
     };
     const onClose = () => done(new Error('closed by the server'));
     const done = (e: Error | null, m?: Message) => {
@@ -123,7 +129,9 @@ describe('TCP back-pressure', () => {
     expect(await served(port, '127.0.0.2', 99)).toBe(true);
     // Memory: nowhere near the hundreds of megabytes the replies would take.
     const after = process.memoryUsage();
-    expect(after.external + after.arrayBuffers - (before.external + before.arrayBuffers)).toBeLessThan(48 * 1024 * 1024);
+    expect(after.external + after.arrayBuffers - (before.external + before.arrayBuffers)).toBeLessThan(
+      48 * 1024 * 1024,
+    );
     expect(after.rss - before.rss).toBeLessThan(128 * 1024 * 1024);
     // Writes pending and no progress is idle: the server closes the connection.
     // (The paused client itself does not poll its socket, so the server's view is what counts.)
@@ -136,14 +144,23 @@ describe('TCP back-pressure', () => {
   }, 60_000);
 
   it('a client that stops reading and then reads again gets every reply of a long pipeline', async () => {
-    const { port, listener } = await start({ ...LIMITS, idleTimeoutMs: 30_000, maxQueuedBytesPerConnection: 16 * 1024, maxInFlightPerConnection: 8 });
+    const { port, listener } = await start({
+      ...LIMITS,
+      idleTimeoutMs: 30_000,
+      maxQueuedBytesPerConnection: 16 * 1024,
+      maxInFlightPerConnection: 8,
+    });
     const s = await connect(port, '127.0.0.1');
     s.pause();
     const n = 3000;
-    const frames = Array.from({ length: n }, (_, i) => frame(encodeQuery(i % 2 ? 'big.example.org' : 'none.example.org', 'A', { id: i })));
+    const frames = Array.from({ length: n }, (_, i) =>
+      frame(encodeQuery(i % 2 ? 'big.example.org' : 'none.example.org', 'A', { id: i })),
+    );
     s.write(Buffer.concat(frames));
     // The kernel's buffers fill up, the server stops reading; then the client reads everything.
-    await waitFor('the server to pause the connection', () => listener.tcpPool.stats().some((c) => c.readPaused && c.queuedBytes > 0));
+    await waitFor('the server to pause the connection', () =>
+      listener.tcpPool.stats().some((c) => c.readPaused && c.queuedBytes > 0),
+    );
     const ids = new Set<number>();
     let buf = Buffer.alloc(0);
     await new Promise<void>((resolve, reject) => {
@@ -174,7 +191,12 @@ describe('fair TCP connection limits', () => {
       s.on('error', () => {});
       held.push(s);
     }
-    await waitFor('the per-source cap', () => held.filter((s) => !s.destroyed && s.readyState === 'open').length <= LIMITS.maxConnectionsPerSource && listener.tcpPool.countFrom('127.0.0.1') === LIMITS.maxConnectionsPerSource);
+    await waitFor(
+      'the per-source cap',
+      () =>
+        held.filter((s) => !s.destroyed && s.readyState === 'open').length <= LIMITS.maxConnectionsPerSource &&
+        listener.tcpPool.countFrom('127.0.0.1') === LIMITS.maxConnectionsPerSource,
+    );
     // The connections the server kept still work.
     const kept = held.filter((s) => !s.destroyed && s.readyState === 'open');
     expect((await ask(kept[0]!, 'big.example.org', 5)).answers).toHaveLength(200);
@@ -194,7 +216,9 @@ describe('fair TCP connection limits', () => {
     }
     await waitFor('the global cap', () => listener.tcpPool.size === LIMITS.maxConnections);
     // The first ones connected (idle the longest) were closed, the newest kept.
-    await waitFor('the evicted connections to close', () => first.slice(0, 10).every((s) => s.destroyed || s.readableEnded));
+    await waitFor('the evicted connections to close', () =>
+      first.slice(0, 10).every((s) => s.destroyed || s.readableEnded),
+    );
     expect(listener.tcpPool.evicted).toBe(10);
     // Keep the newest connection busy, then a new address is still served at the cap.
     expect((await ask(first[first.length - 1]!, 'big.example.org', 1)).answers).toHaveLength(200);

@@ -239,8 +239,6 @@ export class TcpConnection {
     c.on('error', () => c.destroy());
   }
 
-
-
   /** Close at once (caps, idle); the pool forgets the connection now, not at its 'close' event. */
   close(): void {
     this.c.destroy();
@@ -288,7 +286,11 @@ export class TcpConnection {
   /** Too much outstanding to read more. */
   private over(): boolean {
     const q = this.c.writableLength;
-    return this.inFlight + this.queuedReplies >= this.maxInFlight || q >= this.maxQueued || (q > 0 && this.pool.queuedBytes >= this.pool.limits.maxQueuedBytes);
+    return (
+      this.inFlight + this.queuedReplies >= this.maxInFlight ||
+      q >= this.maxQueued ||
+      (q > 0 && this.pool.queuedBytes >= this.pool.limits.maxQueuedBytes)
+    );
   }
 
   /** Dispatch the complete messages received while there is capacity; pause or resume reading. */
@@ -390,7 +392,11 @@ export class TcpConnection {
     this.account();
     if (!this.readPaused || this.pumping || this.closed) return;
     const q = this.c.writableLength;
-    if (this.inFlight + this.queuedReplies <= this.maxInFlight >> 1 && q <= this.maxQueued >> 1 && !(q > 0 && this.pool.queuedBytes >= this.pool.limits.maxQueuedBytes)) {
+    if (
+      this.inFlight + this.queuedReplies <= this.maxInFlight >> 1 &&
+      q <= this.maxQueued >> 1 &&
+      !(q > 0 && this.pool.queuedBytes >= this.pool.limits.maxQueuedBytes)
+    ) {
       this.pump();
     } else {
       this.waitFlush();
@@ -404,7 +410,6 @@ export class TcpConnection {
       this.c.write(EMPTY, this.onFlushed);
     }
   }
-
 
   /** Everything written so far reached the kernel ('drain', or the empty write's callback). */
   private flushed(): void {

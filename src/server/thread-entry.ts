@@ -30,7 +30,11 @@ async function run(): Promise<void> {
   let source: ConfigSource = data.source;
   let ports: Readonly<Record<string, number>> = data.ports;
   const replica = new ReplicaClient(port);
-  const tcpLimits = { ...DEFAULT_TCP_LIMITS, maxConnections: data.flags.tcpMaxConns, maxConnectionsPerSource: data.flags.tcpMaxConnsPerSource };
+  const tcpLimits = {
+    ...DEFAULT_TCP_LIMITS,
+    maxConnections: data.flags.tcpMaxConns,
+    maxConnectionsPerSource: data.flags.tcpMaxConnsPerSource,
+  };
   const server = new Server({
     dnsPort: data.flags.dnsPort,
     loadSource: () => Promise.resolve(source),
@@ -63,7 +67,9 @@ async function run(): Promise<void> {
         });
         return;
       case 'metrics':
-        void (registry.getMetricsAsJSON() as Promise<MetricsJson>).then((d) => send({ t: 'metrics', id: m.id, data: d }));
+        void (registry.getMetricsAsJSON() as Promise<MetricsJson>).then((d) =>
+          send({ t: 'metrics', id: m.id, data: d }),
+        );
         return;
       case 'shutdown':
         muted = true;

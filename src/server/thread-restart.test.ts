@@ -19,7 +19,10 @@ interface PoolInternals {
  * A pool of one stand-in thread (test/fixtures/standin-thread.mjs) in `mode`, with the log
  * captured; `body` may change the mode for the replacements it provokes.
  */
-async function withStandin(mode: string, body: (pool: QueryThreads, internals: PoolInternals, log: LogCapture) => Promise<void>): Promise<void> {
+async function withStandin(
+  mode: string,
+  body: (pool: QueryThreads, internals: PoolInternals, log: LogCapture) => Promise<void>,
+): Promise<void> {
   process.env.CLUSTERDNS_STANDIN = mode;
   const log = captureLogs();
   try {
@@ -53,7 +56,9 @@ describe('when a dead query thread is replaced', () => {
       await log.waitFor('starting a new one in 1s');
       expect(log.lines.filter((l) => l.includes('query thread 1 exited (7)'))).toEqual([
         expect.stringMatching(/query thread 1 exited \(7\); starting a new one$/),
-        expect.stringMatching(/query thread 1 exited \(7\); starting a new one in 1s \(exit 2 in a row within 60s of its start\)$/),
+        expect.stringMatching(
+          /query thread 1 exited \(7\); starting a new one in 1s \(exit 2 in a row within 60s of its start\)$/,
+        ),
       ]);
       expect(internals.pendingRestarts.size).toBe(1);
       // Nothing to ask a dead thread: a reload and a scrape do not wait for it.
@@ -75,7 +80,9 @@ describe('when a dead query thread is replaced', () => {
       expect(log.lines.filter((l) => l.includes('query thread 1'))).toEqual([
         expect.stringMatching(/query thread 1 exited \(1\); starting a new one$/),
         expect.stringMatching(/query thread 1: listen udp 127\.0\.0\.1:53: bind: address already in use$/),
-        expect.stringMatching(/query thread 1 exited \(1\); starting a new one in 1s \(exit 2 in a row within 60s of its start\)$/),
+        expect.stringMatching(
+          /query thread 1 exited \(1\); starting a new one in 1s \(exit 2 in a row within 60s of its start\)$/,
+        ),
       ]);
       expect(pool.serving).toBe(0);
       expect(await pool.shutdown()).toBe(0);

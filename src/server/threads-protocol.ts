@@ -27,7 +27,12 @@ export interface ThreadData {
 /** Main thread → query thread. */
 export type ToThread =
   | Extract<ReplicationWire, { t: 'feed' }>
-  | { readonly t: 'reload'; readonly id: number; readonly source: ConfigSource; readonly ports: Readonly<Record<string, number>> }
+  | {
+      readonly t: 'reload';
+      readonly id: number;
+      readonly source: ConfigSource;
+      readonly ports: Readonly<Record<string, number>>;
+    }
   | { readonly t: 'metrics'; readonly id: number }
   | { readonly t: 'shutdown' };
 
@@ -69,7 +74,9 @@ function ports(v: unknown, what: string): Record<string, number> {
 }
 
 /** The type of every flag: a flag added to Flags fails to compile here until it is checked too. */
-const FLAG_TYPES: { readonly [K in keyof Flags]: Flags[K] extends number ? 'number' : Flags[K] extends string ? 'string' : 'boolean' } = {
+const FLAG_TYPES: {
+  readonly [K in keyof Flags]: Flags[K] extends number ? 'number' : Flags[K] extends string ? 'string' : 'boolean';
+} = {
   conf: 'string',
   dnsPort: 'number',
   pidfile: 'string',
@@ -89,7 +96,13 @@ function isFlags(v: unknown): v is Flags {
 
 /** Metrics as prom-client's getMetricsAsJSON gives them: a list of named metrics with values. */
 function isMetricsJson(v: unknown): v is MetricsJson {
-  return Array.isArray(v) && v.every((m: unknown) => isObj(m) && typeof m['name'] === 'string' && typeof m['type'] === 'string' && Array.isArray(m['values']));
+  return (
+    Array.isArray(v) &&
+    v.every(
+      (m: unknown) =>
+        isObj(m) && typeof m['name'] === 'string' && typeof m['type'] === 'string' && Array.isArray(m['values']),
+    )
+  );
 }
 
 /** A thread's workerData. */
@@ -97,7 +110,13 @@ export function parseThreadData(d: unknown): ThreadData {
   const what = 'thread data';
   if (!isObj(d) || d['clusterdnsQueryThread'] !== true) throw protocolError(what, 'not a query thread');
   if (!isFlags(d['flags'])) throw protocolError(what, 'flags are not Flags');
-  return { clusterdnsQueryThread: true, index: num(d, 'index', what), flags: d['flags'], source: configSource(d['source'], what), ports: ports(d['ports'], what) };
+  return {
+    clusterdnsQueryThread: true,
+    index: num(d, 'index', what),
+    flags: d['flags'],
+    source: configSource(d['source'], what),
+    ports: ports(d['ports'], what),
+  };
 }
 
 /** A message from the main thread, in a query thread. */
@@ -112,7 +131,12 @@ export function parseToThread(m: unknown): ToThread {
       return { t: 'feed', key: str(m, 'key', what), msgs };
     }
     case 'reload':
-      return { t: 'reload', id: num(m, 'id', what), source: configSource(m['source'], what), ports: ports(m['ports'], what) };
+      return {
+        t: 'reload',
+        id: num(m, 'id', what),
+        source: configSource(m['source'], what),
+        ports: ports(m['ports'], what),
+      };
     case 'metrics':
       return { t: 'metrics', id: num(m, 'id', what) };
     case 'shutdown':

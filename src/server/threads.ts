@@ -93,11 +93,20 @@ export class QueryThreads {
   }
 
   private spawn(index: number): Promise<void> {
-    const data: ThreadData = { clusterdnsQueryThread: true, index, flags: this.flags, source: this.source!, ports: this.ports };
+    const data: ThreadData = {
+      clusterdnsQueryThread: true,
+      index,
+      flags: this.flags,
+      source: this.source!,
+      ports: this.ports,
+    };
     // A thread's heap holds code and answers, not the index (the main thread's, shared): a bound of
     // its own keeps a runaway thread from taking the main thread's room; one that reaches it is
     // restarted like any thread that dies (docs/multicore.md §4).
-    const worker = new Worker(this.entry, { workerData: data, resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MIB } });
+    const worker = new Worker(this.entry, {
+      workerData: data,
+      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MIB },
+    });
     let settle: ((e: Error | null) => void) | null = null;
     const started = new Promise<void>((resolve, reject) => {
       settle = (e) => {
@@ -174,7 +183,9 @@ export class QueryThreads {
         respawn();
         return;
       }
-      coreLog.error(`query thread ${index} exited (${code}); starting a new one in ${next.delayMs / 1000}s (exit ${next.quickExits} in a row within ${RESTART_STABLE_MS / 1000}s of its start)`);
+      coreLog.error(
+        `query thread ${index} exited (${code}); starting a new one in ${next.delayMs / 1000}s (exit ${next.quickExits} in a row within ${RESTART_STABLE_MS / 1000}s of its start)`,
+      );
       const timer = setTimeout(() => {
         this.pendingRestarts.delete(timer);
         if (!this.shuttingDown) respawn();
@@ -210,7 +221,9 @@ export class QueryThreads {
     this.ports = ports;
     // A thread waiting to be replaced is skipped: its replacement starts with `source`.
     const live = this.threads.filter((t) => !t.exited);
-    const replies = await Promise.all(live.map((t) => this.request(t, (id) => ({ t: 'reload', id, source, ports }), null)));
+    const replies = await Promise.all(
+      live.map((t) => this.request(t, (id) => ({ t: 'reload', id, source, ports }), null)),
+    );
     const errors = replies.map((r) => (r && r.t === 'reloaded' ? r.error : 'query thread gone'));
     errors.forEach((e, i) => {
       if (e) coreLog.error(`query thread ${live[i]!.index}: reload failed: ${e}`);
@@ -220,7 +233,11 @@ export class QueryThreads {
 
   /** Every thread's metrics (those that answer within METRICS_WAIT_MS). */
   async collect(): Promise<MetricsJson[]> {
-    const replies = await Promise.all(this.threads.filter((t) => !t.exited).map((t) => this.request(t, (id) => ({ t: 'metrics', id }), METRICS_WAIT_MS)));
+    const replies = await Promise.all(
+      this.threads
+        .filter((t) => !t.exited)
+        .map((t) => this.request(t, (id) => ({ t: 'metrics', id }), METRICS_WAIT_MS)),
+    );
     return replies.flatMap((r) => (r && r.t === 'metrics' ? [r.data] : []));
   }
 

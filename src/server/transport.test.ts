@@ -32,7 +32,8 @@ describe('transport and message rules (whoami)', () => {
     const packets = [1, 2, 3, 4, 5].map((id) => encodeQuery(`q${id}.example.org`, 'A', { id }));
     const replies = await tcpQueries(s.port, packets);
     expect(replies.map((r) => r.id).sort()).toEqual([1, 2, 3, 4, 5]);
-    for (const r of replies) expect(r.additionals.some((x) => x.type === 'SRV' && x.name.startsWith('_tcp.'))).toBe(true);
+    for (const r of replies)
+      expect(r.additionals.some((x) => x.type === 'SRV' && x.name.startsWith('_tcp.'))).toBe(true);
   });
 
   it('answers over IPv6 loopback', async () => {
@@ -57,7 +58,10 @@ describe('transport and message rules (whoami)', () => {
     q[optStart + 6] = 1;
     const raw = await udpExchange(s.port, q);
     const m = decode(raw);
-    const ropt = m.additionals.find((x) => x.type === 'OPT') as unknown as { extendedRcode: number; ednsVersion: number };
+    const ropt = m.additionals.find((x) => x.type === 'OPT') as unknown as {
+      extendedRcode: number;
+      ednsVersion: number;
+    };
     expect(rcode(m)).toBe(0);
     expect(ropt.extendedRcode).toBe(1); // BADVERS = 16 = (1 << 4) | 0
     expect(ropt.ednsVersion).toBe(0);

@@ -94,7 +94,8 @@ function limitValue(text: string): number | null {
 export function cgroupMemoryLimit(root = CGROUP_ROOT, procCgroup: string | null = readProcCgroup()): number | null {
   const dirs = cgroupDirs(procCgroup, 'memory');
   let texts = v2Files(root, dirs.v2, 'memory.max');
-  if (texts.length === 0) texts = dirs.v1.flatMap((dir) => v1File(root, ['memory'], dir, 'memory.limit_in_bytes') ?? []);
+  if (texts.length === 0)
+    texts = dirs.v1.flatMap((dir) => v1File(root, ['memory'], dir, 'memory.limit_in_bytes') ?? []);
   let limit: number | null = null;
   for (const text of texts) {
     const n = limitValue(text);

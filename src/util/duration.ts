@@ -70,7 +70,8 @@ export function parseGoDurationNs(text: string): number {
     if (unit === undefined) throw new DurationError(`time: unknown unit ${quote(u)} in duration ${quote(orig)}`);
     const value = Number(pre ? intPart : '0') * unit + (post ? Number(`0.${fracPart}`) * unit : 0);
     total += value;
-    if (!Number.isFinite(total) || total > MAX_DURATION_NS) throw new DurationError(`time: invalid duration ${quote(orig)}`);
+    if (!Number.isFinite(total) || total > MAX_DURATION_NS)
+      throw new DurationError(`time: invalid duration ${quote(orig)}`);
   }
   total = Math.round(total);
   return neg ? -total : total;

@@ -21,7 +21,7 @@ export const MIN_HEAP_MIB = 32;
 /** The old-space size (MiB) for a memory limit (bytes, null = none). */
 export function heapMiB(limitBytes: number | null, physicalBytes = totalmem()): number {
   const base = limitBytes ?? physicalBytes;
-  let mib = Math.floor((base / MiB) * HEAP_PERCENT / 100);
+  let mib = Math.floor(((base / MiB) * HEAP_PERCENT) / 100);
   if (limitBytes === null) mib = Math.min(mib, DEFAULT_HEAP_MIB);
   return Math.max(MIN_HEAP_MIB, mib);
 }
@@ -66,5 +66,10 @@ export function heapPlan(env: NodeJS.ProcessEnv, execArgv: readonly string[], ar
   const workers = resolveWorkers(explicitWorkers(argv), env);
   const mainLimit = limit !== null ? Math.max(0, limit - (workers - 1) * THREAD_HEAP_MIB * MiB) : limit;
   const mib = heapMiB(mainLimit);
-  return { flag: `--max-old-space-size=${mib}`, mib, limitBytes: limit, reason: limit === null ? 'no cgroup memory limit' : `cgroup memory limit ${Math.floor(limit / MiB)} MiB` };
+  return {
+    flag: `--max-old-space-size=${mib}`,
+    mib,
+    limitBytes: limit,
+    reason: limit === null ? 'no cgroup memory limit' : `cgroup memory limit ${Math.floor(limit / MiB)} MiB`,
+  };
 }

@@ -5,11 +5,14 @@ describe('label selectors: one parser for the sandbox API server and the kuberne
   it('normalises to the API query form', () => {
     expect(normalizeLabelSelector('a=b, c notin (d),!e, f, g notin (x, y)')).toBe('a=b,c notin (d),!e,f,g notin (x,y)');
     expect(normalizeLabelSelector('a==b')).toBe('a=b');
-    expect(normalizeLabelSelector('environment in (staging, qa),application=nginx')).toBe('environment in (staging,qa),application=nginx');
+    expect(normalizeLabelSelector('environment in (staging, qa),application=nginx')).toBe(
+      'environment in (staging,qa),application=nginx',
+    );
   });
 
   it('rejects what meta.ParseToLabelSelector rejects', () => {
-    for (const bad of ['', 'a=b,', 'a in (', '-bad=x', 'a in (', 'x>y', 'a!=b']) expect(() => normalizeLabelSelector(bad), bad).toThrow(SelectorError);
+    for (const bad of ['', 'a=b,', 'a in (', '-bad=x', 'a in (', 'x>y', 'a!=b'])
+      expect(() => normalizeLabelSelector(bad), bad).toThrow(SelectorError);
     // CoreDNS 1.15.0's reasons, word for word (the API server itself accepts both in a query).
     expect(() => normalizeLabelSelector('replicas>2')).toThrow(`"gt" isn't supported in label selectors`);
     expect(() => normalizeLabelSelector('a=b,tier!=cache')).toThrow(`"!=" is not a valid label selector operator`);
@@ -25,7 +28,13 @@ describe('label selectors: one parser for the sandbox API server and the kuberne
 
   it('the text it produces selects the same objects as the text it was given', () => {
     const text = 'app in (web, db), !legacy, tier notin (cache)';
-    const labels: Record<string, string>[] = [{ app: 'web' }, { app: 'db', legacy: '' }, { app: 'db', tier: 'cache' }, { app: 'x' }, { app: 'web', tier: 'front' }];
+    const labels: Record<string, string>[] = [
+      { app: 'web' },
+      { app: 'db', legacy: '' },
+      { app: 'db', tier: 'cache' },
+      { app: 'x' },
+      { app: 'web', tier: 'front' },
+    ];
     const a = parseLabelSelector(text);
     const b = parseLabelSelector(normalizeLabelSelector(text));
     expect(labels.map((l) => b(l))).toEqual(labels.map((l) => a(l)));

@@ -14,7 +14,6 @@
 
 export class Re2Error extends Error {}
 
-
 const POSIX: Record<string, string> = {
   alnum: '0-9A-Za-z',
   alpha: 'A-Za-z',
@@ -64,11 +63,21 @@ function escape(p: string, i: number, inClass: boolean): [string, number, boolea
       if (end < 0) throw new Re2Error(`invalid character class range: \`${p.slice(i)}\``);
       let name = p.slice(i + 3, end);
       let neg = c === 'P';
-      if (name.startsWith('^')) { neg = !neg; name = name.slice(1); }
-      return [`\\${neg ? 'P' : 'p'}{${name === 'Any' ? 'Any' : name}}`.replace('\\p{Any}', '[\\s\\S]').replace('\\P{Any}', '[^\\s\\S]'), end + 1, true];
+      if (name.startsWith('^')) {
+        neg = !neg;
+        name = name.slice(1);
+      }
+      return [
+        `\\${neg ? 'P' : 'p'}{${name === 'Any' ? 'Any' : name}}`
+          .replace('\\p{Any}', '[\\s\\S]')
+          .replace('\\P{Any}', '[^\\s\\S]'),
+        end + 1,
+        true,
+      ];
     }
     const one = p[i + 2];
-    if (one === undefined || !/[A-Za-z]/.test(one)) throw new Re2Error(`invalid character class range: \`${p.slice(i, i + 3)}\``);
+    if (one === undefined || !/[A-Za-z]/.test(one))
+      throw new Re2Error(`invalid character class range: \`${p.slice(i, i + 3)}\``);
     return [`\\${c}{${one}}`, i + 3, true];
   }
   if (/[0-7]/.test(c) && (c === '0' || /[0-7]/.test(p[i + 2] ?? ''))) {
@@ -149,7 +158,8 @@ export function compileRe2(pattern: string, opts: Re2Options = {}): CompiledRe2 
         const r = repeatAt(pattern, i)!;
         const min = Number(r[1]);
         const max = r[2] === undefined ? min : r[3] === '' ? -1 : Number(r[3]);
-        if (min > 1000 || max > 1000 || (max >= 0 && max < min)) throw new Re2Error(`invalid repeat count: \`${r[0]}\``);
+        if (min > 1000 || max > 1000 || (max >= 0 && max < min))
+          throw new Re2Error(`invalid repeat count: \`${r[0]}\``);
         out += r[0];
         i += r[0].length;
       } else {
@@ -186,7 +196,8 @@ export function compileRe2(pattern: string, opts: Re2Options = {}): CompiledRe2 
           const end = pattern.indexOf('>', i);
           if (end < 0) throw new Re2Error(`invalid named capture: \`${pattern.slice(i)}\``);
           const name = pattern.slice(i + (rest.startsWith('<') ? 3 : 4), end);
-          if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Re2Error(`invalid named capture: \`${pattern.slice(i, end + 1)}\``);
+          if (!/^[A-Za-z0-9_]+$/.test(name))
+            throw new Re2Error(`invalid named capture: \`${pattern.slice(i, end + 1)}\``);
           out += `(?<${name}>`;
           i = end + 1;
           continue;
@@ -200,7 +211,9 @@ export function compileRe2(pattern: string, opts: Re2Options = {}): CompiledRe2 
         let j = i + 2;
         while (j < pattern.length && 'imsU-'.includes(pattern[j]!)) j++;
         if (j > i + 2 && (pattern[j] === ':' || pattern[j] === ')')) {
-          throw new Re2Error(`the inline flag group \`${pattern.slice(i, j + 1)}\` is not supported by clusterdns (flags only at the start of the pattern)`);
+          throw new Re2Error(
+            `the inline flag group \`${pattern.slice(i, j + 1)}\` is not supported by clusterdns (flags only at the start of the pattern)`,
+          );
         }
         throw new Re2Error(`invalid or unsupported Perl syntax: \`${pattern.slice(i, j + 1)}\``);
       }
@@ -231,7 +244,8 @@ export function compileRe2(pattern: string, opts: Re2Options = {}): CompiledRe2 
           const end = pattern.indexOf(':]', j + 2);
           if (end < 0) throw new Re2Error(`missing closing ]: \`${pattern.slice(i)}\``);
           const name = pattern.slice(j + 2, end);
-          if (name.startsWith('^')) throw new Re2Error(`the negated POSIX class \`[:${name}:]\` is not supported by clusterdns`);
+          if (name.startsWith('^'))
+            throw new Re2Error(`the negated POSIX class \`[:${name}:]\` is not supported by clusterdns`);
           const r = POSIX[name];
           if (!r) throw new Re2Error(`invalid character class range: \`[:${name}:]\``);
           cls += r;

@@ -3,7 +3,10 @@ import { resolvConfSearch } from './resolvconf.js';
 
 describe('resolvConfSearch', () => {
   it('reads the search words, lower-cased and absolute', () => {
-    expect(resolvConfSearch('nameserver 1.1.1.1\nsearch a.example B.example.\noptions ndots:5\n')).toEqual(['a.example.', 'b.example.']);
+    expect(resolvConfSearch('nameserver 1.1.1.1\nsearch a.example B.example.\noptions ndots:5\n')).toEqual([
+      'a.example.',
+      'b.example.',
+    ]);
     expect(resolvConfSearch('nameserver 1.1.1.1\n')).toEqual([]);
   });
 

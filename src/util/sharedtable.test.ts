@@ -82,10 +82,12 @@ describe('shared table', () => {
       });
     `;
     const worker = new Worker(src, { eval: true, workerData: { sab: w.generation.sab, url } });
-    const result = new Promise<{ reads: number; bad: string[]; badCount: number; backwards: number; final: number[] }>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
+    const result = new Promise<{ reads: number; bad: string[]; badCount: number; backwards: number; final: number[] }>(
+      (resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      },
+    );
     // Wait until the reader runs, so the writes below overlap its reads.
     await new Promise<void>((resolve) => worker.once('online', () => resolve()));
     const VERSIONS = 300;

@@ -160,7 +160,13 @@ export class SharedTableWriter {
 
   get stats(): SharedTableStats {
     const v = this.views;
-    return { bytes: v.sab.byteLength, slots: v.slots, keys: this.keys, arenaUsed: this.used - v.arenaStart, liveBytes: this.live };
+    return {
+      bytes: v.sab.byteLength,
+      slots: v.slots,
+      keys: this.keys,
+      arenaUsed: this.used - v.arenaStart,
+      liveBytes: this.live,
+    };
   }
 
   /** The current value of `key` (the writer reads what it wrote before). */

@@ -15,11 +15,20 @@ const ROOT = resolve(import.meta.dirname, '../..');
  * Where the product starts: the server, a query thread (started by URL), the sandbox API server
  * and `npm start`'s dev runner; src/util/heap.ts is loaded by bin/clusterdns before dist/ is.
  */
-const ENTRY_POINTS = ['src/main.ts', 'src/server/thread-entry.ts', 'sandbox/main.ts', 'tools/dev.ts', 'src/util/heap.ts'];
+const ENTRY_POINTS = [
+  'src/main.ts',
+  'src/server/thread-entry.ts',
+  'sandbox/main.ts',
+  'tools/dev.ts',
+  'src/util/heap.ts',
+];
 
 function buildFiles(): string[] {
   const tsc = resolve(ROOT, 'node_modules/typescript/bin/tsc');
-  const out = execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--listFilesOnly'], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--listFilesOnly'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   return out
     .split('\n')
     .filter((f) => f.startsWith(ROOT) && !f.includes('/node_modules/'))

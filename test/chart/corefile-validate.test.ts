@@ -28,7 +28,10 @@ function validate(file: string): { status: number; output: string } {
 describe('bin/clusterdns -validate', () => {
   for (const [name, file] of [
     ['the chart default Corefile (golden)', path.join(GOLDEN_DIR, 'Corefile.default')],
-    ['the chart Corefile with extra blocks, stub domains and import (golden)', path.join(GOLDEN_DIR, 'Corefile.custom')],
+    [
+      'the chart Corefile with extra blocks, stub domains and import (golden)',
+      path.join(GOLDEN_DIR, 'Corefile.custom'),
+    ],
     ['Corefile.example (kubeadm)', path.join(REPO_ROOT, 'Corefile.example')],
   ] as const) {
     it(`accepts ${name}`, () => {
@@ -40,7 +43,13 @@ describe('bin/clusterdns -validate', () => {
 
   it('rejects a Corefile with an unknown directive', () => {
     const bad = path.join(work, 'Corefile.bad');
-    writeFileSync(bad, readFileSync(path.join(GOLDEN_DIR, 'Corefile.default'), 'utf8').replace('    loop\n', '    loop\n    bogusplugin\n'));
+    writeFileSync(
+      bad,
+      readFileSync(path.join(GOLDEN_DIR, 'Corefile.default'), 'utf8').replace(
+        '    loop\n',
+        '    loop\n    bogusplugin\n',
+      ),
+    );
     const r = validate(bad);
     expect(r.status).not.toBe(0);
     expect(r.output).toContain('bogusplugin');

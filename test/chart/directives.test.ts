@@ -12,7 +12,10 @@ import { CHART_DIR } from './helm.js';
 
 describe('charts/clusterdns/files/directives.txt', () => {
   const text = readFileSync(path.join(CHART_DIR, 'files/directives.txt'), 'utf8');
-  const listed = text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const listed = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
 
   it('equals the plugin registry (regenerate with `npm run chart:directives`)', () => {
     expect(listed).toEqual(PLUGINS.map((p) => p.name));

@@ -74,7 +74,8 @@ export function isExcluded(patterns: IgnorePattern[], rel: string): boolean {
   let excluded = false;
   for (const p of patterns) {
     let match = p.re.test(rel);
-    if (!match && parts.length > 1 && p.segments < parts.length) match = p.re.test(parts.slice(0, p.segments).join('/'));
+    if (!match && parts.length > 1 && p.segments < parts.length)
+      match = p.re.test(parts.slice(0, p.segments).join('/'));
     if (match) excluded = !p.exclusion;
   }
   return excluded;

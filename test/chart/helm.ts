@@ -122,7 +122,8 @@ export function helmTemplateError(o: RenderOptions): string {
 export function parseManifests(text: string): K8sObject[] {
   const out: K8sObject[] = [];
   for (const doc of parseAllDocuments(text)) {
-    if (doc.errors.length > 0) throw new Error(`invalid YAML in helm output: ${doc.errors.map((e) => e.message).join('; ')}`);
+    if (doc.errors.length > 0)
+      throw new Error(`invalid YAML in helm output: ${doc.errors.map((e) => e.message).join('; ')}`);
     const v: unknown = doc.toJS();
     if (v === null || v === undefined) continue;
     if (!isObject(v) || typeof v.kind !== 'string' || typeof v.apiVersion !== 'string' || !isObject(v.metadata)) {
@@ -145,7 +146,9 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 export function one(objs: K8sObject[], kind: string, name?: string): K8sObject {
   const found = objs.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
   if (found.length !== 1) {
-    throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length}: ${objs.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+    throw new Error(
+      `expected one ${kind}${name ? ` ${name}` : ''}, found ${found.length}: ${objs.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`,
+    );
   }
   return found[0] as K8sObject;
 }
@@ -213,7 +216,10 @@ export function renderNotes(o: RenderOptions = {}): string {
     const chart = path.join(dir, 'clusterdns');
     cpSync(CHART_DIR, chart, { recursive: true });
     const notes = readFileSync(path.join(chart, 'templates/NOTES.txt'), 'utf8');
-    writeFileSync(path.join(chart, 'templates/_notes_under_test.tpl'), `{{- define "test.notes" -}}\n${notes}{{- end -}}\n`);
+    writeFileSync(
+      path.join(chart, 'templates/_notes_under_test.tpl'),
+      `{{- define "test.notes" -}}\n${notes}{{- end -}}\n`,
+    );
     writeFileSync(
       path.join(chart, 'templates/notes-under-test.yaml'),
       'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes-under-test\ndata:\n  notes: {{ include "test.notes" . | toJson }}\n',
@@ -234,7 +240,11 @@ export function corefileOf(objs: K8sObject[]): string {
 
 /** Run `node bin/clusterdns ...` from the repository; returns status and output. */
 export function runClusterdns(args: string[], cwd = REPO_ROOT): HelmResult {
-  const r = spawnSync(process.execPath, [path.join(cwd, 'bin/clusterdns'), ...args], { cwd, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [path.join(cwd, 'bin/clusterdns'), ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   if (r.error) throw r.error;
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }

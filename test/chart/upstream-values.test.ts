@@ -39,7 +39,8 @@ const IGNORED = ['rbac.pspEnable'];
 
 /** Dotted paths of a values document down to leaves (scalars, lists, empty maps). */
 function leafPaths(v: unknown, prefix: string[] = []): string[] {
-  if (isObject(v) && Object.keys(v).length > 0) return Object.entries(v).flatMap(([k, x]) => leafPaths(x, [...prefix, k]));
+  if (isObject(v) && Object.keys(v).length > 0)
+    return Object.entries(v).flatMap(([k, x]) => leafPaths(x, [...prefix, k]));
   return [prefix.join('.')];
 }
 
@@ -57,10 +58,55 @@ describe('the fixtures', () => {
     const operator = leafPaths(parse(readFileSync(OPERATOR, 'utf8')));
     // The top-level keys of the coredns chart's values.yaml (1.46.2).
     const top = new Set(upstream.map((p) => p.split('.')[0]));
-    for (const k of ['image', 'replicaCount', 'resources', 'rollingUpdate', 'terminationGracePeriodSeconds', 'podAnnotations', 'podLabels', 'serviceType', 'prometheus', 'service', 'serviceAccount', 'rbac', 'clusterRole', 'isClusterService', 'priorityClassName', 'podSecurityContext', 'securityContext', 'servers', 'extraConfig', 'livenessProbe', 'readinessProbe', 'affinity', 'topologySpreadConstraints', 'nodeSelector', 'tolerations', 'podDisruptionBudget', 'zoneFiles', 'extraContainers', 'extraVolumes', 'extraVolumeMounts', 'extraSecrets', 'env', 'customLabels', 'customAnnotations', 'hpa', 'autoscaler', 'deployment', 'initContainers']) {
+    for (const k of [
+      'image',
+      'replicaCount',
+      'resources',
+      'rollingUpdate',
+      'terminationGracePeriodSeconds',
+      'podAnnotations',
+      'podLabels',
+      'serviceType',
+      'prometheus',
+      'service',
+      'serviceAccount',
+      'rbac',
+      'clusterRole',
+      'isClusterService',
+      'priorityClassName',
+      'podSecurityContext',
+      'securityContext',
+      'servers',
+      'extraConfig',
+      'livenessProbe',
+      'readinessProbe',
+      'affinity',
+      'topologySpreadConstraints',
+      'nodeSelector',
+      'tolerations',
+      'podDisruptionBudget',
+      'zoneFiles',
+      'extraContainers',
+      'extraVolumes',
+      'extraVolumeMounts',
+      'extraSecrets',
+      'env',
+      'customLabels',
+      'customAnnotations',
+      'hpa',
+      'autoscaler',
+      'deployment',
+      'initContainers',
+    ]) {
       expect(top.has(k), k).toBe(true);
     }
-    const extra = operator.filter((p) => !upstream.includes(p) && !p.startsWith('zoneFiles') && !p.endsWith('selector.matchLabels.k8s-app') && !p.startsWith('podDisruptionBudget.'));
+    const extra = operator.filter(
+      (p) =>
+        !upstream.includes(p) &&
+        !p.startsWith('zoneFiles') &&
+        !p.endsWith('selector.matchLabels.k8s-app') &&
+        !p.startsWith('podDisruptionBudget.'),
+    );
     expect(extra.sort()).toEqual(['k8sAppLabelOverride', 'rbac.pspEnable']);
   });
 
@@ -82,9 +128,15 @@ describe('the fixtures', () => {
       for (let n = parts.length; n > 0; n--) if (rows.has(parts.slice(0, n).join('.'))) return true;
       return false;
     };
-    const paths = [...new Set([...leafPaths(parse(readFileSync(UPSTREAM, 'utf8'))), ...leafPaths(parse(readFileSync(OPERATOR, 'utf8')))])];
+    const paths = [
+      ...new Set([
+        ...leafPaths(parse(readFileSync(UPSTREAM, 'utf8'))),
+        ...leafPaths(parse(readFileSync(OPERATOR, 'utf8'))),
+      ]),
+    ];
     expect(paths.filter((p) => !documented(p))).toEqual([]);
-    for (const k of IGNORED) expect(readme).toMatch(new RegExp(`\\|\\s*\`${k.replace('.', '\\.')}\`\\s*\\|[^\\n]*[Ii]gnored`));
+    for (const k of IGNORED)
+      expect(readme).toMatch(new RegExp(`\\|\\s*\`${k.replace('.', '\\.')}\`\\s*\\|[^\\n]*[Ii]gnored`));
   });
 });
 
@@ -128,9 +180,20 @@ describe('the coredns chart default values.yaml, unchanged', () => {
     expect(at(deploy, 'spec', 'replicas')).toBe(1);
     expect(at(c, 'readinessProbe', 'initialDelaySeconds')).toBe(30);
     expect(at(c, 'readinessProbe', 'failureThreshold')).toBe(1);
-    expect(at(c, 'resources')).toEqual({ limits: { cpu: '100m', memory: '128Mi' }, requests: { cpu: '100m', memory: '128Mi' } });
+    expect(at(c, 'resources')).toEqual({
+      limits: { cpu: '100m', memory: '128Mi' },
+      requests: { cpu: '100m', memory: '128Mi' },
+    });
     const corefile = corefileOf(objs);
-    for (const line of ['.:53 {', 'lameduck 10s', 'kubernetes cluster.local in-addr.arpa ip6.arpa {', 'prometheus 0.0.0.0:9153', 'forward . /etc/resolv.conf', 'cache 30', 'loadbalance']) {
+    for (const line of [
+      '.:53 {',
+      'lameduck 10s',
+      'kubernetes cluster.local in-addr.arpa ip6.arpa {',
+      'prometheus 0.0.0.0:9153',
+      'forward . /etc/resolv.conf',
+      'cache 30',
+      'loadbalance',
+    ]) {
       expect(corefile).toContain(line);
     }
   });
@@ -185,7 +248,13 @@ describe('a typical operator values file for the coredns chart, unchanged', () =
   });
 
   it('takes prometheus.monitor.selector as a LabelSelector', () => {
-    const sm = one(render({ valuesFiles: [OPERATOR], set: ['prometheus.monitor.enabled=true', 'prometheus.monitor.skipCapabilityCheck=true'] }), 'ServiceMonitor');
+    const sm = one(
+      render({
+        valuesFiles: [OPERATOR],
+        set: ['prometheus.monitor.enabled=true', 'prometheus.monitor.skipCapabilityCheck=true'],
+      }),
+      'ServiceMonitor',
+    );
     expect(at(sm, 'spec', 'selector')).toEqual({ matchLabels: { 'k8s-app': 'kube-dns' } });
     expect(at(sm, 'spec', 'endpoints', 0, 'port')).toBe('metrics');
   });
@@ -201,7 +270,9 @@ describe('a typical operator values file for the coredns chart, unchanged', () =
     const cm = byKindName(objs, 'ConfigMap', 'coredns');
     const zone = parse(readFileSync(OPERATOR, 'utf8')) as { zoneFiles: { filename: string; contents: string }[] };
     expect(str(cm, 'data', 'example.db')).toBe(zone.zoneFiles[0]?.contents);
-    const volume = arr(deploy, 'spec', 'template', 'spec', 'volumes').find((v) => isObject(v) && v.name === 'config-volume');
+    const volume = arr(deploy, 'spec', 'template', 'spec', 'volumes').find(
+      (v) => isObject(v) && v.name === 'config-volume',
+    );
     expect(at(volume, 'configMap')).toEqual({
       name: 'coredns',
       items: [
@@ -228,26 +299,40 @@ describe('a typical operator values file for the coredns chart, unchanged', () =
       '--v=2',
     ]);
     expect(at(cpaContainer, 'livenessProbe', 'httpGet')).toEqual({ path: '/healthz', port: 8080, scheme: 'HTTP' });
-    for (const [k, v] of Object.entries(rec(cpa, 'spec', 'selector', 'matchLabels'))) expect(podLabels(cpa)[k], k).toBe(v);
+    for (const [k, v] of Object.entries(rec(cpa, 'spec', 'selector', 'matchLabels')))
+      expect(podLabels(cpa)[k], k).toBe(v);
     // The autoscaler's pods must not be selected by the DNS Service, PDB or Deployment.
     expect(podLabels(cpa)['k8s-app']).toBe('kube-dns-autoscaler');
 
     const linear: unknown = JSON.parse(str(byKindName(objs, 'ConfigMap', 'clusterdns-autoscaler'), 'data', 'linear'));
-    expect(linear).toEqual({ coresPerReplica: 256, nodesPerReplica: 16, min: 0, max: 0, includeUnschedulableNodes: false, preventSinglePointFailure: true });
+    expect(linear).toEqual({
+      coresPerReplica: 256,
+      nodesPerReplica: 16,
+      min: 0,
+      max: 0,
+      includeUnschedulableNodes: false,
+      preventSinglePointFailure: true,
+    });
 
     const role = byKindName(objs, 'ClusterRole', 'clusterdns-autoscaler');
-    const grants = arr(role, 'rules').flatMap((r) => arr(r, 'resources').map((res) => `${String(res)}:${arr(r, 'verbs').join(',')}`));
+    const grants = arr(role, 'rules').flatMap((r) =>
+      arr(r, 'resources').map((res) => `${String(res)}:${arr(r, 'verbs').join(',')}`),
+    );
     expect(grants).toContain('nodes:list,watch');
     expect(grants).toContain('deployments/scale:get,update');
     expect(grants).toContain('configmaps:get,create');
     const crb = byKindName(objs, 'ClusterRoleBinding', 'clusterdns-autoscaler');
     expect(at(crb, 'roleRef', 'name')).toBe('clusterdns-autoscaler');
-    expect(at(crb, 'subjects')).toEqual([{ kind: 'ServiceAccount', name: 'clusterdns-autoscaler', namespace: 'kube-system' }]);
+    expect(at(crb, 'subjects')).toEqual([
+      { kind: 'ServiceAccount', name: 'clusterdns-autoscaler', namespace: 'kube-system' },
+    ]);
   });
 
   it('reports rbac.pspEnable as ignored, and the autoscaler and the zone file, in NOTES', () => {
     const notes = renderNotes({ valuesFiles: [OPERATOR] });
-    expect(notes).toMatch(/Ignored values[^\n]*\n\s+- rbac\.pspEnable \(false\): PodSecurityPolicy was removed in Kubernetes 1\.25/);
+    expect(notes).toMatch(
+      /Ignored values[^\n]*\n\s+- rbac\.pspEnable \(false\): PodSecurityPolicy was removed in Kubernetes 1\.25/,
+    );
     expect(notes).toContain('cluster-proportional-autoscaler (Deployment clusterdns-autoscaler)');
     expect(notes).toContain('Zone files in /etc/coredns/: example.db');
   });
@@ -277,7 +362,16 @@ describe('coredns chart semantics', () => {
       },
     ];
     const deploy = one(render({ values: { topologySpreadConstraints: spread } }), 'Deployment');
-    const labels = rec(deploy, 'spec', 'template', 'spec', 'topologySpreadConstraints', 0, 'labelSelector', 'matchLabels');
+    const labels = rec(
+      deploy,
+      'spec',
+      'template',
+      'spec',
+      'topologySpreadConstraints',
+      0,
+      'labelSelector',
+      'matchLabels',
+    );
     expect(labels).toEqual({
       'app.kubernetes.io/name': 'clusterdns',
       'app.kubernetes.io/instance': 'clusterdns',
@@ -295,22 +389,37 @@ describe('coredns chart semantics', () => {
   });
 
   it('skipConfig mounts every key of the existing ConfigMap (k3s keeps NodeHosts there)', () => {
-    const deploy = one(render({ valuesFiles: [OPERATOR], set: ['deployment.skipConfig=true'] }), 'Deployment', 'clusterdns');
-    const volume = arr(deploy, 'spec', 'template', 'spec', 'volumes').find((v) => isObject(v) && v.name === 'config-volume');
+    const deploy = one(
+      render({ valuesFiles: [OPERATOR], set: ['deployment.skipConfig=true'] }),
+      'Deployment',
+      'clusterdns',
+    );
+    const volume = arr(deploy, 'spec', 'template', 'spec', 'volumes').find(
+      (v) => isObject(v) && v.name === 'config-volume',
+    );
     expect(at(volume, 'configMap')).toEqual({ name: 'coredns' });
   });
 
   it('deployment.selector takes matchExpressions; a flat map is refused by the schema', () => {
-    const selector = { matchLabels: { 'k8s-app': 'kube-dns' }, matchExpressions: [{ key: 'app.kubernetes.io/name', operator: 'In', values: ['clusterdns', 'coredns'] }] };
+    const selector = {
+      matchLabels: { 'k8s-app': 'kube-dns' },
+      matchExpressions: [{ key: 'app.kubernetes.io/name', operator: 'In', values: ['clusterdns', 'coredns'] }],
+    };
     const deploy = one(render({ values: { deployment: { selector } } }), 'Deployment');
     expect(at(deploy, 'spec', 'selector')).toEqual(selector);
     expect(podLabels(deploy)['app.kubernetes.io/name']).toBe('clusterdns');
     expect(helmTemplateError({ values: { deployment: { selector: { 'k8s-app': 'kube-dns' } } } })).toMatch(/selector/);
-    expect(helmTemplateError({ values: { prometheus: { monitor: { selector: { 'k8s-app': 'kube-dns' } } } } })).toMatch(/selector/);
+    expect(helmTemplateError({ values: { prometheus: { monitor: { selector: { 'k8s-app': 'kube-dns' } } } } })).toMatch(
+      /selector/,
+    );
   });
 
   it("adopting a coredns chart release's Deployment: its immutable selector's labels win on the pods, the Service and the PDB", () => {
-    const matchLabels = { 'app.kubernetes.io/instance': 'coredns', 'app.kubernetes.io/name': 'coredns', 'k8s-app': 'kube-dns' };
+    const matchLabels = {
+      'app.kubernetes.io/instance': 'coredns',
+      'app.kubernetes.io/name': 'coredns',
+      'k8s-app': 'kube-dns',
+    };
     const objs = render({ values: { deployment: { name: 'coredns', selector: { matchLabels } } } });
     const deploy = one(objs, 'Deployment', 'coredns');
     expect(at(deploy, 'spec', 'selector')).toEqual({ matchLabels });
@@ -319,7 +428,19 @@ describe('coredns chart semantics', () => {
       rec(deploy, 'spec', 'selector', 'matchLabels'),
       rec(one(objs, 'Service'), 'spec', 'selector'),
       rec(one(objs, 'PodDisruptionBudget'), 'spec', 'selector', 'matchLabels'),
-      rec(deploy, 'spec', 'template', 'spec', 'affinity', 'podAntiAffinity', 'preferredDuringSchedulingIgnoredDuringExecution', 0, 'podAffinityTerm', 'labelSelector', 'matchLabels'),
+      rec(
+        deploy,
+        'spec',
+        'template',
+        'spec',
+        'affinity',
+        'podAntiAffinity',
+        'preferredDuringSchedulingIgnoredDuringExecution',
+        0,
+        'podAffinityTerm',
+        'labelSelector',
+        'matchLabels',
+      ),
     ]) {
       expect(selector).toEqual(matchLabels);
       for (const [k, v] of Object.entries(selector)) expect(labels[k], k).toBe(v);
@@ -332,7 +453,9 @@ describe('coredns chart semantics', () => {
     expect(pdb(['podDisruptionBudget.minAvailable=50%']).minAvailable).toBe('50%');
     expect(pdb(['podDisruptionBudget.maxUnavailable=2']).maxUnavailable).toBe(2);
     expect(pdb([]).maxUnavailable).toBe(1);
-    expect(helmTemplateError({ set: ['podDisruptionBudget.minAvailable=1', 'podDisruptionBudget.maxUnavailable=1'] })).toMatch(/minAvailable or maxUnavailable, not both/);
+    expect(
+      helmTemplateError({ set: ['podDisruptionBudget.minAvailable=1', 'podDisruptionBudget.maxUnavailable=1'] }),
+    ).toMatch(/minAvailable or maxUnavailable, not both/);
     expect(render({ set: ['podDisruptionBudget=null'] }).filter((o) => o.kind === 'PodDisruptionBudget')).toEqual([]);
   });
 
@@ -365,21 +488,37 @@ describe('coredns chart semantics', () => {
     expect(spec.imagePullSecrets).toEqual([{ name: 'regcred' }, { name: 'other' }]);
     expect(spec.priorityClassName).toBe('dns-critical');
     expect(spec.tolerations).toEqual([{ key: 'CriticalAddonsOnly', operator: 'Exists' }]);
-    expect(arr(container(cpa, 'autoscaler'), 'command').at(-1)).toBe('--nodelabels=topology.kubernetes.io/zone=us-east-1a');
+    expect(arr(container(cpa, 'autoscaler'), 'command').at(-1)).toBe(
+      '--nodelabels=topology.kubernetes.io/zone=us-east-1a',
+    );
     expect(at(cpa, 'spec', 'template', 'metadata', 'annotations', 'example.com/a')).toBe('b');
-    expect(JSON.parse(str(one(objs, 'ConfigMap', 'clusterdns-autoscaler'), 'data', 'linear'))).toMatchObject({ min: 2, max: 10, coresPerReplica: 128 });
-    expect(helmTemplateError({ set: ['autoscaler.enabled=true', 'autoscaler.min=5', 'autoscaler.max=2'] })).toMatch(/autoscaler\.min/);
+    expect(JSON.parse(str(one(objs, 'ConfigMap', 'clusterdns-autoscaler'), 'data', 'linear'))).toMatchObject({
+      min: 2,
+      max: 10,
+      coresPerReplica: 128,
+    });
+    expect(helmTemplateError({ set: ['autoscaler.enabled=true', 'autoscaler.min=5', 'autoscaler.max=2'] })).toMatch(
+      /autoscaler\.min/,
+    );
     const noRbac = kinds(render({ set: ['autoscaler.enabled=true', 'rbac.create=false'] }));
-    expect(noRbac.filter((k) => k.includes('autoscaler'))).toEqual(['ConfigMap/clusterdns-autoscaler', 'Deployment/clusterdns-autoscaler', 'ServiceAccount/clusterdns-autoscaler']);
+    expect(noRbac.filter((k) => k.includes('autoscaler'))).toEqual([
+      'ConfigMap/clusterdns-autoscaler',
+      'Deployment/clusterdns-autoscaler',
+      'ServiceAccount/clusterdns-autoscaler',
+    ]);
   });
 });
 
 describe('helm template refuses a Corefile the binary would reject', () => {
-  const servers = (plugins: { name: string; parameters?: string }[], zone: Record<string, unknown> = { zone: '.' }) => [{ zones: [zone], port: 53, plugins }];
+  const servers = (plugins: { name: string; parameters?: string }[], zone: Record<string, unknown> = { zone: '.' }) => [
+    { zones: [zone], port: 53, plugins },
+  ];
   const noProbes = { livenessProbe: { enabled: false }, readinessProbe: { enabled: false } };
 
   it('names a directive that is not in the plugin registry (files/directives.txt)', () => {
-    const err = helmTemplateError({ values: { ...noProbes, servers: servers([{ name: 'errors' }, { name: 'dnssec', parameters: 'example.org' }]) } });
+    const err = helmTemplateError({
+      values: { ...noProbes, servers: servers([{ name: 'errors' }, { name: 'dnssec', parameters: 'example.org' }]) },
+    });
     expect(err).toMatch(/servers\[0\]\.plugins\[1\]: clusterdns \S+ has no plugin "dnssec"/);
     expect(err).toContain('Known directives: metadata, cancel, timeouts, reload');
     // The operator file with a plugin clusterdns does not have in place of one of its own.
@@ -389,20 +528,39 @@ describe('helm template refuses a Corefile the binary would reject', () => {
 
   it('names a transport the binary does not serve (tls://, grpc://, https://, quic://)', () => {
     for (const scheme of ['tls://', 'grpc://', 'https://', 'quic://']) {
-      const err = helmTemplateError({ values: { ...noProbes, servers: servers([{ name: 'whoami' }], { zone: '.', scheme }) } });
-      expect(err).toMatch(new RegExp(`servers\\[0\\]\\.zones\\[0\\]: transport ${scheme.replace(/\//g, '\\/')} is not supported`));
+      const err = helmTemplateError({
+        values: { ...noProbes, servers: servers([{ name: 'whoami' }], { zone: '.', scheme }) },
+      });
+      expect(err).toMatch(
+        new RegExp(`servers\\[0\\]\\.zones\\[0\\]: transport ${scheme.replace(/\//g, '\\/')} is not supported`),
+      );
     }
-    expect(helmTemplateError({ values: { ...noProbes, servers: servers([{ name: 'whoami' }], { zone: 'tls://example.org.' }) } })).toMatch(/transport tls:\/\/ is not supported/);
-    const ok = render({ values: { ...noProbes, servers: servers([{ name: 'whoami' }], { zone: 'example.org.', scheme: 'dns://', use_tcp: true }) } });
+    expect(
+      helmTemplateError({
+        values: { ...noProbes, servers: servers([{ name: 'whoami' }], { zone: 'tls://example.org.' }) },
+      }),
+    ).toMatch(/transport tls:\/\/ is not supported/);
+    const ok = render({
+      values: {
+        ...noProbes,
+        servers: servers([{ name: 'whoami' }], { zone: 'example.org.', scheme: 'dns://', use_tcp: true }),
+      },
+    });
     expect(corefileOf(ok)).toContain('dns://example.org.:53 {');
   });
 
   it('refuses extraConfig entries other than import', () => {
-    expect(helmTemplateError({ values: { extraConfig: { log: { parameters: '' } } } })).toMatch(/extraConfig\.log: only import/);
-    expect(corefileOf(render({ values: { extraConfig: { import: { parameters: '/etc/coredns/custom/*.server' } } } }))).toMatch(/^import \/etc\/coredns\/custom\/\*\.server$/m);
+    expect(helmTemplateError({ values: { extraConfig: { log: { parameters: '' } } } })).toMatch(
+      /extraConfig\.log: only import/,
+    );
+    expect(
+      corefileOf(render({ values: { extraConfig: { import: { parameters: '/etc/coredns/custom/*.server' } } } })),
+    ).toMatch(/^import \/etc\/coredns\/custom\/\*\.server$/m);
   });
 
   it('refuses a zone file named Corefile', () => {
-    expect(helmTemplateError({ values: { zoneFiles: [{ filename: 'Corefile', domain: 'x', contents: 'x' }] } })).toMatch(/Corefile/);
+    expect(
+      helmTemplateError({ values: { zoneFiles: [{ filename: 'Corefile', domain: 'x', contents: 'x' }] } }),
+    ).toMatch(/Corefile/);
   });
 });

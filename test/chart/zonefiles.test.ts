@@ -27,7 +27,11 @@ describe('chart zoneFiles', () => {
     const objs = render({
       values: {
         servers: [
-          { zones: [{ zone: 'example.com.' }], port: 53, plugins: [{ name: 'errors' }, { name: 'file', parameters: '/etc/coredns/example.db example.com' }] },
+          {
+            zones: [{ zone: 'example.com.' }],
+            port: 53,
+            plugins: [{ name: 'errors' }, { name: 'file', parameters: '/etc/coredns/example.db example.com' }],
+          },
         ],
         zoneFiles: [{ filename: 'example.db', domain: 'example.com', contents: ZONE }],
         // No health/ready side listeners (fixed ports) in this in-process server.
@@ -39,7 +43,9 @@ describe('chart zoneFiles', () => {
     const deploy = one(objs, 'Deployment');
     const mount = arr(container(deploy), 'volumeMounts').find((m) => isObject(m) && m.name === 'config-volume');
     const mountPath = str(mount, 'mountPath');
-    const volume = arr(deploy, 'spec', 'template', 'spec', 'volumes').find((v) => isObject(v) && v.name === 'config-volume');
+    const volume = arr(deploy, 'spec', 'template', 'spec', 'volumes').find(
+      (v) => isObject(v) && v.name === 'config-volume',
+    );
     // What the kubelet would put under the mount path: each listed ConfigMap key at its path.
     const root = path.join(work, 'etc-coredns');
     mkdirSync(root, { recursive: true });

@@ -76,11 +76,16 @@ export async function startDns(kind: ServerKind, o: DnsOptions = {}): Promise<Dn
     '',
   ].join('\n');
   writeFileSync(join(dir, 'Corefile'), corefile);
-  const base = kind === 'clusterdns'
-    ? [process.execPath, join(REPO_ROOT, 'bin/clusterdns'), '-conf', join(dir, 'Corefile'), '-dns.port', String(port)]
-    : [COREDNS, '-conf', join(dir, 'Corefile'), '-dns.port', String(port)];
+  const base =
+    kind === 'clusterdns'
+      ? [process.execPath, join(REPO_ROOT, 'bin/clusterdns'), '-conf', join(dir, 'Corefile'), '-dns.port', String(port)]
+      : [COREDNS, '-conf', join(dir, 'Corefile'), '-dns.port', String(port)];
   const argv = o.wrap ? o.wrap(base) : base;
-  const proc = spawn(argv[0]!, argv.slice(1), { cwd: dir, env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(argv[0]!, argv.slice(1), {
+    cwd: dir,
+    env: { ...process.env, ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(proc);
   const output: string[] = [];
   const onData = (c: Buffer) => {
@@ -88,16 +93,23 @@ export async function startDns(kind: ServerKind, o: DnsOptions = {}): Promise<Dn
   };
   proc.stdout!.on('data', onData);
   proc.stderr!.on('data', onData);
-  const exited = new Promise<void>((r) => proc.once('exit', () => {
-    running.delete(proc);
-    r();
-  }));
+  const exited = new Promise<void>((r) =>
+    proc.once('exit', () => {
+      running.delete(proc);
+      r();
+    }),
+  );
   const ready = async () => {
     const r = await fetch(`http://127.0.0.1:${readyPort}/ready`, { signal: AbortSignal.timeout(5000) });
     return { status: r.status, body: await r.text() };
   };
   const server: DnsServer = {
-    kind, port, readyPort, proc, output, ready,
+    kind,
+    port,
+    readyPort,
+    proc,
+    output,
+    ready,
     stop: async () => {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
       const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
@@ -107,11 +119,15 @@ export async function startDns(kind: ServerKind, o: DnsOptions = {}): Promise<Dn
     },
   };
   try {
-    await waitFor(`${kind}'s /ready listener`, async () => {
-      if (proc.exitCode !== null) throw new Error(`${kind} exited with ${proc.exitCode}:\n${output.join('\n')}`);
-      await ready();
-      return true;
-    }, { timeoutMs: 120_000, everyMs: 100, retry: retryUnlessExited });
+    await waitFor(
+      `${kind}'s /ready listener`,
+      async () => {
+        if (proc.exitCode !== null) throw new Error(`${kind} exited with ${proc.exitCode}:\n${output.join('\n')}`);
+        await ready();
+        return true;
+      },
+      { timeoutMs: 120_000, everyMs: 100, retry: retryUnlessExited },
+    );
   } catch (e) {
     await server.stop();
     throw new Error(`${(e as Error).message}\n${output.slice(-30).join('\n')}`);
@@ -121,7 +137,11 @@ export async function startDns(kind: ServerKind, o: DnsOptions = {}): Promise<Dn
 
 /** Wait until /ready says 200. */
 export async function waitReady(s: DnsServer, timeoutMs = 120_000): Promise<void> {
-  await waitFor(`${s.kind} /ready 200`, async () => ((await s.ready()).status === 200 ? true : undefined), { timeoutMs, everyMs: 100, retry: retryUnlessExited });
+  await waitFor(`${s.kind} /ready 200`, async () => ((await s.ready()).status === 200 ? true : undefined), {
+    timeoutMs,
+    everyMs: 100,
+    retry: retryUnlessExited,
+  });
 }
 
 export async function query(s: DnsServer, name: string, type: string): Promise<Message> {
@@ -139,7 +159,11 @@ export interface Normalized {
 }
 
 export function normalize(m: Message): Normalized {
-  const rrs = (list: readonly Answer[] | undefined): string[] => (list ?? []).filter((r) => r.type !== 'OPT').map((r) => fmt(r).toLowerCase()).sort();
+  const rrs = (list: readonly Answer[] | undefined): string[] =>
+    (list ?? [])
+      .filter((r) => r.type !== 'OPT')
+      .map((r) => fmt(r).toLowerCase())
+      .sort();
   return {
     rcode: rcode(m),
     aa: ((m.flags ?? 0) & 0x400) !== 0,
@@ -151,20 +175,34 @@ export function normalize(m: Message): Normalized {
 
 /** Addresses (A/AAAA data) in the answer section. */
 export function addresses(m: Message): string[] {
-  return (m.answers ?? []).filter((r) => r.type === 'A' || r.type === 'AAAA').map((r) => String((r as { data: unknown }).data)).sort();
+  return (m.answers ?? [])
+    .filter((r) => r.type === 'A' || r.type === 'AAAA')
+    .map((r) => String((r as { data: unknown }).data))
+    .sort();
 }
 
 /** Query both servers until their normalized replies are equal; returns it (or throws with both). */
-export async function agree(servers: readonly DnsServer[], name: string, type: string, timeoutMs = 30_000): Promise<Normalized> {
+export async function agree(
+  servers: readonly DnsServer[],
+  name: string,
+  type: string,
+  timeoutMs = 30_000,
+): Promise<Normalized> {
   let last: Normalized[] = [];
   try {
-    return await waitFor(`${name} ${type}: the same reply from ${servers.map((s) => s.kind).join(' and ')}`, async () => {
-      last = await Promise.all(servers.map(async (s) => normalize(await query(s, name, type))));
-      const first = JSON.stringify(last[0]);
-      return last.every((n) => JSON.stringify(n) === first) ? last[0] : undefined;
-    }, { timeoutMs, everyMs: 200, retry: retryUnlessExited });
+    return await waitFor(
+      `${name} ${type}: the same reply from ${servers.map((s) => s.kind).join(' and ')}`,
+      async () => {
+        last = await Promise.all(servers.map(async (s) => normalize(await query(s, name, type))));
+        const first = JSON.stringify(last[0]);
+        return last.every((n) => JSON.stringify(n) === first) ? last[0] : undefined;
+      },
+      { timeoutMs, everyMs: 200, retry: retryUnlessExited },
+    );
   } catch (e) {
-    throw new Error(`${(e as Error).message}\n${servers.map((s, i) => `${s.kind}: ${JSON.stringify(last[i], null, 1)}`).join('\n')}`);
+    throw new Error(
+      `${(e as Error).message}\n${servers.map((s, i) => `${s.kind}: ${JSON.stringify(last[i], null, 1)}`).join('\n')}`,
+    );
   }
 }
 
@@ -181,13 +219,27 @@ export const latencies: Latency[] = [];
  * Apply a change, then query each server until `seen(reply)` holds; records the time from the
  * start of the API request to the first such reply for each server. Waits up to `timeoutMs`.
  */
-export async function measureChange(change: string, servers: readonly DnsServer[], name: string, type: string, apply: () => Promise<unknown>, seen: (m: Message) => boolean, timeoutMs = 120_000): Promise<void> {
+export async function measureChange(
+  change: string,
+  servers: readonly DnsServer[],
+  name: string,
+  type: string,
+  apply: () => Promise<unknown>,
+  seen: (m: Message) => boolean,
+  timeoutMs = 120_000,
+): Promise<void> {
   const t0 = performance.now();
   await apply();
-  await Promise.all(servers.map(async (s) => {
-    await waitFor(`${s.kind} to reflect "${change}" in ${name} ${type}`, async () => (seen(await query(s, name, type)) ? true : undefined), { timeoutMs, everyMs: 5, retry: retryUnlessExited });
-    latencies.push({ change, server: s.kind, ms: Math.round(performance.now() - t0) });
-  }));
+  await Promise.all(
+    servers.map(async (s) => {
+      await waitFor(
+        `${s.kind} to reflect "${change}" in ${name} ${type}`,
+        async () => (seen(await query(s, name, type)) ? true : undefined),
+        { timeoutMs, everyMs: 5, retry: retryUnlessExited },
+      );
+      latencies.push({ change, server: s.kind, ms: Math.round(performance.now() - t0) });
+    }),
+  );
 }
 
 /** A table of the latencies recorded so far (for the test log). */

@@ -20,8 +20,16 @@ let known: Obj = {};
 const need = controlPlaneSuite({
   namespace: NS,
   populate: async (cp) => {
-    known = await createService(cp, { name: 'known', namespace: NS, spec: { selector: { app: 'k' }, ports: [{ name: 'http', port: 80 }] } });
-    await createService(cp, { name: 'hk', namespace: NS, spec: { clusterIP: 'None', selector: { app: 'k' }, ports: [{ name: 'http', port: 80 }] } });
+    known = await createService(cp, {
+      name: 'known',
+      namespace: NS,
+      spec: { selector: { app: 'k' }, ports: [{ name: 'http', port: 80 }] },
+    });
+    await createService(cp, {
+      name: 'hk',
+      namespace: NS,
+      spec: { clusterIP: 'None', selector: { app: 'k' }, ports: [{ name: 'http', port: 80 }] },
+    });
     await createPod(cp, { name: 'k-0', namespace: NS, labels: { app: 'k' }, ips: ['10.244.9.10'] });
   },
   ready: async (servers) => {
@@ -45,34 +53,60 @@ async function knownAnswered(ss: readonly DnsServer[], rounds: number): Promise<
 }
 
 describe('API server faults', () => {
-  test('SIGSTOP then SIGCONT: known names answered throughout, the next change seen', async () => {
-    const { cp: c, servers: ss } = need();
-    c.pauseApiServer();
-    try {
-      await knownAnswered(ss, 20);
-    } finally {
-      c.resumeApiServer();
-    }
-    await measureChange('Service created after SIGCONT', ss, `after-stop.${NS}.svc.${Z}`, 'A',
-      () => createService(c, { name: 'after-stop', namespace: NS, spec: { ports: [{ name: 'http', port: 80 }] } }),
-      (m) => addresses(m).length === 1, RECOVERY_BOUND_MS);
-    await knownAnswered(ss, 1);
-  }, RECOVERY_BOUND_MS + 60_000);
+  test(
+    'SIGSTOP then SIGCONT: known names answered throughout, the next change seen',
+    async () => {
+      const { cp: c, servers: ss } = need();
+      c.pauseApiServer();
+      try {
+        await knownAnswered(ss, 20);
+      } finally {
+        c.resumeApiServer();
+      }
+      await measureChange(
+        'Service created after SIGCONT',
+        ss,
+        `after-stop.${NS}.svc.${Z}`,
+        'A',
+        () => createService(c, { name: 'after-stop', namespace: NS, spec: { ports: [{ name: 'http', port: 80 }] } }),
+        (m) => addresses(m).length === 1,
+        RECOVERY_BOUND_MS,
+      );
+      await knownAnswered(ss, 1);
+    },
+    RECOVERY_BOUND_MS + 60_000,
+  );
 
-  test('SIGKILL and restart: known names answered while down, changes seen after the restart', async () => {
-    const { cp: c, servers: ss } = need();
-    await c.killApiServer();
-    await knownAnswered(ss, 20);
-    await c.restartApiServer();
-    await knownAnswered(ss, 1);
-    await measureChange('Service created after restart', ss, `after-restart.${NS}.svc.${Z}`, 'A',
-      () => createService(c, { name: 'after-restart', namespace: NS, spec: { ports: [{ name: 'http', port: 80 }] } }),
-      (m) => addresses(m).length === 1, RECOVERY_BOUND_MS);
-    await measureChange('pod added after restart (headless A)', ss, `hk.${NS}.svc.${Z}`, 'A',
-      () => createPod(c, { name: 'k-1', namespace: NS, labels: { app: 'k' }, ips: ['10.244.9.11'] }),
-      (m) => addresses(m).includes('10.244.9.11'), RECOVERY_BOUND_MS);
-    await agree(ss, `hk.${NS}.svc.${Z}`, 'A');
-    await agree(ss, `after-restart.${NS}.svc.${Z}`, 'A');
-    for (const s of ss) expect((await s.ready()).status, s.kind).toBe(200);
-  }, 2 * RECOVERY_BOUND_MS + 120_000);
+  test(
+    'SIGKILL and restart: known names answered while down, changes seen after the restart',
+    async () => {
+      const { cp: c, servers: ss } = need();
+      await c.killApiServer();
+      await knownAnswered(ss, 20);
+      await c.restartApiServer();
+      await knownAnswered(ss, 1);
+      await measureChange(
+        'Service created after restart',
+        ss,
+        `after-restart.${NS}.svc.${Z}`,
+        'A',
+        () => createService(c, { name: 'after-restart', namespace: NS, spec: { ports: [{ name: 'http', port: 80 }] } }),
+        (m) => addresses(m).length === 1,
+        RECOVERY_BOUND_MS,
+      );
+      await measureChange(
+        'pod added after restart (headless A)',
+        ss,
+        `hk.${NS}.svc.${Z}`,
+        'A',
+        () => createPod(c, { name: 'k-1', namespace: NS, labels: { app: 'k' }, ips: ['10.244.9.11'] }),
+        (m) => addresses(m).includes('10.244.9.11'),
+        RECOVERY_BOUND_MS,
+      );
+      await agree(ss, `hk.${NS}.svc.${Z}`, 'A');
+      await agree(ss, `after-restart.${NS}.svc.${Z}`, 'A');
+      for (const s of ss) expect((await s.ready()).status, s.kind).toBe(200);
+    },
+    2 * RECOVERY_BOUND_MS + 120_000,
+  );
 });

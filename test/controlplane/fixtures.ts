@@ -6,13 +6,26 @@ export const NODE = 'node-a';
 
 /** A Node object (no kubelet behind it): the EndpointSlice controller skips pods on unknown Nodes. */
 export async function createNode(cp: ControlPlane, name = NODE): Promise<void> {
-  await cp.create({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'topology.kubernetes.io/zone': 'zone-a' } }, spec: {} });
+  await cp.create({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'topology.kubernetes.io/zone': 'zone-a' } },
+    spec: {},
+  });
 }
 
 /** Create a namespace and wait for its `default` ServiceAccount (pods are refused before). */
-export async function createNamespace(cp: ControlPlane, name: string, labels: Record<string, string> = {}): Promise<void> {
+export async function createNamespace(
+  cp: ControlPlane,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<void> {
   await cp.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
-  await waitFor(`ServiceAccount default in ${name}`, async () => (await cp.api('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`)).status === 200 || undefined, { timeoutMs: 120_000, everyMs: 100, retry: retryUnlessExited });
+  await waitFor(
+    `ServiceAccount default in ${name}`,
+    async () => (await cp.api('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`)).status === 200 || undefined,
+    { timeoutMs: 120_000, everyMs: 100, retry: retryUnlessExited },
+  );
 }
 
 export interface PodSpec {
@@ -27,7 +40,8 @@ export interface PodSpec {
 /** Create a pod bound to NODE and patch its status to Running with its IPs, Ready or not. */
 export async function createPod(cp: ControlPlane, p: PodSpec, ready = true): Promise<void> {
   await cp.create({
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: { name: p.name, namespace: p.namespace, labels: p.labels },
     spec: {
       nodeName: NODE,
@@ -40,23 +54,34 @@ export async function createPod(cp: ControlPlane, p: PodSpec, ready = true): Pro
   await setPodReady(cp, p, ready);
 }
 
-export async function setPodReady(cp: ControlPlane, p: Pick<PodSpec, 'name' | 'namespace' | 'ips'>, ready: boolean): Promise<void> {
+export async function setPodReady(
+  cp: ControlPlane,
+  p: Pick<PodSpec, 'name' | 'namespace' | 'ips'>,
+  ready: boolean,
+): Promise<void> {
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const status = ready ? 'True' : 'False';
-  await cp.patch('v1', 'Pod', p.namespace, p.name, {
-    status: {
-      phase: 'Running',
-      hostIP: '192.0.2.100',
-      podIP: p.ips[0],
-      podIPs: p.ips.map((ip) => ({ ip })),
-      conditions: [
-        { type: 'Initialized', status: 'True', lastTransitionTime: now },
-        { type: 'ContainersReady', status, lastTransitionTime: now },
-        { type: 'Ready', status, lastTransitionTime: now },
-        { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
-      ],
+  await cp.patch(
+    'v1',
+    'Pod',
+    p.namespace,
+    p.name,
+    {
+      status: {
+        phase: 'Running',
+        hostIP: '192.0.2.100',
+        podIP: p.ips[0],
+        podIPs: p.ips.map((ip) => ({ ip })),
+        conditions: [
+          { type: 'Initialized', status: 'True', lastTransitionTime: now },
+          { type: 'ContainersReady', status, lastTransitionTime: now },
+          { type: 'Ready', status, lastTransitionTime: now },
+          { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
+        ],
+      },
     },
-  }, 'status');
+    'status',
+  );
 }
 
 export interface SvcSpec {
@@ -66,7 +91,12 @@ export interface SvcSpec {
 }
 
 export async function createService(cp: ControlPlane, s: SvcSpec): Promise<Obj> {
-  return cp.create({ apiVersion: 'v1', kind: 'Service', metadata: { name: s.name, namespace: s.namespace }, spec: s.spec });
+  return cp.create({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: s.name, namespace: s.namespace },
+    spec: s.spec,
+  });
 }
 
 export function clusterIPs(svc: Obj): string[] {

@@ -31,7 +31,12 @@ const need = controlPlaneSuite({
     const mk = async (name: string, spec: Obj) => svcs.set(name, await createService(c, { name, namespace: NS, spec }));
     const http = [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }];
     await mk('web', { selector: { app: 'web' }, ports: http });
-    await mk('dual', { selector: { app: 'dual' }, ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'], ports: [{ name: 'dns', port: 53, protocol: 'UDP' }] });
+    await mk('dual', {
+      selector: { app: 'dual' },
+      ipFamilyPolicy: 'RequireDualStack',
+      ipFamilies: ['IPv4', 'IPv6'],
+      ports: [{ name: 'dns', port: 53, protocol: 'UDP' }],
+    });
     await mk('hl', { clusterIP: 'None', selector: { app: 'hl' }, ports: http });
     await mk('manual', { clusterIP: 'None', ports: [{ name: 'db', port: 5432, protocol: 'TCP' }] });
     await mk('ext', { type: 'ExternalName', externalName: `web.${NS}.svc.${Z}` });
@@ -39,15 +44,31 @@ const need = controlPlaneSuite({
     await mk('lb', { type: 'LoadBalancer', selector: { app: 'web' }, ports: http });
     await createPod(c, { name: 'web-0', namespace: NS, labels: { app: 'web' }, ips: ['10.244.0.10'] });
     await createPod(c, { name: 'web-1', namespace: NS, labels: { app: 'web' }, ips: ['10.244.0.11'] });
-    await createPod(c, { name: 'dual-0', namespace: NS, labels: { app: 'dual' }, ips: ['10.244.1.10', 'fd00:10:244::10'] });
-    await createPod(c, { name: 'hl-0', namespace: NS, labels: { app: 'hl' }, ips: ['10.244.2.10'], hostname: 'hl-0', subdomain: 'hl' });
+    await createPod(c, {
+      name: 'dual-0',
+      namespace: NS,
+      labels: { app: 'dual' },
+      ips: ['10.244.1.10', 'fd00:10:244::10'],
+    });
+    await createPod(c, {
+      name: 'hl-0',
+      namespace: NS,
+      labels: { app: 'hl' },
+      ips: ['10.244.2.10'],
+      hostname: 'hl-0',
+      subdomain: 'hl',
+    });
     await createPod(c, { name: 'hl-1', namespace: NS, labels: { app: 'hl' }, ips: ['10.244.2.11'] });
     // A selector-less headless Service's endpoints are written by hand.
     await c.create({
-      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
       metadata: { name: 'manual-1', namespace: NS, labels: { 'kubernetes.io/service-name': 'manual' } },
       addressType: 'IPv4',
-      endpoints: [{ addresses: ['10.244.3.5'], hostname: 'db', conditions: { ready: true } }, { addresses: ['10.244.3.6'], conditions: { ready: true } }],
+      endpoints: [
+        { addresses: ['10.244.3.5'], hostname: 'db', conditions: { ready: true } },
+        { addresses: ['10.244.3.6'], conditions: { ready: true } },
+      ],
       ports: [{ name: 'db', port: 5432, protocol: 'TCP' }],
     });
   },
@@ -56,12 +77,15 @@ const need = controlPlaneSuite({
       process.stdout.write(`${latencyReport()}\n`);
       const dir = join(REPO_ROOT, 'dist');
       mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, 'controlplane-latency.json'), `${JSON.stringify({ timings: cp?.timings, latencies }, null, 2)}\n`);
+      writeFileSync(
+        join(dir, 'controlplane-latency.json'),
+        `${JSON.stringify({ timings: cp?.timings, latencies }, null, 2)}\n`,
+      );
     }
   },
 });
 
-describe('kubernetes plugin on a real control plane (kubeconfig credentials, the chart\'s ClusterRole)', () => {
+describe("kubernetes plugin on a real control plane (kubeconfig credentials, the chart's ClusterRole)", () => {
   test('the control plane started and both servers are ready', () => {
     const { cp: c } = need();
     expect(Object.keys(c.pids()).sort()).toEqual(['etcd', 'kube-apiserver', 'kube-controller-manager']);
@@ -94,21 +118,48 @@ describe('kubernetes plugin on a real control plane (kubeconfig credentials, the
 
     const rev = (v4: string) => `${v4.split('.').reverse().join('.')}.in-addr.arpa`;
     const questions: [string, string][] = [
-      [`web.${NS}.svc.${Z}`, 'A'], [`web.${NS}.svc.${Z}`, 'AAAA'], [`web.${NS}.svc.${Z}`, 'SRV'],
-      [`_http._tcp.web.${NS}.svc.${Z}`, 'SRV'], [`_http._udp.web.${NS}.svc.${Z}`, 'SRV'],
-      [`dual.${NS}.svc.${Z}`, 'A'], [`dual.${NS}.svc.${Z}`, 'AAAA'], [`_dns._udp.dual.${NS}.svc.${Z}`, 'SRV'],
+      [`web.${NS}.svc.${Z}`, 'A'],
+      [`web.${NS}.svc.${Z}`, 'AAAA'],
+      [`web.${NS}.svc.${Z}`, 'SRV'],
+      [`_http._tcp.web.${NS}.svc.${Z}`, 'SRV'],
+      [`_http._udp.web.${NS}.svc.${Z}`, 'SRV'],
+      [`dual.${NS}.svc.${Z}`, 'A'],
+      [`dual.${NS}.svc.${Z}`, 'AAAA'],
+      [`_dns._udp.dual.${NS}.svc.${Z}`, 'SRV'],
       [`dual.${NS}.svc.${Z}`, 'SRV'],
-      [`hl.${NS}.svc.${Z}`, 'A'], [`hl.${NS}.svc.${Z}`, 'AAAA'], [`hl.${NS}.svc.${Z}`, 'SRV'],
-      [`_http._tcp.hl.${NS}.svc.${Z}`, 'SRV'], [`hl-0.hl.${NS}.svc.${Z}`, 'A'], [`10-244-2-11.hl.${NS}.svc.${Z}`, 'A'],
+      [`hl.${NS}.svc.${Z}`, 'A'],
+      [`hl.${NS}.svc.${Z}`, 'AAAA'],
+      [`hl.${NS}.svc.${Z}`, 'SRV'],
+      [`_http._tcp.hl.${NS}.svc.${Z}`, 'SRV'],
+      [`hl-0.hl.${NS}.svc.${Z}`, 'A'],
+      [`10-244-2-11.hl.${NS}.svc.${Z}`, 'A'],
       [`nope.hl.${NS}.svc.${Z}`, 'A'],
-      [`manual.${NS}.svc.${Z}`, 'A'], [`manual.${NS}.svc.${Z}`, 'SRV'], [`db.manual.${NS}.svc.${Z}`, 'A'],
-      [`ext.${NS}.svc.${Z}`, 'A'], [`ext.${NS}.svc.${Z}`, 'CNAME'], [`ext.${NS}.svc.${Z}`, 'SRV'],
-      [`np.${NS}.svc.${Z}`, 'A'], [`np.${NS}.svc.${Z}`, 'SRV'], [`lb.${NS}.svc.${Z}`, 'A'], [`lb.${NS}.svc.${Z}`, 'SRV'],
-      [`kubernetes.default.svc.${Z}`, 'A'], [`_https._tcp.kubernetes.default.svc.${Z}`, 'SRV'],
-      [`missing.${NS}.svc.${Z}`, 'A'], [`${NS}.svc.${Z}`, 'A'], [`svc.${Z}`, 'A'], [`nons.svc.${Z}`, 'A'],
-      [`10-244-0-10.${NS}.pod.${Z}`, 'A'], [`10-244-0-10.nons.pod.${Z}`, 'A'],
-      [Z, 'SOA'], [Z, 'NS'], [`ns.dns.${Z}`, 'A'], [`dns-version.${Z}`, 'TXT'],
-      [rev(ip('web')[0]!), 'PTR'], [rev('10.244.2.10'), 'PTR'], [rev('10.244.3.5'), 'PTR'], [rev('10.96.0.1'), 'PTR'],
+      [`manual.${NS}.svc.${Z}`, 'A'],
+      [`manual.${NS}.svc.${Z}`, 'SRV'],
+      [`db.manual.${NS}.svc.${Z}`, 'A'],
+      [`ext.${NS}.svc.${Z}`, 'A'],
+      [`ext.${NS}.svc.${Z}`, 'CNAME'],
+      [`ext.${NS}.svc.${Z}`, 'SRV'],
+      [`np.${NS}.svc.${Z}`, 'A'],
+      [`np.${NS}.svc.${Z}`, 'SRV'],
+      [`lb.${NS}.svc.${Z}`, 'A'],
+      [`lb.${NS}.svc.${Z}`, 'SRV'],
+      [`kubernetes.default.svc.${Z}`, 'A'],
+      [`_https._tcp.kubernetes.default.svc.${Z}`, 'SRV'],
+      [`missing.${NS}.svc.${Z}`, 'A'],
+      [`${NS}.svc.${Z}`, 'A'],
+      [`svc.${Z}`, 'A'],
+      [`nons.svc.${Z}`, 'A'],
+      [`10-244-0-10.${NS}.pod.${Z}`, 'A'],
+      [`10-244-0-10.nons.pod.${Z}`, 'A'],
+      [Z, 'SOA'],
+      [Z, 'NS'],
+      [`ns.dns.${Z}`, 'A'],
+      [`dns-version.${Z}`, 'TXT'],
+      [rev(ip('web')[0]!), 'PTR'],
+      [rev('10.244.2.10'), 'PTR'],
+      [rev('10.244.3.5'), 'PTR'],
+      [rev('10.96.0.1'), 'PTR'],
     ];
     for (const [name, type] of questions) await agree(ss, name, type);
   }, 240_000);
@@ -117,13 +168,40 @@ describe('kubernetes plugin on a real control plane (kubeconfig credentials, the
     const { cp: c, servers: ss } = need();
     const name = `hl.${NS}.svc.${Z}`;
     const hl1 = { name: 'hl-1', namespace: NS, ips: ['10.244.2.11'] };
-    await measureChange('pod NotReady (headless A)', ss, name, 'A', () => setPodReady(c, hl1, false), (m) => !addresses(m).includes('10.244.2.11'));
+    await measureChange(
+      'pod NotReady (headless A)',
+      ss,
+      name,
+      'A',
+      () => setPodReady(c, hl1, false),
+      (m) => !addresses(m).includes('10.244.2.11'),
+    );
     await agree(ss, name, 'A');
     await agree(ss, `10-244-2-11.hl.${NS}.svc.${Z}`, 'A');
-    await measureChange('pod Ready again (headless A)', ss, name, 'A', () => setPodReady(c, hl1, true), (m) => addresses(m).includes('10.244.2.11'));
-    await measureChange('new Ready pod (headless A)', ss, name, 'A',
-      () => createPod(c, { name: 'hl-2', namespace: NS, labels: { app: 'hl' }, ips: ['10.244.2.12'] }), (m) => addresses(m).includes('10.244.2.12'));
-    await measureChange('pod deleted (headless A)', ss, name, 'A', () => c.remove('v1', 'Pod', NS, 'hl-2'), (m) => !addresses(m).includes('10.244.2.12'));
+    await measureChange(
+      'pod Ready again (headless A)',
+      ss,
+      name,
+      'A',
+      () => setPodReady(c, hl1, true),
+      (m) => addresses(m).includes('10.244.2.11'),
+    );
+    await measureChange(
+      'new Ready pod (headless A)',
+      ss,
+      name,
+      'A',
+      () => createPod(c, { name: 'hl-2', namespace: NS, labels: { app: 'hl' }, ips: ['10.244.2.12'] }),
+      (m) => addresses(m).includes('10.244.2.12'),
+    );
+    await measureChange(
+      'pod deleted (headless A)',
+      ss,
+      name,
+      'A',
+      () => c.remove('v1', 'Pod', NS, 'hl-2'),
+      (m) => !addresses(m).includes('10.244.2.12'),
+    );
     await agree(ss, name, 'A');
     await agree(ss, `_http._tcp.${name}`, 'SRV');
   }, 240_000);
@@ -132,38 +210,88 @@ describe('kubernetes plugin on a real control plane (kubeconfig credentials, the
     const { cp: c, servers: ss } = need();
     let created: Obj = {};
     const name = `late.${NS}.svc.${Z}`;
-    await measureChange('Service created (A)', ss, name, 'A', async () => {
-      created = await createService(c, { name: 'late', namespace: NS, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80 }] } });
-    }, (m) => rcode(m) === 0 && addresses(m).length === 1);
+    await measureChange(
+      'Service created (A)',
+      ss,
+      name,
+      'A',
+      async () => {
+        created = await createService(c, {
+          name: 'late',
+          namespace: NS,
+          spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80 }] },
+        });
+      },
+      (m) => rcode(m) === 0 && addresses(m).length === 1,
+    );
     expect(addresses(await query(ss[0]!, name, 'A'))).toEqual(clusterIPs(created));
-    await measureChange('Service port renamed (SRV)', ss, `_web._tcp.${name}`, 'SRV',
-      () => c.patch('v1', 'Service', NS, 'late', { spec: { ports: [{ name: 'web', port: 80, protocol: 'TCP' }] } }), (m) => (m.answers ?? []).length === 1);
+    await measureChange(
+      'Service port renamed (SRV)',
+      ss,
+      `_web._tcp.${name}`,
+      'SRV',
+      () => c.patch('v1', 'Service', NS, 'late', { spec: { ports: [{ name: 'web', port: 80, protocol: 'TCP' }] } }),
+      (m) => (m.answers ?? []).length === 1,
+    );
     await agree(ss, `_web._tcp.${name}`, 'SRV');
-    await measureChange('Service deleted (NXDOMAIN)', ss, name, 'A', () => c.remove('v1', 'Service', NS, 'late'), (m) => rcode(m) === 3);
+    await measureChange(
+      'Service deleted (NXDOMAIN)',
+      ss,
+      name,
+      'A',
+      () => c.remove('v1', 'Service', NS, 'late'),
+      (m) => rcode(m) === 3,
+    );
     await agree(ss, name, 'A');
   }, 240_000);
 
   test('namespaces created and deleted', async () => {
     const { cp: c, servers: ss } = need();
     const name = `svc1.tmp.svc.${Z}`;
-    await measureChange('namespace + Service created', ss, name, 'A', async () => {
-      await createNamespace(c, 'tmp');
-      await createService(c, { name: 'svc1', namespace: 'tmp', spec: { ports: [{ name: 'http', port: 80 }] } });
-    }, (m) => addresses(m).length === 1);
+    await measureChange(
+      'namespace + Service created',
+      ss,
+      name,
+      'A',
+      async () => {
+        await createNamespace(c, 'tmp');
+        await createService(c, { name: 'svc1', namespace: 'tmp', spec: { ports: [{ name: 'http', port: 80 }] } });
+      },
+      (m) => addresses(m).length === 1,
+    );
     await agree(ss, `10-1-2-3.tmp.pod.${Z}`, 'A');
     // Deletion goes through the namespace controller (Terminating, contents removed, finalizer).
-    await measureChange('namespace deleted (Service NXDOMAIN)', ss, name, 'A', () => c.remove('v1', 'Namespace', undefined, 'tmp'), (m) => rcode(m) === 3, 240_000);
-    await measureChange('namespace gone (pod name NXDOMAIN)', ss, `10-1-2-3.tmp.pod.${Z}`, 'A', async () => undefined, (m) => rcode(m) === 3, 240_000);
+    await measureChange(
+      'namespace deleted (Service NXDOMAIN)',
+      ss,
+      name,
+      'A',
+      () => c.remove('v1', 'Namespace', undefined, 'tmp'),
+      (m) => rcode(m) === 3,
+      240_000,
+    );
+    await measureChange(
+      'namespace gone (pod name NXDOMAIN)',
+      ss,
+      `10-1-2-3.tmp.pod.${Z}`,
+      'A',
+      async () => undefined,
+      (m) => rcode(m) === 3,
+      240_000,
+    );
     await agree(ss, name, 'A');
     await agree(ss, `tmp.svc.${Z}`, 'A');
   }, 300_000);
 });
 
 describe('credentials and RBAC', () => {
-  test('in-cluster credentials: the chart ServiceAccount\'s token and CA files, KUBERNETES_SERVICE_HOST/PORT', async () => {
+  test("in-cluster credentials: the chart ServiceAccount's token and CA files, KUBERNETES_SERVICE_HOST/PORT", async () => {
     const { cp: c } = need();
-    const inCluster = await Promise.all((['clusterdns', 'coredns'] as const).map((k) =>
-      startDns(k, { wrap: (argv) => c.inClusterArgv(argv), env: c.inClusterEnv() })));
+    const inCluster = await Promise.all(
+      (['clusterdns', 'coredns'] as const).map((k) =>
+        startDns(k, { wrap: (argv) => c.inClusterArgv(argv), env: c.inClusterEnv() }),
+      ),
+    );
     try {
       await Promise.all(inCluster.map((s) => waitReady(s)));
       const name = `web.${NS}.svc.${Z}`;
@@ -175,25 +303,33 @@ describe('credentials and RBAC', () => {
     }
   }, 240_000);
 
-  test('the chart\'s ClusterRole without `list` on endpointslices: /ready 503 as CoreDNS, the documented reason in the log', async () => {
+  test("the chart's ClusterRole without `list` on endpointslices: /ready 503 as CoreDNS, the documented reason in the log", async () => {
     const { cp: c } = need();
     const role = roleWithoutVerb(c.rbac.clusterRole, 'clusterdns-test-no-list', 'endpointslices', 'list');
     await c.create(role);
     await c.bindUser('coredns-limited', 'clusterdns-test-no-list');
     const kubeconfig = c.identities.get('coredns-limited')!.kubeconfig;
-    const limited = await Promise.all((['clusterdns', 'coredns'] as const).map((k) => startDns(k, { kubeconfig, extra: ['startup_timeout 1s'] })));
+    const limited = await Promise.all(
+      (['clusterdns', 'coredns'] as const).map((k) => startDns(k, { kubeconfig, extra: ['startup_timeout 1s'] })),
+    );
     try {
       const [cd, core] = limited;
       // The reason is the kubernetes plugin's WARNING line (plugins/kubernetes/README.md, Ready);
       // /ready's body is CoreDNS 1.15.0's: the names of the plugins not ready, nothing else.
-      const reasonLine = /^\[WARNING\] plugin\/kubernetes: list of endpointslices failed: 403 on endpointslices — RBAC missing list\/watch: endpointslices\.discovery\.k8s\.io is forbidden: .*cannot list resource "endpointslices"/;
+      const reasonLine =
+        /^\[WARNING\] plugin\/kubernetes: list of endpointslices failed: 403 on endpointslices — RBAC missing list\/watch: endpointslices\.discovery\.k8s\.io is forbidden: .*cannot list resource "endpointslices"/;
       let last = '';
-      const found = await waitFor(() => `clusterdns to log the RBAC reason with /ready 503; last /ready: ${last}\n${cd!.output.slice(-20).join('\n')}`, async () => {
-        const r = await cd!.ready();
-        last = `${r.status} ${r.body}`;
-        const line = cd!.output.find((l) => reasonLine.test(l));
-        return r.status === 503 && line ? { body: r.body, line } : undefined;
-      }, { timeoutMs: 60_000, everyMs: 200 });
+      const found = await waitFor(
+        () =>
+          `clusterdns to log the RBAC reason with /ready 503; last /ready: ${last}\n${cd!.output.slice(-20).join('\n')}`,
+        async () => {
+          const r = await cd!.ready();
+          last = `${r.status} ${r.body}`;
+          const line = cd!.output.find((l) => reasonLine.test(l));
+          return r.status === 503 && line ? { body: r.body, line } : undefined;
+        },
+        { timeoutMs: 60_000, everyMs: 200 },
+      );
       expect(found.body).toBe('kubernetes');
       // Logged once per failure kind, not once per retry.
       expect(cd!.output.filter((l) => reasonLine.test(l))).toHaveLength(1);

@@ -7,11 +7,35 @@ import * as dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { afterAll, describe, expect, it } from 'vitest';
 import { a, aaaa, type TestUpstream } from '../helpers/upstream.js';
-import { assertResult, encode, exchange, generate, judge, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec, type Variant } from './harness.js';
+import {
+  assertResult,
+  encode,
+  exchange,
+  generate,
+  judge,
+  missingBinaries,
+  newResult,
+  runQueries,
+  startPair,
+  totalCompared,
+  type QuerySpec,
+  type Variant,
+} from './harness.js';
 
 const soa = (zone: string, ttl = 60): Answer => ({
-  name: zone, type: 'SOA', class: 'IN', ttl,
-  data: { mname: `ns.${zone}`, rname: `hostmaster.${zone}`, serial: 2026112401, refresh: 7200, retry: 1800, expire: 86400, minimum: 30 },
+  name: zone,
+  type: 'SOA',
+  class: 'IN',
+  ttl,
+  data: {
+    mname: `ns.${zone}`,
+    rname: `hostmaster.${zone}`,
+    serial: 2026112401,
+    refresh: 7200,
+    retry: 1800,
+    expire: 86400,
+    minimum: 30,
+  },
 });
 
 /** The scripted upstream: one behaviour per name (the same records whatever the qtype). */
@@ -19,10 +43,30 @@ function script(u: TestUpstream): void {
   u.defaultBehaviour = { rcode: 3, authorities: [soa('example.org')] };
   u.on('a.example.org', { answers: [a('a.example.org', '192.0.2.1', 300)], aa: true });
   u.on('v6.example.org', { answers: [aaaa('v6.example.org', '2001:db8::1', 120)] });
-  u.on('multi.example.org', { answers: ['192.0.2.10', '192.0.2.11', '192.0.2.12'].map((ip) => a('multi.example.org', ip, 60)) });
-  u.on('cname.example.org', { answers: [{ name: 'cname.example.org', type: 'CNAME', class: 'IN', ttl: 100, data: 'a.example.org' }, a('a.example.org', '192.0.2.1', 300)] });
-  u.on('mx.example.org', { answers: [{ name: 'mx.example.org', type: 'MX', class: 'IN', ttl: 50, data: { preference: 10, exchange: 'mail.example.org' } }], additionals: [a('mail.example.org', '192.0.2.25', 50)] });
-  u.on('txt.example.org', { answers: [{ name: 'txt.example.org', type: 'TXT', class: 'IN', ttl: 50, data: ['v=spf1 -all'] }] });
+  u.on('multi.example.org', {
+    answers: ['192.0.2.10', '192.0.2.11', '192.0.2.12'].map((ip) => a('multi.example.org', ip, 60)),
+  });
+  u.on('cname.example.org', {
+    answers: [
+      { name: 'cname.example.org', type: 'CNAME', class: 'IN', ttl: 100, data: 'a.example.org' },
+      a('a.example.org', '192.0.2.1', 300),
+    ],
+  });
+  u.on('mx.example.org', {
+    answers: [
+      {
+        name: 'mx.example.org',
+        type: 'MX',
+        class: 'IN',
+        ttl: 50,
+        data: { preference: 10, exchange: 'mail.example.org' },
+      },
+    ],
+    additionals: [a('mail.example.org', '192.0.2.25', 50)],
+  });
+  u.on('txt.example.org', {
+    answers: [{ name: 'txt.example.org', type: 'TXT', class: 'IN', ttl: 50, data: ['v=spf1 -all'] }],
+  });
   u.on('nodata.example.org', { authorities: [soa('example.org', 45)] });
   u.on('servfail.example.org', { rcode: 2 });
   u.on('withextra.example.org', {
@@ -30,13 +74,32 @@ function script(u: TestUpstream): void {
     authorities: [{ name: 'example.org', type: 'NS', class: 'IN', ttl: 60, data: 'ns1.example.org' }],
     additionals: [a('ns1.example.org', '192.0.2.53', 60)],
   });
-  u.on('referral.example.org', { authorities: [{ name: 'referral.example.org', type: 'NS', class: 'IN', ttl: 60, data: 'ns.elsewhere.net' }] });
+  u.on('referral.example.org', {
+    authorities: [{ name: 'referral.example.org', type: 'NS', class: 'IN', ttl: 60, data: 'ns.elsewhere.net' }],
+  });
   // 45 A records: about 750 bytes, more than 512 and less than 1232.
-  u.on('mid.example.org', { answers: Array.from({ length: 45 }, (_, i) => a('mid.example.org', `198.51.100.${i + 1}`, 60)) });
-  u.on('srv.example.org', { answers: [{ name: 'srv.example.org', type: 'SRV', class: 'IN', ttl: 30, data: { priority: 0, weight: 0, port: 53, target: 'a.example.org' } }] });
+  u.on('mid.example.org', {
+    answers: Array.from({ length: 45 }, (_, i) => a('mid.example.org', `198.51.100.${i + 1}`, 60)),
+  });
+  u.on('srv.example.org', {
+    answers: [
+      {
+        name: 'srv.example.org',
+        type: 'SRV',
+        class: 'IN',
+        ttl: 30,
+        data: { priority: 0, weight: 0, port: 53, target: 'a.example.org' },
+      },
+    ],
+  });
 }
 
-const VARIANTS: readonly Variant[] = [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'udp', edns: 4096, do: true, mixed: true }, { proto: 'tcp' }];
+const VARIANTS: readonly Variant[] = [
+  { proto: 'udp' },
+  { proto: 'udp', edns: 1232 },
+  { proto: 'udp', edns: 4096, do: true, mixed: true },
+  { proto: 'tcp' },
+];
 const PROBE = { name: 'a.example.org', type: 'A' };
 
 interface CaseOptions {
@@ -45,8 +108,17 @@ interface CaseOptions {
   readonly timeoutMs?: number;
 }
 
-async function runCase(id: string, corefile: string, plugins: string[], queries: QuerySpec[], o: CaseOptions = {}): Promise<void> {
-  const pair = await startPair({ corefile, upstream: script, files: o.files }, o.probe === null ? undefined : (o.probe ?? PROBE));
+async function runCase(
+  id: string,
+  corefile: string,
+  plugins: string[],
+  queries: QuerySpec[],
+  o: CaseOptions = {},
+): Promise<void> {
+  const pair = await startPair(
+    { corefile, upstream: script, files: o.files },
+    o.probe === null ? undefined : (o.probe ?? PROBE),
+  );
   try {
     const result = newResult(id);
     await runQueries(pair, result, queries, plugins, { timeoutMs: o.timeoutMs });
@@ -89,7 +161,12 @@ describe('differential: answer-shaping plugins', () => {
 }
 `;
     const names = ['a.example.org', 'mx.example.org', 'txt.example.org', 'nodata.example.org', 'v6.example.net'];
-    await runCase('acl', corefile, ['acl', 'forward'], generate(names, ['A', 'AAAA', 'MX', 'TXT', 'ANY'], VARIANTS, 11));
+    await runCase(
+      'acl',
+      corefile,
+      ['acl', 'forward'],
+      generate(names, ['A', 'AAAA', 'MX', 'TXT', 'ANY'], VARIANTS, 11),
+    );
   }, 120_000);
 
   it('acl: drop sends nothing, other types still answered', async () => {
@@ -115,9 +192,22 @@ describe('differential: answer-shaping plugins', () => {
     forward . {{UPSTREAM}}
 }
 `;
-    const names = ['a.example.org', 'withextra.example.org', 'mx.example.org', 'nodata.example.org', 'referral.example.org', 'nx.example.org', 'servfail.example.org'];
+    const names = [
+      'a.example.org',
+      'withextra.example.org',
+      'mx.example.org',
+      'nodata.example.org',
+      'referral.example.org',
+      'nx.example.org',
+      'servfail.example.org',
+    ];
     const variants: Variant[] = [...VARIANTS, { proto: 'udp', edns: 4096 }, { proto: 'udp', edns: 600, do: true }];
-    await runCase('bufsize-minimal', corefile, ['bufsize', 'minimal', 'forward'], generate(names, ['A', 'MX'], variants, 21));
+    await runCase(
+      'bufsize-minimal',
+      corefile,
+      ['bufsize', 'minimal', 'forward'],
+      generate(names, ['A', 'MX'], variants, 21),
+    );
   }, 120_000);
 
   it('bufsize: replies fitted to the lowered size (hosts answers of about 750 octets)', async () => {
@@ -134,10 +224,24 @@ example.net:{{DNS}} {
     hosts {{DIR}}/hosts
 }
 `;
-    const variants: Variant[] = [{ proto: 'udp', edns: 4096 }, { proto: 'udp', edns: 1400, do: true }, { proto: 'udp', edns: 700 }, { proto: 'udp', edns: 520 }, { proto: 'udp' }, { proto: 'tcp', edns: 4096 }];
-    const files = { hosts: `${many}\n${many.replaceAll('example.org', 'example.net')}\n192.0.2.44 small.example.net\n` };
-    await runCase('bufsize-hosts', corefile, ['bufsize', 'hosts', 'forward'], generate(['mid.example.org', 'mid.example.net', 'small.example.net', 'a.example.org'], ['A'], variants, 22),
-      { files, probe: { name: 'small.example.net', type: 'A' } });
+    const variants: Variant[] = [
+      { proto: 'udp', edns: 4096 },
+      { proto: 'udp', edns: 1400, do: true },
+      { proto: 'udp', edns: 700 },
+      { proto: 'udp', edns: 520 },
+      { proto: 'udp' },
+      { proto: 'tcp', edns: 4096 },
+    ];
+    const files = {
+      hosts: `${many}\n${many.replaceAll('example.org', 'example.net')}\n192.0.2.44 small.example.net\n`,
+    };
+    await runCase(
+      'bufsize-hosts',
+      corefile,
+      ['bufsize', 'hosts', 'forward'],
+      generate(['mid.example.org', 'mid.example.net', 'small.example.net', 'a.example.org'], ['A'], variants, 22),
+      { files, probe: { name: 'small.example.net', type: 'A' } },
+    );
   }, 120_000);
 
   it('any: HINFO for ANY, everything else forwarded', async () => {
@@ -146,7 +250,12 @@ example.net:{{DNS}} {
     forward . {{UPSTREAM}}
 }
 `;
-    await runCase('any', corefile, ['any', 'forward'], generate(['a.example.org', 'nx.example.org', '.'], ['ANY', 'A'], VARIANTS, 31));
+    await runCase(
+      'any',
+      corefile,
+      ['any', 'forward'],
+      generate(['a.example.org', 'nx.example.org', '.'], ['ANY', 'A'], VARIANTS, 31),
+    );
   }, 120_000);
 
   it('header: response and query rules', async () => {
@@ -188,9 +297,26 @@ example.net:{{DNS}} {
     forward . {{UPSTREAM}}
 }
 `;
-    const names = ['localhost', 'foo.localhost', 'a.b.localhost', 'localhost.example.org', 'localhost.example.net', '0.in-addr.arpa', '127.in-addr.arpa', '255.in-addr.arpa',
-      '1.0.0.127.in-addr.arpa', '2.0.0.127.in-addr.arpa', '1.255.in-addr.arpa', 'a.example.org'];
-    await runCase('local', corefile, ['local', 'forward'], generate(names, ['A', 'AAAA', 'SOA', 'NS', 'PTR', 'MX'], VARIANTS, 51));
+    const names = [
+      'localhost',
+      'foo.localhost',
+      'a.b.localhost',
+      'localhost.example.org',
+      'localhost.example.net',
+      '0.in-addr.arpa',
+      '127.in-addr.arpa',
+      '255.in-addr.arpa',
+      '1.0.0.127.in-addr.arpa',
+      '2.0.0.127.in-addr.arpa',
+      '1.255.in-addr.arpa',
+      'a.example.org',
+    ];
+    await runCase(
+      'local',
+      corefile,
+      ['local', 'forward'],
+      generate(names, ['A', 'AAAA', 'SOA', 'NS', 'PTR', 'MX'], VARIANTS, 51),
+    );
   }, 180_000);
 
   it('chaos: configured version and authors, host name, CH routing', async () => {
@@ -199,15 +325,33 @@ example.net:{{DNS}} {
     forward . {{UPSTREAM}}
 }
 `;
-    const ch = (name: string, type = 'TXT'): QuerySpec[] => generate([name], [type], VARIANTS, 61).map((q) => ({ ...q, klass: 'CH' as const }));
+    const ch = (name: string, type = 'TXT'): QuerySpec[] =>
+      generate([name], [type], VARIANTS, 61).map((q) => ({ ...q, klass: 'CH' as const }));
     const pair = await startPair({ corefile, upstream: script }, PROBE);
     try {
       const result = newResult('chaos');
-      await runQueries(pair, result, [...ch('version.bind'), ...ch('version.server'), ...ch('hostname.bind'), ...ch('id.server'), ...generate(['a.example.org'], ['A', 'TXT'], VARIANTS, 62)], ['chaos', 'forward']);
+      await runQueries(
+        pair,
+        result,
+        [
+          ...ch('version.bind'),
+          ...ch('version.server'),
+          ...ch('hostname.bind'),
+          ...ch('id.server'),
+          ...generate(['a.example.org'], ['A', 'TXT'], VARIANTS, 62),
+        ],
+        ['chaos', 'forward'],
+      );
       // authors.bind: one record per author in random order; compare the sets.
       for (const q of ch('authors.bind')) {
-        const [ref, cand] = await Promise.all([exchange(pair.ref.dns, encode(q), q.proto), exchange(pair.cand.dns, encode(q), q.proto)]);
-        const texts = (b: Buffer | null): string[] => (b ? dnsPacket.decode(b).answers ?? [] : []).map((r) => Buffer.concat((r as { data: Buffer[] }).data).toString()).sort();
+        const [ref, cand] = await Promise.all([
+          exchange(pair.ref.dns, encode(q), q.proto),
+          exchange(pair.cand.dns, encode(q), q.proto),
+        ]);
+        const texts = (b: Buffer | null): string[] =>
+          (b ? (dnsPacket.decode(b).answers ?? []) : [])
+            .map((r) => Buffer.concat((r as { data: Buffer[] }).data).toString())
+            .sort();
         expect(texts(cand)).toEqual(texts(ref));
         expect(texts(cand)).toEqual(['alice', 'bob']);
       }
@@ -226,11 +370,18 @@ example.net:{{DNS}} {
     const pair = await startPair({ corefile });
     try {
       const result = newResult('chaos-default');
-      for (const q of generate(['version.bind', 'version.server'], ['TXT'], VARIANTS, 63).map((x) => ({ ...x, klass: 'CH' as const }))) {
-        const [ref, cand] = await Promise.all([exchange(pair.ref.dns, encode(q), q.proto), exchange(pair.cand.dns, encode(q), q.proto)]);
+      for (const q of generate(['version.bind', 'version.server'], ['TXT'], VARIANTS, 63).map((x) => ({
+        ...x,
+        klass: 'CH' as const,
+      }))) {
+        const [ref, cand] = await Promise.all([
+          exchange(pair.ref.dns, encode(q), q.proto),
+          exchange(pair.cand.dns, encode(q), q.proto),
+        ]);
         expect(ref).not.toBeNull();
         expect(cand).not.toBeNull();
-        const text = (b: Buffer): string => Buffer.concat((dnsPacket.decode(b).answers![0] as { data: Buffer[] }).data).toString();
+        const text = (b: Buffer): string =>
+          Buffer.concat((dnsPacket.decode(b).answers![0] as { data: Buffer[] }).data).toString();
         expect(text(ref!)).toBe('CoreDNS-1.15.0');
         expect(text(cand!)).toMatch(/^clusterdns-\d+\.\d+\.\d+/);
         // The same structure once the text is the same: rewrite clusterdns's TXT to CoreDNS's.
@@ -250,8 +401,16 @@ example.net:{{DNS}} {
     forward . {{UPSTREAM}}
 }
 `;
-    const withNsid = generate(['a.example.org', 'nx.example.org', 'servfail.example.org', 'withextra.example.org'], ['A'], [{ proto: 'udp', edns: 1232 }, { proto: 'udp', edns: 4096, do: true }, { proto: 'tcp', edns: 4096, mixed: true }], 71)
-      .map((q) => ({ ...q, options: NSID_OPTION }));
+    const withNsid = generate(
+      ['a.example.org', 'nx.example.org', 'servfail.example.org', 'withextra.example.org'],
+      ['A'],
+      [
+        { proto: 'udp', edns: 1232 },
+        { proto: 'udp', edns: 4096, do: true },
+        { proto: 'tcp', edns: 4096, mixed: true },
+      ],
+      71,
+    ).map((q) => ({ ...q, options: NSID_OPTION }));
     const without = generate(['a.example.org', 'nx.example.org'], ['A'], VARIANTS, 72);
     await runCase('nsid', corefile, ['nsid', 'forward'], [...withNsid, ...without]);
   }, 120_000);
@@ -273,7 +432,18 @@ example.net:{{DNS}} {
     forward . {{UPSTREAM}}
 }
 `;
-    const names = ['a.example.org', 'multi.example.org', 'cname.example.org', 'v6.example.org', 'nodata.example.org', 'nx.example.org', 'servfail.example.org', 'mx.example.org', 'v6.example.net', 'x.example.net'];
+    const names = [
+      'a.example.org',
+      'multi.example.org',
+      'cname.example.org',
+      'v6.example.org',
+      'nodata.example.org',
+      'nx.example.org',
+      'servfail.example.org',
+      'mx.example.org',
+      'v6.example.net',
+      'x.example.net',
+    ];
     await runCase('dns64', corefile, ['dns64', 'forward'], generate(names, ['AAAA', 'A'], VARIANTS, 81));
   }, 120_000);
 
@@ -298,7 +468,20 @@ example.net:{{DNS}} {
     }
 }
 `;
-    const names = ['v4.example.org', 'v6.example.org', 'a.example.org', 'v4.example.net', 'both.example.net', 'none.example.net'];
-    await runCase('dns64-hosts', corefile, ['dns64', 'hosts', 'forward'], generate(names, ['AAAA', 'A'], VARIANTS, 82), { probe: { name: 'v4.example.org', type: 'A' } });
+    const names = [
+      'v4.example.org',
+      'v6.example.org',
+      'a.example.org',
+      'v4.example.net',
+      'both.example.net',
+      'none.example.net',
+    ];
+    await runCase(
+      'dns64-hosts',
+      corefile,
+      ['dns64', 'hosts', 'forward'],
+      generate(names, ['AAAA', 'A'], VARIANTS, 82),
+      { probe: { name: 'v4.example.org', type: 'A' } },
+    );
   }, 120_000);
 });

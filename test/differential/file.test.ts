@@ -12,11 +12,25 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decode } from '../../src/dns/message.js';
 import { a, TestUpstream } from '../helpers/upstream.js';
-import { assertResult, CLUSTERDNS_BIN, COREDNS_BIN, encode, exchange, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec } from './harness.js';
+import {
+  assertResult,
+  CLUSTERDNS_BIN,
+  COREDNS_BIN,
+  encode,
+  exchange,
+  generate,
+  missingBinaries,
+  newResult,
+  runQueries,
+  startPair,
+  totalCompared,
+  type QuerySpec,
+} from './harness.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SIG = 'oJB1W6WNGv+ldvQ3WDG0MQkg5IEhjRip8WTrPYGv07h108dUKGMeDPKijVCHX3DDKdfb+v6oB9wfuh3DTJXUAfI=';
-const KEY = 'AwEAAcNEU67LJI5GEgF9QLNqLO1SMq1EdoQ6E9f85ha0k0ewQGCblyW2836GiVsm6k8Kr5ECIoMJ6fZWf3CQSQ9ycWfTyOHfmI3eQ/1Covhb2y4bAmL/07PhrL7ozWBW3wBfM335Ft9xjtXHPy7ztCbV9qZ4TVDTW/Iyg0PiwgoXVesz';
+const KEY =
+  'AwEAAcNEU67LJI5GEgF9QLNqLO1SMq1EdoQ6E9f85ha0k0ewQGCblyW2836GiVsm6k8Kr5ECIoMJ6fZWf3CQSQ9ycWfTyOHfmI3eQ/1Covhb2y4bAmL/07PhrL7ozWBW3wBfM335Ft9xjtXHPy7ztCbV9qZ4TVDTW/Iyg0PiwgoXVesz';
 const DIGEST = '2BB183AF5F22588179A53B0A98631FAD1A292118D6E7B0E2E1DFD4F7C8A5A7B5';
 
 export const DB_EXAMPLE_ORG = `; example.org, as an operator would write it
@@ -163,19 +177,98 @@ www 3600 IN A 192.0.2.80
 `;
 
 const ORG = [
-  'example.org', 'ns1.example.org', 'ns2.example.org', 'mail.example.org', 'mail2.example.org', 'www.example.org', 'web.example.org',
-  'chain1.example.org', 'chain2.example.org', 'ext.example.org', 'ext2.example.org', 'outside.example.org', 'dangling.example.org',
-  'loop.example.org', 'loopa.example.org', 'txt.example.org', 'long.example.org', '_sip._tcp.example.org', '_ldap._tcp.example.org',
-  'x.wild.example.org', 'a.b.wild.example.org', 'sub.wild.example.org', 'wild.example.org', '*.wild.example.org', 'b.ent.example.org',
-  'ent.example.org', 'a.b.ent.example.org', 'c.b.ent.example.org', 'x.ent.example.org', 'foo.cnamewild.example.org',
-  'host.ptr.example.org', 'generic.example.org', 'generic2.example.org', 'hinfo.example.org', 'sshfp.example.org', 'naptr.example.org',
-  'tlsa.example.org', 'svc.example.org', 'svc2.example.org', 'svc3.example.org', 'sub.example.org', 'host.sub.example.org', 'ns1.sub.example.org', 'deep.host.sub.example.org',
-  'intosub.example.org', 'x.dname.example.org', 'www.dname.example.org', 'dname.example.org', 'x.dname2.example.org',
-  'h1.example.org', 'h2.example.org', 'lab.example.org', 'node1.lab.example.org', 'node2.lab.example.org', 'after-include.example.org',
-  'dhcp-011.example.org', 'dhcp-014.example.org', 'dhcp-015.example.org', '0a.rev.example.org', '0c.rev.example.org', '0b.rev.example.org',
-  'nosuch.example.org', 'a.nosuch.example.org', 'www.example.net', 'cname-back.example.net', 'nosuch.example.net', 'example.net',
+  'example.org',
+  'ns1.example.org',
+  'ns2.example.org',
+  'mail.example.org',
+  'mail2.example.org',
+  'www.example.org',
+  'web.example.org',
+  'chain1.example.org',
+  'chain2.example.org',
+  'ext.example.org',
+  'ext2.example.org',
+  'outside.example.org',
+  'dangling.example.org',
+  'loop.example.org',
+  'loopa.example.org',
+  'txt.example.org',
+  'long.example.org',
+  '_sip._tcp.example.org',
+  '_ldap._tcp.example.org',
+  'x.wild.example.org',
+  'a.b.wild.example.org',
+  'sub.wild.example.org',
+  'wild.example.org',
+  '*.wild.example.org',
+  'b.ent.example.org',
+  'ent.example.org',
+  'a.b.ent.example.org',
+  'c.b.ent.example.org',
+  'x.ent.example.org',
+  'foo.cnamewild.example.org',
+  'host.ptr.example.org',
+  'generic.example.org',
+  'generic2.example.org',
+  'hinfo.example.org',
+  'sshfp.example.org',
+  'naptr.example.org',
+  'tlsa.example.org',
+  'svc.example.org',
+  'svc2.example.org',
+  'svc3.example.org',
+  'sub.example.org',
+  'host.sub.example.org',
+  'ns1.sub.example.org',
+  'deep.host.sub.example.org',
+  'intosub.example.org',
+  'x.dname.example.org',
+  'www.dname.example.org',
+  'dname.example.org',
+  'x.dname2.example.org',
+  'h1.example.org',
+  'h2.example.org',
+  'lab.example.org',
+  'node1.lab.example.org',
+  'node2.lab.example.org',
+  'after-include.example.org',
+  'dhcp-011.example.org',
+  'dhcp-014.example.org',
+  'dhcp-015.example.org',
+  '0a.rev.example.org',
+  '0c.rev.example.org',
+  '0b.rev.example.org',
+  'nosuch.example.org',
+  'a.nosuch.example.org',
+  'www.example.net',
+  'cname-back.example.net',
+  'nosuch.example.net',
+  'example.net',
 ];
-const TYPES = ['UNKNOWN_64', 'UNKNOWN_65', 'A', 'AAAA', 'NS', 'SOA', 'MX', 'TXT', 'CNAME', 'SRV', 'PTR', 'CAA', 'DS', 'DNSKEY', 'NSEC', 'RRSIG', 'UNKNOWN_65280', 'HINFO', 'NAPTR', 'SSHFP', 'TLSA', 'DNAME'];
+const TYPES = [
+  'UNKNOWN_64',
+  'UNKNOWN_65',
+  'A',
+  'AAAA',
+  'NS',
+  'SOA',
+  'MX',
+  'TXT',
+  'CNAME',
+  'SRV',
+  'PTR',
+  'CAA',
+  'DS',
+  'DNSKEY',
+  'NSEC',
+  'RRSIG',
+  'UNKNOWN_65280',
+  'HINFO',
+  'NAPTR',
+  'SSHFP',
+  'TLSA',
+  'DNAME',
+];
 const VARIANTS = [
   { proto: 'udp' as const },
   { proto: 'udp' as const, edns: 4096, do: true },
@@ -200,7 +293,12 @@ const CASES: Case[] = [
   file db.example.net example.net
 }
 `,
-    files: { 'db.example.org': DB_EXAMPLE_ORG, 'db.hosts': DB_HOSTS, 'db.lab': DB_LAB, 'db.example.net': DB_EXAMPLE_NET },
+    files: {
+      'db.example.org': DB_EXAMPLE_ORG,
+      'db.hosts': DB_HOSTS,
+      'db.lab': DB_LAB,
+      'db.example.net': DB_EXAMPLE_NET,
+    },
     probe: { name: 'www.example.org', type: 'A' },
     queries: generate(ORG, TYPES, VARIANTS, 15),
   },
@@ -216,9 +314,24 @@ const CASES: Case[] = [
     files: { 'db.edge': DB_EDGE },
     probe: { name: 'ns1.edge.test', type: 'A' },
     queries: generate(
-      ['edge.test', 'ns1.edge.test', 'anything.edge.test', 'a.b.edge.test', 'dup.edge.test',
-        'outside.example', 'upper.edge.test', 'LOWER.edge.test', '_low._tcp.edge.test', 'x.y.z.edge.test', 'y.z.edge.test',
-        'q.z.edge.test', 'q.y.z.edge.test', 'cw.edge.test', 'wcn.edge.test', 'z.edge.test'],
+      [
+        'edge.test',
+        'ns1.edge.test',
+        'anything.edge.test',
+        'a.b.edge.test',
+        'dup.edge.test',
+        'outside.example',
+        'upper.edge.test',
+        'LOWER.edge.test',
+        '_low._tcp.edge.test',
+        'x.y.z.edge.test',
+        'y.z.edge.test',
+        'q.z.edge.test',
+        'q.y.z.edge.test',
+        'cw.edge.test',
+        'wcn.edge.test',
+        'z.edge.test',
+      ],
       ['A', 'AAAA', 'MX', 'TXT', 'CNAME', 'SRV', 'NS', 'SOA'],
       [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'tcp' }, { proto: 'udp', mixed: true }],
       18,
@@ -228,7 +341,12 @@ const CASES: Case[] = [
       // \`_svc._tcp.Edge.Test.\`, \`many\` asked in mixed case near the 512-octet limit) are left out
       // too: miekg/dns compresses names case-sensitively and clusterdns's encoder does not, so the
       // owner echoes the question's case and one more record fits (docs/plugins.md, file).
-      generate(['many.edge.test', 'dup.edge.test'], ['A'], [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'tcp' }], 19),
+      generate(
+        ['many.edge.test', 'dup.edge.test'],
+        ['A'],
+        [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'tcp' }],
+        19,
+      ),
     ),
   },
   {
@@ -242,7 +360,17 @@ const CASES: Case[] = [
     files: { 'db.shared': DB_SHARED },
     probe: { name: 'www.a.test', type: 'A' },
     queries: generate(
-      ['a.test', 'www.a.test', 'ns.b.test', 'x.apps.a.test', 'y.z.apps.b.test', 'apps.b.test', 'nosuch.b.test', 'c.test', 'example.org'],
+      [
+        'a.test',
+        'www.a.test',
+        'ns.b.test',
+        'x.apps.a.test',
+        'y.z.apps.b.test',
+        'apps.b.test',
+        'nosuch.b.test',
+        'c.test',
+        'example.org',
+      ],
       ['A', 'AAAA', 'NS', 'SOA', 'CNAME', 'TXT'],
       VARIANTS,
       16,
@@ -265,7 +393,16 @@ const CASES: Case[] = [
     },
     probe: { name: 'www.example.org', type: 'A' },
     queries: generate(
-      ['ext.example.org', 'ext2.example.org', 'outside.example.org', 'x.dname.example.org', 'www.example.org', 'dangling.example.org', 'nosuch.example.org', 'www.example.net'],
+      [
+        'ext.example.org',
+        'ext2.example.org',
+        'outside.example.org',
+        'x.dname.example.org',
+        'www.example.org',
+        'dangling.example.org',
+        'nosuch.example.org',
+        'www.example.net',
+      ],
       ['A', 'AAAA', 'TXT'],
       [{ proto: 'udp' }, { proto: 'tcp', edns: 1232, do: true }],
       17,
@@ -305,10 +442,12 @@ const BROKEN: readonly { name: string; zone: string; options?: string }[] = [
 
 function startupError(bin: 'coredns' | 'clusterdns', dir: string): { status: number | null; line: string } {
   const args = ['-conf', join(dir, 'Corefile'), '-dns.port', '0'];
-  const r = bin === 'coredns'
-    ? spawnSync(COREDNS_BIN, args, { encoding: 'utf8', timeout: 20000, cwd: dir })
-    : spawnSync(process.execPath, [CLUSTERDNS_BIN, ...args], { encoding: 'utf8', timeout: 20000, cwd: dir });
-  const line = `${r.stdout}${r.stderr}`.split('\n').find((l) => l.startsWith('plugin/file: ')) ?? `${r.stdout}${r.stderr}`;
+  const r =
+    bin === 'coredns'
+      ? spawnSync(COREDNS_BIN, args, { encoding: 'utf8', timeout: 20000, cwd: dir })
+      : spawnSync(process.execPath, [CLUSTERDNS_BIN, ...args], { encoding: 'utf8', timeout: 20000, cwd: dir });
+  const line =
+    `${r.stdout}${r.stderr}`.split('\n').find((l) => l.startsWith('plugin/file: ')) ?? `${r.stdout}${r.stderr}`;
   return { status: r.status, line };
 }
 
@@ -320,10 +459,18 @@ describe('differential: file', () => {
   for (const c of CASES) {
     it(c.id, async () => {
       if (missing) throw new Error(missing);
-      const pair = await startPair({ corefile: c.corefile, files: c.files, ...(c.upstream ? { upstream: c.upstream } : {}) }, c.probe);
+      const pair = await startPair(
+        { corefile: c.corefile, files: c.files, ...(c.upstream ? { upstream: c.upstream } : {}) },
+        c.probe,
+      );
       try {
         const result = newResult(c.id);
-        await runQueries(pair, result, c.queries, c.upstream ? ['file', 'forward'] : c.corefile.includes('whoami') ? ['file', 'whoami'] : ['file']);
+        await runQueries(
+          pair,
+          result,
+          c.queries,
+          c.upstream ? ['file', 'forward'] : c.corefile.includes('whoami') ? ['file', 'whoami'] : ['file'],
+        );
         assertResult(result, c.queries.length);
       } finally {
         await pair.stop();
@@ -349,11 +496,15 @@ describe('differential: file', () => {
   }, 240_000);
   it('reloads a zone when its SOA serial changes, keeps serving it when the new file is broken', async () => {
     if (missing) throw new Error(missing);
-    const zone = (serial: number, ip: string, extra = ''): string => `$TTL 60\n@ IN SOA ns hostmaster ${serial} 3600 600 86400 60\n@ NS ns\nns A 192.0.2.1\nwww A ${ip}\n${extra}`;
-    const pair = await startPair({
-      corefile: 'example.org:{{DNS}} {\n  file db.reload {\n    reload 200ms\n  }\n}\n',
-      files: { 'db.reload': zone(1, '192.0.2.10') },
-    }, { name: 'www.example.org', type: 'A' });
+    const zone = (serial: number, ip: string, extra = ''): string =>
+      `$TTL 60\n@ IN SOA ns hostmaster ${serial} 3600 600 86400 60\n@ NS ns\nns A 192.0.2.1\nwww A ${ip}\n${extra}`;
+    const pair = await startPair(
+      {
+        corefile: 'example.org:{{DNS}} {\n  file db.reload {\n    reload 200ms\n  }\n}\n',
+        files: { 'db.reload': zone(1, '192.0.2.10') },
+      },
+      { name: 'www.example.org', type: 'A' },
+    );
     const answerOf = async (port: number): Promise<string> => {
       const r = await exchange(port, encode({ name: 'www.example.org', type: 'A', id: 7 }), 'udp', 2000);
       const a = r ? decode(r).answers.find((x) => x.type === 'A') : undefined;
@@ -361,10 +512,14 @@ describe('differential: file', () => {
     };
     const reloadSeen = async (want: string): Promise<void> => {
       let got: string[] = [];
-      await waitFor(() => `the reload: ${got.join(' / ')} instead of ${want}`, async () => {
-        got = await Promise.all([answerOf(pair.ref.dns), answerOf(pair.cand.dns)]);
-        return got.every((g) => g === want);
-      }, { everyMs: 50 });
+      await waitFor(
+        () => `the reload: ${got.join(' / ')} instead of ${want}`,
+        async () => {
+          got = await Promise.all([answerOf(pair.ref.dns), answerOf(pair.cand.dns)]);
+          return got.every((g) => g === want);
+        },
+        { everyMs: 50 },
+      );
     };
     // Replace the file whole (write beside it, then rename): a reload tick that read a half-written
     // file with the new serial but without its records would serve that and never read it again
@@ -376,18 +531,30 @@ describe('differential: file', () => {
     try {
       // A broken file with a new serial: logged, the old zone stays; then a good one with a newer serial.
       for (const p of [pair.ref, pair.cand]) replaceZone(p.dir, zone(2, '192.0.2.20', 'bad A 1.2.3\n'));
-      await Promise.all([pair.ref.waitFor(/Parsing zone "example\.org\.": failed to parse file/), pair.cand.waitFor(/Parsing zone "example\.org\.": failed to parse file/)]);
+      await Promise.all([
+        pair.ref.waitFor(/Parsing zone "example\.org\.": failed to parse file/),
+        pair.cand.waitFor(/Parsing zone "example\.org\.": failed to parse file/),
+      ]);
       expect(await answerOf(pair.ref.dns)).toBe('192.0.2.10');
       expect(await answerOf(pair.cand.dns)).toBe('192.0.2.10');
       for (const p of [pair.ref, pair.cand]) replaceZone(p.dir, zone(3, '192.0.2.30'));
       await reloadSeen('192.0.2.30');
       // The line is written before the reply is sent, but this process may read the reply first.
       await Promise.all([pair.ref.waitFor(/Successfully reloaded/), pair.cand.waitFor(/Successfully reloaded/)]);
-      const lines = [pair.ref, pair.cand].map((p) => p.output.filter((l) => /plugin\/file: (Successfully reloaded|Parsing zone)/.test(l)).map((l) => l.replace(/^.*?\[(INFO|ERROR)\]/, '[$1]'))[0]);
+      const lines = [pair.ref, pair.cand].map(
+        (p) =>
+          p.output
+            .filter((l) => /plugin\/file: (Successfully reloaded|Parsing zone)/.test(l))
+            .map((l) => l.replace(/^.*?\[(INFO|ERROR)\]/, '[$1]'))[0],
+      );
       expect(lines[1]).toBe(lines[0]);
-      const ok = [pair.ref, pair.cand].map((p) => p.output.find((l) => l.includes('Successfully reloaded'))?.replace(/^.*?\[INFO\]/, '[INFO]'));
+      const ok = [pair.ref, pair.cand].map((p) =>
+        p.output.find((l) => l.includes('Successfully reloaded'))?.replace(/^.*?\[INFO\]/, '[INFO]'),
+      );
       expect(ok[1]).toBe(ok[0]);
-      expect(ok[0]).toBe('[INFO] plugin/file: Successfully reloaded zone "example.org." in "db.reload" with 3 SOA serial');
+      expect(ok[0]).toBe(
+        '[INFO] plugin/file: Successfully reloaded zone "example.org." in "db.reload" with 3 SOA serial',
+      );
     } finally {
       await pair.stop();
     }

@@ -14,7 +14,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as dnsPacket from 'dns-packet';
 import type { RecordType } from 'dns-packet';
-import { compareReplies, renderDiff, TOLERANCE_RULES, type Comparison, type Difference } from '../../src/dnscompare/index.js';
+import {
+  compareReplies,
+  renderDiff,
+  TOLERANCE_RULES,
+  type Comparison,
+  type Difference,
+} from '../../src/dnscompare/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { freePort } from '../helpers/net.js';
 import { watchLines } from '../helpers/spawn.js';
@@ -51,13 +57,30 @@ export interface Proc {
   stop(): Promise<number | null>;
 }
 
-function startProc(name: 'coredns' | 'clusterdns', args: string[], dir: string, ports: { dns: number; health: number; ready: number; metrics: number }, corefilePath: string): Proc {
+function startProc(
+  name: 'coredns' | 'clusterdns',
+  args: string[],
+  dir: string,
+  ports: { dns: number; health: number; ready: number; metrics: number },
+  corefilePath: string,
+): Proc {
   const cmd = name === 'coredns' ? COREDNS_BIN : process.execPath;
   const argv = name === 'coredns' ? args : [CLUSTERDNS_BIN, ...args];
-  const proc = spawn(cmd, argv, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GOMAXPROCS: '1' } });
+  const proc = spawn(cmd, argv, {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, GOMAXPROCS: '1' },
+  });
   const { output, waitFor, exited } = watchLines(proc, { label: name, timeoutMs: 30000 });
   return {
-    name, proc, output, ...ports, corefilePath, dir, waitFor, exited,
+    name,
+    proc,
+    output,
+    ...ports,
+    corefilePath,
+    dir,
+    waitFor,
+    exited,
     stop: async () => {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
       const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
@@ -104,30 +127,53 @@ function fill(template: string, v: Record<string, string>): string {
 }
 
 /** Both servers on fresh ports, with the case's Corefile and files (not waited for). */
-async function startServers(setup: CaseSetup, sandbox: Sandbox | null, upstreamsOf: Readonly<Record<'coredns' | 'clusterdns', TestUpstream[]>>, dead: number): Promise<Proc[]> {
+async function startServers(
+  setup: CaseSetup,
+  sandbox: Sandbox | null,
+  upstreamsOf: Readonly<Record<'coredns' | 'clusterdns', TestUpstream[]>>,
+  dead: number,
+): Promise<Proc[]> {
   const procs: Proc[] = [];
   for (const name of ['coredns', 'clusterdns'] as const) {
-    const ports = { dns: await freePort(), health: await freePort(), ready: await freePort(), metrics: await freePort() };
+    const ports = {
+      dns: await freePort(),
+      health: await freePort(),
+      ready: await freePort(),
+      metrics: await freePort(),
+    };
     const dir = mkdtempSync(join(tmpdir(), `diff-${name}-`));
     const vars: Record<string, string> = {
-      DNS: String(ports.dns), HEALTH: String(ports.health), READY: String(ports.ready), METRICS: String(ports.metrics),
-      API: sandbox?.url ?? 'http://127.0.0.1:1', UPSTREAM: upstreamsOf[name][0]?.addr ?? '', UPSTREAM2: upstreamsOf[name][1]?.addr ?? '',
-      DEAD: `127.0.0.1:${dead}`, DIR: dir,
+      DNS: String(ports.dns),
+      HEALTH: String(ports.health),
+      READY: String(ports.ready),
+      METRICS: String(ports.metrics),
+      API: sandbox?.url ?? 'http://127.0.0.1:1',
+      UPSTREAM: upstreamsOf[name][0]?.addr ?? '',
+      UPSTREAM2: upstreamsOf[name][1]?.addr ?? '',
+      DEAD: `127.0.0.1:${dead}`,
+      DIR: dir,
     };
     for (const [f, content] of Object.entries(setup.files ?? {})) writeFileSync(join(dir, f), fill(content, vars));
     const corefilePath = join(dir, 'Corefile');
     writeFileSync(corefilePath, fill(setup.corefile, vars));
     const threads = name === 'clusterdns' && setup.oneThread ? ['-workers', '1'] : [];
-    procs.push(startProc(name, ['-conf', corefilePath, '-dns.port', String(ports.dns), ...threads], dir, ports, corefilePath));
+    procs.push(
+      startProc(name, ['-conf', corefilePath, '-dns.port', String(ports.dns), ...threads], dir, ports, corefilePath),
+    );
   }
   return procs;
 }
 
 /** Start the sandbox, the upstreams and both servers; resolves once both answer DNS. */
 export async function startPair(setup: CaseSetup, probe?: { name: string; type: string }): Promise<Pair> {
-  const sandbox = setup.cluster || setup.objects
-    ? await startSandbox({ files: (setup.cluster ?? []).map((f) => join(REPO, f)), objects: [...(setup.objects ?? [])], log: () => undefined })
-    : null;
+  const sandbox =
+    setup.cluster || setup.objects
+      ? await startSandbox({
+          files: (setup.cluster ?? []).map((f) => join(REPO, f)),
+          objects: [...(setup.objects ?? [])],
+          log: () => undefined,
+        })
+      : null;
   const upstreams: TestUpstream[] = [];
   const nUp = setup.corefile.includes('{{UPSTREAM2}}') ? 2 : setup.corefile.includes('{{UPSTREAM}}') ? 1 : 0;
   const upstreamsOf: Record<'coredns' | 'clusterdns', TestUpstream[]> = { coredns: upstreams, clusterdns: upstreams };
@@ -170,7 +216,11 @@ export async function startPair(setup: CaseSetup, probe?: { name: string; type: 
       for (const p of procs) await waitAnswer(p, probe);
     }
     return {
-      ref, cand, sandbox, upstreams, upstreamsOf,
+      ref,
+      cand,
+      sandbox,
+      upstreams,
+      upstreamsOf,
       stop: async () => {
         await Promise.all(procs.map((p) => p.stop()));
         for (const u of upstreams) await u.stop();
@@ -187,10 +237,14 @@ export async function startPair(setup: CaseSetup, probe?: { name: string; type: 
 
 /** Wait until the server gives a NOERROR answer with records for the probe (sync done). */
 async function waitAnswer(p: Proc, probe: { name: string; type: string }): Promise<void> {
-  await waitFor(() => `${p.name} to answer ${probe.name} ${probe.type}; output:\n${p.output.join('\n')}`, async () => {
-    const r = await exchange(p.dns, encode({ name: probe.name, type: probe.type, proto: 'udp', id: 1 }), 'udp', 1000);
-    return r !== null && (r.readUInt16BE(2) & 0xf) === 0 && r.readUInt16BE(6) > 0;
-  }, { everyMs: 100 });
+  await waitFor(
+    () => `${p.name} to answer ${probe.name} ${probe.type}; output:\n${p.output.join('\n')}`,
+    async () => {
+      const r = await exchange(p.dns, encode({ name: probe.name, type: probe.type, proto: 'udp', id: 1 }), 'udp', 1000);
+      return r !== null && (r.readUInt16BE(2) & 0xf) === 0 && r.readUInt16BE(6) > 0;
+    },
+    { everyMs: 100 },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -217,14 +271,25 @@ export interface QuerySpec {
 export function encode(q: Omit<QuerySpec, 'proto'> & { proto?: string }): Buffer {
   if (q.raw) return q.raw;
   const flags = (q.rd === false ? 0 : dnsPacket.RECURSION_DESIRED) | (q.cd ? dnsPacket.CHECKING_DISABLED : 0);
-  const additionals = q.edns !== undefined
-    ? [{ type: 'OPT', name: '.', udpPayloadSize: q.edns, flags: q.do ? dnsPacket.DNSSEC_OK : 0, options: q.options ?? [] }]
-    : [];
+  const additionals =
+    q.edns !== undefined
+      ? [
+          {
+            type: 'OPT',
+            name: '.',
+            udpPayloadSize: q.edns,
+            flags: q.do ? dnsPacket.DNSSEC_OK : 0,
+            options: q.options ?? [],
+          },
+        ]
+      : [];
   return dnsPacket.encode({
     id: q.id,
     type: 'query',
     flags,
-    questions: [{ name: q.name === '.' ? '.' : q.name.replace(/\.$/, ''), type: q.type as RecordType, class: q.klass ?? 'IN' }],
+    questions: [
+      { name: q.name === '.' ? '.' : q.name.replace(/\.$/, ''), type: q.type as RecordType, class: q.klass ?? 'IN' },
+    ],
     additionals: additionals as dnsPacket.Answer[],
   });
 }
@@ -232,7 +297,8 @@ export function encode(q: Omit<QuerySpec, 'proto'> & { proto?: string }): Buffer
 /** The name with its letters' case flipped by a seeded coin (0x20 style). */
 export function mixCase(name: string, rnd: () => number): string {
   let out = '';
-  for (const ch of name) out += /[a-z]/i.test(ch) && rnd() < 0.5 ? (ch === ch.toLowerCase() ? ch.toUpperCase() : ch.toLowerCase()) : ch;
+  for (const ch of name)
+    out += /[a-z]/i.test(ch) && rnd() < 0.5 ? (ch === ch.toLowerCase() ? ch.toUpperCase() : ch.toLowerCase()) : ch;
   return out;
 }
 
@@ -254,13 +320,25 @@ export const STANDARD_VARIANTS: readonly Variant[] = [
 ];
 
 /** Every name × type × variant, with deterministic ids and letter case (seeded). */
-export function generate(names: readonly string[], types: readonly string[], variants: readonly Variant[] = STANDARD_VARIANTS, seed = 1): QuerySpec[] {
+export function generate(
+  names: readonly string[],
+  types: readonly string[],
+  variants: readonly Variant[] = STANDARD_VARIANTS,
+  seed = 1,
+): QuerySpec[] {
   const rnd = seededRandom(seed);
   const out: QuerySpec[] = [];
   for (const name of names) {
     for (const type of types) {
       for (const v of variants) {
-        out.push({ name: v.mixed ? mixCase(name, rnd) : name, type, proto: v.proto, edns: v.edns, do: v.do, id: Math.floor(rnd() * 65536) });
+        out.push({
+          name: v.mixed ? mixCase(name, rnd) : name,
+          type,
+          proto: v.proto,
+          edns: v.edns,
+          do: v.do,
+          id: Math.floor(rnd() * 65536),
+        });
       }
     }
   }
@@ -301,7 +379,8 @@ export function exchange(port: number, packet: Buffer, proto: 'udp' | 'tcp', tim
     });
     sock.on('data', (chunk) => {
       pending = Buffer.concat([pending, chunk]);
-      if (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) done(pending.subarray(2, 2 + pending.readUInt16BE(0)));
+      if (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0))
+        done(pending.subarray(2, 2 + pending.readUInt16BE(0)));
     });
     sock.on('close', () => done(null));
     sock.on('error', () => done(null));
@@ -347,8 +426,18 @@ export function newResult(caseId: string): CaseResult {
 }
 
 /** Compare one reply pair into the result. */
-export function judge(result: CaseResult, q: QuerySpec, ref: Buffer | null, cand: Buffer | null, plugins: readonly string[], tags: readonly string[] = []): Comparison {
-  const c = compareReplies(encode(q), ref, cand, { rules: TOLERANCE_RULES, context: { plugins, proto: q.proto, tags } });
+export function judge(
+  result: CaseResult,
+  q: QuerySpec,
+  ref: Buffer | null,
+  cand: Buffer | null,
+  plugins: readonly string[],
+  tags: readonly string[] = [],
+): Comparison {
+  const c = compareReplies(encode(q), ref, cand, {
+    rules: TOLERANCE_RULES,
+    context: { plugins, proto: q.proto, tags },
+  });
   result.compared++;
   if (c.differences.length > 0) {
     const pending = pendingFor(result.caseId, q, c.differences);
@@ -359,7 +448,13 @@ export function judge(result: CaseResult, q: QuerySpec, ref: Buffer | null, cand
 }
 
 /** Send every query to both servers (the same bytes, at the same time) and judge the replies. */
-export async function runQueries(pair: Pair, result: CaseResult, queries: readonly QuerySpec[], plugins: readonly string[], opts: { concurrency?: number; timeoutMs?: number; tags?: readonly string[] } = {}): Promise<void> {
+export async function runQueries(
+  pair: Pair,
+  result: CaseResult,
+  queries: readonly QuerySpec[],
+  plugins: readonly string[],
+  opts: { concurrency?: number; timeoutMs?: number; tags?: readonly string[] } = {},
+): Promise<void> {
   const concurrency = opts.concurrency ?? 16;
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -391,12 +486,16 @@ export function assertResult(result: CaseResult, minCompared = 1): void {
   totals.compared += result.compared;
   totals.cases++;
   const problems: string[] = [];
-  if (result.compared < minCompared) problems.push(`only ${result.compared} queries compared (expected at least ${minCompared})`);
+  if (result.compared < minCompared)
+    problems.push(`only ${result.compared} queries compared (expected at least ${minCompared})`);
   const failing = result.mismatches.filter((m) => !m.pending);
   // DIFF_DUMP=file: one JSON line per mismatch, for sorting through many at once.
   if (process.env.DIFF_DUMP) {
     for (const m of result.mismatches) {
-      appendFileSync(process.env.DIFF_DUMP, `${JSON.stringify({ case: m.caseId, query: describeQuery(m.query), pending: m.pending?.id, diffs: m.comparison.differences.map((d) => d.detail) })}\n`);
+      appendFileSync(
+        process.env.DIFF_DUMP,
+        `${JSON.stringify({ case: m.caseId, query: describeQuery(m.query), pending: m.pending?.id, diffs: m.comparison.differences.map((d) => d.detail) })}\n`,
+      );
     }
   }
   if (failing.length) {
@@ -404,17 +503,21 @@ export function assertResult(result: CaseResult, minCompared = 1): void {
     for (const m of failing.slice(0, 12)) problems.push(`\n### ${describeQuery(m.query)}\n${renderDiff(m.comparison)}`);
     if (failing.length > 12) {
       problems.push(`\n... and ${failing.length - 12} more:`);
-      for (const m of failing.slice(12, 80)) problems.push(`  ${describeQuery(m.query)}: ${m.comparison.differences.map((d) => d.detail).join('; ')}`);
+      for (const m of failing.slice(12, 80))
+        problems.push(`  ${describeQuery(m.query)}: ${m.comparison.differences.map((d) => d.detail).join('; ')}`);
     }
   }
   for (const p of PENDING) {
     const applies = p.case === result.caseId || (p.case instanceof RegExp && p.case.test(result.caseId));
     if (applies && !result.pendingHits.has(p.id) && !p.optional) {
-      problems.push(`pending entry '${p.id}' (owner ${p.owner}) matched no difference in case ${result.caseId}: it looks fixed — remove it from test/differential/pending.ts`);
+      problems.push(
+        `pending entry '${p.id}' (owner ${p.owner}) matched no difference in case ${result.caseId}: it looks fixed — remove it from test/differential/pending.ts`,
+      );
     }
   }
   if (result.pendingHits.size > 0 && process.env.DIFF_VERBOSE) {
-    for (const m of result.mismatches.filter((x) => x.pending)) process.stdout.write(`[pending ${m.pending!.id}] ${describeQuery(m.query)}\n${renderDiff(m.comparison)}\n`);
+    for (const m of result.mismatches.filter((x) => x.pending))
+      process.stdout.write(`[pending ${m.pending!.id}] ${describeQuery(m.query)}\n${renderDiff(m.comparison)}\n`);
   }
   if (problems.length) throw new Error(`case ${result.caseId}: ${problems.join('\n')}`);
 }

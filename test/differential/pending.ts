@@ -28,5 +28,4 @@ export interface PendingEntry {
   readonly optional?: boolean;
 }
 
-export const PENDING: readonly PendingEntry[] = [
-];
+export const PENDING: readonly PendingEntry[] = [];

@@ -12,7 +12,16 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TestUpstream } from '../helpers/upstream.js';
 import {
-  assertResult, CLUSTERDNS_BIN, COREDNS_BIN, generate, missingBinaries, newResult, runQueries, startPair, totalCompared, type QuerySpec,
+  assertResult,
+  CLUSTERDNS_BIN,
+  COREDNS_BIN,
+  generate,
+  missingBinaries,
+  newResult,
+  runQueries,
+  startPair,
+  totalCompared,
+  type QuerySpec,
 } from './harness.js';
 
 const CLUSTER = ['examples/cluster.yaml'];
@@ -35,12 +44,34 @@ ${extra}  loop
 `;
 }
 
-const VARIANTS = [{ proto: 'udp' as const }, { proto: 'udp' as const, edns: 1232 }, { proto: 'tcp' as const, edns: 4096, mixed: true }, { proto: 'udp' as const, mixed: true }];
+const VARIANTS = [
+  { proto: 'udp' as const },
+  { proto: 'udp' as const, edns: 1232 },
+  { proto: 'tcp' as const, edns: 4096, mixed: true },
+  { proto: 'udp' as const, mixed: true },
+];
 
 /** Names under example.com that map onto every record form of the fixture's testns namespace. */
-const EXAMPLE = ['svc1', 'svc2', 'hl', 'dual', 'ext', 'nosuch', '_http._tcp.svc1', '_http._tcp.hl', 'web-0.hl', '10-244-1-21.hl'].map((n) => `${n}.example.com`);
+const EXAMPLE = [
+  'svc1',
+  'svc2',
+  'hl',
+  'dual',
+  'ext',
+  'nosuch',
+  '_http._tcp.svc1',
+  '_http._tcp.hl',
+  'web-0.hl',
+  '10-244-1-21.hl',
+].map((n) => `${n}.example.com`);
 /** Names no rule matches: the plain kubernetes and forward paths. */
-const UNTOUCHED = ['svc1.testns.svc.cluster.local', 'kubernetes.default.svc.cluster.local', 'nosuch.testns.svc.cluster.local', 'www.example.org', '10.0.96.10.in-addr.arpa'];
+const UNTOUCHED = [
+  'svc1.testns.svc.cluster.local',
+  'kubernetes.default.svc.cluster.local',
+  'nosuch.testns.svc.cluster.local',
+  'www.example.org',
+  '10.0.96.10.in-addr.arpa',
+];
 
 function upstream(u: TestUpstream): void {
   u.on('www.example.org', { answers: [{ name: 'www.example.org', type: 'A', ttl: 300, data: '192.0.2.80' }] });
@@ -59,10 +90,19 @@ function upstream(u: TestUpstream): void {
   });
   u.on('app.other.cdn.com', { answers: [{ name: 'app.other.cdn.com', type: 'A', ttl: 100, data: '198.51.100.1' }] });
   u.on('deep.other.cdn.com', { answers: [{ name: 'deep.other.cdn.com', type: 'A', ttl: 100, data: '198.51.100.2' }] });
-  u.on('loop.example.net', { answers: [{ name: 'loop.example.net', type: 'CNAME', ttl: 60, data: 'loop.cdn.example.net' }] });
-  u.on('loop.other.cdn.com', { answers: [{ name: 'loop.other.cdn.com', type: 'CNAME', ttl: 60, data: 'loop.cdn.example.net' }] });
+  u.on('loop.example.net', {
+    answers: [{ name: 'loop.example.net', type: 'CNAME', ttl: 60, data: 'loop.cdn.example.net' }],
+  });
+  u.on('loop.other.cdn.com', {
+    answers: [{ name: 'loop.other.cdn.com', type: 'CNAME', ttl: 60, data: 'loop.cdn.example.net' }],
+  });
   u.on('servfail.example.net', { rcode: 2 });
-  u.on('svc.example.net', { answers: [{ name: 'svc.example.net', type: 'CNAME', ttl: 120, data: 'target.cdn.example.net' }, { name: 'target.cdn.example.net', type: 'A', ttl: 120, data: '192.0.2.9' }] });
+  u.on('svc.example.net', {
+    answers: [
+      { name: 'svc.example.net', type: 'CNAME', ttl: 120, data: 'target.cdn.example.net' },
+      { name: 'target.cdn.example.net', type: 'A', ttl: 120, data: '192.0.2.9' },
+    ],
+  });
 }
 
 interface RCase {
@@ -76,15 +116,28 @@ const CASES: RCase[] = [
   {
     id: 'rewrite-regex-answer-auto',
     corefile: kubeadm('  rewrite name regex (.*)\\.example\\.com {1}.testns.svc.cluster.local answer auto'),
-    queries: [...generate(EXAMPLE, ['A', 'AAAA', 'SRV', 'CNAME'], VARIANTS, 101), ...generate(UNTOUCHED, ['A', 'PTR'], VARIANTS.slice(0, 2), 102)],
+    queries: [
+      ...generate(EXAMPLE, ['A', 'AAAA', 'SRV', 'CNAME'], VARIANTS, 101),
+      ...generate(UNTOUCHED, ['A', 'PTR'], VARIANTS.slice(0, 2), 102),
+    ],
   },
   {
     // The cache sits below rewrite: it stores the rewritten name's reply, the client still gets its
     // own name back. (Lower-case queries only: CoreDNS's cache replays the letter case of the
     // query that filled it, which is the cache's behaviour, not rewrite's.)
     id: 'rewrite-before-cache',
-    corefile: kubeadm('  rewrite name regex (.*)\\.example\\.com {1}.testns.svc.cluster.local answer auto', '  cache 30\n'),
-    queries: [...generate(['svc1', 'hl', '_http._tcp.svc1', 'nosuch', 'web-0.hl'].map((n) => `${n}.example.com`), ['A', 'SRV'], [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'tcp' }], 151)],
+    corefile: kubeadm(
+      '  rewrite name regex (.*)\\.example\\.com {1}.testns.svc.cluster.local answer auto',
+      '  cache 30\n',
+    ),
+    queries: [
+      ...generate(
+        ['svc1', 'hl', '_http._tcp.svc1', 'nosuch', 'web-0.hl'].map((n) => `${n}.example.com`),
+        ['A', 'SRV'],
+        [{ proto: 'udp' }, { proto: 'udp', edns: 1232 }, { proto: 'tcp' }],
+        151,
+      ),
+    ],
     plugins: ['kubernetes', 'forward', 'cache', 'rewrite'],
   },
   {
@@ -94,7 +147,12 @@ const CASES: RCase[] = [
     answer name (.*)\\.testns\\.svc\\.cluster\\.local {1}.corp.internal
     answer value (.*)\\.testns\\.svc\\.cluster\\.local {1}.corp.internal
   }`),
-    queries: generate(['svc1', 'hl', 'ext', 'nosuch', '_http._tcp.svc1', 'web-0.hl'].map((n) => `${n}.corp.internal`), ['A', 'SRV', 'TXT'], VARIANTS, 201),
+    queries: generate(
+      ['svc1', 'hl', 'ext', 'nosuch', '_http._tcp.svc1', 'web-0.hl'].map((n) => `${n}.corp.internal`),
+      ['A', 'SRV', 'TXT'],
+      VARIANTS,
+      201,
+    ),
   },
   {
     id: 'rewrite-exact-suffix-prefix-substring',
@@ -103,8 +161,22 @@ const CASES: RCase[] = [
   rewrite name prefix legacy- svc
   rewrite continue name substring .old-ns. .testns.
   rewrite name exact api.internal kubernetes.default.svc.cluster.local`),
-    queries: generate(['a.example.com', 'svc2.corp.example', 'hl.corp.example', '_http._tcp.svc1.corp.example', 'legacy-1.testns.svc.cluster.local', 'svc1.old-ns.svc.cluster.local',
-      'api.internal', 'b.example.com', ...UNTOUCHED.slice(0, 2)], ['A', 'SRV', 'AAAA'], VARIANTS, 301),
+    queries: generate(
+      [
+        'a.example.com',
+        'svc2.corp.example',
+        'hl.corp.example',
+        '_http._tcp.svc1.corp.example',
+        'legacy-1.testns.svc.cluster.local',
+        'svc1.old-ns.svc.cluster.local',
+        'api.internal',
+        'b.example.com',
+        ...UNTOUCHED.slice(0, 2),
+      ],
+      ['A', 'SRV', 'AAAA'],
+      VARIANTS,
+      301,
+    ),
   },
   {
     // A rewrite that yields no valid name: SERVFAIL, the client's question kept.
@@ -137,9 +209,28 @@ const CASES: RCase[] = [
   }
   rewrite edns0 nsid append`),
     queries: [
-      ...generate(['svc1.testns.svc.cluster.local', 'nosuch.testns.svc.cluster.local', 'www.example.org'], ['A', 'AAAA'], [...VARIANTS, { proto: 'udp', edns: 512, do: true }], 401),
-      { name: 'svc1.testns.svc.cluster.local', type: 'A', proto: 'udp', id: 4242, edns: 1232, options: [{ code: 0xffee, data: Buffer.from('client') }] },
-      { name: 'svc1.testns.svc.cluster.local', type: 'A', proto: 'udp', id: 4243, edns: 1232, options: [{ code: 65501, data: Buffer.from('x') }] },
+      ...generate(
+        ['svc1.testns.svc.cluster.local', 'nosuch.testns.svc.cluster.local', 'www.example.org'],
+        ['A', 'AAAA'],
+        [...VARIANTS, { proto: 'udp', edns: 512, do: true }],
+        401,
+      ),
+      {
+        name: 'svc1.testns.svc.cluster.local',
+        type: 'A',
+        proto: 'udp',
+        id: 4242,
+        edns: 1232,
+        options: [{ code: 0xffee, data: Buffer.from('client') }],
+      },
+      {
+        name: 'svc1.testns.svc.cluster.local',
+        type: 'A',
+        proto: 'udp',
+        id: 4243,
+        edns: 1232,
+        options: [{ code: 65501, data: Buffer.from('x') }],
+      },
     ],
   },
   {
@@ -149,7 +240,12 @@ const CASES: RCase[] = [
     corefile: kubeadm(`  rewrite continue {
     edns0 local set 0xffee hello
   }`),
-    queries: generate(['svc1.testns.svc.cluster.local', 'nosuch.testns.svc.cluster.local', 'www.example.org'], ['A'], VARIANTS, 431),
+    queries: generate(
+      ['svc1.testns.svc.cluster.local', 'nosuch.testns.svc.cluster.local', 'www.example.org'],
+      ['A'],
+      VARIANTS,
+      431,
+    ),
   },
   {
     id: 'rewrite-edns0-revert',
@@ -159,7 +255,14 @@ const CASES: RCase[] = [
   rewrite edns0 local replace 0xffee bcde revert`),
     queries: [
       ...generate(['svc1.testns.svc.cluster.local', 'www.example.org'], ['A'], VARIANTS, 451),
-      { name: 'svc1.testns.svc.cluster.local', type: 'A', proto: 'udp', id: 4501, edns: 1232, options: [{ code: 0xffee, data: Buffer.from('mine') }] },
+      {
+        name: 'svc1.testns.svc.cluster.local',
+        type: 'A',
+        proto: 'udp',
+        id: 4501,
+        edns: 1232,
+        options: [{ code: 0xffee, data: Buffer.from('mine') }],
+      },
     ],
   },
   {
@@ -170,8 +273,20 @@ const CASES: RCase[] = [
   rewrite ttl exact www.example.org. 3600
   rewrite ttl suffix .default.svc.cluster.local 5-
   rewrite ttl svc1.testns.svc.cluster.local -15`),
-    queries: generate(['svc1.testns.svc.cluster.local', 'hl.testns.svc.cluster.local', '_http._tcp.svc1.testns.svc.cluster.local', 'nosuch.testns.svc.cluster.local',
-      'kubernetes.default.svc.cluster.local', 'www.example.org', 'svc1.default.svc.cluster.local'], ['A', 'SRV'], VARIANTS, 501),
+    queries: generate(
+      [
+        'svc1.testns.svc.cluster.local',
+        'hl.testns.svc.cluster.local',
+        '_http._tcp.svc1.testns.svc.cluster.local',
+        'nosuch.testns.svc.cluster.local',
+        'kubernetes.default.svc.cluster.local',
+        'www.example.org',
+        'svc1.default.svc.cluster.local',
+      ],
+      ['A', 'SRV'],
+      VARIANTS,
+      501,
+    ),
   },
   {
     id: 'rewrite-rcode',
@@ -180,7 +295,18 @@ const CASES: RCase[] = [
   }
   rewrite rcode exact servfail.example.net SERVFAIL NXDOMAIN
   rewrite rcode suffix .testns.svc.cluster.local 3 5`),
-    queries: generate(['svc1.nosuchns.svc.cluster.local', 'nosuch.testns.svc.cluster.local', 'svc1.testns.svc.cluster.local', 'servfail.example.net', 'nx.example.org'], ['A', 'AAAA'], VARIANTS, 601),
+    queries: generate(
+      [
+        'svc1.nosuchns.svc.cluster.local',
+        'nosuch.testns.svc.cluster.local',
+        'svc1.testns.svc.cluster.local',
+        'servfail.example.net',
+        'nx.example.org',
+      ],
+      ['A', 'AAAA'],
+      VARIANTS,
+      601,
+    ),
   },
   {
     id: 'rewrite-type-class',
@@ -188,13 +314,23 @@ const CASES: RCase[] = [
   rewrite continue {
     type AAAA A
   }`),
-    queries: generate(['svc1.testns.svc.cluster.local', 'dual.testns.svc.cluster.local', 'www.example.org'], ['ANY', 'AAAA', 'A'], VARIANTS, 701),
+    queries: generate(
+      ['svc1.testns.svc.cluster.local', 'dual.testns.svc.cluster.local', 'www.example.org'],
+      ['ANY', 'AAAA', 'A'],
+      VARIANTS,
+      701,
+    ),
   },
   {
     id: 'rewrite-cname',
     corefile: kubeadm(`  rewrite cname exact app.cdn.example.net. app.other.cdn.com.
   rewrite cname regex (.*)\\.cdn\\.example\\.net\\. {1}.other.cdn.com.`),
-    queries: generate(['app.example.net', 'deep.example.net', 'loop.example.net', 'www.example.org', 'svc1.testns.svc.cluster.local'], ['A'], VARIANTS, 801),
+    queries: generate(
+      ['app.example.net', 'deep.example.net', 'loop.example.net', 'www.example.org', 'svc1.testns.svc.cluster.local'],
+      ['A'],
+      VARIANTS,
+      801,
+    ),
   },
   {
     // Several cname rules (continue): each CNAME record meets them in reverse rule order; one
@@ -207,7 +343,12 @@ const CASES: RCase[] = [
     cname suffix .cdn.example.net. .other.cdn.com.
   }
   rewrite name exact alias.example.com app.example.net`),
-    queries: generate(['app.example.net', 'deep.example.net', 'svc.example.net', 'alias.example.com', 'www.example.org'], ['A', 'AAAA'], VARIANTS, 851),
+    queries: generate(
+      ['app.example.net', 'deep.example.net', 'svc.example.net', 'alias.example.com', 'www.example.org'],
+      ['A', 'AAAA'],
+      VARIANTS,
+      851,
+    ),
   },
 ];
 
@@ -286,18 +427,27 @@ describe('differential: rewrite', () => {
     const messages = (bin: 'coredns' | 'clusterdns', rule: string): { status: number | null; message: string } => {
       const file = join(dir, `Corefile.${bin}`);
       writeFileSync(file, `.:0 {\n  ${rule}\n  whoami\n}\n`);
-      const r = bin === 'coredns'
-        ? spawnSync(COREDNS_BIN, ['-conf', file, '-dns.port', '0'], { encoding: 'utf8', timeout: 30000, cwd: dir })
-        : spawnSync(process.execPath, [CLUSTERDNS_BIN, '-conf', file, '-dns.port', '0'], { encoding: 'utf8', timeout: 30000, cwd: dir });
+      const r =
+        bin === 'coredns'
+          ? spawnSync(COREDNS_BIN, ['-conf', file, '-dns.port', '0'], { encoding: 'utf8', timeout: 30000, cwd: dir })
+          : spawnSync(process.execPath, [CLUSTERDNS_BIN, '-conf', file, '-dns.port', '0'], {
+              encoding: 'utf8',
+              timeout: 30000,
+              cwd: dir,
+            });
       const line = /plugin\/rewrite: .*/.exec(`${r.stdout}${r.stderr}`)?.[0] ?? `${r.stdout}${r.stderr}`;
       // CoreDNS names no location for plugin errors; clusterdns adds `FILE:LINE - Error during parsing: `.
-      return { status: r.status, message: line.replace(/^plugin\/rewrite: \S+:\d+ - Error during parsing: /, 'plugin/rewrite: ') };
+      return {
+        status: r.status,
+        message: line.replace(/^plugin\/rewrite: \S+:\d+ - Error during parsing: /, 'plugin/rewrite: '),
+      };
     };
     const diffs: string[] = [];
     for (const rule of bad) {
       const ref = messages('coredns', rule);
       const cand = messages('clusterdns', rule);
-      if (JSON.stringify(ref) !== JSON.stringify(cand)) diffs.push(`${rule}\n  CoreDNS:    ${JSON.stringify(ref)}\n  clusterdns: ${JSON.stringify(cand)}`);
+      if (JSON.stringify(ref) !== JSON.stringify(cand))
+        diffs.push(`${rule}\n  CoreDNS:    ${JSON.stringify(ref)}\n  clusterdns: ${JSON.stringify(cand)}`);
     }
     expect(diffs.join('\n')).toBe('');
   }, 300_000);

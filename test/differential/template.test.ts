@@ -16,8 +16,18 @@ import { a, aaaa } from '../helpers/upstream.js';
 import { GoTemplate } from '../../plugins/template/gotemplate/template.js';
 import { GoObject, type GoValue } from '../../plugins/template/gotemplate/values.js';
 import {
-  assertResult, CLUSTERDNS_BIN, COREDNS_BIN, generate, missingBinaries, newResult, runQueries, startPair, totalCompared,
-  type CaseSetup, type QuerySpec, type Variant,
+  assertResult,
+  CLUSTERDNS_BIN,
+  COREDNS_BIN,
+  generate,
+  missingBinaries,
+  newResult,
+  runQueries,
+  startPair,
+  totalCompared,
+  type CaseSetup,
+  type QuerySpec,
+  type Variant,
 } from './harness.js';
 
 const VARIANTS: readonly Variant[] = [
@@ -267,20 +277,64 @@ const names = (...n: string[]): string[] => n;
 const CASES: TCase[] = [
   {
     id: 'template-readme-a-ptr',
-    setup: { corefile: README_A_PTR, upstream: (u) => u.on('www.example.', { answers: [a('www.example', '192.0.2.80')] }) },
+    setup: {
+      corefile: README_A_PTR,
+      upstream: (u) => u.on('www.example.', { answers: [a('www.example', '192.0.2.80')] }),
+    },
     queries: [
-      ...generate(names('ip-10-1-2-3.example', 'host.ip-192-168-0-1.example', 'ip-1-2-3.example', 'www.example', 'example', 'ip-10-1-2-3.example.org'), ['A', 'AAAA', 'MX', 'ANY'], VARIANTS, 101),
-      ...generate(names('4.3.2.1.in-addr.arpa', '1.0.168.192.in-addr.arpa', '3.2.1.in-addr.arpa', 'x.4.3.2.1.in-addr.arpa', 'in-addr.arpa'), ['PTR', 'A', 'ANY'], VARIANTS, 102),
+      ...generate(
+        names(
+          'ip-10-1-2-3.example',
+          'host.ip-192-168-0-1.example',
+          'ip-1-2-3.example',
+          'www.example',
+          'example',
+          'ip-10-1-2-3.example.org',
+        ),
+        ['A', 'AAAA', 'MX', 'ANY'],
+        VARIANTS,
+        101,
+      ),
+      ...generate(
+        names(
+          '4.3.2.1.in-addr.arpa',
+          '1.0.168.192.in-addr.arpa',
+          '3.2.1.in-addr.arpa',
+          'x.4.3.2.1.in-addr.arpa',
+          'in-addr.arpa',
+        ),
+        ['PTR', 'A', 'ANY'],
+        VARIANTS,
+        102,
+      ),
     ],
     plugins: ['template', 'forward'],
     metrics: true,
   },
   {
     id: 'template-readme-invalid',
-    setup: { corefile: README_INVALID, upstream: (u) => u.on('example.com.', { answers: [a('example.com', '192.0.2.1')] }) },
+    setup: {
+      corefile: README_INVALID,
+      upstream: (u) => u.on('example.com.', { answers: [a('example.com', '192.0.2.1')] }),
+    },
     queries: [
-      ...generate(names('x.invalid', 'invalid', 'a.b.invalid', 'something.example.com.dc1.example.com', 'example.com.dc1.example.com', 'www.example.com.dc2.example.com', 'example.com'), ['A', 'TXT', 'SOA', 'ANY'], VARIANTS, 201),
-      ...['x.invalid', 'version.invalid'].map((name, i): QuerySpec => ({ name, type: 'TXT', klass: 'CH', proto: 'udp', id: 2100 + i })),
+      ...generate(
+        names(
+          'x.invalid',
+          'invalid',
+          'a.b.invalid',
+          'something.example.com.dc1.example.com',
+          'example.com.dc1.example.com',
+          'www.example.com.dc2.example.com',
+          'example.com',
+        ),
+        ['A', 'TXT', 'SOA', 'ANY'],
+        VARIANTS,
+        201,
+      ),
+      ...['x.invalid', 'version.invalid'].map(
+        (name, i): QuerySpec => ({ name, type: 'TXT', klass: 'CH', proto: 'udp', id: 2100 + i }),
+      ),
       { name: 'x.invalid', type: 'A', klass: 'ANY', proto: 'udp', id: 2110 },
     ],
     plugins: ['template', 'forward'],
@@ -295,16 +349,39 @@ const CASES: TCase[] = [
         u.on('db.corp.internal.', { answers: [a('db.corp.internal', '10.1.0.5')] });
       },
     },
-    queries: generate(names('www.v4only.example.net', 'v4only.example.net', 'db.corp.internal', 'other.example.org'), ['A', 'AAAA', 'MX', 'ANY'], VARIANTS, 301),
+    queries: generate(
+      names('www.v4only.example.net', 'v4only.example.net', 'db.corp.internal', 'other.example.org'),
+      ['A', 'AAAA', 'MX', 'ANY'],
+      VARIANTS,
+      301,
+    ),
     plugins: ['template', 'forward'],
   },
   {
     id: 'template-readme-patterns',
-    setup: { corefile: README_MORE, upstream: (u) => u.on('www.example.', { answers: [a('www.example', '192.0.2.80')] }) },
+    setup: {
+      corefile: README_MORE,
+      upstream: (u) => u.on('www.example.', { answers: [a('www.example', '192.0.2.80')] }),
+    },
     queries: generate(
-      names('ip0a7b7b7b.example', 'ip0aff0001.example', 'ip0azz0001.example', 'ip-10-5-6-7.dc.example', '10.1.2.3.ext.example', 'ip-10-9-8-7.example', 'web-1.info.example', 'admin.info.example',
-        '_https._tcp.web.example', '_http._tcp.web.example', '_ftp._udp.web.example', 'www.example'),
-      ['A', 'MX', 'TXT', 'SRV', 'AAAA'], VARIANTS, 401),
+      names(
+        'ip0a7b7b7b.example',
+        'ip0aff0001.example',
+        'ip0azz0001.example',
+        'ip-10-5-6-7.dc.example',
+        '10.1.2.3.ext.example',
+        'ip-10-9-8-7.example',
+        'web-1.info.example',
+        'admin.info.example',
+        '_https._tcp.web.example',
+        '_http._tcp.web.example',
+        '_ftp._udp.web.example',
+        'www.example',
+      ),
+      ['A', 'MX', 'TXT', 'SRV', 'AAAA'],
+      VARIANTS,
+      401,
+    ),
     plugins: ['template', 'forward'],
   },
   {
@@ -313,20 +390,48 @@ const CASES: TCase[] = [
       corefile: CNAME_FORWARD,
       files: { hosts: '192.0.2.10 web.hosts.test\n2001:db8::10 web.hosts.test\n192.0.2.11 api.hosts.test\n' },
       upstream: (u) => {
-        u.on('google.com.', { answers: [a('google.com', '142.250.0.1', 120), aaaa('google.com', '2a00:1450::1', 120)] });
+        u.on('google.com.', {
+          answers: [a('google.com', '142.250.0.1', 120), aaaa('google.com', '2a00:1450::1', 120)],
+        });
         u.on('nosuch.hosts.test.', { rcode: 3 });
       },
     },
-    queries: generate(names('foogle.com', 'www.foogle.com', 'web.alias.test', 'api.alias.test', 'nosuch.alias.test', 'alias.test'), ['A', 'AAAA', 'MX', 'TXT'], VARIANTS, 501),
+    queries: generate(
+      names('foogle.com', 'www.foogle.com', 'web.alias.test', 'api.alias.test', 'nosuch.alias.test', 'alias.test'),
+      ['A', 'AAAA', 'MX', 'TXT'],
+      VARIANTS,
+      501,
+    ),
     plugins: ['template', 'hosts', 'forward'],
   },
   {
     id: 'template-cname-kubernetes',
-    setup: { corefile: CNAME_KUBERNETES, cluster: ['examples/cluster.yaml'], upstream: (u) => u.on('www.example.org.', { answers: [a('www.example.org', '192.0.2.99')] }) },
+    setup: {
+      corefile: CNAME_KUBERNETES,
+      cluster: ['examples/cluster.yaml'],
+      upstream: (u) => u.on('www.example.org.', { answers: [a('www.example.org', '192.0.2.99')] }),
+    },
     probe: { name: 'kubernetes.default.svc.cluster.local', type: 'A' },
     queries: [
-      ...generate(names('svc1.testns.corp.example', 'dual.testns.corp.example', 'kubernetes.default.corp.example', 'nosuch.testns.corp.example', 'x.y.z.corp.example', 'corp.example'), ['A', 'AAAA', 'TXT'], VARIANTS, 601),
-      ...generate(names('5.4.3.10.in-addr.arpa', '1.0.96.10.in-addr.arpa', '1.2.3.4.in-addr.arpa'), ['PTR'], VARIANTS, 602),
+      ...generate(
+        names(
+          'svc1.testns.corp.example',
+          'dual.testns.corp.example',
+          'kubernetes.default.corp.example',
+          'nosuch.testns.corp.example',
+          'x.y.z.corp.example',
+          'corp.example',
+        ),
+        ['A', 'AAAA', 'TXT'],
+        VARIANTS,
+        601,
+      ),
+      ...generate(
+        names('5.4.3.10.in-addr.arpa', '1.0.96.10.in-addr.arpa', '1.2.3.4.in-addr.arpa'),
+        ['PTR'],
+        VARIANTS,
+        602,
+      ),
       ...generate(names('www.example.org'), ['A'], VARIANTS, 603),
     ],
     plugins: ['template', 'kubernetes', 'forward'],
@@ -342,20 +447,47 @@ const CASES: TCase[] = [
     setup: {
       corefile: EXPRESSIONS,
       upstream: (u) => {
-        u.on('8-8-8-8.abcdefghijklmnopqrstuvwxyz.example.com.', { answers: [a('8-8-8-8.abcdefghijklmnopqrstuvwxyz.example.com', '192.0.2.8')] });
+        u.on('8-8-8-8.abcdefghijklmnopqrstuvwxyz.example.com.', {
+          answers: [a('8-8-8-8.abcdefghijklmnopqrstuvwxyz.example.com', '192.0.2.8')],
+        });
         u.on('d.expr.test.', { answers: [a('d.expr.test', '192.0.2.4')] });
       },
     },
     queries: generate(
-      names('10-1-2-3.abcdefghijklmnopqrstuvwxyz.example.com', '192-168-7-9.abcdefghijklmnopqrstuvwxyz.example.com', '8-8-8-8.abcdefghijklmnopqrstuvwxyz.example.com',
-        '5.abc.vars.test', '25.xyz.vars.test', '1.abc.vars.test', 'bad.vars.test', 'a.expr.test', 'd.expr.test'),
-      ['A', 'TXT'], VARIANTS, 901),
+      names(
+        '10-1-2-3.abcdefghijklmnopqrstuvwxyz.example.com',
+        '192-168-7-9.abcdefghijklmnopqrstuvwxyz.example.com',
+        '8-8-8-8.abcdefghijklmnopqrstuvwxyz.example.com',
+        '5.abc.vars.test',
+        '25.xyz.vars.test',
+        '1.abc.vars.test',
+        'bad.vars.test',
+        'a.expr.test',
+        'd.expr.test',
+      ),
+      ['A', 'TXT'],
+      VARIANTS,
+      901,
+    ),
     plugins: ['template', 'forward'],
   },
   {
     id: 'template-failures',
     setup: { corefile: FAILURES },
-    queries: generate(names('exec.fail.test', 'rr.fail.test', 'parse.fail.test', 'sf.fail.test', 'field.fail.test', 'other.fail.test', 'elsewhere.test'), ['A', 'TXT'], VARIANTS, 701),
+    queries: generate(
+      names(
+        'exec.fail.test',
+        'rr.fail.test',
+        'parse.fail.test',
+        'sf.fail.test',
+        'field.fail.test',
+        'other.fail.test',
+        'elsewhere.test',
+      ),
+      ['A', 'TXT'],
+      VARIANTS,
+      701,
+    ),
     plugins: ['template'],
     metrics: true,
   },
@@ -363,23 +495,31 @@ const CASES: TCase[] = [
 
 function get(port: number, path: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve(body));
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, path }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
   });
 }
 
 /** The coredns_template_* samples, labels sorted, the server label's port dropped. */
 async function templateSeries(port: number): Promise<string[]> {
   const body = await get(port, '/metrics');
-  return body.split('\n').filter((l) => l.startsWith('coredns_template_')).map((l) => {
-    const m = /^(\w+)\{(.*)\} (.*)$/.exec(l)!;
-    const labels = [...m[2]!.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map(([, k, v]) => `${k}=${k === 'server' ? v!.replace(/:\d+$/, ':PORT') : v}`).sort();
-    return `${m[1]}{${labels.join(',')}} ${m[3]}`;
-  }).sort();
+  return body
+    .split('\n')
+    .filter((l) => l.startsWith('coredns_template_'))
+    .map((l) => {
+      const m = /^(\w+)\{(.*)\} (.*)$/.exec(l)!;
+      const labels = [...m[2]!.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)]
+        .map(([, k, v]) => `${k}=${k === 'server' ? v!.replace(/:\d+$/, ':PORT') : v}`)
+        .sort();
+      return `${m[1]}{${labels.join(',')}} ${m[3]}`;
+    })
+    .sort();
 }
 
 describe('differential: template', () => {
@@ -433,11 +573,18 @@ describe('differential: template', () => {
     expect(missing).toBeNull();
     const dir = mkdtempSync(join(tmpdir(), 'template-bad-'));
     const firstError = (bin: 'coredns' | 'clusterdns', file: string): string => {
-      const r = bin === 'coredns'
-        ? spawnSync(COREDNS_BIN, ['-conf', file, '-dns.port', '0'], { encoding: 'utf8', timeout: 20000 })
-        : spawnSync(process.execPath, [CLUSTERDNS_BIN, '-conf', file, '-dns.port', '0'], { encoding: 'utf8', timeout: 20000 });
+      const r =
+        bin === 'coredns'
+          ? spawnSync(COREDNS_BIN, ['-conf', file, '-dns.port', '0'], { encoding: 'utf8', timeout: 20000 })
+          : spawnSync(process.execPath, [CLUSTERDNS_BIN, '-conf', file, '-dns.port', '0'], {
+              encoding: 'utf8',
+              timeout: 20000,
+            });
       expect(r.status).not.toBe(0);
-      return `${r.stdout}${r.stderr}`.split('\n').find((l) => l.includes('plugin/template')) ?? `(no plugin/template line in: ${r.stdout}${r.stderr})`;
+      return (
+        `${r.stdout}${r.stderr}`.split('\n').find((l) => l.includes('plugin/template')) ??
+        `(no plugin/template line in: ${r.stdout}${r.stderr})`
+      );
     };
     const diffs: string[] = [];
     BAD.forEach((body, i) => {
@@ -481,22 +628,45 @@ describe('differential: template', () => {
     '{{ "a" "b" }}',
     '{{ lt "a" 1 }}',
     '{{ parseInt }}',
-    '{{', '{{ notAFunction }}', '{{ end }}', '{{ if 1 }}', '{{ $y }}', '{{ break }}', '{{ "unterminated }}',
+    '{{',
+    '{{ notAFunction }}',
+    '{{ end }}',
+    '{{ if 1 }}',
+    '{{ $y }}',
+    '{{ break }}',
+    '{{ "unterminated }}',
   ];
   it('renders as Go text/template does', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gotemplate-'));
     writeFileSync(join(dir, 'go.mod'), 'module gotpl\n\ngo 1.22\n');
     writeFileSync(join(dir, 'main.go'), GO_PROGRAM);
     // The Go toolchain scripts/install-coredns.sh builds CoreDNS with (same lookup).
-    const go = process.env.GO ?? (spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' }).stdout.trim() || '/usr/local/go/bin/go');
+    const go =
+      process.env.GO ??
+      (spawnSync('sh', ['-c', 'command -v go'], { encoding: 'utf8' }).stdout.trim() || '/usr/local/go/bin/go');
     expect(existsSync(go), `Go toolchain not found at ${go} (set GO=/path/to/go)`).toBe(true);
-    const out = execFileSync(go, ['run', '.', ...GO_CASES], { cwd: dir, encoding: 'utf8', env: { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' }, timeout: 120_000 });
+    const out = execFileSync(go, ['run', '.', ...GO_CASES], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' },
+      timeout: 120_000,
+    });
     const goResults = JSON.parse(out) as { out?: string; parseErr?: string; execErr?: boolean }[];
     const data = new GoObject(
       '*main.D',
       {
-        Name: 'ip-10-1-2-3.example.', Zone: 'example.', Class: 'IN', Type: 'A', Match: ['ip-10-1-2-3.example.', '10', '1'],
-        Group: new Map<string, GoValue>([['0', 'ip-10-1-2-3.example.'], ['1', '10'], ['2', '1'], ['a', '10'], ['b', '1']]),
+        Name: 'ip-10-1-2-3.example.',
+        Zone: 'example.',
+        Class: 'IN',
+        Type: 'A',
+        Match: ['ip-10-1-2-3.example.', '10', '1'],
+        Group: new Map<string, GoValue>([
+          ['0', 'ip-10-1-2-3.example.'],
+          ['1', '10'],
+          ['2', '1'],
+          ['a', '10'],
+          ['b', '1'],
+        ]),
       },
       { Meta: (args) => (args[0] === 'k' ? 'v' : '') },
     );
@@ -514,7 +684,8 @@ describe('differential: template', () => {
       } catch (e) {
         got = { parseErr: (e as Error).message };
       }
-      if (JSON.stringify(got) !== JSON.stringify(want)) diffs.push(`${src}\n  Go:         ${JSON.stringify(want)}\n  clusterdns: ${JSON.stringify(got)}`);
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        diffs.push(`${src}\n  Go:         ${JSON.stringify(want)}\n  clusterdns: ${JSON.stringify(got)}`);
     });
     expect(diffs).toEqual([]);
   }, 180_000);

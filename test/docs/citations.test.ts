@@ -22,7 +22,10 @@ const OLD_NAMES = ['corefile', 'kubernetes-records', 'operations-contract', 'sty
 
 /** Tracked files plus untracked ones that are not ignored (new files before their first commit). */
 function repoFiles(cwd: string): string[] {
-  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd, encoding: 'utf8' });
+  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd,
+    encoding: 'utf8',
+  });
   return [...new Set(out.split('\0').filter((f) => f !== ''))].filter((f) => {
     const p = path.join(cwd, f);
     return existsSync(p) && statSync(p).isFile();
@@ -94,7 +97,8 @@ function findProblems(root: string, files: readonly string[]): Problem[] {
     };
 
     // 1. The old directory, however it is reached.
-    for (const m of text.matchAll(/shared\/docs/g)) report(m.index, m[0], 'points at the shared notes outside the repository');
+    for (const m of text.matchAll(/shared\/docs/g))
+      report(m.index, m[0], 'points at the shared notes outside the repository');
     for (const m of text.matchAll(/outside the repo\b/g)) report(m.index, m[0], 'sends readers outside the repository');
     // The two notes that were renamed, in any spelling (`operations-contract pain point 5`).
     for (const m of text.matchAll(/(?<!docs\/)\b(?:operations-contract|kubernetes-records)\b(?!\.md)/g)) {
@@ -111,7 +115,11 @@ function findProblems(root: string, files: readonly string[]): Problem[] {
       if (prefix === '') {
         const resolved = path.join(path.dirname(file), target);
         if (isLink && existsSync(path.join(root, resolved))) continue;
-        report(m.index, m[0], `bare ${target}: cite it as docs/${target === 'kubernetes-records.md' ? 'records.md' : target}`);
+        report(
+          m.index,
+          m[0],
+          `bare ${target}: cite it as docs/${target === 'kubernetes-records.md' ? 'records.md' : target}`,
+        );
         continue;
       }
       const candidates = [path.normalize(target), path.join(path.dirname(file), target)];
@@ -178,7 +186,10 @@ describe('citations of the behaviour reference', () => {
     try {
       mkdirSync(path.join(dir, 'docs'));
       mkdirSync(path.join(dir, 'src'));
-      writeFileSync(path.join(dir, 'docs/corefile.md'), '# C\n\n## 7. Routing\n\n### 7.4 Replies\n\nSee [records](records.md).\n');
+      writeFileSync(
+        path.join(dir, 'docs/corefile.md'),
+        '# C\n\n## 7. Routing\n\n### 7.4 Replies\n\nSee [records](records.md).\n',
+      );
       writeFileSync(path.join(dir, 'docs/records.md'), '# R\n\n## 2. Services\n');
       writeFileSync(path.join(dir, 'docs/plugins.md'), '# P\n\n## cache\n\n### Storing\n');
       const bad = [
@@ -192,7 +203,13 @@ describe('citations of the behaviour reference', () => {
         '// [x](plugins.md)', // 8: a link from src/ to a file that is not there
         '// (operations-contract pain point 5)', // 9
       ];
-      const good = ['// docs/corefile.md §7.4, §7', '// docs/records.md §2', '// docs/plugins.md, cache', '// plugins/cache/README.md', '// docs/plugins.md, "Storing"'];
+      const good = [
+        '// docs/corefile.md §7.4, §7',
+        '// docs/records.md §2',
+        '// docs/plugins.md, cache',
+        '// plugins/cache/README.md',
+        '// docs/plugins.md, "Storing"',
+      ];
       writeFileSync(path.join(dir, 'src/a.ts'), `${[...bad, ...good].join('\n')}\n`);
       const found = findProblems(dir, ['docs/corefile.md', 'docs/records.md', 'docs/plugins.md', 'src/a.ts']);
       // Each bad line is reported (line 1 twice: the directory and the bare name behind it); no good line is.
@@ -217,7 +234,8 @@ describe('scripts/cite-docs.sh', () => {
       '/** Already fine: docs/corefile.md §7.2, docs/records.md §1, plugins/cache/README.md. */',
       '/** operations-contract.md §b.2, operations-contract pain point 1, style.md habit 4, style.md §c. */',
     ].join('\n'),
-    'docs/ARCHITECTURE.md': 'Read `../shared/docs/*.md` (outside the repo) for the behaviour to match; this page says where\n',
+    'docs/ARCHITECTURE.md':
+      'Read `../shared/docs/*.md` (outside the repo) for the behaviour to match; this page says where\n',
     'docs/other.md': 'See [the Corefile](corefile.md) and `corefile.md` §2.\n',
     'examples/cluster.yaml': '# Fixture cluster of docs kubernetes-records.md §2.1, plus more.\n',
   };

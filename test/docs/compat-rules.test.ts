@@ -20,7 +20,10 @@ function tableRuleIds(markdown: string): string[] {
   const rest = markdown.slice(start + 1);
   const next = rest.indexOf('\n## ');
   const section = next < 0 ? rest : rest.slice(0, next);
-  const rows = section.split('\n').filter((l) => l.startsWith('|')).slice(2); // header, separator
+  const rows = section
+    .split('\n')
+    .filter((l) => l.startsWith('|'))
+    .slice(2); // header, separator
   if (rows.length === 0) throw new Error(`no table under "${HEADING}"`);
   return rows.flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!));
 }
@@ -29,15 +32,32 @@ describe('docs/coredns-compatibility.md, intentional differences', () => {
   it('lists every rule of src/dnscompare/rules.ts, and no other', () => {
     const documented = tableRuleIds(readFileSync(DOC, 'utf8'));
     const rules = TOLERANCE_RULES.map((r) => r.id);
-    expect(documented.filter((id) => !rules.includes(id)), 'rows naming no rule in rules.ts').toEqual([]);
-    expect(rules.filter((id) => !documented.includes(id)), 'rules without a row in the table').toEqual([]);
+    expect(
+      documented.filter((id) => !rules.includes(id)),
+      'rows naming no rule in rules.ts',
+    ).toEqual([]);
+    expect(
+      rules.filter((id) => !documented.includes(id)),
+      'rules without a row in the table',
+    ).toEqual([]);
     expect(new Set(documented).size, 'a rule listed twice').toBe(documented.length);
   });
 
   it('the check sees a missing row and a stale one', () => {
     const doc = [
-      '# x', '', HEADING, '', '| Rule | What | Why |', '|---|---|---|',
-      '| `a`, `b` | x | y |', '| `c` | x | y |', '', '## Next', '', '| `not-a-rule` | x | y |', '',
+      '# x',
+      '',
+      HEADING,
+      '',
+      '| Rule | What | Why |',
+      '|---|---|---|',
+      '| `a`, `b` | x | y |',
+      '| `c` | x | y |',
+      '',
+      '## Next',
+      '',
+      '| `not-a-rule` | x | y |',
+      '',
     ].join('\n');
     expect(tableRuleIds(doc)).toEqual(['a', 'b', 'c']);
   });

@@ -12,7 +12,6 @@ import { specifiers } from '../helpers/imports.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const PLUGINS = join(ROOT, 'plugins');
 
-
 /** The plugin folder a path lies in (`cache` for plugins/cache/x.ts), or null outside plugins/<name>/. */
 function pluginOf(path: string): string | null {
   const rel = relative(PLUGINS, path);
@@ -71,6 +70,11 @@ describe('plugin folders', () => {
       'plugins/autopath/index.ts: ../forward/proxy.js',
     ]);
     // A nested file reaching into another plugin through ../../plugins/ is caught too.
-    expect(crossImports(join(PLUGINS, 'forward', 'testdata', 'x.ts'), "import { y } from '../../../plugins/cache/setup.js';")).toHaveLength(1);
+    expect(
+      crossImports(
+        join(PLUGINS, 'forward', 'testdata', 'x.ts'),
+        "import { y } from '../../../plugins/cache/setup.js';",
+      ),
+    ).toHaveLength(1);
   });
 });

@@ -58,7 +58,8 @@ describe('bin/clusterdns', () => {
       expect(p.stdout).toMatch(/^([a-z0-9_]+\n)+\n$/);
       const names = p.stdout.trim().split('\n');
       expect(names).toEqual([...names].sort());
-      for (const n of ['kubernetes', 'forward', 'cache', 'whoami', 'health', 'ready', 'prometheus', 'reload']) expect(names).toContain(n);
+      for (const n of ['kubernetes', 'forward', 'cache', 'whoami', 'health', 'ready', 'prometheus', 'reload'])
+        expect(names).toContain(n);
       // Every plugin we list is a CoreDNS plugin of the same name, but for the ones clusterdns
       // adds (docs/corefile.md §11).
       for (const n of names.filter((x) => !BEYOND_COREDNS.includes(x))) expect(coreNames).toContain(n);
@@ -109,22 +110,45 @@ describe('bin/clusterdns', () => {
   });
 
   it('serves dig over UDP and kdig over TCP (several queries, one connection)', async () => {
-    for (const [tool, pkg] of [['dig', 'dnsutils'], ['kdig', 'knot-dnsutils']] as const) {
+    for (const [tool, pkg] of [
+      ['dig', 'dnsutils'],
+      ['kdig', 'knot-dnsutils'],
+    ] as const) {
       if (!hasTool(tool)) throw new Error(`${tool} is not installed (apt-get install ${pkg}; .ci/run installs it)`);
     }
     const s = await spawnServer(WHOAMI);
     try {
       await s.waitFor(/^clusterdns-/);
       expect(s.output).toContain(`example.org.:${s.port}`);
-      const d = runTool('dig', ['@127.0.0.1', '-p', String(s.port), 'www.example.org', 'A', '+noall', '+comments', '+additional']);
+      const d = runTool('dig', [
+        '@127.0.0.1',
+        '-p',
+        String(s.port),
+        'www.example.org',
+        'A',
+        '+noall',
+        '+comments',
+        '+additional',
+      ]);
       expect(d.stdout).toContain('status: NOERROR');
       expect(d.stdout).toMatch(/www\.example\.org\.\s+0\s+IN\s+A\s+127\.0\.0\.1/);
-      const k = runTool('kdig', ['@127.0.0.1', '-p', String(s.port), '+tcp', '+keepopen', 'a.example.org', 'b.example.org', 'c.example.org']);
+      const k = runTool('kdig', [
+        '@127.0.0.1',
+        '-p',
+        String(s.port),
+        '+tcp',
+        '+keepopen',
+        'a.example.org',
+        'b.example.org',
+        'c.example.org',
+      ]);
       expect(k.status).toBe(0);
       expect(k.stdout.match(/status: NOERROR/g)?.length).toBe(3);
       expect(k.stdout).toMatch(/_tcp\.a\.example\.org\.\s+0\s+IN\s+SRV/);
       // The log plugin's default line shape.
-      await s.waitFor(/^\[INFO\] 127\.0\.0\.1:\d+ - \d+ "A IN www\.example\.org\. udp \d+ (true|false) 1232" NOERROR qr,aa,rd \d+ \d+(\.\d+)?s$/);
+      await s.waitFor(
+        /^\[INFO\] 127\.0\.0\.1:\d+ - \d+ "A IN www\.example\.org\. udp \d+ (true|false) 1232" NOERROR qr,aa,rd \d+ \d+(\.\d+)?s$/,
+      );
       const refused = runTool('dig', ['@127.0.0.1', '-p', String(s.port), 'www.google.com', '+noall', '+comments']);
       expect(refused.stdout).toContain('status: REFUSED');
     } finally {
@@ -208,11 +232,15 @@ describe('bin/clusterdns', () => {
     const empty = mkdtempSync(join(tmpdir(), 'clusterdns-val-'));
     const none = runCommand(['-validate', '-dns.port', '1053'], { cwd: empty });
     expect(none.status).toBe(0);
-    expect(none.stdout).toBe(`Configuration OK: no ./Corefile in ${empty} and no -conf: validated the built-in default ".:1053 { whoami log }" (1 server block)\n`);
+    expect(none.stdout).toBe(
+      `Configuration OK: no ./Corefile in ${empty} and no -conf: validated the built-in default ".:1053 { whoami log }" (1 server block)\n`,
+    );
 
     writeFileSync(join(empty, 'Corefile'), '# nothing yet\n');
     const blank = runCommand(['-validate'], { cwd: empty });
-    expect(blank.stdout).toBe(`Configuration OK: ./Corefile (${join(empty, 'Corefile')}) has no server blocks: validated the built-in default ".:53 { whoami log }" (1 server block)\n`);
+    expect(blank.stdout).toBe(
+      `Configuration OK: ./Corefile (${join(empty, 'Corefile')}) has no server blocks: validated the built-in default ".:53 { whoami log }" (1 server block)\n`,
+    );
 
     writeFileSync(join(empty, 'Corefile'), WHOAMI);
     const local = runCommand(['-validate'], { cwd: empty });
@@ -220,7 +248,9 @@ describe('bin/clusterdns', () => {
 
     const stdin = runCommand(['-validate', '-conf', 'stdin'], { input: 'a.org {\n  nope\n}\n' });
     expect(stdin.status).toBe(1);
-    expect(stdin.stderr).toBe("stdin:2 - Error during parsing: Unknown directive 'nope'\nConfiguration has 1 error: standard input (-conf stdin)\n");
+    expect(stdin.stderr).toBe(
+      "stdin:2 - Error during parsing: Unknown directive 'nope'\nConfiguration has 1 error: standard input (-conf stdin)\n",
+    );
 
     const missing = runCommand(['-validate', '-conf', join(dir, 'nothere')]);
     expect(missing.status).toBe(1);
@@ -234,7 +264,12 @@ describe('bin/clusterdns', () => {
     try {
       const r = runCommand(['-conf', 'stdin', '-dns.port', String(port)], { input: WHOAMI });
       expect(r.status).toBe(1);
-      expect(r.stderr.trim().split('\n').filter((l) => /EADDRINUSE|address already in use/.test(l))).toHaveLength(1);
+      expect(
+        r.stderr
+          .trim()
+          .split('\n')
+          .filter((l) => /EADDRINUSE|address already in use/.test(l)),
+      ).toHaveLength(1);
       expect(r.stdout + r.stderr).not.toContain('[FATAL]');
     } finally {
       blocker.close();
@@ -247,7 +282,10 @@ describe('bin/clusterdns', () => {
     const { spawn } = await import('node:child_process');
     const { BIN } = await import('../helpers/spawn.js');
     const pidfile = join(dir, 'pid');
-    const proc = spawn(process.execPath, [BIN, '-dns.port', String(port), '-pidfile', pidfile], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [BIN, '-dns.port', String(port), '-pidfile', pidfile], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out: string[] = [];
     const ready = new Promise<void>((resolve, reject) => {
       proc.stdout.on('data', (c: Buffer) => {

@@ -9,7 +9,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as net from 'node:net';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { choosePorts, DEFAULT_PORTS, DEFAULT_UPSTREAM, parseDevArgs, type PortRequest } from '../../tools/dev-options.js';
+import {
+  choosePorts,
+  DEFAULT_PORTS,
+  DEFAULT_UPSTREAM,
+  parseDevArgs,
+  type PortRequest,
+} from '../../tools/dev-options.js';
 import { rcode, rrStrings, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
 import { waitFor } from '../helpers/wait.js';
@@ -45,7 +51,9 @@ describe('npm start options', () => {
 
   it('rejects a bad port, a missing value and one port for two listeners', () => {
     expect(() => parseDevArgs(['--dns-port', 'x'], {})).toThrow('--dns-port: "x" is not a port number (0-65535)');
-    expect(() => parseDevArgs([], { CLUSTERDNS_METRICS_PORT: '70000' })).toThrow('CLUSTERDNS_METRICS_PORT: "70000" is not a port number');
+    expect(() => parseDevArgs([], { CLUSTERDNS_METRICS_PORT: '70000' })).toThrow(
+      'CLUSTERDNS_METRICS_PORT: "70000" is not a port number',
+    );
     expect(() => parseDevArgs(['--health-port'], {})).toThrow('--health-port needs a port number');
     expect(() => parseDevArgs(['--health-port', '9153'], {})).toThrow('health and metrics cannot both use port 9153');
   });
@@ -71,9 +79,9 @@ describe('npm start options', () => {
       await expect(choosePorts({ ...others, health: { port: b, from: 'CLUSTERDNS_HEALTH_PORT' } })).rejects.toThrow(
         `port ${b} (health) is in use on 127.0.0.1 (asked for by CLUSTERDNS_HEALTH_PORT); choose another, or 0 for any free port`,
       );
-      await expect(choosePorts({ ...others, dns: { port: b, from: '--dns-port' }, health: { port: 0, from: '--health-port' } })).rejects.toThrow(
-        `port ${b} (dns, UDP and TCP) is in use on 127.0.0.1 (asked for by --dns-port)`,
-      );
+      await expect(
+        choosePorts({ ...others, dns: { port: b, from: '--dns-port' }, health: { port: 0, from: '--health-port' } }),
+      ).rejects.toThrow(`port ${b} (dns, UDP and TCP) is in use on 127.0.0.1 (asked for by --dns-port)`);
     } finally {
       busy.close();
     }
@@ -124,7 +132,11 @@ describe('npm start (dist/tools/dev.js)', () => {
     expect((await fetch(health!)).status).toBe(200);
     // Ready once the kubernetes plugin has synced with the sandbox.
     let readyStatus = 0;
-    await waitFor(() => `/ready 200 (last: ${readyStatus})`, async () => (readyStatus = (await fetch(ready!)).status) === 200, { everyMs: 100 });
+    await waitFor(
+      () => `/ready 200 (last: ${readyStatus})`,
+      async () => (readyStatus = (await fetch(ready!)).status) === 200,
+      { everyMs: 100 },
+    );
     expect(readyStatus).toBe(200);
     expect(await (await fetch(metrics!)).text()).toContain('coredns_build_info');
 
@@ -135,15 +147,22 @@ describe('npm start (dist/tools/dev.js)', () => {
     expect(rrStrings(ptr.answers)).toEqual(['10.0.96.10.in-addr.arpa. 30 PTR kube-dns.kube-system.svc.cluster.local']);
     const srv = await udpQuery(dns, '_https._tcp.kubernetes.default.svc.cluster.local', 'SRV');
     expect(rcode(srv)).toBe(0);
-    expect(rrStrings(srv.answers)).toEqual(['_https._tcp.kubernetes.default.svc.cluster.local. 30 SRV 0 100 443 kubernetes.default.svc.cluster.local']);
+    expect(rrStrings(srv.answers)).toEqual([
+      '_https._tcp.kubernetes.default.svc.cluster.local. 30 SRV 0 100 443 kubernetes.default.svc.cluster.local',
+    ]);
   });
 
   it('exits 2 with the reason when a port asked for is in use', async () => {
     const busy = await busyTcp();
     try {
-      const r = spawnSync(process.execPath, [DEV, '--metrics-port', String(portOf(busy))], { encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, [DEV, '--metrics-port', String(portOf(busy))], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(r.status).toBe(2);
-      expect(r.stderr).toContain(`npm start: port ${portOf(busy)} (metrics) is in use on 127.0.0.1 (asked for by --metrics-port)`);
+      expect(r.stderr).toContain(
+        `npm start: port ${portOf(busy)} (metrics) is in use on 127.0.0.1 (asked for by --metrics-port)`,
+      );
     } finally {
       busy.close();
     }

@@ -45,14 +45,19 @@ describe('e2e: forward + cache + loadbalance', () => {
     const s = await server(`. {\n  forward . ${u.addr}\n  cache 30\n  loadbalance\n}\n`);
     const first = await udpQuery(s.port, 'www.example.org', 'A');
     expect(rcode(first)).toBe(0);
-    expect(rrStrings(first.answers).map((r) => r.split(' ').at(-1)).sort()).toEqual(ips);
+    expect(
+      rrStrings(first.answers)
+        .map((r) => r.split(' ').at(-1))
+        .sort(),
+    ).toEqual(ips);
     expect(ttls(first.answers)).toEqual([30, 30, 30, 30]);
     expect((first.flags ?? 0) & 0x0080).toBe(0x0080); // RA from the upstream
     const orders = new Set<string>();
     const restore = advanceCacheClock(7000);
     cleanups.push(restore);
     for (let i = 0; i < 20; i++) {
-      const r = i % 2 === 0 ? await udpQuery(s.port, 'www.example.org', 'A') : await tcpQuery(s.port, 'www.example.org', 'A');
+      const r =
+        i % 2 === 0 ? await udpQuery(s.port, 'www.example.org', 'A') : await tcpQuery(s.port, 'www.example.org', 'A');
       expect(ttls(r.answers)).toEqual([23, 23, 23, 23]);
       expect((r.flags ?? 0) & 0x0400).toBe(0); // no AA on cache hits of a non-authoritative reply (CoreDNS 1.15.0)
       orders.add(rrStrings(r.answers).join('|'));
@@ -90,7 +95,9 @@ describe('e2e: forward + cache + loadbalance', () => {
     dead.defaultBehaviour = { drop: true };
     const alive = await upstream();
     alive.on('ok.example.org', { answers: [a('ok.example.org', '192.0.2.20')] });
-    const s = await server(`. {\n  forward . ${dead.addr} ${alive.addr} {\n    policy sequential\n    read_timeout 200ms\n    health_check 50ms\n  }\n}\n`);
+    const s = await server(
+      `. {\n  forward . ${dead.addr} ${alive.addr} {\n    policy sequential\n    read_timeout 200ms\n    health_check 50ms\n  }\n}\n`,
+    );
     const r = await udpQuery(s.port, 'ok.example.org', 'A');
     expect(rrStrings(r.answers)).toEqual(['ok.example.org. 300 A 192.0.2.20']);
     // Wait until health checks mark the dead one down.
@@ -114,7 +121,11 @@ describe('e2e: forward + cache + loadbalance', () => {
     await u.stop();
     expect(rcode(await udpQuery(s.port, 'back.example.org', 'A', { timeoutMs: 8000 }))).toBe(2);
     await u.restart();
-    const ok = await waitFor('the restarted upstream to answer through forward', async () => rcode(await udpQuery(s.port, 'back.example.org', 'A', { timeoutMs: 8000 })) === 0, { everyMs: 50 });
+    const ok = await waitFor(
+      'the restarted upstream to answer through forward',
+      async () => rcode(await udpQuery(s.port, 'back.example.org', 'A', { timeoutMs: 8000 })) === 0,
+      { everyMs: 50 },
+    );
     expect(ok).toBe(true);
   });
 
@@ -148,8 +159,12 @@ describe('e2e: forward + cache + loadbalance', () => {
     const hostsPath = join(dir, 'hosts');
     writeFileSync(hostsPath, '10.0.0.1 local.example.org\n');
     const s = await server(`. {\n  hosts ${hostsPath} {\n    fallthrough\n  }\n  forward . ${u.addr}\n}\n`);
-    expect(rrStrings((await udpQuery(s.port, 'local.example.org', 'A')).answers)).toEqual(['local.example.org. 3600 A 10.0.0.1']);
-    expect(rrStrings((await udpQuery(s.port, 'ext.example.org', 'A')).answers)).toEqual(['ext.example.org. 300 A 192.0.2.60']);
+    expect(rrStrings((await udpQuery(s.port, 'local.example.org', 'A')).answers)).toEqual([
+      'local.example.org. 3600 A 10.0.0.1',
+    ]);
+    expect(rrStrings((await udpQuery(s.port, 'ext.example.org', 'A')).answers)).toEqual([
+      'ext.example.org. 300 A 192.0.2.60',
+    ]);
     expect(u.count('local.example.org')).toBe(0);
   });
 
@@ -157,7 +172,10 @@ describe('e2e: forward + cache + loadbalance', () => {
     const u = await upstream();
     u.on('r.example.org', { answers: [a('r.example.org', '192.0.2.70')] });
     let release!: () => void;
-    u.on('slow.example.org', { hold: new Promise<void>((r) => (release = r)), answers: [a('slow.example.org', '192.0.2.71')] });
+    u.on('slow.example.org', {
+      hold: new Promise<void>((r) => (release = r)),
+      answers: [a('slow.example.org', '192.0.2.71')],
+    });
     const text = `. {\n  forward . ${u.addr}\n  cache 30\n}\n`;
     const s = await server(text);
     await udpQuery(s.port, 'r.example.org', 'A');
@@ -180,7 +198,9 @@ describe('e2e: forward + cache + loadbalance', () => {
     const hostsPath = join(dir, 'hosts');
     writeFileSync(hostsPath, '10.0.0.1 h.example.org\n');
     const metricsPort = await freePort();
-    const s = await server(`. {\n  prometheus 127.0.0.1:${metricsPort}\n  hosts ${hostsPath} {\n    fallthrough\n  }\n  cache 30\n  forward . ${u.addr}\n}\n`);
+    const s = await server(
+      `. {\n  prometheus 127.0.0.1:${metricsPort}\n  hosts ${hostsPath} {\n    fallthrough\n  }\n  cache 30\n  forward . ${u.addr}\n}\n`,
+    );
     await udpQuery(s.port, 'm.example.org', 'A');
     await udpQuery(s.port, 'm.example.org', 'A');
     await udpQuery(s.port, 'h.example.org', 'A');
@@ -198,10 +218,36 @@ describe('e2e: forward + cache + loadbalance', () => {
       `coredns_cache_misses_total{server="${srv}",zones=".",view=""} 2`,
       `coredns_cache_entries{server="${srv}",type="success",zones=".",view=""} 2`,
       `coredns_hosts_entries{hostsfile="${hostsPath}"} 1`,
-    ]) expect(text.split('\n')).toContain(line);
+    ])
+      expect(text.split('\n')).toContain(line);
     // Buckets 0.25 ms … 8.192 s (prom-client writes `le` first; label order is not significant).
-    const les = [...text.matchAll(new RegExp(`^coredns_proxy_request_duration_seconds_bucket\\{le="([^"]+)",proxy_name="forward",to="${u.addr}",rcode="NOERROR"\\}`, 'gm'))].map((m) => m[1]);
-    expect(les).toEqual(['0.00025', '0.0005', '0.001', '0.002', '0.004', '0.008', '0.016', '0.032', '0.064', '0.128', '0.256', '0.512', '1.024', '2.048', '4.096', '8.192', '+Inf']);
+    const les = [
+      ...text.matchAll(
+        new RegExp(
+          `^coredns_proxy_request_duration_seconds_bucket\\{le="([^"]+)",proxy_name="forward",to="${u.addr}",rcode="NOERROR"\\}`,
+          'gm',
+        ),
+      ),
+    ].map((m) => m[1]);
+    expect(les).toEqual([
+      '0.00025',
+      '0.0005',
+      '0.001',
+      '0.002',
+      '0.004',
+      '0.008',
+      '0.016',
+      '0.032',
+      '0.064',
+      '0.128',
+      '0.256',
+      '0.512',
+      '1.024',
+      '2.048',
+      '4.096',
+      '8.192',
+      '+Inf',
+    ]);
     expect(text).toMatch(/^# TYPE coredns_forward_max_concurrent_rejects_total counter$/m);
     expect(text).toMatch(/^# TYPE coredns_forward_healthcheck_broken_total counter$/m);
     expect(text).not.toMatch(/coredns_forward_sockets_open|coredns_cache_size|coredns_forward_conn_cache/);
@@ -209,15 +255,23 @@ describe('e2e: forward + cache + loadbalance', () => {
 
   it('the kubeadm Corefile shape (resolv.conf upstream, cache with disable, loop, loadbalance) serves and does not trip loop', async () => {
     const u = await upstream();
-    u.on('www.example.org', { answers: [a('www.example.org', '192.0.2.1', 600), a('www.example.org', '192.0.2.2', 600)] });
+    u.on('www.example.org', {
+      answers: [a('www.example.org', '192.0.2.1', 600), a('www.example.org', '192.0.2.2', 600)],
+    });
     const dir = mkdtempSync(join(tmpdir(), 'e2e-kubeadm-'));
     const resolv = join(dir, 'resolv.conf');
     writeFileSync(resolv, `search svc.cluster.local\nnameserver 127.0.0.1\noptions ndots:5\n`);
     const exits: number[] = [];
     const prev = loopHooks.exit;
-    loopHooks.exit = (code) => { exits.push(code); };
-    cleanups.push(() => { loopHooks.exit = prev; });
-    const s = await server(`. {\n    errors\n    forward . ${u.addr} {\n       max_concurrent 1000\n    }\n    cache 30 {\n       disable success cluster.local\n       disable denial cluster.local\n    }\n    loop\n    reload\n    loadbalance\n}\n`);
+    loopHooks.exit = (code) => {
+      exits.push(code);
+    };
+    cleanups.push(() => {
+      loopHooks.exit = prev;
+    });
+    const s = await server(
+      `. {\n    errors\n    forward . ${u.addr} {\n       max_concurrent 1000\n    }\n    cache 30 {\n       disable success cluster.local\n       disable denial cluster.local\n    }\n    loop\n    reload\n    loadbalance\n}\n`,
+    );
     const r = await udpQuery(s.port, 'www.example.org', 'A');
     expect(ttls(r.answers)).toEqual([30, 30]);
     // The loop probe went through the chain once and came back answered (NXDOMAIN): no loop.
@@ -227,14 +281,22 @@ describe('e2e: forward + cache + loadbalance', () => {
     // `forward . /etc/resolv.conf` itself: nameserver lines (port 53); a loopback one is flagged.
     const s2 = await startServer(`. {\n  forward . ${resolv} {\n    max_concurrent 1000\n  }\n}\n`);
     cleanups.push(() => s2.stop());
-    expect(s2.logs.some((l) => l.startsWith(`[WARNING] plugin/forward: ${resolv} lists nameserver 127.0.0.1, a loopback address`))).toBe(true);
+    expect(
+      s2.logs.some((l) =>
+        l.startsWith(`[WARNING] plugin/forward: ${resolv} lists nameserver 127.0.0.1, a loopback address`),
+      ),
+    ).toBe(true);
   });
 
   it('loop: forwarding to itself is detected with the FATAL line and exit status 1', async () => {
     const exits: number[] = [];
     const prev = loopHooks.exit;
-    loopHooks.exit = (code) => { exits.push(code); };
-    cleanups.push(() => { loopHooks.exit = prev; });
+    loopHooks.exit = (code) => {
+      exits.push(code);
+    };
+    cleanups.push(() => {
+      loopHooks.exit = prev;
+    });
     const port = await freePort();
     const s = await server(`. {\n  loop\n  forward . 127.0.0.1:${port} {\n    max_concurrent 20\n  }\n}\n`, port);
     await waitFor('the loop plugin to exit', () => exits.length > 0);
@@ -242,12 +304,22 @@ describe('e2e: forward + cache + loadbalance', () => {
     // With exit stubbed the looping queries keep going until max_concurrent cuts the chain; let
     // them unwind before the server stops: wait until 300 ms pass without a new exit.
     let seen = -1;
-    await waitFor('the looping queries to unwind', () => {
-      const still = seen === exits.length;
-      seen = exits.length;
-      return still;
-    }, { everyMs: 300 });
-    expect(s.logs.some((l) => /^\[FATAL\] plugin\/loop: Loop \(127\.0\.0\.1:\d+ -> [\d.:[\]]*:\d+\) detected for zone "\.", see https:\/\/coredns\.io\/plugins\/loop#troubleshooting\. Query: "HINFO \d+\.\d+\."$/.test(l))).toBe(true);
+    await waitFor(
+      'the looping queries to unwind',
+      () => {
+        const still = seen === exits.length;
+        seen = exits.length;
+        return still;
+      },
+      { everyMs: 300 },
+    );
+    expect(
+      s.logs.some((l) =>
+        /^\[FATAL\] plugin\/loop: Loop \(127\.0\.0\.1:\d+ -> [\d.:[\]]*:\d+\) detected for zone "\.", see https:\/\/coredns\.io\/plugins\/loop#troubleshooting\. Query: "HINFO \d+\.\d+\."$/.test(
+          l,
+        ),
+      ),
+    ).toBe(true);
   });
 });
 
@@ -266,21 +338,45 @@ describe('e2e: dnsmasq as a real upstream', () => {
     const port = await freePort();
     // --keep-in-foreground, not --no-daemon: in debug mode dnsmasq serves TCP in its main loop,
     // so a pooled upstream TCP connection would block all its UDP traffic.
-    const child: ChildProcess = spawn(dnsmasq!, [
-      '--keep-in-foreground', '--no-resolv', '--no-hosts', '--no-poll', '--bind-interfaces',
-      '--listen-address=127.0.0.1', `--port=${port}`, '--user=', '--pid-file=', '--log-facility=-', '--log-queries',
-      '--address=/example.test/192.0.2.1', '--address=/v6.example.test/2001:db8::1',
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: ChildProcess = spawn(
+      dnsmasq!,
+      [
+        '--keep-in-foreground',
+        '--no-resolv',
+        '--no-hosts',
+        '--no-poll',
+        '--bind-interfaces',
+        '--listen-address=127.0.0.1',
+        `--port=${port}`,
+        '--user=',
+        '--pid-file=',
+        '--log-facility=-',
+        '--log-queries',
+        '--address=/example.test/192.0.2.1',
+        '--address=/v6.example.test/2001:db8::1',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let log = '';
-    child.stdout!.on('data', (c: Buffer) => { log += c.toString(); });
-    child.stderr!.on('data', (c: Buffer) => { log += c.toString(); });
-    cleanups.push(() => { child.kill('SIGTERM'); });
+    child.stdout!.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
+    child.stderr!.on('data', (c: Buffer) => {
+      log += c.toString();
+    });
+    cleanups.push(() => {
+      child.kill('SIGTERM');
+    });
     const seen = (name: string): number => log.split('\n').filter((l) => l.includes(`query[A] ${name} `)).length;
     // Wait until dnsmasq answers (guard only).
-    const ready = await waitFor('dnsmasq to answer', async () => {
-      await udpQuery(port, 'example.test', 'A', { timeoutMs: 200 });
-      return true;
-    }, { everyMs: 50, retry: anyError });
+    const ready = await waitFor(
+      'dnsmasq to answer',
+      async () => {
+        await udpQuery(port, 'example.test', 'A', { timeoutMs: 200 });
+        return true;
+      },
+      { everyMs: 50, retry: anyError },
+    );
     expect(ready).toBe(true);
     const s = await server(`. {\n  forward . 127.0.0.1:${port}\n  cache 30\n}\n`);
     const r = await udpQuery(s.port, 'www.example.test', 'A');

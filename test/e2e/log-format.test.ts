@@ -67,18 +67,18 @@ async function scenario(which: Which, corefile: string, port: number, queries: b
 }
 
 async function traffic(p: LineProcess, port: number): Promise<void> {
-    const fail = decode(await udpExchange(port, encodeQuery('fail.test', 'A', { id: 4660 }), 10_000));
-    expect(rcode(fail)).toBe(2);
-    await p.waitFor(/"plugin":"errors"/);
-    const [tcp] = await tcpQueries(port, [encodeQuery('Fail.Test', 'AAAA', { id: 4661, do: true })], 10_000);
-    expect(rcode(tcp!)).toBe(2);
-    await p.waitFor(/"msg":"2 fail\.test\. AAAA: /);
-    // NODATA from hosts (no record to compress: the sizes are comparable).
-    const nodata = decode(await udpExchange(port, encodeQuery('www.example.org', 'AAAA', { id: 4662, edns: 1232 })));
-    expect(rcode(nodata)).toBe(0);
-    await p.waitFor(/"msg":"www\.example\.org\. NOERROR"/);
-    await usr1(p);
-    await p.waitFor(/"msg":"\[INFO\] Reloading complete"/);
+  const fail = decode(await udpExchange(port, encodeQuery('fail.test', 'A', { id: 4660 }), 10_000));
+  expect(rcode(fail)).toBe(2);
+  await p.waitFor(/"plugin":"errors"/);
+  const [tcp] = await tcpQueries(port, [encodeQuery('Fail.Test', 'AAAA', { id: 4661, do: true })], 10_000);
+  expect(rcode(tcp!)).toBe(2);
+  await p.waitFor(/"msg":"2 fail\.test\. AAAA: /);
+  // NODATA from hosts (no record to compress: the sizes are comparable).
+  const nodata = decode(await udpExchange(port, encodeQuery('www.example.org', 'AAAA', { id: 4662, edns: 1232 })));
+  expect(rcode(nodata)).toBe(0);
+  await p.waitFor(/"msg":"www\.example\.org\. NOERROR"/);
+  await usr1(p);
+  await p.waitFor(/"msg":"\[INFO\] Reloading complete"/);
 }
 
 /**
@@ -132,10 +132,24 @@ describe('-log-format json against CoreDNS 1.15.0', () => {
     // What the comparison covered, so that it cannot pass on two empty outputs.
     const q = JSON.parse(ours.find((l) => l.includes('"qtype":"AAAA"'))!) as Obj;
     expect(q).toEqual({
-      time: 'TIME', level: 'INFO', msg: '127.0.0.1:PORT - 4661 "AAAA IN fail.test. tcp 38 true 65535" SERVFAIL qr,rd 27 DURATIONs',
-      plugin: 'log', client_ip: '127.0.0.1', client_port: 'CLIENT_PORT', qname: 'fail.test.', qtype: 'AAAA', qclass: 'IN',
-      protocol: 'tcp', id: 4661, opcode: 0, request_size: 38, dnssec_ok: true, bufsize: 65535, rcode: 'SERVFAIL',
-      response_size: 27, duration_seconds: 'DURATION_SECONDS',
+      time: 'TIME',
+      level: 'INFO',
+      msg: '127.0.0.1:PORT - 4661 "AAAA IN fail.test. tcp 38 true 65535" SERVFAIL qr,rd 27 DURATIONs',
+      plugin: 'log',
+      client_ip: '127.0.0.1',
+      client_port: 'CLIENT_PORT',
+      qname: 'fail.test.',
+      qtype: 'AAAA',
+      qclass: 'IN',
+      protocol: 'tcp',
+      id: 4661,
+      opcode: 0,
+      request_size: 38,
+      dnssec_ok: true,
+      bufsize: 65535,
+      rcode: 'SERVFAIL',
+      response_size: 27,
+      duration_seconds: 'DURATION_SECONDS',
     });
     expect(Object.keys(q)[3]).toBe('plugin');
     expect(ours[0]).toBe(JSON.stringify({ time: 'TIME', level: 'INFO', msg: `.:${port}\nexample.org.:${port}` }));
@@ -146,11 +160,14 @@ describe('-log-format json against CoreDNS 1.15.0', () => {
       '"msg":"[INFO] SIGTERM: Shutting down servers then terminating"}',
       '"msg":"VERSION"}',
     ]) {
-      expect(ours.some((l) => l.includes(want)), want).toBe(true);
+      expect(
+        ours.some((l) => l.includes(want)),
+        want,
+      ).toBe(true);
     }
   }, 90_000);
 
-  it('writes the reload plugin\'s start-up line as CoreDNS, its trailing newline kept', async () => {
+  it("writes the reload plugin's start-up line as CoreDNS, its trailing newline kept", async () => {
     const port = await freePort();
     const corefile = `.:${port} {\n    reload 1h\n    whoami\n}\n`;
     const theirs = (await scenario('coredns', corefile, port, false)).filter((l) => !l.includes('"msg":"maxprocs: '));
@@ -158,16 +175,22 @@ describe('-log-format json against CoreDNS 1.15.0', () => {
     // Up to the version banner: a SIGTERM this early may reach CoreDNS before it handles signals.
     expect(ours.slice(0, 3)).toEqual(theirs.slice(0, 3));
     expect(ours[2]).toBe('{"time":"TIME","level":"INFO","msg":"VERSION"}');
-    expect(ours[1]).toMatch(/^\{"time":"TIME","level":"INFO","msg":"Running configuration SHA512 = [0-9a-f]{128}\\n","plugin":"reload"\}$/);
+    expect(ours[1]).toMatch(
+      /^\{"time":"TIME","level":"INFO","msg":"Running configuration SHA512 = [0-9a-f]{128}\\n","plugin":"reload"\}$/,
+    );
   }, 60_000);
 
-  it('a value other than text or json: exit 1 and Go\'s dated log line on stderr, as CoreDNS', () => {
+  it("a value other than text or json: exit 1 and Go's dated log line on stderr, as CoreDNS", () => {
     for (const which of ['coredns', 'clusterdns'] as const) {
       for (const value of ['xml', 'JSON', '']) {
         const r = run(which, [`-log-format=${value}`, '-conf', '/nonexistent']);
         expect(r.status, `${which} ${value}`).toBe(1);
         expect(r.stdout).toBe('');
-        expect(r.stderr).toMatch(new RegExp(`^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d unknown log format "${value}": expected text or json\\n$`));
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d unknown log format "${value}": expected text or json\\n$`,
+          ),
+        );
       }
       // Leftover arguments in text mode: Go's logger has its date prefix there too.
       const extra = run(which, ['-log-format=text', '-conf', '/nonexistent', 'a', 'b']);
@@ -188,7 +211,10 @@ describe('-log-format json against CoreDNS 1.15.0', () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       return normalise(JSON.parse(r.stderr) as Obj);
     };
-    for (const args of [['-log-format', 'json', '-conf', 'Corefile'], ['-log-format=json', '-conf', 'Corefile', 'extra']]) {
+    for (const args of [
+      ['-log-format', 'json', '-conf', 'Corefile'],
+      ['-log-format=json', '-conf', 'Corefile', 'extra'],
+    ]) {
       const theirs = fatal(run('coredns', args, dir));
       const ours = fatal(run('clusterdns', args, dir));
       expect(Object.keys(ours)).toEqual(['time', 'level', 'msg']);
@@ -205,7 +231,11 @@ describe('-log-format json against CoreDNS 1.15.0', () => {
     try {
       const first = await p.waitFor(/^\.:\d+$/);
       await p.waitFor(/^linux\//);
-      expect(p.lines.slice(first, first + 3).map((l) => l.replace(/^clusterdns-.*/, 'VERSION').replace(/^linux\/.*/, 'PLATFORM'))).toEqual([`.:${port}`, 'VERSION', 'PLATFORM']);
+      expect(
+        p.lines
+          .slice(first, first + 3)
+          .map((l) => l.replace(/^clusterdns-.*/, 'VERSION').replace(/^linux\/.*/, 'PLATFORM')),
+      ).toEqual([`.:${port}`, 'VERSION', 'PLATFORM']);
     } finally {
       await p.stop();
     }

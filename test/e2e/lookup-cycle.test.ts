@@ -18,8 +18,6 @@ import { udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
 import { BIN, watchLines } from '../helpers/spawn.js';
 
-
-
 const stops: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   while (stops.length) await stops.pop()!();
@@ -52,7 +50,8 @@ function scrape(port: number): Promise<string> {
 function total(text: string, name: string): number {
   let sum = 0;
   for (const line of text.split('\n')) {
-    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
 }
@@ -65,7 +64,9 @@ function corefile(metrics: number): string {
   }
 }
 `;
-  return block('one.test', 'a.one.test. 60 IN CNAME b.two.test.') + block('two.test', 'b.two.test. 60 IN CNAME a.one.test.');
+  return (
+    block('one.test', 'a.one.test. 60 IN CNAME b.two.test.') + block('two.test', 'b.two.test. 60 IN CNAME a.one.test.')
+  );
 }
 
 /** Client queries, each from its own socket (own source port: the kernel spreads them over the threads). */
@@ -76,7 +77,11 @@ async function run(workers: number): Promise<{ rcodes: string[]; perQuery: numbe
   const [dns, metrics] = [await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-cycle-'));
   writeFileSync(join(dir, 'Corefile'), corefile(metrics));
-  const proc = spawn(process.execPath, [BIN, '-conf', join(dir, 'Corefile'), '-dns.port', String(dns), '-workers', String(workers)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    [BIN, '-conf', join(dir, 'Corefile'), '-dns.port', String(dns), '-workers', String(workers)],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const lines = watchLines(proc, { label: 'clusterdns', timeoutMs: 20000 });
   stops.push(async () => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
@@ -84,7 +89,11 @@ async function run(workers: number): Promise<{ rcodes: string[]; perQuery: numbe
   });
   await lines.waitFor(/^clusterdns-\d/);
   // Every thread serves once the main thread counts them all.
-  if (workers > 1) await until(async () => total(await scrape(metrics), 'clusterdns_query_threads') === workers, `${workers} query threads`);
+  if (workers > 1)
+    await until(
+      async () => total(await scrape(metrics), 'clusterdns_query_threads') === workers,
+      `${workers} query threads`,
+    );
   const before = total(await scrape(metrics), 'coredns_dns_requests_total');
   const replies = await Promise.all(Array.from({ length: QUERIES }, () => udpQuery(dns, 'a.one.test.', 'A')));
   const counted = total(await scrape(metrics), 'coredns_dns_requests_total') - before;
@@ -100,7 +109,11 @@ describe('a CNAME cycle through the server', () => {
     expect(one.perQuery).toBe(3);
     for (const workers of [2, 4]) {
       const r = await run(workers);
-      expect({ workers, rcodes: new Set(r.rcodes), perQuery: r.perQuery }).toEqual({ workers, rcodes: new Set(['SERVFAIL']), perQuery: one.perQuery });
+      expect({ workers, rcodes: new Set(r.rcodes), perQuery: r.perQuery }).toEqual({
+        workers,
+        rcodes: new Set(['SERVFAIL']),
+        perQuery: one.perQuery,
+      });
     }
   }, 120_000);
 });

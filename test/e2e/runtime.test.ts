@@ -40,7 +40,7 @@ describe('runtime', () => {
     expect(supported(r.stdout.trim())).toBe(true);
   });
 
-  it('bin/clusterdns spawned by the tests runs on the tests\' node', () => {
+  it("bin/clusterdns spawned by the tests runs on the tests' node", () => {
     const r = runCommand(['-version']);
     expect(r.status).toBe(0);
     expect(reportedRuntime(r.stdout)).toBe(process.version);

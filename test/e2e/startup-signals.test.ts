@@ -22,7 +22,10 @@ describe('signals during start-up', () => {
     const dir = mkdtempSync(join(tmpdir(), 'startup-signals-'));
     const port = await freePort();
     const dead = await freePort(); // nothing listens there: kubernetes waits its 5 s at start-up
-    writeFileSync(join(dir, 'Corefile'), `.:${port} {\n  kubernetes cluster.local {\n    endpoint http://127.0.0.1:${dead}\n  }\n}\n`);
+    writeFileSync(
+      join(dir, 'Corefile'),
+      `.:${port} {\n  kubernetes cluster.local {\n    endpoint http://127.0.0.1:${dead}\n  }\n}\n`,
+    );
     const p = startLines('clusterdns', ['-conf', 'Corefile'], dir);
     proc = p;
     await p.waitFor(/waiting for Kubernetes API before starting server$/);

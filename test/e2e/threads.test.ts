@@ -34,7 +34,8 @@ function httpGet(port: number, path: string): Promise<{ status: number; body: st
 function total(scrape: string, name: string): number {
   let sum = 0;
   for (const line of scrape.split('\n')) {
-    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
 }
@@ -74,7 +75,10 @@ async function start(sb: Sandbox, workers: number, extra = ''): Promise<Running>
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-threads-'));
   const corefile = join(dir, 'Corefile');
   writeFileSync(corefile, corefileText(dns, ready, metrics, sb, '10.0.0.1', extra));
-  const proc = spawn(process.execPath, [BIN, '-conf', corefile, '-workers', String(workers)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [BIN, '-conf', corefile, '-workers', String(workers)], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines = watchLines(proc, { label: 'clusterdns', timeoutMs: 20000 });
   const stop = async (): Promise<number | null> => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
@@ -83,7 +87,12 @@ async function start(sb: Sandbox, workers: number, extra = ''): Promise<Running>
   cleanups.push(stop);
   await waitFor('ready', async () => (await httpGet(ready, '/ready')).status === 200, { retry: anyError });
   // Every thread is serving once the main thread counts them all.
-  if (workers > 1) await waitFor(`${workers} query threads`, async () => total((await httpGet(metrics, '/metrics')).body, 'clusterdns_query_threads') === workers, { retry: anyError });
+  if (workers > 1)
+    await waitFor(
+      `${workers} query threads`,
+      async () => total((await httpGet(metrics, '/metrics')).body, 'clusterdns_query_threads') === workers,
+      { retry: anyError },
+    );
   return { ...lines, dns, metrics, ready, corefile, pid: proc.pid!, stop };
 }
 
@@ -113,17 +122,30 @@ describe('query threads share one Kubernetes index and report one set of metrics
     const answers = await spread(three.dns, 60, 'kubernetes.default.svc.cluster.local');
     expect(new Set(answers)).toEqual(new Set(['10.96.0.1']));
     // A change on the API server reaches every thread's copy.
-    sb.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'late', namespace: 'default' }, spec: { clusterIP: '10.96.0.77', ports: [{ name: 'http', port: 80 }] } });
-    await waitFor('the new service in every thread', async () => (await spread(three.dns, 60, 'late.default.svc.cluster.local')).every((a) => a === '10.96.0.77'), { retry: anyError });
+    sb.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'late', namespace: 'default' },
+      spec: { clusterIP: '10.96.0.77', ports: [{ name: 'http', port: 80 }] },
+    });
+    await waitFor(
+      'the new service in every thread',
+      async () => (await spread(three.dns, 60, 'late.default.svc.cluster.local')).every((a) => a === '10.96.0.77'),
+      { retry: anyError },
+    );
     expect(sb.watchCount()).toBe(watchesOfOne);
     expect(await three.stop()).toBe(0);
   });
 
-  it('a scrape returns the totals of every thread, and a reload swaps every thread\'s chain', async () => {
+  it("a scrape returns the totals of every thread, and a reload swaps every thread's chain", async () => {
     const sb = await startSandbox({ files: [join(ROOT, 'examples/cluster.yaml')], log: () => undefined });
     cleanups.push(() => sb.close());
     const s = await start(sb, 3);
-    const names = ['coredns_dns_requests_total', 'coredns_dns_responses_total', 'coredns_dns_request_duration_seconds_count'];
+    const names = [
+      'coredns_dns_requests_total',
+      'coredns_dns_responses_total',
+      'coredns_dns_request_duration_seconds_count',
+    ];
     const first = (await httpGet(s.metrics, '/metrics')).body;
     const before = names.map((n) => total(first, n));
     const N = 300;
@@ -132,7 +154,9 @@ describe('query threads share one Kubernetes index and report one set of metrics
     const scrape = (await httpGet(s.metrics, '/metrics')).body;
     expect(names.map((n, i) => total(scrape, n) - before[i]!)).toEqual([N, N, N]);
     // Same names and labels as one process: one line per label set, no thread label.
-    expect(scrape).toMatch(/^coredns_dns_requests_total\{server="dns:\/\/:\d+",zone="\.",view="",proto="udp",family="1",type="A"\} \d+$/m);
+    expect(scrape).toMatch(
+      /^coredns_dns_requests_total\{server="dns:\/\/:\d+",zone="\.",view="",proto="udp",family="1",type="A"\} \d+$/m,
+    );
     expect(scrape).not.toMatch(/thread=/);
     expect(scrape.match(/^coredns_build_info\{/gm)).toHaveLength(1);
     expect(total(scrape, 'coredns_build_info')).toBe(1);

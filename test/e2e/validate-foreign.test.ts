@@ -71,7 +71,26 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
   });
 
   it('the plugins added for issue #15 validate as implemented, not foreign', () => {
-    const added = ['rewrite', 'template', 'k8s_external', 'file', 'acl', 'bufsize', 'minimal', 'any', 'header', 'local', 'chaos', 'nsid', 'dns64', 'metadata', 'cancel', 'timeouts', 'debug', 'pprof'];
+    const added = [
+      'rewrite',
+      'template',
+      'k8s_external',
+      'file',
+      'acl',
+      'bufsize',
+      'minimal',
+      'any',
+      'header',
+      'local',
+      'chaos',
+      'nsid',
+      'dns64',
+      'metadata',
+      'cancel',
+      'timeouts',
+      'debug',
+      'pprof',
+    ];
     for (const name of added) {
       expect(pluginByName(name), name).toBeDefined();
       expect(isForeignDirective(name), name).toBe(false);
@@ -79,26 +98,29 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
     }
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-foreign-'));
     const conf = join(dir, 'Corefile');
-    writeFileSync(conf, [
-      '.:1053 {',
-      '  nsid ns1',
-      '  bufsize 1232',
-      '  local',
-      '  dns64 64:ff9b::/96',
-      '  any',
-      '  chaos v1 ops',
-      '  acl {',
-      '    allow net 10.0.0.0/8',
-      '    drop',
-      '  }',
-      '  header {',
-      '    response set ra',
-      '  }',
-      '  minimal',
-      '  forward . 192.0.2.53',
-      '}',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      conf,
+      [
+        '.:1053 {',
+        '  nsid ns1',
+        '  bufsize 1232',
+        '  local',
+        '  dns64 64:ff9b::/96',
+        '  any',
+        '  chaos v1 ops',
+        '  acl {',
+        '    allow net 10.0.0.0/8',
+        '    drop',
+        '  }',
+        '  header {',
+        '    response set ra',
+        '  }',
+        '  minimal',
+        '  forward . 192.0.2.53',
+        '}',
+        '',
+      ].join('\n'),
+    );
     const r = runCommand(['-validate', '-conf', conf]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);

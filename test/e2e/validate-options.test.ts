@@ -79,7 +79,9 @@ describe('-validate reports every bad option of every plugin', () => {
     writeFileSync(bad, '.:0 {\n  cache {\n    success x\n    denial y\n  }\n  whoami\n}\n');
     const r = runCommand(['-conf', bad]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`plugin/cache: ${bad}:3 - Error during parsing: strconv.Atoi: parsing "x": invalid syntax`);
+    expect(r.stderr).toContain(
+      `plugin/cache: ${bad}:3 - Error during parsing: strconv.Atoi: parsing "x": invalid syntax`,
+    );
     expect(r.stderr).not.toContain(`${bad}:4`);
   });
 });

@@ -35,7 +35,8 @@ export const SERVICE_CIDRS = '10.96.0.0/12,fd00:10:96::/112';
 /** Controllers the tests need: default ServiceAccounts, namespace deletion, EndpointSlices
  * (and their mirroring from Endpoints), and garbage collection of slices of deleted Services.
  * No node lifecycle or pod GC: the Nodes have no kubelet and must not be tainted or emptied. */
-export const CONTROLLERS = 'serviceaccount-controller,namespace-controller,endpointslice-controller,endpointslice-mirroring-controller,garbage-collector-controller,service-cidr-controller';
+export const CONTROLLERS =
+  'serviceaccount-controller,namespace-controller,endpointslice-controller,endpointslice-mirroring-controller,garbage-collector-controller,service-cidr-controller';
 
 // A JSON object as the API returns it.
 export type Obj = Record<string, unknown>;
@@ -106,7 +107,8 @@ export function controlPlaneMissing(): string | null {
     }
     const r = spawnSync(p, args, { encoding: 'utf8', timeout: 30_000 });
     const first = (r.stdout ?? '').split('\n')[0] ?? '';
-    if (first !== want) problems.push(`${p} reports '${first}' (${r.error?.message ?? `exit ${r.status}`}), expected '${want}'`);
+    if (first !== want)
+      problems.push(`${p} reports '${first}' (${r.error?.message ?? `exit ${r.status}`}), expected '${want}'`);
   }
   if (problems.length === 0) return null;
   return `the control plane is not built: ${problems.join('; ')}. Build it with \`bash scripts/control-plane/build.sh\` (needs a Go toolchain and the Go module proxy; see docs/testing.md).`;
@@ -121,14 +123,24 @@ function openssl(dir: string, args: string[]): void {
 /** REST path of an object (or its collection when `name` is omitted). */
 export function apiPath(apiVersion: string, kind: string, namespace?: string, name?: string): string {
   const plural: Record<string, string> = {
-    Namespace: 'namespaces', Service: 'services', Pod: 'pods', Node: 'nodes', Endpoints: 'endpoints',
-    EndpointSlice: 'endpointslices', ServiceAccount: 'serviceaccounts', ClusterRole: 'clusterroles',
-    ClusterRoleBinding: 'clusterrolebindings', ConfigMap: 'configmaps',
+    Namespace: 'namespaces',
+    Service: 'services',
+    Pod: 'pods',
+    Node: 'nodes',
+    Endpoints: 'endpoints',
+    EndpointSlice: 'endpointslices',
+    ServiceAccount: 'serviceaccounts',
+    ClusterRole: 'clusterroles',
+    ClusterRoleBinding: 'clusterrolebindings',
+    ConfigMap: 'configmaps',
   };
   const p = plural[kind];
   if (p === undefined) throw new Error(`apiPath: unknown kind ${kind}`);
   const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-  const ns = namespace !== undefined && kind !== 'Namespace' && kind !== 'Node' && !kind.startsWith('Cluster') ? `/namespaces/${namespace}` : '';
+  const ns =
+    namespace !== undefined && kind !== 'Namespace' && kind !== 'Node' && !kind.startsWith('Cluster')
+      ? `/namespaces/${namespace}`
+      : '';
   return `${base}${ns}/${p}${name !== undefined ? `/${name}` : ''}`;
 }
 
@@ -140,7 +152,13 @@ export interface ChartRbac {
 }
 
 export function helmBinary(): string {
-  const candidates = [join(BIN_DIR, 'helm'), ...(process.env['PATH'] ?? '').split(':').filter(Boolean).map((d) => join(d, 'helm'))];
+  const candidates = [
+    join(BIN_DIR, 'helm'),
+    ...(process.env['PATH'] ?? '')
+      .split(':')
+      .filter(Boolean)
+      .map((d) => join(d, 'helm')),
+  ];
   const found = candidates.find(isExecutable);
   if (found === undefined) throw new Error('helm not found in .bin/ or on PATH: run `bash scripts/install-helm.sh`');
   return found;
@@ -149,21 +167,41 @@ export function helmBinary(): string {
 export function renderChartRbac(namespace = 'kube-system'): ChartRbac {
   const helmHome = mkdtempSync(join(tmpdir(), 'clusterdns-cp-helm-'));
   try {
-    const r = spawnSync(helmBinary(), ['template', 'clusterdns', join(REPO_ROOT, 'charts/clusterdns'), '--namespace', namespace], {
-      encoding: 'utf8',
-      env: { ...process.env, HELM_CACHE_HOME: helmHome, HELM_CONFIG_HOME: helmHome, HELM_DATA_HOME: helmHome, KUBECONFIG: '/dev/null' },
-    });
+    const r = spawnSync(
+      helmBinary(),
+      ['template', 'clusterdns', join(REPO_ROOT, 'charts/clusterdns'), '--namespace', namespace],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          HELM_CACHE_HOME: helmHome,
+          HELM_CONFIG_HOME: helmHome,
+          HELM_DATA_HOME: helmHome,
+          KUBECONFIG: '/dev/null',
+        },
+      },
+    );
     if (r.status !== 0) throw new Error(`helm template charts/clusterdns failed: ${r.stderr ?? r.error?.message}`);
-    const objs = parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj | null).filter((o): o is Obj => o !== null && typeof o === 'object');
-    const bindings = objs.filter((o) => o['kind'] === 'ClusterRoleBinding' && (o['roleRef'] as Obj | undefined)?.['kind'] === 'ClusterRole');
-    if (bindings.length !== 1) throw new Error(`the rendered chart has ${bindings.length} ClusterRoleBindings to a ClusterRole, expected 1`);
+    const objs = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as Obj | null)
+      .filter((o): o is Obj => o !== null && typeof o === 'object');
+    const bindings = objs.filter(
+      (o) => o['kind'] === 'ClusterRoleBinding' && (o['roleRef'] as Obj | undefined)?.['kind'] === 'ClusterRole',
+    );
+    if (bindings.length !== 1)
+      throw new Error(`the rendered chart has ${bindings.length} ClusterRoleBindings to a ClusterRole, expected 1`);
     const binding = bindings[0]!;
     const roleName = (binding['roleRef'] as Obj)['name'];
     const role = objs.find((o) => o['kind'] === 'ClusterRole' && (o['metadata'] as Obj)['name'] === roleName);
-    if (role === undefined) throw new Error(`the rendered chart binds ClusterRole ${String(roleName)} but does not define it`);
+    if (role === undefined)
+      throw new Error(`the rendered chart binds ClusterRole ${String(roleName)} but does not define it`);
     const sa = ((binding['subjects'] as Obj[] | undefined) ?? []).find((s) => s['kind'] === 'ServiceAccount');
-    if (sa === undefined) throw new Error('the chart\'s ClusterRoleBinding has no ServiceAccount subject');
-    return { clusterRole: role, clusterRoleBinding: binding, serviceAccount: { name: String(sa['name']), namespace: String(sa['namespace'] ?? namespace) } };
+    if (sa === undefined) throw new Error("the chart's ClusterRoleBinding has no ServiceAccount subject");
+    return {
+      clusterRole: role,
+      clusterRoleBinding: binding,
+      serviceAccount: { name: String(sa['name']), namespace: String(sa['namespace'] ?? namespace) },
+    };
   } finally {
     rmSync(helmHome, { recursive: true, force: true });
   }
@@ -268,7 +306,9 @@ export class ControlPlane {
     const out: string[] = [];
     for (const n of ['etcd', 'kube-apiserver', 'kube-controller-manager']) {
       try {
-        const text = readFileSync(join(this.dir, `${n}.log`), 'utf8').trimEnd().split('\n');
+        const text = readFileSync(join(this.dir, `${n}.log`), 'utf8')
+          .trimEnd()
+          .split('\n');
         out.push(`--- ${n}.log (last ${lines} lines)`, ...text.slice(-lines));
       } catch {
         /* not started */
@@ -287,10 +327,14 @@ export class ControlPlane {
     this.etcdPort = await freePort();
     this.etcdPeerPort = await freePort();
     this.startEtcd();
-    await waitFor('etcd /health', async () => {
-      const r = await fetch(`http://127.0.0.1:${this.etcdPort}/health`).catch(() => null);
-      return r !== null && r.status === 200 ? true : undefined;
-    }, { timeoutMs: timeout, retry: retryUnlessExited });
+    await waitFor(
+      'etcd /health',
+      async () => {
+        const r = await fetch(`http://127.0.0.1:${this.etcdPort}/health`).catch(() => null);
+        return r !== null && r.status === 200 ? true : undefined;
+      },
+      { timeoutMs: timeout, retry: retryUnlessExited },
+    );
     this.timings['etcd'] = performance.now() - t0;
 
     this.startApiServer();
@@ -299,12 +343,17 @@ export class ControlPlane {
 
     this.startControllerManager();
     // Pods are refused until the `default` ServiceAccount exists (the controller-manager makes it).
-    await waitFor('the default ServiceAccount (kube-controller-manager)', async () => {
-      const cm = this.controllerManager?.proc;
-      if (cm !== undefined && cm.exitCode !== null) throw new Error(`kube-controller-manager exited with ${cm.exitCode}`);
-      const r = await this.api('GET', '/api/v1/namespaces/default/serviceaccounts/default');
-      return r.status === 200 ? true : undefined;
-    }, { timeoutMs: timeout, everyMs: 100, retry: retryUnlessExited });
+    await waitFor(
+      'the default ServiceAccount (kube-controller-manager)',
+      async () => {
+        const cm = this.controllerManager?.proc;
+        if (cm !== undefined && cm.exitCode !== null)
+          throw new Error(`kube-controller-manager exited with ${cm.exitCode}`);
+        const r = await this.api('GET', '/api/v1/namespaces/default/serviceaccounts/default');
+        return r.status === 200 ? true : undefined;
+      },
+      { timeoutMs: timeout, everyMs: 100, retry: retryUnlessExited },
+    );
     this.timings['kube-controller-manager'] = performance.now() - t0;
 
     await this.installRbac();
@@ -314,14 +363,48 @@ export class ControlPlane {
   private generateCredentials(): void {
     const d = this.dir;
     const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    openssl(d, ['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=clusterdns-test-ca']);
-    openssl(d, ['req', '-x509', ...ec, '-keyout', 'apiserver.key', '-out', 'apiserver.crt', '-days', '2', '-subj', '/CN=kube-apiserver',
-      '-CA', 'ca.crt', '-CAkey', 'ca.key',
-      '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc,IP:10.96.0.1',
-      '-addext', 'basicConstraints=critical,CA:FALSE', '-addext', 'extendedKeyUsage=serverAuth']);
+    openssl(d, [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=clusterdns-test-ca',
+    ]);
+    openssl(d, [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'apiserver.key',
+      '-out',
+      'apiserver.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=kube-apiserver',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc,IP:10.96.0.1',
+      '-addext',
+      'basicConstraints=critical,CA:FALSE',
+      '-addext',
+      'extendedKeyUsage=serverAuth',
+    ]);
     openssl(d, ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', 'sa.key']);
     openssl(d, ['ec', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);
-    const users: [string, string][] = [['coredns', randomBytes(16).toString('hex')], ['coredns-limited', randomBytes(16).toString('hex')]];
+    const users: [string, string][] = [
+      ['coredns', randomBytes(16).toString('hex')],
+      ['coredns-limited', randomBytes(16).toString('hex')],
+    ];
     const lines = [`${this.adminToken},admin,uid-admin,"system:masters"`];
     for (const [user, token] of users) {
       lines.push(`${token},${user},uid-${user}`);
@@ -347,10 +430,12 @@ export class ControlPlane {
     const proc = spawn(join(BIN_DIR, name), args, { cwd: this.dir, stdio: ['ignore', log, log] });
     closeSync(log);
     live.add(proc);
-    const exited = new Promise<number | null>((r) => proc.once('exit', (code, sig) => {
-      live.delete(proc);
-      r(code ?? (sig ? 128 : null));
-    }));
+    const exited = new Promise<number | null>((r) =>
+      proc.once('exit', (code, sig) => {
+        live.delete(proc);
+        r(code ?? (sig ? 128 : null));
+      }),
+    );
     proc.once('error', () => live.delete(proc));
     return { name, proc, exited };
   }
@@ -359,11 +444,24 @@ export class ControlPlane {
     const client = `http://127.0.0.1:${this.etcdPort}`;
     const peer = `http://127.0.0.1:${this.etcdPeerPort}`;
     this.etcd = this.spawnComponent('etcd', [
-      '--name', 'default', '--data-dir', join(this.dir, 'etcd'),
-      '--listen-client-urls', client, '--advertise-client-urls', client,
-      '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer, '--initial-cluster', `default=${peer}`,
+      '--name',
+      'default',
+      '--data-dir',
+      join(this.dir, 'etcd'),
+      '--listen-client-urls',
+      client,
+      '--advertise-client-urls',
+      client,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `default=${peer}`,
       // A test cluster: no fsync (faster on a shared disk), little logging.
-      '--unsafe-no-fsync', '--log-level', 'warn',
+      '--unsafe-no-fsync',
+      '--log-level',
+      'warn',
     ]);
   }
 
@@ -372,13 +470,17 @@ export class ControlPlane {
     const d = this.dir;
     this.apiServer = this.spawnComponent('kube-apiserver', [
       `--etcd-servers=http://127.0.0.1:${this.etcdPort}`,
-      '--bind-address=127.0.0.1', `--secure-port=${this.apiPort}`, `--advertise-address=${ADVERTISE_ADDRESS}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${this.apiPort}`,
+      `--advertise-address=${ADVERTISE_ADDRESS}`,
       `--cert-dir=${join(d, 'certs')}`,
-      `--tls-cert-file=${join(d, 'apiserver.crt')}`, `--tls-private-key-file=${join(d, 'apiserver.key')}`,
+      `--tls-cert-file=${join(d, 'apiserver.crt')}`,
+      `--tls-private-key-file=${join(d, 'apiserver.key')}`,
       `--client-ca-file=${this.caFile}`,
       `--token-auth-file=${join(d, 'tokens.csv')}`,
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${join(d, 'sa.pub')}`, `--service-account-signing-key-file=${join(d, 'sa.key')}`,
+      `--service-account-key-file=${join(d, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(d, 'sa.key')}`,
       '--authorization-mode=RBAC',
       `--service-cluster-ip-range=${SERVICE_CIDRS}`,
       '--profiling=false',
@@ -389,7 +491,8 @@ export class ControlPlane {
   private startControllerManager(): void {
     this.controllerManager = this.spawnComponent('kube-controller-manager', [
       `--kubeconfig=${this.adminKubeconfig}`,
-      '--bind-address=127.0.0.1', '--secure-port=0',
+      '--bind-address=127.0.0.1',
+      '--secure-port=0',
       '--leader-elect=false',
       `--controllers=${CONTROLLERS}`,
       `--root-ca-file=${this.caFile}`,
@@ -403,18 +506,24 @@ export class ControlPlane {
   /** Wait until kube-apiserver answers /readyz with 200. */
   async waitApiReady(timeoutMs = 180_000): Promise<void> {
     const proc = this.apiServer;
-    await waitFor('kube-apiserver /readyz', async () => {
-      if (proc !== null && proc.proc.exitCode !== null) throw new Error(`kube-apiserver exited with ${proc.proc.exitCode}`);
-      const r = await this.api('GET', '/readyz', undefined, { timeoutMs: 5000 });
-      return r.status === 200 ? true : undefined;
-    }, { timeoutMs, everyMs: 100, retry: retryUnlessExited });
+    await waitFor(
+      'kube-apiserver /readyz',
+      async () => {
+        if (proc !== null && proc.proc.exitCode !== null)
+          throw new Error(`kube-apiserver exited with ${proc.proc.exitCode}`);
+        const r = await this.api('GET', '/readyz', undefined, { timeoutMs: 5000 });
+        return r.status === 200 ? true : undefined;
+      },
+      { timeoutMs, everyMs: 100, retry: retryUnlessExited },
+    );
   }
 
   /** PIDs of the running components (name -> pid). */
   pids(): Record<string, number> {
     const out: Record<string, number> = {};
     for (const m of [this.etcd, this.apiServer, this.controllerManager]) {
-      if (m !== null && m.proc.exitCode === null && m.proc.signalCode === null && m.proc.pid !== undefined) out[m.name] = m.proc.pid;
+      if (m !== null && m.proc.exitCode === null && m.proc.signalCode === null && m.proc.pid !== undefined)
+        out[m.name] = m.proc.pid;
     }
     return out;
   }
@@ -445,32 +554,47 @@ export class ControlPlane {
   }
 
   /** An HTTPS request to the API server (admin token unless `token` is given). */
-  api<T = Obj>(method: string, path: string, body?: unknown, o: { token?: string; contentType?: string; timeoutMs?: number } = {}): Promise<ApiResponse<T>> {
+  api<T = Obj>(
+    method: string,
+    path: string,
+    body?: unknown,
+    o: { token?: string; contentType?: string; timeoutMs?: number } = {},
+  ): Promise<ApiResponse<T>> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise((res, rej) => {
-      const req = https.request({
-        host: '127.0.0.1', port: this.apiPort, method, path, ca: this.ca, servername: 'localhost',
-        headers: {
-          authorization: `Bearer ${o.token ?? this.adminToken}`,
-          accept: 'application/json',
-          ...(payload ? { 'content-type': o.contentType ?? 'application/json', 'content-length': payload.length } : {}),
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port: this.apiPort,
+          method,
+          path,
+          ca: this.ca,
+          servername: 'localhost',
+          headers: {
+            authorization: `Bearer ${o.token ?? this.adminToken}`,
+            accept: 'application/json',
+            ...(payload
+              ? { 'content-type': o.contentType ?? 'application/json', 'content-length': payload.length }
+              : {}),
+          },
+          timeout: o.timeoutMs ?? 60_000,
         },
-        timeout: o.timeoutMs ?? 60_000,
-      }, (resp) => {
-        const chunks: Buffer[] = [];
-        resp.on('data', (c: Buffer) => chunks.push(c));
-        resp.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            /* plain text (e.g. /readyz) */
-          }
-          res({ status: resp.statusCode ?? 0, body: parsed as T });
-        });
-        resp.on('error', rej);
-      });
+        (resp) => {
+          const chunks: Buffer[] = [];
+          resp.on('data', (c: Buffer) => chunks.push(c));
+          resp.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            let parsed: unknown = text;
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              /* plain text (e.g. /readyz) */
+            }
+            res({ status: resp.statusCode ?? 0, body: parsed as T });
+          });
+          resp.on('error', rej);
+        },
+      );
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out`)));
       req.on('error', rej);
       if (payload) req.write(payload);
@@ -481,25 +605,38 @@ export class ControlPlane {
   /** Like api(), but throws unless the status is 2xx. */
   async must<T = Obj>(method: string, path: string, body?: unknown, contentType?: string): Promise<T> {
     const r = await this.api<T>(method, path, body, { contentType });
-    if (r.status < 200 || r.status > 299) throw new Error(`${method} ${path}: HTTP ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
+    if (r.status < 200 || r.status > 299)
+      throw new Error(`${method} ${path}: HTTP ${r.status}: ${JSON.stringify(r.body).slice(0, 500)}`);
     return r.body;
   }
 
   /** Create an object (path from its apiVersion/kind/namespace). */
   create<T = Obj>(obj: Obj): Promise<T> {
     const md = obj['metadata'] as Obj;
-    return this.must<T>('POST', apiPath(String(obj['apiVersion']), String(obj['kind']), md['namespace'] as string | undefined), obj);
+    return this.must<T>(
+      'POST',
+      apiPath(String(obj['apiVersion']), String(obj['kind']), md['namespace'] as string | undefined),
+      obj,
+    );
   }
 
   /** JSON merge patch; `subresource` e.g. 'status'. */
-  patch<T = Obj>(apiVersion: string, kind: string, namespace: string | undefined, name: string, patch: unknown, subresource?: string): Promise<T> {
+  patch<T = Obj>(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    subresource?: string,
+  ): Promise<T> {
     const p = apiPath(apiVersion, kind, namespace, name) + (subresource ? `/${subresource}` : '');
     return this.must<T>('PATCH', p, patch, 'application/merge-patch+json');
   }
 
   async remove(apiVersion: string, kind: string, namespace: string | undefined, name: string): Promise<void> {
     const r = await this.api('DELETE', apiPath(apiVersion, kind, namespace, name));
-    if (r.status !== 200 && r.status !== 202 && r.status !== 404) throw new Error(`DELETE ${kind} ${name}: HTTP ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
+    if (r.status !== 200 && r.status !== 202 && r.status !== 404)
+      throw new Error(`DELETE ${kind} ${name}: HTTP ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
   }
 
   /** Apply the chart's ClusterRole, ClusterRoleBinding and ServiceAccount; bind `coredns` to the role. */
@@ -510,11 +647,18 @@ export class ControlPlane {
     await this.create(this.rbac.clusterRoleBinding);
     const sa = this.rbac.serviceAccount;
     const got = await this.api('GET', apiPath('v1', 'ServiceAccount', sa.namespace, sa.name));
-    if (got.status === 404) await this.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa.name, namespace: sa.namespace } });
+    if (got.status === 404)
+      await this.create({
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: sa.name, namespace: sa.namespace },
+      });
     await this.bindUser('coredns', roleName);
     // The ServiceAccount's token as the kubelet would project it, for in-cluster credentials.
     const tr = await this.must<Obj>('POST', `${apiPath('v1', 'ServiceAccount', sa.namespace, sa.name)}/token`, {
-      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7200 },
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 7200 },
     });
     const token = String((tr['status'] as Obj)['token']);
     this.inClusterDir = join(this.dir, 'serviceaccount');
@@ -527,7 +671,8 @@ export class ControlPlane {
   /** A ClusterRoleBinding of a static-token user to a ClusterRole. */
   async bindUser(user: string, clusterRole: string): Promise<void> {
     await this.create({
-      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding',
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
       metadata: { name: `clusterdns-test-${user}` },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
@@ -553,7 +698,10 @@ export class ControlPlane {
 
   /** Run kubectl with the admin kubeconfig. */
   kubectl(args: string[]): { status: number | null; stdout: string; stderr: string } {
-    const r = spawnSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', this.adminKubeconfig, ...args], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(join(BIN_DIR, 'kubectl'), ['--kubeconfig', this.adminKubeconfig, ...args], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   }
 

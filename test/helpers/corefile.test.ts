@@ -43,6 +43,8 @@ describe('runCorefile', () => {
 
   it('ask decodes the reply', async () => {
     const m = await run.ask('www.example.org', 'A');
-    expect(m.answers.map((a) => [a.name, a.type, (a as { data?: unknown }).data])).toEqual([['www.example.org', 'A', '192.0.2.1']]);
+    expect(m.answers.map((a) => [a.name, a.type, (a as { data?: unknown }).data])).toEqual([
+      ['www.example.org', 'A', '192.0.2.1'],
+    ]);
   });
 });

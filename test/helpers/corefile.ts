@@ -57,22 +57,28 @@ function dispatchOptions(spec: ListenSpec): DispatchOptions {
   return { maxUdpSize: MAX_UDP_SIZE, recover: !spec.debug };
 }
 
-export async function runCorefile(corefile: string, o: { dnsPort?: number; env?: Record<string, string | undefined> } = {}): Promise<CorefileRun> {
+export async function runCorefile(
+  corefile: string,
+  o: { dnsPort?: number; env?: Record<string, string | undefined> } = {},
+): Promise<CorefileRun> {
   const dnsPort = o.dnsPort ?? 53;
   const core = new RunCore();
   const shared = new SharedResources();
-  const inst = await buildInstance({ path: 'Corefile', text: corefile }, {
-    dnsPort,
-    process: { corefilePath: 'Corefile', dnsPort, version: 'test', queryThread: false },
-    shared,
-    core,
-    // Lookups through the server (CoreDNS's upstream.Lookup), routed as the real Server routes them.
-    selfLookup: new InProcessLookup((name) => {
-      const spec = core.instance?.listens.get(name);
-      return spec && { table: spec.table, opts: dispatchOptions(spec) };
-    }),
-    env: o.env ?? process.env,
-  });
+  const inst = await buildInstance(
+    { path: 'Corefile', text: corefile },
+    {
+      dnsPort,
+      process: { corefilePath: 'Corefile', dnsPort, version: 'test', queryThread: false },
+      shared,
+      core,
+      // Lookups through the server (CoreDNS's upstream.Lookup), routed as the real Server routes them.
+      selfLookup: new InProcessLookup((name) => {
+        const spec = core.instance?.listens.get(name);
+        return spec && { table: spec.table, opts: dispatchOptions(spec) };
+      }),
+      env: o.env ?? process.env,
+    },
+  );
   core.instance = inst;
   await Instance.run(inst.startup);
   await Instance.run(inst.serving);
@@ -80,10 +86,12 @@ export async function runCorefile(corefile: string, o: { dnsPort?: number; env?:
   const listenerOf = (name: string | undefined): ListenSpec => {
     if (name !== undefined) {
       const spec = inst.listens.get(name);
-      if (spec === undefined) throw new Error(`no listener ${name}; the Corefile has ${[...inst.listens.keys()].join(', ')}`);
+      if (spec === undefined)
+        throw new Error(`no listener ${name}; the Corefile has ${[...inst.listens.keys()].join(', ')}`);
       return spec;
     }
-    if (inst.listens.size !== 1) throw new Error(`say which listener to ask: the Corefile has ${[...inst.listens.keys()].join(', ')}`);
+    if (inst.listens.size !== 1)
+      throw new Error(`say which listener to ask: the Corefile has ${[...inst.listens.keys()].join(', ')}`);
     return inst.listens.values().next().value!;
   };
 
@@ -119,7 +127,7 @@ export async function runCorefile(corefile: string, o: { dnsPort?: number; env?:
     stop: async () => {
       // The Server's order: final shutdown hooks, then the instance's own, then what it shares.
       core.startShutdown();
-      const errors = [...await Instance.runAll(inst.finalShutdown), ...await Instance.runAll(inst.shutdown)];
+      const errors = [...(await Instance.runAll(inst.finalShutdown)), ...(await Instance.runAll(inst.shutdown))];
       await shared.release(inst.id);
       if (errors.length > 0) throw new AggregateError(errors, `shutdown: ${errors.map((e) => e.message).join('; ')}`);
     },

@@ -24,14 +24,25 @@ export interface QueryOptions {
 /** Encode a query packet. `name` may be given with or without the trailing dot. */
 export function encodeQuery(name: string, type: RecordType | string, o: QueryOptions = {}): Buffer {
   const flags = (o.rd === false ? 0 : dnsPacket.RECURSION_DESIRED) | (o.cd ? dnsPacket.CHECKING_DISABLED : 0);
-  const additionals = o.edns !== undefined || o.do
-    ? [{ type: 'OPT', name: '.', udpPayloadSize: o.edns ?? 4096, flags: o.do ? dnsPacket.DNSSEC_OK : 0, options: o.options ?? [] }]
-    : [];
+  const additionals =
+    o.edns !== undefined || o.do
+      ? [
+          {
+            type: 'OPT',
+            name: '.',
+            udpPayloadSize: o.edns ?? 4096,
+            flags: o.do ? dnsPacket.DNSSEC_OK : 0,
+            options: o.options ?? [],
+          },
+        ]
+      : [];
   return dnsPacket.encode({
     id: o.id ?? Math.floor(Math.random() * 65536),
     type: 'query',
     flags,
-    questions: [{ name: name === '.' ? '.' : name.replace(/\.$/, ''), type: type as RecordType, class: o.class ?? 'IN' }],
+    questions: [
+      { name: name === '.' ? '.' : name.replace(/\.$/, ''), type: type as RecordType, class: o.class ?? 'IN' },
+    ],
     additionals: additionals as dnsPacket.Answer[],
   });
 }
@@ -47,7 +58,11 @@ export const TEST_TRANSPORT: Transport = {
 };
 
 /** A Query as the server would build it, for calling `handler.serve(q)` directly. */
-export function makeQuery(name: string, type: RecordType | string, o: QueryOptions & { transport?: Partial<Transport> } = {}): Query {
+export function makeQuery(
+  name: string,
+  type: RecordType | string,
+  o: QueryOptions & { transport?: Partial<Transport> } = {},
+): Query {
   const raw = encodeQuery(name, type, o);
   const parsed = parseRequest(raw);
   if (parsed.kind !== 'query') throw new Error(`test query rejected: ${JSON.stringify(parsed)}`);
@@ -55,7 +70,12 @@ export function makeQuery(name: string, type: RecordType | string, o: QueryOptio
 }
 
 /** Send one query over UDP to 127.0.0.1:port and decode the reply. */
-export function udpQuery(port: number, name: string, type: RecordType | string, o: QueryOptions & { timeoutMs?: number; host?: string } = {}): Promise<Message> {
+export function udpQuery(
+  port: number,
+  name: string,
+  type: RecordType | string,
+  o: QueryOptions & { timeoutMs?: number; host?: string } = {},
+): Promise<Message> {
   return udpExchange(port, encodeQuery(name, type, o), o.timeoutMs, o.host).then(decode);
 }
 
@@ -65,7 +85,12 @@ export async function udpExchange(port: number, packet: Buffer, timeoutMs = 5000
 }
 
 /** Like udpExchange, and the client's port (`localPort`) the reply came to. */
-export function udpExchangeFrom(port: number, packet: Buffer, host = '127.0.0.1', timeoutMs = 5000): Promise<{ reply: Buffer; localPort: number }> {
+export function udpExchangeFrom(
+  port: number,
+  packet: Buffer,
+  host = '127.0.0.1',
+  timeoutMs = 5000,
+): Promise<{ reply: Buffer; localPort: number }> {
   return clientUdpExchange(packet, { port, host, timeoutMs });
 }
 
@@ -90,7 +115,12 @@ export async function tcpQueries(
   return decoded;
 }
 
-export async function tcpQuery(port: number, name: string, type: RecordType | string, o: QueryOptions = {}): Promise<Message> {
+export async function tcpQuery(
+  port: number,
+  name: string,
+  type: RecordType | string,
+  o: QueryOptions = {},
+): Promise<Message> {
   const [r] = await tcpQueries(port, [encodeQuery(name, type, o)]);
   return r!;
 }

@@ -16,7 +16,21 @@ export type Cleanups = (() => Promise<void> | void)[];
 
 /** Settings for the API server at `url`: plain HTTP, no rate limit, EndpointSlices, no pods. */
 export function watchSettings(url: string, over: Partial<WatchSettings> = {}): WatchSettings {
-  return { endpoint: url, tls: null, kubeconfig: null, qps: 0, burst: 0, maxInflight: 0, labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false, ...over };
+  return {
+    endpoint: url,
+    tls: null,
+    kubeconfig: null,
+    qps: 0,
+    burst: 0,
+    maxInflight: 0,
+    labels: null,
+    namespaceLabels: null,
+    endpoints: true,
+    pods: false,
+    zonal: false,
+    podNames: false,
+    ...over,
+  };
 }
 
 /** A started index on `url`, stopped by `cleanups`. */
@@ -28,7 +42,11 @@ export function startIndex(cleanups: Cleanups, url: string, over: Partial<WatchS
 }
 
 /** A sandbox API server holding `objects`, closed by `cleanups`. */
-export async function startTestSandbox(cleanups: Cleanups, objects: unknown[], opts: { bookmarkIntervalMs?: number } = {}): Promise<Sandbox> {
+export async function startTestSandbox(
+  cleanups: Cleanups,
+  objects: unknown[],
+  opts: { bookmarkIntervalMs?: number } = {},
+): Promise<Sandbox> {
   const sb = await startSandbox({ objects, log: () => undefined, ...opts });
   cleanups.push(() => sb.close());
   return sb;

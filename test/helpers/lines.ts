@@ -16,7 +16,9 @@ export const COREDNS = resolve(import.meta.dirname, '../../.bin/coredns');
  */
 export function requireCoreDNS(): void {
   if (!existsSync(COREDNS)) {
-    throw new Error(`CoreDNS 1.15.0 not found at ${COREDNS}: run \`bash scripts/install-coredns.sh\` (npm test and .ci/run do)`);
+    throw new Error(
+      `CoreDNS 1.15.0 not found at ${COREDNS}: run \`bash scripts/install-coredns.sh\` (npm test and .ci/run do)`,
+    );
   }
 }
 
@@ -30,10 +32,16 @@ export interface LineProcess {
 }
 
 /** Start `which` with `args` in `cwd`. */
-export function startLines(which: 'clusterdns' | 'coredns', args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): LineProcess {
-  const proc = which === 'coredns'
-    ? spawn(COREDNS, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startLines(
+  which: 'clusterdns' | 'coredns',
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): LineProcess {
+  const proc =
+    which === 'coredns'
+      ? spawn(COREDNS, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const partial = { out: '', err: '' };
   let notify: (() => void)[] = [];
@@ -58,7 +66,8 @@ export function startLines(which: 'clusterdns' | 'coredns', args: string[], cwd:
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       for (let i = from; i < lines.length; i++) if (re.test(lines[i]!)) return i;
-      if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`no line matching ${re}; output:\n${lines.join('\n')}`);
+      if (proc.exitCode !== null || Date.now() > deadline)
+        throw new Error(`no line matching ${re}; output:\n${lines.join('\n')}`);
       await new Promise<void>((r) => {
         const t = setTimeout(r, Math.max(1, deadline - Date.now()));
         notify.push(() => {

@@ -22,7 +22,10 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(corefile: string, opts: { port?: number; dir?: string; env?: Record<string, string | undefined> } = {}): Promise<TestServer> {
+export async function startServer(
+  corefile: string,
+  opts: { port?: number; dir?: string; env?: Record<string, string | undefined> } = {},
+): Promise<TestServer> {
   const port = opts.port ?? (await freePort());
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'clusterdns-test-'));
   const corefilePath = join(dir, 'Corefile');

@@ -9,7 +9,16 @@
 import { Dispenser } from '../../src/corefile/dispenser.js';
 import { lex } from '../../src/corefile/lexer.js';
 import { ConfigError } from '../../src/corefile/types.js';
-import type { BlockInfo, CoreServices, Handler, HandlerFactory, PluginDef, ProcessInfo, ReadinessProbe, SetupContext } from '../../src/plugin.js';
+import type {
+  BlockInfo,
+  CoreServices,
+  Handler,
+  HandlerFactory,
+  PluginDef,
+  ProcessInfo,
+  ReadinessProbe,
+  SetupContext,
+} from '../../src/plugin.js';
 import { addBlock, blockContext, Instance, type BlockRuntime } from '../../src/server/instance.js';
 import { SharedResources } from '../../src/server/shared.js';
 
@@ -36,7 +45,8 @@ export class FakeCore implements CoreServices {
     this.reloadReasons.push(reason);
     const ok = this.reloadResults.shift() ?? true;
     await this.onReload?.();
-    if (this.notifyOutcomes) this.emitOutcome(ok, ok ? null : new Error('plugin/whoami: Corefile:3 - Error during parsing: broken'));
+    if (this.notifyOutcomes)
+      this.emitOutcome(ok, ok ? null : new Error('plugin/whoami: Corefile:3 - Error during parsing: broken'));
     return ok;
   }
 
@@ -131,8 +141,16 @@ export class TestInstance {
       bindAddresses: o.bind ?? o.bindAddresses ?? [],
       handlerPlugins: o.handlerPlugins ?? [],
     };
-    const rt = addBlock(this.instance, [], { ...info, zones: [...info.zones], servers: [...info.servers], bindAddresses: [...info.bindAddresses], handlerPlugins: [...info.handlerPlugins] });
-    return new TestBlock(this, rt, (name) => blockContext(this.instance, rt, name, { process: this.process, shared: this.shared, core: this.core }));
+    const rt = addBlock(this.instance, [], {
+      ...info,
+      zones: [...info.zones],
+      servers: [...info.servers],
+      bindAddresses: [...info.bindAddresses],
+      handlerPlugins: [...info.handlerPlugins],
+    });
+    return new TestBlock(this, rt, (name) =>
+      blockContext(this.instance, rt, name, { process: this.process, shared: this.shared, core: this.core }),
+    );
   }
 
   /** A context for `plugin` in a block of its own. */
@@ -237,6 +255,11 @@ export function factoryOf(r: ReturnType<PluginDef['setup']>): HandlerFactory {
  * The handler `def` builds from Corefile `text` (its directive's occurrences) in front of `next`,
  * for plugins whose setup is synchronous; `ctx` defaults to a block of its own.
  */
-export function handlerOf(def: PluginDef, text: string, next: Handler | null, ctx: SetupContext = setupContext()): Handler {
+export function handlerOf(
+  def: PluginDef,
+  text: string,
+  next: Handler | null,
+  ctx: SetupContext = setupContext(),
+): Handler {
   return factoryOf(def.setup(dispenserFor(text, def.name), ctx))(next);
 }

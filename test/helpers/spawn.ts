@@ -21,7 +21,11 @@ export interface Spawned {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function spawnServer(corefile: string, extraArgs: string[] = [], opts: { port?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Spawned> {
+export async function spawnServer(
+  corefile: string,
+  extraArgs: string[] = [],
+  opts: { port?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<Spawned> {
   const port = opts.port ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-e2e-'));
   const corefilePath = join(dir, 'Corefile');
@@ -33,7 +37,13 @@ export async function spawnServer(corefile: string, extraArgs: string[] = [], op
   });
   const { output, waitFor, exited } = watchLines(proc, { timeoutMs: 20000 });
   return {
-    proc, port, dir, corefilePath, output, waitFor, exited,
+    proc,
+    port,
+    dir,
+    corefilePath,
+    output,
+    waitFor,
+    exited,
     stop: async (signal = 'SIGTERM') => {
       if (proc.exitCode === null) proc.kill(signal);
       return exited;
@@ -75,28 +85,51 @@ export function watchLines(proc: ChildProcess, opts: { label?: string; timeoutMs
   };
   proc.stdout!.on('data', onData);
   proc.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => {
-    if (partial) output.push(partial);
-    r(code);
-  }));
+  const exited = new Promise<number | null>((r) =>
+    proc.on('exit', (code) => {
+      if (partial) output.push(partial);
+      r(code);
+    }),
+  );
   const timedOut = opts.label ? `${opts.label}: timed out` : 'timed out';
   const exitedWith = opts.label ? `${opts.label} exited with` : 'exited with';
   const waitFor = (re: RegExp, timeoutMs = opts.timeoutMs): Promise<string> => {
     const seen = output.find((l) => re.test(l));
     if (seen) return Promise.resolve(seen);
     return new Promise<string>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`${timedOut} waiting for ${re}; output:\n${output.join('\n')}`)), timeoutMs);
-      waiters.push({ re, resolve: (l) => { clearTimeout(t); resolve(l); } });
-      void exited.then((code) => { clearTimeout(t); reject(new Error(`${exitedWith} ${code} before ${re}; output:\n${output.join('\n')}`)); });
+      const t = setTimeout(
+        () => reject(new Error(`${timedOut} waiting for ${re}; output:\n${output.join('\n')}`)),
+        timeoutMs,
+      );
+      waiters.push({
+        re,
+        resolve: (l) => {
+          clearTimeout(t);
+          resolve(l);
+        },
+      });
+      void exited.then((code) => {
+        clearTimeout(t);
+        reject(new Error(`${exitedWith} ${code} before ${re}; output:\n${output.join('\n')}`));
+      });
     });
   };
   return { output, waitFor, exited };
 }
 
 /** Run the command to completion (for -version, -validate, bad configs). */
-export function runCommand(args: string[], opts: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): { status: number | null; stdout: string; stderr: string } {
+export function runCommand(
+  args: string[],
+  opts: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {},
+): { status: number | null; stdout: string; stderr: string } {
   const env = opts.env ? { ...process.env, ...opts.env } : undefined;
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: opts.cwd, input: opts.input, env, encoding: 'utf8', timeout: 30000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd,
+    input: opts.input,
+    env,
+    encoding: 'utf8',
+    timeout: 30000,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -114,7 +147,12 @@ export function hasTool(cmd: string): boolean {
  * Compile one C source with `compiler` into a fresh temporary directory, which the caller removes
  * (`dir`). Throws with the compiler's output when it cannot (the directory is removed then).
  */
-export function compileC(source: string, name: string, compiler = 'cc', args: readonly string[] = []): { binary: string; dir: string } {
+export function compileC(
+  source: string,
+  name: string,
+  compiler = 'cc',
+  args: readonly string[] = [],
+): { binary: string; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), `clusterdns-${name}-`));
   const src = join(dir, `${name}.c`);
   writeFileSync(src, source);

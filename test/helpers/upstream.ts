@@ -86,7 +86,8 @@ export class TestUpstream {
   /** Queries received for a name (all transports, or one). */
   count(name?: string, proto?: 'udp' | 'tcp' | 'tls' | 'https'): number {
     const n = name === undefined ? undefined : absolute(name);
-    return this.received.filter((r) => (n === undefined || r.name === n) && (proto === undefined || r.proto === proto)).length;
+    return this.received.filter((r) => (n === undefined || r.name === n) && (proto === undefined || r.proto === proto))
+      .length;
   }
 
   private async listen(): Promise<void> {
@@ -124,10 +125,15 @@ export class TestUpstream {
     const doh = https.createServer({ key: o.key, cert: o.cert }, (req, res) => {
       const url = new URL(req.url ?? '/', 'https://localhost');
       const answer = (msg: Buffer): void => {
-        this.handle(msg, 'https', (out) => {
-          res.writeHead(200, { 'content-type': 'application/dns-message', 'content-length': out.length });
-          res.end(out);
-        }, () => req.socket.destroy());
+        this.handle(
+          msg,
+          'https',
+          (out) => {
+            res.writeHead(200, { 'content-type': 'application/dns-message', 'content-length': out.length });
+            res.end(out);
+          },
+          () => req.socket.destroy(),
+        );
       };
       if (url.pathname !== '/dns-query') {
         res.writeHead(404).end();
@@ -181,17 +187,27 @@ export class TestUpstream {
         if (pending.length < 2 + len) break;
         const msg = pending.subarray(2, 2 + len);
         pending = pending.subarray(2 + len);
-        this.handle(Buffer.from(msg), proto, (out) => {
-          const frame = Buffer.alloc(2 + out.length);
-          frame.writeUInt16BE(out.length, 0);
-          out.copy(frame, 2);
-          if (!sock.destroyed) sock.write(frame);
-        }, () => sock.destroy());
+        this.handle(
+          Buffer.from(msg),
+          proto,
+          (out) => {
+            const frame = Buffer.alloc(2 + out.length);
+            frame.writeUInt16BE(out.length, 0);
+            out.copy(frame, 2);
+            if (!sock.destroyed) sock.write(frame);
+          },
+          () => sock.destroy(),
+        );
       }
     });
   }
 
-  private handle(msg: Buffer, proto: 'udp' | 'tcp' | 'tls' | 'https', send: (b: Buffer) => void, close?: () => void): void {
+  private handle(
+    msg: Buffer,
+    proto: 'udp' | 'tcp' | 'tls' | 'https',
+    send: (b: Buffer) => void,
+    close?: () => void,
+  ): void {
     let req: dnsPacket.Packet;
     try {
       req = dnsPacket.decode(msg);
@@ -202,7 +218,14 @@ export class TestUpstream {
     if (!q) return;
     const name = absolute(q.name);
     const edns = (req.additionals ?? []).some((r) => r.type === 'OPT');
-    this.received.push({ name, type: q.type, proto, id: req.id ?? 0, rd: ((req.flags ?? 0) & dnsPacket.RECURSION_DESIRED) !== 0, edns });
+    this.received.push({
+      name,
+      type: q.type,
+      proto,
+      id: req.id ?? 0,
+      rd: ((req.flags ?? 0) & dnsPacket.RECURSION_DESIRED) !== 0,
+      edns,
+    });
     const b = this.rules.get(name) ?? this.defaultBehaviour;
     if (b.drop) return;
     if (proto !== 'udp' && b.closeTcp) {
@@ -210,8 +233,12 @@ export class TestUpstream {
       return;
     }
     const truncated = proto === 'udp' && b.truncateUdp === true;
-    const flags = dnsPacket.RECURSION_AVAILABLE | ((req.flags ?? 0) & dnsPacket.RECURSION_DESIRED)
-      | (b.aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) | (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) | ((b.rcode ?? 0) & 0xf);
+    const flags =
+      dnsPacket.RECURSION_AVAILABLE |
+      ((req.flags ?? 0) & dnsPacket.RECURSION_DESIRED) |
+      (b.aa ? dnsPacket.AUTHORITATIVE_ANSWER : 0) |
+      (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) |
+      ((b.rcode ?? 0) & 0xf);
     const reply: dnsPacket.Packet = {
       id: req.id ?? 0,
       type: 'response',
@@ -279,7 +306,10 @@ export function aaaa(name: string, ip: string, ttl = 300): Answer {
 export function soa(zone: string, ttl = 60, minimum = 60): Answer {
   const z = zone.replace(/\.$/, '') || '.';
   return {
-    name: z, type: 'SOA', class: 'IN', ttl,
+    name: z,
+    type: 'SOA',
+    class: 'IN',
+    ttl,
     data: { mname: `ns.${z}`, rname: `hostmaster.${z}`, serial: 1, refresh: 7200, retry: 1800, expire: 86400, minimum },
   };
 }

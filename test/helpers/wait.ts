@@ -36,7 +36,11 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => realSetTim
  * that. `what` names the awaited event in the failure message (a function is called only then, to
  * describe the state at the deadline).
  */
-export async function waitFor<T>(what: string | (() => string), cond: () => T | Promise<T>, opts: WaitOptions = {}): Promise<Exclude<T, NotYet>> {
+export async function waitFor<T>(
+  what: string | (() => string),
+  cond: () => T | Promise<T>,
+  opts: WaitOptions = {},
+): Promise<Exclude<T, NotYet>> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const everyMs = opts.everyMs ?? 20;
   const deadline = realNow() + timeoutMs;
@@ -51,7 +55,10 @@ export async function waitFor<T>(what: string | (() => string), cond: () => T | 
     }
     if (realNow() > deadline) {
       const described = typeof what === 'string' ? what : what();
-      const last = lastError === null ? '' : ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`;
+      const last =
+        lastError === null
+          ? ''
+          : ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${described}${last}`);
     }
     await sleep(everyMs);

@@ -77,13 +77,50 @@ describe('reload in the running server', () => {
 
     // The metrics listener stayed up and counts the new block's queries under its zone.
     const body = (await httpRequest(mport, '/metrics')).body;
-    expect(sample(body, 'coredns_dns_requests_total{server="dns://:' + s.port + '",zone="example.net.",view="",proto="udp",family="1",type="A"}')).toBe(1);
-    expect(sample(body, 'coredns_dns_requests_total{server="dns://:' + s.port + '",zone="example.org.",view="",proto="udp",family="1",type="A"}')).toBe(answered + failures.length);
-    expect(sample(body, 'coredns_dns_responses_total{server="dns://:' + s.port + '",zone="example.org.",view="",rcode="NOERROR",plugin="whoami"}')).toBe(answered);
-    expect(sample(body, 'coredns_dns_requests_total{server="dns://:' + s.port + '",zone="dropped",view="",proto="udp",family="1",type="A"}')).toBe(1);
-    expect(sample(body, 'coredns_dns_responses_total{server="dns://:' + s.port + '",zone="dropped",view="",rcode="REFUSED",plugin=""}')).toBe(1);
-    expect(sample(body, 'coredns_dns_request_duration_seconds_count{server="dns://:' + s.port + '",zone="dropped",view=""}')).toBe(1);
-    expect(body).toContain('coredns_plugin_enabled{server="dns://:' + s.port + '",zone="example.net.",view="",name="whoami"} 1');
+    expect(
+      sample(
+        body,
+        'coredns_dns_requests_total{server="dns://:' +
+          s.port +
+          '",zone="example.net.",view="",proto="udp",family="1",type="A"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(
+        body,
+        'coredns_dns_requests_total{server="dns://:' +
+          s.port +
+          '",zone="example.org.",view="",proto="udp",family="1",type="A"}',
+      ),
+    ).toBe(answered + failures.length);
+    expect(
+      sample(
+        body,
+        'coredns_dns_responses_total{server="dns://:' +
+          s.port +
+          '",zone="example.org.",view="",rcode="NOERROR",plugin="whoami"}',
+      ),
+    ).toBe(answered);
+    expect(
+      sample(
+        body,
+        'coredns_dns_requests_total{server="dns://:' +
+          s.port +
+          '",zone="dropped",view="",proto="udp",family="1",type="A"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(
+        body,
+        'coredns_dns_responses_total{server="dns://:' + s.port + '",zone="dropped",view="",rcode="REFUSED",plugin=""}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(body, 'coredns_dns_request_duration_seconds_count{server="dns://:' + s.port + '",zone="dropped",view=""}'),
+    ).toBe(1);
+    expect(body).toContain(
+      'coredns_plugin_enabled{server="dns://:' + s.port + '",zone="example.net.",view="",name="whoami"} 1',
+    );
   });
 
   it('keeps the old configuration when the new one is broken and counts the failure once', async () => {
@@ -92,11 +129,17 @@ describe('reload in the running server', () => {
     const good = `example.org {\n  whoami\n  reload 1h\n  prometheus 127.0.0.1:${mport}\n  health 127.0.0.1:${hport}\n}\n`;
     const s = await start(good);
     const before = sample((await httpRequest(mport, '/metrics')).body, 'coredns_reload_failed_total');
-    expect(s.logs.filter((l) => /^\[INFO\] plugin\/reload: Running configuration SHA512 = [0-9a-f]{128}$/.test(l))).toHaveLength(1);
+    expect(
+      s.logs.filter((l) => /^\[INFO\] plugin\/reload: Running configuration SHA512 = [0-9a-f]{128}$/.test(l)),
+    ).toHaveLength(1);
 
-    const ok = await s.reload(`example.org {\n  whoami\n  reload 1h\n  prometheus 127.0.0.1:${mport}\n  health 127.0.0.1:${hport}\n  nosuchplugin\n}\n`);
+    const ok = await s.reload(
+      `example.org {\n  whoami\n  reload 1h\n  prometheus 127.0.0.1:${mport}\n  health 127.0.0.1:${hport}\n  nosuchplugin\n}\n`,
+    );
     expect(ok).toBe(false);
-    expect(s.logs).toContain(`[ERROR] Restart failed: ${s.corefilePath}:6 - Error during parsing: Unknown directive 'nosuchplugin'`);
+    expect(s.logs).toContain(
+      `[ERROR] Restart failed: ${s.corefilePath}:6 - Error during parsing: Unknown directive 'nosuchplugin'`,
+    );
     expect(rcode(await udpQuery(s.port, 'www.example.org', 'A'))).toBe(0);
     expect((await httpRequest(hport, '/health')).body).toBe('OK');
     const body = (await httpRequest(mport, '/metrics')).body;
@@ -133,12 +176,18 @@ describe('reload in the running server', () => {
     expect(rcode(await udpQuery(s.port, 'www.example.net', 'A'))).toBe(5);
 
     mkdirSync(join(dir, '..2026_11_22_10_01_00.2'));
-    writeFileSync(join(dir, '..2026_11_22_10_01_00.2', 'Corefile'), 'example.org example.net {\n  whoami\n  reload 2s 0\n}\n');
+    writeFileSync(
+      join(dir, '..2026_11_22_10_01_00.2', 'Corefile'),
+      'example.org example.net {\n  whoami\n  reload 2s 0\n}\n',
+    );
     symlinkSync('..2026_11_22_10_01_00.2', join(dir, '..data_tmp'));
     renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
 
     // Wait for the plugin's next check (every 2 s) to reload.
-    await waitFor('the swapped Corefile to answer for example.net', async () => rcode(await udpQuery(s.port, 'www.example.net', 'A')) === 0);
+    await waitFor(
+      'the swapped Corefile to answer for example.net',
+      async () => rcode(await udpQuery(s.port, 'www.example.net', 'A')) === 0,
+    );
     expect(rcode(await udpQuery(s.port, 'www.example.net', 'A'))).toBe(0);
     // The new configuration answers as soon as it is switched in; its SHA512 line is logged by
     // the reload plugin right after (from the reload-result hook), so wait for it too.
@@ -151,7 +200,9 @@ describe('reload in the running server', () => {
 describe('final shutdown with lameduck', () => {
   it('closes ready first, then sleeps while DNS and /health still answer, then stops', async () => {
     const [hport, rport] = [await freePort(), await freePort()];
-    const s = await start(`example.org {\n  whoami\n  health 127.0.0.1:${hport} {\n    lameduck 5s\n  }\n  ready 127.0.0.1:${rport}\n}\n`);
+    const s = await start(
+      `example.org {\n  whoami\n  health 127.0.0.1:${hport} {\n    lameduck 5s\n  }\n  ready 127.0.0.1:${rport}\n}\n`,
+    );
     servers.pop(); // stopped by the test itself
     expect((await httpRequest(rport, '/ready')).body).toBe('OK');
 

@@ -26,7 +26,7 @@ afterEach(async () => {
 function wireAnswer(rcode: number, plugin = 'whoami'): (q: Query) => number {
   return (q) => {
     const buf = Buffer.from(q.raw);
-    buf.writeUInt16BE((buf.readUInt16BE(2) | 0x8000 | rcode) & 0xfff0 | rcode, 2);
+    buf.writeUInt16BE(((buf.readUInt16BE(2) | 0x8000 | rcode) & 0xfff0) | rcode, 2);
     q.writeWire(buf, plugin);
     return rcode;
   };
@@ -36,7 +36,11 @@ function handler(name: string, serve: Handler['serve']): Handler {
   return { name, serve };
 }
 
-async function setupPrometheus(text: string, block: Partial<BlockInfo>, shared = new SharedResources()): Promise<{ factory: (next: Handler | null) => Handler; inst: TestInstance; shared: SharedResources }> {
+async function setupPrometheus(
+  text: string,
+  block: Partial<BlockInfo>,
+  shared = new SharedResources(),
+): Promise<{ factory: (next: Handler | null) => Handler; inst: TestInstance; shared: SharedResources }> {
   const inst = new TestInstance({ shared });
   const ctx = inst.context('prometheus', block);
   const factory = await prometheus.setup(dispenserFor(text, 'prometheus'), ctx);
@@ -51,20 +55,47 @@ const CATALOGUE: { name: string; type: string; labels: string[]; buckets?: numbe
   { name: 'coredns_build_info', type: 'gauge', labels: ['version', 'revision', 'goversion'] },
   { name: 'coredns_panics_total', type: 'counter', labels: [] },
   { name: 'coredns_plugin_enabled', type: 'gauge', labels: ['server', 'zone', 'view', 'name'] },
-  { name: 'coredns_dns_requests_total', type: 'counter', labels: ['server', 'zone', 'view', 'proto', 'family', 'type'] },
-  { name: 'coredns_dns_request_duration_seconds', type: 'histogram', labels: ['server', 'zone', 'view'], buckets: DURATION_BUCKETS },
-  { name: 'coredns_dns_request_size_bytes', type: 'histogram', labels: ['server', 'zone', 'view', 'proto'], buckets: SIZE_BUCKETS },
-  { name: 'coredns_dns_response_size_bytes', type: 'histogram', labels: ['server', 'zone', 'view', 'proto'], buckets: SIZE_BUCKETS },
+  {
+    name: 'coredns_dns_requests_total',
+    type: 'counter',
+    labels: ['server', 'zone', 'view', 'proto', 'family', 'type'],
+  },
+  {
+    name: 'coredns_dns_request_duration_seconds',
+    type: 'histogram',
+    labels: ['server', 'zone', 'view'],
+    buckets: DURATION_BUCKETS,
+  },
+  {
+    name: 'coredns_dns_request_size_bytes',
+    type: 'histogram',
+    labels: ['server', 'zone', 'view', 'proto'],
+    buckets: SIZE_BUCKETS,
+  },
+  {
+    name: 'coredns_dns_response_size_bytes',
+    type: 'histogram',
+    labels: ['server', 'zone', 'view', 'proto'],
+    buckets: SIZE_BUCKETS,
+  },
   { name: 'coredns_dns_responses_total', type: 'counter', labels: ['server', 'zone', 'view', 'rcode', 'plugin'] },
   { name: 'coredns_dns_do_requests_total', type: 'counter', labels: ['server', 'zone', 'view'] },
-  { name: 'coredns_health_request_duration_seconds', type: 'histogram', labels: [], buckets: [0.00025, 0.0025, 0.025, 0.25, 2.5] },
+  {
+    name: 'coredns_health_request_duration_seconds',
+    type: 'histogram',
+    labels: [],
+    buckets: [0.00025, 0.0025, 0.025, 0.25, 2.5],
+  },
   { name: 'coredns_health_request_failures_total', type: 'counter', labels: [] },
   { name: 'coredns_reload_failed_total', type: 'counter', labels: [] },
   { name: 'coredns_reload_version_info', type: 'gauge', labels: ['hash', 'value'] },
 ];
 const FORBIDDEN = [
-  'coredns_dns_request_count_total', 'coredns_dns_response_rcode_count_total', 'coredns_dns_request_type_count_total',
-  'coredns_dns_request_do_count_total', 'coredns_panic_count_total',
+  'coredns_dns_request_count_total',
+  'coredns_dns_response_rcode_count_total',
+  'coredns_dns_request_type_count_total',
+  'coredns_dns_request_do_count_total',
+  'coredns_panic_count_total',
 ];
 
 /** Label names (in order) of a sample line `name{a="x",b="y"} v`. */
@@ -77,7 +108,11 @@ function labelNames(line: string): string[] {
 describe('/metrics endpoint', () => {
   it('serves the registry in Prometheus text format with the catalogue names, labels and buckets', async () => {
     const port = await freePort();
-    const { factory, inst } = await setupPrometheus(`prometheus 127.0.0.1:${port}`, { servers: ['dns://:53'], zones: ['.'], handlerPlugins: ['prometheus', 'whoami'] });
+    const { factory, inst } = await setupPrometheus(`prometheus 127.0.0.1:${port}`, {
+      servers: ['dns://:53'],
+      zones: ['.'],
+      handlerPlugins: ['prometheus', 'whoami'],
+    });
     cleanups.push(() => inst.release());
     await inst.run('startup');
     await inst.run('serving');
@@ -101,7 +136,10 @@ describe('/metrics endpoint', () => {
       expect(samples.length, m.name).toBeGreaterThan(0);
       for (const s of samples) {
         const names = labelNames(s);
-        expect(names.filter((n) => n !== 'le'), s).toEqual(m.labels);
+        expect(
+          names.filter((n) => n !== 'le'),
+          s,
+        ).toEqual(m.labels);
       }
       if (m.buckets) {
         // The `le` values of one series (the first label set seen), in exposition order.
@@ -120,5 +158,4 @@ describe('/metrics endpoint', () => {
     }
     for (const old of FORBIDDEN) expect(r.body).not.toContain(old);
   });
-
 });

@@ -43,7 +43,8 @@ const HL_A = ['10.244.1.20', '10.244.1.21', '10.244.1.23', 'fd00:10:244::21'];
 export const SCENARIOS: readonly Scenario[] = [
   {
     title: 'short name of a service in the own namespace (kubernetes from default)',
-    ns: 'default', name: 'kubernetes',
+    ns: 'default',
+    name: 'kubernetes',
     expect: {
       glibc: { steps: ['kubernetes.default.svc.cluster.local.'], result: { addresses: ['10.96.0.1'] } },
       musl: { steps: ['kubernetes.default.svc.cluster.local.'], result: { addresses: ['10.96.0.1'] } },
@@ -52,7 +53,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     title: 'short name in the own namespace (svc1 from testns)',
-    ns: 'testns', name: 'svc1',
+    ns: 'testns',
+    name: 'svc1',
     expect: {
       glibc: { steps: ['svc1.testns.svc.cluster.local.'], result: { addresses: ['10.96.0.11'] } },
       musl: { steps: ['svc1.testns.svc.cluster.local.'], result: { addresses: ['10.96.0.11'] } },
@@ -61,7 +63,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     title: 'svc.ns from another namespace: one NXDOMAIN first',
-    ns: 'default', name: 'svc1.testns',
+    ns: 'default',
+    name: 'svc1.testns',
     expect: {
       glibc: { steps: searched('svc1.testns', 'default').slice(0, 2), result: { addresses: ['10.96.0.11'] } },
       musl: { steps: searched('svc1.testns', 'default').slice(0, 2), result: { addresses: ['10.96.0.11'] } },
@@ -70,7 +73,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     title: 'svc.ns.svc: two NXDOMAINs first',
-    ns: 'default', name: 'svc1.testns.svc',
+    ns: 'default',
+    name: 'svc1.testns.svc',
     expect: {
       glibc: { steps: searched('svc1.testns.svc', 'default'), result: { addresses: ['10.96.0.11'] } },
       musl: { steps: searched('svc1.testns.svc', 'default'), result: { addresses: ['10.96.0.11'] } },
@@ -79,16 +83,27 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     title: 'full name without trailing dot (4 dots < ndots 5): three NXDOMAINs, then as is',
-    ns: 'default', name: 'svc1.testns.svc.cluster.local',
+    ns: 'default',
+    name: 'svc1.testns.svc.cluster.local',
     expect: {
-      glibc: { steps: [...searched('svc1.testns.svc.cluster.local', 'default'), 'svc1.testns.svc.cluster.local.'], result: { addresses: ['10.96.0.11'] } },
-      musl: { steps: [...searched('svc1.testns.svc.cluster.local', 'default'), 'svc1.testns.svc.cluster.local.'], result: { addresses: ['10.96.0.11'] } },
-      dig: { steps: [...searched('svc1.testns.svc.cluster.local', 'default'), 'svc1.testns.svc.cluster.local.'], result: { rcode: 0, data: ['10.96.0.11'] } },
+      glibc: {
+        steps: [...searched('svc1.testns.svc.cluster.local', 'default'), 'svc1.testns.svc.cluster.local.'],
+        result: { addresses: ['10.96.0.11'] },
+      },
+      musl: {
+        steps: [...searched('svc1.testns.svc.cluster.local', 'default'), 'svc1.testns.svc.cluster.local.'],
+        result: { addresses: ['10.96.0.11'] },
+      },
+      dig: {
+        steps: [...searched('svc1.testns.svc.cluster.local', 'default'), 'svc1.testns.svc.cluster.local.'],
+        result: { rcode: 0, data: ['10.96.0.11'] },
+      },
     },
   },
   {
     title: 'full name with trailing dot: one query, no search',
-    ns: 'default', name: 'svc1.testns.svc.cluster.local.',
+    ns: 'default',
+    name: 'svc1.testns.svc.cluster.local.',
     expect: {
       glibc: { steps: ['svc1.testns.svc.cluster.local.'], result: { addresses: ['10.96.0.11'] } },
       musl: { steps: ['svc1.testns.svc.cluster.local.'], result: { addresses: ['10.96.0.11'] } },
@@ -96,8 +111,10 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    title: 'a name with ndots dots that does not exist: glibc tries it as is first, then the search list; musl and dig only as is',
-    ns: 'default', name: 'a.b.c.d.e.f',
+    title:
+      'a name with ndots dots that does not exist: glibc tries it as is first, then the search list; musl and dig only as is',
+    ns: 'default',
+    name: 'a.b.c.d.e.f',
     expect: {
       glibc: { steps: ['a.b.c.d.e.f.', ...searched('a.b.c.d.e.f', 'default')], result: { error: 'EAI_NONAME' } },
       musl: { steps: ['a.b.c.d.e.f.'], result: { error: 'EAI_NONAME' } },
@@ -106,7 +123,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     title: 'headless service (hl.testns from testns): every ready endpoint, both families',
-    ns: 'testns', name: 'hl.testns',
+    ns: 'testns',
+    name: 'hl.testns',
     expect: {
       glibc: { steps: searched('hl.testns', 'testns').slice(0, 2), result: { addresses: HL_A } },
       musl: { steps: searched('hl.testns', 'testns').slice(0, 2), result: { addresses: HL_A } },
@@ -115,7 +133,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     title: 'per-endpoint name (web-0.hl.testns)',
-    ns: 'testns', name: 'web-0.hl.testns',
+    ns: 'testns',
+    name: 'web-0.hl.testns',
     expect: {
       glibc: { steps: searched('web-0.hl.testns', 'testns').slice(0, 2), result: { addresses: ['10.244.1.20'] } },
       musl: { steps: searched('web-0.hl.testns', 'testns').slice(0, 2), result: { addresses: ['10.244.1.20'] } },
@@ -124,7 +143,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     title: 'pod name (10-244-2-7.testns.pod, pods insecure)',
-    ns: 'testns', name: '10-244-2-7.testns.pod',
+    ns: 'testns',
+    name: '10-244-2-7.testns.pod',
     expect: {
       glibc: { steps: searched('10-244-2-7.testns.pod', 'testns'), result: { addresses: ['10.244.2.7'] } },
       musl: { steps: searched('10-244-2-7.testns.pod', 'testns'), result: { addresses: ['10.244.2.7'] } },
@@ -132,8 +152,10 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    title: 'ExternalName service (ext → www.example.com): the CNAME and the upstream\'s addresses',
-    ns: 'testns', name: 'ext', alsoUpstream: ['www.example.com.'],
+    title: "ExternalName service (ext → www.example.com): the CNAME and the upstream's addresses",
+    ns: 'testns',
+    name: 'ext',
+    alsoUpstream: ['www.example.com.'],
     expect: {
       glibc: { steps: ['ext.testns.svc.cluster.local.'], result: { addresses: ['192.0.2.1', '2001:db8::1'] } },
       musl: { steps: ['ext.testns.svc.cluster.local.'], result: { addresses: ['192.0.2.1', '2001:db8::1'] } },
@@ -142,7 +164,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     title: 'ExternalName service inside the zone (extint → svc1.testns)',
-    ns: 'testns', name: 'extint',
+    ns: 'testns',
+    name: 'extint',
     expect: {
       glibc: { steps: ['extint.testns.svc.cluster.local.'], result: { addresses: ['10.96.0.11'] } },
       musl: { steps: ['extint.testns.svc.cluster.local.'], result: { addresses: ['10.96.0.11'] } },
@@ -151,25 +174,44 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     title: 'SRV _http._tcp.svc1.testns (glibc res_search walks the search list; musl res_search does not)',
-    ns: 'testns', name: '_http._tcp.svc1.testns', types: ['SRV'],
+    ns: 'testns',
+    name: '_http._tcp.svc1.testns',
+    types: ['SRV'],
     expect: {
-      glibc: { steps: searched('_http._tcp.svc1.testns', 'testns').slice(0, 2), result: { rcode: 0, data: ['0 100 80 svc1.testns.svc.cluster.local.'] } },
+      glibc: {
+        steps: searched('_http._tcp.svc1.testns', 'testns').slice(0, 2),
+        result: { rcode: 0, data: ['0 100 80 svc1.testns.svc.cluster.local.'] },
+      },
       musl: { steps: ['_http._tcp.svc1.testns.'], result: { error: 'HOST_NOT_FOUND' } },
-      dig: { steps: searched('_http._tcp.svc1.testns', 'testns').slice(0, 2), result: { rcode: 0, data: ['0 100 80 svc1.testns.svc.cluster.local.'] } },
+      dig: {
+        steps: searched('_http._tcp.svc1.testns', 'testns').slice(0, 2),
+        result: { rcode: 0, data: ['0 100 80 svc1.testns.svc.cluster.local.'] },
+      },
     },
   },
   {
     title: 'external name (example.com): three NXDOMAINs inside the cluster zone, then the upstream answer',
-    ns: 'default', name: 'example.com',
+    ns: 'default',
+    name: 'example.com',
     expect: {
-      glibc: { steps: [...searched('example.com', 'default'), 'example.com.'], result: { addresses: ['192.0.2.1', '2001:db8::1'] } },
-      musl: { steps: [...searched('example.com', 'default'), 'example.com.'], result: { addresses: ['192.0.2.1', '2001:db8::1'] } },
-      dig: { steps: [...searched('example.com', 'default'), 'example.com.'], result: { rcode: 0, data: ['192.0.2.1'] } },
+      glibc: {
+        steps: [...searched('example.com', 'default'), 'example.com.'],
+        result: { addresses: ['192.0.2.1', '2001:db8::1'] },
+      },
+      musl: {
+        steps: [...searched('example.com', 'default'), 'example.com.'],
+        result: { addresses: ['192.0.2.1', '2001:db8::1'] },
+      },
+      dig: {
+        steps: [...searched('example.com', 'default'), 'example.com.'],
+        result: { rcode: 0, data: ['192.0.2.1'] },
+      },
     },
   },
   {
     title: 'a name that does not exist anywhere',
-    ns: 'default', name: 'nope',
+    ns: 'default',
+    name: 'nope',
     expect: {
       glibc: { steps: [...searched('nope', 'default'), 'nope.'], result: { error: 'EAI_NONAME' } },
       musl: { steps: [...searched('nope', 'default'), 'nope.'], result: { error: 'EAI_NONAME' } },
@@ -178,7 +220,8 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     title: 'a namespace name as a short name (NODATA on a search name: glibc goes on, musl and dig stop)',
-    ns: 'default', name: 'testns',
+    ns: 'default',
+    name: 'testns',
     expect: {
       glibc: { steps: [...searched('testns', 'default'), 'testns.'], result: { error: 'EAI_NODATA' } },
       musl: { steps: searched('testns', 'default').slice(0, 2), result: { error: 'EAI_NODATA' } },
@@ -238,7 +281,13 @@ export function clientQueries(seen: readonly SentQuery[], s: Scenario): SentQuer
 export function resultOf(o: Outcome): Expectation['result'] {
   if (o.kind === 'addresses') return { addresses: [...o.addresses].sort() };
   if (o.kind === 'error') return { error: o.error };
-  return { rcode: o.rcode, data: o.answers.filter((a) => a.type !== 'CNAME').map((a) => a.data).sort() };
+  return {
+    rcode: o.rcode,
+    data: o.answers
+      .filter((a) => a.type !== 'CNAME')
+      .map((a) => a.data)
+      .sort(),
+  };
 }
 
 export function sortedResult(r: Expectation['result']): Expectation['result'] {

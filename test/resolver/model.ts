@@ -64,7 +64,12 @@ export function podResolvConf(ns: string, zone = 'cluster.local', nameserver = '
 
 /** resolv.conf text for a ResolvConf (what `/etc/netns/NS/resolv.conf` gets). */
 export function resolvConfText(c: ResolvConf): string {
-  return [...c.nameservers.map((n) => `nameserver ${n}`), `search ${c.search.join(' ')}`, `options ndots:${c.ndots}`, ''].join('\n');
+  return [
+    ...c.nameservers.map((n) => `nameserver ${n}`),
+    `search ${c.search.join(' ')}`,
+    `options ndots:${c.ndots}`,
+    '',
+  ].join('\n');
 }
 
 /** Parse resolv.conf text: `nameserver`, `search`/`domain` (last one wins), `options ndots:N` (default 1, max 15). */
@@ -73,7 +78,10 @@ export function parseResolvConf(text: string): ResolvConf {
   let search: string[] = [];
   let ndots = 1;
   for (const line of text.split('\n')) {
-    const f = line.replace(/[#;].*$/, '').trim().split(/\s+/);
+    const f = line
+      .replace(/[#;].*$/, '')
+      .trim()
+      .split(/\s+/);
     if (f[0] === 'nameserver' && f[1]) nameservers.push(f[1]);
     else if (f[0] === 'search') search = f.slice(1);
     else if (f[0] === 'domain' && f[1]) search = [f[1]];
@@ -110,11 +118,24 @@ export interface SentQuery {
 /** Send one query, get its reply. A and AAAA of one step are sent together (two calls in parallel). */
 export type Exchange = (q: SentQuery) => Promise<ModelReply>;
 
-export type ResolverError = 'EAI_NONAME' | 'EAI_NODATA' | 'EAI_AGAIN' | 'EAI_FAIL' | 'HOST_NOT_FOUND' | 'NO_DATA' | 'TRY_AGAIN' | 'NO_RECOVERY';
+export type ResolverError =
+  | 'EAI_NONAME'
+  | 'EAI_NODATA'
+  | 'EAI_AGAIN'
+  | 'EAI_FAIL'
+  | 'HOST_NOT_FOUND'
+  | 'NO_DATA'
+  | 'TRY_AGAIN'
+  | 'NO_RECOVERY';
 
 export type Outcome =
   /** getaddrinfo found addresses (for `name`, the name that answered). */
-  | { readonly kind: 'addresses'; readonly name: string; readonly addresses: readonly string[]; readonly canonical: string }
+  | {
+      readonly kind: 'addresses';
+      readonly name: string;
+      readonly addresses: readonly string[];
+      readonly canonical: string;
+    }
   /** res_search / dig: the reply the application or dig ends with. */
   | { readonly kind: 'reply'; readonly name: string; readonly rcode: number; readonly answers: readonly ModelRecord[] }
   /** getaddrinfo (EAI_*) or res_search (h_errno) failure. */
@@ -171,7 +192,12 @@ function countDots(name: string): number {
  * The names a resolver would try, in order, if every one of them failed with NXDOMAIN
  * (the search plan); `resolve` walks it and stops early per the resolver's rules.
  */
-export function searchPlan(resolver: ResolverKind, conf: ResolvConf, name: string, types: readonly string[] = ['A', 'AAAA']): string[] {
+export function searchPlan(
+  resolver: ResolverKind,
+  conf: ResolvConf,
+  name: string,
+  types: readonly string[] = ['A', 'AAAA'],
+): string[] {
   const trailing = name.endsWith('.');
   const dots = countDots(name);
   const asIs = abs(name);
@@ -200,7 +226,11 @@ function rcodeOf(r: ModelReply): number | null {
 }
 
 /** Addresses of `type` reachable from `name` through the answer's CNAME chain (glibc checks owners). */
-function addressesFrom(replies: readonly ModelReply[], types: readonly string[], name: string): { addresses: string[]; canonical: string } {
+function addressesFrom(
+  replies: readonly ModelReply[],
+  types: readonly string[],
+  name: string,
+): { addresses: string[]; canonical: string } {
   const addresses: string[] = [];
   let canonical = name;
   types.forEach((type, i) => {
@@ -213,7 +243,8 @@ function addressesFrom(replies: readonly ModelReply[], types: readonly string[],
       owner = cname.data;
     }
     if (i === 0 || canonical === name) canonical = owner;
-    for (const a of r.answers) if (a.type === type && a.name === owner && !addresses.includes(a.data)) addresses.push(a.data);
+    for (const a of r.answers)
+      if (a.type === type && a.name === owner && !addresses.includes(a.data)) addresses.push(a.data);
   });
   return { addresses, canonical };
 }
@@ -254,7 +285,11 @@ export async function resolve(o: ResolveOptions): Promise<Resolution> {
       return done({ kind: 'addresses', name, addresses, canonical: canonical.replace(/\.$/, '') });
     }
     const r = replies[0]!;
-    return done(r.kind === 'reply' ? { kind: 'reply', name, rcode: r.rcode, answers: r.answers } : { kind: 'error', error: 'TRY_AGAIN' });
+    return done(
+      r.kind === 'reply'
+        ? { kind: 'reply', name, rcode: r.rcode, answers: r.answers }
+        : { kind: 'error', error: 'TRY_AGAIN' },
+    );
   };
 
   if (o.resolver === 'dig') {
@@ -267,7 +302,9 @@ export async function resolve(o: ResolveOptions): Promise<Resolution> {
       lastName = name;
       if (last.kind !== 'reply' || last.rcode !== NXDOMAIN) break;
     }
-    return last.kind === 'reply' ? done({ kind: 'reply', name: lastName, rcode: last.rcode, answers: last.answers }) : done({ kind: 'error', error: 'TRY_AGAIN' });
+    return last.kind === 'reply'
+      ? done({ kind: 'reply', name: lastName, rcode: last.rcode, answers: last.answers })
+      : done({ kind: 'error', error: 'TRY_AGAIN' });
   }
 
   if (o.resolver === 'musl') {
@@ -277,15 +314,34 @@ export async function resolve(o: ResolveOptions): Promise<Resolution> {
       const r = replies[0]!;
       if (hasAnswers(r)) return success(plan[0]!, replies);
       if (r.kind === 'timeout') return done({ kind: 'error', error: 'TRY_AGAIN' });
-      return done({ kind: 'error', error: r.rcode === NXDOMAIN ? 'HOST_NOT_FOUND' : r.rcode === NOERROR ? 'NO_DATA' : r.rcode === SERVFAIL ? 'TRY_AGAIN' : 'NO_RECOVERY' });
+      return done({
+        kind: 'error',
+        error:
+          r.rcode === NXDOMAIN
+            ? 'HOST_NOT_FOUND'
+            : r.rcode === NOERROR
+              ? 'NO_DATA'
+              : r.rcode === SERVFAIL
+                ? 'TRY_AGAIN'
+                : 'NO_RECOVERY',
+      });
     }
     for (const name of plan) {
       const replies = await ask(name);
       let verdict: 'next' | 'parse' | ResolverError = 'parse';
       for (const r of replies) {
-        if (r.kind === 'timeout' || r.rcode === SERVFAIL) { verdict = 'EAI_AGAIN'; break; }
-        if (r.rcode === NXDOMAIN) { verdict = 'next'; break; }
-        if (r.rcode !== NOERROR) { verdict = 'EAI_FAIL'; break; }
+        if (r.kind === 'timeout' || r.rcode === SERVFAIL) {
+          verdict = 'EAI_AGAIN';
+          break;
+        }
+        if (r.rcode === NXDOMAIN) {
+          verdict = 'next';
+          break;
+        }
+        if (r.rcode !== NOERROR) {
+          verdict = 'EAI_FAIL';
+          break;
+        }
       }
       if (verdict === 'next') continue;
       if (verdict !== 'parse') return done({ kind: 'error', error: verdict });
@@ -301,7 +357,9 @@ export async function resolve(o: ResolveOptions): Promise<Resolution> {
   const dots = countDots(o.name);
   const asIs = abs(o.name);
   const fail = (h: HErrno): Resolution => done({ kind: 'error', error: addressLookup ? eaiFromHErrno(h) : h });
-  const step = async (name: string): Promise<{ ok: true; replies: ModelReply[] } | { ok: false; h: HErrno; firstRcode: number | null }> => {
+  const step = async (
+    name: string,
+  ): Promise<{ ok: true; replies: ModelReply[] } | { ok: false; h: HErrno; firstRcode: number | null }> => {
     const replies = await ask(name);
     if (replies.some(hasAnswers)) return { ok: true, replies };
     return { ok: false, h: glibcHErrno(replies[0]!, replies[1] ?? replies[0]!), firstRcode: rcodeOf(replies[0]!) };
@@ -328,7 +386,8 @@ export async function resolve(o: ResolveOptions): Promise<Resolution> {
     if (r.ok) return success(name, r.replies);
     last = r.h;
     if (r.h === 'NO_DATA') gotNodata = true;
-    const keepTrying = r.h === 'NO_DATA' || r.h === 'HOST_NOT_FOUND' || (r.h === 'TRY_AGAIN' && r.firstRcode === SERVFAIL);
+    const keepTrying =
+      r.h === 'NO_DATA' || r.h === 'HOST_NOT_FOUND' || (r.h === 'TRY_AGAIN' && r.firstRcode === SERVFAIL);
     if (r.h === 'TRY_AGAIN' && keepTrying) gotServfail = true;
     if (!keepTrying) break; // a timeout, REFUSED, FORMERR…: done with the search list
   }
@@ -347,7 +406,10 @@ export async function resolve(o: ResolveOptions): Promise<Resolution> {
 // Exchanges
 
 /** A table of answers: `'name. TYPE'` → reply; names not in the table get `fallback` (NXDOMAIN). */
-export function tableExchange(table: Readonly<Record<string, ModelReply>>, fallback: ModelReply = { kind: 'reply', rcode: NXDOMAIN, answers: [] }): Exchange {
+export function tableExchange(
+  table: Readonly<Record<string, ModelReply>>,
+  fallback: ModelReply = { kind: 'reply', rcode: NXDOMAIN, answers: [] },
+): Exchange {
   const lower = new Map(Object.entries(table).map(([k, v]) => [k.toLowerCase(), v]));
   return (q) => Promise.resolve(lower.get(`${q.name} ${q.type}`.toLowerCase()) ?? fallback);
 }
@@ -372,7 +434,12 @@ function recordData(rr: dnsPacket.Answer): string {
 /** Decode a reply's rcode and answer section into the model's shape. */
 export function modelReply(buf: Buffer): ModelReply {
   const m = dnsPacket.decode(buf);
-  const answers = (m.answers ?? []).map((rr) => ({ name: abs(rr.name), type: rr.type, ttl: 'ttl' in rr ? (rr.ttl ?? 0) : 0, data: recordData(rr) }));
+  const answers = (m.answers ?? []).map((rr) => ({
+    name: abs(rr.name),
+    type: rr.type,
+    ttl: 'ttl' in rr ? (rr.ttl ?? 0) : 0,
+    data: recordData(rr),
+  }));
   return { kind: 'reply', rcode: (m.flags ?? 0) & 0xf, answers };
 }
 
@@ -390,39 +457,40 @@ export interface UdpExchangeOptions {
  * random ID and socket per query. Replies whose ID or question do not match are ignored.
  */
 export function udpExchange(o: UdpExchangeOptions): Exchange {
-  return (q) => new Promise<ModelReply>((resolveReply, reject) => {
-    const id = Math.floor(Math.random() * 65536);
-    const packet = dnsPacket.encode({
-      id,
-      type: 'query',
-      flags: dnsPacket.RECURSION_DESIRED,
-      questions: [{ name: q.name.replace(/\.$/, ''), type: q.type as RecordType, class: 'IN' }],
+  return (q) =>
+    new Promise<ModelReply>((resolveReply, reject) => {
+      const id = Math.floor(Math.random() * 65536);
+      const packet = dnsPacket.encode({
+        id,
+        type: 'query',
+        flags: dnsPacket.RECURSION_DESIRED,
+        questions: [{ name: q.name.replace(/\.$/, ''), type: q.type as RecordType, class: 'IN' }],
+      });
+      const sock = dgram.createSocket(isIPv6(o.server) ? 'udp6' : 'udp4');
+      const timer = setTimeout(() => {
+        sock.close();
+        resolveReply({ kind: 'timeout' });
+      }, o.timeoutMs ?? 5000);
+      sock.on('error', (e) => {
+        clearTimeout(timer);
+        sock.close();
+        reject(e);
+      });
+      sock.on('message', (msg) => {
+        if (msg.length < 12 || msg.readUInt16BE(0) !== id) return;
+        let qname: string | undefined;
+        try {
+          qname = dnsPacket.decode(msg).questions?.[0]?.name;
+        } catch {
+          return;
+        }
+        if (qname === undefined || abs(qname) !== q.name.toLowerCase()) return;
+        clearTimeout(timer);
+        sock.close();
+        resolveReply(modelReply(msg));
+      });
+      const send = (): void => sock.send(packet, o.port, o.server);
+      if (o.localAddress) sock.bind(0, o.localAddress, send);
+      else send();
     });
-    const sock = dgram.createSocket(isIPv6(o.server) ? 'udp6' : 'udp4');
-    const timer = setTimeout(() => {
-      sock.close();
-      resolveReply({ kind: 'timeout' });
-    }, o.timeoutMs ?? 5000);
-    sock.on('error', (e) => {
-      clearTimeout(timer);
-      sock.close();
-      reject(e);
-    });
-    sock.on('message', (msg) => {
-      if (msg.length < 12 || msg.readUInt16BE(0) !== id) return;
-      let qname: string | undefined;
-      try {
-        qname = dnsPacket.decode(msg).questions?.[0]?.name;
-      } catch {
-        return;
-      }
-      if (qname === undefined || abs(qname) !== q.name.toLowerCase()) return;
-      clearTimeout(timer);
-      sock.close();
-      resolveReply(modelReply(msg));
-    });
-    const send = (): void => sock.send(packet, o.port, o.server);
-    if (o.localAddress) sock.bind(0, o.localAddress, send);
-    else send();
-  });
 }

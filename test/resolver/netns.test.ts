@@ -22,7 +22,18 @@ import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { muslNodataError, podResolvConf, resolvConfText, type SentQuery } from './model.js';
-import { canonical, clientQueries, expectedQueries, queriesFromLog, SCENARIOS, searched, sortedResult, typesFor, type Expectation, type Scenario } from './fixture.js';
+import {
+  canonical,
+  clientQueries,
+  expectedQueries,
+  queriesFromLog,
+  SCENARIOS,
+  searched,
+  sortedResult,
+  typesFor,
+  type Expectation,
+  type Scenario,
+} from './fixture.js';
 import { compileC, hasTool } from '../helpers/spawn.js';
 import { rcodeFromName } from '../../src/dns/constants.js';
 import { waitFor } from '../helpers/wait.js';
@@ -45,9 +56,11 @@ function missingPrerequisite(): string | null {
   if (process.getuid?.() !== 0) return 'not running as root (network namespaces need CAP_SYS_ADMIN)';
   const ipn = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' });
   if (ipn.error || ipn.status !== 0) return `\`ip netns\` unavailable: ${ipn.error?.message ?? ipn.stderr.trim()}`;
-  for (const tool of ['getent', 'dig', 'dnsmasq']) if (!hasTool(tool)) return `${tool} is not installed (apt-get install libc-bin dnsutils dnsmasq-base)`;
+  for (const tool of ['getent', 'dig', 'dnsmasq'])
+    if (!hasTool(tool)) return `${tool} is not installed (apt-get install libc-bin dnsutils dnsmasq-base)`;
   if (!existsSync(SANDBOX) || !existsSync(join(ROOT, 'dist/src'))) return 'dist/ is not built (run `npm run build`)';
-  if (existsSync('/var/run/nscd/socket')) return 'nscd is running: getent would ask it (outside the namespace) instead of the resolver';
+  if (existsSync('/var/run/nscd/socket'))
+    return 'nscd is running: getent would ask it (outside the namespace) instead of the resolver';
   return null;
 }
 
@@ -117,7 +130,11 @@ function buildGai(compiler: string, args: readonly string[], label: string, hint
   return binary;
 }
 
-function run(cmd: string, args: readonly string[], timeoutMs = 30_000): { status: number | null; stdout: string; stderr: string } {
+function run(
+  cmd: string,
+  args: readonly string[],
+  timeoutMs = 30_000,
+): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: timeoutMs });
   return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
@@ -133,7 +150,10 @@ class Proc {
   readonly lines: string[] = [];
   private readonly waiters: { re: RegExp; from: number; resolve: (i: number) => void }[] = [];
   readonly exited: Promise<number | null>;
-  constructor(readonly label: string, readonly proc: ChildProcess) {
+  constructor(
+    readonly label: string,
+    readonly proc: ChildProcess,
+  ) {
     const onData = (chunk: Buffer): void => {
       for (const line of chunk.toString().split('\n')) {
         if (!line) continue;
@@ -156,9 +176,27 @@ class Proc {
     const i = this.lines.findIndex((l, k) => k >= from && re.test(l));
     if (i >= 0) return Promise.resolve(i);
     return new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`${this.label}: no line matching ${re} within ${timeoutMs} ms; output:\n${this.lines.join('\n')}`)), timeoutMs);
-      this.waiters.push({ re, from, resolve: (k) => { clearTimeout(t); resolve(k); } });
-      void this.exited.then((code) => { clearTimeout(t); reject(new Error(`${this.label} exited (${code}) before ${re}; output:\n${this.lines.join('\n')}`)); });
+      const t = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `${this.label}: no line matching ${re} within ${timeoutMs} ms; output:\n${this.lines.join('\n')}`,
+            ),
+          ),
+        timeoutMs,
+      );
+      this.waiters.push({
+        re,
+        from,
+        resolve: (k) => {
+          clearTimeout(t);
+          resolve(k);
+        },
+      });
+      void this.exited.then((code) => {
+        clearTimeout(t);
+        reject(new Error(`${this.label} exited (${code}) before ${re}; output:\n${this.lines.join('\n')}`));
+      });
     });
   }
 
@@ -191,7 +229,10 @@ class PodNetns {
   }
 
   private spawn(label: string, args: readonly string[]): Proc {
-    const p = new Proc(label, spawn('ip', ['netns', 'exec', this.name, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const p = new Proc(
+      label,
+      spawn('ip', ['netns', 'exec', this.name, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
     this.procs.push(p);
     return p;
   }
@@ -205,12 +246,46 @@ class PodNetns {
     must('ip', ['-n', this.name, 'addr', 'add', `${ip.v4}/32`, 'dev', 'lo']);
     must('ip', ['-n', this.name, '-6', 'addr', 'add', `${ip.v6}/128`, 'dev', 'lo', 'nodad']);
     // Traffic to the Service address leaves from the pod IP, as it would from a real pod.
-    must('ip', ['-n', this.name, 'route', 'replace', 'local', KUBE_DNS, 'dev', 'lo', 'table', 'local', 'proto', 'kernel', 'scope', 'host', 'src', ip.v4]);
+    must('ip', [
+      '-n',
+      this.name,
+      'route',
+      'replace',
+      'local',
+      KUBE_DNS,
+      'dev',
+      'lo',
+      'table',
+      'local',
+      'proto',
+      'kernel',
+      'scope',
+      'host',
+      'src',
+      ip.v4,
+    ]);
     // And replies to the pod leave from the Service address — what kube-proxy's un-DNAT does for a
     // real pod. A server bound to the wildcard address (no `bind`, as in Corefile.example) lets the
     // kernel pick the source of its replies (Node's dgram has no IP_PKTINFO); without this route
     // they would come from 10.244.x.x and the resolver would drop them.
-    must('ip', ['-n', this.name, 'route', 'replace', 'local', ip.v4, 'dev', 'lo', 'table', 'local', 'proto', 'kernel', 'scope', 'host', 'src', KUBE_DNS]);
+    must('ip', [
+      '-n',
+      this.name,
+      'route',
+      'replace',
+      'local',
+      ip.v4,
+      'dev',
+      'lo',
+      'table',
+      'local',
+      'proto',
+      'kernel',
+      'scope',
+      'host',
+      'src',
+      KUBE_DNS,
+    ]);
     mkdirSync(this.etc, { recursive: true });
     writeFileSync(join(this.etc, 'resolv.conf'), resolvConfText(podResolvConf(o.ns)));
     writeFileSync(join(this.etc, 'hosts'), '127.0.0.1 localhost\n::1 localhost ip6-localhost\n');
@@ -220,9 +295,20 @@ class PodNetns {
     const urlLine = sandbox.lines[await sandbox.waitFor(/^sandbox listening on /)]!;
     const apiUrl = urlLine.replace('sandbox listening on ', '').trim();
     const dnsmasq = this.spawn('dnsmasq', [
-      'dnsmasq', '--no-resolv', '--no-hosts', '--keep-in-foreground', '--log-queries', '--log-facility=-', '--pid-file=', '--user=root',
-      `--port=${UPSTREAM_PORT}`, '--listen-address=127.0.0.1', '--bind-interfaces',
-      '--address=/#/', '--address=/example.com/192.0.2.1', '--address=/example.com/2001:db8::1',
+      'dnsmasq',
+      '--no-resolv',
+      '--no-hosts',
+      '--keep-in-foreground',
+      '--log-queries',
+      '--log-facility=-',
+      '--pid-file=',
+      '--user=root',
+      `--port=${UPSTREAM_PORT}`,
+      '--listen-address=127.0.0.1',
+      '--bind-interfaces',
+      '--address=/#/',
+      '--address=/example.com/192.0.2.1',
+      '--address=/example.com/2001:db8::1',
     ]);
     await dnsmasq.waitFor(/started, version/);
     const dir = join(tmpdir(), this.name);
@@ -234,11 +320,22 @@ class PodNetns {
     // Served and synced: the kubernetes Service name answers.
     const server = this.server;
     let dig = '';
-    await waitFor(() => `clusterdns in ${this.name} to answer: ${dig}\n${server.lines.join('\n')}`, () => {
-      const d = this.exec(['dig', '+tries=1', '+time=2', `@${KUBE_DNS}`, 'kubernetes.default.svc.cluster.local.', 'A']);
-      dig = `${d.stdout}${d.stderr}`;
-      return d.stdout.includes('status: NOERROR');
-    }, { everyMs: 250 });
+    await waitFor(
+      () => `clusterdns in ${this.name} to answer: ${dig}\n${server.lines.join('\n')}`,
+      () => {
+        const d = this.exec([
+          'dig',
+          '+tries=1',
+          '+time=2',
+          `@${KUBE_DNS}`,
+          'kubernetes.default.svc.cluster.local.',
+          'A',
+        ]);
+        dig = `${d.stdout}${d.stderr}`;
+        return d.stdout.includes('status: NOERROR');
+      },
+      { everyMs: 250 },
+    );
   }
 
   /** Send a marker query and return the index of its log line: every earlier line was written before it. */
@@ -249,7 +346,9 @@ class PodNetns {
   }
 
   /** Run `args` in the namespace and return its result and the queries the server saw meanwhile. */
-  async observe(args: readonly string[]): Promise<{ status: number | null; stdout: string; seen: SentQuery[]; lines: string[] }> {
+  async observe(
+    args: readonly string[],
+  ): Promise<{ status: number | null; stdout: string; seen: SentQuery[]; lines: string[] }> {
     const start = await this.mark();
     const r = this.exec(args);
     const end = await this.mark();
@@ -327,10 +426,13 @@ async function pod(ns: string, corefile: PodOptions['corefile']): Promise<PodNet
 
 async function checkGetent(p: PodNetns, s: Scenario, e: Expectation): Promise<void> {
   const r = await p.observe(['getent', 'ahosts', s.name]);
-  expect(canonical(clientQueries(r.seen, s)), `queries seen by the server for getent ahosts ${s.name}`).toEqual(canonical(expectedQueries(e, ['A', 'AAAA'])));
+  expect(canonical(clientQueries(r.seen, s)), `queries seen by the server for getent ahosts ${s.name}`).toEqual(
+    canonical(expectedQueries(e, ['A', 'AAAA'])),
+  );
   // The server saw the client as the pod.
   const internal = s.alsoUpstream ?? [];
-  for (const l of r.lines.filter((x) => !internal.some((n) => x.includes(` IN ${n} `)))) expect(l).toContain(`] ${POD_IPS[s.ns]!.v4}:`);
+  for (const l of r.lines.filter((x) => !internal.some((n) => x.includes(` IN ${n} `))))
+    expect(l).toContain(`] ${POD_IPS[s.ns]!.v4}:`);
   if ('addresses' in e.result) {
     expect(r.status).toBe(0);
     expect(getentAddresses(r.stdout)).toEqual([...e.result.addresses].sort());
@@ -344,7 +446,9 @@ async function checkGetent(p: PodNetns, s: Scenario, e: Expectation): Promise<vo
 async function checkDig(p: PodNetns, s: Scenario, e: Expectation): Promise<void> {
   const types = typesFor(s, 'dig');
   const r = await p.observe(['dig', '+search', '+tries=1', '+time=5', '-t', types[0]!, s.name]);
-  expect(canonical(clientQueries(r.seen, s)), `queries seen by the server for dig +search ${s.name}`).toEqual(canonical(expectedQueries(e, types)));
+  expect(canonical(clientQueries(r.seen, s)), `queries seen by the server for dig +search ${s.name}`).toEqual(
+    canonical(expectedQueries(e, types)),
+  );
   const got = digResult(r.stdout);
   expect(got.name).toBe(e.steps.at(-1));
   expect(sortedResult({ rcode: got.rcode, data: got.data })).toEqual(sortedResult(e.result));
@@ -361,22 +465,33 @@ describe('real resolvers in a pod network namespace', () => {
     await checkDig(p, s, s.expect.dig!);
   });
 
-  it('kubeadm\'s default Corefile shape (Corefile.example): cluster names, pod names, external and missing names', async () => {
+  it("kubeadm's default Corefile shape (Corefile.example): cluster names, pod names, external and missing names", async () => {
     const p = await pod('default', kubeadmCorefile);
-    for (const title of ['short name of a service in the own namespace', 'external name', 'a name that does not exist', 'full name without trailing dot']) {
+    for (const title of [
+      'short name of a service in the own namespace',
+      'external name',
+      'a name that does not exist',
+      'full name without trailing dot',
+    ]) {
       const s = SCENARIOS.find((x) => x.title.startsWith(title))!;
       await checkGetent(p, s, s.expect.glibc!);
       await checkDig(p, s, s.expect.dig!);
     }
     const podName: Scenario = SCENARIOS.find((x) => x.name === '10-244-2-7.testns.pod')!;
-    const fromDefault: Expectation = { steps: searched('10-244-2-7.testns.pod', 'default'), result: { addresses: ['10.244.2.7'] } };
+    const fromDefault: Expectation = {
+      steps: searched('10-244-2-7.testns.pod', 'default'),
+      result: { addresses: ['10.244.2.7'] },
+    };
     await checkGetent(p, { ...podName, ns: 'default' }, fromDefault);
   });
 
   it('autopath @kubernetes with pods verified: an external name costs one query per type instead of four', async () => {
     const p = await pod('default', (api, up) => PLAIN_COREFILE(api, up, '    autopath @kubernetes\n', 'verified'));
     const s: Scenario = SCENARIOS.find((x) => x.name === 'example.com')!;
-    const one: Expectation = { steps: ['example.com.default.svc.cluster.local.'], result: { addresses: ['192.0.2.1', '2001:db8::1'] } };
+    const one: Expectation = {
+      steps: ['example.com.default.svc.cluster.local.'],
+      result: { addresses: ['192.0.2.1', '2001:db8::1'] },
+    };
     await checkGetent(p, s, one);
     const r = await p.observe(['getent', 'ahosts', 'example.com']);
     // glibc reports the CNAME target as the canonical name.
@@ -384,10 +499,17 @@ describe('real resolvers in a pod network namespace', () => {
     const d = await p.observe(['dig', '+search', '+tries=1', '+time=5', 'example.com']);
     expect(canonical(d.seen)).toEqual(['example.com.default.svc.cluster.local. A']);
     expect(d.stdout).toMatch(/^example\.com\.default\.svc\.cluster\.local\.\s+\d+\s+IN\s+CNAME\s+example\.com\.$/m);
-    expect(digResult(d.stdout)).toEqual({ rcode: 0, name: 'example.com.default.svc.cluster.local.', data: ['192.0.2.1'] });
+    expect(digResult(d.stdout)).toEqual({
+      rcode: 0,
+      name: 'example.com.default.svc.cluster.local.',
+      data: ['192.0.2.1'],
+    });
     // A cluster name from another namespace: one step instead of two.
     const svc = await p.observe(['getent', 'ahosts', 'svc1.testns']);
-    expect(canonical(svc.seen)).toEqual(['svc1.testns.default.svc.cluster.local. A', 'svc1.testns.default.svc.cluster.local. AAAA']);
+    expect(canonical(svc.seen)).toEqual([
+      'svc1.testns.default.svc.cluster.local. A',
+      'svc1.testns.default.svc.cluster.local. AAAA',
+    ]);
     expect(getentAddresses(svc.stdout)).toEqual(['10.96.0.11']);
   });
 });
@@ -395,7 +517,12 @@ describe('real resolvers in a pod network namespace', () => {
 /** `gai` probe output: addresses (sorted, unique) or the EAI_* error. */
 function gaiResult(status: number | null, out: string): Expectation['result'] {
   if (status === 2) return { error: out.trim() };
-  const addrs = new Set(out.split('\n').filter((l) => l.startsWith('addr ')).map((l) => l.slice(5)));
+  const addrs = new Set(
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('addr '))
+      .map((l) => l.slice(5)),
+  );
   return { addresses: [...addrs].sort() };
 }
 
@@ -416,12 +543,19 @@ function forInstalled(resolver: 'glibc' | 'musl', r: Expectation['result']): Exp
   return r;
 }
 
-for (const [resolver, binary] of [['glibc', GAI_GLIBC], ['musl', GAI_MUSL]] as const) {
+for (const [resolver, binary] of [
+  ['glibc', GAI_GLIBC],
+  ['musl', GAI_MUSL],
+] as const) {
   describe(`${resolver} getaddrinfo (AF_UNSPEC, no AI_ADDRCONFIG) in a pod network namespace`, () => {
     const byNs = new Map<string, PodNetns>();
     beforeAll(async () => {
-      if (MISSING !== null) throw new Error(`the real-resolver tests in network namespaces cannot run here: ${MISSING}`);
-      if (binary === null) throw new Error(`the ${resolver} getaddrinfo probe could not be built: ${gaiMissing.get(resolver) ?? 'unknown reason'}`);
+      if (MISSING !== null)
+        throw new Error(`the real-resolver tests in network namespaces cannot run here: ${MISSING}`);
+      if (binary === null)
+        throw new Error(
+          `the ${resolver} getaddrinfo probe could not be built: ${gaiMissing.get(resolver) ?? 'unknown reason'}`,
+        );
       for (const ns of ['default', 'testns']) {
         const p = new PodNetns(ns);
         byNs.set(ns, p);
@@ -435,7 +569,10 @@ for (const [resolver, binary] of [['glibc', GAI_GLIBC], ['musl', GAI_MUSL]] as c
     it.each(SCENARIOS.filter((s) => !s.types).map((s) => [s.title, s] as const))('%s', async (_t, s) => {
       const e = s.expect[resolver]!;
       const r = await byNs.get(s.ns)!.observe([binary!, s.name]);
-      expect(canonical(clientQueries(r.seen, s)), `queries seen by the server for ${resolver} getaddrinfo(${s.name})`).toEqual(canonical(expectedQueries(e, ['A', 'AAAA'])));
+      expect(
+        canonical(clientQueries(r.seen, s)),
+        `queries seen by the server for ${resolver} getaddrinfo(${s.name})`,
+      ).toEqual(canonical(expectedQueries(e, ['A', 'AAAA'])));
       expect(gaiResult(r.status, r.stdout)).toEqual(sortedResult(forInstalled(resolver, e.result)));
     });
   });

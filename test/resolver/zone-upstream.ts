@@ -16,7 +16,10 @@ export interface ZoneRecord {
 
 /** The external names of the suite (TEST-NET and documentation addresses only). */
 export const EXTERNAL_ZONE: Readonly<Record<string, readonly ZoneRecord[]>> = {
-  'example.com.': [{ type: 'A', data: '192.0.2.1' }, { type: 'AAAA', data: '2001:db8::1' }],
+  'example.com.': [
+    { type: 'A', data: '192.0.2.1' },
+    { type: 'AAAA', data: '2001:db8::1' },
+  ],
   'www.example.com.': [{ type: 'CNAME', data: 'example.com.' }],
   'v4only.example.net.': [{ type: 'A', data: '198.51.100.7' }],
 };
@@ -76,19 +79,43 @@ export class ZoneUpstream {
     for (let hops = 0; records && hops < 8; hops++) {
       const cname = records.find((r) => r.type === 'CNAME');
       if (!cname || q.type === 'CNAME') break;
-      answers.push({ name: owner.slice(0, -1), type: 'CNAME', class: 'IN', ttl: 60, data: cname.data.replace(/\.$/, '') });
+      answers.push({
+        name: owner.slice(0, -1),
+        type: 'CNAME',
+        class: 'IN',
+        ttl: 60,
+        data: cname.data.replace(/\.$/, ''),
+      });
       owner = cname.data.toLowerCase();
       records = this.zone.get(owner);
     }
     for (const r of records ?? []) {
       if (r.type !== q.type) continue;
       if (r.type === 'TXT') answers.push({ name: owner.slice(0, -1), type: 'TXT', class: 'IN', ttl: 60, data: r.data });
-      else answers.push({ name: owner.slice(0, -1), type: r.type, class: 'IN', ttl: 60, data: r.data.replace(/\.$/, '') } as Answer);
+      else
+        answers.push({
+          name: owner.slice(0, -1),
+          type: r.type,
+          class: 'IN',
+          ttl: 60,
+          data: r.data.replace(/\.$/, ''),
+        } as Answer);
     }
     const exists = this.zone.has(name);
     const soa: Answer = {
-      name: '.', type: 'SOA', class: 'IN', ttl: 60,
-      data: { mname: 'a.root-servers.net', rname: 'nstld.verisign-grs.com', serial: 1, refresh: 1800, retry: 900, expire: 604800, minimum: 60 },
+      name: '.',
+      type: 'SOA',
+      class: 'IN',
+      ttl: 60,
+      data: {
+        mname: 'a.root-servers.net',
+        rname: 'nstld.verisign-grs.com',
+        serial: 1,
+        refresh: 1800,
+        retry: 900,
+        expire: 604800,
+        minimum: 60,
+      },
     };
     return dnsPacket.encode({
       id: req.id ?? 0,

@@ -4,8 +4,15 @@ import { Proxy } from '../../../dist/plugins/forward/proxy.js';
 import { buildQuery } from '../../../dist/src/dns/encode.js';
 
 const opts = {
-  expireMs: 10_000, maxAgeMs: 0, maxIdleConns: 0, sourceAddress: null, tls: {}, tlsServerName: null,
-  forceTcp: process.argv[2] === 'tcp', healthCheck: { intervalMs: 500, recursionDesired: true, domain: '.' }, dohMethod: 'POST',
+  expireMs: 10_000,
+  maxAgeMs: 0,
+  maxIdleConns: 0,
+  sourceAddress: null,
+  tls: {},
+  tlsServerName: null,
+  forceTcp: process.argv[2] === 'tcp',
+  healthCheck: { intervalMs: 500, recursionDesired: true, domain: '.' },
+  dohMethod: 'POST',
 };
 const p = new Proxy({ scheme: 'dns', host: '2001:db8::1', port: 53, serverName: null }, opts);
 const q = { lname: 'example.org.', qtype: 1, qclass: 1 };

@@ -13,7 +13,13 @@ export interface CnameTarget {
 
 class CnameRule implements Rule, CnameTarget {
   readonly looksUp = true;
-  constructor(readonly mode: Mode, private readonly kind: MatchKind, private readonly from: string, private readonly to: string, private readonly re: RegExp | null) {}
+  constructor(
+    readonly mode: Mode,
+    private readonly kind: MatchKind,
+    private readonly from: string,
+    private readonly to: string,
+    private readonly re: RegExp | null,
+  ) {}
   matches(): boolean {
     return this.from.length > 0 && this.to.length > 0;
   }
@@ -45,7 +51,8 @@ export function newCnameRule(mode: Mode, args: readonly string[]): Rule {
   let to: string;
   if (args.length === 3) {
     kind = args[0]!.toLowerCase();
-    if (!['exact', 'prefix', 'suffix', 'substring', 'regex'].includes(kind)) throw new RuleError(`unknown cname rewrite type: ${kind}`);
+    if (!['exact', 'prefix', 'suffix', 'substring', 'regex'].includes(kind))
+      throw new RuleError(`unknown cname rewrite type: ${kind}`);
     from = args[1]!.toLowerCase();
     to = args[2]!.toLowerCase();
   } else if (args.length === 2) {
@@ -61,11 +68,14 @@ export function newCnameRule(mode: Mode, args: readonly string[]): Rule {
   }
   let re: RegExp | null = null;
   if (kind === 'regex') {
-    if (from.length > MAX_REGEXP_LEN) throw new RuleError(`regex pattern too long in a cname rule: ${from.length} > ${MAX_REGEXP_LEN}`);
+    if (from.length > MAX_REGEXP_LEN)
+      throw new RuleError(`regex pattern too long in a cname rule: ${from.length} > ${MAX_REGEXP_LEN}`);
     try {
       re = compileGoRegex(from);
     } catch (e) {
-      throw new RuleError(`invalid cname rewrite regex pattern: ${e instanceof Re2Error ? `error parsing regexp: ${e.message}` : String(e)}`);
+      throw new RuleError(
+        `invalid cname rewrite regex pattern: ${e instanceof Re2Error ? `error parsing regexp: ${e.message}` : String(e)}`,
+      );
     }
   }
   return new CnameRule(mode, kind as MatchKind, from, to, re);

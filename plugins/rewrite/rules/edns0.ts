@@ -16,8 +16,14 @@ function parseUint16(s: string): number {
   else if (/^0[bB]/.test(s)) [base, body] = [2, s.slice(2)];
   else if (/^0[oO]/.test(s)) [base, body] = [8, s.slice(2)];
   else if (/^0\d/.test(s)) [base, body] = [8, s.slice(1)];
-  const digits = { 2: /^[01]+(_?[01]+)*$/, 8: /^[0-7]+(_?[0-7]+)*$/, 10: /^\d+$/, 16: /^[0-9a-fA-F]+(_?[0-9a-fA-F]+)*$/ }[base]!;
-  if (body === '' || !digits.test(body) || (base === 10 && body.includes('_'))) throw new RuleError(`strconv.ParseUint: parsing ${JSON.stringify(s)}: invalid syntax`);
+  const digits = {
+    2: /^[01]+(_?[01]+)*$/,
+    8: /^[0-7]+(_?[0-7]+)*$/,
+    10: /^\d+$/,
+    16: /^[0-9a-fA-F]+(_?[0-9a-fA-F]+)*$/,
+  }[base]!;
+  if (body === '' || !digits.test(body) || (base === 10 && body.includes('_')))
+    throw new RuleError(`strconv.ParseUint: parsing ${JSON.stringify(s)}: invalid syntax`);
   const n = parseInt(body.replace(/_/g, ''), base);
   if (n > 0xffff) throw new RuleError(`strconv.ParseUint: parsing ${JSON.stringify(s)}: value out of range`);
   return n;
@@ -25,7 +31,10 @@ function parseUint16(s: string): number {
 
 function hexDecode(s: string): Buffer {
   for (let i = 0; i < s.length; i++) {
-    if (!/[0-9a-fA-F]/.test(s[i]!)) throw new RuleError(`encoding/hex: invalid byte: U+${s.charCodeAt(i).toString(16).toUpperCase().padStart(4, '0')} '${s[i]}'`);
+    if (!/[0-9a-fA-F]/.test(s[i]!))
+      throw new RuleError(
+        `encoding/hex: invalid byte: U+${s.charCodeAt(i).toString(16).toUpperCase().padStart(4, '0')} '${s[i]}'`,
+      );
   }
   if (s.length % 2 === 1) throw new RuleError('encoding/hex: odd length hex string');
   return Buffer.from(s, 'hex');
@@ -36,7 +45,13 @@ const TYPED_CODES = new Set([1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 15]);
 
 class EdnsLocalRule implements Rule {
   readonly ednsCodes: readonly number[];
-  constructor(readonly mode: Mode, private readonly action: Action, private readonly code: number, private readonly data: Buffer, private readonly revert: boolean) {
+  constructor(
+    readonly mode: Mode,
+    private readonly action: Action,
+    private readonly code: number,
+    private readonly data: Buffer,
+    private readonly revert: boolean,
+  ) {
     this.ednsCodes = [code];
   }
   matches(): boolean {
@@ -86,7 +101,13 @@ function u16(n: number): Buffer {
 
 class EdnsVariableRule implements Rule {
   readonly ednsCodes: readonly number[];
-  constructor(readonly mode: Mode, private readonly action: Action, private readonly code: number, private readonly variable: string, private readonly revert: boolean) {
+  constructor(
+    readonly mode: Mode,
+    private readonly action: Action,
+    private readonly code: number,
+    private readonly variable: string,
+    private readonly revert: boolean,
+  ) {
     this.ednsCodes = [code];
   }
   matches(): boolean {
@@ -95,13 +116,20 @@ class EdnsVariableRule implements Rule {
   private value(st: RewriteState): Buffer | null {
     const t = st.query.transport;
     switch (this.variable) {
-      case '{qname}': return Buffer.from(st.name);
-      case '{qtype}': return u16(st.qtype);
-      case '{client_ip}': return ipBytes(t.family, t.remoteAddress);
-      case '{server_ip}': return ipBytes(t.family, t.localAddress);
-      case '{client_port}': return u16(t.remotePort);
-      case '{server_port}': return u16(t.localPort);
-      case '{protocol}': return Buffer.from(t.proto);
+      case '{qname}':
+        return Buffer.from(st.name);
+      case '{qtype}':
+        return u16(st.qtype);
+      case '{client_ip}':
+        return ipBytes(t.family, t.remoteAddress);
+      case '{server_ip}':
+        return ipBytes(t.family, t.localAddress);
+      case '{client_port}':
+        return u16(t.remotePort);
+      case '{server_port}':
+        return u16(t.localPort);
+      case '{protocol}':
+        return Buffer.from(t.proto);
     }
     const v = st.metadata(this.variable.slice(1, -1));
     return v ? Buffer.from(v) : null;
@@ -131,7 +159,11 @@ class EdnsVariableRule implements Rule {
 }
 
 class EdnsNsidRule implements Rule {
-  constructor(readonly mode: Mode, private readonly action: Action, private readonly revert: boolean) {}
+  constructor(
+    readonly mode: Mode,
+    private readonly action: Action,
+    private readonly revert: boolean,
+  ) {}
   matches(): boolean {
     return true;
   }
@@ -159,7 +191,13 @@ class EdnsNsidRule implements Rule {
 }
 
 class EdnsSubnetRule implements Rule {
-  constructor(readonly mode: Mode, private readonly action: Action, private readonly v4: number, private readonly v6: number, private readonly revert: boolean) {}
+  constructor(
+    readonly mode: Mode,
+    private readonly action: Action,
+    private readonly v4: number,
+    private readonly v6: number,
+    private readonly revert: boolean,
+  ) {}
   matches(): boolean {
     return true;
   }
@@ -225,7 +263,8 @@ export function newEdnsRule(mode: Mode, argsIn: readonly string[]): Rule {
         throw new RuleError(`invalid rule type ${JSON.stringify(ruleType)}`);
     }
   }
-  if (action !== 'append' && action !== 'replace' && action !== 'set') throw new RuleError(`invalid action: ${JSON.stringify(action)}`);
+  if (action !== 'append' && action !== 'replace' && action !== 'set')
+    throw new RuleError(`invalid action: ${JSON.stringify(action)}`);
   let revert = false;
   if (args[args.length - 1] === 'revert') {
     revert = true;
@@ -237,7 +276,8 @@ export function newEdnsRule(mode: Mode, argsIn: readonly string[]): Rule {
       const data = args[3]!;
       if (data.startsWith('{') && data.endsWith('}')) {
         const code = parseUint16(args[2]!);
-        if (!VARIABLES.includes(data) && !isMetadataLabel(data.slice(1, -1))) throw new RuleError(`unsupported variable name ${JSON.stringify(data)}`);
+        if (!VARIABLES.includes(data) && !isMetadataLabel(data.slice(1, -1)))
+          throw new RuleError(`unsupported variable name ${JSON.stringify(data)}`);
         return new EdnsVariableRule(mode, action, code, data, revert);
       }
       const code = parseUint16(args[2]!);

@@ -1,5 +1,12 @@
 /** `rewrite name`: exact, prefix, suffix, substring, regex and metadata name rules, with their `answer` rules. */
-import { NameResponseRule, regexRewriter, remapRewriter, suffixRewriter, ValueResponseRule, type ResponseRule } from '../response.js';
+import {
+  NameResponseRule,
+  regexRewriter,
+  remapRewriter,
+  suffixRewriter,
+  ValueResponseRule,
+  type ResponseRule,
+} from '../response.js';
 import type { RewriteState } from '../state.js';
 import { expandGroups, nameTester, numSubexp, validRegex } from './regex.js';
 import { normalize, RuleError, type Mode, type QuestionView, type Rule } from './rule.js';
@@ -38,7 +45,12 @@ abstract class NameRule implements Rule {
 }
 
 class ExactNameRule extends NameRule {
-  constructor(mode: Mode, private readonly from: string, to: string, answers: readonly ResponseRule[]) {
+  constructor(
+    mode: Mode,
+    private readonly from: string,
+    to: string,
+    answers: readonly ResponseRule[],
+  ) {
     super(mode, true, to, answers);
   }
   matches(q: QuestionView): boolean {
@@ -50,7 +62,13 @@ class ExactNameRule extends NameRule {
 }
 
 class PrefixNameRule extends NameRule {
-  constructor(mode: Mode, auto: boolean, private readonly prefix: string, to: string, answers: readonly ResponseRule[]) {
+  constructor(
+    mode: Mode,
+    auto: boolean,
+    private readonly prefix: string,
+    to: string,
+    answers: readonly ResponseRule[],
+  ) {
     super(mode, auto, to, answers);
   }
   matches(q: QuestionView): boolean {
@@ -62,7 +80,13 @@ class PrefixNameRule extends NameRule {
 }
 
 class SuffixNameRule extends NameRule {
-  constructor(mode: Mode, auto: boolean, private readonly suffix: string, to: string, answers: readonly ResponseRule[]) {
+  constructor(
+    mode: Mode,
+    auto: boolean,
+    private readonly suffix: string,
+    to: string,
+    answers: readonly ResponseRule[],
+  ) {
     // auto for a suffix rule: the reverse suffix rewrite, fixed at setup.
     const r = suffixRewriter(to, suffix);
     super(mode, false, to, auto ? [new NameResponseRule(r), new ValueResponseRule(r), ...answers] : answers);
@@ -76,7 +100,13 @@ class SuffixNameRule extends NameRule {
 }
 
 class SubstringNameRule extends NameRule {
-  constructor(mode: Mode, auto: boolean, private readonly sub: string, to: string, answers: readonly ResponseRule[]) {
+  constructor(
+    mode: Mode,
+    auto: boolean,
+    private readonly sub: string,
+    to: string,
+    answers: readonly ResponseRule[],
+  ) {
     super(mode, auto, to, answers);
   }
   matches(q: QuestionView): boolean {
@@ -89,7 +119,14 @@ class SubstringNameRule extends NameRule {
 
 class RegexNameRule extends NameRule {
   private readonly test: (lname: string) => boolean;
-  constructor(mode: Mode, auto: boolean, private readonly re: RegExp, to: string, answers: readonly ResponseRule[], source: string) {
+  constructor(
+    mode: Mode,
+    auto: boolean,
+    private readonly re: RegExp,
+    to: string,
+    answers: readonly ResponseRule[],
+    source: string,
+  ) {
     super(mode, auto, to, answers);
     this.test = nameTester(re, source);
   }
@@ -107,7 +144,14 @@ type Part = { literal: string } | { group: number } | { label: string };
 
 class MetadataNameRule extends NameRule {
   private readonly test: (lname: string) => boolean;
-  constructor(mode: Mode, auto: boolean, private readonly re: RegExp, private readonly parts: readonly Part[], answers: readonly ResponseRule[], source: string) {
+  constructor(
+    mode: Mode,
+    auto: boolean,
+    private readonly re: RegExp,
+    private readonly parts: readonly Part[],
+    answers: readonly ResponseRule[],
+    source: string,
+  ) {
     super(mode, auto, '', answers);
     this.test = nameTester(re, source);
   }
@@ -154,7 +198,8 @@ function parseNameReplacement(replacement: string, groups: number): Part[] {
       if (g < 0 || g > groups) throw new RuleError(`capture group ${label} does not exist in name matching pattern`);
       parts.push({ group: g });
     } else {
-      if (!isMetadataLabel(label) || /[{}]/.test(label)) throw new RuleError(`invalid metadata label ${JSON.stringify(label)} in name replacement`);
+      if (!isMetadataLabel(label) || /[{}]/.test(label))
+        throw new RuleError(`invalid metadata label ${JSON.stringify(label)} in name replacement`);
       parts.push({ label });
     }
     rest = after.slice(close + 1);
@@ -175,7 +220,8 @@ function parseAnswerRules(name: string, args: readonly string[]): { auto: boolea
   let last = '';
   if (args.length < 2) throw new RuleError(`invalid arguments for ${name} rule`);
   while (arg < args.length) {
-    if (last === '' && args[arg] !== 'answer') throw new RuleError(`exceeded the number of arguments for a non-answer rule argument for ${name} rule`);
+    if (last === '' && args[arg] !== 'answer')
+      throw new RuleError(`exceeded the number of arguments for a non-answer rule argument for ${name} rule`);
     if (args[arg] === 'answer') arg++;
     if (args.length - arg === 0) throw new RuleError(`type missing for answer rule for ${name} rule`);
     last = args[arg]!;
@@ -205,7 +251,8 @@ function parseAnswerRules(name: string, args: readonly string[]): { auto: boolea
         throw new RuleError(`invalid type ${JSON.stringify(last)} for answer rule for ${name} rule`);
     }
   }
-  if (auto && nameRules > 0) throw new RuleError('auto name answer rule cannot be combined with explicit name anwer rules');
+  if (auto && nameRules > 0)
+    throw new RuleError('auto name answer rule cannot be combined with explicit name anwer rules');
   return { auto, rules };
 }
 
@@ -250,12 +297,21 @@ export function newNameRule(mode: Mode, args: readonly string[]): Rule {
     case 'regex': {
       if (withMetadata) {
         const re = validRegex(from, '');
-        return new MetadataNameRule(mode, auto, re, parseNameReplacement(to.endsWith('.') ? to : `${to}.`, numSubexp(re)), answers, from);
+        return new MetadataNameRule(
+          mode,
+          auto,
+          re,
+          parseNameReplacement(to.endsWith('.') ? to : `${to}.`, numSubexp(re)),
+          answers,
+          from,
+        );
       }
       const re = validRegex(from, to);
       return new RegexNameRule(mode, auto, re, normalize(args[2]!), answers, from);
     }
     default:
-      throw new RuleError(`name rule supports only exact, prefix, suffix, substring, and regex name matching, received: ${kind}`);
+      throw new RuleError(
+        `name rule supports only exact, prefix, suffix, substring, and regex name matching, received: ${kind}`,
+      );
   }
 }

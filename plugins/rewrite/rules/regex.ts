@@ -44,7 +44,9 @@ export function validRegex(from: string, to: string): RegExp {
     throw new RuleError(`invalid regex matching pattern: ${from}`);
   }
   if (subExprUsage(to) > numSubexp(re)) {
-    throw new RuleError(`the rewrite regex pattern (${to}) uses more subexpressions than its corresponding matching regex pattern (${from})`);
+    throw new RuleError(
+      `the rewrite regex pattern (${to}) uses more subexpressions than its corresponding matching regex pattern (${from})`,
+    );
   }
   return re;
 }

@@ -25,7 +25,8 @@ function nameTest(kind: string, arg: string, what: 'ttl' | 'rcode'): NameTest {
       return (l) => l.includes(n);
     }
     case 'regex': {
-      if (arg.length > MAX_REGEXP_LEN) throw new RuleError(`regex pattern too long in a ${what} rule: ${arg.length} > ${MAX_REGEXP_LEN}`);
+      if (arg.length > MAX_REGEXP_LEN)
+        throw new RuleError(`regex pattern too long in a ${what} rule: ${arg.length} > ${MAX_REGEXP_LEN}`);
       let re: RegExp;
       try {
         re = compileGoRegex(arg);
@@ -40,7 +41,11 @@ function nameTest(kind: string, arg: string, what: 'ttl' | 'rcode'): NameTest {
 }
 
 class ResponseOnlyRule implements Rule {
-  constructor(readonly mode: Mode, private readonly test: NameTest, private readonly rule: ResponseRule) {}
+  constructor(
+    readonly mode: Mode,
+    private readonly test: NameTest,
+    private readonly rule: ResponseRule,
+  ) {}
   matches(q: QuestionView): boolean {
     return this.test(q.lname);
   }
@@ -97,9 +102,26 @@ export function newTtlRule(mode: Mode, args: readonly string[]): Rule {
 }
 
 const RCODES: Record<string, number> = {
-  NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5, YXDOMAIN: 6, YXRRSET: 7, NXRRSET: 8,
-  NOTAUTH: 9, NOTZONE: 10, BADSIG: 16, BADVERS: 16, BADKEY: 17, BADTIME: 18, BADMODE: 19, BADNAME: 20, BADALG: 21,
-  BADTRUNC: 22, BADCOOKIE: 23,
+  NOERROR: 0,
+  FORMERR: 1,
+  SERVFAIL: 2,
+  NXDOMAIN: 3,
+  NOTIMP: 4,
+  REFUSED: 5,
+  YXDOMAIN: 6,
+  YXRRSET: 7,
+  NXRRSET: 8,
+  NOTAUTH: 9,
+  NOTZONE: 10,
+  BADSIG: 16,
+  BADVERS: 16,
+  BADKEY: 17,
+  BADTIME: 18,
+  BADMODE: 19,
+  BADNAME: 20,
+  BADALG: 21,
+  BADTRUNC: 22,
+  BADCOOKIE: 23,
 };
 
 function rcodeValue(v: string): number | undefined {

@@ -16,7 +16,11 @@ export function classFromName(s: string): number | undefined {
 }
 
 export class TypeRule implements Rule {
-  constructor(readonly mode: Mode, private readonly from: number, private readonly to: number) {}
+  constructor(
+    readonly mode: Mode,
+    private readonly from: number,
+    private readonly to: number,
+  ) {}
   matches(q: QuestionView): boolean {
     return this.from > 0 && this.to > 0 && q.qtype === this.from;
   }
@@ -27,7 +31,11 @@ export class TypeRule implements Rule {
 }
 
 export class ClassRule implements Rule {
-  constructor(readonly mode: Mode, private readonly from: number, private readonly to: number) {}
+  constructor(
+    readonly mode: Mode,
+    private readonly from: number,
+    private readonly to: number,
+  ) {}
   matches(q: QuestionView): boolean {
     return this.from > 0 && this.to > 0 && q.qclass === this.from;
   }

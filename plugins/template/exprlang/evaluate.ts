@@ -22,7 +22,8 @@ function isNum(v: ExprValue): v is bigint | number {
 
 function equal(a: ExprValue, b: ExprValue): boolean {
   if (isNum(a) && isNum(b)) return typeof a === typeof b ? a === b : Number(a) === Number(b);
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equal(x, (b as ExprValue[])[i]!));
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((x, i) => equal(x, (b as ExprValue[])[i]!));
   return a === b;
 }
 
@@ -40,7 +41,8 @@ function arith(op: string, a: ExprValue, b: ExprValue): ExprValue {
   if (op === '+' && typeof a === 'string' && typeof b === 'string') return a + b;
   if (!isNum(a) || !isNum(b)) throw new ExprRunError(`invalid operation: ${typeName(a)} ${op} ${typeName(b)}`);
   if (op === '/') {
-    if (Number(b) === 0 && typeof a === 'bigint' && typeof b === 'bigint') throw new ExprRunError('integer divide by zero');
+    if (Number(b) === 0 && typeof a === 'bigint' && typeof b === 'bigint')
+      throw new ExprRunError('integer divide by zero');
     return Number(a) / Number(b);
   }
   if (op === '**') return Number(a) ** Number(b);
@@ -85,7 +87,7 @@ function ipInCidr(ipText: string, cidrText: string): boolean {
   if (!m || cfam === 0 || bits > (cfam === 4 ? 32 : 128)) throw new ExprRunError(`invalid CIDR address: ${cidrText}`);
   const bytes = (ip: string, f: number): number[] => {
     if (f === 4) return ip.split('.').map(Number);
-    const [head, tail] = ip.includes('::') ? ip.split('::') as [string, string] : [ip, ''];
+    const [head, tail] = ip.includes('::') ? (ip.split('::') as [string, string]) : [ip, ''];
     const h = head ? head.split(':') : [];
     let t = tail ? tail.split(':') : [];
     const last = t.length ? t[t.length - 1]! : h[h.length - 1]!;
@@ -94,7 +96,9 @@ function ipInCidr(ipText: string, cidrText: string): boolean {
       if (t.length) t = t.slice(0, -1);
       else h.pop();
     }
-    const groups = [...h, ...Array(8 - h.length - t.length - (v4 ? 2 : 0)).fill('0'), ...t].map((g) => parseInt(g || '0', 16));
+    const groups = [...h, ...Array(8 - h.length - t.length - (v4 ? 2 : 0)).fill('0'), ...t].map((g) =>
+      parseInt(g || '0', 16),
+    );
     const out: number[] = [];
     for (const g of groups) out.push(g >> 8, g & 0xff);
     if (v4) out.push(...v4);
@@ -103,7 +107,8 @@ function ipInCidr(ipText: string, cidrText: string): boolean {
   // Go: an IPv4 address matches an IPv4 CIDR also in its ::ffff: form, and vice versa.
   let ipb = bytes(ipText, fam);
   const net = bytes(m[1]!, cfam);
-  if (ipb.length === 16 && net.length === 4 && ipb.slice(0, 12).join() === '0,0,0,0,0,0,0,0,0,0,255,255') ipb = ipb.slice(12);
+  if (ipb.length === 16 && net.length === 4 && ipb.slice(0, 12).join() === '0,0,0,0,0,0,0,0,0,0,255,255')
+    ipb = ipb.slice(12);
   if (ipb.length !== net.length) return false;
   for (let i = 0; i < bits; i++) {
     const byte = i >> 3;
@@ -168,14 +173,30 @@ export function evalNode(n: Node, s: Scope, elem: ExprValue | undefined): ExprVa
       const l = evalNode(n.l, s, elem);
       const r = evalNode(n.r, s, elem);
       switch (op) {
-        case '==': return equal(l, r);
-        case '!=': return !equal(l, r);
-        case '<': case '>': case '<=': case '>=': return cmp(op, l, r);
-        case '+': case '-': case '*': case '/': case '%': case '**': return arith(op, l, r);
-        case 'in': return arr(r, 'in').some((x) => equal(x, l));
-        case 'contains': return str(l, op).includes(str(r, op));
-        case 'startsWith': return str(l, op).startsWith(str(r, op));
-        case 'endsWith': return str(l, op).endsWith(str(r, op));
+        case '==':
+          return equal(l, r);
+        case '!=':
+          return !equal(l, r);
+        case '<':
+        case '>':
+        case '<=':
+        case '>=':
+          return cmp(op, l, r);
+        case '+':
+        case '-':
+        case '*':
+        case '/':
+        case '%':
+        case '**':
+          return arith(op, l, r);
+        case 'in':
+          return arr(r, 'in').some((x) => equal(x, l));
+        case 'contains':
+          return str(l, op).includes(str(r, op));
+        case 'startsWith':
+          return str(l, op).startsWith(str(r, op));
+        case 'endsWith':
+          return str(l, op).endsWith(str(r, op));
         case 'matches': {
           let re = n.re;
           if (!re) {
@@ -206,32 +227,54 @@ function call(n: Extract<Node, { k: 'call' }>, s: Scope, elem: ExprValue | undef
       return v;
     };
     switch (n.fn) {
-      case 'all': return list.every(test);
-      case 'any': return list.some(test);
-      case 'none': return !list.some(test);
-      case 'one': return list.filter(test).length === 1;
-      case 'filter': return list.filter(test);
-      case 'map': return list.map((x) => evalNode(pred!, s, x));
-      case 'count': return BigInt(pred ? list.filter(test).length : list.filter((x) => x === true).length);
+      case 'all':
+        return list.every(test);
+      case 'any':
+        return list.some(test);
+      case 'none':
+        return !list.some(test);
+      case 'one':
+        return list.filter(test).length === 1;
+      case 'filter':
+        return list.filter(test);
+      case 'map':
+        return list.map((x) => evalNode(pred!, s, x));
+      case 'count':
+        return BigInt(pred ? list.filter(test).length : list.filter((x) => x === true).length);
     }
   }
   const a = n.args.map((x) => evalNode(x, s, elem));
   switch (n.fn) {
-    case 'name': return q.name();
-    case 'type': return q.type();
-    case 'class': return q.class();
-    case 'proto': return q.proto();
-    case 'size': return BigInt(q.size());
-    case 'client_ip': return q.clientIP();
-    case 'port': return q.port();
-    case 'id': return BigInt(q.id());
-    case 'opcode': return BigInt(q.opcode());
-    case 'do': return q.do();
-    case 'bufsize': return BigInt(q.bufsize());
-    case 'server_ip': return q.serverIP();
-    case 'server_port': return q.serverPort();
-    case 'metadata': return q.metadata(str(a[0]!, 'metadata'));
-    case 'incidr': return ipInCidr(str(a[0]!, 'incidr'), str(a[1]!, 'incidr'));
+    case 'name':
+      return q.name();
+    case 'type':
+      return q.type();
+    case 'class':
+      return q.class();
+    case 'proto':
+      return q.proto();
+    case 'size':
+      return BigInt(q.size());
+    case 'client_ip':
+      return q.clientIP();
+    case 'port':
+      return q.port();
+    case 'id':
+      return BigInt(q.id());
+    case 'opcode':
+      return BigInt(q.opcode());
+    case 'do':
+      return q.do();
+    case 'bufsize':
+      return BigInt(q.bufsize());
+    case 'server_ip':
+      return q.serverIP();
+    case 'server_port':
+      return q.serverPort();
+    case 'metadata':
+      return q.metadata(str(a[0]!, 'metadata'));
+    case 'incidr':
+      return ipInCidr(str(a[0]!, 'incidr'), str(a[1]!, 'incidr'));
     case 'group': {
       const k = a[0]!;
       if (typeof k === 'bigint') return q.group(k.toString());
@@ -243,8 +286,10 @@ function call(n: Extract<Node, { k: 'call' }>, s: Scope, elem: ExprValue | undef
       if (typeof v === 'string') return BigInt([...v].length);
       return BigInt(arr(v, 'len').length);
     }
-    case 'upper': return str(a[0]!, 'upper').toUpperCase();
-    case 'lower': return str(a[0]!, 'lower').toLowerCase();
+    case 'upper':
+      return str(a[0]!, 'upper').toUpperCase();
+    case 'lower':
+      return str(a[0]!, 'lower').toLowerCase();
     case 'trim': {
       const v = str(a[0]!, 'trim');
       if (a.length === 1) return v.replace(/^[\s]+|[\s]+$/g, '');
@@ -255,8 +300,16 @@ function call(n: Extract<Node, { k: 'call' }>, s: Scope, elem: ExprValue | undef
       while (j > i && cut.includes(v[j - 1]!)) j--;
       return v.slice(i, j);
     }
-    case 'trimPrefix': { const v = str(a[0]!, n.fn); const p = str(a[1]!, n.fn); return v.startsWith(p) ? v.slice(p.length) : v; }
-    case 'trimSuffix': { const v = str(a[0]!, n.fn); const p = str(a[1]!, n.fn); return p !== '' && v.endsWith(p) ? v.slice(0, -p.length) : v; }
+    case 'trimPrefix': {
+      const v = str(a[0]!, n.fn);
+      const p = str(a[1]!, n.fn);
+      return v.startsWith(p) ? v.slice(p.length) : v;
+    }
+    case 'trimSuffix': {
+      const v = str(a[0]!, n.fn);
+      const p = str(a[1]!, n.fn);
+      return p !== '' && v.endsWith(p) ? v.slice(0, -p.length) : v;
+    }
     case 'split': {
       const v = str(a[0]!, 'split');
       const sep = str(a[1]!, 'split');
@@ -268,23 +321,32 @@ function call(n: Extract<Node, { k: 'call' }>, s: Scope, elem: ExprValue | undef
       }
       return parts;
     }
-    case 'join': return arr(a[0]!, 'join').map((x) => str(x, 'join')).join(a.length > 1 ? str(a[1]!, 'join') : '');
-    case 'replace': return str(a[0]!, 'replace').split(str(a[1]!, 'replace')).join(str(a[2]!, 'replace'));
+    case 'join':
+      return arr(a[0]!, 'join')
+        .map((x) => str(x, 'join'))
+        .join(a.length > 1 ? str(a[1]!, 'join') : '');
+    case 'replace':
+      return str(a[0]!, 'replace').split(str(a[1]!, 'replace')).join(str(a[2]!, 'replace'));
     case 'repeat': {
       const c = a[1]!;
       if (typeof c !== 'bigint' || c < 0n || c > 10000n) throw new ExprRunError('repeat: invalid count');
       return str(a[0]!, 'repeat').repeat(Number(c));
     }
-    case 'indexOf': return BigInt(str(a[0]!, n.fn).indexOf(str(a[1]!, n.fn)));
-    case 'lastIndexOf': return BigInt(str(a[0]!, n.fn).lastIndexOf(str(a[1]!, n.fn)));
-    case 'hasPrefix': return str(a[0]!, n.fn).startsWith(str(a[1]!, n.fn));
-    case 'hasSuffix': return str(a[0]!, n.fn).endsWith(str(a[1]!, n.fn));
+    case 'indexOf':
+      return BigInt(str(a[0]!, n.fn).indexOf(str(a[1]!, n.fn)));
+    case 'lastIndexOf':
+      return BigInt(str(a[0]!, n.fn).lastIndexOf(str(a[1]!, n.fn)));
+    case 'hasPrefix':
+      return str(a[0]!, n.fn).startsWith(str(a[1]!, n.fn));
+    case 'hasSuffix':
+      return str(a[0]!, n.fn).endsWith(str(a[1]!, n.fn));
     case 'int': {
       const v = a[0]!;
       if (typeof v === 'bigint') return v;
       if (typeof v === 'number') return BigInt(Math.trunc(v));
       if (typeof v === 'string') {
-        if (!/^[+-]?[0-9]+$/.test(v)) throw new ExprRunError(`strconv.Atoi: parsing ${JSON.stringify(v)}: invalid syntax`);
+        if (!/^[+-]?[0-9]+$/.test(v))
+          throw new ExprRunError(`strconv.Atoi: parsing ${JSON.stringify(v)}: invalid syntax`);
         return BigInt(v);
       }
       throw new ExprRunError(`invalid operation: int(${typeName(v)})`);
@@ -294,12 +356,14 @@ function call(n: Extract<Node, { k: 'call' }>, s: Scope, elem: ExprValue | undef
       if (isNum(v)) return Number(v);
       if (typeof v === 'string') {
         const f = Number(v);
-        if (v.trim() === '' || Number.isNaN(f)) throw new ExprRunError(`strconv.ParseFloat: parsing ${JSON.stringify(v)}: invalid syntax`);
+        if (v.trim() === '' || Number.isNaN(f))
+          throw new ExprRunError(`strconv.ParseFloat: parsing ${JSON.stringify(v)}: invalid syntax`);
         return f;
       }
       throw new ExprRunError(`invalid operation: float(${typeName(v)})`);
     }
-    case 'string': return exprString(a[0]!);
+    case 'string':
+      return exprString(a[0]!);
     case 'abs': {
       const v = a[0]!;
       if (typeof v === 'bigint') return v < 0n ? -v : v;
@@ -314,8 +378,14 @@ function call(n: Extract<Node, { k: 'call' }>, s: Scope, elem: ExprValue | undef
       for (const v of vals.slice(1)) if (n.fn === 'max' ? cmp('>', v, best) : cmp('<', v, best)) best = v;
       return best;
     }
-    case 'first': { const l = arr(a[0]!, 'first'); return l.length ? l[0]! : null; }
-    case 'last': { const l = arr(a[0]!, 'last'); return l.length ? l[l.length - 1]! : null; }
+    case 'first': {
+      const l = arr(a[0]!, 'first');
+      return l.length ? l[0]! : null;
+    }
+    case 'last': {
+      const l = arr(a[0]!, 'last');
+      return l.length ? l[l.length - 1]! : null;
+    }
   }
   throw new ExprRunError(`unknown func ${n.fn}`);
 }

@@ -4,9 +4,21 @@ import { Expression } from './expression.js';
 import type { ExprQuery, ExprValue } from './values.js';
 
 const q: ExprQuery = {
-  name: () => 'a.example.', type: () => 'A', class: () => 'IN', proto: () => 'udp', size: () => 40, clientIP: () => '10.1.2.3', port: () => '5353',
-  id: () => 7, opcode: () => 0, do: () => false, bufsize: () => 512, serverIP: () => '127.0.0.1', serverPort: () => '53', metadata: (l) => (l === 'test/label' ? 'v' : ''),
-  group: (k) => ({ 0: 'a.example.', 1: 'a', n: '42' } as Record<string, string>)[k] ?? '',
+  name: () => 'a.example.',
+  type: () => 'A',
+  class: () => 'IN',
+  proto: () => 'udp',
+  size: () => 40,
+  clientIP: () => '10.1.2.3',
+  port: () => '5353',
+  id: () => 7,
+  opcode: () => 0,
+  do: () => false,
+  bufsize: () => 512,
+  serverIP: () => '127.0.0.1',
+  serverPort: () => '53',
+  metadata: (l) => (l === 'test/label' ? 'v' : ''),
+  group: (k) => (({ 0: 'a.example.', 1: 'a', n: '42' }) as Record<string, string>)[k] ?? '',
 };
 
 function run(src: string, vars: Record<string, ExprValue> = {}): ExprValue {
@@ -59,7 +71,7 @@ describe('expression subset', () => {
     ['sortBy([1], #)', /the built-in sortBy\(\) is not supported by clusterdns/],
     ['1 +', /unexpected token EOF/],
     ['#', /# outside of a predicate/],
-    ["let a = 1; a", /let is not supported/],
+    ['let a = 1; a', /let is not supported/],
     ['{a: 1}', /map literals are not supported/],
     ['[1, 2][0:1]', /slices .* are not supported/],
     ['name().x', /member access is not supported/],

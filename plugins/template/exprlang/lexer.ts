@@ -7,7 +7,40 @@ export interface Tok {
   pos: number;
 }
 
-const OPS = ['**', '==', '!=', '<=', '>=', '&&', '||', '??', '..', '?.', '=', ';', '<', '>', '+', '-', '*', '/', '%', '!', '?', ':', '(', ')', '[', ']', '{', '}', ',', '.', '#', '|'];
+const OPS = [
+  '**',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '??',
+  '..',
+  '?.',
+  '=',
+  ';',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '!',
+  '?',
+  ':',
+  '(',
+  ')',
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+  '.',
+  '#',
+  '|',
+];
 
 export function lex(src: string): Tok[] {
   const out: Tok[] = [];
@@ -19,7 +52,9 @@ export function lex(src: string): Tok[] {
       continue;
     }
     if (/[0-9]/.test(c)) {
-      const m = /^(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|[0-9][0-9_]*(\.[0-9_]+)?([eE][+-]?[0-9]+)?)/.exec(src.slice(i))!;
+      const m = /^(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|[0-9][0-9_]*(\.[0-9_]+)?([eE][+-]?[0-9]+)?)/.exec(
+        src.slice(i),
+      )!;
       // `1..3` is a range, not a float.
       let text = m[0];
       if (text.includes('.') && src.startsWith('..', i + text.indexOf('.'))) text = text.slice(0, text.indexOf('.'));
@@ -34,7 +69,8 @@ export function lex(src: string): Tok[] {
         if (src[j] === '\\' && c !== '`') {
           const n = src[j + 1];
           const map: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '0': '\0' };
-          if (n === undefined || map[n] === undefined) throw new ExprCompileError(`invalid escape in string literal (1:${j + 1})`);
+          if (n === undefined || map[n] === undefined)
+            throw new ExprCompileError(`invalid escape in string literal (1:${j + 1})`);
           s += map[n];
           j += 2;
           continue;

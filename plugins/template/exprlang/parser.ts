@@ -7,10 +7,28 @@ import type { Node } from './tree.js';
 import type { ExprValue } from './values.js';
 
 const BINARY: Readonly<Record<string, [number, 'l' | 'r']>> = {
-  '??': [1, 'l'], or: [10, 'l'], '||': [10, 'l'], and: [15, 'l'], '&&': [15, 'l'],
-  '==': [20, 'l'], '!=': [20, 'l'], '<': [20, 'l'], '>': [20, 'l'], '<=': [20, 'l'], '>=': [20, 'l'],
-  in: [20, 'l'], matches: [20, 'l'], contains: [20, 'l'], startsWith: [20, 'l'], endsWith: [20, 'l'],
-  '+': [30, 'l'], '-': [30, 'l'], '*': [60, 'l'], '/': [60, 'l'], '%': [60, 'l'], '**': [100, 'r'],
+  '??': [1, 'l'],
+  or: [10, 'l'],
+  '||': [10, 'l'],
+  and: [15, 'l'],
+  '&&': [15, 'l'],
+  '==': [20, 'l'],
+  '!=': [20, 'l'],
+  '<': [20, 'l'],
+  '>': [20, 'l'],
+  '<=': [20, 'l'],
+  '>=': [20, 'l'],
+  in: [20, 'l'],
+  matches: [20, 'l'],
+  contains: [20, 'l'],
+  startsWith: [20, 'l'],
+  endsWith: [20, 'l'],
+  '+': [30, 'l'],
+  '-': [30, 'l'],
+  '*': [60, 'l'],
+  '/': [60, 'l'],
+  '%': [60, 'l'],
+  '**': [100, 'r'],
 };
 
 export class Parser {
@@ -31,7 +49,11 @@ export class Parser {
   }
   private expect(v: string): void {
     const t = this.next();
-    if (t.t !== 'op' || t.v !== v) throw this.err(`unexpected token ${t.t === 'eof' ? 'EOF' : JSON.stringify(t.v)}, expected ${JSON.stringify(v)}`, t);
+    if (t.t !== 'op' || t.v !== v)
+      throw this.err(
+        `unexpected token ${t.t === 'eof' ? 'EOF' : JSON.stringify(t.v)}, expected ${JSON.stringify(v)}`,
+        t,
+      );
   }
 
   parseAll(): Node {
@@ -45,7 +67,8 @@ export class Parser {
     const t = this.peek();
     if (t.t === 'op' && BINARY[t.v]) return t.v;
     if (t.t === 'id' && BINARY[t.v]) return t.v;
-    if (t.t === 'id' && t.v === 'not' && this.toks[this.p + 1]?.t === 'id' && this.toks[this.p + 1]!.v === 'in') return 'not in';
+    if (t.t === 'id' && t.v === 'not' && this.toks[this.p + 1]?.t === 'id' && this.toks[this.p + 1]!.v === 'in')
+      return 'not in';
     return null;
   }
 
@@ -54,7 +77,7 @@ export class Parser {
     for (;;) {
       const op = this.binOp();
       if (op === null) break;
-      const [prec, assoc] = op === 'not in' ? [20, 'l'] as const : BINARY[op]!;
+      const [prec, assoc] = op === 'not in' ? ([20, 'l'] as const) : BINARY[op]!;
       if (prec < minPrec) break;
       this.p += op === 'not in' ? 2 : 1;
       const right = this.expr(assoc === 'l' ? prec + 1 : prec, inPredicate);
@@ -66,7 +89,10 @@ export class Parser {
         }
         continue;
       }
-      left = op === 'not in' ? { k: 'un', op: '!', x: { k: 'bin', op: 'in', l: left, r: right } } : { k: 'bin', op, l: left, r: right };
+      left =
+        op === 'not in'
+          ? { k: 'un', op: '!', x: { k: 'bin', op: 'in', l: left, r: right } }
+          : { k: 'bin', op, l: left, r: right };
     }
     if (minPrec === 0 && this.peek().t === 'op' && this.peek().v === '?') {
       this.next();
@@ -93,9 +119,11 @@ export class Parser {
       const t = this.peek();
       if (t.t === 'op' && t.v === '[') {
         this.next();
-        if (this.peek().t === 'op' && this.peek().v === ':') throw this.err('slices (a[i:j]) are not supported by clusterdns');
+        if (this.peek().t === 'op' && this.peek().v === ':')
+          throw this.err('slices (a[i:j]) are not supported by clusterdns');
         const i = this.expr(0, inPredicate);
-        if (this.peek().t === 'op' && this.peek().v === ':') throw this.err('slices (a[i:j]) are not supported by clusterdns');
+        if (this.peek().t === 'op' && this.peek().v === ':')
+          throw this.err('slices (a[i:j]) are not supported by clusterdns');
         this.expect(']');
         n = { k: 'index', x: n, i };
         continue;
@@ -165,7 +193,11 @@ export class Parser {
       }
       const b = BUILTINS[t.v];
       if (b) {
-        if (args.length < b[0] || args.length > b[1]) throw this.err(`invalid number of arguments for ${t.v} (expected ${b[0]}${b[1] !== b[0] ? `..${b[1]}` : ''}, got ${args.length})`, t);
+        if (args.length < b[0] || args.length > b[1])
+          throw this.err(
+            `invalid number of arguments for ${t.v} (expected ${b[0]}${b[1] !== b[0] ? `..${b[1]}` : ''}, got ${args.length})`,
+            t,
+          );
         return { k: 'call', fn: t.v, args };
       }
       if (EXPR_RESERVED.has(t.v)) throw this.err(`the built-in ${t.v}() is not supported by clusterdns`, t);

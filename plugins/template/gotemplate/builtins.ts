@@ -29,10 +29,19 @@ export function parseUint(s: string, base: number, bitSize: number, fail: (m: st
   if (b === 0) {
     b = 10;
     if (str[0] === '0') {
-      if (str.length >= 3 && /[bB]/.test(str[1]!)) { b = 2; str = str.slice(2); }
-      else if (str.length >= 3 && /[oO]/.test(str[1]!)) { b = 8; str = str.slice(2); }
-      else if (str.length >= 3 && /[xX]/.test(str[1]!)) { b = 16; str = str.slice(2); }
-      else { b = 8; str = str.slice(1) || '0'; }
+      if (str.length >= 3 && /[bB]/.test(str[1]!)) {
+        b = 2;
+        str = str.slice(2);
+      } else if (str.length >= 3 && /[oO]/.test(str[1]!)) {
+        b = 8;
+        str = str.slice(2);
+      } else if (str.length >= 3 && /[xX]/.test(str[1]!)) {
+        b = 16;
+        str = str.slice(2);
+      } else {
+        b = 8;
+        str = str.slice(1) || '0';
+      }
     }
     str = str.replace(/_/g, '');
   } else if (b < 2 || b > 36) throw fail(`strconv.ParseUint: parsing ${JSON.stringify(s)}: invalid base ${base}`);

@@ -12,7 +12,6 @@ interface Scope {
   vars: { name: string; value: GoValue }[];
 }
 
-
 const NOFINAL: unique symbol = Symbol('nofinal');
 
 /** Runs the parse trees of one template (named in its errors). */
@@ -73,7 +72,9 @@ export class Executor {
     if (Array.isArray(v)) (v as GoValue[]).forEach((e, i) => items.push([BigInt(i), e]));
     else if (v instanceof Map) for (const k of [...v.keys()].sort()) items.push([k, v.get(k)]);
     else if (typeof v === 'bigint') for (let i = 0n; i < v; i++) items.push([i, i]);
-    else if (v === null || v === undefined) { /* nothing */ } else throw this.err(`range can't iterate over ${fmtV(v)}`, n.pipe.line);
+    else if (v === null || v === undefined) {
+      /* nothing */
+    } else throw this.err(`range can't iterate over ${fmtV(v)}`, n.pipe.line);
     if (items.length === 0) {
       if (n.elseList) this.walk(n.elseList, dot, scope, out);
       scope.vars.length = mark;
@@ -141,7 +142,15 @@ export class Executor {
     };
     switch (head.t) {
       case 'ident':
-        return this.callFunc(head.name, head.name === 'and' || head.name === 'or' ? null : argVals(), rest, dot, scope, final, line);
+        return this.callFunc(
+          head.name,
+          head.name === 'and' || head.name === 'or' ? null : argVals(),
+          rest,
+          dot,
+          scope,
+          final,
+          line,
+        );
       case 'field': {
         return this.fieldChain(dot, head.path, argVals(), line);
       }
@@ -149,12 +158,14 @@ export class Executor {
         if (head.path.length > 0) return this.fieldChain(this.getVar(scope, head.name), head.path, argVals(), line);
         break;
       case 'pipe':
-        if (head.path.length > 0) return this.fieldChain(this.evalPipe(head.pipe, dot, scope), head.path, argVals(), line);
+        if (head.path.length > 0)
+          return this.fieldChain(this.evalPipe(head.pipe, dot, scope), head.path, argVals(), line);
         break;
       default:
         break;
     }
-    if (rest.length > 0 || final !== NOFINAL) throw this.err(`can't give argument to non-function ${describe(head)}`, line);
+    if (rest.length > 0 || final !== NOFINAL)
+      throw this.err(`can't give argument to non-function ${describe(head)}`, line);
     return this.evalArg(head, dot, scope, line);
   }
 
@@ -196,7 +207,11 @@ export class Executor {
           continue;
         }
         const f = v.field(name);
-        if (!f.found) throw this.err(`executing "${this.name}" at <.${path.slice(0, i + 1).join('.')}>: can't evaluate field ${name} in type ${v.typeName}`, line);
+        if (!f.found)
+          throw this.err(
+            `executing "${this.name}" at <.${path.slice(0, i + 1).join('.')}>: can't evaluate field ${name} in type ${v.typeName}`,
+            line,
+          );
         if (a.length > 0) throw this.err(`${name} has arguments but cannot be invoked as function`, line);
         v = f.value;
         continue;
@@ -207,16 +222,31 @@ export class Executor {
         continue;
       }
       if (v === undefined || v === null) {
-        if (v === null) throw this.err(`executing "${this.name}" at <.${path.slice(0, i + 1).join('.')}>: nil pointer evaluating ${name}`, line);
+        if (v === null)
+          throw this.err(
+            `executing "${this.name}" at <.${path.slice(0, i + 1).join('.')}>: nil pointer evaluating ${name}`,
+            line,
+          );
         continue;
       }
-      throw this.err(`executing "${this.name}" at <.${path.slice(0, i + 1).join('.')}>: can't evaluate field ${name} in type ${typeOf(v)}`, line);
+      throw this.err(
+        `executing "${this.name}" at <.${path.slice(0, i + 1).join('.')}>: can't evaluate field ${name} in type ${typeOf(v)}`,
+        line,
+      );
     }
     if (path.length === 0 && args.length > 0) throw this.err(`can't give argument to non-function`, line);
     return v;
   }
 
-  private callFunc(name: string, vals: GoValue[] | null, rest: Arg[], dot: GoValue, scope: Scope, final: GoValue | typeof NOFINAL, line: number): GoValue {
+  private callFunc(
+    name: string,
+    vals: GoValue[] | null,
+    rest: Arg[],
+    dot: GoValue,
+    scope: Scope,
+    final: GoValue | typeof NOFINAL,
+    line: number,
+  ): GoValue {
     const fail = (m: string): TemplateExecError => this.err(`error calling ${name}: ${m}`, line);
     const want = (n: number): GoValue[] => {
       if (vals!.length !== n) throw this.err(`wrong number of args for ${name}: want ${n} got ${vals!.length}`, line);
@@ -300,7 +330,9 @@ export class Executor {
       case 'html':
         return htmlEscape(sprint(vals!, this.printer(line)));
       case 'urlquery':
-        return encodeURIComponent(sprint(vals!, this.printer(line))).replace(/%20/g, '+').replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+        return encodeURIComponent(sprint(vals!, this.printer(line)))
+          .replace(/%20/g, '+')
+          .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
       case 'eq': {
         if (vals!.length < 2) throw this.err(`wrong number of args for eq: want at least 2 got ${vals!.length}`, line);
         const [a, ...bs] = vals!;
@@ -346,8 +378,11 @@ export class Executor {
 /** An argument as Go names it in an error (`"x"`, `.`, `field`). */
 function describe(a: Arg): string {
   switch (a.t) {
-    case 'const': return typeof a.value === 'string' ? JSON.stringify(a.value) : String(a.value);
-    case 'dot': return '.';
-    default: return a.t;
+    case 'const':
+      return typeof a.value === 'string' ? JSON.stringify(a.value) : String(a.value);
+    case 'dot':
+      return '.';
+    default:
+      return a.t;
   }
 }

@@ -10,7 +10,11 @@ export function fmtV(v: GoValue): string {
   if (typeof v === 'number') return fmtFloatG(v);
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (Array.isArray(v)) return `[${(v as GoValue[]).map(fmtInner).join(' ')}]`;
-  if (v instanceof Map) return `map[${[...v.keys()].sort().map((k) => `${k}:${fmtInner(v.get(k))}`).join(' ')}]`;
+  if (v instanceof Map)
+    return `map[${[...v.keys()]
+      .sort()
+      .map((k) => `${k}:${fmtInner(v.get(k))}`)
+      .join(' ')}]`;
   if (v instanceof GoObject) {
     if (v.str) return v.str();
     throw new Error(`printing a value of type ${v.typeName} is not supported by clusterdns`);
@@ -44,7 +48,10 @@ export function sprint(vals: GoValue[], p: (v: GoValue) => string): string {
 }
 
 export function htmlEscape(s: string): string {
-  return s.replace(/[<>&'"\0]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&#39;', '"': '&#34;', '\0': '\uFFFD' })[c]!);
+  return s.replace(
+    /[<>&'"\0]/g,
+    (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&#39;', '"': '&#34;', '\0': '\uFFFD' })[c]!,
+  );
 }
 
 /** Go's template.JSEscapeString. */
@@ -53,16 +60,36 @@ export function jsEscape(s: string): string {
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
     switch (ch) {
-      case '\\': out += '\\\\'; break;
-      case "'": out += "\\'"; break;
-      case '"': out += '\\"'; break;
-      case '<': out += '\\u003C'; break;
-      case '>': out += '\\u003E'; break;
-      case '&': out += '\\u0026'; break;
-      case '=': out += '\\u003D'; break;
-      case '\n': out += '\\n'; break;
-      case '\r': out += '\\r'; break;
-      case '\t': out += '\\t'; break;
+      case '\\':
+        out += '\\\\';
+        break;
+      case "'":
+        out += "\\'";
+        break;
+      case '"':
+        out += '\\"';
+        break;
+      case '<':
+        out += '\\u003C';
+        break;
+      case '>':
+        out += '\\u003E';
+        break;
+      case '&':
+        out += '\\u0026';
+        break;
+      case '=':
+        out += '\\u003D';
+        break;
+      case '\n':
+        out += '\\n';
+        break;
+      case '\r':
+        out += '\\r';
+        break;
+      case '\t':
+        out += '\\t';
+        break;
       default:
         if (cp < 0x20) out += `\\u${cp.toString(16).toUpperCase().padStart(4, '0')}`;
         else out += ch;
@@ -112,7 +139,10 @@ export function sprintf(format: string, args: GoValue[], p: (v: GoValue) => stri
     let width: number | undefined;
     let prec: number | undefined;
     const wm = /^\d+/.exec(format.slice(j));
-    if (wm) { width = Number(wm[0]); j += wm[0].length; }
+    if (wm) {
+      width = Number(wm[0]);
+      j += wm[0].length;
+    }
     if (format[j] === '.') {
       j++;
       const pm = /^\d*/.exec(format.slice(j))!;
@@ -143,7 +173,15 @@ export function sprintf(format: string, args: GoValue[], p: (v: GoValue) => stri
         break;
       case 's':
         if (typeof v === 'string') s = prec !== undefined ? [...v].slice(0, prec).join('') : v;
-        else if (Array.isArray(v) || v instanceof Map || v instanceof GoObject || typeof v === 'boolean' || v === undefined || v === null) s = typeof v === 'boolean' ? badVerb(verb, v) : p(v);
+        else if (
+          Array.isArray(v) ||
+          v instanceof Map ||
+          v instanceof GoObject ||
+          typeof v === 'boolean' ||
+          v === undefined ||
+          v === null
+        )
+          s = typeof v === 'boolean' ? badVerb(verb, v) : p(v);
         else s = badVerb(verb, v);
         break;
       case 'q':
@@ -199,7 +237,11 @@ export function sprintf(format: string, args: GoValue[], p: (v: GoValue) => stri
     }
     out += pad(s, width, minus, zero && !minus && (typeof v === 'bigint' || typeof v === 'number'));
   }
-  if (ai < args.length) out += `%!(EXTRA ${args.slice(ai).map((v) => `${typeOf(v)}=${fmtInner(v)}`).join(', ')})`;
+  if (ai < args.length)
+    out += `%!(EXTRA ${args
+      .slice(ai)
+      .map((v) => `${typeOf(v)}=${fmtInner(v)}`)
+      .join(', ')})`;
   return out;
 }
 

@@ -1,7 +1,22 @@
 /** The lexer of Go `text/template`: text and actions (trim markers, comments) and the tokens in an action. */
 import { TemplateParseError } from './errors.js';
 
-type TokKind = 'field' | 'var' | 'ident' | 'string' | 'number' | 'char' | 'bool' | 'nil' | 'dot' | 'lparen' | 'rparen' | 'pipe' | 'declare' | 'assign' | 'comma';
+type TokKind =
+  | 'field'
+  | 'var'
+  | 'ident'
+  | 'string'
+  | 'number'
+  | 'char'
+  | 'bool'
+  | 'nil'
+  | 'dot'
+  | 'lparen'
+  | 'rparen'
+  | 'pipe'
+  | 'declare'
+  | 'assign'
+  | 'comma';
 
 export interface Tok {
   kind: TokKind;
@@ -126,12 +141,36 @@ export function lex(name: string, src: string): (ActionSrc | TextSrc)[] {
         p = q + 1;
         continue;
       }
-      if (c === '(') { toks.push({ kind: 'lparen', text: c, line: tl }); p++; continue; }
-      if (c === ')') { toks.push({ kind: 'rparen', text: c, line: tl }); p++; continue; }
-      if (c === '|') { toks.push({ kind: 'pipe', text: c, line: tl }); p++; continue; }
-      if (c === ',') { toks.push({ kind: 'comma', text: c, line: tl }); p++; continue; }
-      if (c === ':' && src[p + 1] === '=') { toks.push({ kind: 'declare', text: ':=', line: tl }); p += 2; continue; }
-      if (c === '=') { toks.push({ kind: 'assign', text: '=', line: tl }); p++; continue; }
+      if (c === '(') {
+        toks.push({ kind: 'lparen', text: c, line: tl });
+        p++;
+        continue;
+      }
+      if (c === ')') {
+        toks.push({ kind: 'rparen', text: c, line: tl });
+        p++;
+        continue;
+      }
+      if (c === '|') {
+        toks.push({ kind: 'pipe', text: c, line: tl });
+        p++;
+        continue;
+      }
+      if (c === ',') {
+        toks.push({ kind: 'comma', text: c, line: tl });
+        p++;
+        continue;
+      }
+      if (c === ':' && src[p + 1] === '=') {
+        toks.push({ kind: 'declare', text: ':=', line: tl });
+        p += 2;
+        continue;
+      }
+      if (c === '=') {
+        toks.push({ kind: 'assign', text: '=', line: tl });
+        p++;
+        continue;
+      }
       if (c === '$') {
         let q = p + 1;
         while (isAlnum(src[q])) q++;
@@ -155,9 +194,14 @@ export function lex(name: string, src: string): (ActionSrc | TextSrc)[] {
         continue;
       }
       if (/[0-9+-]/.test(c)) {
-        const m = /^[+-]?(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|[0-9_]*\.?[0-9_]+([eE][+-]?[0-9_]+)?|[0-9_]+\.?)/.exec(src.slice(p));
-        if (!m || m[0] === '' || m[0] === '+' || m[0] === '-') throw err(`bad number syntax: ${JSON.stringify(src.slice(p, p + 8))}`);
-        if (isAlnum(src[p + m[0].length])) throw err(`bad number syntax: ${JSON.stringify(src.slice(p, p + m[0].length + 1))}`);
+        const m =
+          /^[+-]?(0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|[0-9_]*\.?[0-9_]+([eE][+-]?[0-9_]+)?|[0-9_]+\.?)/.exec(
+            src.slice(p),
+          );
+        if (!m || m[0] === '' || m[0] === '+' || m[0] === '-')
+          throw err(`bad number syntax: ${JSON.stringify(src.slice(p, p + 8))}`);
+        if (isAlnum(src[p + m[0].length]))
+          throw err(`bad number syntax: ${JSON.stringify(src.slice(p, p + m[0].length + 1))}`);
         toks.push({ kind: 'number', text: m[0], line: tl });
         p += m[0].length;
         continue;
@@ -190,19 +234,48 @@ function unquoteGo(q: string, err: (m: string) => Error): string {
     }
     const n = body[++i];
     switch (n) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'a': out += '\x07'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'v': out += '\v'; break;
-      case '\\': out += '\\'; break;
-      case '"': out += '"'; break;
-      case "'": out += "'"; break;
-      case 'x': out += String.fromCharCode(parseInt(body.slice(i + 1, i + 3), 16)); i += 2; break;
-      case 'u': out += String.fromCodePoint(parseInt(body.slice(i + 1, i + 5), 16)); i += 4; break;
-      case 'U': out += String.fromCodePoint(parseInt(body.slice(i + 1, i + 9), 16)); i += 8; break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'a':
+        out += '\x07';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'v':
+        out += '\v';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '"':
+        out += '"';
+        break;
+      case "'":
+        out += "'";
+        break;
+      case 'x':
+        out += String.fromCharCode(parseInt(body.slice(i + 1, i + 3), 16));
+        i += 2;
+        break;
+      case 'u':
+        out += String.fromCodePoint(parseInt(body.slice(i + 1, i + 5), 16));
+        i += 4;
+        break;
+      case 'U':
+        out += String.fromCodePoint(parseInt(body.slice(i + 1, i + 9), 16));
+        i += 8;
+        break;
       default:
         if (n !== undefined && /[0-7]/.test(n)) {
           out += String.fromCharCode(parseInt(body.slice(i, i + 3), 8));

@@ -4,7 +4,27 @@ import type { ActionSrc, TextSrc, Tok } from './lexer.js';
 import type { Arg, Cmd, Node, Pipe } from './tree.js';
 import type { GoValue } from './values.js';
 
-const FUNCS = new Set(['js', 'and', 'or', 'not', 'len', 'index', 'slice', 'print', 'printf', 'println', 'html', 'urlquery', 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'parseInt']);
+const FUNCS = new Set([
+  'js',
+  'and',
+  'or',
+  'not',
+  'len',
+  'index',
+  'slice',
+  'print',
+  'printf',
+  'println',
+  'html',
+  'urlquery',
+  'eq',
+  'ne',
+  'lt',
+  'le',
+  'gt',
+  'ge',
+  'parseInt',
+]);
 const UNSUPPORTED_FUNCS = new Set(['call']);
 
 export class Parser {
@@ -64,7 +84,12 @@ export class Parser {
     let elseList: Node[] | null = null;
     if (body.stop === 'else') {
       const rest = body.stopItem!.toks.slice(1);
-      if (rest.length > 0 && rest[0]!.kind === 'ident' && (rest[0]!.text === 'if' || rest[0]!.text === 'with') && w !== 'range') {
+      if (
+        rest.length > 0 &&
+        rest[0]!.kind === 'ident' &&
+        (rest[0]!.text === 'if' || rest[0]!.text === 'with') &&
+        w !== 'range'
+      ) {
         // {{else if …}} / {{else with …}}: a nested control that shares our {{end}}.
         elseList = [this.control(rest[0]!.text as 'if' | 'with', body.stopItem!, rest.slice(1), inRange)];
         return { t: w, pipe, list: body.nodes, elseList };
@@ -75,7 +100,9 @@ export class Parser {
     } else if (body.stopItem!.toks.length > 1) {
       throw this.err(`unexpected ${body.stopItem!.toks[1]!.text} in end`, body.stopItem!.line);
     }
-    return w === 'range' ? { t: 'range', pipe, list: body.nodes, elseList } : { t: w, pipe, list: body.nodes, elseList };
+    return w === 'range'
+      ? { t: 'range', pipe, list: body.nodes, elseList }
+      : { t: w, pipe, list: body.nodes, elseList };
   }
 
   pipeline(toks: Tok[], line: number, allowDecl: boolean): Pipe {
@@ -123,11 +150,21 @@ export class Parser {
           a = { t: 'const', value: null, raw: 'nil' };
           break;
         case 'ident': {
-          if (t.text === 'if' || t.text === 'else' || t.text === 'end' || t.text === 'range' || t.text === 'with' || t.text === 'break' || t.text === 'continue') {
+          if (
+            t.text === 'if' ||
+            t.text === 'else' ||
+            t.text === 'end' ||
+            t.text === 'range' ||
+            t.text === 'with' ||
+            t.text === 'break' ||
+            t.text === 'continue'
+          ) {
             throw this.err(`unexpected <${t.text}> in command`, t.line);
           }
-          if (t.text === 'define' || t.text === 'template' || t.text === 'block') throw this.err(`{{${t.text}}} (nested templates) is not supported by clusterdns`, t.line);
-          if (UNSUPPORTED_FUNCS.has(t.text)) throw this.err(`function "${t.text}" is not supported by clusterdns`, t.line);
+          if (t.text === 'define' || t.text === 'template' || t.text === 'block')
+            throw this.err(`{{${t.text}}} (nested templates) is not supported by clusterdns`, t.line);
+          if (UNSUPPORTED_FUNCS.has(t.text))
+            throw this.err(`function "${t.text}" is not supported by clusterdns`, t.line);
           if (!FUNCS.has(t.text)) throw this.err(`function "${t.text}" not defined`, t.line);
           a = { t: 'ident', name: t.text };
           break;
@@ -170,7 +207,8 @@ export class Parser {
         k++;
         continue;
       }
-      if (t.kind === 'declare' || t.kind === 'assign' || t.kind === 'comma') throw this.err(`unexpected ${JSON.stringify(t.text)} in operand`, t.line);
+      if (t.kind === 'declare' || t.kind === 'assign' || t.kind === 'comma')
+        throw this.err(`unexpected ${JSON.stringify(t.text)} in operand`, t.line);
       cur.push(parseOperand());
     }
     if (cur.length === 0) throw this.err(cmds.length === 0 ? 'missing value for command' : 'missing command', line);

@@ -12,7 +12,13 @@ const data = new GoObject(
     Class: 'IN',
     Type: 'A',
     Match: ['ip-10-1-2-3.example.', '10', '1'],
-    Group: new Map<string, GoValue>([['0', 'ip-10-1-2-3.example.'], ['1', '10'], ['2', '1'], ['a', '10'], ['b', '1']]),
+    Group: new Map<string, GoValue>([
+      ['0', 'ip-10-1-2-3.example.'],
+      ['1', '10'],
+      ['2', '1'],
+      ['a', '10'],
+      ['b', '1'],
+    ]),
   },
   { Meta: (args) => (args[0] === 'k' ? 'v' : '') },
 );
@@ -28,7 +34,10 @@ describe('Go text/template subset', () => {
     ['{{ .Group.none }}', '<no value>'],
     ['{{ parseInt "7b" 16 8 }}', '123'],
     ['{{ parseInt .Group.a 10 8 | printf "%03d" }}', '010'],
-    ['{{ printf "%s|%5s|%-4s|%d|%x|%X|%q|%v" "a" "b" "c" 42 255 255 "q" .Match }}', 'a|    b|c   |42|ff|FF|"q"|[ip-10-1-2-3.example. 10 1]'],
+    [
+      '{{ printf "%s|%5s|%-4s|%d|%x|%X|%q|%v" "a" "b" "c" 42 255 255 "q" .Match }}',
+      'a|    b|c   |42|ff|FF|"q"|[ip-10-1-2-3.example. 10 1]',
+    ],
     ['{{ printf "%d" "x" }}', '%!d(string=x)'],
     ['{{ printf "%s %s" "x" }}', 'x %!s(MISSING)'],
     ['{{- if eq .Class "IN" -}}  yes  {{- else -}} no {{- end -}} !', 'yes!'],
@@ -102,15 +111,23 @@ describe('Go text/template subset', () => {
   it('prints the parse tree back as Go does (the metrics label)', () => {
     const t = (s: string): string => GoTemplate.parse('answer', s).treeString();
     expect(t('{{ .Name }} 60 IN A {{ index .Match 3 }}')).toBe('{{.Name}} 60 IN A {{index .Match 3}}');
-    expect(t('{{- if eq .Type "A" -}} a {{- else if .Zone }}b{{ end }}')).toBe('{{if eq .Type "A"}}a{{else}}{{if .Zone}}b{{end}}{{end}}');
-    expect(t('{{ $x := parseInt .Group.b 16 8 }}{{ $x | printf "%d" }}{{/* c */}}')).toBe('{{$x := parseInt .Group.b 16 8}}{{$x | printf "%d"}}');
-    expect(t('{{ range $i, $e := .Match }}{{ (index .Match 0).X }}{{ end }}')).toBe('{{range $i, $e := .Match}}{{(index .Match 0).X}}{{end}}');
+    expect(t('{{- if eq .Type "A" -}} a {{- else if .Zone }}b{{ end }}')).toBe(
+      '{{if eq .Type "A"}}a{{else}}{{if .Zone}}b{{end}}{{end}}',
+    );
+    expect(t('{{ $x := parseInt .Group.b 16 8 }}{{ $x | printf "%d" }}{{/* c */}}')).toBe(
+      '{{$x := parseInt .Group.b 16 8}}{{$x | printf "%d"}}',
+    );
+    expect(t('{{ range $i, $e := .Match }}{{ (index .Match 0).X }}{{ end }}')).toBe(
+      '{{range $i, $e := .Match}}{{(index .Match 0).X}}{{end}}',
+    );
   });
 
   it('fmt helpers', () => {
     expect(fmtV(undefined)).toBe('<no value>');
     expect(fmtV(null)).toBe('<nil>');
-    expect(sprintf('%5.1f|%e|%t|%c|%%|%o|%b', [3.14159, 1234.5, true, 65n, 8n, 5n], fmtV)).toBe('  3.1|1.234500e+03|true|A|%|10|101');
+    expect(sprintf('%5.1f|%e|%t|%c|%%|%o|%b', [3.14159, 1234.5, true, 65n, 8n, 5n], fmtV)).toBe(
+      '  3.1|1.234500e+03|true|A|%|10|101',
+    );
     expect(sprintf('%s', ['a', 'b'], fmtV)).toBe('a%!(EXTRA string=b)');
   });
 });

@@ -49,10 +49,14 @@ export class GoTemplate {
     const checkPipe = (p: Pipe, scope: string[]): void => {
       line = p.line;
       for (const c of p.cmds) for (const a of c.args) checkArg(a, scope);
-      if (p.assign) for (const d of p.decl) if (!scope.includes(d)) throw new TemplateParseError(`template: ${this.name}:${p.line}: undefined variable "${d}"`);
+      if (p.assign)
+        for (const d of p.decl)
+          if (!scope.includes(d))
+            throw new TemplateParseError(`template: ${this.name}:${p.line}: undefined variable "${d}"`);
     };
     const checkArg = (a: Arg, scope: string[]): void => {
-      if (a.t === 'var' && !scope.includes(a.name)) throw new TemplateParseError(`template: ${this.name}:${line}: undefined variable "${a.name}"`);
+      if (a.t === 'var' && !scope.includes(a.name))
+        throw new TemplateParseError(`template: ${this.name}:${line}: undefined variable "${a.name}"`);
       if (a.t === 'pipe') checkPipe(a.pipe, scope);
     };
     let line = 1;

@@ -5,7 +5,16 @@
  * `undefined` = Go's invalid value (a missing map key; printed `<no value>`); slices (arrays);
  * maps (`Map`, string keys); structs (`GoObject`).
  */
-export type GoValue = string | bigint | number | boolean | null | undefined | readonly GoValue[] | ReadonlyMap<string, GoValue> | GoObject;
+export type GoValue =
+  | string
+  | bigint
+  | number
+  | boolean
+  | null
+  | undefined
+  | readonly GoValue[]
+  | ReadonlyMap<string, GoValue>
+  | GoObject;
 
 /** A Go struct (or pointer to one): fields, methods, and how fmt prints it. */
 export class GoObject {

@@ -52,7 +52,17 @@ export function rrsig(p: Rdata, tname: string): Parsed {
   const sig = decodeBase64(p.ending(`bad ${tname} Signature`));
   if (!sig) throw new RdataError(`bad ${tname} Signature`, null);
   return {
-    rdata: Buffer.concat([u16(covered), u8(alg), u8(labels), u32(origTtl), u32(exp), u32(inc), u16(tag), wireName(signer), sig]),
+    rdata: Buffer.concat([
+      u16(covered),
+      u8(alg),
+      u8(labels),
+      u32(origTtl),
+      u32(exp),
+      u32(inc),
+      u16(tag),
+      wireName(signer),
+      sig,
+    ]),
     covered,
   };
 }

@@ -1,6 +1,12 @@
 /** A syntax error in a master file, worded as miekg/dns's ParseError. */
 export class ZoneFileError extends Error {
-  constructor(readonly file: string, readonly reason: string, readonly token: string, readonly line: number, readonly column: number) {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+    readonly token: string,
+    readonly line: number,
+    readonly column: number,
+  ) {
     super(`${file ? `${file}: ` : ''}dns: ${reason}: ${quoteToASCII(token)} at line: ${line}:${column}`);
     this.name = 'ZoneFileError';
   }

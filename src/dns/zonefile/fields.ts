@@ -29,11 +29,26 @@ export function ttlFromText(token: string): number | undefined {
   let i = 0;
   for (const c of token) {
     switch (c.toLowerCase()) {
-      case 's': s += i; i = 0; break;
-      case 'm': s += i * 60; i = 0; break;
-      case 'h': s += i * 3600; i = 0; break;
-      case 'd': s += i * 86400; i = 0; break;
-      case 'w': s += i * 604800; i = 0; break;
+      case 's':
+        s += i;
+        i = 0;
+        break;
+      case 'm':
+        s += i * 60;
+        i = 0;
+        break;
+      case 'h':
+        s += i * 3600;
+        i = 0;
+        break;
+      case 'd':
+        s += i * 86400;
+        i = 0;
+        break;
+      case 'w':
+        s += i * 604800;
+        i = 0;
+        break;
       default:
         if (c < '0' || c > '9') return undefined;
         i = i * 10 + (c.charCodeAt(0) - 48);

@@ -20,7 +20,8 @@ export function expandGenerate(c: ZLexer, l: Lex, fail: (reason: string, l: Lex)
   if (!/^[+-]?\d+$/.test(endStr)) fail('bad stop in $GENERATE range', l);
   const start = Number(startStr);
   const end = Number(endStr);
-  if (end < 0 || start < 0 || end < start || Math.floor((end - start) / step) > 65535) fail('bad range in $GENERATE range', l);
+  if (end < 0 || start < 0 || end < start || Math.floor((end - start) / step) > 65535)
+    fail('bad range in $GENERATE range', l);
   const [b] = c.next();
   if (b.value !== V.Blank) fail('garbage after $GENERATE range', b);
   let s = '';

@@ -2,7 +2,18 @@
 import { CLASSES, prefixedNumber, TYPES } from './mnemonics.js';
 
 export const enum V {
-  EOF, String, Blank, Quote, Newline, Rrtype, Owner, Class, DirOrigin, DirTTL, DirInclude, DirGenerate,
+  EOF,
+  String,
+  Blank,
+  Quote,
+  Newline,
+  Rrtype,
+  Owner,
+  Class,
+  DirOrigin,
+  DirTTL,
+  DirInclude,
+  DirGenerate,
 }
 
 export interface Lex {
@@ -104,10 +115,18 @@ export class ZLexer {
           } else if (this.owner) {
             let v = V.Owner;
             switch (str.toUpperCase()) {
-              case '$TTL': v = V.DirTTL; break;
-              case '$ORIGIN': v = V.DirOrigin; break;
-              case '$INCLUDE': v = V.DirInclude; break;
-              case '$GENERATE': v = V.DirGenerate; break;
+              case '$TTL':
+                v = V.DirTTL;
+                break;
+              case '$ORIGIN':
+                v = V.DirOrigin;
+                break;
+              case '$INCLUDE':
+                v = V.DirInclude;
+                break;
+              case '$GENERATE':
+                v = V.DirGenerate;
+                break;
             }
             retL = snapshot(v, str);
           } else {

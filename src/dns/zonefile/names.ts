@@ -52,9 +52,29 @@ export function labelsText(labels: readonly Buffer[]): string {
   let s = '';
   for (const l of labels) {
     for (const c of l) {
-      if (c > 0x20 && c < 0x7f && c !== 0x2e && c !== 0x5c && c !== 0x28 && c !== 0x29 && c !== 0x3b && c !== 0x22 && c !== 0x40 && c !== 0x24) {
+      if (
+        c > 0x20 &&
+        c < 0x7f &&
+        c !== 0x2e &&
+        c !== 0x5c &&
+        c !== 0x28 &&
+        c !== 0x29 &&
+        c !== 0x3b &&
+        c !== 0x22 &&
+        c !== 0x40 &&
+        c !== 0x24
+      ) {
         s += String.fromCharCode(c);
-      } else if (c === 0x2e || c === 0x5c || c === 0x28 || c === 0x29 || c === 0x3b || c === 0x22 || c === 0x40 || c === 0x24) {
+      } else if (
+        c === 0x2e ||
+        c === 0x5c ||
+        c === 0x28 ||
+        c === 0x29 ||
+        c === 0x3b ||
+        c === 0x22 ||
+        c === 0x40 ||
+        c === 0x24
+      ) {
         s += `\\${String.fromCharCode(c)}`;
       } else {
         s += `\\${c.toString().padStart(3, '0')}`;

@@ -46,7 +46,10 @@ host A 192.0.2.2
 abs.example.net. A 192.0.2.3
 `);
     expect(rrs.map((r) => `${r.name} ${r.ttl} ${r.type}`)).toEqual([
-      'example.org. 3600 6', 'www.example.org. 3600 1', 'host.sub.example.org. 3600 1', 'abs.example.net. 3600 1',
+      'example.org. 3600 6',
+      'www.example.org. 3600 1',
+      'host.sub.example.org. 3600 1',
+      'abs.example.net. 3600 1',
     ]);
     expect(rrs[0]!.serial).toBe(2024);
     // ns1.example.org. hostmaster.example.org. 2024 7200 900 604800 300
@@ -61,7 +64,11 @@ www2 IN 30 A 192.0.2.2
 www3 A 192.0.2.3
 `);
     expect(rrs.slice(1).map((r) => `${r.name} ${r.ttl} ${r.type}`)).toEqual([
-      'www.example.org. 60 1', 'www.example.org. 60 28', 'www.example.org. 120 16', 'www2.example.org. 30 1', 'www3.example.org. 30 1',
+      'www.example.org. 60 1',
+      'www.example.org. 60 28',
+      'www.example.org. 120 16',
+      'www2.example.org. 30 1',
+      'www3.example.org. 30 1',
     ]);
   });
 
@@ -71,7 +78,9 @@ www3 A 192.0.2.3
   });
 
   it('reads TTL units and CLASSnnn/TYPEnnn', () => {
-    const rrs = parse(`${SOA}a 1w2d3h4m5s CLASS1 A 192.0.2.1\nb 10 IN TYPE1 \\# 4 C0000202\nc 10 IN TYPE65280 \\# 3 010203\n`);
+    const rrs = parse(
+      `${SOA}a 1w2d3h4m5s CLASS1 A 192.0.2.1\nb 10 IN TYPE1 \\# 4 C0000202\nc 10 IN TYPE65280 \\# 3 010203\n`,
+    );
     expect(rrs.slice(1).map(show)).toEqual([
       `a.example.org. ${7 * 86400 + 2 * 86400 + 3 * 3600 + 4 * 60 + 5} 1 1 c0000201`,
       'b.example.org. 10 1 1 c0000202',
@@ -80,7 +89,9 @@ www3 A 192.0.2.3
   });
 
   it('reads TXT with several strings, quotes, escapes and long strings split at 255 octets', () => {
-    const rrs = parse(`${SOA}t TXT "a b" "semi;colon" "q\\"uote" back\\\\slash "\\255\\001" ""\nl TXT ${'x'.repeat(300)}\n`);
+    const rrs = parse(
+      `${SOA}t TXT "a b" "semi;colon" "q\\"uote" back\\\\slash "\\255\\001" ""\nl TXT ${'x'.repeat(300)}\n`,
+    );
     const t = rrs[1]!.rdata;
     expect(t.toString('latin1')).toBe('\x03a b\x0asemi;colon\x06q"uote\x0aback\\slash\x02\xff\x01\x00');
     const l = rrs[2]!.rdata;
@@ -114,19 +125,34 @@ sub DS 60485 RSASHA1 1 2BB183AF5F22588179A53B0A98631FAD1A292118
     expect(by(48).rdata.toString('hex')).toBe('0101030d010203');
     expect(by(46).covered).toBe(1);
     // 2030-01-01T00:00:00Z = 1893456000
-    expect(by(46).rdata.subarray(0, 18).toString('hex')).toBe(`00010d0200000e10${(1893456000).toString(16)}${(1700000000).toString(16)}3039`);
+    expect(by(46).rdata.subarray(0, 18).toString('hex')).toBe(
+      `00010d0200000e10${(1893456000).toString(16)}${(1700000000).toString(16)}3039`,
+    );
     // www.example.org. + window 0 (7 octets): A NS SOA RRSIG NSEC DNSKEY; window 255: TYPE65280
     expect(by(47).rdata.toString('hex')).toBe('03777777076578616d706c65036f726700000762000000000380ff0180');
   });
 
   it('reads SVCB and HTTPS parameters (RFC 9460) into wire form, sorted by key', () => {
-    const rrs = parse(`${SOA}s HTTPS 1 Web port=8443 alpn=h2,h3 ipv4hint=192.0.2.1 no-default-alpn mandatory=port,alpn key65000="a\\032b"\n`);
+    const rrs = parse(
+      `${SOA}s HTTPS 1 Web port=8443 alpn=h2,h3 ipv4hint=192.0.2.1 no-default-alpn mandatory=port,alpn key65000="a\\032b"\n`,
+    );
     const r = rrs[1]!;
     expect(r.type).toBe(65);
     expect(r.target).toBe('Web.example.org.');
     // priority, target, then mandatory(0)=alpn,port alpn(1)=h2,h3 no-default-alpn(2) port(3)=8443 ipv4hint(4) key65000="a b"
     expect(r.rdata.toString('hex')).toBe(
-      '0001' + '03576562076578616d706c65036f726700' + '000000040001' + '0003' + '0001000602683202683' + '3' + '00020000' + '000300022' + '0fb' + '00040004c0000201' + 'fde800036120' + '62',
+      '0001' +
+        '03576562076578616d706c65036f726700' +
+        '000000040001' +
+        '0003' +
+        '0001000602683202683' +
+        '3' +
+        '00020000' +
+        '000300022' +
+        '0fb' +
+        '00040004c0000201' +
+        'fde800036120' +
+        '62',
     );
     expect(errorOf(`${SOA}s HTTPS 1 . port=x\n`)).toBe('db.test: dns: : "port=x" at line: 2:18');
   });
@@ -147,10 +173,15 @@ sub DS 60485 RSASHA1 1 2BB183AF5F22588179A53B0A98631FAD1A292118
     writeFileSync(join(dir, 'inc1'), '$TTL 5\nhost A 10.0.0.1\n');
     writeFileSync(join(dir, 'inc2'), '@ A 10.0.0.2\nnode A 10.0.0.3\n');
     const rrs = parseZoneText(`$TTL 100\n${SOA}$INCLUDE inc1\n$INCLUDE inc2 lab.example.org.\nafter A 10.0.0.4\n`, {
-      origin: ORIGIN, file: join(dir, 'db'), include: (p) => readFileSync(p, 'latin1'),
+      origin: ORIGIN,
+      file: join(dir, 'db'),
+      include: (p) => readFileSync(p, 'latin1'),
     });
     expect(rrs.slice(1).map((r) => `${r.name} ${r.ttl}`)).toEqual([
-      'host.example.org. 5', 'lab.example.org. 100', 'node.lab.example.org. 100', 'after.example.org. 100',
+      'host.example.org. 5',
+      'lab.example.org. 100',
+      'node.lab.example.org. 100',
+      'after.example.org. 100',
     ]);
     expect(rrs[1]!.file).toBe(join(dir, 'inc1'));
   });
@@ -158,8 +189,12 @@ sub DS 60485 RSASHA1 1 2BB183AF5F22588179A53B0A98631FAD1A292118
   it('expands $GENERATE with offsets, widths and bases', () => {
     const rrs = parse(`${SOA}$GENERATE 1-3 host-\${10,3} A 10.0.0.$\n$GENERATE 10-14/2 \${0,2,x}.rev PTR h$$\n`);
     expect(rrs.slice(1).map((r) => `${r.name} ${r.type} ${r.target ?? r.rdata.join('.')}`)).toEqual([
-      'host-011.example.org. 1 10.0.0.1', 'host-012.example.org. 1 10.0.0.2', 'host-013.example.org. 1 10.0.0.3',
-      '0a.rev.example.org. 12 h\\$.example.org.', '0c.rev.example.org. 12 h\\$.example.org.', '0e.rev.example.org. 12 h\\$.example.org.',
+      'host-011.example.org. 1 10.0.0.1',
+      'host-012.example.org. 1 10.0.0.2',
+      'host-013.example.org. 1 10.0.0.3',
+      '0a.rev.example.org. 12 h\\$.example.org.',
+      '0c.rev.example.org. 12 h\\$.example.org.',
+      '0e.rev.example.org. 12 h\\$.example.org.',
     ]);
   });
 });
@@ -193,11 +228,16 @@ describe('zone file errors (miekg/dns wording: file, reason, token, line:column)
     const missing = (p: string): string => {
       throw Object.assign(new Error(`ENOENT: ${p}`), { code: 'ENOENT' });
     };
-    expect(errorOf(`${SOA}$INCLUDE nosuch\n`, missing)).toBe("db.test: dns: failed to open `nosuch': open nosuch: no such file or directory: \"nosuch\" at line: 2:15");
+    expect(errorOf(`${SOA}$INCLUDE nosuch\n`, missing)).toBe(
+      'db.test: dns: failed to open `nosuch\': open nosuch: no such file or directory: "nosuch" at line: 2:15',
+    );
   });
 
   it('hands out the records before the first error with it', () => {
-    const { records, error } = parseZoneRecords(`${SOA}a A 192.0.2.1\nb A x\nc A 192.0.2.3\n`, { origin: ORIGIN, file: 'db' });
+    const { records, error } = parseZoneRecords(`${SOA}a A 192.0.2.1\nb A x\nc A 192.0.2.3\n`, {
+      origin: ORIGIN,
+      file: 'db',
+    });
     expect(records.map((r) => r.name)).toEqual(['example.org.', 'a.example.org.']);
     expect(error?.line).toBe(3);
     expect(error?.reason).toBe('bad A A');

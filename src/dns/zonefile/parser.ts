@@ -51,7 +51,10 @@ export function parseZoneText(text: string, opts: ZoneParseOptions): ZoneRecord[
  * The records read before the first syntax error, and that error (null when none): miekg/dns hands
  * out records one by one, so a caller sees (and may reject) the records before a later error first.
  */
-export function parseZoneRecords(text: string, opts: ZoneParseOptions): { records: ZoneRecord[]; error: ZoneFileError | null } {
+export function parseZoneRecords(
+  text: string,
+  opts: ZoneParseOptions,
+): { records: ZoneRecord[]; error: ZoneFileError | null } {
   const records: ZoneRecord[] = [];
   try {
     parseInto(text, opts.origin, opts.file, opts, 0, { def: null }, records);
@@ -62,7 +65,16 @@ export function parseZoneRecords(text: string, opts: ZoneParseOptions): { record
   return { records, error: null };
 }
 
-function parseInto(text: string, origin0: string, file: string, opts: ZoneParseOptions, depth: number, ttlState: { def: DefTtl | null }, out: ZoneRecord[], generating = false): void {
+function parseInto(
+  text: string,
+  origin0: string,
+  file: string,
+  opts: ZoneParseOptions,
+  depth: number,
+  ttlState: { def: DefTtl | null },
+  out: ZoneRecord[],
+  generating = false,
+): void {
   const c = new ZLexer(text);
   let origin = origin0;
   const h: Header = { name: '', type: 0, class: 1, ttl: 0 };
@@ -83,8 +95,25 @@ function parseInto(text: string, origin0: string, file: string, opts: ZoneParseO
     } else if (l.value !== V.Newline && l.value !== V.EOF) fail('garbage after rdata', l);
   };
 
-  type St = 'ownerDir' | 'ownerBl' | 'any' | 'anyNoClassBl' | 'anyNoClass' | 'anyNoTTLBl' | 'anyNoTTL' | 'rrtypeBl' | 'rrtype' | 'rdata'
-    | 'ttlBl' | 'ttl' | 'originBl' | 'origin' | 'includeBl' | 'include' | 'generateBl' | 'generate';
+  type St =
+    | 'ownerDir'
+    | 'ownerBl'
+    | 'any'
+    | 'anyNoClassBl'
+    | 'anyNoClass'
+    | 'anyNoTTLBl'
+    | 'anyNoTTL'
+    | 'rrtypeBl'
+    | 'rrtype'
+    | 'rdata'
+    | 'ttlBl'
+    | 'ttl'
+    | 'originBl'
+    | 'origin'
+    | 'includeBl'
+    | 'include'
+    | 'generateBl'
+    | 'generate';
   let st: St = 'ownerDir';
   for (let [l, ok] = c.next(); ok; [l, ok] = c.next()) {
     if (l.err) fail(l.token, l);
@@ -93,7 +122,8 @@ function parseInto(text: string, origin0: string, file: string, opts: ZoneParseO
         if (ttlState.def !== null) h.ttl = ttlState.def.ttl;
         h.class = 1;
         switch (l.value) {
-          case V.Newline: break;
+          case V.Newline:
+            break;
           case V.Owner: {
             const n = toAbsolute(l.token, origin);
             if (n === undefined) fail('bad owner name', l);
@@ -101,15 +131,34 @@ function parseInto(text: string, origin0: string, file: string, opts: ZoneParseO
             st = 'ownerBl';
             break;
           }
-          case V.DirTTL: st = 'ttlBl'; break;
-          case V.DirOrigin: st = 'originBl'; break;
-          case V.DirInclude: st = 'includeBl'; break;
-          case V.DirGenerate: st = 'generateBl'; break;
-          case V.Rrtype: h.type = l.torc; st = 'rdata'; break;
-          case V.Class: h.class = l.torc; st = 'anyNoClassBl'; break;
-          case V.Blank: break;
-          case V.String: setTtl(l); st = 'anyNoTTLBl'; break;
-          default: fail('syntax error at beginning', l);
+          case V.DirTTL:
+            st = 'ttlBl';
+            break;
+          case V.DirOrigin:
+            st = 'originBl';
+            break;
+          case V.DirInclude:
+            st = 'includeBl';
+            break;
+          case V.DirGenerate:
+            st = 'generateBl';
+            break;
+          case V.Rrtype:
+            h.type = l.torc;
+            st = 'rdata';
+            break;
+          case V.Class:
+            h.class = l.torc;
+            st = 'anyNoClassBl';
+            break;
+          case V.Blank:
+            break;
+          case V.String:
+            setTtl(l);
+            st = 'anyNoTTLBl';
+            break;
+          default:
+            fail('syntax error at beginning', l);
         }
         break;
       case 'includeBl':
@@ -137,7 +186,14 @@ function parseInto(text: string, origin0: string, file: string, opts: ZoneParseO
         } catch (e) {
           const as = path !== l.token ? ` as \`${path}'` : '';
           const err = e as NodeJS.ErrnoException;
-          const why = err.code === 'ENOENT' ? 'no such file or directory' : err.code === 'EACCES' ? 'permission denied' : err.code === 'EISDIR' ? 'is a directory' : err.message;
+          const why =
+            err.code === 'ENOENT'
+              ? 'no such file or directory'
+              : err.code === 'EACCES'
+                ? 'permission denied'
+                : err.code === 'EISDIR'
+                  ? 'is a directory'
+                  : err.message;
           fail(`failed to open \`${l.token}'${as}: open ${path}: ${why}`, l);
         }
         // The included file starts with the current default TTL; its own $TTL stays inside it.
@@ -195,9 +251,16 @@ function parseInto(text: string, origin0: string, file: string, opts: ZoneParseO
             h.type = l.torc;
             st = 'rdata';
             break;
-          case V.Class: h.class = l.torc; st = 'anyNoClassBl'; break;
-          case V.String: setTtl(l); st = 'anyNoTTLBl'; break;
-          default: fail('expecting RR type, TTL or class, not this...', l);
+          case V.Class:
+            h.class = l.torc;
+            st = 'anyNoClassBl';
+            break;
+          case V.String:
+            setTtl(l);
+            st = 'anyNoTTLBl';
+            break;
+          default:
+            fail('expecting RR type, TTL or class, not this...', l);
         }
         break;
       case 'anyNoClassBl':
@@ -210,16 +273,30 @@ function parseInto(text: string, origin0: string, file: string, opts: ZoneParseO
         break;
       case 'anyNoTTL':
         switch (l.value) {
-          case V.Class: h.class = l.torc; st = 'rrtypeBl'; break;
-          case V.Rrtype: h.type = l.torc; st = 'rdata'; break;
-          default: fail('expecting RR type or class, not this...', l);
+          case V.Class:
+            h.class = l.torc;
+            st = 'rrtypeBl';
+            break;
+          case V.Rrtype:
+            h.type = l.torc;
+            st = 'rdata';
+            break;
+          default:
+            fail('expecting RR type or class, not this...', l);
         }
         break;
       case 'anyNoClass':
         switch (l.value) {
-          case V.String: setTtl(l); st = 'rrtypeBl'; break;
-          case V.Rrtype: h.type = l.torc; st = 'rdata'; break;
-          default: fail('expecting RR type or TTL, not this...', l);
+          case V.String:
+            setTtl(l);
+            st = 'rrtypeBl';
+            break;
+          case V.Rrtype:
+            h.type = l.torc;
+            st = 'rdata';
+            break;
+          default:
+            fail('expecting RR type or TTL, not this...', l);
         }
         break;
       case 'rrtypeBl':

@@ -5,7 +5,10 @@ import { toAbsolute } from './names.js';
 
 /** A RDATA syntax error: the reason and the offending token (null: the token before the RDATA). */
 export class RdataError {
-  constructor(readonly reason: string, readonly lex: Lex | null) {}
+  constructor(
+    readonly reason: string,
+    readonly lex: Lex | null,
+  ) {}
 }
 
 /** RDATA parsed from text. */
@@ -18,7 +21,10 @@ export interface Parsed {
 
 /** The tokens of one record's RDATA, read the way miekg's per-type parsers read them. */
 export class Rdata {
-  constructor(private readonly c: ZLexer, private readonly origin: string) {}
+  constructor(
+    private readonly c: ZLexer,
+    private readonly origin: string,
+  ) {}
 
   next(): Lex {
     return this.c.next()[0];

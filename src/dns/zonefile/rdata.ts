@@ -42,20 +42,31 @@ export function parseRdata(type: number, p: Rdata): Parsed | undefined {
     }
     case 28: {
       const l = p.next();
-      if (l.err || !l.token.includes(':') || (isIP(l.token) !== 6 && !/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(l.token))) throw new RdataError('bad AAAA AAAA', l);
+      if (l.err || !l.token.includes(':') || (isIP(l.token) !== 6 && !/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(l.token)))
+        throw new RdataError('bad AAAA AAAA', l);
       p.end();
       return { rdata: ipv6Bytes(l.token) };
     }
-    case 2: return oneName(p, 'NS', 'Ns');
-    case 3: return oneName(p, 'MD', 'Md');
-    case 4: return oneName(p, 'MF', 'Mf');
-    case 5: return oneName(p, 'CNAME', 'Target');
-    case 7: return oneName(p, 'MB', 'Mb');
-    case 8: return oneName(p, 'MG', 'Mg');
-    case 9: return oneName(p, 'MR', 'Mr');
-    case 12: return oneName(p, 'PTR', 'Ptr');
-    case 23: return oneName(p, 'NSAP-PTR', 'Ptr');
-    case 39: return oneName(p, 'DNAME', 'Target');
+    case 2:
+      return oneName(p, 'NS', 'Ns');
+    case 3:
+      return oneName(p, 'MD', 'Md');
+    case 4:
+      return oneName(p, 'MF', 'Mf');
+    case 5:
+      return oneName(p, 'CNAME', 'Target');
+    case 7:
+      return oneName(p, 'MB', 'Mb');
+    case 8:
+      return oneName(p, 'MG', 'Mg');
+    case 9:
+      return oneName(p, 'MR', 'Mr');
+    case 12:
+      return oneName(p, 'PTR', 'Ptr');
+    case 23:
+      return oneName(p, 'NSAP-PTR', 'Ptr');
+    case 39:
+      return oneName(p, 'DNAME', 'Target');
     case 6: {
       const ns = p.name(p.next(), 'bad SOA Ns');
       const mbox = p.name(p.field(), 'bad SOA Mbox');
@@ -76,15 +87,24 @@ export function parseRdata(type: number, p: Rdata): Parsed | undefined {
       p.end();
       return { rdata: Buffer.concat([wireName(ns), wireName(mbox), ...v.map(u32)]), serial: v[0]! };
     }
-    case 15: return prefName(p, 'MX', 'Pref', 'Mx');
-    case 18: return prefName(p, 'AFSDB', 'Subtype', 'Hostname');
-    case 21: return prefName(p, 'RT', 'Preference', 'Host');
-    case 36: return prefName(p, 'KX', 'Pref', 'Exchanger');
-    case 16: return txtLike(p, 'TXT');
-    case 99: return txtLike(p, 'SPF');
-    case 258: return txtLike(p, 'AVC');
-    case 56: return txtLike(p, 'NINFO');
-    case 261: return txtLike(p, 'RESINFO');
+    case 15:
+      return prefName(p, 'MX', 'Pref', 'Mx');
+    case 18:
+      return prefName(p, 'AFSDB', 'Subtype', 'Hostname');
+    case 21:
+      return prefName(p, 'RT', 'Preference', 'Host');
+    case 36:
+      return prefName(p, 'KX', 'Pref', 'Exchanger');
+    case 16:
+      return txtLike(p, 'TXT');
+    case 99:
+      return txtLike(p, 'SPF');
+    case 258:
+      return txtLike(p, 'AVC');
+    case 56:
+      return txtLike(p, 'NINFO');
+    case 261:
+      return txtLike(p, 'RESINFO');
     case 13: {
       let chunks = p.txt('bad HINFO Fields');
       if (chunks.length === 0) return { rdata: Buffer.alloc(0) };
@@ -92,7 +112,12 @@ export function parseRdata(type: number, p: Rdata): Parsed | undefined {
         const f = chunks[0]!.split(/\s+/).filter((x) => x !== '');
         chunks = f.length > 1 ? f : [chunks[0]!, ''];
       }
-      return { rdata: Buffer.concat([charString(chunks[0]!, 'bad HINFO Fields', null), charString(chunks.slice(1).join(' '), 'bad HINFO Fields', null)]) };
+      return {
+        rdata: Buffer.concat([
+          charString(chunks[0]!, 'bad HINFO Fields', null),
+          charString(chunks.slice(1).join(' '), 'bad HINFO Fields', null),
+        ]),
+      };
     }
     case 17:
     case 14: {
@@ -118,7 +143,14 @@ export function parseRdata(type: number, p: Rdata): Parsed | undefined {
       const repl = p.name(p.field(), 'bad NAPTR Replacement');
       p.end();
       return {
-        rdata: Buffer.concat([u16(order), u16(pref), charString(flags, 'bad NAPTR Flags', null), charString(service, 'bad NAPTR Service', null), charString(regexp, 'bad NAPTR Regexp', null), wireName(repl)]),
+        rdata: Buffer.concat([
+          u16(order),
+          u16(pref),
+          charString(flags, 'bad NAPTR Flags', null),
+          charString(service, 'bad NAPTR Service', null),
+          charString(regexp, 'bad NAPTR Regexp', null),
+          wireName(repl),
+        ]),
       };
     }
     case 257: {
@@ -140,17 +172,28 @@ export function parseRdata(type: number, p: Rdata): Parsed | undefined {
       if (v.length !== 1) throw new RdataError('bad URI Target', l);
       return { rdata: Buffer.concat([u16(pri), u16(w), unescapeString(v[0]!)]) };
     }
-    case 43: return ds(p, 'DS');
-    case 59: return ds(p, 'CDS');
-    case 32769: return ds(p, 'DLV');
-    case 32768: return ds(p, 'TA');
-    case 48: return dnskey(p, 'DNSKEY');
-    case 25: return dnskey(p, 'KEY');
-    case 60: return dnskey(p, 'CDNSKEY');
-    case 46: return rrsig(p, 'RRSIG');
-    case 24: return rrsig(p, 'RRSIG');
-    case 47: return nsec(p, 'NSEC');
-    case 30: return nsec(p, 'NSEC');
+    case 43:
+      return ds(p, 'DS');
+    case 59:
+      return ds(p, 'CDS');
+    case 32769:
+      return ds(p, 'DLV');
+    case 32768:
+      return ds(p, 'TA');
+    case 48:
+      return dnskey(p, 'DNSKEY');
+    case 25:
+      return dnskey(p, 'KEY');
+    case 60:
+      return dnskey(p, 'CDNSKEY');
+    case 46:
+      return rrsig(p, 'RRSIG');
+    case 24:
+      return rrsig(p, 'RRSIG');
+    case 47:
+      return nsec(p, 'NSEC');
+    case 30:
+      return nsec(p, 'NSEC');
     case 44: {
       const alg = p.uint(p.next(), 8, 'bad SSHFP Algorithm');
       const t = p.uint(p.field(), 8, 'bad SSHFP Type');

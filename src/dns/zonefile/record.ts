@@ -35,7 +35,15 @@ export interface Header {
  */
 export function record(h: Header, p: Parsed, file: string, line: number): ZoneRecord {
   const name = canonicalName(h.name) ?? h.name;
-  const r: { -readonly [K in keyof ZoneRecord]: ZoneRecord[K] } = { name, type: h.type, class: h.class, ttl: h.ttl, rdata: p.rdata, file, line };
+  const r: { -readonly [K in keyof ZoneRecord]: ZoneRecord[K] } = {
+    name,
+    type: h.type,
+    class: h.class,
+    ttl: h.ttl,
+    rdata: p.rdata,
+    file,
+    line,
+  };
   const target = p.target !== undefined ? canonicalName(p.target) : undefined;
   if (target !== undefined) r.target = target;
   else if (p.rdata.length > 0) fillFromWire(r);
@@ -59,9 +67,20 @@ function fillFromWire(r: { type: number; rdata: Buffer; target?: string; serial?
     }
   };
   switch (r.type) {
-    case 2: case 5: case 12: case 39: r.target = readName(0)?.[0]; break;
-    case 15: case 64: case 65: r.target = readName(2)?.[0]; break;
-    case 33: r.target = readName(6)?.[0]; break;
+    case 2:
+    case 5:
+    case 12:
+    case 39:
+      r.target = readName(0)?.[0];
+      break;
+    case 15:
+    case 64:
+    case 65:
+      r.target = readName(2)?.[0];
+      break;
+    case 33:
+      r.target = readName(6)?.[0];
+      break;
     case 6: {
       const a = readName(0);
       const b = a ? readName(a[1]) : undefined;

@@ -6,7 +6,15 @@ import { wireName } from './names.js';
 import { RdataError, type Parsed, type Rdata } from './rdata-reader.js';
 
 const SVCB_KEYS: Readonly<Record<string, number>> = {
-  mandatory: 0, alpn: 1, 'no-default-alpn': 2, port: 3, ipv4hint: 4, ech: 5, ipv6hint: 6, dohpath: 7, ohttp: 8,
+  mandatory: 0,
+  alpn: 1,
+  'no-default-alpn': 2,
+  port: 3,
+  ipv4hint: 4,
+  ech: 5,
+  ipv6hint: 6,
+  dohpath: 7,
+  ohttp: 8,
 };
 
 /** miekg's svcbStringToKey: a key name or `keyNNN` (no leading zero, not an assigned key); 65535 when invalid. */
@@ -42,7 +50,8 @@ function svcbValue(key: number, v: string): Buffer {
         if (c === 0x5c) {
           if (i + 1 >= bytes.length) throw new Error('bad svcbalpn: unterminated escape decoding comma-separated list');
           c = bytes[++i]!;
-          if (c !== 0x5c && c !== 0x2c) throw new Error('bad svcbalpn: bad escaped character decoding comma-separated list');
+          if (c !== 0x5c && c !== 0x2c)
+            throw new Error('bad svcbalpn: bad escaped character decoding comma-separated list');
         }
         cur.push(c);
       }
@@ -61,10 +70,12 @@ function svcbValue(key: number, v: string): Buffer {
     case 4: {
       if (v === '') throw new Error('bad svcbipv4hint: empty hint');
       if (v.includes(':')) throw new Error('bad svcbipv4hint: expected ipv4, got ipv6');
-      return Buffer.concat(v.split(',').map((ip) => {
-        if (isIP(ip) !== 4) throw new Error('bad svcbipv4hint: bad ip');
-        return Buffer.from(ip.split('.').map(Number));
-      }));
+      return Buffer.concat(
+        v.split(',').map((ip) => {
+          if (isIP(ip) !== 4) throw new Error('bad svcbipv4hint: bad ip');
+          return Buffer.from(ip.split('.').map(Number));
+        }),
+      );
     }
     case 5: {
       const b = decodeBase64(v);
@@ -73,11 +84,13 @@ function svcbValue(key: number, v: string): Buffer {
     }
     case 6: {
       if (v === '') throw new Error('bad svcbipv6hint: empty hint');
-      return Buffer.concat(v.split(',').map((ip) => {
-        if (isIP(ip) !== 6) throw new Error('bad svcbipv6hint: bad ip');
-        if (/^::ffff:[\d.]+$/i.test(ip)) throw new Error('bad svcbipv6hint: expected ipv6, got ipv4-mapped-ipv6');
-        return ipv6Bytes(ip);
-      }));
+      return Buffer.concat(
+        v.split(',').map((ip) => {
+          if (isIP(ip) !== 6) throw new Error('bad svcbipv6hint: bad ip');
+          if (/^::ffff:[\d.]+$/i.test(ip)) throw new Error('bad svcbipv6hint: expected ipv6, got ipv4-mapped-ipv6');
+          return ipv6Bytes(ip);
+        }),
+      );
     }
     case 8:
       if (v !== '') throw new Error('bad svcbotthp: svcbotthp must have no value');
@@ -144,6 +157,7 @@ export function svcb(p: Rdata): Parsed {
     l = p.next();
   }
   const parts: Buffer[] = [u16(pri), wireName(target)];
-  for (const k of [...params.keys()].sort((a, b) => a - b)) parts.push(u16(k), u16(params.get(k)!.length), params.get(k)!);
+  for (const k of [...params.keys()].sort((a, b) => a - b))
+    parts.push(u16(k), u16(params.get(k)!.length), params.get(k)!);
   return { rdata: Buffer.concat(parts), target };
 }
