@@ -4,10 +4,9 @@
  * chain more than twice, the server is forwarding to itself.
  */
 import { randomBytes } from 'node:crypto';
-import * as dgram from 'node:dgram';
-import { isIPv6 } from 'node:net';
 import { Qtype } from '../../src/dns/constants.js';
 import type { Logger } from '../../src/log.js';
+import { udpExchange } from '../../src/dns/client.js';
 import { buildQuery } from '../../src/dns/encode.js';
 
 /** How the process ends on a detected loop; tests replace it. */
@@ -33,7 +32,8 @@ export class LoopState {
   private disabledFlag = false;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
-  private sock: dgram.Socket | null = null;
+  /** The probe in flight, aborted by stop(). */
+  private probe: AbortController | null = null;
 
   constructor(
     readonly zone: string,
@@ -90,26 +90,21 @@ export class LoopState {
     attempt();
   }
 
-  private exchange(host: string, port: number): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const sock = dgram.createSocket(isIPv6(host) ? 'udp6' : 'udp4');
-      this.sock = sock;
-      const packet = buildQuery(this.qname, Qtype.HINFO, true);
-      const id = packet.readUInt16BE(0);
-      const done = (err: Error | null): void => {
-        clearTimeout(timer);
-        sock.close();
-        if (this.sock === sock) this.sock = null;
-        if (err) reject(err);
-        else resolve();
-      };
-      const timer = setTimeout(() => done(new Error('i/o timeout')), PROBE_TIMEOUT_MS);
-      sock.on('message', (msg) => {
-        if (msg.length >= 12 && msg.readUInt16BE(0) === id) done(null);
+  /** One probe: the HINFO query to the server itself; resolves once a reply with its ID came back. */
+  private async exchange(host: string, port: number): Promise<void> {
+    const abort = new AbortController();
+    this.probe = abort;
+    try {
+      await udpExchange(buildQuery(this.qname, Qtype.HINFO, true), {
+        host,
+        port,
+        timeoutMs: PROBE_TIMEOUT_MS,
+        signal: abort.signal,
+        matchId: true,
       });
-      sock.on('error', (e) => done(e));
-      sock.send(packet, port, host);
-    });
+    } finally {
+      if (this.probe === abort) this.probe = null;
+    }
   }
 
   disable(): void {
@@ -121,13 +116,7 @@ export class LoopState {
     this.disabledFlag = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.sock) {
-      try {
-        this.sock.close();
-      } catch {
-        // already closed
-      }
-      this.sock = null;
-    }
+    this.probe?.abort();
+    this.probe = null;
   }
 }

@@ -75,3 +75,41 @@ describe('DNS client', () => {
     await expect(udpExchange(QUERY, { port: silent.address().port, timeoutMs: 50 })).rejects.toThrow(/timed out/);
   });
 });
+
+/** A UDP server that answers each query twice: first with another ID, then with the query's. */
+async function wrongIdFirst(): Promise<number> {
+  const udp = dgram.createSocket('udp4');
+  udp.on('message', (q, rinfo) => {
+    const wrong = answer(q, 0, 7);
+    wrong.writeUInt16BE(q.readUInt16BE(0) ^ 0xffff, 0);
+    udp.send(wrong, rinfo.port, rinfo.address, () => udp.send(answer(q, 0, 8), rinfo.port, rinfo.address));
+  });
+  await new Promise<void>((r) => udp.bind(0, '127.0.0.1', () => r()));
+  cleanups.push(() => udp.close());
+  return udp.address().port;
+}
+
+describe('udpExchange options', () => {
+  const query = Buffer.from('abcd01000001000000000000000000010001', 'hex');
+
+  it('matchId: a datagram with another ID is ignored, the reply with the query ID is taken', async () => {
+    const port = await wrongIdFirst();
+    expect((await udpExchange(query, { port })).reply.at(-1)).toBe(7);
+    expect((await udpExchange(query, { port, matchId: true })).reply.at(-1)).toBe(8);
+  });
+
+  it('signal: an aborted exchange ends with an error instead of waiting for its timeout', async () => {
+    const silent = dgram.createSocket('udp4');
+    await new Promise<void>((r) => silent.bind(0, '127.0.0.1', () => r()));
+    cleanups.push(() => silent.close());
+    const abort = new AbortController();
+    const pending = udpExchange(query, { port: silent.address().port, timeoutMs: 600_000, signal: abort.signal });
+    abort.abort();
+    await expect(pending).rejects.toThrow(/aborted/);
+    const already = new AbortController();
+    already.abort();
+    await expect(udpExchange(query, { port: silent.address().port, signal: already.signal })).rejects.toThrow(
+      /aborted/,
+    );
+  });
+});

@@ -4,7 +4,8 @@
  * asks again over TCP when the reply is truncated (TC), as a stub resolver does. Every exchange
  * ends: with the reply, the socket's error, or an error after `timeoutMs`.
  *
- * For one-off exchanges (tests, tools); forward and shadow keep long-lived pooled sockets.
+ * For one-off exchanges (the loop plugin's probe, tests); forward and shadow keep long-lived pooled
+ * sockets.
  */
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
@@ -17,6 +18,14 @@ export interface ClientOptions {
   readonly host?: string;
   /** Give up after this long (5 s unless given). */
   readonly timeoutMs?: number;
+  /** Give up when this is aborted (the caller stops), closing the socket. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of a UDP exchange. */
+export interface UdpOptions extends ClientOptions {
+  /** Take only a datagram whose ID is the query's (others are ignored); the first datagram otherwise. */
+  readonly matchId?: boolean;
 }
 
 const DEFAULT_HOST = '127.0.0.1';
@@ -31,9 +40,9 @@ export interface UdpReply {
 /**
  * Send `packet` over UDP from a socket bound to an ephemeral port on the server's address (so the
  * source address is known: tests of acl and whoami read it), and resolve with the first datagram
- * that comes back.
+ * that comes back (with `matchId`, the first whose ID is the query's).
  */
-export async function udpExchange(packet: Buffer, o: ClientOptions): Promise<UdpReply> {
+export async function udpExchange(packet: Buffer, o: UdpOptions): Promise<UdpReply> {
   const host = o.host ?? DEFAULT_HOST;
   const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const sock = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
@@ -46,16 +55,22 @@ export async function udpExchange(packet: Buffer, o: ClientOptions): Promise<Udp
       });
     });
     const localPort = sock.address().port;
+    const id = packet.readUInt16BE(0);
     const reply = await new Promise<Buffer>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`UDP query to ${host}:${o.port} timed out`)), timeoutMs);
-      sock.once('message', (m) => {
+      const finish = (err: Error | null, m?: Buffer): void => {
         clearTimeout(timer);
-        resolve(m);
+        o.signal?.removeEventListener('abort', aborted);
+        if (err) reject(err);
+        else resolve(m!);
+      };
+      const aborted = (): void => finish(new Error(`UDP query to ${host}:${o.port} aborted`));
+      const timer = setTimeout(() => finish(new Error(`UDP query to ${host}:${o.port} timed out`)), timeoutMs);
+      if (o.signal?.aborted) return aborted();
+      o.signal?.addEventListener('abort', aborted);
+      sock.on('message', (m) => {
+        if (o.matchId !== true || (m.length >= 12 && m.readUInt16BE(0) === id)) finish(null, m);
       });
-      sock.once('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
+      sock.once('error', (e) => finish(e));
       sock.send(packet, o.port, host);
     });
     return { reply, localPort };
