@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { encodeMessage } from './dns/encode.js';
 import { decode, rcodeOf, type Message } from './dns/message.js';
 import { Flag, Qtype } from './dns/constants.js';
-import { forEachRecord, type ParsedRequest } from './dns/wire.js';
+import { forEachRecord, writePlainName, type ParsedRequest } from './dns/wire.js';
 
 export type Proto = 'udp' | 'tcp';
 
@@ -323,15 +323,7 @@ function rebuildQuestion(raw: Buffer, req: ParsedRequest, name: string, qtype: n
   const out = Buffer.allocUnsafe(12 + nameLen + 4 + rest.length);
   raw.copy(out, 0, 0, 12);
   out.writeUInt16BE(1, 4);
-  let off = 12;
-  if (name !== '.') {
-    for (const label of name.slice(0, -1).split('.')) {
-      const n = out.write(label, off + 1, 'utf8');
-      out[off] = n;
-      off += n + 1;
-    }
-  }
-  out[off++] = 0;
+  const off = writePlainName(name, out, 12);
   out.writeUInt16BE(qtype, off);
   out.writeUInt16BE(req.qclass, off + 2);
   rest.copy(out, off + 4);

@@ -92,7 +92,13 @@ export const Qtype = {
   CAA: 257,
 } as const;
 
-const QTYPE_NAMES: Record<number, string> = {
+/**
+ * Every type miekg/dns 1.1.73 (CoreDNS 1.15.0's) names, spelled as its TypeToString prints them
+ * (so `None` and `Reserved` in mixed case, as CoreDNS's log shows them). The zone-file lexer reads
+ * the same table upper-cased (src/dns/zonefile/mnemonics.ts).
+ */
+export const QTYPE_NAMES: Readonly<Record<number, string>> = {
+  0: 'None',
   1: 'A',
   2: 'NS',
   3: 'MD',
@@ -103,7 +109,6 @@ const QTYPE_NAMES: Record<number, string> = {
   8: 'MG',
   9: 'MR',
   10: 'NULL',
-  11: 'WKS',
   12: 'PTR',
   13: 'HINFO',
   14: 'MINFO',
@@ -111,11 +116,21 @@ const QTYPE_NAMES: Record<number, string> = {
   16: 'TXT',
   17: 'RP',
   18: 'AFSDB',
+  19: 'X25',
+  20: 'ISDN',
+  21: 'RT',
+  23: 'NSAP-PTR',
   24: 'SIG',
   25: 'KEY',
+  26: 'PX',
+  27: 'GPOS',
   28: 'AAAA',
   29: 'LOC',
+  30: 'NXT',
+  31: 'EID',
+  32: 'NIMLOC',
   33: 'SRV',
+  34: 'ATMA',
   35: 'NAPTR',
   36: 'KX',
   37: 'CERT',
@@ -132,31 +147,65 @@ const QTYPE_NAMES: Record<number, string> = {
   50: 'NSEC3',
   51: 'NSEC3PARAM',
   52: 'TLSA',
+  53: 'SMIMEA',
   55: 'HIP',
+  56: 'NINFO',
+  57: 'RKEY',
+  58: 'TALINK',
   59: 'CDS',
   60: 'CDNSKEY',
+  61: 'OPENPGPKEY',
+  62: 'CSYNC',
+  63: 'ZONEMD',
   64: 'SVCB',
   65: 'HTTPS',
   99: 'SPF',
+  100: 'UINFO',
+  101: 'UID',
+  102: 'GID',
+  103: 'UNSPEC',
+  104: 'NID',
+  105: 'L32',
+  106: 'L64',
+  107: 'LP',
+  108: 'EUI48',
+  109: 'EUI64',
+  128: 'NXNAME',
   249: 'TKEY',
   250: 'TSIG',
   251: 'IXFR',
   252: 'AXFR',
+  253: 'MAILB',
+  254: 'MAILA',
   255: 'ANY',
   256: 'URI',
   257: 'CAA',
+  258: 'AVC',
+  260: 'AMTRELAY',
+  261: 'RESINFO',
   32768: 'TA',
   32769: 'DLV',
+  65535: 'Reserved',
 };
+
+/** miekg's StringToType: exact spelling → number (`None` and `Reserved` match only as spelled). */
+const QTYPE_BY_NAME: ReadonlyMap<string, number> = new Map(
+  Object.entries(QTYPE_NAMES).map(([n, name]) => [name, Number(n)]),
+);
 
 /** Type mnemonic as CoreDNS prints it: `A`, `AAAA`, `TYPE65534` for unknown types. */
 export function qtypeName(qtype: number): string {
   return QTYPE_NAMES[qtype] ?? `TYPE${qtype}`;
 }
 
+/**
+ * The number of a type as CoreDNS's plugins read one from the Corefile: StringToType of the
+ * upper-cased text (so `none` and `reserved` are not types), or `TYPEnnn`.
+ */
 export function qtypeFromName(name: string): number | undefined {
   const upper = name.toUpperCase();
-  for (const [num, mnemonic] of Object.entries(QTYPE_NAMES)) if (mnemonic === upper) return Number(num);
+  const n = QTYPE_BY_NAME.get(upper);
+  if (n !== undefined) return n;
   const m = /^TYPE(\d+)$/.exec(upper);
   if (m) return Number(m[1]);
   return undefined;
@@ -164,7 +213,15 @@ export function qtypeFromName(name: string): number | undefined {
 
 export const Qclass = { IN: 1, CH: 3, HS: 4, NONE: 254, ANY: 255 } as const;
 
-const QCLASS_NAMES: Record<number, string> = { 1: 'IN', 3: 'CH', 4: 'HS', 254: 'NONE', 255: 'ANY' };
+/** miekg/dns's ClassToString: every class it names. */
+export const QCLASS_NAMES: Readonly<Record<number, string>> = {
+  1: 'IN',
+  2: 'CS',
+  3: 'CH',
+  4: 'HS',
+  254: 'NONE',
+  255: 'ANY',
+};
 
 export function qclassName(qclass: number): string {
   return QCLASS_NAMES[qclass] ?? `CLASS${qclass}`;
@@ -188,7 +245,7 @@ export function packetTypeName(qtype: number): string {
 
 /** The number of a dns-packet type string (`AAAA`, `TYPE65`, `UNKNOWN_65`), or undefined. */
 export function packetTypeCode(type: string): number | undefined {
-  const n = qtypeFromName(type);
+  const n = QTYPE_BY_NAME.get(type) ?? qtypeFromName(type);
   if (n !== undefined) return n;
   const m = /^UNKNOWN_(\d+)$/.exec(type);
   return m ? Number(m[1]) : undefined;

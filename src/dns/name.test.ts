@@ -86,7 +86,9 @@ describe('dns-packet type and class strings', () => {
     expect(packetTypeCode('UNKNOWN_65534')).toBe(65534);
     expect(packetTypeCode('NOPE')).toBeUndefined();
     expect(packetClassName(3)).toBe('CH');
-    expect(packetClassName(2)).toBe('UNKNOWN_2');
+    expect(packetClassName(2)).toBe('CS');
+    expect(packetClassName(5)).toBe('UNKNOWN_5');
+    expect(packetClassCode('UNKNOWN_5')).toBe(5);
     expect(packetClassCode('UNKNOWN_2')).toBe(2);
     expect(packetClassCode('CLASS4')).toBe(4);
   });

@@ -167,15 +167,18 @@ function readPlainName(buf: Buffer, off: number): string | null {
 }
 
 /**
- * Write a plain absolute name (labels without escapes, one byte per character: what
- * `readPlainName` returns) uncompressed at `off`; returns the offset after it.
+ * Write an absolute name of plain labels (no escapes) uncompressed at `off`; returns the offset
+ * after it. Each label is written as UTF-8: a name read off the wire is ASCII (`readName` escapes
+ * every other byte, `readPlainName` refuses them), so UTF-8 and latin1 agree there, and a name
+ * from the Corefile (rewrite, template) is UTF-8 text whose bytes CoreDNS packs as they are.
+ * `buf` must hold `Buffer.byteLength(name) + 1` bytes from `off`.
  */
 export function writePlainName(name: string, buf: Buffer, off: number): number {
   if (name !== '.') {
     for (const label of name.slice(0, -1).split('.')) {
-      buf[off] = label.length;
-      buf.write(label, off + 1, 'latin1');
-      off += label.length + 1;
+      const n = buf.write(label, off + 1, 'utf8');
+      buf[off] = n;
+      off += n + 1;
     }
   }
   buf[off] = 0;

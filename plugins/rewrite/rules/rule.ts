@@ -1,4 +1,5 @@
 /** What every rewrite rule is: its mode, a cheap match test on the question, and how it changes the request. */
+import { fqdn } from '../../../src/dns/name.js';
 import type { RewriteState } from '../state.js';
 
 export type Mode = 'stop' | 'continue';
@@ -25,8 +26,11 @@ export interface Rule {
 /** A rule's error: the text CoreDNS gives (the setup adds `plugin/rewrite: ` and file:line). */
 export class RuleError extends Error {}
 
-/** CoreDNS's plugin.Name(s).Normalize(): lower case, absolute. */
+/**
+ * CoreDNS's plugin.Name(s).Normalize(): lower case, absolute. Not `lowerName`: Go's
+ * strings.ToLower lowers every letter, non-ASCII too, and a rule's name is Corefile text (UTF-8),
+ * not a name read off the wire; `lowerName` lowers only A-Z, as DNS does.
+ */
 export function normalize(s: string): string {
-  const l = s.toLowerCase();
-  return l.endsWith('.') ? l : `${l}.`;
+  return fqdn(s.toLowerCase());
 }

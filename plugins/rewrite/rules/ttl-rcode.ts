@@ -1,4 +1,5 @@
 /** `rewrite ttl` and `rewrite rcode`: response-only rules, selected by the question name. */
+import { Rcode, rcodeFromName } from '../../../src/dns/constants.js';
 import { RcodeResponseRule, TtlResponseRule, type ResponseRule } from '../response.js';
 import type { RewriteState } from '../state.js';
 import { compileGoRegex, MAX_REGEXP_LEN, nameTester } from './regex.js';
@@ -101,33 +102,17 @@ export function newTtlRule(mode: Mode, args: readonly string[]): Rule {
   return new ResponseOnlyRule(mode, nameTest('exact', args[0]!, 'ttl'), resp);
 }
 
-const RCODES: Record<string, number> = {
-  NOERROR: 0,
-  FORMERR: 1,
-  SERVFAIL: 2,
-  NXDOMAIN: 3,
-  NOTIMP: 4,
-  REFUSED: 5,
-  YXDOMAIN: 6,
-  YXRRSET: 7,
-  NXRRSET: 8,
-  NOTAUTH: 9,
-  NOTZONE: 10,
-  BADSIG: 16,
-  BADVERS: 16,
-  BADKEY: 17,
-  BADTIME: 18,
-  BADMODE: 19,
-  BADNAME: 20,
-  BADALG: 21,
-  BADTRUNC: 22,
-  BADCOOKIE: 23,
-};
-
+/**
+ * CoreDNS's rcode rule value: a number up to 23 or a mnemonic. miekg/dns's StringToRcode also
+ * reads BADSIG as 16 (the TSIG name of the code BADVERS shares), which rcodeName never prints.
+ */
 function rcodeValue(v: string): number | undefined {
-  const n = parseUint32(v);
-  if (n !== undefined && n <= 23) return n;
-  return RCODES[v.toUpperCase()];
+  if (/^\d+$/.test(v)) {
+    const n = Number(v);
+    return n <= 23 ? n : undefined;
+  }
+  if (v.toUpperCase() === 'BADSIG') return Rcode.BADVERS;
+  return rcodeFromName(v);
 }
 
 export function newRcodeRule(mode: Mode, args: readonly string[]): Rule {
