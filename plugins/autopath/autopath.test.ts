@@ -93,12 +93,10 @@ describe('setup', () => {
     async (order) => {
       const block = new TestInstance().block({ zones: ['.'] });
       const offer = (): void =>
-        block
-          .context('kubernetes')
-          .provide(SEARCH_PATH, {
-            plugin: 'kubernetes',
-            autoPath: (q) => (q.transport.remoteAddress === TEST_TRANSPORT.remoteAddress ? PATH : null),
-          });
+        block.context('kubernetes').provide(SEARCH_PATH, {
+          plugin: 'kubernetes',
+          autoPath: (q) => (q.transport.remoteAddress === TEST_TRANSPORT.remoteAddress ? PATH : null),
+        });
       if (order === 'before') offer();
       const factory = await block.setup(autopath, 'autopath @kubernetes');
       if (order === 'after') offer();
