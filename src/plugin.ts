@@ -32,21 +32,32 @@ export interface Handler {
   serve(q: Query): Rcode | Promise<Rcode>;
 }
 
-export type HandlerFactory = (next: Handler | null) => Handler;
+/**
+ * Builds the plugin's handler in front of `next`, once per (re)load, after every setup of every
+ * block ran: `block` is the block's complete, frozen info.
+ */
+export type HandlerFactory = (next: Handler | null, block: BlockInfo) => Handler;
 
 /**
- * Server-block facts. During `setup` only `zones` and `port` are final (they come from the block's
- * keys); `bindAddresses` and `handlerPlugins` grow while the block's plugins set up and `servers`
- * is filled once listeners are grouped. From the HandlerFactory on (and in every hook) the info is
- * complete and frozen.
+ * The server-block facts that are final while the block's plugins set up: they come from the
+ * block's keys. The rest of `BlockInfo` is known only later and reaches the plugin as a parameter
+ * of its HandlerFactory and of its startup and serving hooks.
  */
-export interface BlockInfo {
+export interface SetupBlockInfo {
   /** Normalised zones of the block's keys (`cluster.local.`, reverse zones expanded), in key order. */
   readonly zones: readonly string[];
-  /** The listener names (`dns://:53`) the block's keys are served on. */
-  readonly servers: readonly string[];
   /** Port of the first key. */
   readonly port: number;
+}
+
+/**
+ * Server-block facts, complete and frozen: `bindAddresses` and `handlerPlugins` grow while the
+ * block's plugins set up and `servers` is filled once listeners are grouped, all before the first
+ * HandlerFactory runs.
+ */
+export interface BlockInfo extends SetupBlockInfo {
+  /** The listener names (`dns://:53`) the block's keys are served on. */
+  readonly servers: readonly string[];
   /** Addresses the block binds to (from `bind`), empty = all interfaces. */
   readonly bindAddresses: readonly string[];
   /** Names of the block's plugins that sit in the query chain, in chain order (`coredns_plugin_enabled`). */
@@ -91,8 +102,12 @@ export const LOOKUP_REFUSED: unique symbol = Symbol('lookup refused');
 /** A readiness probe: true when ready, or a short reason string when not. */
 export type ReadinessProbe = () => true | string;
 
+/** A startup or serving hook: it gets the block's complete, frozen info. */
+export type BlockHook = (block: BlockInfo) => void | Promise<void>;
+
 export interface SetupContext {
-  readonly block: BlockInfo;
+  /** What is known of the block during setup; the complete info comes with the factory and hooks. */
+  readonly block: SetupBlockInfo;
   readonly process: ProcessInfo;
   /** Logger whose lines are prefixed `plugin/<name>: `. */
   readonly log: Logger;
@@ -100,12 +115,12 @@ export interface SetupContext {
    * Run when the new instance starts serving (after listeners are up on first start; before the
    * switch on reload). Errors abort the start (or the reload).
    */
-  onStartup(fn: () => void | Promise<void>): void;
+  onStartup(fn: BlockHook): void;
   /**
    * Run after the listeners are opened (first start) or after the switch (reload) — e.g. the loop
    * plugin's self-query. Errors are fatal on first start.
    */
-  onServing(fn: () => void | Promise<void>): void;
+  onServing(fn: BlockHook): void;
   /** Run when this instance is replaced by a reload or the process stops. */
   onShutdown(fn: () => void | Promise<void>): void;
   /**

@@ -225,7 +225,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   for (const b of inst.blocks) freezeBlockInfo(b.info);
   for (const b of inst.blocks) {
     let next: Handler | null = null;
-    for (let i = b.factories.length - 1; i >= 0; i--) next = b.factories[i]!.factory(next);
+    for (let i = b.factories.length - 1; i >= 0; i--) next = b.factories[i]!.factory(next, b.info);
     b.chain = next;
   }
   // Now that chains exist, fill each listener's routes (grouping created the empty tables).
@@ -326,8 +326,9 @@ export function blockContext(
     log: logger(name),
     core: opts.core,
     selfLookup: opts.selfLookup ?? NO_SELF_LOOKUP,
-    onStartup: (fn) => void inst.startup.push(fn),
-    onServing: (fn) => void inst.serving.push(fn),
+    // Hooks run once the instance is built, when rt.info is complete and frozen.
+    onStartup: (fn) => void inst.startup.push(() => fn(rt.info)),
+    onServing: (fn) => void inst.serving.push(() => fn(rt.info)),
     onShutdown: (fn) => void inst.shutdown.push(fn),
     onFinalShutdown: (fn) => void inst.finalShutdown.push(fn),
     registerReady: (name, probe) => {

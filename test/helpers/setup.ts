@@ -205,6 +205,8 @@ export class TestBlock {
     const inst = this.instance;
     const rt = this.runtime;
     return Object.assign(ctx, {
+      // The test block's info, complete from the start: what the tests hand the factory.
+      block: this.runtime.info,
       instance: inst,
       seal: () => rt.capabilities.seal(),
       start: () => inst.start(),
@@ -259,7 +261,7 @@ export function handlerOf(
   def: PluginDef,
   text: string,
   next: Handler | null,
-  ctx: SetupContext = setupContext(),
+  ctx: TestContext = setupContext(),
 ): Handler {
-  return factoryOf(def.setup(dispenserFor(text, def.name), ctx))(next);
+  return factoryOf(def.setup(dispenserFor(text, def.name), ctx))(next, ctx.block);
 }
