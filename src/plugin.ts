@@ -136,8 +136,12 @@ export interface SetupContext {
    * `dispose` (if given) runs after the switch.
    */
   shared<T>(key: string, create: () => T, dispose?: (value: T) => void | Promise<void>): T;
-  /** The server core services plugins such as reload/ready/health need. */
-  readonly core: CoreServices;
+  /** The server's reloads and final shutdown (reload, ready). */
+  readonly lifecycle: Lifecycle;
+  /** The probes the ready plugin reports. */
+  readonly readinessReport: ReadinessReport;
+  /** State kept for the life of the process, and index replication between query threads. */
+  readonly processState: ProcessState;
   /** Lookups through the whole server, for plugins that follow a CNAME or an ExternalName. */
   readonly selfLookup: SelfLookup;
   /**
@@ -157,31 +161,40 @@ export interface SetupContext {
   lookup<T>(cap: Capability<T>): T | undefined;
 }
 
-/** Services offered by the running server to operational plugins. */
-export interface CoreServices {
+/**
+ * The server's (re)loads and its final shutdown, for the plugins that drive or follow them (reload,
+ * ready).
+ */
+export interface Lifecycle {
   /** Trigger a reload of the Corefile from its source (as SIGUSR1). Resolves when it finished. */
   reload(reason: string): Promise<boolean>;
-  /** All readiness probes registered by the current instance, by name. */
-  readiness(): Map<string, ReadinessProbe[]>;
-  /** True once final shutdown has started (ready reports `Shutting down`). */
-  readonly shuttingDown: boolean;
-  /** Subscribe to final shutdown start (before lameduck). */
-  onShutdownStart(fn: () => void): void;
-  /** Hooks for the log plugin and others: the list of server addresses currently serving. */
-  servers(): readonly string[];
   /**
    * Subscribe to the outcome of every (re)load, including the first start (ok=true) — the reload
    * plugin logs the configuration hash and counts failures here. Returns an unsubscribe function;
    * call it from `onShutdown` so a replaced instance stops listening.
    */
   onReloadResult(fn: (ok: boolean, error: Error | null) => void): () => void;
+  /** True once final shutdown has started (ready reports `Shutting down`). */
+  readonly shuttingDown: boolean;
+  /** Subscribe to final shutdown start (before lameduck). */
+  onShutdownStart(fn: () => void): void;
+}
+
+/** What the ready plugin reports: the readiness probes of the configuration serving now. */
+export interface ReadinessReport {
+  /** All readiness probes registered by the current instance, by name. */
+  readiness(): Map<string, ReadinessProbe[]>;
+}
+
+/** The process's own state, which outlives every configuration. */
+export interface ProcessState {
   /**
    * A value kept for the life of the process, created on first use and never disposed — for the
    * little state a plugin must keep even while no configuration uses it (reload's count of reload
-   * outcomes and its one subscription to `onReloadResult`). Anything a configuration owns belongs
-   * in `SetupContext.shared` instead.
+   * outcomes and its one subscription to `onReloadResult`, health's lameduck). Anything a
+   * configuration owns belongs in `SetupContext.shared` instead.
    */
-  processState<T>(key: string, create: () => T): T;
+  keep<T>(key: string, create: () => T): T;
   /**
    * With query threads (docs/multicore.md): where an externally fed index (the kubernetes
    * watches) lives once per process. Undefined with one thread: every index runs its own source.

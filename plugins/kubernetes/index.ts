@@ -111,7 +111,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   // With query threads the main thread watches and the threads keep copies (docs/multicore.md).
   const index = ctx.shared(
     indexKey,
-    () => kubeIndex(settings, ctx.log, ctx.core.replication, indexKey),
+    () => kubeIndex(settings, ctx.log, ctx.processState.replication, indexKey),
     (ix) => ix.stop(),
   );
   const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
