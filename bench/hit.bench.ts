@@ -18,9 +18,12 @@ const next = new FakeNext((q) => {
   q.write(m, 'upstream');
   return 0;
 });
-const cached = (await cache.setup(dispenserFor('cache', 'cache'), setupContext()))!(next);
-const balanced: Handler = (await loadbalance.setup(dispenserFor('loadbalance', 'loadbalance'), setupContext()))!(
+const cacheCtx = setupContext();
+const cached = (await cache.setup(dispenserFor('cache', 'cache'), cacheCtx))!(next, cacheCtx.block);
+const lbCtx = setupContext();
+const balanced: Handler = (await loadbalance.setup(dispenserFor('loadbalance', 'loadbalance'), lbCtx))!(
   cached,
+  lbCtx.block,
 );
 const queries = Array.from({ length: 256 }, () => makeQuery('www.example.org', 'A'));
 await cached.serve(queries[0]!);

@@ -34,7 +34,7 @@ describe('plugin registry', () => {
       shared,
       env: {},
       process: { corefilePath: 'Corefile', dnsPort: 1053, version: 'test', queryThread: false },
-      core: new FakeCore(),
+      services: new FakeCore(),
     };
     const failure = async (text: string): Promise<string> => {
       try {

@@ -32,21 +32,32 @@ export interface Handler {
   serve(q: Query): Rcode | Promise<Rcode>;
 }
 
-export type HandlerFactory = (next: Handler | null) => Handler;
+/**
+ * Builds the plugin's handler in front of `next`, once per (re)load, after every setup of every
+ * block ran: `block` is the block's complete, frozen info.
+ */
+export type HandlerFactory = (next: Handler | null, block: BlockInfo) => Handler;
 
 /**
- * Server-block facts. During `setup` only `zones` and `port` are final (they come from the block's
- * keys); `bindAddresses` and `handlerPlugins` grow while the block's plugins set up and `servers`
- * is filled once listeners are grouped. From the HandlerFactory on (and in every hook) the info is
- * complete and frozen.
+ * The server-block facts that are final while the block's plugins set up: they come from the
+ * block's keys. The rest of `BlockInfo` is known only later and reaches the plugin as a parameter
+ * of its HandlerFactory and of its startup and serving hooks.
  */
-export interface BlockInfo {
+export interface SetupBlockInfo {
   /** Normalised zones of the block's keys (`cluster.local.`, reverse zones expanded), in key order. */
   readonly zones: readonly string[];
-  /** The listener names (`dns://:53`) the block's keys are served on. */
-  readonly servers: readonly string[];
   /** Port of the first key. */
   readonly port: number;
+}
+
+/**
+ * Server-block facts, complete and frozen: `bindAddresses` and `handlerPlugins` grow while the
+ * block's plugins set up and `servers` is filled once listeners are grouped, all before the first
+ * HandlerFactory runs.
+ */
+export interface BlockInfo extends SetupBlockInfo {
+  /** The listener names (`dns://:53`) the block's keys are served on. */
+  readonly servers: readonly string[];
   /** Addresses the block binds to (from `bind`), empty = all interfaces. */
   readonly bindAddresses: readonly string[];
   /** Names of the block's plugins that sit in the query chain, in chain order (`coredns_plugin_enabled`). */
@@ -91,8 +102,12 @@ export const LOOKUP_REFUSED: unique symbol = Symbol('lookup refused');
 /** A readiness probe: true when ready, or a short reason string when not. */
 export type ReadinessProbe = () => true | string;
 
+/** A startup or serving hook: it gets the block's complete, frozen info. */
+export type BlockHook = (block: BlockInfo) => void | Promise<void>;
+
 export interface SetupContext {
-  readonly block: BlockInfo;
+  /** What is known of the block during setup; the complete info comes with the factory and hooks. */
+  readonly block: SetupBlockInfo;
   readonly process: ProcessInfo;
   /** Logger whose lines are prefixed `plugin/<name>: `. */
   readonly log: Logger;
@@ -100,12 +115,12 @@ export interface SetupContext {
    * Run when the new instance starts serving (after listeners are up on first start; before the
    * switch on reload). Errors abort the start (or the reload).
    */
-  onStartup(fn: () => void | Promise<void>): void;
+  onStartup(fn: BlockHook): void;
   /**
    * Run after the listeners are opened (first start) or after the switch (reload) — e.g. the loop
    * plugin's self-query. Errors are fatal on first start.
    */
-  onServing(fn: () => void | Promise<void>): void;
+  onServing(fn: BlockHook): void;
   /** Run when this instance is replaced by a reload or the process stops. */
   onShutdown(fn: () => void | Promise<void>): void;
   /**
@@ -121,8 +136,12 @@ export interface SetupContext {
    * `dispose` (if given) runs after the switch.
    */
   shared<T>(key: string, create: () => T, dispose?: (value: T) => void | Promise<void>): T;
-  /** The server core services plugins such as reload/ready/health need. */
-  readonly core: CoreServices;
+  /** The server's reloads and final shutdown (reload, ready). */
+  readonly lifecycle: Lifecycle;
+  /** The probes the ready plugin reports. */
+  readonly readinessReport: ReadinessReport;
+  /** State kept for the life of the process, and index replication between query threads. */
+  readonly processState: ProcessState;
   /** Lookups through the whole server, for plugins that follow a CNAME or an ExternalName. */
   readonly selfLookup: SelfLookup;
   /**
@@ -142,31 +161,40 @@ export interface SetupContext {
   lookup<T>(cap: Capability<T>): T | undefined;
 }
 
-/** Services offered by the running server to operational plugins. */
-export interface CoreServices {
+/**
+ * The server's (re)loads and its final shutdown, for the plugins that drive or follow them (reload,
+ * ready).
+ */
+export interface Lifecycle {
   /** Trigger a reload of the Corefile from its source (as SIGUSR1). Resolves when it finished. */
   reload(reason: string): Promise<boolean>;
-  /** All readiness probes registered by the current instance, by name. */
-  readiness(): Map<string, ReadinessProbe[]>;
-  /** True once final shutdown has started (ready reports `Shutting down`). */
-  readonly shuttingDown: boolean;
-  /** Subscribe to final shutdown start (before lameduck). */
-  onShutdownStart(fn: () => void): void;
-  /** Hooks for the log plugin and others: the list of server addresses currently serving. */
-  servers(): readonly string[];
   /**
    * Subscribe to the outcome of every (re)load, including the first start (ok=true) — the reload
    * plugin logs the configuration hash and counts failures here. Returns an unsubscribe function;
    * call it from `onShutdown` so a replaced instance stops listening.
    */
   onReloadResult(fn: (ok: boolean, error: Error | null) => void): () => void;
+  /** True once final shutdown has started (ready reports `Shutting down`). */
+  readonly shuttingDown: boolean;
+  /** Subscribe to final shutdown start (before lameduck). */
+  onShutdownStart(fn: () => void): void;
+}
+
+/** What the ready plugin reports: the readiness probes of the configuration serving now. */
+export interface ReadinessReport {
+  /** All readiness probes registered by the current instance, by name. */
+  readiness(): Map<string, ReadinessProbe[]>;
+}
+
+/** The process's own state, which outlives every configuration. */
+export interface ProcessState {
   /**
    * A value kept for the life of the process, created on first use and never disposed — for the
    * little state a plugin must keep even while no configuration uses it (reload's count of reload
-   * outcomes and its one subscription to `onReloadResult`). Anything a configuration owns belongs
-   * in `SetupContext.shared` instead.
+   * outcomes and its one subscription to `onReloadResult`, health's lameduck). Anything a
+   * configuration owns belongs in `SetupContext.shared` instead.
    */
-  processState<T>(key: string, create: () => T): T;
+  keep<T>(key: string, create: () => T): T;
   /**
    * With query threads (docs/multicore.md): where an externally fed index (the kubernetes
    * watches) lives once per process. Undefined with one thread: every index runs its own source.

@@ -84,7 +84,7 @@ describe('setup', () => {
     alone.seal();
     await alone.instance.start();
     const next = new FakeNext((q) => answer(q, Rcode.NXDOMAIN));
-    await factory!(next).serve(makeQuery('x.default.svc.cluster.local.', 'A'));
+    await factory!(next, alone.runtime.info).serve(makeQuery('x.default.svc.cluster.local.', 'A'));
     expect(next.seen.map((q) => q.name)).toEqual(['x.default.svc.cluster.local.']);
   });
 
@@ -106,7 +106,7 @@ describe('setup', () => {
         answer(q, q.lname === 'x.' ? Rcode.NOERROR : Rcode.NXDOMAIN, q.lname === 'x.' ? [a('x', '192.0.2.8', 7)] : []),
       );
       const q = makeQuery('x.default.svc.cluster.local.', 'A');
-      await factory!(next).serve(q);
+      await factory!(next, block.runtime.info).serve(q);
       expect(next.seen.map((s) => s.lname)).toEqual([
         'x.default.svc.cluster.local.',
         'x.svc.cluster.local.',

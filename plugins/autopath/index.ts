@@ -24,8 +24,8 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   if (plugin !== null) {
     // As CoreDNS: a plugin of the block that offers no search path is a start-up error; a plugin
     // the block does not have leaves autopath without a search path (it passes every query on).
-    ctx.onStartup(() => {
-      if (provider() === undefined && ctx.block.handlerPlugins.includes(plugin)) {
+    ctx.onStartup((block) => {
+      if (provider() === undefined && block.handlerPlugins.includes(plugin)) {
         throw new Error(`plugin/autopath: ${plugin} does not implement the AutoPather interface`);
       }
     });

@@ -49,7 +49,7 @@ function upstreamNext(replies: Record<string, Reply>): FakeNext {
 async function build(text: string, next: Handler, zones = ['.']): Promise<CacheHandler> {
   const ctx = setupContext({ zones });
   const f = await cache.setup(dispenserFor(text, 'cache'), ctx);
-  return f!(next) as CacheHandler;
+  return f!(next, ctx.block) as CacheHandler;
 }
 
 async function ask(

@@ -88,7 +88,7 @@ describe('cache setup: accepted', () => {
   it('setup uses the block keys when no zones are given', async () => {
     const ctx = setupContext({ zones: ['cluster.local.', 'in-addr.arpa.'] });
     const f = await cache.setup(dispenserFor('cache 30', 'cache'), ctx);
-    const h = f!(null) as CacheHandler;
+    const h = f!(null, ctx.block) as CacheHandler;
     expect(h.zones).toEqual(['cluster.local.', 'in-addr.arpa.']);
   });
 });

@@ -32,7 +32,7 @@ function build(text: string, next: Handler | null): { h: Handler; ctx: TestConte
   // The server gives each plugin a logger named after it.
   const ctx: TestContext = { ...setupContext(), log: logger('errors') };
   const f = factoryOf(errors.setup(dispenserFor(text, 'errors'), ctx));
-  return { h: f(next), ctx };
+  return { h: f(next, ctx.block), ctx };
 }
 
 const failing = (msg = 'boom', rc = 2): FakeNext => new FakeNext((q) => q.fail(new Error(msg), rc));

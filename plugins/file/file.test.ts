@@ -68,7 +68,7 @@ async function build(text: string, zones = ['example.org.'], next: Handler | nul
   const f = await file.setup(dispenserFor(text, 'file'), ctx);
   await ctx.start();
   contexts.push(ctx);
-  return f!(next);
+  return f!(next, ctx.block);
 }
 
 async function ask(

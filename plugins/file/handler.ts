@@ -1,30 +1,35 @@
 /**
  * The file handler (docs/plugins.md, file): find the zone (longest match), look the name up, and
  * write the authoritative answer, the referral or the negative answer as CoreDNS 1.15.0's file
- * plugin does. CNAME targets outside the zone's data are resolved the way CoreDNS's upstream
- * lookup would route them: a target in another zone of this plugin by that zone, a target inside
- * the server block's zones by the next plugins, anything else is left to the client (NOERROR with
- * the CNAME).
+ * plugin does. CNAME targets outside the zone's data are asked of the whole server, as CoreDNS's
+ * `upstream.Lookup` does (src/server/selflookup.ts).
  */
 import type { Answer } from 'dns-packet';
 import { Flag, Opcode, Qtype, Rcode } from '../../src/dns/constants.js';
 import type { Logger } from '../../src/log.js';
-import { replyTo } from '../../src/dns/message.js';
-import { lowerName, matchZone } from '../../src/dns/name.js';
+import { rcodeOf, replyTo } from '../../src/dns/message.js';
+import { matchZone } from '../../src/dns/name.js';
 import { fallsThrough } from '../../src/fallthrough.js';
-import { nextOrFailure, type Handler } from '../../src/plugin.js';
+import { LOOKUP_REFUSED, nextOrFailure, type Handler, type SelfLookup } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import type { FileConfig } from './setup.js';
 import { Result, type LookupOut } from './zone.js';
+
+/** A CNAME target's lookup was refused (SelfLookup): the client's query fails. */
+class LookupRefused extends Error {
+  constructor(readonly target: string) {
+    super(`lookup of ${target} refused`);
+  }
+}
 
 export class FileHandler implements Handler {
   readonly name = 'file';
 
   constructor(
     private readonly cfg: FileConfig,
-    private readonly blockZones: readonly string[],
     private readonly next: Handler | null,
     private readonly log: Logger,
+    private readonly selfLookup: SelfLookup,
   ) {}
 
   serve(q: Query): number | Promise<number> {
@@ -43,54 +48,32 @@ export class FileHandler implements Handler {
     return this.answer(q, zone);
   }
 
-  private async resolve(q: Query, lname: string, qtype: number, loop: number): Promise<LookupOut | null> {
-    const zone = matchZone(this.cfg.names, lname);
-    if (zone === undefined) return null;
-    const z = this.cfg.zones.get(zone)!;
-    return z.data.lookup(lname, qtype, q.do, loop, (name, t, l) => this.upstream(q, name, t, l));
-  }
-
-  /** CoreDNS's upstream lookup of a CNAME target (the reply of the server to a new question). */
+  /**
+   * CoreDNS's `doLookup`: a CNAME target outside the zone's data asked of the whole server
+   * (`upstream.Lookup`), routed on the client's listener to whichever block serves it — this one,
+   * another, or none (REFUSED keeps the CNAME with NOERROR, CoreDNS #7346). `loop` is CoreDNS's
+   * LoopKey, already counted for this CNAME: the nested query carries it (`Query.depth`), so a
+   * cycle through file zones ends at its ninth lookup as in CoreDNS; repetitions are bounded by
+   * that count, not refused.
+   */
   private async upstream(
     q: Query,
     name: string,
     qtype: number,
     loop: number,
   ): Promise<{ answer: Answer[]; result: Result }> {
-    const lname = lowerName(name);
-    const r = await this.resolve(q, lname, qtype, loop);
-    if (r) {
-      // What the server would have replied to that question: fallthrough hands it on; an empty
-      // SERVFAIL is written by the server.
-      if (
-        r.answer.length === 0 &&
-        (r.result === Result.NameError || r.result === Result.Success) &&
-        fallsThrough(this.cfg.fallthrough, lname)
-      ) {
-        return this.viaNext(q, name, qtype);
-      }
-      if (r.result === Result.ServerFailure) return { answer: r.answer, result: Result.ServerFailure };
-      if (r.result === Result.NameError) return { answer: r.answer, result: Result.NameError };
-      return { answer: r.answer, result: r.answer.length === 0 ? Result.NoData : Result.Success };
-    }
-    if (matchZone(this.blockZones, lname) !== undefined) return this.viaNext(q, name, qtype);
-    // No server block for the target: REFUSED, and the CNAME stands with NOERROR.
-    return { answer: [], result: Result.Success };
-  }
-
-  private async viaNext(q: Query, name: string, qtype: number): Promise<{ answer: Answer[]; result: Result }> {
-    if (!this.next) return { answer: [], result: Result.ServerFailure };
     const sub = q.derive(name, qtype);
-    let rcode: number;
+    sub.depth = loop;
+    let m: Awaited<ReturnType<SelfLookup['lookup']>>;
     try {
-      rcode = await this.next.serve(sub);
+      m = await this.selfLookup.lookup(sub, { repeats: true });
     } catch {
       return { answer: [], result: Result.ServerFailure };
     }
-    const m = sub.reply?.peek();
-    if (!m) return { answer: [], result: rcode === Rcode.SERVFAIL ? Result.ServerFailure : Result.Success };
+    if (m === LOOKUP_REFUSED) throw new LookupRefused(name);
+    if (m === null) return { answer: [], result: Result.Success };
     const answer = m.answers.filter((r) => r.type !== 'OPT');
-    const rc = sub.reply!.rcode;
+    const rc = rcodeOf(m);
     if (rc === Rcode.NXDOMAIN) return { answer, result: Result.NameError };
     if (rc === Rcode.SERVFAIL) return { answer, result: Result.ServerFailure };
     if (rc === Rcode.NOERROR && answer.length === 0) return { answer, result: Result.NoData };
@@ -99,7 +82,16 @@ export class FileHandler implements Handler {
 
   private async answer(q: Query, zone: string): Promise<number> {
     const z = this.cfg.zones.get(zone)!;
-    const r = await z.data.lookup(q.lname, q.qtype, q.do, 0, (name, t, l) => this.upstream(q, name, t, l));
+    let r: LookupOut;
+    try {
+      r = await z.data.lookup(q.lname, q.qtype, q.do, q.depth, (name, t, l) => this.upstream(q, name, t, l));
+    } catch (e) {
+      // A lookup of the chain was refused (a cycle through other plugins, or too long a chain):
+      // the query fails, as docs/corefile.md §11 says.
+      if (e instanceof LookupRefused)
+        return q.fail(new Error(`plugin/file: lookup of ${e.target} is a cycle`), Rcode.SERVFAIL);
+      throw e;
+    }
     if (
       r.answer.length === 0 &&
       (r.result === Result.NameError || r.result === Result.Success) &&

@@ -71,6 +71,6 @@ export const file: PluginDef = {
       for (const t of timers) clearInterval(t);
       timers.length = 0;
     });
-    return (next: Handler | null): Handler => new FileHandler(cfg, ctx.block.zones, next, ctx.log);
+    return (next: Handler | null): Handler => new FileHandler(cfg, next, ctx.log, ctx.selfLookup);
   },
 };

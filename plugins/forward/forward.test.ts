@@ -26,7 +26,7 @@ async function build(text: string, next: Handler | null = null): Promise<{ h: Ha
   const factory = await forward.setup(dispenserFor(text, 'forward'), ctx);
   await ctx.start();
   cleanups.push(() => ctx.stop());
-  return { h: factory!(next), ctx };
+  return { h: factory!(next, ctx.block), ctx };
 }
 
 async function metricValue(name: string, labels: Record<string, string> = {}): Promise<number> {
@@ -408,7 +408,7 @@ describe('forward: shutdown', () => {
     const ctx = setupContext();
     const factory = await forward.setup(dispenserFor(`forward . ${u.addr}`, 'forward'), ctx);
     await ctx.start();
-    const h = factory!(null) as ForwardHandler;
+    const h = factory!(null, ctx.block) as ForwardHandler;
     const q = makeQuery('late.example', 'A');
     const pending = h.serve(q);
     await waitFor('the query at the upstream', () => u.count('late.example') === 1); // at the upstream, whose reply is held

@@ -26,7 +26,7 @@ export const health: PluginDef = {
     );
     ctx.onStartup(() => server.start());
     // The final shutdown (once per process) goes through lame duck once, however many blocks configure it.
-    const lameduck = ctx.core.processState('health:lameduck', () => ({ entered: false }));
+    const lameduck = ctx.processState.keep('health:lameduck', () => ({ entered: false }));
     if (cfg.lameduckMs > 0) {
       ctx.onFinalShutdown(async () => {
         if (lameduck.entered) return;

@@ -35,7 +35,7 @@ async function build(text: string, zones = ['.']): Promise<{ h: HostsHandler; ne
   await ctx.start();
   contexts.push(ctx);
   const next = new FakeNext(() => 5);
-  return { h: f!(next) as HostsHandler, next };
+  return { h: f!(next, ctx.block) as HostsHandler, next };
 }
 
 async function ask(h: Handler, name: string, type = 'A'): Promise<{ q: Query; rc: number }> {

@@ -22,7 +22,7 @@ describe('kubernetes: the search-path capability', () => {
       expect(cap?.plugin).toBe('kubernetes');
       const q = makeQuery('x.default.svc.cluster.local.', 'A');
       expect(cap!.autoPath(q)).toBeNull(); // no handler yet
-      const h = factory!(null) as KubernetesHandler;
+      const h = factory!(null, block.runtime.info) as KubernetesHandler;
       // A client IP that is no known pod: no search path (the handler's own answer).
       expect(cap!.autoPath(q)).toBeNull();
       h.autoPath = () => ['default.svc.cluster.local.', ''];

@@ -111,7 +111,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   // With query threads the main thread watches and the threads keep copies (docs/multicore.md).
   const index = ctx.shared(
     indexKey,
-    () => kubeIndex(settings, ctx.log, ctx.core.replication, indexKey),
+    () => kubeIndex(settings, ctx.log, ctx.processState.replication, indexKey),
     (ix) => ix.stop(),
   );
   const compaction = ctx.shared(`${indexKey}:compaction`, () => ({ done: false }));
@@ -122,6 +122,8 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   // ExternalName targets outside the zone are resolved through the whole server (upstream.Lookup).
   const selfLookup = ctx.selfLookup;
 
+  /** The block's bind addresses, known once the factory runs (before any query). */
+  let bound: readonly string[] = [];
   let ownIPs: string[] | null = null;
   ctx.provide(
     KUBERNETES_EXTERNAL,
@@ -129,7 +131,7 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
       ttl: cfg.ttl,
       namespaces: cfg.namespaces ? new Set(cfg.namespaces) : null,
       endpointPodNames: cfg.endpointPodNames,
-      localIPs: () => (ownIPs ??= localIPs(ctx.block.bindAddresses)),
+      localIPs: () => (ownIPs ??= localIPs(bound)),
       // k8s_external keeps a CNAME whose target lookup was refused (a cycle) without its answers.
       upstream: async (sub) => {
         const r = await selfLookup.lookup(sub);
@@ -154,9 +156,10 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
   // `autopath @kubernetes` of this block asks the handler for each client's search path (§9.2).
   ctx.provide(SEARCH_PATH, { plugin: 'kubernetes', autoPath: (q) => handler?.autoPath(q) ?? null });
 
-  return (next) => {
+  return (next, block) => {
     // Chains are built after every plugin's setup, so `bind` has filled bindAddresses by now.
-    const hcfg = handlerConfig(cfg, localIPs(ctx.block.bindAddresses), search);
+    bound = block.bindAddresses;
+    const hcfg = handlerConfig(cfg, localIPs(bound), search);
     handler = new KubernetesHandler(
       hcfg,
       index.reader,

@@ -36,8 +36,9 @@ function nextWith(
 }
 
 async function build(text: string, next: Handler): Promise<Handler> {
-  const f = await loadbalance.setup(dispenserFor(text, 'loadbalance'), setupContext());
-  return f!(next);
+  const ctx = setupContext();
+  const f = await loadbalance.setup(dispenserFor(text, 'loadbalance'), ctx);
+  return f!(next, ctx.block);
 }
 
 async function run(h: Handler, name = 'lb.example', type = 'A'): Promise<Query> {
@@ -213,9 +214,10 @@ describe('loadbalance round_robin', () => {
   });
 
   it('without a next plugin fails with "no next plugin found"', async () => {
-    const f = await loadbalance.setup(dispenserFor('loadbalance', 'loadbalance'), setupContext());
+    const ctx = setupContext();
+    const f = await loadbalance.setup(dispenserFor('loadbalance', 'loadbalance'), ctx);
     const q = makeQuery('x.example', 'A');
-    expect(await f!(null).serve(q)).toBe(2);
+    expect(await f!(null, ctx.block).serve(q)).toBe(2);
     expect(q.error!.message).toBe('plugin/loadbalance: no next plugin found');
   });
 });

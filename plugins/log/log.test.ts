@@ -42,8 +42,9 @@ function captureLogsEachTest(): void {
 }
 
 function build(text: string, next: Handler | null): Handler {
-  const f = factoryOf(log.setup(dispenserFor(text, 'log'), setupContext()));
-  return f(next);
+  const ctx = setupContext();
+  const f = factoryOf(log.setup(dispenserFor(text, 'log'), ctx));
+  return f(next, ctx.block);
 }
 
 function setupErr(text: string): ConfigError {

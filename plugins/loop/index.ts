@@ -51,12 +51,12 @@ export const loop: PluginDef = {
     d.next();
     parseOccurrence(d, LOOP_OPTIONS);
     const state = new LoopState(ctx.block.zones[0] ?? '.', ctx.log);
-    ctx.onServing(() => {
+    ctx.onServing((block) => {
       // One probe per server, from the main thread (docs/multicore.md §7): a query thread's own
       // probe would reach clients' query logs as a second HINFO, and in a forwarding loop the
       // main thread's probe comes back through every thread, the main one among them.
       if (ctx.process.queryThread) return;
-      state.start(probeTarget(ctx.block.bindAddresses), ctx.block.port);
+      state.start(probeTarget(block.bindAddresses), block.port);
     });
     ctx.onShutdown(() => state.stop());
     return (next: Handler | null): Handler => new LoopHandler(state, next);

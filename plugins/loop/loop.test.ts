@@ -35,7 +35,7 @@ async function setup(
   const ctx = setupContext({ zones, port });
   const f = await loop.setup(dispenserFor('loop', 'loop'), ctx);
   const next = new FakeNext(() => 5);
-  const h = f!(next) as LoopHandler;
+  const h = f!(next, ctx.block) as LoopHandler;
   cleanups.push(() => ctx.stop());
   return { h, ctx, next };
 }

@@ -49,9 +49,9 @@ export const prometheus: PluginDef = {
       await server.start();
     });
     let withdraw: (() => void) | null = null;
-    ctx.onServing(() => {
+    ctx.onServing((block) => {
       server.listener.setTls(tls);
-      withdraw ??= enabled.publish(ctx.block);
+      withdraw ??= enabled.publish(block);
     });
     ctx.onShutdown(() => {
       withdraw?.();

@@ -40,7 +40,7 @@ async function setupPrometheus(
   const ctx = inst.context('prometheus', block);
   const factory = await prometheus.setup(dispenserFor(text, 'prometheus'), ctx);
   if (!factory) throw new Error('prometheus must return a handler factory');
-  return { factory, inst, shared };
+  return { factory: (next) => factory(next, ctx.block), inst, shared };
 }
 
 const A = { server: 'dns://:53', view: '' };

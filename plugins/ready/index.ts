@@ -18,7 +18,7 @@ export const ready: PluginDef = {
       (s) => s.stop(),
     );
     ctx.onStartup(async () => {
-      server.attach(ctx.core);
+      server.attach(ctx.lifecycle, ctx.readinessReport);
       if (!server.listener.listening) server.monitor = cfg.monitor;
       await server.start();
     });

@@ -10,7 +10,7 @@
  */
 import type * as http from 'node:http';
 import type { Logger } from '../../src/log.js';
-import type { CoreServices, ReadinessProbe } from '../../src/plugin.js';
+import type { Lifecycle, ReadinessProbe, ReadinessReport } from '../../src/plugin.js';
 import { sendText, SideListener } from '../../src/server/sidelistener.js';
 import type { MonitorType } from './setup.js';
 
@@ -38,7 +38,8 @@ export class ReadyServer {
   /** Probes that answered ready once (until-ready never asks them again). */
   private readonly once = new WeakSet<ReadinessProbe>();
   private shuttingDown = false;
-  private core: CoreServices | null = null;
+  private lifecycle: Lifecycle | null = null;
+  private report: ReadinessReport | null = null;
   /**
    * Some configuration serves DNS. Before that (first start: the listener opens in the startup
    * hooks, while e.g. kubernetes may still wait for its watches and the DNS ports are not open),
@@ -55,12 +56,16 @@ export class ReadyServer {
     this.listener.handler = (req, res) => this.handle(req, res);
   }
 
-  /** Attach to the process's core services (once): close at the start of final shutdown. */
-  attach(core: CoreServices): void {
-    if (this.core === core) return;
-    const first = this.core === null;
-    this.core = core;
-    if (first) core.onShutdownStart(() => void this.shutdown());
+  /**
+   * Attach to the server's lifecycle (once: close at the start of final shutdown) and report its
+   * probes.
+   */
+  attach(lifecycle: Lifecycle, report: ReadinessReport): void {
+    this.report = report;
+    if (this.lifecycle === lifecycle) return;
+    const first = this.lifecycle === null;
+    this.lifecycle = lifecycle;
+    if (first) lifecycle.onShutdownStart(() => void this.shutdown());
   }
 
   start(): Promise<void> {
@@ -81,7 +86,7 @@ export class ReadyServer {
   evaluate(): ReadinessResult {
     const notReady: string[] = [];
     const reasons: string[] = [];
-    const probes = this.core ? this.core.readiness() : new Map<string, ReadinessProbe[]>();
+    const probes = this.report ? this.report.readiness() : new Map<string, ReadinessProbe[]>();
     const names = [...probes.keys()].sort();
     for (const name of names) {
       let ok = true;
@@ -111,7 +116,7 @@ export class ReadyServer {
       sendText(res, 404, '404 page not found\n');
       return;
     }
-    if (this.shuttingDown || this.core?.shuttingDown) {
+    if (this.shuttingDown || this.lifecycle?.shuttingDown) {
       sendText(res, 503, 'Shutting down');
       return;
     }

@@ -11,8 +11,8 @@ export const reload: PluginDef = {
   repeat: 'first',
   options: RELOAD_OPTIONS,
   setup(d, ctx) {
-    const loop = loopForSetup(ctx.core, parseReload(d));
-    ctx.onServing(() => loop.start({ core: ctx.core, log: ctx.log, corefilePath: ctx.process.corefilePath }));
+    const loop = loopForSetup(ctx, parseReload(d));
+    ctx.onServing(() => loop.start({ services: ctx, log: ctx.log, corefilePath: ctx.process.corefilePath }));
     ctx.onShutdown(() => loop.stop());
     return null;
   },

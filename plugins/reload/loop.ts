@@ -10,11 +10,11 @@
  * `onReloadResult` (never unsubscribed, so SIGUSR1 failures count even after `reload` is removed
  * from the file). Should a core's `reload()` fail without notifying (e.g. throw), the loop counts
  * the failure of the reload it triggered itself. That per-process state lives in `ReloadProcess`,
- * kept by the core (`CoreServices.processState`).
+ * kept for the process (`ProcessState.keep`).
  */
 import { ConfigError } from '../../src/corefile/types.js';
 import type { Logger } from '../../src/log.js';
-import type { CoreServices } from '../../src/plugin.js';
+import type { Lifecycle, ProcessState } from '../../src/plugin.js';
 import { hashConfigFile } from './hash.js';
 import { reloadFailed, setVersionInfo } from './metrics.js';
 import { pickPeriod, type ReloadConfig } from './setup.js';
@@ -29,7 +29,7 @@ export class ReloadProcess {
   current: ReloadLoop | null = null;
   private subscribed = false;
 
-  constructor(private readonly core: CoreServices) {}
+  constructor(private readonly lifecycle: Lifecycle) {}
 
   /** Record the outcome of one reload attempt (from the core's `onReloadResult`, once per attempt). */
   record(ok: boolean, error: Error | null = null): void {
@@ -44,13 +44,19 @@ export class ReloadProcess {
   subscribe(): void {
     if (this.subscribed) return;
     this.subscribed = true;
-    this.core.onReloadResult((ok, error) => this.record(ok, error));
+    this.lifecycle.onReloadResult((ok, error) => this.record(ok, error));
   }
 }
 
-/** The reload plugin's per-process state, kept by the core. */
-export function reloadProcess(core: CoreServices): ReloadProcess {
-  return core.processState('reload', () => new ReloadProcess(core));
+/** The reload plugin's per-process state, kept for the process. */
+export function reloadProcess(services: ReloadServices): ReloadProcess {
+  return services.processState.keep('reload', () => new ReloadProcess(services.lifecycle));
+}
+
+/** What of the server the reload plugin uses: its reloads, and the process's state. */
+export interface ReloadServices {
+  readonly lifecycle: Lifecycle;
+  readonly processState: ProcessState;
 }
 
 /** Sources of configuration that cannot be read again. */
@@ -59,7 +65,7 @@ function rereadable(path: string): boolean {
 }
 
 export interface LoopDeps {
-  readonly core: CoreServices;
+  readonly services: ReloadServices;
   readonly log: Logger;
   readonly corefilePath: string;
   readonly hash?: (path: string) => Promise<{ hash: string }>;
@@ -98,7 +104,7 @@ export class ReloadLoop {
   async start(deps: LoopDeps): Promise<void> {
     if (this.started) return;
     this.started = true;
-    reloadProcess(deps.core).subscribe();
+    reloadProcess(deps.services).subscribe();
     if (!rereadable(deps.corefilePath)) {
       deps.log.debug(`configuration from ${deps.corefilePath} cannot be re-read; not checking for changes`);
       return;
@@ -146,8 +152,9 @@ export class ReloadLoop {
   }
 
   private async tick(): Promise<void> {
-    if (this.stopped || this.deps === null || this.deps.core.shuttingDown) return;
-    const { core, log } = this.deps;
+    if (this.stopped || this.deps === null || this.deps.services.lifecycle.shuttingDown) return;
+    const { services, log } = this.deps;
+    const { lifecycle } = services;
     let next: string;
     try {
       next = (await this.hashNow()).hash;
@@ -156,16 +163,16 @@ export class ReloadLoop {
       return;
     }
     // No reloads once final shutdown has started (the core would refuse them anyway).
-    if (this.stopped || core.shuttingDown || next === this.hash) return;
+    if (this.stopped || lifecycle.shuttingDown || next === this.hash) return;
     // Remember the new hash first: a broken file is not retried until it changes again.
     this.hash = next;
     setVersionInfo(next);
-    const state = reloadProcess(core);
+    const state = reloadProcess(services);
     const before = state.recorded;
     let ok: boolean;
     let error: Error | null = null;
     try {
-      ok = await core.reload('reload plugin');
+      ok = await lifecycle.reload('reload plugin');
     } catch (e) {
       ok = false;
       error = e as Error;
@@ -195,8 +202,8 @@ function describe(e: unknown): string {
  * The loop of the configuration being set up: a new one for each (re)load, shared by the blocks
  * of that load; each `reload` directive overwrites its settings (the last one wins).
  */
-export function loopForSetup(core: CoreServices, cfg: ReloadConfig): ReloadLoop {
-  const state = reloadProcess(core);
+export function loopForSetup(services: ReloadServices, cfg: ReloadConfig): ReloadLoop {
+  const state = reloadProcess(services);
   const current = state.current;
   if (current === null || current.started || current.isStopped) state.current = new ReloadLoop(cfg);
   else current.cfg = cfg;

@@ -30,7 +30,7 @@ async function startedLoop(path: string, core: FakeCore): Promise<{ loop: Reload
   const logs = captureLogs(cleanups);
   const loop = new ReloadLoop({ intervalMs: 2000, jitterMs: 0 });
   cleanups.push(() => loop.stop());
-  await loop.start({ core, log: logger('reload'), corefilePath: path });
+  await loop.start({ services: core, log: logger('reload'), corefilePath: path });
   return { loop, logs: logs.lines };
 }
 

@@ -129,16 +129,15 @@ export const shadow: PluginDef = {
           serve: (q) => q.fail(new Error('plugin/shadow: no next plugin found'), Rcode.SERVFAIL),
         };
     }
-    // The block's plugin list is complete only after every setup ran: build the plan at start.
+    // The block's plugin list is complete only after every setup ran: the factory builds the plan,
+    // before any query reaches the handler and so before any comparison needs it.
     let plan: ComparePlan | null = null;
-    const client = new ShadowClient(
-      cfg,
-      makeHooks(cfg, () => (plan ??= comparePlan(cfg.ignore, ctx.block.handlerPlugins)), ctx.log),
-    );
-    ctx.onStartup(() => {
-      plan = comparePlan(cfg.ignore, ctx.block.handlerPlugins);
-      return client.start(ctx.log);
-    });
+    const builtPlan = (): ComparePlan => {
+      if (plan === null) throw new Error('plugin/shadow: comparison before the chain was built');
+      return plan;
+    };
+    const client = new ShadowClient(cfg, makeHooks(cfg, builtPlan, ctx.log));
+    ctx.onStartup(() => client.start(ctx.log));
     ctx.onShutdown(() => client.stop());
     const errorLog = new LogLimiter(1, 60_000);
     const onCaptureError = (e: unknown): void => {
@@ -147,6 +146,9 @@ export const shadow: PluginDef = {
         ctx.log.error(`${note}cannot copy a query for the reference: ${(e as Error)?.message ?? String(e)}`);
     };
     const sampler = new Sampler(cfg.fraction);
-    return (next) => new ShadowHandler(next, sampler, client, onCaptureError);
+    return (next, block) => {
+      plan = comparePlan(cfg.ignore, block.handlerPlugins);
+      return new ShadowHandler(next, sampler, client, onCaptureError);
+    };
   },
 };

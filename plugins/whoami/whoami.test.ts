@@ -16,8 +16,9 @@ interface SrvData {
 }
 
 function build(): Handler {
-  const f = factoryOf(whoami.setup(dispenserFor('whoami'), setupContext()));
-  return f(null);
+  const ctx = setupContext();
+  const f = factoryOf(whoami.setup(dispenserFor('whoami'), ctx));
+  return f(null, ctx.block);
 }
 
 function setupErr(text: string): ConfigError {
@@ -119,15 +120,19 @@ describe('whoami: handler (direct)', () => {
   });
 
   it('is terminal: never calls next', () => {
-    const f = factoryOf(whoami.setup(dispenserFor('whoami'), setupContext()));
+    const ctx = setupContext();
+    const f = factoryOf(whoami.setup(dispenserFor('whoami'), ctx));
     let called = 0;
-    const h = f({
-      name: 'next',
-      serve: () => {
-        called++;
-        return 0;
+    const h = f(
+      {
+        name: 'next',
+        serve: () => {
+          called++;
+          return 0;
+        },
       },
-    });
+      ctx.block,
+    );
     expect(h.serve(makeQuery('example.org', 'A'))).toBe(0);
     expect(called).toBe(0);
   });

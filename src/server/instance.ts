@@ -14,7 +14,9 @@ import { LISTENER_TIMEOUTS, SERVER_DEBUG, type ListenerTimeouts } from './listen
 import { logger } from '../log.js';
 import type {
   BlockInfo,
-  CoreServices,
+  Lifecycle,
+  ProcessState,
+  ReadinessReport,
   Handler,
   HandlerFactory,
   PluginDef,
@@ -102,11 +104,18 @@ export class Instance {
   }
 }
 
+/** What the running server offers plugins, by concern: each reaches the SetupContext on its own. */
+export interface ServerServices {
+  readonly lifecycle: Lifecycle;
+  readonly readinessReport: ReadinessReport;
+  readonly processState: ProcessState;
+}
+
 export interface BuildOptions {
   readonly dnsPort: number;
   readonly process: ProcessInfo;
   readonly shared: SharedResources;
-  readonly core: CoreServices;
+  readonly services: ServerServices;
   /** Lookups through the running server (none for `-validate`). */
   readonly selfLookup?: SelfLookup;
   readonly env?: Record<string, string | undefined>;
@@ -225,7 +234,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   for (const b of inst.blocks) freezeBlockInfo(b.info);
   for (const b of inst.blocks) {
     let next: Handler | null = null;
-    for (let i = b.factories.length - 1; i >= 0; i--) next = b.factories[i]!.factory(next);
+    for (let i = b.factories.length - 1; i >= 0; i--) next = b.factories[i]!.factory(next, b.info);
     b.chain = next;
   }
   // Now that chains exist, fill each listener's routes (grouping created the empty tables).
@@ -318,16 +327,19 @@ export function blockContext(
   inst: Instance,
   rt: BlockRuntime,
   name: string,
-  opts: Pick<BuildOptions, 'process' | 'shared' | 'core' | 'selfLookup'>,
+  opts: Pick<BuildOptions, 'process' | 'shared' | 'services' | 'selfLookup'>,
 ): SetupContext {
   return {
     block: rt.info,
     process: opts.process,
     log: logger(name),
-    core: opts.core,
+    lifecycle: opts.services.lifecycle,
+    readinessReport: opts.services.readinessReport,
+    processState: opts.services.processState,
     selfLookup: opts.selfLookup ?? NO_SELF_LOOKUP,
-    onStartup: (fn) => void inst.startup.push(fn),
-    onServing: (fn) => void inst.serving.push(fn),
+    // Hooks run once the instance is built, when rt.info is complete and frozen.
+    onStartup: (fn) => void inst.startup.push(() => fn(rt.info)),
+    onServing: (fn) => void inst.serving.push(() => fn(rt.info)),
     onShutdown: (fn) => void inst.shutdown.push(fn),
     onFinalShutdown: (fn) => void inst.finalShutdown.push(fn),
     registerReady: (name, probe) => {

@@ -46,7 +46,7 @@ export interface ReplicationReplica {
   subscribe<M>(channel: ReplicationChannel<M>, onMessage: (message: M) => void): () => void;
 }
 
-/** What a plugin is given when the process runs query threads (CoreServices.replication). */
+/** What a plugin is given when the process runs query threads (ProcessState.replication). */
 export type IndexReplication = ReplicationSource | ReplicationReplica;
 
 /** The wire between the main thread and one query thread (carried inside ToThread / FromThread). */

@@ -1,11 +1,11 @@
 /**
  * The running server: listeners that survive reloads, the current configuration instance, and
- * the lifecycle around them (start, reload with atomic switch, graceful shutdown). Implements the
- * CoreServices that operational plugins use.
+ * the lifecycle around them (start, reload with atomic switch, graceful shutdown). Offers the
+ * plugins its Lifecycle, ReadinessReport and ProcessState (src/plugin.ts).
  */
 import { ConfigError } from '../corefile/types.js';
 import { coreLog, enableDebug, isJsonLog, stdLog, writeStdout } from '../log.js';
-import type { CoreServices, ReadinessProbe } from '../plugin.js';
+import type { Lifecycle, ProcessState, ReadinessProbe, ReadinessReport } from '../plugin.js';
 import { buildInstance, Instance, type ConfigSource, type ListenSpec } from './instance.js';
 import { makeDispatch, type DispatchOptions } from './dispatch.js';
 import { DEFAULT_TCP_LIMITS, Listener, type TcpLimits } from './listener.js';
@@ -30,7 +30,7 @@ export interface ServerOptions {
   readonly reusePort?: boolean;
   /** The port to bind for a listener (a query thread binds the port the main thread got for port 0). */
   readonly listenPort?: (name: string) => number | undefined;
-  /** Index replication between threads (CoreServices.replication). */
+  /** Index replication between threads (ProcessState.replication). */
   readonly replication?: IndexReplication;
   /**
    * A query thread (ProcessInfo.queryThread): reloads come from the main thread (`reloadWithError`), so a plugin's
@@ -47,7 +47,7 @@ export interface ServerOptions {
 
 export type ReloadListener = (ok: boolean, error: Error | null, instance: Instance | null) => void;
 
-export class Server implements CoreServices {
+export class Server implements Lifecycle, ReadinessReport {
   readonly listeners = new Map<string, Listener>();
   current: Instance | null = null;
   readonly shared = new SharedResources();
@@ -56,10 +56,18 @@ export class Server implements CoreServices {
   private readonly reloadListeners: ReloadListener[] = [];
   private reloadChain: Promise<void> = Promise.resolve();
 
-  constructor(private readonly opts: ServerOptions) {}
+  /** The process's state (kept across reloads) and its index replication, for the plugins. */
+  private readonly processState: ProcessState;
 
-  get replication(): IndexReplication | undefined {
-    return this.opts.replication;
+  constructor(private readonly opts: ServerOptions) {
+    const perProcess = new Map<string, unknown>();
+    this.processState = {
+      keep: <T>(key: string, create: () => T): T => {
+        if (!perProcess.has(key)) perProcess.set(key, create());
+        return perProcess.get(key) as T;
+      },
+      replication: opts.replication,
+    };
   }
 
   get shuttingDown(): boolean {
@@ -78,13 +86,6 @@ export class Server implements CoreServices {
       const i = this.reloadListeners.indexOf(fn);
       if (i >= 0) this.reloadListeners.splice(i, 1);
     };
-  }
-
-  private readonly perProcess = new Map<string, unknown>();
-
-  processState<T>(key: string, create: () => T): T {
-    if (!this.perProcess.has(key)) this.perProcess.set(key, create());
-    return this.perProcess.get(key) as T;
   }
 
   readiness(): Map<string, ReadinessProbe[]> {
@@ -129,7 +130,7 @@ export class Server implements CoreServices {
         queryThread: this.opts.follower === true,
       },
       shared: this.shared,
-      core: this,
+      services: { lifecycle: this, readinessReport: this, processState: this.processState },
       selfLookup: this.selfLookup,
       env: this.opts.env,
       collectErrors,

@@ -377,6 +377,31 @@ const CASES: Case[] = [
     ),
   },
   {
+    // upstream.Lookup routes a CNAME target to the block that serves it: example.org's `ext` and
+    // `ext2` point into example.net's block, its `cname-back` points back; `outside` to no block.
+    id: 'zones in separate blocks: CNAME targets answered by the other block',
+    corefile: `example.org:{{DNS}} {
+  file db.example.org
+}
+example.net:{{DNS}} {
+  file db.example.net
+}
+`,
+    files: {
+      'db.example.org': DB_EXAMPLE_ORG,
+      'db.hosts': DB_HOSTS,
+      'db.lab': DB_LAB,
+      'db.example.net': DB_EXAMPLE_NET,
+    },
+    probe: { name: 'www.example.net', type: 'A' },
+    queries: generate(
+      ['ext.example.org', 'ext2.example.org', 'outside.example.org', 'cname-back.example.net', 'www.example.net'],
+      ['A', 'AAAA', 'TXT'],
+      [{ proto: 'udp' }, { proto: 'tcp', edns: 1232, do: true }],
+      17,
+    ),
+  },
+  {
     id: 'zone in a root block with forward: CNAME targets outside the zone resolved through the server',
     corefile: `.:{{DNS}} {
   file db.example.org example.org {

@@ -39,15 +39,6 @@ export interface CorefileRun {
   stop(): Promise<void>;
 }
 
-/** The core's services for one Corefile run: the listeners of its instance. */
-class RunCore extends FakeCore {
-  instance: Instance | null = null;
-
-  override servers(): readonly string[] {
-    return this.instance === null ? [] : [...this.instance.listens.keys()];
-  }
-}
-
 /**
  * Set up `corefile` (keys without a port use `dnsPort`, 53 by default: nothing is bound) and run
  * its start-up and serving hooks, as the Server does before it answers.
@@ -62,7 +53,9 @@ export async function runCorefile(
   o: { dnsPort?: number; env?: Record<string, string | undefined> } = {},
 ): Promise<CorefileRun> {
   const dnsPort = o.dnsPort ?? 53;
-  const core = new RunCore();
+  const core = new FakeCore();
+  /** The instance lookups route in, once built. */
+  let current: Instance | null = null;
   const shared = new SharedResources();
   const inst = await buildInstance(
     { path: 'Corefile', text: corefile },
@@ -70,16 +63,16 @@ export async function runCorefile(
       dnsPort,
       process: { corefilePath: 'Corefile', dnsPort, version: 'test', queryThread: false },
       shared,
-      core,
+      services: core,
       // Lookups through the server (CoreDNS's upstream.Lookup), routed as the real Server routes them.
       selfLookup: new InProcessLookup((name) => {
-        const spec = core.instance?.listens.get(name);
+        const spec = current?.listens.get(name);
         return spec && { table: spec.table, opts: dispatchOptions(spec) };
       }),
       env: o.env ?? process.env,
     },
   );
-  core.instance = inst;
+  current = inst;
   await Instance.run(inst.startup);
   await Instance.run(inst.serving);
 

@@ -11,15 +11,17 @@ import { lex } from '../../src/corefile/lexer.js';
 import { ConfigError } from '../../src/corefile/types.js';
 import type {
   BlockInfo,
-  CoreServices,
   Handler,
   HandlerFactory,
+  Lifecycle,
   PluginDef,
   ProcessInfo,
+  ProcessState,
   ReadinessProbe,
+  ReadinessReport,
   SetupContext,
 } from '../../src/plugin.js';
-import { addBlock, blockContext, Instance, type BlockRuntime } from '../../src/server/instance.js';
+import { addBlock, blockContext, Instance, type BlockRuntime, type ServerServices } from '../../src/server/instance.js';
 import { SharedResources } from '../../src/server/shared.js';
 
 /** A Dispenser over Corefile text (file `Corefile`); `plugin` defaults to the first token. */
@@ -28,8 +30,19 @@ export function dispenserFor(text: string, plugin?: string): Dispenser {
   return new Dispenser(tokens, plugin ?? tokens[0]?.text ?? '');
 }
 
-/** The server core's services, scripted: reload results, shutdown start, reload outcomes. */
-export class FakeCore implements CoreServices {
+/**
+ * The server's services, scripted: reload results, shutdown start, reload outcomes, probes. One
+ * object plays every concern (`lifecycle`, `readinessReport` are itself).
+ */
+export class FakeCore implements ServerServices, Lifecycle, ReadinessReport {
+  get lifecycle(): Lifecycle {
+    return this;
+  }
+
+  get readinessReport(): ReadinessReport {
+    return this;
+  }
+
   readonly probes = new Map<string, ReadinessProbe[]>();
   shuttingDown = false;
   private readonly subscribers: (() => void)[] = [];
@@ -65,10 +78,12 @@ export class FakeCore implements CoreServices {
 
   private readonly perProcess = new Map<string, unknown>();
 
-  processState<T>(key: string, create: () => T): T {
-    if (!this.perProcess.has(key)) this.perProcess.set(key, create());
-    return this.perProcess.get(key) as T;
-  }
+  readonly processState: ProcessState = {
+    keep: <T>(key: string, create: () => T): T => {
+      if (!this.perProcess.has(key)) this.perProcess.set(key, create());
+      return this.perProcess.get(key) as T;
+    },
+  };
 
   readiness(): Map<string, ReadinessProbe[]> {
     return this.probes;
@@ -81,10 +96,6 @@ export class FakeCore implements CoreServices {
   startShutdown(): void {
     this.shuttingDown = true;
     for (const fn of this.subscribers) fn();
-  }
-
-  servers(): readonly string[] {
-    return ['dns://:53'];
   }
 }
 
@@ -106,7 +117,7 @@ export interface BlockOptions {
 }
 
 export interface InstanceOptions {
-  readonly core?: CoreServices;
+  readonly core?: FakeCore;
   /** Shared with other instances to test what survives a reload (default: a new one). */
   readonly shared?: SharedResources;
   readonly corefilePath?: string;
@@ -117,7 +128,7 @@ type HookList = 'startup' | 'serving' | 'shutdown' | 'finalShutdown';
 /** One configuration instance of the real core, for plugin setups. */
 export class TestInstance {
   readonly instance = new Instance({ path: 'Corefile', text: '' });
-  readonly core: CoreServices;
+  readonly core: FakeCore;
   readonly shared: SharedResources;
   private readonly process: ProcessInfo;
 
@@ -149,7 +160,7 @@ export class TestInstance {
       handlerPlugins: [...info.handlerPlugins],
     });
     return new TestBlock(this, rt, (name) =>
-      blockContext(this.instance, rt, name, { process: this.process, shared: this.shared, core: this.core }),
+      blockContext(this.instance, rt, name, { process: this.process, shared: this.shared, services: this.core }),
     );
   }
 
@@ -205,6 +216,8 @@ export class TestBlock {
     const inst = this.instance;
     const rt = this.runtime;
     return Object.assign(ctx, {
+      // The test block's info, complete from the start: what the tests hand the factory.
+      block: this.runtime.info,
       instance: inst,
       seal: () => rt.capabilities.seal(),
       start: () => inst.start(),
@@ -259,7 +272,7 @@ export function handlerOf(
   def: PluginDef,
   text: string,
   next: Handler | null,
-  ctx: SetupContext = setupContext(),
+  ctx: TestContext = setupContext(),
 ): Handler {
-  return factoryOf(def.setup(dispenserFor(text, def.name), ctx))(next);
+  return factoryOf(def.setup(dispenserFor(text, def.name), ctx))(next, ctx.block);
 }
