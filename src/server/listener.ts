@@ -11,6 +11,7 @@ import * as dgram from 'node:dgram';
 import * as net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { Transport } from '../query.js';
+import { openOnEphemeralPort } from './ephemeralport.js';
 import { DEFAULT_TCP_LIMITS, TcpPool, type ListenerInfo, type TcpLimits } from './tcp.js';
 import type { ListenerTimeouts } from './listenopts.js';
 
@@ -92,6 +93,17 @@ export class Listener implements ListenerInfo {
   }
 
   async open(): Promise<void> {
+    await openOnEphemeralPort(
+      this.port === 0,
+      () => this.bindAll(),
+      () => {
+        this.port = 0;
+      },
+    );
+  }
+
+  /** Bind the UDP sockets, then TCP on the same port; on a TCP failure nothing stays bound. */
+  private async bindAll(): Promise<void> {
     if (this.host === '') {
       // All interfaces: one dual-stack IPv6 socket when the host has IPv6, else IPv4 only.
       try {
@@ -141,6 +153,8 @@ export class Listener implements ListenerInfo {
   private closeUdp(): void {
     this.udp4?.close();
     this.udp6?.close();
+    this.udp4 = null;
+    this.udp6 = null;
     for (const s of this.udpLocal.splice(0)) s.close();
   }
 
