@@ -2,7 +2,6 @@
  * The one text form of DNS records in test assertions: `rrLines`, the records of a section as an
  * operator reads them in dig's answer section.
  */
-import type * as dnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 
 export interface RecordTextOptions {
@@ -83,64 +82,4 @@ function quoted(s: Buffer): string {
     else out += String.fromCharCode(b);
   }
   return `${out}"`;
-}
-
-// The two formatters below are what the tests used before rrLines; they go once every test has moved.
-
-/** Answer records as `name ttl TYPE data` strings, for compact assertions. */
-export function rrStrings(rrs: dnsPacket.Answer[]): string[] {
-  return rrs
-    .filter((r) => r.type !== 'OPT')
-    .map((r) => {
-      const a = r as dnsPacket.Answer & { ttl?: number; data?: unknown };
-      const data =
-        typeof a.data === 'object' && a.data !== null && !Buffer.isBuffer(a.data)
-          ? Object.values(a.data as object)
-              .map((v) => (Buffer.isBuffer(v) ? v.toString() : String(v)))
-              .join(' ')
-          : Array.isArray(a.data)
-            ? a.data.map(String).join(' ')
-            : String(a.data);
-      return `${a.name}. ${a.ttl ?? 0} ${a.type} ${data}`;
-    });
-}
-
-const absName = (n: string): string => (n === '.' || n.endsWith('.') ? n : `${n}.`);
-
-/**
- * One record in presentation form, `owner ttl TYPE rdata`, with absolute names, quoted TXT strings
- * and the SOA serial printed as `<serial>` (it follows the clock or the cluster, not the test): for
- * comparing answers that hold names and SOAs (kubernetes, the control-plane suite).
- */
-export function fmt(rr: Answer): string {
-  const r = rr as Answer & { ttl?: number; data?: unknown };
-  const d = r.data as Record<string, unknown> | string | Buffer[];
-  let data: string;
-  switch (rr.type) {
-    case 'A':
-    case 'AAAA':
-      data = String(d);
-      break;
-    case 'CNAME':
-    case 'PTR':
-    case 'NS':
-      data = absName(String(d));
-      break;
-    case 'SRV': {
-      const s = d as { priority: number; weight: number; port: number; target: string };
-      data = `${s.priority} ${s.weight} ${s.port} ${absName(s.target)}`;
-      break;
-    }
-    case 'TXT':
-      data = (d as Buffer[]).map((b) => `"${b.toString()}"`).join(' ');
-      break;
-    case 'SOA': {
-      const s = d as { mname: string; rname: string; refresh: number; retry: number; expire: number; minimum: number };
-      data = `${absName(s.mname)} ${absName(s.rname)} <serial> ${s.refresh} ${s.retry} ${s.expire} ${s.minimum}`;
-      break;
-    }
-    default:
-      data = JSON.stringify(d);
-  }
-  return `${absName(rr.name)} ${r.ttl ?? 0} ${rr.type} ${data}`;
 }
