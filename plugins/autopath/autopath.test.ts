@@ -14,7 +14,8 @@ import { registry } from '../../src/metrics/registry.js';
 import type { PluginDef } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { SEARCH_PATH } from '../../src/searchpath.js';
-import { makeQuery, rcode, rrStrings, TEST_TRANSPORT, udpQuery } from '../../test/helpers/dns.js';
+import { makeQuery, rcode, TEST_TRANSPORT, udpQuery } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { dispenserFor, TestInstance } from '../../test/helpers/setup.js';
 import { a, FakeNext, soa, TestUpstream } from '../../test/helpers/upstream.js';
@@ -114,9 +115,9 @@ describe('setup', () => {
         'x.c.proj.internal.',
         'x.',
       ]);
-      expect(rrStrings(q.reply!.peek().answers)).toEqual([
-        'x.default.svc.cluster.local. 7 CNAME x',
-        'x. 7 A 192.0.2.8',
+      expect(rrLines(q.reply!.peek().answers)).toEqual([
+        'x.default.svc.cluster.local. 7 IN CNAME x.',
+        'x. 7 IN A 192.0.2.8',
       ]);
     },
   );
@@ -164,9 +165,9 @@ describe('the walk', () => {
     expect(next.seen.every((s) => s.qtype === 1 && s.id === q.id)).toBe(true);
     const m = q.reply!.peek();
     expect(m.questions[0]).toMatchObject({ name: 'Google.com.default.svc.cluster.local', type: 'A' });
-    expect(rrStrings(m.answers)).toEqual([
-      'Google.com.default.svc.cluster.local. 30 CNAME google.com',
-      'google.com. 30 A 192.0.2.5',
+    expect(rrLines(m.answers)).toEqual([
+      'Google.com.default.svc.cluster.local. 30 IN CNAME google.com.',
+      'google.com. 30 IN A 192.0.2.5',
     ]);
     expect((await successes()) - before).toBe(1);
   });
@@ -177,7 +178,7 @@ describe('the walk', () => {
     const before = await successes();
     await handler(next).serve(q);
     expect(next.calls).toBe(1);
-    expect(rrStrings(q.reply!.peek().answers)).toEqual(['svc1.default.svc.cluster.local. 300 A 10.96.0.11']);
+    expect(rrLines(q.reply!.peek().answers)).toEqual(['svc1.default.svc.cluster.local. 300 IN A 10.96.0.11']);
     expect((await successes()) - before).toBe(1);
   });
 
@@ -218,7 +219,10 @@ describe('the walk', () => {
     });
     const q = makeQuery('x.default.svc.cluster.local.', 'A');
     expect(await handler(next).serve(q)).toBe(Rcode.NOERROR);
-    expect(rrStrings(q.reply!.peek().answers)).toEqual(['x.default.svc.cluster.local. 7 CNAME x', 'x. 7 A 192.0.2.8']);
+    expect(rrLines(q.reply!.peek().answers)).toEqual([
+      'x.default.svc.cluster.local. 7 IN CNAME x.',
+      'x. 7 IN A 192.0.2.8',
+    ]);
     // All unwritten: nothing written, the first RCODE returned for the server to write.
     const q2 = makeQuery('y.default.svc.cluster.local.', 'A');
     expect(await handler(new FakeNext(() => Rcode.SERVFAIL)).serve(q2)).toBe(Rcode.SERVFAIL);
@@ -287,10 +291,10 @@ describe('the walk', () => {
     };
     m.answers = [a('Q.default.svc.cluster.local', '192.0.2.1', 9), a('other.example', '192.0.2.2', 11)];
     cnamer(m, 'q.default.svc.cluster.local.');
-    expect(rrStrings(m.answers)).toEqual([
-      'q.default.svc.cluster.local. 11 CNAME other.example',
-      'Q.default.svc.cluster.local. 9 A 192.0.2.1',
-      'other.example. 11 A 192.0.2.2',
+    expect(rrLines(m.answers)).toEqual([
+      'q.default.svc.cluster.local. 11 IN CNAME other.example.',
+      'Q.default.svc.cluster.local. 9 IN A 192.0.2.1',
+      'other.example. 11 IN A 192.0.2.2',
     ]);
   });
 });
@@ -311,9 +315,9 @@ describe('autopath with a resolv.conf file, through the server', () => {
   it('any client: the search list of the file, then the name itself', async () => {
     const m = await udpQuery(srv.port, 'example.com.default.svc.cluster.local', 'A');
     expect(rcode(m)).toBe(Rcode.NOERROR);
-    expect(rrStrings(m.answers)).toEqual([
-      'example.com.default.svc.cluster.local. 40 CNAME example.com',
-      'example.com. 40 A 192.0.2.1',
+    expect(rrLines(m.answers)).toEqual([
+      'example.com.default.svc.cluster.local. 40 IN CNAME example.com.',
+      'example.com. 40 IN A 192.0.2.1',
     ]);
     expect(up.received.map((r) => r.name)).toEqual([
       'example.com.default.svc.cluster.local.',

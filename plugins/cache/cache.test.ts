@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { decode, replyTo, setRcode } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
 import type { Handler } from '../../src/plugin.js';
-import { encodeQuery, makeQuery, rrStrings, TEST_TRANSPORT, type QueryOptions } from '../../test/helpers/dns.js';
+import { encodeQuery, makeQuery, TEST_TRANSPORT, type QueryOptions } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { parseRequest } from '../../src/dns/wire.js';
 import { Query } from '../../src/query.js';
 import { dispenserFor, setupContext } from '../../test/helpers/setup.js';
@@ -66,7 +67,7 @@ async function ask(
 }
 
 function answers(q: Query): string[] {
-  return rrStrings(decode(q.reply!.wire()).answers);
+  return rrLines(decode(q.reply!.wire()).answers);
 }
 
 async function metric(name: string, labels: Record<string, string>): Promise<number> {
@@ -87,7 +88,7 @@ describe('cache: positive answers', () => {
     const h = await build('cache', next);
     const first = await ask(h, 'www.example.org');
     expect(first.sync).toBe(true); // the fake next answers synchronously, so does the miss path
-    expect(answers(first.q)).toEqual(['www.example.org. 60 A 192.0.2.1', 'www.example.org. 60 A 192.0.2.2']);
+    expect(answers(first.q)).toEqual(['www.example.org. 60 IN A 192.0.2.1', 'www.example.org. 60 IN A 192.0.2.2']);
     expect(first.q.reply!.plugin).toBe('upstream');
     now += 10_500;
     const hit = await ask(h, 'WWW.example.ORG', 'A', { id: 999 });
@@ -99,7 +100,7 @@ describe('cache: positive answers', () => {
     expect(msg.questions[0]!.name).toBe('WWW.example.ORG');
     expect((msg.flags ?? 0) & 0x0400).toBe(0); // AA as the stored reply had it (none)
     expect((msg.flags ?? 0) & 0x0080).toBe(0x0080); // RA as stored
-    expect(rrStrings(msg.answers).map((s) => s.split(' ')[1])).toEqual(['50', '50']);
+    expect(rrLines(msg.answers).map((s) => s.split(' ')[1])).toEqual(['50', '50']);
     now += 49_000;
     const later = await ask(h, 'www.example.org');
     expect(answers(later.q).map((s) => s.split(' ')[1])).toEqual(['1', '1']);
@@ -114,13 +115,13 @@ describe('cache: positive answers', () => {
       'long.example.': { answers: [a('long.example', '192.0.2.1', 86400)] },
     });
     const h = await build('cache 30', next);
-    expect(answers((await ask(h, 'zero.example')).q)).toEqual(['zero.example. 5 A 192.0.2.1']);
-    expect(answers((await ask(h, 'long.example')).q)).toEqual(['long.example. 30 A 192.0.2.1']);
+    expect(answers((await ask(h, 'zero.example')).q)).toEqual(['zero.example. 5 IN A 192.0.2.1']);
+    expect(answers((await ask(h, 'long.example')).q)).toEqual(['long.example. 30 IN A 192.0.2.1']);
     await ask(h, 'zero.example');
     expect(next.calls).toBe(2);
     const next2 = upstreamNext({ 'zero.example.': { answers: [a('zero.example', '192.0.2.1', 0)] } });
     const h2 = await build('cache {\n success 100 30 0\n}', next2);
-    expect(answers((await ask(h2, 'zero.example')).q)).toEqual(['zero.example. 0 A 192.0.2.1']);
+    expect(answers((await ask(h2, 'zero.example')).q)).toEqual(['zero.example. 0 IN A 192.0.2.1']);
     await ask(h2, 'zero.example');
     expect(next2.calls).toBe(2);
   });
@@ -172,7 +173,7 @@ describe('cache: positive answers', () => {
     await ask(h, 'mid.example', 'A', { edns: 1232 });
     const hit = await ask(h, 'mid.example', 'A', { edns: 1232 });
     expect(next.calls).toBe(1);
-    expect(rrStrings(decode(hit.q.reply!.wire()).additionals)).toEqual(['extra.example. 300 A 192.0.2.2']);
+    expect(rrLines(decode(hit.q.reply!.wire()).additionals)).toEqual(['extra.example. 300 IN A 192.0.2.2']);
   });
 
   it('keepttl serves the stored duration', async () => {
@@ -180,7 +181,7 @@ describe('cache: positive answers', () => {
     const h = await build('cache {\n keepttl\n}', next);
     await ask(h, 'kt.example');
     now += 30_000;
-    expect(answers((await ask(h, 'kt.example')).q)).toEqual(['kt.example. 100 A 192.0.2.1']);
+    expect(answers((await ask(h, 'kt.example')).q)).toEqual(['kt.example. 100 IN A 192.0.2.1']);
   });
 });
 
@@ -238,12 +239,12 @@ describe('cache: what is not stored', () => {
       'ext.example.': { answers: [a('ext.example', '192.0.2.1', 3000)] },
     });
     const h = await build('cache 30 {\n disable success cluster.local\n disable denial cluster.local\n}', next);
-    expect(answers((await ask(h, 'svc.cluster.local')).q)).toEqual(['svc.cluster.local. 5 A 10.0.0.1']);
+    expect(answers((await ask(h, 'svc.cluster.local')).q)).toEqual(['svc.cluster.local. 5 IN A 10.0.0.1']);
     await ask(h, 'svc.cluster.local');
     await ask(h, 'nx.cluster.local');
     await ask(h, 'nx.cluster.local');
     expect(next.calls).toBe(4);
-    expect(answers((await ask(h, 'ext.example')).q)).toEqual(['ext.example. 30 A 192.0.2.1']);
+    expect(answers((await ask(h, 'ext.example')).q)).toEqual(['ext.example. 30 IN A 192.0.2.1']);
     await ask(h, 'ext.example');
     expect(next.calls).toBe(5);
   });
@@ -270,7 +271,7 @@ describe('cache: what is not stored', () => {
     for (let i = 0; i < 2; i++) {
       const q = new Query(notify, parsed.req, TEST_TRANSPORT);
       await h.serve(q);
-      expect(answers(q)).toEqual(['n.example. 9999 A 192.0.2.1']);
+      expect(answers(q)).toEqual(['n.example. 9999 IN A 192.0.2.1']);
     }
     await ask(h, 'n.example', 'AXFR');
     await ask(h, 'n.example', 'AXFR');
@@ -280,7 +281,7 @@ describe('cache: what is not stored', () => {
   it('names outside the cache zones pass through untouched', async () => {
     const next = upstreamNext({ 'x.other.': { answers: [a('x.other', '192.0.2.1', 9999)] } });
     const h = await build('cache example.org', next);
-    expect(answers((await ask(h, 'x.other')).q)).toEqual(['x.other. 9999 A 192.0.2.1']);
+    expect(answers((await ask(h, 'x.other')).q)).toEqual(['x.other. 9999 IN A 192.0.2.1']);
     await ask(h, 'x.other');
     expect(next.calls).toBe(2);
   });
@@ -294,14 +295,14 @@ describe('cache: negative answers', () => {
     });
     const h = await build('cache {\n denial 100 60\n}', next);
     const nx = await ask(h, 'nx.example');
-    expect(rrStrings(decode(nx.q.reply!.wire()).authorities)[0]).toMatch(/^example\. 60 SOA/);
+    expect(rrLines(decode(nx.q.reply!.wire()).authorities)[0]).toMatch(/^example\. 60 IN SOA/);
     const hit = await ask(h, 'nx.example');
     expect(hit.rc).toBe(3);
     expect(hit.q.reply!.rcode).toBe(3);
     await ask(h, 'nodata.example', 'AAAA');
     now += 5000;
     const nd = await ask(h, 'nodata.example', 'AAAA');
-    expect(rrStrings(decode(nd.q.reply!.wire()).authorities)[0]).toMatch(/^example\. 15 SOA/);
+    expect(rrLines(decode(nd.q.reply!.wire()).authorities)[0]).toMatch(/^example\. 15 IN SOA/);
     expect(next.calls).toBe(2);
   });
 
@@ -334,12 +335,12 @@ describe('cache: prefetch and serve_stale', () => {
     now += 45_000;
     const before = await metric('coredns_cache_prefetch_total', { server: 'dns://:53' });
     const r = await ask(h, 'p.example'); // hit 2, remaining 45 ≤ 50
-    expect(answers(r.q)).toEqual(['p.example. 45 A 192.0.2.1']);
+    expect(answers(r.q)).toEqual(['p.example. 45 IN A 192.0.2.1']);
     await new Promise((res) => setImmediate(res));
     expect(next.calls).toBe(2);
     expect(await metric('coredns_cache_prefetch_total', { server: 'dns://:53' })).toBe(before + 1);
     const fresh = await ask(h, 'p.example');
-    expect(answers(fresh.q)).toEqual(['p.example. 100 A 192.0.2.1']);
+    expect(answers(fresh.q)).toEqual(['p.example. 100 IN A 192.0.2.1']);
   });
 
   it('serve_stale immediate: an expired entry is served with TTL 0 and refreshed once in the background', async () => {
@@ -351,10 +352,10 @@ describe('cache: prefetch and serve_stale', () => {
     replies['s.example.'] = { answers: [a('s.example', '192.0.2.2', 30)] };
     const stale = await ask(h, 's.example');
     expect(stale.sync).toBe(true);
-    expect(answers(stale.q)).toEqual(['s.example. 0 A 192.0.2.1']);
+    expect(answers(stale.q)).toEqual(['s.example. 0 IN A 192.0.2.1']);
     await new Promise((res) => setImmediate(res));
     expect(next.calls).toBe(2);
-    expect(answers((await ask(h, 's.example')).q)).toEqual(['s.example. 30 A 192.0.2.2']);
+    expect(answers((await ask(h, 's.example')).q)).toEqual(['s.example. 30 IN A 192.0.2.2']);
     now += 2 * 3_600_000;
     await ask(h, 's.example');
     expect(next.calls).toBe(3); // beyond the stale window: a plain miss
@@ -367,7 +368,7 @@ describe('cache: prefetch and serve_stale', () => {
     await ask(h, 'w.example');
     now += 40_000;
     replies['w.example.'] = { rcode: 2 };
-    for (let i = 0; i < 2; i++) expect(answers((await ask(h, 'w.example')).q)).toEqual(['w.example. 0 A 192.0.2.1']);
+    for (let i = 0; i < 2; i++) expect(answers((await ask(h, 'w.example')).q)).toEqual(['w.example. 0 IN A 192.0.2.1']);
   });
 
   it('serve_stale verify: asks below first, serves stale only when that fails', async () => {
@@ -378,12 +379,12 @@ describe('cache: prefetch and serve_stale', () => {
     now += 40_000;
     delete replies['v.example.']; // now the next plugin fails (SERVFAIL, not written)
     const stale = await ask(h, 'v.example');
-    expect(answers(stale.q)).toEqual(['v.example. 0 A 192.0.2.1']);
+    expect(answers(stale.q)).toEqual(['v.example. 0 IN A 192.0.2.1']);
     const again = await ask(h, 'v.example'); // still failing: stale again, not a cached SERVFAIL
-    expect(answers(again.q)).toEqual(['v.example. 0 A 192.0.2.1']);
+    expect(answers(again.q)).toEqual(['v.example. 0 IN A 192.0.2.1']);
     replies['v.example.'] = { answers: [a('v.example', '192.0.2.9', 30)] };
     const fresh = await ask(h, 'v.example');
-    expect(answers(fresh.q)).toEqual(['v.example. 30 A 192.0.2.9']);
+    expect(answers(fresh.q)).toEqual(['v.example. 30 IN A 192.0.2.9']);
     expect(next.calls).toBe(4);
   });
 });

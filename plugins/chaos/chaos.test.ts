@@ -4,12 +4,10 @@ import { chaos, chaosConfig, DEFAULT_AUTHORS } from './index.js';
 import { decode } from '../../src/dns/message.js';
 import { runCorefile, type CorefileRun } from '../../test/helpers/corefile.js';
 import { makeQuery, rcode } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
-
-const texts = (m: ReturnType<typeof decode>): string[] =>
-  m.answers.map((r) => Buffer.concat((r as unknown as { data: Buffer[] }).data).toString());
 
 function build(text: string): { h: Handler; next: FakeNext } {
   const next = new FakeNext(() => 5);
@@ -47,18 +45,21 @@ describe('chaos: handler', () => {
     expect(rcode(m)).toBe(0);
     expect(m.answers).toHaveLength(1);
     expect(m.answers[0]).toMatchObject({ name: 'Version.Bind', type: 'TXT', class: 'CH', ttl: 0 });
-    expect(texts(m)).toEqual(['v1.2']);
+    expect(rrLines(m.answers)).toEqual(['Version.Bind. 0 CH TXT "v1.2"']);
     const vs = makeQuery('version.server', 'TXT', { class: 'CH' });
     void h.serve(vs);
-    expect(texts(decode(vs.reply!.wire()))).toEqual(['v1.2']);
+    expect(rrLines(decode(vs.reply!.wire()).answers)).toEqual(['version.server. 0 CH TXT "v1.2"']);
     for (const n of ['hostname.bind', 'id.server']) {
       const hq = makeQuery(n, 'TXT', { class: 'CH' });
       void h.serve(hq);
-      expect(texts(decode(hq.reply!.wire()))).toEqual([hostname()]);
+      expect(rrLines(decode(hq.reply!.wire()).answers)).toEqual([`${n}. 0 CH TXT "${hostname()}"`]);
     }
     const aq = makeQuery('authors.bind', 'TXT', { class: 'CH' });
     void h.serve(aq);
-    expect(texts(decode(aq.reply!.wire())).sort()).toEqual(['alice', 'bob']);
+    expect(rrLines(decode(aq.reply!.wire()).answers).sort()).toEqual([
+      'authors.bind. 0 CH TXT "alice"',
+      'authors.bind. 0 CH TXT "bob"',
+    ]);
   });
 
   it('passes other names, types and classes on', () => {
@@ -79,7 +80,7 @@ describe('chaos: handler', () => {
     const { h } = build('chaos');
     const q = makeQuery('version.bind', 'TXT', { class: 'CH' });
     void h.serve(q);
-    expect(texts(decode(q.reply!.wire()))).toEqual(['clusterdns-test']);
+    expect(rrLines(decode(q.reply!.wire()).answers)).toEqual(['version.bind. 0 CH TXT "clusterdns-test"']);
   });
 });
 
@@ -98,7 +99,7 @@ describe('chaos: CH class routing through the whole server (UDP)', () => {
   it('a listener with chaos answers CH queries; one without refuses them before any plugin', async () => {
     const m = await withChaos.ask('version.bind', 'TXT', { class: 'CH' });
     expect(rcode(m)).toBe(0);
-    expect(texts(m)).toEqual(['v7']);
+    expect(rrLines(m.answers)).toEqual(['version.bind. 0 CH TXT "v7"']);
     const refused = await without.ask('version.bind', 'TXT', { class: 'CH' });
     expect(rcode(refused)).toBe(5);
     // Other CH names reach the plugins after chaos (whoami answers anything).

@@ -5,7 +5,8 @@ import * as metrics from './metrics.js';
 import { parsePrefix } from './setup.js';
 import { Flag, Qtype } from '../../src/dns/constants.js';
 import { decode, replyTo, setFlag, setRcode, type Message } from '../../src/dns/message.js';
-import { makeQuery, rcode, rrStrings } from '../../test/helpers/dns.js';
+import { makeQuery, rcode } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
@@ -115,10 +116,10 @@ describe('dns64: handler', () => {
     const before = (await metrics.translated.get()).values.find((v) => v.labels.server === 'dns://:53')?.value ?? 0;
     const { rc, m } = await run('dns64', next, makeQuery('www.example.org', 'AAAA', v6));
     expect(rc).toBe(0);
-    expect(rrStrings(m!.answers)).toEqual([
-      'www.example.org. 300 CNAME host.example.org',
-      'host.example.org. 30 AAAA 64:ff9b::c000:221',
-      'host.example.org. 10 AAAA 64:ff9b::c000:222',
+    expect(rrLines(m!.answers)).toEqual([
+      'www.example.org. 300 IN CNAME host.example.org.',
+      'host.example.org. 30 IN AAAA 64:ff9b::c000:221',
+      'host.example.org. 10 IN AAAA 64:ff9b::c000:222',
     ]);
     expect(m!.questions[0]).toMatchObject({ name: 'www.example.org', type: 'AAAA' });
     expect(next.seen.map((q) => q.qtype)).toEqual([Qtype.AAAA, Qtype.A]);
@@ -134,7 +135,7 @@ describe('dns64: handler', () => {
       },
     });
     const { m } = await run('dns64', next, makeQuery('a.example.org', 'AAAA', v6));
-    expect(rrStrings(m!.answers)).toEqual(['a.example.org. 600 AAAA 64:ff9b::c000:201']);
+    expect(rrLines(m!.answers)).toEqual(['a.example.org. 600 IN AAAA 64:ff9b::c000:201']);
   });
 
   it('keeps the A reply RCODE, TC, authority and additional sections', async () => {
@@ -150,7 +151,7 @@ describe('dns64: handler', () => {
     expect(rcode(m!)).toBe(2);
     expect(m!.flag_tc).toBe(true);
     expect(m!.authorities).toHaveLength(1);
-    expect(rrStrings(m!.additionals)).toEqual(['ns.example.org. 5 A 192.0.2.53']);
+    expect(rrLines(m!.additionals)).toEqual(['ns.example.org. 5 IN A 192.0.2.53']);
   });
 
   it('an A lookup that fails without a reply gives that RCODE', async () => {
@@ -173,8 +174,8 @@ describe('dns64: handler', () => {
         m.answers = [{ name: 'a.example.org', type: 'AAAA', class: 'IN', ttl: 5, data: '2001:db8::1' }];
       },
     });
-    expect(rrStrings((await run('dns64', has, makeQuery('a.example.org', 'AAAA', v6))).m!.answers)).toEqual([
-      'a.example.org. 5 AAAA 2001:db8::1',
+    expect(rrLines((await run('dns64', has, makeQuery('a.example.org', 'AAAA', v6))).m!.answers)).toEqual([
+      'a.example.org. 5 IN AAAA 2001:db8::1',
     ]);
     expect(has.calls).toBe(1);
     const a = chain({});
@@ -199,6 +200,6 @@ describe('dns64: handler', () => {
       next,
       makeQuery('a.example.org', 'AAAA'),
     );
-    expect(rrStrings(m!.answers)).toEqual(['a.example.org. 5 AAAA 2001:db8:64:c000:2:100::']);
+    expect(rrLines(m!.answers)).toEqual(['a.example.org. 5 IN AAAA 2001:db8:64:c000:2:100::']);
   });
 });

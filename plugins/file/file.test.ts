@@ -10,7 +10,8 @@ import type { Logger } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
 import { parseRequest } from '../../src/dns/wire.js';
 import { Query } from '../../src/query.js';
-import { encodeQuery, makeQuery, rrStrings, tcpQuery, TEST_TRANSPORT, udpQuery } from '../../test/helpers/dns.js';
+import { encodeQuery, makeQuery, tcpQuery, TEST_TRANSPORT, udpQuery } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import {
@@ -159,16 +160,16 @@ describe('file lookups', () => {
     const { rc, m } = await ask(h, 'web.example.org');
     expect(rc).toBe(0);
     expect(m!.flags! & Flag.AA).toBe(Flag.AA);
-    expect(rrStrings(m!.answers)).toEqual(['web.example.org. 3600 A 192.0.2.80']);
-    expect(rrStrings(m!.authorities)).toEqual(['example.org. 3600 NS ns1.example.org']);
+    expect(rrLines(m!.answers)).toEqual(['web.example.org. 3600 IN A 192.0.2.80']);
+    expect(rrLines(m!.authorities)).toEqual(['example.org. 3600 IN NS ns1.example.org.']);
   });
 
   it('adds the in-zone addresses of MX and SRV targets to the additional section', async () => {
     const h = await build(`file ${zoneFile(ZONE)}`);
     const mx = await ask(h, 'example.org', 'MX');
-    expect(rrStrings(mx.m!.additionals)).toEqual([
-      'mail.example.org. 3600 A 192.0.2.25',
-      'mail.example.org. 3600 AAAA 2001:db8::25',
+    expect(rrLines(mx.m!.additionals)).toEqual([
+      'mail.example.org. 3600 IN A 192.0.2.25',
+      'mail.example.org. 3600 IN AAAA 2001:db8::25',
     ]);
     const srv = await ask(h, '_sip._tcp.example.org', 'SRV');
     expect(srv.m!.additionals.length).toBe(2);
@@ -178,16 +179,16 @@ describe('file lookups', () => {
     const h = await build(`file ${zoneFile(ZONE)}`);
     const { m } = await ask(h, 'svc.example.org', 'UNKNOWN_65');
     expect(m!.answers.map((r) => r.type)).toEqual(['HTTPS']);
-    expect(rrStrings(m!.additionals)).toEqual(['web.example.org. 3600 A 192.0.2.80']);
+    expect(rrLines(m!.additionals)).toEqual(['web.example.org. 3600 IN A 192.0.2.80']);
   });
 
   it('follows CNAME chains inside the zone', async () => {
     const h = await build(`file ${zoneFile(ZONE)}`);
     const { m } = await ask(h, 'chain.example.org');
-    expect(rrStrings(m!.answers)).toEqual([
-      'chain.example.org. 3600 CNAME www.example.org',
-      'www.example.org. 3600 CNAME web.example.org',
-      'web.example.org. 3600 A 192.0.2.80',
+    expect(rrLines(m!.answers)).toEqual([
+      'chain.example.org. 3600 IN CNAME www.example.org.',
+      'www.example.org. 3600 IN CNAME web.example.org.',
+      'web.example.org. 3600 IN A 192.0.2.80',
     ]);
   });
 
@@ -196,16 +197,16 @@ describe('file lookups', () => {
     expect((await ask(h, 'self.example.org')).rc).toBe(2);
     const out = await ask(h, 'out.example.org');
     expect(out.rc).toBe(0);
-    expect(rrStrings(out.m!.answers)).toEqual(['out.example.org. 3600 CNAME www.example.net']);
+    expect(rrLines(out.m!.answers)).toEqual(['out.example.org. 3600 IN CNAME www.example.net.']);
   });
 
   it('synthesises wildcard answers, but not for names that exist or below an empty non-terminal', async () => {
     const h = await build(`file ${zoneFile(ZONE)}`);
     const w = await ask(h, 'any.wild.example.org', 'TXT');
-    expect(rrStrings(w.m!.answers)).toEqual(['any.wild.example.org. 3600 TXT wild']);
+    expect(rrLines(w.m!.answers)).toEqual(['any.wild.example.org. 3600 IN TXT "wild"']);
     const nodata = await ask(h, 'any.wild.example.org', 'A');
     expect(nodata.m!.answers).toEqual([]);
-    expect(rrStrings(nodata.m!.authorities)[0]).toMatch(/^example\.org\. 3600 SOA /);
+    expect(rrLines(nodata.m!.authorities)[0]).toMatch(/^example\.org\. 3600 IN SOA /);
   });
 
   it('refers a delegated name: NS in authority, glue in additional, no AA; DS answered by the parent', async () => {
@@ -214,8 +215,8 @@ describe('file lookups', () => {
     expect(rc).toBe(0);
     expect(m!.flags! & Flag.AA).toBe(0);
     expect(m!.answers).toEqual([]);
-    expect(rrStrings(m!.authorities)).toEqual(['sub.example.org. 3600 NS ns.sub.example.org']);
-    expect(rrStrings(m!.additionals)).toEqual(['ns.sub.example.org. 3600 A 192.0.2.99']);
+    expect(rrLines(m!.authorities)).toEqual(['sub.example.org. 3600 IN NS ns.sub.example.org.']);
+    expect(rrLines(m!.additionals)).toEqual(['ns.sub.example.org. 3600 IN A 192.0.2.99']);
     const ds = await ask(h, 'sub.example.org', 'DS');
     expect(ds.m!.flags! & Flag.AA).toBe(Flag.AA);
     expect(ds.m!.answers.map((r) => r.type)).toEqual(['DS']);
@@ -226,8 +227,8 @@ describe('file lookups', () => {
     const nx = await ask(h, 'nosuch.example.org');
     expect(nx.rc).toBe(3);
     expect(nx.m!.flags! & Flag.AA).toBe(Flag.AA);
-    expect(rrStrings(nx.m!.authorities)).toEqual([
-      'example.org. 3600 SOA ns1.example.org hostmaster.example.org 2024 7200 3600 1209600 300',
+    expect(rrLines(nx.m!.authorities)).toEqual([
+      'example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 2024 7200 3600 1209600 300',
     ]);
     const nodata = await ask(h, 'web.example.org', 'MX');
     expect(nodata.rc).toBe(0);
@@ -241,9 +242,9 @@ describe('file lookups', () => {
   it('substitutes DNAME owners', async () => {
     const h = await build(`file ${zoneFile(ZONE)}`);
     const { m } = await ask(h, 'x.d.example.org');
-    expect(rrStrings(m!.answers)).toEqual([
-      'd.example.org. 3600 DNAME example.com',
-      'x.d.example.org. 3600 CNAME x.example.com',
+    expect(rrLines(m!.answers)).toEqual([
+      'd.example.org. 3600 IN DNAME example.com.',
+      'x.d.example.org. 3600 IN CNAME x.example.com.',
     ]);
   });
 
@@ -293,9 +294,9 @@ describe('file lookups', () => {
   it('serves several zones from one file and several file lines', async () => {
     const shared = zoneFile('@ 60 IN SOA ns hostmaster 1 2 3 4 5\n@ 60 NS ns\nns 60 A 192.0.2.1\n');
     const h = await build(`file ${shared} a.test b.test\nfile ${zoneFile(ZONE)} example.org`, ['.']);
-    expect(rrStrings((await ask(h, 'ns.a.test')).m!.answers)).toEqual(['ns.a.test. 60 A 192.0.2.1']);
-    expect(rrStrings((await ask(h, 'ns.b.test')).m!.answers)).toEqual(['ns.b.test. 60 A 192.0.2.1']);
-    expect(rrStrings((await ask(h, 'web.example.org')).m!.answers)).toEqual(['web.example.org. 3600 A 192.0.2.80']);
+    expect(rrLines((await ask(h, 'ns.a.test')).m!.answers)).toEqual(['ns.a.test. 60 IN A 192.0.2.1']);
+    expect(rrLines((await ask(h, 'ns.b.test')).m!.answers)).toEqual(['ns.b.test. 60 IN A 192.0.2.1']);
+    expect(rrLines((await ask(h, 'web.example.org')).m!.answers)).toEqual(['web.example.org. 3600 IN A 192.0.2.80']);
   });
 });
 
@@ -348,9 +349,9 @@ describe('file over sockets', () => {
     const db = zoneFile(ZONE);
     srv = await startServer(`example.org {\n  file ${db} {\n    reload 100ms\n  }\n}\n`);
     const u = await udpQuery(srv.port, 'www.example.org', 'A');
-    expect(rrStrings(u.answers)).toEqual([
-      'www.example.org. 3600 CNAME web.example.org',
-      'web.example.org. 3600 A 192.0.2.80',
+    expect(rrLines(u.answers)).toEqual([
+      'www.example.org. 3600 IN CNAME web.example.org.',
+      'web.example.org. 3600 IN A 192.0.2.80',
     ]);
     const t = await tcpQuery(srv.port, 'web.example.org', 'A', { do: true, edns: 4096 });
     expect(t.answers.map((r) => r.type)).toEqual(['A', 'RRSIG']);
@@ -360,12 +361,12 @@ describe('file over sockets', () => {
     await waitFor(
       () => `the reloaded zone (last answer: ${answer.join(', ')})`,
       async () => {
-        answer = rrStrings((await udpQuery(server.port, 'web.example.org', 'A')).answers);
+        answer = rrLines((await udpQuery(server.port, 'web.example.org', 'A')).answers);
         return answer[0]?.endsWith('192.0.2.81') === true;
       },
       { everyMs: 50 },
     );
-    expect(answer).toEqual(['web.example.org. 3600 A 192.0.2.81']);
+    expect(answer).toEqual(['web.example.org. 3600 IN A 192.0.2.81']);
     expect(srv.logs.some((l) => l.includes('Successfully reloaded zone "example.org."'))).toBe(true);
   });
 });

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decode } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
 import type { Handler } from '../../src/plugin.js';
-import { makeQuery, rrStrings } from '../../test/helpers/dns.js';
+import { makeQuery } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { dispenserFor, setupContext, type TestContext } from '../../test/helpers/setup.js';
 import { a, FakeNext, TestUpstream } from '../../test/helpers/upstream.js';
 import { waitFor } from '../../test/helpers/wait.js';
@@ -58,7 +59,7 @@ describe('forward: answers', () => {
     expect(wire.readUInt16BE(0)).toBe(4242);
     const msg = decode(wire);
     expect(msg.questions[0]!.name).toBe('WWW.Example.ORG');
-    expect(rrStrings(msg.answers)).toEqual(['www.example.org. 120 A 192.0.2.1', 'www.example.org. 60 A 192.0.2.2']);
+    expect(rrLines(msg.answers)).toEqual(['www.example.org. 120 IN A 192.0.2.1', 'www.example.org. 60 IN A 192.0.2.2']);
     expect((msg.flags ?? 0) & 0x0400).toBe(0x0400); // AA kept
     expect(q.reply!.plugin).toBe('forward');
     expect(u.received.at(-1)!.proto).toBe('udp');
@@ -88,7 +89,7 @@ describe('forward: answers', () => {
     const q = makeQuery('x.example', 'A');
     await h2.serve(q);
     expect(u.received.at(-1)!.proto).toBe('tcp');
-    expect(rrStrings(decode(q.reply!.wire()).answers)).toEqual(['x.example. 300 A 192.0.2.9']);
+    expect(rrLines(decode(q.reply!.wire()).answers)).toEqual(['x.example. 300 IN A 192.0.2.9']);
   });
 
   it('sends the client OPT record unchanged', async () => {
@@ -381,7 +382,7 @@ describe('forward: DNS over TLS', () => {
     for (const proto of ['udp', 'tcp'] as const) {
       const q = makeQuery('dot.example', 'A', { transport: { proto } });
       expect(await h.serve(q)).toBe(0);
-      expect(rrStrings(decode(q.reply!.wire()).answers)).toEqual(['dot.example. 300 A 192.0.2.53']);
+      expect(rrLines(decode(q.reply!.wire()).answers)).toEqual(['dot.example. 300 IN A 192.0.2.53']);
     }
     expect(u.received.map((r) => r.proto)).toEqual(['tls', 'tls']);
     expect(await metricValue('coredns_proxy_conn_cache_hits_total', { to, proto: 'tcp-tls' })).toBe(hits0 + 1);
@@ -500,7 +501,7 @@ describe('forward: DNS over HTTPS', () => {
         expect(await h.serve(q)).toBe(0);
         const m = decode(q.reply!.wire());
         expect(m.id).toBe(4000 + i);
-        expect(rrStrings(m.answers)).toEqual(['doh.example. 300 A 192.0.2.80']);
+        expect(rrLines(m.answers)).toEqual(['doh.example. 300 IN A 192.0.2.80']);
       }
       expect(u.received.map((r) => `${r.proto}/${r.id}`)).toEqual(['https/0', 'https/0']);
     });

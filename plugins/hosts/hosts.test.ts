@@ -7,7 +7,8 @@ import { decode } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { makeQuery, rrStrings } from '../../test/helpers/dns.js';
+import { makeQuery } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { dispenserFor, setupContext, type TestContext } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { HostsHandler } from './handler.js';
@@ -44,7 +45,7 @@ async function ask(h: Handler, name: string, type = 'A'): Promise<{ q: Query; rc
   return { q, rc };
 }
 
-const answers = (q: Query): string[] => rrStrings(decode(q.reply!.wire()).answers);
+const answers = (q: Query): string[] => rrLines(decode(q.reply!.wire()).answers);
 
 const ETC_HOSTS = `# comment
 127.0.0.1   localhost localhost.localdomain
@@ -131,11 +132,11 @@ describe('hosts lookups', () => {
     const { h } = await build(`hosts ${hostsFile(ETC_HOSTS)} example.org {\n ttl 60\n}`);
     const r = await ask(h, 'WEB.example.org');
     expect(r.rc).toBe(0);
-    expect(answers(r.q)).toEqual(['WEB.example.org. 60 A 10.0.0.1', 'WEB.example.org. 60 A 10.0.0.2']);
+    expect(answers(r.q)).toEqual(['WEB.example.org. 60 IN A 10.0.0.1', 'WEB.example.org. 60 IN A 10.0.0.2']);
     expect(r.q.reply!.flags & 0x0400).toBe(0x0400);
-    expect(answers((await ask(h, 'web.example.org', 'AAAA')).q)).toEqual(['web.example.org. 60 AAAA 2001:db8::5']);
-    expect(answers((await ask(h, 'mapped.example.org')).q)).toEqual(['mapped.example.org. 60 A 10.0.0.9']);
-    expect(answers((await ask(h, 'link.example.org', 'AAAA')).q)).toEqual(['link.example.org. 60 AAAA fe80::1']);
+    expect(answers((await ask(h, 'web.example.org', 'AAAA')).q)).toEqual(['web.example.org. 60 IN AAAA 2001:db8::5']);
+    expect(answers((await ask(h, 'mapped.example.org')).q)).toEqual(['mapped.example.org. 60 IN A 10.0.0.9']);
+    expect(answers((await ask(h, 'link.example.org', 'AAAA')).q)).toEqual(['link.example.org. 60 IN AAAA fe80::1']);
   });
 
   it('the other family or another type for a known name: NOERROR, no records, no SOA', async () => {
@@ -179,8 +180,8 @@ describe('hosts lookups', () => {
 
   it('wildcards match exactly one label; exact names win', async () => {
     const { h } = await build(`hosts ${hostsFile(ETC_HOSTS)} example.org {\n fallthrough\n}`);
-    expect(answers((await ask(h, 'a.wild.example.org')).q)).toEqual(['a.wild.example.org. 3600 A 10.0.0.3']);
-    expect(answers((await ask(h, 'exact.wild.example.org')).q)).toEqual(['exact.wild.example.org. 3600 A 10.0.0.4']);
+    expect(answers((await ask(h, 'a.wild.example.org')).q)).toEqual(['a.wild.example.org. 3600 IN A 10.0.0.3']);
+    expect(answers((await ask(h, 'exact.wild.example.org')).q)).toEqual(['exact.wild.example.org. 3600 IN A 10.0.0.4']);
     expect((await ask(h, 'wild.example.org')).rc).toBe(5);
     expect((await ask(h, 'b.a.wild.example.org')).rc).toBe(5);
   });
@@ -188,11 +189,11 @@ describe('hosts lookups', () => {
   it('PTR from the entries (not wildcards); unknown addresses always go to next', async () => {
     const { h, next } = await build(`hosts ${hostsFile(ETC_HOSTS)} example.org`);
     expect(answers((await ask(h, '1.0.0.10.in-addr.arpa', 'PTR')).q)).toEqual([
-      '1.0.0.10.in-addr.arpa. 3600 PTR web.example.org',
-      '1.0.0.10.in-addr.arpa. 3600 PTR www.example.org',
+      '1.0.0.10.in-addr.arpa. 3600 IN PTR web.example.org.',
+      '1.0.0.10.in-addr.arpa. 3600 IN PTR www.example.org.',
     ]);
     const v6 = '5.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa';
-    expect(answers((await ask(h, v6, 'PTR')).q)).toEqual([`${v6}. 3600 PTR web.example.org`]);
+    expect(answers((await ask(h, v6, 'PTR')).q)).toEqual([`${v6}. 3600 IN PTR web.example.org.`]);
     expect((await ask(h, '3.0.0.10.in-addr.arpa', 'PTR')).rc).toBe(5);
     expect((await ask(h, '99.0.0.10.in-addr.arpa', 'PTR')).rc).toBe(5);
     expect(next.calls).toBe(2);
@@ -227,7 +228,7 @@ describe('hosts lookups', () => {
     expect((await ask(h, 'web.example.org')).rc).toBe(5);
     writeFileSync(p, '10.1.1.1 web.example.org\n');
     h.data.refresh();
-    expect(answers((await ask(h, 'web.example.org')).q)).toEqual(['web.example.org. 3600 A 10.1.1.1']);
+    expect(answers((await ask(h, 'web.example.org')).q)).toEqual(['web.example.org. 3600 IN A 10.1.1.1']);
   });
 
   it('re-reads the file when mtime or size change; exports the metrics', async () => {

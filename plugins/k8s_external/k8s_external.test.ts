@@ -9,7 +9,8 @@ import { Dispenser } from '../../src/corefile/dispenser.js';
 import { lex } from '../../src/corefile/lexer.js';
 import { ConfigError, ConfigErrorList } from '../../src/corefile/types.js';
 import { Flag } from '../../src/dns/constants.js';
-import { rcode, rrStrings, tcpQuery, udpQuery } from '../../test/helpers/dns.js';
+import { rcode, tcpQuery, udpQuery } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { networkInterfaces } from 'node:os';
@@ -159,52 +160,52 @@ describe('k8s_external answers', () => {
     const a = await q(s, 'LB.ns1.example.org', 'A');
     expect(rcode(a)).toBe(0);
     expect(((a.flags ?? 0) & Flag.AA) !== 0).toBe(true);
-    expect(rrStrings(a.answers)).toEqual([
-      'LB.ns1.example.org. 7 A 192.0.2.10',
-      'LB.ns1.example.org. 7 A 198.51.100.1',
+    expect(rrLines(a.answers)).toEqual([
+      'LB.ns1.example.org. 7 IN A 192.0.2.10',
+      'LB.ns1.example.org. 7 IN A 198.51.100.1',
     ]);
     const aaaa = await tcpQuery(s.port, 'lb.ns1.example.org', 'AAAA');
-    expect(rrStrings(aaaa.answers)).toEqual(['lb.ns1.example.org. 7 AAAA 2001:db8::1']);
+    expect(rrLines(aaaa.answers)).toEqual(['lb.ns1.example.org. 7 IN AAAA 2001:db8::1']);
   });
 
   it('a load-balancer hostname is a CNAME followed through the server', async () => {
     const a = await q(s, 'lbhost.ns1.example.org', 'A');
-    expect(rrStrings(a.answers)).toEqual([
-      'lbhost.ns1.example.org. 5 CNAME lb.example.net',
-      'lb.example.net. 3600 A 203.0.113.9',
+    expect(rrLines(a.answers)).toEqual([
+      'lbhost.ns1.example.org. 5 IN CNAME lb.example.net.',
+      'lb.example.net. 3600 IN A 203.0.113.9',
     ]);
   });
 
   it('SRV with weights and the targets in the additional section', async () => {
     const m = await q(s, '_http._tcp.lb.ns1.example.org', 'SRV');
-    expect(rrStrings(m.answers)).toEqual(['_http._tcp.lb.ns1.example.org. 5 SRV 0 33 80 lb.ns1.example.org']);
-    expect(rrStrings(m.additionals).sort()).toEqual([
-      'lb.ns1.example.org. 7 A 192.0.2.10',
-      'lb.ns1.example.org. 7 A 198.51.100.1',
-      'lb.ns1.example.org. 7 AAAA 2001:db8::1',
+    expect(rrLines(m.answers)).toEqual(['_http._tcp.lb.ns1.example.org. 5 IN SRV 0 33 80 lb.ns1.example.org.']);
+    expect(rrLines(m.additionals).sort()).toEqual([
+      'lb.ns1.example.org. 7 IN A 192.0.2.10',
+      'lb.ns1.example.org. 7 IN A 198.51.100.1',
+      'lb.ns1.example.org. 7 IN AAAA 2001:db8::1',
     ]);
     const all = await q(s, 'lb.ns1.example.org', 'SRV');
-    expect(rrStrings(all.answers)).toEqual([
-      'lb.ns1.example.org. 5 SRV 0 16 80 lb.ns1.example.org',
-      'lb.ns1.example.org. 5 SRV 0 16 53 lb.ns1.example.org',
+    expect(rrLines(all.answers)).toEqual([
+      'lb.ns1.example.org. 5 IN SRV 0 16 80 lb.ns1.example.org.',
+      'lb.ns1.example.org. 5 IN SRV 0 16 53 lb.ns1.example.org.',
     ]);
   });
 
   it('PTR for an external IP in a reverse zone of the plugin', async () => {
     const m = await q(s, '1.100.51.198.in-addr.arpa', 'PTR');
-    expect(rrStrings(m.answers)).toEqual(['1.100.51.198.in-addr.arpa. 7 PTR lb.ns1.example.org']);
+    expect(rrLines(m.answers)).toEqual(['1.100.51.198.in-addr.arpa. 7 IN PTR lb.ns1.example.org.']);
     const nx = await q(s, '2.100.51.198.in-addr.arpa', 'PTR');
     expect(rcode(nx)).toBe(3);
-    expect(rrStrings(nx.authorities)[0]).toMatch(
-      /^100\.51\.198\.in-addr\.arpa\. 7 SOA ns1\.dns\.100\.51\.198\.in-addr\.arpa hostmaster\.dns\.100\.51\.198\.in-addr\.arpa 0 7200 1800 86400 7$/,
+    expect(rrLines(nx.authorities)[0]).toMatch(
+      /^100\.51\.198\.in-addr\.arpa\. 7 IN SOA ns1\.dns\.100\.51\.198\.in-addr\.arpa\. hostmaster\.dns\.100\.51\.198\.in-addr\.arpa\. 0 7200 1800 86400 7$/,
     );
   });
 
   it('NXDOMAIN and NODATA with the zone SOA', async () => {
     const internal = await q(s, 'internal.ns1.example.org', 'A');
     expect(rcode(internal)).toBe(3);
-    expect(rrStrings(internal.authorities)).toEqual([
-      'example.org. 7 SOA ns1.dns.example.org hostmaster.dns.example.org 0 7200 1800 86400 7',
+    expect(rrLines(internal.authorities)).toEqual([
+      'example.org. 7 IN SOA ns1.dns.example.org. hostmaster.dns.example.org. 0 7200 1800 86400 7',
     ]);
     expect(rcode(await q(s, 'lb.nosuchns.example.org', 'A'))).toBe(3);
     expect(rcode(await q(s, 'a.b.c.lb.ns1.example.org', 'A'))).toBe(3);
@@ -213,15 +214,15 @@ describe('k8s_external answers', () => {
     const txt = await q(s, 'lb.ns1.example.org', 'TXT');
     expect([rcode(txt), txt.answers.length, txt.authorities.length]).toEqual([0, 0, 1]);
     // Without `headless`, an endpoint-like name still gives the service's external addresses.
-    expect(rrStrings((await q(s, 'x.lb.ns1.example.org', 'A')).answers)).toHaveLength(2);
+    expect(rrLines((await q(s, 'x.lb.ns1.example.org', 'A')).answers)).toHaveLength(2);
     // A headless service has no external address.
     expect(rcode(await q(s, 'hl.ns1.example.org', 'A'))).toBe(3);
   });
 
   it("the apex: SOA, NS with the server's own addresses, the dns subdomain", async () => {
     const soa = await q(s, 'example.org', 'SOA');
-    expect(rrStrings(soa.answers)).toEqual([
-      'example.org. 7 SOA ns1.dns.example.org hostmaster.dns.example.org 0 7200 1800 86400 7',
+    expect(rrLines(soa.answers)).toEqual([
+      'example.org. 7 IN SOA ns1.dns.example.org. hostmaster.dns.example.org. 0 7200 1800 86400 7',
     ]);
     // Outside a cluster the name server's addresses are this host's non-loopback ones.
     const own = [
@@ -234,40 +235,40 @@ describe('k8s_external answers', () => {
     ];
     const ns = await q(s, 'Example.org', 'NS');
     // Names compare case-insensitively; the encoder compresses them against the question's spelling.
-    expect(rrStrings(ns.answers).map((r) => r.toLowerCase())).toEqual(['example.org. 7 ns ns1.dns.example.org']);
+    expect(rrLines(ns.answers).map((r) => r.toLowerCase())).toEqual(['example.org. 7 in ns ns1.dns.example.org.']);
     expect(
-      rrStrings(ns.additionals)
+      rrLines(ns.additionals)
         .map((r) => r.split(' ').pop())
         .sort(),
     ).toEqual([...own].sort());
-    for (const r of rrStrings(ns.additionals)) expect(r.toLowerCase().startsWith('ns1.dns.example.org. 7 ')).toBe(true);
+    for (const r of rrLines(ns.additionals)) expect(r.toLowerCase().startsWith('ns1.dns.example.org. 7 ')).toBe(true);
     const nsA = await q(s, 'ns1.dns.example.org', 'A');
-    expect(rrStrings(nsA.answers).map((r) => r.split(' ').pop())).toEqual(own.filter((ip) => ip.includes('.')));
+    expect(rrLines(nsA.answers).map((r) => r.split(' ').pop())).toEqual(own.filter((ip) => ip.includes('.')));
     const dns = await q(s, 'dns.example.org', 'A');
     expect([rcode(dns), dns.answers.length]).toEqual([0, 0]);
     expect(rcode(await q(s, 'ns2.dns.example.org', 'A'))).toBe(3);
     expect(rcode(await q(s, 'x.ns1.dns.example.org', 'A'))).toBe(3);
     const mx = await q(s, 'example.org', 'MX');
-    expect([rcode(mx), mx.answers.length, rrStrings(mx.authorities).length]).toEqual([0, 0, 1]);
+    expect([rcode(mx), mx.answers.length, rrLines(mx.authorities).length]).toEqual([0, 0, 1]);
   });
 
   it('headless: endpoint addresses and names, apex label, fallthrough', async () => {
     const a = await q(hs, 'hl.ns1.example.org', 'A');
-    expect(rrStrings(a.answers).sort()).toEqual([
-      'hl.ns1.example.org. 5 A 10.244.1.5',
-      'hl.ns1.example.org. 5 A 10.244.1.6',
+    expect(rrLines(a.answers).sort()).toEqual([
+      'hl.ns1.example.org. 5 IN A 10.244.1.5',
+      'hl.ns1.example.org. 5 IN A 10.244.1.6',
     ]);
-    expect(rrStrings((await q(hs, 'web-0.hl.ns1.example.org', 'A')).answers)).toEqual([
-      'web-0.hl.ns1.example.org. 5 A 10.244.1.5',
+    expect(rrLines((await q(hs, 'web-0.hl.ns1.example.org', 'A')).answers)).toEqual([
+      'web-0.hl.ns1.example.org. 5 IN A 10.244.1.5',
     ]);
     const srv = await q(hs, '_http._tcp.hl.ns1.example.org', 'SRV');
-    expect(rrStrings(srv.answers).sort()).toEqual([
-      '_http._tcp.hl.ns1.example.org. 5 SRV 0 50 8080 10-244-1-6.hl.ns1.example.org',
-      '_http._tcp.hl.ns1.example.org. 5 SRV 0 50 8080 web-0.hl.ns1.example.org',
+    expect(rrLines(srv.answers).sort()).toEqual([
+      '_http._tcp.hl.ns1.example.org. 5 IN SRV 0 50 8080 10-244-1-6.hl.ns1.example.org.',
+      '_http._tcp.hl.ns1.example.org. 5 IN SRV 0 50 8080 web-0.hl.ns1.example.org.',
     ]);
     const soa = await q(hs, 'example.org', 'SOA');
-    expect(rrStrings(soa.answers)).toEqual([
-      'example.org. 5 SOA ns1.ext.example.org hostmaster.ext.example.org 0 7200 1800 86400 5',
+    expect(rrLines(soa.answers)).toEqual([
+      'example.org. 5 IN SOA ns1.ext.example.org. hostmaster.ext.example.org. 0 7200 1800 86400 5',
     ]);
     // fallthrough: an NXDOMAIN name goes to whoami (no SOA, an address record in the additional section).
     const ft = await q(hs, 'internal.ns1.example.org', 'A');
@@ -288,11 +289,11 @@ describe('k8s_external answers', () => {
     let m = await q(s, 'lb.ns1.example.org', 'A');
     await waitFor('the updated external address', async () => {
       m = await q(s, 'lb.ns1.example.org', 'A');
-      return rrStrings(m.answers).join() === 'lb.ns1.example.org. 7 A 198.51.100.2';
+      return rrLines(m.answers).join() === 'lb.ns1.example.org. 7 IN A 198.51.100.2';
     });
-    expect(rrStrings(m.answers)).toEqual(['lb.ns1.example.org. 7 A 198.51.100.2']);
+    expect(rrLines(m.answers)).toEqual(['lb.ns1.example.org. 7 IN A 198.51.100.2']);
     const soa = await q(s, 'example.org', 'SOA');
-    const serial = Number(rrStrings(soa.answers)[0]!.split(' ')[5]);
+    const serial = Number(rrLines(soa.answers)[0]!.split(' ')[6]);
     expect(Math.abs(serial - Date.now() / 1000)).toBeLessThan(120);
   });
 });

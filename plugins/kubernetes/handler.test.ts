@@ -9,7 +9,7 @@ import { endpointColumns } from './convert.js';
 import { KubernetesHandler } from './handler.js';
 import { Store } from './store.js';
 import { baseConfig, fixtureStore, replyOf, soaSerial } from './testutil.js';
-import { fmt } from '../../test/helpers/records.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { VECTORS, type Vector } from './vectors.js';
 
 /** A next plugin that answers every query with one PTR record (for the fallthrough row). */
@@ -50,17 +50,12 @@ async function check(v: Vector, h: KubernetesHandler, name = v.q): Promise<void>
   expect((reply.flags ?? 0) & Flag.RA).toBe(0);
   expect((reply.flags ?? 0) & Flag.RD).toBe(Flag.RD);
   expect(reply.questions[0]!.name + '.').toBe(name);
-  const ans = reply.answers.map(fmt);
+  const ans = rrLines(reply.answers, { maskSerial: true });
   if (v.ordered) expect(ans).toEqual(v.ans ?? []);
   else expect([...ans].sort()).toEqual([...(v.ans ?? [])].sort());
-  expect(
-    reply.additionals
-      .filter((r) => r.type !== 'OPT')
-      .map(fmt)
-      .sort(),
-  ).toEqual([...(v.extra ?? [])].sort());
+  expect(rrLines(reply.additionals, { maskSerial: true }).sort()).toEqual([...(v.extra ?? [])].sort());
   const wantNs = v.ns === undefined ? [] : (v.ns ?? []);
-  expect(reply.authorities.map(fmt)).toEqual(wantNs);
+  expect(rrLines(reply.authorities, { maskSerial: true })).toEqual(wantNs);
 }
 
 describe('docs/records.md §11 vectors through the handler', () => {
@@ -86,8 +81,8 @@ describe('letter case, serial and cache behaviour', () => {
       const m = replyOf(q)!;
       expect(m.questions[0]!.name + '.').toBe(name);
       const zone = name.slice(name.length - 'cluster.local.'.length);
-      expect(m.authorities.map(fmt)).toEqual([
-        `${zone} 5 SOA ns.dns.${zone} hostmaster.${zone} <serial> 7200 1800 86400 5`,
+      expect(rrLines(m.authorities, { maskSerial: true })).toEqual([
+        `${zone} 5 IN SOA ns.dns.${zone} hostmaster.${zone} <serial> 7200 1800 86400 5`,
       ]);
     }
   });
@@ -97,8 +92,8 @@ describe('letter case, serial and cache behaviour', () => {
     const q = makeQuery('_HtTp._TcP.sVc1.TeStNs.SvC.cLuStEr.LoCaL.', 'SRV');
     expect(await h.serve(q)).toBe(Rcode.NOERROR);
     const m = replyOf(q)!;
-    expect(m.answers.map(fmt)).toEqual([
-      '_HtTp._TcP.sVc1.TeStNs.SvC.cLuStEr.LoCaL. 5 SRV 0 100 80 svc1.testns.svc.cLuStEr.LoCaL.',
+    expect(rrLines(m.answers)).toEqual([
+      '_HtTp._TcP.sVc1.TeStNs.SvC.cLuStEr.LoCaL. 5 IN SRV 0 100 80 svc1.testns.svc.cLuStEr.LoCaL.',
     ]);
   });
 
@@ -108,8 +103,8 @@ describe('letter case, serial and cache behaviour', () => {
       const q = makeQuery(zone, 'NS');
       await h.serve(q);
       const m = replyOf(q)!;
-      expect(m.answers.map(fmt)).toEqual([`${zone} 5 NS kube-dns.kube-system.svc.${zone}`]);
-      expect(m.additionals.map(fmt)).toEqual([`kube-dns.kube-system.svc.${zone} 5 A 10.96.0.10`]);
+      expect(rrLines(m.answers)).toEqual([`${zone} 5 IN NS kube-dns.kube-system.svc.${zone}`]);
+      expect(rrLines(m.additionals)).toEqual([`kube-dns.kube-system.svc.${zone} 5 IN A 10.96.0.10`]);
     }
   });
 
@@ -148,7 +143,7 @@ describe('letter case, serial and cache behaviour', () => {
     expect(h.cache.size).toBe(2);
     const q = makeQuery('newsvc.testns.svc.cluster.local.', 'A');
     expect(await h.serve(q)).toBe(Rcode.NOERROR);
-    expect(replyOf(q)!.answers.map(fmt)).toEqual(['newsvc.testns.svc.cluster.local. 5 A 10.96.0.99']);
+    expect(rrLines(replyOf(q)!.answers)).toEqual(['newsvc.testns.svc.cluster.local. 5 IN A 10.96.0.99']);
   });
 
   it('recomputes answers in use right after a change (the next query is a cache hit)', async () => {
@@ -175,7 +170,7 @@ describe('letter case, serial and cache behaviour', () => {
     expect(q.reply!.wire().subarray(q.req.questionEnd)).toEqual(
       Buffer.from(e!.wire, 'latin1').subarray(q.req.questionEnd),
     );
-    expect(replyOf(q)!.answers.map(fmt).sort()).toEqual([`${name} 5 A 10.244.1.20`]);
+    expect(rrLines(replyOf(q)!.answers).sort()).toEqual([`${name} 5 IN A 10.244.1.20`]);
     h.close();
   });
 
@@ -188,7 +183,7 @@ describe('letter case, serial and cache behaviour', () => {
     store.upsert('endpointslices', { ...old, resourceVersion: 'x2', ...endpointColumns([{ address: '10.244.1.40' }]) });
     const q2 = makeQuery('hlempty.testns.svc.cluster.local.', 'A');
     expect(await h.serve(q2)).toBe(Rcode.NOERROR);
-    expect(replyOf(q2)!.answers.map(fmt)).toEqual(['hlempty.testns.svc.cluster.local. 5 A 10.244.1.40']);
+    expect(rrLines(replyOf(q2)!.answers)).toEqual(['hlempty.testns.svc.cluster.local. 5 IN A 10.244.1.40']);
   });
 
   it('namespace exposure follows namespace events', async () => {
@@ -212,46 +207,46 @@ describe('other record rules', () => {
       '10.1.244.10.in-addr.arpa.',
       'PTR',
       'NOERROR',
-      ['10.1.244.10.in-addr.arpa. 5 PTR 10-244-1-10.svc1.testns.svc.cluster.local.'],
+      ['10.1.244.10.in-addr.arpa. 5 IN PTR 10-244-1-10.svc1.testns.svc.cluster.local.'],
     ],
     [
       '21.1.244.10.in-addr.arpa.',
       'PTR',
       'NOERROR',
-      ['21.1.244.10.in-addr.arpa. 5 PTR 10-244-1-21.hl.testns.svc.cluster.local.'],
+      ['21.1.244.10.in-addr.arpa. 5 IN PTR 10-244-1-21.hl.testns.svc.cluster.local.'],
     ],
     [
       '3.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa.',
       'PTR',
       'NOERROR',
       [
-        '3.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa. 5 PTR dual.testns.svc.cluster.local.',
+        '3.1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.6.9.0.0.0.1.0.0.0.0.d.f.ip6.arpa. 5 IN PTR dual.testns.svc.cluster.local.',
       ],
     ],
     [
       '_https._tcp.svc2.testns.svc.cluster.local.',
       'SRV',
       'NOERROR',
-      ['_https._tcp.svc2.testns.svc.cluster.local. 5 SRV 0 100 443 svc2.testns.svc.cluster.local.'],
+      ['_https._tcp.svc2.testns.svc.cluster.local. 5 IN SRV 0 100 443 svc2.testns.svc.cluster.local.'],
     ],
     ['_dns._tcp.svc1.testns.svc.cluster.local.', 'SRV', 'NXDOMAIN', []],
     [
       'noname.testns.svc.cluster.local.',
       'SRV',
       'NOERROR',
-      ['noname.testns.svc.cluster.local. 5 SRV 0 100 8080 noname.testns.svc.cluster.local.'],
+      ['noname.testns.svc.cluster.local. 5 IN SRV 0 100 8080 noname.testns.svc.cluster.local.'],
     ],
     [
       'web-0.hl.testns.svc.cluster.local.',
       'SRV',
       'NOERROR',
-      ['web-0.hl.testns.svc.cluster.local. 5 SRV 0 100 8080 web-0.hl.testns.svc.cluster.local.'],
+      ['web-0.hl.testns.svc.cluster.local. 5 IN SRV 0 100 8080 web-0.hl.testns.svc.cluster.local.'],
     ],
     [
       '10-244-1-10.svc1.testns.svc.cluster.local.',
       'SRV',
       'NOERROR',
-      ['10-244-1-10.svc1.testns.svc.cluster.local. 5 SRV 0 100 8080 10-244-1-10.svc1.testns.svc.cluster.local.'],
+      ['10-244-1-10.svc1.testns.svc.cluster.local. 5 IN SRV 0 100 8080 10-244-1-10.svc1.testns.svc.cluster.local.'],
     ],
     ['_http._tcp.ext.testns.svc.cluster.local.', 'SRV', 'NXDOMAIN', []],
     ['x.ext.testns.svc.cluster.local.', 'A', 'NXDOMAIN', []],
@@ -267,10 +262,10 @@ describe('other record rules', () => {
     ['dns.cluster.local.', 'A', 'NXDOMAIN', []],
     ['ns.dns.cluster.local.', 'TXT', 'NXDOMAIN', []],
     ['ns.dns.cluster.local.', 'MX', 'NOERROR', []],
-    ['ns.dns.CLUSTER.LOCAL.', 'A', 'NOERROR', ['ns.dns.CLUSTER.LOCAL. 5 A 10.96.0.10']],
+    ['ns.dns.CLUSTER.LOCAL.', 'A', 'NOERROR', ['ns.dns.CLUSTER.LOCAL. 5 IN A 10.96.0.10']],
     ['any.testns.svc.cluster.local.', 'A', 'NXDOMAIN', []],
     ['10-244-2-7.testns.pod.cluster.local.', 'AAAA', 'NOERROR', []],
-    ['1-2-3-4.testns.pod.cluster.local.', 'A', 'NOERROR', ['1-2-3-4.testns.pod.cluster.local. 5 A 1.2.3.4']],
+    ['1-2-3-4.testns.pod.cluster.local.', 'A', 'NOERROR', ['1-2-3-4.testns.pod.cluster.local. 5 IN A 1.2.3.4']],
     ['blah.testns.pod.cluster.local.', 'A', 'NXDOMAIN', []],
     ['010-244-2-7.testns.pod.cluster.local.', 'A', 'NXDOMAIN', []],
     ['1-2-3-4.nope.pod.cluster.local.', 'A', 'NXDOMAIN', []],
@@ -283,7 +278,7 @@ describe('other record rules', () => {
       const q = makeQuery(name, type);
       expect(rcodeName(await h.serve(q))).toBe(rcode);
       const m = replyOf(q)!;
-      expect(m.answers.map(fmt)).toEqual(ans);
+      expect(rrLines(m.answers)).toEqual(ans);
       if (ans.length === 0) expect(m.authorities.map((r) => r.type)).toEqual(['SOA']);
     });
   }
@@ -292,11 +287,11 @@ describe('other record rules', () => {
     const he = new KubernetesHandler(baseConfig({ endpointPodNames: true }), fixtureStore(), () => true, null, null);
     const q = makeQuery('web-1.hl.testns.svc.cluster.local.', 'AAAA');
     expect(await he.serve(q)).toBe(Rcode.NOERROR);
-    expect(replyOf(q)!.answers.map(fmt)).toEqual(['web-1.hl.testns.svc.cluster.local. 5 AAAA fd00:10:244::21']);
+    expect(rrLines(replyOf(q)!.answers)).toEqual(['web-1.hl.testns.svc.cluster.local. 5 IN AAAA fd00:10:244::21']);
     const p = makeQuery('21.1.244.10.in-addr.arpa.', 'PTR');
     expect(await he.serve(p)).toBe(Rcode.NOERROR);
-    expect(replyOf(p)!.answers.map(fmt)).toEqual([
-      '21.1.244.10.in-addr.arpa. 5 PTR web-1.hl.testns.svc.cluster.local.',
+    expect(rrLines(replyOf(p)!.answers)).toEqual([
+      '21.1.244.10.in-addr.arpa. 5 IN PTR web-1.hl.testns.svc.cluster.local.',
     ]);
   });
 
@@ -310,16 +305,18 @@ describe('other record rules', () => {
     );
     const q = makeQuery('svc1.testns.svc.', 'A');
     expect(await hr.serve(q)).toBe(Rcode.NOERROR);
-    expect(replyOf(q)!.answers.map(fmt)).toEqual(['svc1.testns.svc. 5 A 10.96.0.11']);
+    expect(rrLines(replyOf(q)!.answers)).toEqual(['svc1.testns.svc. 5 IN A 10.96.0.11']);
     const s = makeQuery('_http._tcp.svc1.testns.svc.', 'SRV');
     await hr.serve(s);
-    expect(replyOf(s)!.answers.map(fmt)).toEqual(['_http._tcp.svc1.testns.svc. 5 SRV 0 100 80 svc1.testns.svc.']);
+    expect(rrLines(replyOf(s)!.answers)).toEqual(['_http._tcp.svc1.testns.svc. 5 IN SRV 0 100 80 svc1.testns.svc.']);
     const n = makeQuery('google.com.', 'A');
     expect(await hr.serve(n)).toBe(Rcode.NXDOMAIN);
-    expect(replyOf(n)!.authorities.map(fmt)).toEqual(['. 5 SOA ns.dns. hostmaster. <serial> 7200 1800 86400 5']);
+    expect(rrLines(replyOf(n)!.authorities, { maskSerial: true })).toEqual([
+      '. 5 IN SOA ns.dns. hostmaster. <serial> 7200 1800 86400 5',
+    ]);
     const p = makeQuery('11.0.96.10.in-addr.arpa.', 'PTR');
     await hr.serve(p);
-    expect(replyOf(p)!.answers.map(fmt)).toEqual(['11.0.96.10.in-addr.arpa. 5 PTR svc1.testns.svc.']);
+    expect(rrLines(replyOf(p)!.answers)).toEqual(['11.0.96.10.in-addr.arpa. 5 IN PTR svc1.testns.svc.']);
   });
 
   it('passes queries outside its zones to the next plugin', async () => {
@@ -344,8 +341,8 @@ describe('other record rules', () => {
   it('reverse-zone name errors carry the reverse zone SOA as spelled', async () => {
     const q = makeQuery('1.2.3.4.5.IN-ADDR.arpa.', 'PTR');
     expect(await h.serve(q)).toBe(Rcode.NXDOMAIN);
-    expect(replyOf(q)!.authorities.map(fmt)).toEqual([
-      'IN-ADDR.arpa. 5 SOA ns.dns.IN-ADDR.arpa. hostmaster.IN-ADDR.arpa. <serial> 7200 1800 86400 5',
+    expect(rrLines(replyOf(q)!.authorities, { maskSerial: true })).toEqual([
+      'IN-ADDR.arpa. 5 IN SOA ns.dns.IN-ADDR.arpa. hostmaster.IN-ADDR.arpa. <serial> 7200 1800 86400 5',
     ]);
   });
 
@@ -353,8 +350,8 @@ describe('other record rules', () => {
     const h0 = new KubernetesHandler(baseConfig({ ttl: 0 }), fixtureStore(), () => true, null, null);
     const q = makeQuery('svc1.testns.svc.cluster.local.', 'AAAA');
     await h0.serve(q);
-    expect(replyOf(q)!.authorities.map(fmt)).toEqual([
-      'cluster.local. 0 SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 0',
+    expect(rrLines(replyOf(q)!.authorities, { maskSerial: true })).toEqual([
+      'cluster.local. 0 IN SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 0',
     ]);
   });
 
@@ -378,14 +375,14 @@ describe('other record rules', () => {
       const q = makeQuery(name, type);
       const rc = await hz.serve(q);
       const m = replyOf(q)!;
-      return [rc, m.answers.map(fmt), m.additionals.map(fmt)];
+      return [rc, rrLines(m.answers), rrLines(m.additionals)];
     };
     const pin = 'corp.example.com.pin._zone.hl.testns.svc.cluster.local.';
-    expect(await ask(pin)).toEqual([0, [`${pin} 5 A 10.244.3.1`], []]);
+    expect(await ask(pin)).toEqual([0, [`${pin} 5 IN A 10.244.3.1`], []]);
     expect(await ask(pin, 'SRV')).toEqual([
       0,
-      [`${pin} 5 SRV 0 100 8080 10-244-3-1.hl.testns.svc.cluster.local.`],
-      ['10-244-3-1.hl.testns.svc.cluster.local. 5 A 10.244.3.1'],
+      [`${pin} 5 IN SRV 0 100 8080 10-244-3-1.hl.testns.svc.cluster.local.`],
+      ['10-244-3-1.hl.testns.svc.cluster.local. 5 IN A 10.244.3.1'],
     ]);
     expect(await ask(pin, 'TXT')).toEqual([0, [], []]);
     const pinNone = 'nowhere.pin._zone.hl.testns.svc.cluster.local.';
@@ -394,7 +391,7 @@ describe('other record rules', () => {
     const prefNone = 'nowhere.prefer._zone.hl.testns.svc.cluster.local.';
     expect((await ask(prefNone))[1].length).toBe(5); // all ready IPv4 endpoints of hl
     expect((await ask('other.prefer._zone.hl.testns.svc.cluster.local.'))[1]).toEqual([
-      'other.prefer._zone.hl.testns.svc.cluster.local. 5 A 10.244.3.2',
+      'other.prefer._zone.hl.testns.svc.cluster.local. 5 IN A 10.244.3.2',
     ]);
     expect((await ask('a.pin._zone.svc1.testns.svc.cluster.local.'))[0]).toBe(3); // ClusterIP
     expect((await ask('a.pin._zone.ext.testns.svc.cluster.local.'))[0]).toBe(3); // ExternalName
@@ -442,7 +439,7 @@ describe('other record rules', () => {
     const hv = new KubernetesHandler(baseConfig({ podMode: 'verified' }), fixtureStore(), () => true, null, null);
     const ok = makeQuery('10-244-2-7.testns.pod.cluster.local.', 'A');
     expect(await hv.serve(ok)).toBe(Rcode.NOERROR);
-    expect(replyOf(ok)!.answers.map(fmt)).toEqual(['10-244-2-7.testns.pod.cluster.local. 5 A 10.244.2.7']);
+    expect(rrLines(replyOf(ok)!.answers)).toEqual(['10-244-2-7.testns.pod.cluster.local. 5 IN A 10.244.2.7']);
     expect(await hv.serve(makeQuery('testns.pod.cluster.local.', 'A'))).toBe(Rcode.NOERROR);
   });
 
@@ -457,8 +454,8 @@ describe('other record rules', () => {
     const q = makeQuery('cluster.local.', 'NS');
     await h2.serve(q);
     const m = replyOf(q)!;
-    expect(m.answers.map(fmt)).toEqual(['cluster.local. 5 NS ns.dns.cluster.local.']);
-    expect(m.additionals.map(fmt)).toEqual(['ns.dns.cluster.local. 5 A 192.0.2.53']);
+    expect(rrLines(m.answers)).toEqual(['cluster.local. 5 IN NS ns.dns.cluster.local.']);
+    expect(rrLines(m.additionals)).toEqual(['ns.dns.cluster.local. 5 IN A 192.0.2.53']);
   });
 
   it('ExternalName outside the zone: CNAME followed by the lookup through the next plugin', async () => {
@@ -474,9 +471,9 @@ describe('other record rules', () => {
     const hx = new KubernetesHandler(baseConfig(), fixtureStore(), () => true, next, null);
     const q = makeQuery('ext.testns.svc.cluster.local.', 'A');
     expect(await hx.serve(q)).toBe(Rcode.NOERROR);
-    expect(replyOf(q)!.answers.map(fmt)).toEqual([
-      'ext.testns.svc.cluster.local. 5 CNAME www.example.com.',
-      'www.example.com. 300 A 93.184.216.34',
+    expect(rrLines(replyOf(q)!.answers)).toEqual([
+      'ext.testns.svc.cluster.local. 5 IN CNAME www.example.com.',
+      'www.example.com. 300 IN A 93.184.216.34',
     ]);
     // A failing lookup drops the CNAME: NODATA.
     const failing: Handler = { name: 'forward', serve: () => Rcode.SERVFAIL };

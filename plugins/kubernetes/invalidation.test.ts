@@ -98,34 +98,40 @@ describe('a change invalidates the answers that depend on it, through the source
     const both = (records: string[]): string[][] => roles.map(() => records);
 
     // Service: its name, and the reverse name of its new address.
-    expect(await ask('web.inv.svc.cluster.local.', 'A')).toEqual(both(['web.inv.svc.cluster.local. 5 A 10.96.0.10']));
+    expect(await ask('web.inv.svc.cluster.local.', 'A')).toEqual(
+      both(['web.inv.svc.cluster.local. 5 IN A 10.96.0.10']),
+    );
     expect(await ask('11.0.96.10.in-addr.arpa.', 'PTR')).toEqual(both([]));
     sb.apply(web('10.96.0.11'));
     await waitFor('service changed', () => source.store.serviceByKey('web.inv')?.clusterIPs[0] === '10.96.0.11');
-    expect(await ask('web.inv.svc.cluster.local.', 'A')).toEqual(both(['web.inv.svc.cluster.local. 5 A 10.96.0.11']));
+    expect(await ask('web.inv.svc.cluster.local.', 'A')).toEqual(
+      both(['web.inv.svc.cluster.local. 5 IN A 10.96.0.11']),
+    );
     expect(await ask('11.0.96.10.in-addr.arpa.', 'PTR')).toEqual(
-      both(['11.0.96.10.in-addr.arpa. 5 PTR web.inv.svc.cluster.local.']),
+      both(['11.0.96.10.in-addr.arpa. 5 IN PTR web.inv.svc.cluster.local.']),
     );
 
     // Endpoint slice: the addresses of a headless service.
-    expect(await ask('db.inv.svc.cluster.local.', 'A')).toEqual(both(['db.inv.svc.cluster.local. 5 A 10.244.0.1']));
+    expect(await ask('db.inv.svc.cluster.local.', 'A')).toEqual(both(['db.inv.svc.cluster.local. 5 IN A 10.244.0.1']));
     sb.apply(dbSlice('10.244.0.2'));
     await waitFor('slice changed', () => source.store.slicesWithAddress('10.244.0.2').length === 1);
-    expect(await ask('db.inv.svc.cluster.local.', 'A')).toEqual(both(['db.inv.svc.cluster.local. 5 A 10.244.0.2']));
+    expect(await ask('db.inv.svc.cluster.local.', 'A')).toEqual(both(['db.inv.svc.cluster.local. 5 IN A 10.244.0.2']));
 
     // Pod (`pods verified`): a pod name answers only while a pod has the address.
     expect(await ask('10-244-1-5.inv.pod.cluster.local.', 'A')).toEqual(both([]));
     sb.apply(pod('inv', 'p1', '10.244.1.5'));
     await waitFor('pod added', () => source.store.podsWithIP('10.244.1.5').length === 1);
     expect(await ask('10-244-1-5.inv.pod.cluster.local.', 'A')).toEqual(
-      both(['10-244-1-5.inv.pod.cluster.local. 5 A 10.244.1.5']),
+      both(['10-244-1-5.inv.pod.cluster.local. 5 IN A 10.244.1.5']),
     );
 
     // Namespace: a service answers only once its namespace exists.
     expect(await ask('api.late.svc.cluster.local.', 'A')).toEqual(both([]));
     sb.apply(ns('late'));
     await waitFor('namespace added', () => source.store.hasNamespace('late'));
-    expect(await ask('api.late.svc.cluster.local.', 'A')).toEqual(both(['api.late.svc.cluster.local. 5 A 10.96.0.30']));
+    expect(await ask('api.late.svc.cluster.local.', 'A')).toEqual(
+      both(['api.late.svc.cluster.local. 5 IN A 10.96.0.30']),
+    );
 
     // External address (k8s_external reads it, uncached): both roles list the service, and both
     // readers were told of the address's change key.

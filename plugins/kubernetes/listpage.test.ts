@@ -52,7 +52,7 @@ describe('list pages larger than the bound', () => {
     await waitFor('synced', () => ix.synced());
     for (let i = 0; i < SERVICES; i++) {
       expect(await answers(h, `svc-${10 + i}.testns.svc.cluster.local.`)).toEqual([
-        `svc-${10 + i}.testns.svc.cluster.local. 5 A 10.96.1.${10 + i}`,
+        `svc-${10 + i}.testns.svc.cluster.local. 5 IN A 10.96.1.${10 + i}`,
       ]);
     }
     const lists = (): { limit: string; cont: string }[] =>

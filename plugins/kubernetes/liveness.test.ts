@@ -99,7 +99,7 @@ describe('API liveness', () => {
     await waitFor('stale for three times the bound', async () => ((await staleness('services')) ?? 0) >= 1.5);
     expect(logs.slice(from).filter((l) => stale.test(l))).toHaveLength(1);
     expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual([
-      'svc1.testns.svc.cluster.local. 5 A 10.96.0.11',
+      'svc1.testns.svc.cluster.local. 5 IN A 10.96.0.11',
     ]);
     await sb.setOffline(false);
     await waitFor('up to date again', () =>

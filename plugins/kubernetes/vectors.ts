@@ -1,6 +1,7 @@
 /**
  * The test vectors of docs/records.md §11 (fixture §2.1), as data. Answers and additional
- * records are compared as sets (except where `ordered`), in the `fmt` form of testutil.ts.
+ * records are compared as sets (except where `ordered`), in the form `rrLines`
+ * (test/helpers/records.ts) prints them with the SOA serial masked.
  * `soa` is the expected authority (defaults: `SOA` of cluster.local with TTL 5 whenever the answer
  * is empty and the RCODE is NOERROR/NXDOMAIN/SERVFAIL written by the plugin).
  */
@@ -34,18 +35,18 @@ export interface Vector {
   next?: boolean;
 }
 
-export const SOA = 'cluster.local. 5 SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 5';
-export const RSOA = 'in-addr.arpa. 5 SOA ns.dns.in-addr.arpa. hostmaster.in-addr.arpa. <serial> 7200 1800 86400 5';
+export const SOA = 'cluster.local. 5 IN SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 5';
+export const RSOA = 'in-addr.arpa. 5 IN SOA ns.dns.in-addr.arpa. hostmaster.in-addr.arpa. <serial> 7200 1800 86400 5';
 
 const T = 'testns.svc.cluster.local.';
 
 export const VECTORS: Vector[] = [
-  { n: '1', q: `svc1.${T}`, t: 'A', rcode: 'NOERROR', ans: [`svc1.${T} 5 A 10.96.0.11`] },
+  { n: '1', q: `svc1.${T}`, t: 'A', rcode: 'NOERROR', ans: [`svc1.${T} 5 IN A 10.96.0.11`] },
   { n: '2', q: `svc1.${T}`, t: 'AAAA', rcode: 'NOERROR', ns: [SOA] },
-  { n: '3', q: `dual.${T}`, t: 'A', rcode: 'NOERROR', ans: [`dual.${T} 5 A 10.96.0.13`] },
-  { n: '4', q: `dual.${T}`, t: 'AAAA', rcode: 'NOERROR', ans: [`dual.${T} 5 AAAA fd00:10:96::13`] },
+  { n: '3', q: `dual.${T}`, t: 'A', rcode: 'NOERROR', ans: [`dual.${T} 5 IN A 10.96.0.13`] },
+  { n: '4', q: `dual.${T}`, t: 'AAAA', rcode: 'NOERROR', ans: [`dual.${T} 5 IN AAAA fd00:10:96::13`] },
   { n: '5', q: `v6only.${T}`, t: 'A', rcode: 'NOERROR', ns: [SOA] },
-  { n: '6', q: `svc2.${T}`, t: 'A', rcode: 'NOERROR', ans: [`svc2.${T} 5 A 10.96.0.12`] },
+  { n: '6', q: `svc2.${T}`, t: 'A', rcode: 'NOERROR', ans: [`svc2.${T} 5 IN A 10.96.0.12`] },
   {
     n: '7',
     cfg: { ignoreEmptyService: true },
@@ -66,15 +67,15 @@ export const VECTORS: Vector[] = [
     q: `hl.${T}`,
     t: 'A',
     rcode: 'NOERROR',
-    ans: [`hl.${T} 5 A 10.244.1.20`, `hl.${T} 5 A 10.244.1.21`, `hl.${T} 5 A 10.244.1.23`],
+    ans: [`hl.${T} 5 IN A 10.244.1.20`, `hl.${T} 5 IN A 10.244.1.21`, `hl.${T} 5 IN A 10.244.1.23`],
   },
-  { n: '15', q: `hl.${T}`, t: 'AAAA', rcode: 'NOERROR', ans: [`hl.${T} 5 AAAA fd00:10:244::21`] },
+  { n: '15', q: `hl.${T}`, t: 'AAAA', rcode: 'NOERROR', ans: [`hl.${T} 5 IN AAAA fd00:10:244::21`] },
   { n: '16', q: `hlempty.${T}`, t: 'A', rcode: 'NXDOMAIN', ns: [SOA] },
   { n: '17', q: `hlempty.${T}`, t: 'TXT', rcode: 'NXDOMAIN', ns: [SOA] },
-  { n: '18', q: `hlnp.${T}`, t: 'A', rcode: 'NOERROR', ans: [`hlnp.${T} 5 A 10.244.1.30`] },
+  { n: '18', q: `hlnp.${T}`, t: 'A', rcode: 'NOERROR', ans: [`hlnp.${T} 5 IN A 10.244.1.30`] },
   { n: '19', q: `hlnp.${T}`, t: 'SRV', rcode: 'NOERROR', ns: [SOA] },
-  { n: '20', q: `web-0.hl.${T}`, t: 'A', rcode: 'NOERROR', ans: [`web-0.hl.${T} 5 A 10.244.1.20`] },
-  { n: '21', q: `10-244-1-21.hl.${T}`, t: 'A', rcode: 'NOERROR', ans: [`10-244-1-21.hl.${T} 5 A 10.244.1.21`] },
+  { n: '20', q: `web-0.hl.${T}`, t: 'A', rcode: 'NOERROR', ans: [`web-0.hl.${T} 5 IN A 10.244.1.20`] },
+  { n: '21', q: `10-244-1-21.hl.${T}`, t: 'A', rcode: 'NOERROR', ans: [`10-244-1-21.hl.${T} 5 IN A 10.244.1.21`] },
   { n: '22', q: `10-244-1-22.hl.${T}`, t: 'A', rcode: 'NXDOMAIN', ns: [SOA] },
   {
     n: '23',
@@ -83,7 +84,7 @@ export const VECTORS: Vector[] = [
     q: `web-1.hl.${T}`,
     t: 'A',
     rcode: 'NOERROR',
-    ans: [`web-1.hl.${T} 5 A 10.244.1.21`],
+    ans: [`web-1.hl.${T} 5 IN A 10.244.1.21`],
   },
   {
     n: '24',
@@ -99,32 +100,32 @@ export const VECTORS: Vector[] = [
     q: `fd00-10-244--21.hl.${T}`,
     t: 'AAAA',
     rcode: 'NOERROR',
-    ans: [`fd00-10-244--21.hl.${T} 5 AAAA fd00:10:244::21`],
+    ans: [`fd00-10-244--21.hl.${T} 5 IN AAAA fd00:10:244::21`],
   },
-  { n: '26', q: `10-244-1-10.svc1.${T}`, t: 'A', rcode: 'NOERROR', ans: [`10-244-1-10.svc1.${T} 5 A 10.244.1.10`] },
+  { n: '26', q: `10-244-1-10.svc1.${T}`, t: 'A', rcode: 'NOERROR', ans: [`10-244-1-10.svc1.${T} 5 IN A 10.244.1.10`] },
   {
     n: '27',
     q: `_http._tcp.svc1.${T}`,
     t: 'SRV',
     rcode: 'NOERROR',
-    ans: [`_http._tcp.svc1.${T} 5 SRV 0 100 80 svc1.${T}`],
-    extra: [`svc1.${T} 5 A 10.96.0.11`],
+    ans: [`_http._tcp.svc1.${T} 5 IN SRV 0 100 80 svc1.${T}`],
+    extra: [`svc1.${T} 5 IN A 10.96.0.11`],
   },
   {
     n: '28',
     q: `svc2.${T}`,
     t: 'SRV',
     rcode: 'NOERROR',
-    ans: [`svc2.${T} 5 SRV 0 50 80 svc2.${T}`, `svc2.${T} 5 SRV 0 50 443 svc2.${T}`],
-    extra: [`svc2.${T} 5 A 10.96.0.12`],
+    ans: [`svc2.${T} 5 IN SRV 0 50 80 svc2.${T}`, `svc2.${T} 5 IN SRV 0 50 443 svc2.${T}`],
+    extra: [`svc2.${T} 5 IN A 10.96.0.12`],
   },
   {
     n: '29',
     q: `dual.${T}`,
     t: 'SRV',
     rcode: 'NOERROR',
-    ans: [`dual.${T} 5 SRV 0 50 80 dual.${T}`],
-    extra: [`dual.${T} 5 A 10.96.0.13`, `dual.${T} 5 AAAA fd00:10:96::13`],
+    ans: [`dual.${T} 5 IN SRV 0 50 80 dual.${T}`],
+    extra: [`dual.${T} 5 IN A 10.96.0.13`, `dual.${T} 5 IN AAAA fd00:10:96::13`],
   },
   {
     n: '30',
@@ -132,13 +133,13 @@ export const VECTORS: Vector[] = [
     t: 'SRV',
     rcode: 'NOERROR',
     ans: ['web-0', '10-244-1-21', '10-244-1-23', 'fd00-10-244--21'].map(
-      (t) => `_http._tcp.hl.${T} 5 SRV 0 25 8080 ${t}.hl.${T}`,
+      (t) => `_http._tcp.hl.${T} 5 IN SRV 0 25 8080 ${t}.hl.${T}`,
     ),
     extra: [
-      `web-0.hl.${T} 5 A 10.244.1.20`,
-      `10-244-1-21.hl.${T} 5 A 10.244.1.21`,
-      `10-244-1-23.hl.${T} 5 A 10.244.1.23`,
-      `fd00-10-244--21.hl.${T} 5 AAAA fd00:10:244::21`,
+      `web-0.hl.${T} 5 IN A 10.244.1.20`,
+      `10-244-1-21.hl.${T} 5 IN A 10.244.1.21`,
+      `10-244-1-23.hl.${T} 5 IN A 10.244.1.23`,
+      `fd00-10-244--21.hl.${T} 5 IN AAAA fd00:10:244::21`,
     ],
   },
   {
@@ -146,8 +147,8 @@ export const VECTORS: Vector[] = [
     q: `_http._tcp.skew.${T}`,
     t: 'SRV',
     rcode: 'NOERROR',
-    ans: [`_http._tcp.skew.${T} 5 SRV 0 50 8080 10-244-1-60.skew.${T}`],
-    extra: [`10-244-1-60.skew.${T} 5 A 10.244.1.60`],
+    ans: [`_http._tcp.skew.${T} 5 IN SRV 0 50 8080 10-244-1-60.skew.${T}`],
+    extra: [`10-244-1-60.skew.${T} 5 IN A 10.244.1.60`],
   },
   { n: '32', q: `_http._udp.svc1.${T}`, t: 'SRV', rcode: 'NXDOMAIN', ns: [SOA] },
   { n: '33', q: `_tcp.svc1.${T}`, t: 'SRV', rcode: 'NXDOMAIN', ns: [SOA] },
@@ -156,19 +157,19 @@ export const VECTORS: Vector[] = [
     q: `http.tcp.svc1.${T}`,
     t: 'SRV',
     rcode: 'NOERROR',
-    ans: [`http.tcp.svc1.${T} 5 SRV 0 100 80 svc1.${T}`],
-    extra: [`svc1.${T} 5 A 10.96.0.11`],
+    ans: [`http.tcp.svc1.${T} 5 IN SRV 0 100 80 svc1.${T}`],
+    extra: [`svc1.${T} 5 IN A 10.96.0.11`],
   },
-  { n: '35', q: `_http._tcp.svc1.${T}`, t: 'A', rcode: 'NOERROR', ans: [`_http._tcp.svc1.${T} 5 A 10.96.0.11`] },
+  { n: '35', q: `_http._tcp.svc1.${T}`, t: 'A', rcode: 'NOERROR', ans: [`_http._tcp.svc1.${T} 5 IN A 10.96.0.11`] },
   { n: '36', q: `a.b.c.svc1.${T}`, t: 'A', rcode: 'NXDOMAIN', ns: [SOA] },
-  { n: '37', q: `ext.${T}`, t: 'CNAME', rcode: 'NOERROR', ans: [`ext.${T} 5 CNAME www.example.com.`] },
+  { n: '37', q: `ext.${T}`, t: 'CNAME', rcode: 'NOERROR', ans: [`ext.${T} 5 IN CNAME www.example.com.`] },
   {
     n: '38',
     q: `extint.${T}`,
     t: 'A',
     rcode: 'NOERROR',
     ordered: true,
-    ans: [`extint.${T} 5 CNAME svc1.${T}`, `svc1.${T} 5 A 10.96.0.11`],
+    ans: [`extint.${T} 5 IN CNAME svc1.${T}`, `svc1.${T} 5 IN A 10.96.0.11`],
   },
   { n: '39', q: `extip.${T}`, t: 'A', rcode: 'NXDOMAIN', ns: [SOA] },
   { n: '40', q: `ext.${T}`, t: 'SRV', rcode: 'NOERROR', ns: [SOA] },
@@ -177,7 +178,7 @@ export const VECTORS: Vector[] = [
     q: '10-244-2-7.testns.pod.cluster.local.',
     t: 'A',
     rcode: 'NOERROR',
-    ans: ['10-244-2-7.testns.pod.cluster.local. 5 A 10.244.2.7'],
+    ans: ['10-244-2-7.testns.pod.cluster.local. 5 IN A 10.244.2.7'],
   },
   {
     n: '42',
@@ -211,21 +212,21 @@ export const VECTORS: Vector[] = [
     q: 'fd00-10-244--7.testns.pod.cluster.local.',
     t: 'AAAA',
     rcode: 'NOERROR',
-    ans: ['fd00-10-244--7.testns.pod.cluster.local. 5 AAAA fd00:10:244::7'],
+    ans: ['fd00-10-244--7.testns.pod.cluster.local. 5 IN AAAA fd00:10:244::7'],
   },
   {
     n: '46',
     q: '11.0.96.10.in-addr.arpa.',
     t: 'PTR',
     rcode: 'NOERROR',
-    ans: [`11.0.96.10.in-addr.arpa. 5 PTR svc1.${T}`],
+    ans: [`11.0.96.10.in-addr.arpa. 5 IN PTR svc1.${T}`],
   },
   {
     n: '47',
     q: '20.1.244.10.in-addr.arpa.',
     t: 'PTR',
     rcode: 'NOERROR',
-    ans: [`20.1.244.10.in-addr.arpa. 5 PTR web-0.hl.${T}`],
+    ans: [`20.1.244.10.in-addr.arpa. 5 IN PTR web-0.hl.${T}`],
   },
   { n: '48', q: '99.99.0.10.in-addr.arpa.', t: 'PTR', rcode: 'NXDOMAIN', ns: [RSOA] },
   {
@@ -237,7 +238,7 @@ export const VECTORS: Vector[] = [
     t: 'PTR',
     rcode: 'NOERROR',
     aa: false,
-    ans: ['99.99.0.10.in-addr.arpa. 60 PTR from-next.example.'],
+    ans: ['99.99.0.10.in-addr.arpa. 60 IN PTR from-next.example.'],
     ns: null,
   },
   { n: '50', q: 'cluster.local.', t: 'SOA', rcode: 'NOERROR', ans: [SOA], ns: null },
@@ -246,10 +247,10 @@ export const VECTORS: Vector[] = [
     q: 'cluster.local.',
     t: 'NS',
     rcode: 'NOERROR',
-    ans: ['cluster.local. 5 NS kube-dns.kube-system.svc.cluster.local.'],
-    extra: ['kube-dns.kube-system.svc.cluster.local. 5 A 10.96.0.10'],
+    ans: ['cluster.local. 5 IN NS kube-dns.kube-system.svc.cluster.local.'],
+    extra: ['kube-dns.kube-system.svc.cluster.local. 5 IN A 10.96.0.10'],
   },
-  { n: '52', q: 'ns.dns.cluster.local.', t: 'A', rcode: 'NOERROR', ans: ['ns.dns.cluster.local. 5 A 10.96.0.10'] },
+  { n: '52', q: 'ns.dns.cluster.local.', t: 'A', rcode: 'NOERROR', ans: ['ns.dns.cluster.local. 5 IN A 10.96.0.10'] },
   { n: '53', q: 'cluster.local.', t: 'A', rcode: 'NOERROR', ns: [SOA] },
   { n: '54', q: 'cluster.local.', t: 'TXT', rcode: 'NXDOMAIN', ns: [SOA] },
   {
@@ -257,7 +258,7 @@ export const VECTORS: Vector[] = [
     q: 'dns-version.cluster.local.',
     t: 'TXT',
     rcode: 'NOERROR',
-    ans: ['dns-version.cluster.local. 28800 TXT "1.1.0"'],
+    ans: ['dns-version.cluster.local. 28800 IN TXT "1.1.0"'],
   },
   { n: '56', q: 'dns-version.cluster.local.', t: 'A', rcode: 'NXDOMAIN', ns: [SOA] },
   { n: '57', q: `svc1.${T}`, t: 'TXT', rcode: 'NOERROR', ns: [SOA] },
@@ -269,14 +270,14 @@ export const VECTORS: Vector[] = [
     q: 'SvC1.TeStNs.SvC.cLuStEr.LoCaL.',
     t: 'A',
     rcode: 'NOERROR',
-    ans: ['SvC1.TeStNs.SvC.cLuStEr.LoCaL. 5 A 10.96.0.11'],
+    ans: ['SvC1.TeStNs.SvC.cLuStEr.LoCaL. 5 IN A 10.96.0.11'],
   },
   {
     n: '62',
     q: 'not-a-service.testns.svc.ClUsTeR.lOcAl.',
     t: 'A',
     rcode: 'NXDOMAIN',
-    ns: ['ClUsTeR.lOcAl. 5 SOA ns.dns.ClUsTeR.lOcAl. hostmaster.ClUsTeR.lOcAl. <serial> 7200 1800 86400 5'],
+    ns: ['ClUsTeR.lOcAl. 5 IN SOA ns.dns.ClUsTeR.lOcAl. hostmaster.ClUsTeR.lOcAl. <serial> 7200 1800 86400 5'],
   },
   { n: '63', q: `*.testns.svc.cluster.local.`, t: 'A', rcode: 'NXDOMAIN', ns: [SOA] },
   {
@@ -295,7 +296,7 @@ export const VECTORS: Vector[] = [
     q: `svc1.${T}`,
     t: 'A',
     rcode: 'NOERROR',
-    ans: [`svc1.${T} 30 A 10.96.0.11`],
+    ans: [`svc1.${T} 30 IN A 10.96.0.11`],
   },
   {
     n: '65b',
@@ -304,7 +305,7 @@ export const VECTORS: Vector[] = [
     q: `svc1.${T}`,
     t: 'AAAA',
     rcode: 'NOERROR',
-    ns: ['cluster.local. 30 SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 30'],
+    ns: ['cluster.local. 30 IN SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 30'],
   },
   {
     n: '66',
@@ -313,7 +314,7 @@ export const VECTORS: Vector[] = [
     q: `missing.${T}`,
     t: 'A',
     rcode: 'NXDOMAIN',
-    ns: ['cluster.local. 300 SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 600'],
+    ns: ['cluster.local. 300 IN SOA ns.dns.cluster.local. hostmaster.cluster.local. <serial> 7200 1800 86400 600'],
   },
   { n: '67', q: 'cluster.local.', t: 'AXFR', rcode: 'REFUSED', aa: false, noWrite: true, tcp: true, ns: null },
   { n: '68', unsynced: true, q: `missing.${T}`, t: 'A', rcode: 'SERVFAIL', ns: [SOA] },
@@ -324,8 +325,8 @@ export const VECTORS: Vector[] = [
     q: `_pg._tcp.manual.${T}`,
     t: 'SRV',
     rcode: 'NOERROR',
-    ans: [`_pg._tcp.manual.${T} 5 SRV 0 100 5432 manual.${T}`],
-    extra: [`manual.${T} 5 A 10.96.0.17`],
+    ans: [`_pg._tcp.manual.${T} 5 IN SRV 0 100 5432 manual.${T}`],
+    extra: [`manual.${T} 5 IN A 10.96.0.17`],
   },
-  { n: '72', q: `manual.${T}`, t: 'A', rcode: 'NOERROR', ans: [`manual.${T} 5 A 10.96.0.17`] },
+  { n: '72', q: `manual.${T}`, t: 'A', rcode: 'NOERROR', ans: [`manual.${T} 5 IN A 10.96.0.17`] },
 ];

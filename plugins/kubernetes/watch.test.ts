@@ -17,7 +17,7 @@ import { KubeIndexSource, parseRfc3339 } from './indexsource.js';
 import type { WatchSettings } from './kubeindex.js';
 import { fixtureObjects, ns, slice, svc } from './testdata.js';
 import { baseConfig, replyOf } from './testutil.js';
-import { fmt } from '../../test/helpers/records.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { VECTORS } from './vectors.js';
 
 const cleanups: Cleanups = [];
@@ -88,7 +88,7 @@ describe('watch-backed index', () => {
       }),
     );
     await waitFor('created service visible', async () => (await answers(h, name)).length === 1);
-    expect(await answers(h, name)).toEqual([`${name} 5 A 10.96.1.1`]);
+    expect(await answers(h, name)).toEqual([`${name} 5 IN A 10.96.1.1`]);
 
     // headless service whose endpoints change
     sb.apply(
@@ -122,7 +122,7 @@ describe('watch-backed index', () => {
       ),
     );
     await waitFor('second endpoint visible', async () => (await answers(h, hl2)).length === 2);
-    expect((await answers(h, hl2)).sort()).toEqual([`${hl2} 5 A 10.244.9.1`, `${hl2} 5 A 10.244.9.2`]);
+    expect((await answers(h, hl2)).sort()).toEqual([`${hl2} 5 IN A 10.244.9.1`, `${hl2} 5 IN A 10.244.9.2`]);
     sb.remove('EndpointSlice', 'testns', 'hl2-a');
     const nx = async (): Promise<boolean> => {
       const q = makeQuery(hl2, 'A');
@@ -143,7 +143,7 @@ describe('watch-backed index', () => {
     const listsBefore = lists();
     await sb.setOffline(true);
     expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual([
-      'svc1.testns.svc.cluster.local. 5 A 10.96.0.11',
+      'svc1.testns.svc.cluster.local. 5 IN A 10.96.0.11',
     ]);
     sb.apply(
       svc('testns', 'during-cut', {
@@ -155,7 +155,7 @@ describe('watch-backed index', () => {
     sb.remove('Service', 'testns', 'svc2');
     // still the old state while offline
     expect(await answers(h, 'svc2.testns.svc.cluster.local.')).toEqual([
-      'svc2.testns.svc.cluster.local. 5 A 10.96.0.12',
+      'svc2.testns.svc.cluster.local. 5 IN A 10.96.0.12',
     ]);
     await sb.setOffline(false);
     await waitFor(
@@ -232,7 +232,7 @@ describe('watch-backed index', () => {
     expect(ix.store.slices.has('testns/badaddr')).toBe(false);
     expect(ix.store.slices.has('testns/fqdn')).toBe(false);
     expect(await answers(h, 'svc1.testns.svc.cluster.local.')).toEqual([
-      'svc1.testns.svc.cluster.local. 5 A 10.96.0.11',
+      'svc1.testns.svc.cluster.local. 5 IN A 10.96.0.11',
     ]);
     const warnings = logs.filter((l) => l.startsWith('[WARNING] plugin/kubernetes: skipping malformed'));
     expect(warnings.filter((l) => l.includes('badip')).length).toBe(1);
@@ -297,12 +297,14 @@ describe('watch-backed index', () => {
     await waitFor('synced', () => ix.synced());
     expect(sb.requests.find((r) => r.path === '/api/v1/services')!.query['labelSelector']).toBe('app=web');
     expect(sb.requests.find((r) => r.path === '/api/v1/namespaces')!.query['labelSelector']).toBe('team=a');
-    expect(await answers(h, 'web.team-a.svc.cluster.local.')).toEqual(['web.team-a.svc.cluster.local. 5 A 10.96.5.1']);
+    expect(await answers(h, 'web.team-a.svc.cluster.local.')).toEqual([
+      'web.team-a.svc.cluster.local. 5 IN A 10.96.5.1',
+    ]);
     expect(await answers(h, 'web.team-b.svc.cluster.local.')).toEqual([]);
     expect(await answers(h, 'db.team-a.svc.cluster.local.')).toEqual([]);
     // PTR is not filtered by namespace_labels (quirk #6)
     expect(await answers(h, '2.5.96.10.in-addr.arpa.', 'PTR')).toEqual([
-      '2.5.96.10.in-addr.arpa. 5 PTR web.team-b.svc.cluster.local.',
+      '2.5.96.10.in-addr.arpa. 5 IN PTR web.team-b.svc.cluster.local.',
     ]);
   });
 
@@ -372,9 +374,9 @@ describe('watch-backed index', () => {
       const m = replyOf(q)!;
       const label = `row ${v.n}`;
       expect(rc, label).toBe(rcodeFromName(v.rcode));
-      expect(m.answers.map(fmt).sort(), label).toEqual([...(v.ans ?? [])].sort());
-      expect(m.additionals.map(fmt).sort(), label).toEqual([...(v.extra ?? [])].sort());
-      expect(m.authorities.map(fmt), label).toEqual(v.ns ?? []);
+      expect(rrLines(m.answers, { maskSerial: true }).sort(), label).toEqual([...(v.ans ?? [])].sort());
+      expect(rrLines(m.additionals, { maskSerial: true }).sort(), label).toEqual([...(v.extra ?? [])].sort());
+      expect(rrLines(m.authorities, { maskSerial: true }), label).toEqual(v.ns ?? []);
     }
   });
 

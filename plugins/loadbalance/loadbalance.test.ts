@@ -8,7 +8,8 @@ import { encodeMessage } from '../../src/dns/encode.js';
 import { decode, replyTo, setRcode } from '../../src/dns/message.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { makeQuery, rrStrings } from '../../test/helpers/dns.js';
+import { makeQuery } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { dispenserFor, setupContext } from '../../test/helpers/setup.js';
 import { a, aaaa, FakeNext } from '../../test/helpers/upstream.js';
 import { loadbalance } from './index.js';
@@ -184,7 +185,7 @@ describe('loadbalance round_robin', () => {
     const orders = new Set<string>();
     for (let i = 0; i < 30; i++) {
       const q = await run(h, 'lb.example', 'SRV');
-      expect(rrStrings(decode(q.reply!.wire()).answers).map((s) => s.split(' ').at(-2))).toEqual(['1', '2', '3']);
+      expect(rrLines(decode(q.reply!.wire()).answers).map((s) => s.split(' ').at(-2))).toEqual(['1', '2', '3']);
       orders.add(ipsOf(q, 'additionals').join(','));
     }
     expect(orders.size).toBeGreaterThan(1);

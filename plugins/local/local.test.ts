@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { local, localhostRequests } from './index.js';
 import { decode } from '../../src/dns/message.js';
-import { makeQuery, rcode, rrStrings } from '../../test/helpers/dns.js';
+import { makeQuery, rcode } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { configError, dispenserFor, setupContext as fakeSetupContext, handlerOf } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import type { Handler } from '../../src/plugin.js';
@@ -11,14 +12,14 @@ function build(text = 'local'): { h: Handler; next: FakeNext } {
   return { h: handlerOf(local, text, next), next };
 }
 
-const SOA = (owner: string): string => `${owner} 604800 SOA localhost root.localhost 1 0 0 0 604800`;
+const SOA = (owner: string): string => `${owner} 604800 IN SOA localhost. root.localhost. 1 0 0 0 604800`;
 
 function ask(h: Handler, name: string, type: string): { rcode: number; answer: string[]; authority: string[] } | null {
   const q = makeQuery(name, type);
   void h.serve(q);
   if (!q.reply) return null;
   const m = decode(q.reply.wire());
-  return { rcode: rcode(m), answer: rrStrings(m.answers), authority: rrStrings(m.authorities) };
+  return { rcode: rcode(m), answer: rrLines(m.answers), authority: rrLines(m.authorities) };
 }
 
 describe('local: setup', () => {
@@ -47,22 +48,24 @@ describe('local: answers', () => {
   const { h, next } = build();
 
   it('localhost. itself', () => {
-    expect(ask(h, 'localhost', 'A')).toEqual({ rcode: 0, answer: ['localhost. 604800 A 127.0.0.1'], authority: [] });
-    expect(ask(h, 'LocalHost', 'AAAA')).toEqual({ rcode: 0, answer: ['LocalHost. 604800 AAAA ::1'], authority: [] });
+    expect(ask(h, 'localhost', 'A')).toEqual({ rcode: 0, answer: ['localhost. 604800 IN A 127.0.0.1'], authority: [] });
+    expect(ask(h, 'LocalHost', 'AAAA')).toEqual({ rcode: 0, answer: ['LocalHost. 604800 IN AAAA ::1'], authority: [] });
     expect(ask(h, 'localhost', 'SOA')!.answer).toEqual([SOA('localhost.')]);
-    expect(ask(h, 'localhost', 'NS')!.answer).toEqual(['localhost. 604800 NS localhost']);
+    expect(ask(h, 'localhost', 'NS')!.answer).toEqual(['localhost. 604800 IN NS localhost.']);
     expect(ask(h, 'localhost', 'MX')).toEqual({ rcode: 0, answer: [], authority: [SOA('localhost.')] });
   });
 
   it('subdomains of localhost. and names starting with localhost.', () => {
-    expect(ask(h, 'foo.localhost', 'A')!.answer).toEqual(['foo.localhost. 604800 A 127.0.0.1']);
-    expect(ask(h, 'a.b.localhost', 'AAAA')!.answer).toEqual(['a.b.localhost. 604800 AAAA ::1']);
+    expect(ask(h, 'foo.localhost', 'A')!.answer).toEqual(['foo.localhost. 604800 IN A 127.0.0.1']);
+    expect(ask(h, 'a.b.localhost', 'AAAA')!.answer).toEqual(['a.b.localhost. 604800 IN AAAA ::1']);
     expect(ask(h, 'foo.localhost', 'TXT')).toEqual({ rcode: 0, answer: [], authority: [SOA('foo.localhost.')] });
-    expect(ask(h, 'localhost.example.org', 'A')!.answer).toEqual(['localhost.example.org. 604800 A 127.0.0.1']);
+    expect(ask(h, 'localhost.example.org', 'A')!.answer).toEqual(['localhost.example.org. 604800 IN A 127.0.0.1']);
   });
 
   it('the reverse zones', () => {
-    expect(ask(h, '1.0.0.127.in-addr.arpa', 'PTR')!.answer).toEqual(['1.0.0.127.in-addr.arpa. 604800 PTR localhost']);
+    expect(ask(h, '1.0.0.127.in-addr.arpa', 'PTR')!.answer).toEqual([
+      '1.0.0.127.in-addr.arpa. 604800 IN PTR localhost.',
+    ]);
     expect(ask(h, '1.0.0.127.in-addr.arpa', 'A')).toEqual({
       rcode: 0,
       answer: [],
@@ -76,7 +79,7 @@ describe('local: answers', () => {
     expect(ask(h, '1.0.0.127.IN-ADDR.arpa', 'MX')!.authority).toEqual([SOA('127.IN-ADDR.arpa.')]);
     for (const z of ['0.in-addr.arpa', '127.in-addr.arpa', '255.in-addr.arpa']) {
       expect(ask(h, z, 'SOA')!.answer).toEqual([SOA(`${z}.`)]);
-      expect(ask(h, z, 'NS')!.answer).toEqual([`${z}. 604800 NS localhost`]);
+      expect(ask(h, z, 'NS')!.answer).toEqual([`${z}. 604800 IN NS localhost.`]);
       expect(ask(h, z, 'A')).toEqual({ rcode: 0, answer: [], authority: [SOA(`${z}.`)] });
     }
     expect(ask(h, '5.255.in-addr.arpa', 'PTR')).toEqual({
@@ -97,7 +100,7 @@ describe('local: answers', () => {
   it('localhost_prefix off passes localhost.<name> on', () => {
     const off = build('local {\n localhost_prefix off\n}');
     expect(ask(off.h, 'localhost.example.org', 'A')).toBeNull();
-    expect(ask(off.h, 'foo.localhost', 'A')!.answer).toEqual(['foo.localhost. 604800 A 127.0.0.1']);
+    expect(ask(off.h, 'foo.localhost', 'A')!.answer).toEqual(['foo.localhost. 604800 IN A 127.0.0.1']);
   });
 
   it('counts the subdomain and prefix answers, not the apex', async () => {

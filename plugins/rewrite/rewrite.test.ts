@@ -11,7 +11,8 @@ import { Rcode } from '../../src/dns/constants.js';
 import { replyTo, setRcode, type Message } from '../../src/dns/message.js';
 import { logger } from '../../src/log.js';
 import type { Query } from '../../src/query.js';
-import { makeQuery, rcode, rrStrings, udpQuery } from '../../test/helpers/dns.js';
+import { makeQuery, rcode, udpQuery } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { seededRandom } from '../../src/util/prng.js';
 import { a, FakeNext, TestUpstream } from '../../test/helpers/upstream.js';
@@ -194,7 +195,7 @@ describe('handler', () => {
     expect(next.seen[0]!.id).toBe(q.id);
     const m = q.reply!.peek();
     expect(m.questions[0]!.name).toBe('A.Example.com');
-    expect(rrStrings(m.answers)).toEqual(['a.example.com. 60 A 10.0.0.1']);
+    expect(rrLines(m.answers)).toEqual(['a.example.com. 60 IN A 10.0.0.1']);
   });
 
   it('regex with groups and answer value: SRV targets mapped back, rules in reverse order', async () => {
@@ -216,7 +217,7 @@ describe('handler', () => {
       next,
     ).serve(q);
     expect(next.seen[0]!.name).toBe('_http._tcp.web.ns.svc.cluster.local.');
-    expect(rrStrings(q.reply!.peek().answers)).toEqual(['_http._tcp.web.corp. 5 SRV 0 100 80 web.corp']);
+    expect(rrLines(q.reply!.peek().answers)).toEqual(['_http._tcp.web.corp. 5 IN SRV 0 100 80 web.corp.']);
   });
 
   it('continue applies later rules to the rewritten question; stop ends the list', async () => {
@@ -259,7 +260,7 @@ describe('handler', () => {
       q,
     );
     const m = q.reply!.peek();
-    expect(rrStrings(m.answers)).toEqual(['a.example. 100 A 10.0.0.1', 'b.example. 1000 A 10.0.0.3']);
+    expect(rrLines(m.answers)).toEqual(['a.example. 100 IN A 10.0.0.1', 'b.example. 1000 IN A 10.0.0.3']);
     expect(rcode(m)).toBe(Rcode.REFUSED);
   });
 
@@ -489,7 +490,7 @@ describe('through a server', () => {
   it('answers a rewritten name under the name asked, in lower case', async () => {
     const m = await udpQuery(srv.port, 'SVC1.corp.example', 'A');
     expect(m.questions[0]!.name).toBe('SVC1.corp.example');
-    expect(rrStrings(m.answers)).toEqual(['svc1.corp.example. 30 A 10.96.0.11']);
+    expect(rrLines(m.answers)).toEqual(['svc1.corp.example. 30 IN A 10.96.0.11']);
     expect(up.count('svc1.testns.svc.cluster.local')).toBeGreaterThan(0);
   });
 
@@ -500,23 +501,23 @@ describe('through a server', () => {
     expect(ok).toBe(false);
     expect(srv.logs.some((l) => l.includes('invalid regex matching pattern: (.*\\.corp'))).toBe(true);
     const m = await udpQuery(srv.port, 'svc1.corp.example', 'A');
-    expect(rrStrings(m.answers)).toEqual(['svc1.corp.example. 30 A 10.96.0.11']);
+    expect(rrLines(m.answers)).toEqual(['svc1.corp.example. 30 IN A 10.96.0.11']);
   });
 
   it('cname: the CNAME target rewritten and looked up through the server', async () => {
     const m = await udpQuery(srv.port, 'app.example.net', 'A');
-    expect(rrStrings(m.answers)).toEqual([
-      'app.example.net. 200 CNAME app.other.cdn.com',
-      'app.other.cdn.com. 100 A 198.51.100.1',
+    expect(rrLines(m.answers)).toEqual([
+      'app.example.net. 200 IN CNAME app.other.cdn.com.',
+      'app.other.cdn.com. 100 IN A 198.51.100.1',
     ]);
   });
 
   it('cname: a target that keeps rewriting to itself stops after the depth limit', async () => {
     const m = await udpQuery(srv.port, 'loop.example.net', 'A');
-    expect(rrStrings(m.answers)).toEqual([
-      'loop.example.net. 60 CNAME loop.other.cdn.com',
-      ...new Array<string>(8).fill('loop.other.cdn.com. 60 CNAME loop.other.cdn.com'),
-      'loop.other.cdn.com. 60 CNAME loop.cdn.example.net',
+    expect(rrLines(m.answers)).toEqual([
+      'loop.example.net. 60 IN CNAME loop.other.cdn.com.',
+      ...new Array<string>(8).fill('loop.other.cdn.com. 60 IN CNAME loop.other.cdn.com.'),
+      'loop.other.cdn.com. 60 IN CNAME loop.cdn.example.net.',
     ]);
     expect(up.count('loop.other.cdn.com')).toBe(9);
   });

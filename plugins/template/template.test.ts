@@ -5,7 +5,8 @@ import { mkdtempSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { registry } from '../../src/metrics/registry.js';
-import { rcode, rrStrings, udpQuery } from '../../test/helpers/dns.js';
+import { rcode, udpQuery } from '../../test/helpers/dns.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { dispenserFor } from '../../test/helpers/setup.js';
 import { parseTemplates } from './setup.js';
@@ -262,16 +263,16 @@ describe('template over sockets', () => {
     const r = await udpQuery(s.port, 'x.ip-10-1-2-3.example', 'A');
     expect(rcode(r)).toBe(0);
     expect(r.flag_aa).toBe(true);
-    expect(rrStrings(r.answers)).toEqual(['x.ip-10-1-2-3.example. 60 A 10.1.2.3']);
+    expect(rrLines(r.answers)).toEqual(['x.ip-10-1-2-3.example. 60 IN A 10.1.2.3']);
     const p = await udpQuery(s.port, '4.3.2.1.in-addr.arpa', 'PTR');
-    expect(rrStrings(p.answers)).toEqual(['4.3.2.1.in-addr.arpa. 60 PTR ip-1-2-3-4.example']);
+    expect(rrLines(p.answers)).toEqual(['4.3.2.1.in-addr.arpa. 60 IN PTR ip-1-2-3-4.example.']);
   });
 
   it('falls through to the next template, which fails the query without fallthrough', async () => {
     const r = await udpQuery(s.port, 'hex-0a0b.example', 'A');
-    expect(rrStrings(r.answers)).toEqual(['hex-0a0b.example. 60 TXT A IN example. 10.10.11']);
+    expect(rrLines(r.answers)).toEqual(['hex-0a0b.example. 60 IN TXT "A IN example. 10.10.11"']);
     const any = await udpQuery(s.port, 'hex-0a0b.example', 'ANY');
-    expect(rrStrings(any.answers)).toEqual(['hex-0a0b.example. 60 TXT ANY IN example. 10.10.11']);
+    expect(rrLines(any.answers)).toEqual(['hex-0a0b.example. 60 IN TXT "ANY IN example. 10.10.11"']);
     const none = await udpQuery(s.port, 'nothing.example', 'A');
     expect(rcode(none)).toBe(2);
     expect(none.answers).toEqual([]);
@@ -286,7 +287,7 @@ describe('template over sockets', () => {
   it('rcode NXDOMAIN with a SOA in authority and an extended error', async () => {
     const r = await udpQuery(s.port, 'x.invalid', 'TXT', { edns: 1232 });
     expect(rcode(r)).toBe(3);
-    expect(rrStrings(r.authorities)).toEqual(['invalid. 60 SOA ns.invalid hostmaster.invalid 1 60 60 60 60']);
+    expect(rrLines(r.authorities)).toEqual(['invalid. 60 IN SOA ns.invalid. hostmaster.invalid. 1 60 60 60 60']);
     const opt = r.additionals.find((a) => a.type === 'OPT') as unknown as
       | { options: { code: number; data: Buffer }[] }
       | undefined;
@@ -299,7 +300,7 @@ describe('template over sockets', () => {
     const r = await udpQuery(s.port, 'host.nov6.test', 'AAAA');
     expect(rcode(r)).toBe(0);
     expect(r.answers).toEqual([]);
-    expect(rrStrings(r.authorities)).toEqual(['nov6.test. 60 SOA ns.nov6.test hostmaster.nov6.test 1 60 60 60 60']);
+    expect(rrLines(r.authorities)).toEqual(['nov6.test. 60 IN SOA ns.nov6.test. hostmaster.nov6.test. 1 60 60 60 60']);
   });
 
   it('a template that fails at query time answers SERVFAIL and counts the failure', async () => {
@@ -332,11 +333,11 @@ describe('template over sockets', () => {
 
   it('var and expr: the README LAN example, arithmetic, a failed expression falls through, an evaluation error is SERVFAIL', async () => {
     const lan = await udpQuery(s.port, '192-168-1-20.abcd.lan.example.com', 'A');
-    expect(rrStrings(lan.answers)).toEqual(['192-168-1-20.abcd.lan.example.com. 60 A 192.168.1.20']);
+    expect(rrLines(lan.answers)).toEqual(['192-168-1-20.abcd.lan.example.com. 60 IN A 192.168.1.20']);
     const pub = await udpQuery(s.port, '8-8-8-8.abcd.lan.example.com', 'A');
     expect(pub.answers.filter((a) => a.type === 'A' && a.name.includes('lan'))).toEqual([]); // fell through to whoami
     const v = await udpQuery(s.port, '5.vars.test', 'TXT');
-    expect(rrStrings(v.answers)).toEqual(['5.vars.test. 60 TXT 5 10 2.5 3']);
+    expect(rrLines(v.answers)).toEqual(['5.vars.test. 60 IN TXT "5 10 2.5 3"']);
     const one = await udpQuery(s.port, '1.vars.test', 'TXT');
     expect(rcode(one)).toBe(2); // expr false, no later template matches: SERVFAIL
     const bad = await udpQuery(s.port, 'bad.vars.test', 'TXT');
@@ -351,9 +352,9 @@ describe('template over sockets', () => {
 
   it('a CNAME answer to an A/AAAA query is followed through the server (here: hosts)', async () => {
     const r = await udpQuery(s.port, 'www.alias.test', 'A');
-    expect(rrStrings(r.answers)).toEqual([
-      'www.alias.test. 60 CNAME target.hosts.test',
-      'target.hosts.test. 3600 A 192.0.2.10',
+    expect(rrLines(r.answers)).toEqual([
+      'www.alias.test. 60 IN CNAME target.hosts.test.',
+      'target.hosts.test. 3600 IN A 192.0.2.10',
     ]);
   });
 

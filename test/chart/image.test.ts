@@ -18,7 +18,8 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeQuery, rcode, rrStrings, tcpQuery, udpExchange } from '../helpers/dns.js';
+import { encodeQuery, rcode, tcpQuery, udpExchange } from '../helpers/dns.js';
+import { rrLines } from '../helpers/records.js';
 import { decode } from '../../src/dns/message.js';
 import { freePort } from '../helpers/net.js';
 import { buildContextFiles, isExcluded, parseDockerfile, parseDockerignore, type Stage } from './dockerfile.js';
@@ -389,18 +390,18 @@ describe('the assembled image, started as its ENTRYPOINT against the sandbox', (
   it('answers a Kubernetes name from the sandbox over UDP and TCP', async () => {
     const udp = decode(await udpExchange(dnsPort, encodeQuery('kubernetes.default.svc.cluster.local', 'A')));
     expect(rcode(udp)).toBe(0);
-    expect(rrStrings(udp.answers ?? []).join('\n')).toMatch(
-      /^kubernetes\.default\.svc\.cluster\.local\. \d+ A 10\.96\.0\.1$/m,
+    expect(rrLines(udp.answers ?? []).join('\n')).toMatch(
+      /^kubernetes\.default\.svc\.cluster\.local\. \d+ IN A 10\.96\.0\.1$/m,
     );
     const tcp = await tcpQuery(dnsPort, 'kubernetes.default.svc.cluster.local', 'A');
     expect(rcode(tcp)).toBe(0);
-    expect(rrStrings(tcp.answers ?? []).join('\n')).toContain('10.96.0.1');
+    expect(rrLines(tcp.answers ?? []).join('\n')).toContain('10.96.0.1');
   });
 
   it('passes other names down the chain (whoami)', async () => {
     const m = decode(await udpExchange(dnsPort, encodeQuery('example.org', 'A')));
     expect(rcode(m)).toBe(0);
-    expect(rrStrings(m.additionals ?? []).join('\n')).toMatch(/\bA 127\.0\.0\.1$/m);
+    expect(rrLines(m.additionals ?? []).join('\n')).toMatch(/ IN A 127\.0\.0\.1$/m);
   });
 
   it('exits 0 on SIGTERM', async () => {

@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { rrStrings, udpQuery } from '../helpers/dns.js';
+import { udpQuery } from '../helpers/dns.js';
+import { rrLines } from '../helpers/records.js';
 import { startServer } from '../helpers/server.js';
 import { arr, at, container, corefileOf, isObject, one, render, str } from './helm.js';
 
@@ -58,9 +59,9 @@ describe('chart zoneFiles', () => {
     const srv = await startServer(corefile);
     try {
       const apex = await udpQuery(srv.port, 'example.com', 'A');
-      expect(rrStrings(apex.answers)).toEqual(['example.com. 3600 A 192.168.99.102']);
+      expect(rrLines(apex.answers)).toEqual(['example.com. 3600 IN A 192.168.99.102']);
       const wild = await udpQuery(srv.port, 'any.example.com', 'A');
-      expect(rrStrings(wild.answers)).toEqual(['any.example.com. 3600 A 192.168.99.103']);
+      expect(rrLines(wild.answers)).toEqual(['any.example.com. 3600 IN A 192.168.99.103']);
     } finally {
       await srv.stop();
     }

@@ -12,7 +12,7 @@ import type { Message } from '../../src/dns/message.js';
 import { rcode, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
 import { BIN_DIR, REPO_ROOT } from '../helpers/controlplane.js';
-import { fmt } from '../helpers/records.js';
+import { rrLines } from '../helpers/records.js';
 import { retryUnlessExited, waitFor } from '../helpers/wait.js';
 
 export type ServerKind = 'clusterdns' | 'coredns';
@@ -160,9 +160,8 @@ export interface Normalized {
 
 export function normalize(m: Message): Normalized {
   const rrs = (list: readonly Answer[] | undefined): string[] =>
-    (list ?? [])
-      .filter((r) => r.type !== 'OPT')
-      .map((r) => fmt(r).toLowerCase())
+    rrLines(list, { maskSerial: true })
+      .map((r) => r.toLowerCase())
       .sort();
   return {
     rcode: rcode(m),

@@ -296,7 +296,7 @@ describe('credentials and RBAC', () => {
       await Promise.all(inCluster.map((s) => waitReady(s)));
       const name = `web.${NS}.svc.${Z}`;
       const r = await agree(inCluster, name, 'A');
-      expect(r.answer).toEqual([`${name}. 5 a ${clusterIPs(svcs.get('web')!)[0]}`]);
+      expect(r.answer).toEqual([`${name}. 5 in a ${clusterIPs(svcs.get('web')!)[0]}`]);
       await agree(inCluster, `hl.${NS}.svc.${Z}`, 'A');
     } finally {
       await Promise.all(inCluster.map((s) => s.stop()));

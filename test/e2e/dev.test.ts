@@ -16,7 +16,8 @@ import {
   parseDevArgs,
   type PortRequest,
 } from '../../tools/dev-options.js';
-import { rcode, rrStrings, udpQuery } from '../helpers/dns.js';
+import { rcode, udpQuery } from '../helpers/dns.js';
+import { rrLines } from '../helpers/records.js';
 import { freePort } from '../helpers/net.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -142,13 +143,15 @@ describe('npm start (dist/tools/dev.js)', () => {
 
     // The three example queries answer from the sandbox cluster.
     const a = await udpQuery(dns, 'kubernetes.default.svc.cluster.local', 'A');
-    expect(rrStrings(a.answers)).toEqual(['kubernetes.default.svc.cluster.local. 30 A 10.96.0.1']);
+    expect(rrLines(a.answers)).toEqual(['kubernetes.default.svc.cluster.local. 30 IN A 10.96.0.1']);
     const ptr = await udpQuery(dns, '10.0.96.10.in-addr.arpa', 'PTR');
-    expect(rrStrings(ptr.answers)).toEqual(['10.0.96.10.in-addr.arpa. 30 PTR kube-dns.kube-system.svc.cluster.local']);
+    expect(rrLines(ptr.answers)).toEqual([
+      '10.0.96.10.in-addr.arpa. 30 IN PTR kube-dns.kube-system.svc.cluster.local.',
+    ]);
     const srv = await udpQuery(dns, '_https._tcp.kubernetes.default.svc.cluster.local', 'SRV');
     expect(rcode(srv)).toBe(0);
-    expect(rrStrings(srv.answers)).toEqual([
-      '_https._tcp.kubernetes.default.svc.cluster.local. 30 SRV 0 100 443 kubernetes.default.svc.cluster.local',
+    expect(rrLines(srv.answers)).toEqual([
+      '_https._tcp.kubernetes.default.svc.cluster.local. 30 IN SRV 0 100 443 kubernetes.default.svc.cluster.local.',
     ]);
   });
 

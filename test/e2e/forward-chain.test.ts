@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { advanceCacheClock } from '../../plugins/cache/clock.js';
 import { loopHooks } from '../../plugins/loop/loop.js';
-import { encodeQuery, rcode, rrStrings, tcpQuery, udpExchange, udpQuery } from '../helpers/dns.js';
+import { encodeQuery, rcode, tcpQuery, udpExchange, udpQuery } from '../helpers/dns.js';
+import { rrLines } from '../helpers/records.js';
 import { decode } from '../../src/dns/message.js';
 import { freePort } from '../helpers/net.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -34,7 +35,7 @@ async function server(corefile: string, port?: number): Promise<TestServer> {
   return s;
 }
 
-const ttls = (rrs: Parameters<typeof rrStrings>[0]): number[] => rrStrings(rrs).map((s) => Number(s.split(' ')[1]));
+const ttls = (rrs: Parameters<typeof rrLines>[0]): number[] => rrLines(rrs).map((s) => Number(s.split(' ')[1]));
 
 describe('e2e: forward + cache + loadbalance', () => {
   it('answers equal the upstream, repeated queries are served from cache with decreasing TTLs, A order rotates', async () => {
@@ -46,7 +47,7 @@ describe('e2e: forward + cache + loadbalance', () => {
     const first = await udpQuery(s.port, 'www.example.org', 'A');
     expect(rcode(first)).toBe(0);
     expect(
-      rrStrings(first.answers)
+      rrLines(first.answers)
         .map((r) => r.split(' ').at(-1))
         .sort(),
     ).toEqual(ips);
@@ -60,7 +61,7 @@ describe('e2e: forward + cache + loadbalance', () => {
         i % 2 === 0 ? await udpQuery(s.port, 'www.example.org', 'A') : await tcpQuery(s.port, 'www.example.org', 'A');
       expect(ttls(r.answers)).toEqual([23, 23, 23, 23]);
       expect((r.flags ?? 0) & 0x0400).toBe(0); // no AA on cache hits of a non-authoritative reply (CoreDNS 1.15.0)
-      orders.add(rrStrings(r.answers).join('|'));
+      orders.add(rrLines(r.answers).join('|'));
     }
     expect(u.count('www.example.org')).toBe(1);
     expect(orders.size).toBeGreaterThan(1);
@@ -77,7 +78,7 @@ describe('e2e: forward + cache + loadbalance', () => {
     const viaUdp = await udpQuery(s.port, 'big.example.org', 'A');
     expect((viaUdp.flags ?? 0) & 0x0200).toBe(0x0200);
     const viaTcp = await tcpQuery(s.port, 'big.example.org', 'A');
-    expect(rrStrings(viaTcp.answers)).toEqual(['big.example.org. 300 A 192.0.2.10']);
+    expect(rrLines(viaTcp.answers)).toEqual(['big.example.org. 300 IN A 192.0.2.10']);
     expect(u.received.map((r) => r.proto)).toEqual(['udp', 'tcp']);
   });
 
@@ -86,7 +87,7 @@ describe('e2e: forward + cache + loadbalance', () => {
     u.on('big.example.org', { truncateUdp: true, answers: [a('big.example.org', '192.0.2.10')] });
     const s = await server(`. {\n  forward . ${u.addr} {\n    prefer_udp\n  }\n}\n`);
     const r = await tcpQuery(s.port, 'big.example.org', 'A');
-    expect(rrStrings(r.answers)).toEqual(['big.example.org. 300 A 192.0.2.10']);
+    expect(rrLines(r.answers)).toEqual(['big.example.org. 300 IN A 192.0.2.10']);
     expect(u.received.map((x) => x.proto)).toEqual(['udp', 'tcp']);
   });
 
@@ -99,7 +100,7 @@ describe('e2e: forward + cache + loadbalance', () => {
       `. {\n  forward . ${dead.addr} ${alive.addr} {\n    policy sequential\n    read_timeout 200ms\n    health_check 50ms\n  }\n}\n`,
     );
     const r = await udpQuery(s.port, 'ok.example.org', 'A');
-    expect(rrStrings(r.answers)).toEqual(['ok.example.org. 300 A 192.0.2.20']);
+    expect(rrLines(r.answers)).toEqual(['ok.example.org. 300 IN A 192.0.2.20']);
     // Wait until health checks mark the dead one down.
     // Down after 3 failed probes: the 4th probe is sent once the 3rd has failed.
     await waitFor('the fourth health probe of the dead upstream', () => dead.count('.') >= 4);
@@ -159,11 +160,11 @@ describe('e2e: forward + cache + loadbalance', () => {
     const hostsPath = join(dir, 'hosts');
     writeFileSync(hostsPath, '10.0.0.1 local.example.org\n');
     const s = await server(`. {\n  hosts ${hostsPath} {\n    fallthrough\n  }\n  forward . ${u.addr}\n}\n`);
-    expect(rrStrings((await udpQuery(s.port, 'local.example.org', 'A')).answers)).toEqual([
-      'local.example.org. 3600 A 10.0.0.1',
+    expect(rrLines((await udpQuery(s.port, 'local.example.org', 'A')).answers)).toEqual([
+      'local.example.org. 3600 IN A 10.0.0.1',
     ]);
-    expect(rrStrings((await udpQuery(s.port, 'ext.example.org', 'A')).answers)).toEqual([
-      'ext.example.org. 300 A 192.0.2.60',
+    expect(rrLines((await udpQuery(s.port, 'ext.example.org', 'A')).answers)).toEqual([
+      'ext.example.org. 300 IN A 192.0.2.60',
     ]);
     expect(u.count('local.example.org')).toBe(0);
   });
@@ -186,7 +187,7 @@ describe('e2e: forward + cache + loadbalance', () => {
     await waitFor('the slow query at the upstream', () => u.count('slow.example.org') > 0);
     expect(await s.reload(text)).toBe(true);
     release();
-    expect(rrStrings((await slow).answers)).toEqual(['slow.example.org. 30 A 192.0.2.71']);
+    expect(rrLines((await slow).answers)).toEqual(['slow.example.org. 30 IN A 192.0.2.71']);
     await udpQuery(s.port, 'r.example.org', 'A');
     expect(u.count('r.example.org')).toBe(2);
   });
@@ -381,15 +382,15 @@ describe('e2e: dnsmasq as a real upstream', () => {
     const s = await server(`. {\n  forward . 127.0.0.1:${port}\n  cache 30\n}\n`);
     const r = await udpQuery(s.port, 'www.example.test', 'A');
     expect(rcode(r)).toBe(0);
-    expect(rrStrings(r.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['A 192.0.2.1']);
+    expect(rrLines(r.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['IN A 192.0.2.1']);
     const t = await tcpQuery(s.port, 'www.example.test', 'A');
-    expect(rrStrings(t.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['A 192.0.2.1']);
+    expect(rrLines(t.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['IN A 192.0.2.1']);
     const t2 = await tcpQuery(s.port, 'tcp.example.test', 'A');
-    expect(rrStrings(t2.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['A 192.0.2.1']);
+    expect(rrLines(t2.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['IN A 192.0.2.1']);
     await waitFor('dnsmasq to log the TCP query', () => seen('tcp.example.test') > 0);
     expect(seen('www.example.test')).toBe(1); // the second query was a cache hit
     const v6 = await udpQuery(s.port, 'v6.example.test', 'AAAA');
-    expect(rrStrings(v6.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['AAAA 2001:db8::1']);
+    expect(rrLines(v6.answers).map((x) => x.split(' ').slice(2).join(' '))).toEqual(['IN AAAA 2001:db8::1']);
     const nx = await udpQuery(s.port, 'nothing.invalid', 'A');
     expect([2, 3, 5]).toContain(rcode(nx)); // dnsmasq without upstreams: REFUSED (or NXDOMAIN by version)
   });

@@ -129,5 +129,3 @@ export async function tcpQuery(
 export function rcode(m: Message): number {
   return (m.flags ?? 0) & 0xf;
 }
-
-export { rrStrings } from './records.js';

@@ -8,7 +8,7 @@ import { KubernetesHandler } from '../../plugins/kubernetes/handler.js';
 import { KubeIndexSource } from '../../plugins/kubernetes/indexsource.js';
 import type { WatchSettings } from '../../plugins/kubernetes/kubeindex.js';
 import { baseConfig, replyOf } from '../../plugins/kubernetes/testutil.js';
-import { fmt } from './records.js';
+import { rrLines } from './records.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
 import { makeQuery } from './dns.js';
 
@@ -59,10 +59,10 @@ export function startHandler(cleanups: Cleanups, ix: KubeIndexSource): Kubernete
   return h;
 }
 
-/** The answer records `h` gives for `name` and `type`, in the `fmt` form. */
+/** The answer records `h` gives for `name` and `type`, as `rrLines` prints them. */
 export async function answers(h: KubernetesHandler, name: string, type = 'A'): Promise<string[]> {
   const q = makeQuery(name, type);
   await h.serve(q);
   const m = replyOf(q);
-  return m ? m.answers.map(fmt) : [];
+  return m ? rrLines(m.answers) : [];
 }

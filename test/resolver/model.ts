@@ -47,6 +47,7 @@ import * as dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import type { RecordType } from 'dns-packet';
+import { rrLines } from '../helpers/records.js';
 
 export type ResolverKind = 'glibc' | 'musl' | 'dig';
 
@@ -100,7 +101,7 @@ export interface ModelRecord {
   readonly name: string;
   readonly type: string;
   readonly ttl: number;
-  /** A/AAAA: the address; CNAME/PTR/NS: the target (absolute); SRV: `prio weight port target.`; others: JSON. */
+  /** The rdata as dig prints it: A/AAAA the address, CNAME/PTR/NS the absolute target, SRV `prio weight port target.`. */
   readonly data: string;
 }
 
@@ -414,21 +415,12 @@ export function tableExchange(
   return (q) => Promise.resolve(lower.get(`${q.name} ${q.type}`.toLowerCase()) ?? fallback);
 }
 
+/**
+ * A record's data as dig prints it after owner, TTL, class and type — what `digResult` in
+ * netns.test.ts takes from dig's own answer lines — from the one record formatter.
+ */
 function recordData(rr: dnsPacket.Answer): string {
-  switch (rr.type) {
-    case 'A':
-    case 'AAAA':
-      return rr.data;
-    case 'CNAME':
-    case 'PTR':
-    case 'NS':
-    case 'DNAME':
-      return abs(rr.data);
-    case 'SRV':
-      return `${rr.data.priority ?? 0} ${rr.data.weight ?? 0} ${rr.data.port} ${abs(rr.data.target)}`;
-    default:
-      return JSON.stringify('data' in rr ? rr.data : null, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString() : v));
-  }
+  return (rrLines([rr])[0] ?? '').split(' ').slice(4).join(' ');
 }
 
 /** Decode a reply's rcode and answer section into the model's shape. */
