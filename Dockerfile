@@ -65,8 +65,9 @@ USER 65532:65532
 ENV NODE_ENV=production
 # At most two glibc malloc arenas. glibc gives every thread that allocates an arena of its own (up
 # to 8 per core) and keeps what was freed in each: the query threads and V8's helper threads.
-# Measured in a 256M memory cgroup after sync and 30,000 queries (docs/multicore.md §2,
-# scripts/measure-thread-memory.sh): 7 arenas → 2, and about 10 MiB less RSS with two threads.
+# Measured in a 256M memory cgroup after sync and after 30,000 queries (docs/operations.md, "Port
+# 53 and malloc arenas"; scripts/measure-thread-memory.sh): 7 arenas → 2, 6–8 MiB less RSS with
+# two threads, 3–4 MiB with one.
 ENV MALLOC_ARENA_MAX=2
 # DNS (TCP and UDP), health, ready, metrics.
 EXPOSE 53 53/udp 8080 8181 9153
