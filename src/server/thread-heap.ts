@@ -8,11 +8,12 @@
  * query thread got the main thread's bound, so N threads could grow to N times it. The main
  * thread's isolate is sized when it is created and keeps its bound when the flags change later;
  * clearing them before the first query thread starts makes every thread's isolate take its own
- * `resourceLimits`. Measured on Node 24.21.0: main thread started with --max-old-space-size=300,
- * a Worker asking for 64 MiB got heap_size_limit 492 MiB (the main thread's); with the flags
- * cleared first, 70 MiB (64 MiB old space and the young generation, 3 × --max-semi-space-size=2),
- * and the main thread still runs out of memory at its own 100 MiB when started with 100.
- * Stripping the flag from the Worker's `execArgv` changes nothing (the flag is not per isolate).
+ * `resourceLimits`. Measured on Node 24.21.0, a Worker asking for 64 MiB: with the main thread
+ * started with --max-semi-space-size=2 --max-old-space-size=300 (as the launcher starts it) its
+ * heap_size_limit was 306 MiB, the main thread's; with the flags cleared first, 70 MiB (64 MiB
+ * old space and 3 × 2 MiB of young generation). Giving the Worker an `execArgv` without the flag
+ * changes nothing (main started with only --max-old-space-size=300: 492 MiB either way, the
+ * main thread's). After the clearing the main thread still runs out of memory at its own bound.
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { gauge } from '../metrics/registry.js';
