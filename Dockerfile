@@ -21,22 +21,16 @@
 # against the sandbox.
 #
 # Runtime base: gcr.io/distroless/nodejs24-debian12:nonroot.
-# Why distroless rather than node:24-bookworm-slim + setcap:
+# Why distroless rather than node:24-bookworm-slim:
 #   - no shell, package manager, npm or corepack in the image: ~half the size and far fewer CVEs to
 #     triage for a cluster-critical component, same approach as CoreDNS (distroless static);
-#   - it already runs as 65532:65532 ("nonroot"), the numeric user the chart's runAsUser uses;
-#   - binding port 53 as non-root still needs CAP_NET_BIND_SERVICE on the node binary. Distroless
-#     has no setcap, so the "caps" stage below copies distroless's own node binary into a Debian
-#     stage, runs setcap there and copies it back (COPY keeps the security.capability xattr, which
-#     is what CoreDNS's Dockerfile relies on too). In Kubernetes the pod must also add
-#     NET_BIND_SERVICE (capabilities.add), because allowPrivilegeEscalation=false caps file
-#     capabilities to the bounding/permitted set; the chart does both.
-#   - grant cap_net_bind_service and nothing else: a file capability makes the kernel run node in
-#     secure-exec mode (AT_SECURE), where node ignores NODE_OPTIONS (the chart's
-#     --max-old-space-size), NODE_EXTRA_CA_CERTS etc. unless its permitted set is exactly
-#     CAP_NET_BIND_SERVICE (HasOnly() in node's src/node_credentials.cc). Checked on this base:
-#     with only that capability NODE_OPTIONS=--max-old-space-size=179 gives a ~227 MiB heap limit;
-#     with one more capability it is ignored (~4 GiB).
+#   - it already runs as 65532:65532 ("nonroot"), the numeric user the chart's runAsUser uses.
+# The node binary has no file capability. Port 53 is bound through the pod's network namespace:
+# the chart sets the namespaced sysctl net.ipv4.ip_unprivileged_port_start to 53 (charts/clusterdns
+# README, "Port 53"; Docker 20.10 and later set it to 0 in every container). A file capability
+# (cap_net_bind_service, what this image had) makes the kernel run node in secure-exec mode
+# (AT_SECURE), where glibc ignores MALLOC_ARENA_MAX and GLIBC_TUNABLES, and node ignores
+# NODE_OPTIONS unless the capability is exactly that one.
 # Both stages are Debian 12 (bookworm), so the build stage's native addons (none today) and the
 # runtime's glibc match.
 
@@ -60,27 +54,21 @@ WORKDIR /prod
 RUN --mount=type=cache,target=/root/.npm cp /src/package.json /src/package-lock.json ./ \
  && npm ci --omit=dev --ignore-scripts --omit=optional --no-audit --no-fund --cache /root/.npm --prefer-offline
 
-# Named stage so later stages can COPY --from it (COPY --from does not expand ARGs).
-FROM ${RUNTIME_IMAGE} AS runtime-base
-
-# ---- caps: give the runtime's node binary cap_net_bind_service (for port 53 as uid 65532) ----
-FROM ${NODE_BUILD_IMAGE} AS caps
-RUN apt-get update \
- && apt-get install -y --no-install-recommends libcap2-bin \
- && rm -rf /var/lib/apt/lists/*
-COPY --from=runtime-base /nodejs/bin/node /node
-RUN setcap cap_net_bind_service=+ep /node && getcap /node
-
 # ---- runtime ----
-FROM runtime-base
+FROM ${RUNTIME_IMAGE}
 WORKDIR /app
-COPY --from=caps /node /nodejs/bin/node
 COPY --from=build /prod/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 USER 65532:65532
 ENV NODE_ENV=production
+# At most two glibc malloc arenas. glibc gives every thread that allocates an arena of its own (up
+# to 8 per core) and keeps what was freed in each: the query threads and V8's helper threads.
+# Measured in a 256M memory cgroup after sync and after 30,000 queries (docs/operations.md, "Port
+# 53 and malloc arenas"; scripts/measure-thread-memory.sh): 7 arenas → 2, 6–8 MiB less RSS with
+# two threads, 3–4 MiB with one.
+ENV MALLOC_ARENA_MAX=2
 # DNS (TCP and UDP), health, ready, metrics.
 EXPOSE 53 53/udp 8080 8181 9153
 # bin/clusterdns is the Node launcher (it imports dist/src/main.js). Distroless has no shell to

@@ -10,6 +10,7 @@ import { gauge, registry } from './metrics/registry.js';
 import type { ConfigSource, Instance } from './server/instance.js';
 import { DEFAULT_TCP_LIMITS } from './server/listener.js';
 import { describeErrors, Server } from './server/server.js';
+import { registerHeapLimit } from './server/thread-heap.js';
 import { QueryThreads } from './server/threads.js';
 import { REVISION, VERSION } from './version.js';
 
@@ -72,6 +73,7 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
     afterReload,
   });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
+  registerHeapLimit(0);
   // Trapped before the start, as CoreDNS traps its signals: a SIGUSR1 meanwhile would otherwise
   // open Node's inspector, a SIGHUP or SIGUSR2 would end the process.
   installReloadSignals(server);

@@ -16,6 +16,7 @@ import type { ConfigSource } from './instance.js';
 import { DEFAULT_TCP_LIMITS } from './listener.js';
 import { ReplicaClient } from './replication.js';
 import { describeErrors, Server } from './server.js';
+import { registerHeapLimit } from './thread-heap.js';
 import { parseThreadData, parseToThread, type FromThread } from './threads-protocol.js';
 
 async function run(): Promise<void> {
@@ -46,6 +47,7 @@ async function run(): Promise<void> {
     follower: true,
   });
   buildInfo.labels(VERSION, REVISION, process.version).set(1);
+  registerHeapLimit(data.index);
   // A reload sent while this thread still starts runs once the start is over.
   let reloads: Promise<unknown> = Promise.resolve();
   // A message that fails its check throws here: the thread ends and the pool replaces it (a new

@@ -12,6 +12,7 @@ import type { MetricsJson } from '../metrics/registry.js';
 import type { ConfigSource } from './instance.js';
 import { ReplicationHub } from './replication.js';
 import { THREAD_HEAP_MIB } from '../util/cpus.js';
+import { releaseHeapFlags } from './thread-heap.js';
 import { parseFromThread, type FromThread, type ThreadData, type ToThread } from './threads-protocol.js';
 
 /** How long a scrape waits for a thread's metrics before serving without them. */
@@ -86,6 +87,9 @@ export class QueryThreads {
   async start(source: ConfigSource, ports: Readonly<Record<string, number>>): Promise<void> {
     this.source = source;
     this.ports = ports;
+    // The launcher's --max-old-space-size is the main thread's bound: cleared here, or V8 would
+    // give it to every thread instead of THREAD_HEAP_MIB (src/server/thread-heap.ts).
+    releaseHeapFlags();
     const starts: Promise<void>[] = [];
     for (let i = 1; i <= this.count; i++) starts.push(this.spawn(i));
     await Promise.all(starts);
@@ -102,7 +106,8 @@ export class QueryThreads {
     };
     // A thread's heap holds code and answers, not the index (the main thread's, shared): a bound of
     // its own keeps a runaway thread from taking the main thread's room; one that reaches it is
-    // restarted like any thread that dies (docs/multicore.md §4).
+    // restarted like any thread that dies (docs/multicore.md §4). It applies because start()
+    // cleared the process-wide heap flags first.
     const worker = new Worker(this.entry, {
       workerData: data,
       resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MIB },

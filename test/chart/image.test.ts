@@ -6,7 +6,7 @@
  *    from the context, RUN): absolute paths move under a temporary root, the npm cache mount is
  *    the local npm cache and `npm ci` runs `--offline` (no registry is reachable);
  * 3. the runtime stage's COPY instructions assemble /app from the build stage and the context
- *    (except the node binary from the `caps` stage: this machine's node stands in for it);
+ *    (this machine's node stands in for the base image's);
  * 4. the result is started as the ENTRYPOINT starts it, against the sandbox API server shipped in
  *    the image (as the Dockerfile's example does), and answers over UDP and TCP.
  *
@@ -25,6 +25,7 @@ import { freePort } from '../helpers/net.js';
 import { buildContextFiles, isExcluded, parseDockerfile, parseDockerignore, type Stage } from './dockerfile.js';
 import { REPO_ROOT, isObject } from './helm.js';
 import { waitFor } from '../helpers/wait.js';
+import { mallocArenas } from '../helpers/arenas.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'clusterdns-image-'));
 const contextDir = path.join(root, 'context');
@@ -39,6 +40,8 @@ let dnsPort = 0;
 let readyPort = 0;
 const appEnv: Record<string, string> = {};
 let entrypoint: string[] = [];
+/** The server started from the ENTRYPOINT. */
+let dnsServer: ChildProcess | null = null;
 
 function npmCache(): string {
   const r = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' });
@@ -155,15 +158,12 @@ function assembleRuntime(): void {
       workdir = ins.args;
       mkdirSync(mapped(workdir), { recursive: true });
     } else if (ins.keyword === 'COPY') {
-      // The caps stage only copies the base image's node binary and sets a file capability on it.
       copy(ins.args, workdir, (s) =>
         s === 'build'
           ? fsRoot
-          : s === 'caps'
-            ? null
-            : (() => {
-                throw new Error(`COPY --from=${s} is not modelled`);
-              })(),
+          : (() => {
+              throw new Error(`COPY --from=${s} is not modelled`);
+            })(),
       );
     } else if (ins.keyword === 'ENV') {
       const m = /^(\w+)=(.*)$/.exec(ins.args);
@@ -287,7 +287,8 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  await waitReady(start(imageCommand(['-conf', corefile]), { SANDBOX_URL: url }));
+  dnsServer = start(imageCommand(['-conf', corefile]), { SANDBOX_URL: url });
+  await waitReady(dnsServer);
 }, 900_000);
 
 afterAll(async () => {
@@ -404,8 +405,35 @@ describe('the assembled image, started as its ENTRYPOINT against the sandbox', (
     expect(rrLines(m.additionals ?? []).join('\n')).toMatch(/ IN A 127\.0\.0\.1$/m);
   });
 
+  it("caps glibc's malloc arenas with the image's MALLOC_ARENA_MAX (node has no file capability)", async () => {
+    const server = dnsServer;
+    if (!server?.pid) throw new Error('not started');
+    expect(appEnv.MALLOC_ARENA_MAX).toBe('2');
+    // It answered queries above with its query threads and V8's helper threads running.
+    expect(mallocArenas(server.pid)).toBeLessThanOrEqual(2);
+    // The control: the same image without the setting, whose threads each get an arena.
+    const { MALLOC_ARENA_MAX: _, ...uncapped } = appEnv;
+    const port = await freePort();
+    const corefile = path.join(root, 'Corefile.control');
+    writeFileSync(corefile, `.:${port} {\n    bind 127.0.0.1\n    whoami\n}\n`);
+    const [bin, ...args] = imageCommand(['-conf', corefile, '-workers', '2']);
+    const control = spawn(bin ?? '', args, {
+      cwd: mapped('/app'),
+      env: { PATH: process.env.PATH ?? '', ...uncapped },
+      stdio: 'ignore',
+    });
+    children.push(control);
+    await waitFor(
+      'the control server to answer',
+      async () => rcode(decode(await udpExchange(port, encodeQuery('example.org', 'A'), 500))) === 0,
+      { timeoutMs: 60_000, retry: () => control.exitCode === null },
+    );
+    expect(mallocArenas(control.pid!)).toBeGreaterThan(2);
+    control.kill('SIGKILL');
+  });
+
   it('exits 0 on SIGTERM', async () => {
-    const server = children.at(-1);
+    const server = dnsServer;
     if (!server) throw new Error('not started');
     const code = await new Promise<number | null>((resolve) => {
       server.once('exit', (x) => resolve(x));

@@ -83,6 +83,70 @@ describe('helm lint', () => {
   });
 });
 
+describe('ports below 1024 without a capability (lowPorts)', () => {
+  const podContext = (o: Parameters<typeof render>[0]): unknown =>
+    at(one(render(o), 'Deployment'), 'spec', 'template', 'spec', 'securityContext');
+  const SYSCTL = 'net.ipv4.ip_unprivileged_port_start';
+  /** One server block on `port` (the default block's plugins, without the probes' plugins). */
+  const highPort = {
+    servers: [
+      {
+        zones: [{ zone: '.', use_tcp: true }],
+        port: 1053,
+        servicePort: 53,
+        plugins: [{ name: 'errors' }, { name: 'forward', parameters: '. /etc/resolv.conf' }],
+      },
+    ],
+    livenessProbe: { enabled: false },
+    readinessProbe: { enabled: false },
+  };
+
+  it('sets the sysctl to the lowest container port, after sysctls the operator gave', () => {
+    const ctx = podContext({
+      values: { podSecurityContext: { sysctls: [{ name: 'net.ipv4.tcp_syncookies', value: '1' }] } },
+    });
+    expect(at(ctx, 'sysctls')).toEqual([
+      { name: 'net.ipv4.tcp_syncookies', value: '1' },
+      { name: SYSCTL, value: '53' },
+    ]);
+  });
+
+  it("keeps the operator's own value of that sysctl", () => {
+    const ctx = podContext({ values: { podSecurityContext: { sysctls: [{ name: SYSCTL, value: '0' }] } } });
+    expect(at(ctx, 'sysctls')).toEqual([{ name: SYSCTL, value: '0' }]);
+  });
+
+  it('a high container port behind the Service port 53 needs no sysctl, with lowPorts sysctl or none', () => {
+    for (const lowPorts of ['sysctl', 'none']) {
+      const objs = render({ values: { ...highPort, lowPorts } });
+      const deploy = one(objs, 'Deployment');
+      expect(at(deploy, 'spec', 'template', 'spec', 'securityContext')).toEqual({
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(arr(container(deploy), 'ports')).toEqual([
+        { containerPort: 1053, name: 'udp-1053', protocol: 'UDP' },
+        { containerPort: 1053, name: 'tcp-1053', protocol: 'TCP' },
+      ]);
+      expect(ports(one(objs, 'Service', 'kube-dns'))).toEqual([
+        { name: 'udp-1053', port: 53, protocol: 'UDP', targetPort: 1053 },
+        { name: 'tcp-1053', port: 53, protocol: 'TCP', targetPort: 1053 },
+      ]);
+      expect(corefileOf(objs)).toContain('.:1053 {');
+    }
+  });
+
+  it('lowPorts none refuses a port below 1024 the container could not bind, unless it runs as root', () => {
+    expect(helmTemplateError({ set: ['lowPorts=none'] })).toMatch(
+      /port 53 is below 1024 and lowPorts is "none": the container \(no capability, not root\) cannot bind it/,
+    );
+    expect(
+      podContext({ set: ['lowPorts=none', 'securityContext.runAsUser=0', 'securityContext.runAsNonRoot=false'] }),
+    ).toEqual({
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+});
+
 describe('default render (kube-system, release clusterdns)', () => {
   const objs = render();
   const deploy = one(objs, 'Deployment');
@@ -148,15 +212,19 @@ describe('default render (kube-system, release clusterdns)', () => {
     expect(c.env).toEqual([{ name: 'NODE_OPTIONS', value: '--max-old-space-size=112' }]);
   });
 
-  it('has a restricted security context', () => {
+  it('has a restricted security context without any capability; port 53 comes from the pod sysctl', () => {
     expect(c.securityContext).toEqual({
       runAsNonRoot: true,
       runAsUser: 65532,
       runAsGroup: 65532,
       readOnlyRootFilesystem: true,
       allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] },
+      capabilities: { drop: ['ALL'] },
       seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(at(deploy, 'spec', 'template', 'spec', 'securityContext')).toEqual({
+      seccompProfile: { type: 'RuntimeDefault' },
+      sysctls: [{ name: 'net.ipv4.ip_unprivileged_port_start', value: '53' }],
     });
   });
 

@@ -176,6 +176,14 @@ describe('the coredns chart default values.yaml, unchanged', () => {
     expect(portNames(arr(svc, 'spec', 'ports'))).toEqual(['udp-53', 'tcp-53', 'metrics']);
   });
 
+  it('binds port 53 through the pod sysctl; the NET_BIND_SERVICE it adds is harmless (node has no file capability)', () => {
+    expect(at(deploy, 'spec', 'template', 'spec', 'securityContext', 'sysctls')).toEqual([
+      { name: 'net.ipv4.ip_unprivileged_port_start', value: '53' },
+    ]);
+    expect(at(c, 'securityContext', 'capabilities')).toEqual({ add: ['NET_BIND_SERVICE'], drop: ['ALL'] });
+    expect(at(c, 'securityContext', 'runAsUser')).toBe(65532);
+  });
+
   it('keeps the upstream values that matter: replicas, probes, resources, Corefile', () => {
     expect(at(deploy, 'spec', 'replicas')).toBe(1);
     expect(at(c, 'readinessProbe', 'initialDelaySeconds')).toBe(30);
@@ -239,6 +247,12 @@ describe('a typical operator values file for the coredns chart, unchanged', () =
       'ServiceAccount/clusterdns-autoscaler',
     ]);
     expect(c.image).toBe('ghcr.io/clusterdns/clusterdns:0.1.0');
+  });
+
+  it('binds port 53 through the pod sysctl', () => {
+    expect(at(deploy, 'spec', 'template', 'spec', 'securityContext', 'sysctls')).toEqual([
+      { name: 'net.ipv4.ip_unprivileged_port_start', value: '53' },
+    ]);
   });
 
   it('takes deployment.selector as a LabelSelector (kubeadm adoption) that the pods match', () => {

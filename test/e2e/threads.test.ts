@@ -153,11 +153,16 @@ describe('query threads share one Kubernetes index and report one set of metrics
     expect(answers.every((a) => a === '10.0.0.1')).toBe(true);
     const scrape = (await httpGet(s.metrics, '/metrics')).body;
     expect(names.map((n, i) => total(scrape, n) - before[i]!)).toEqual([N, N, N]);
-    // Same names and labels as one process: one line per label set, no thread label.
+    // Same names and labels as one process: one line per label set, no thread label. The one
+    // per-thread family is each thread's heap bound (docs/multicore.md §3), a line per thread.
     expect(scrape).toMatch(
       /^coredns_dns_requests_total\{server="dns:\/\/:\d+",zone="\.",view="",proto="udp",family="1",type="A"\} \d+$/m,
     );
-    expect(scrape).not.toMatch(/thread=/);
+    expect(scrape.split('\n').filter((l) => l.includes('thread='))).toEqual([
+      expect.stringMatching(/^clusterdns_thread_heap_size_limit_bytes\{thread="0"\} \d+$/),
+      expect.stringMatching(/^clusterdns_thread_heap_size_limit_bytes\{thread="1"\} \d+$/),
+      expect.stringMatching(/^clusterdns_thread_heap_size_limit_bytes\{thread="2"\} \d+$/),
+    ]);
     expect(scrape.match(/^coredns_build_info\{/gm)).toHaveLength(1);
     expect(total(scrape, 'coredns_build_info')).toBe(1);
 

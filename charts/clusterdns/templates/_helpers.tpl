@@ -280,6 +280,35 @@ second one), the name the ServiceMonitor and the coredns chart's metrics Service
 {{- end -}}
 
 {{/*
+The pod's securityContext: podSecurityContext, plus (lowPorts: sysctl) the namespaced sysctl
+net.ipv4.ip_unprivileged_port_start set to the lowest container port when one is below 1024, so
+that the container binds 53 without any capability (the image's node has no file capability:
+glibc then honours MALLOC_ARENA_MAX). An operator's own value of that sysctl is kept.
+*/}}
+{{- define "clusterdns.podSecurityContext" -}}
+{{- $ctx := deepCopy (default dict .Values.podSecurityContext) -}}
+{{- $low := 65536 -}}
+{{- range include "clusterdns.containerPorts" . | fromYamlArray -}}
+{{- if lt (int .containerPort) $low -}}{{- $low = int .containerPort -}}{{- end -}}
+{{- end -}}
+{{- $sysctl := "net.ipv4.ip_unprivileged_port_start" -}}
+{{- if lt $low 1024 -}}
+{{- if eq (toString .Values.lowPorts) "sysctl" -}}
+{{- $sysctls := default list $ctx.sysctls -}}
+{{- $set := false -}}
+{{- range $sysctls -}}{{- if eq .name $sysctl -}}{{- $set = true -}}{{- end -}}{{- end -}}
+{{- if not $set -}}
+{{- $sysctls = append $sysctls (dict "name" $sysctl "value" (toString $low)) -}}
+{{- end -}}
+{{- $_ := set $ctx "sysctls" $sysctls -}}
+{{- else if ne (int (dig "runAsUser" (dig "runAsUser" 65532 $ctx) (default dict .Values.securityContext))) 0 -}}
+{{- fail (printf "port %d is below 1024 and lowPorts is %q: the container (no capability, not root) cannot bind it; use lowPorts: sysctl, or serve on a port of 1024 or above with servicePort (servers[].port: 1053, servicePort: 53)" $low (toString .Values.lowPorts)) -}}
+{{- end -}}
+{{- end -}}
+{{- with $ctx -}}{{- toYaml . -}}{{- end -}}
+{{- end -}}
+
+{{/*
 Memory quantity -> MiB (integer). Accepts plain bytes, k/M/G/T and Ki/Mi/Gi/Ti suffixes.
 */}}
 {{- define "clusterdns.memoryMiB" -}}
