@@ -39,14 +39,16 @@ alive() {
 }
 
 step 1 $TOTAL "stop the node's processes" "$LOG_DIR/down.log"
-if pid="$(node_pid)"; then
-  kill -TERM "$pid" 2>/dev/null
-  wait_until 30 "the node's components to stop" bash -c "! kill -0 $pid" || true
-fi
+# Everything at once: the supervisor (it stops kubelet and kube-proxy first, then the rest), the
+# pods' processes and the shims. A test node has nothing to drain; 10 s later the rest is killed.
 kill_all TERM
-for _ in $(seq 1 30); do alive || break; sleep 0.5; done
-kill_all KILL
 for _ in $(seq 1 20); do alive || break; sleep 0.5; done
+if alive; then
+  echo "still alive after SIGTERM: $( { node_pid; netns_pids; cgroup_pids; } 2>/dev/null | sort -u |
+    while read -r p; do printf '%s(%s) ' "$p" "$(cat "/proc/$p/comm" 2>/dev/null)"; done)" >>"$STEP_LOG"
+  kill_all KILL
+  for _ in $(seq 1 20); do alive || break; sleep 0.5; done
+fi
 if alive; then
   echo "[$SCRIPT_NAME] processes still alive: $( { node_pid; netns_pids; cgroup_pids; } 2>/dev/null | sort -u | tr '\n' ' ')" >&2
 fi
