@@ -44,10 +44,12 @@ STEP_NAME=""
 STEP_LOG=""
 STEP_START=0
 
-# step N TOTAL NAME [LOG]: announce a step; its output goes to LOG (default logs/step-NAME.log).
+# step N TOTAL NAME [LOG]: announce a step; its output goes to LOG (default logs/step-N-NAME.log).
 step() {
   STEP_NAME="$3"
-  STEP_LOG="${4:-$LOG_DIR/step-${3// /-}.log}"
+  local slug
+  slug="$(printf '%s' "$3" | tr -cs 'A-Za-z0-9' '-' | cut -c1-40)"
+  STEP_LOG="${4:-$LOG_DIR/step-$1-${slug%-}.log}"
   STEP_START=$(date +%s)
   mkdir -p "$(dirname "$STEP_LOG")"
   echo "[$SCRIPT_NAME $1/$2] $3 ..." >&2

@@ -105,13 +105,20 @@ start kube-apiserver "$B/kube-apiserver" --etcd-servers http://127.0.0.1:2379 \
   --service-account-key-file "$N/sa.pub" --service-account-signing-key-file "$N/sa.key" \
   --authorization-mode Node,RBAC --service-cluster-ip-range "$SERVICE_CIDR" --allow-privileged \
   --kubelet-preferred-address-types InternalIP --profiling=false
+start containerd containerd --config "$N/containerd.toml"
+# The controller manager exits when the API server is not healthy within 10 s of its start (seen
+# on the loaded machine): everything that talks to the API starts once /readyz answers.
+for i in $(seq 1 240); do
+  "$B/kubectl" --kubeconfig "$N/admin.kubeconfig" get --raw /readyz >/dev/null 2>&1 && break
+  [ $((i % 20)) = 0 ] && log "still waiting for kube-apiserver /readyz ($((i / 2))s)"
+  sleep 0.5
+done
 start kube-controller-manager "$B/kube-controller-manager" --kubeconfig "$N/admin.kubeconfig" \
   --bind-address 127.0.0.1 --leader-elect=false --root-ca-file "$N/ca.crt" \
   --service-account-private-key-file "$N/sa.key" --use-service-account-credentials \
   --cluster-cidr 10.244.0.0/16 --service-cluster-ip-range "$SERVICE_CIDR" --profiling=false
 start kube-scheduler "$B/kube-scheduler" --kubeconfig "$N/admin.kubeconfig" \
   --bind-address 127.0.0.1 --leader-elect=false --profiling=false
-start containerd containerd --config "$N/containerd.toml"
 start kubelet "$B/kubelet" --config "$N/kubelet.yaml" --kubeconfig "$N/admin.kubeconfig" \
   --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --v 1
 start kube-proxy "$B/kube-proxy" --config "$N/kube-proxy.yaml"

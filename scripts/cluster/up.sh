@@ -232,7 +232,7 @@ if [ "${CLUSTER_SKIP_CHART:-0}" != 1 ]; then
     "$BIN_DIR/helm" upgrade --install clusterdns "$REPO_ROOT/charts/clusterdns" --namespace kube-system \
     --set image.repository="$IMAGE_CLUSTERDNS" --set image.tag="$IMAGE_TAG" --set image.pullPolicy=Never ||
     fail "helm install failed (chart values? run: .bin/helm template charts/clusterdns)"
-  wait_until 180 "the clusterdns Deployment" kubectl_node -n kube-system rollout status deployment \
+  wait_until_up 180 "the clusterdns Deployment" kube-controller-manager kubectl_node -n kube-system rollout status deployment \
     -l app.kubernetes.io/instance=clusterdns --timeout=2s ||
     fail "pods not ready: $CLUSTER_DIR/kubectl -n kube-system describe pods; logs in $LOG_DIR/pods/"
   wait_until_up 60 "an answer from $DNS_IP" kube-proxy in_netns dig +time=1 +tries=1 +short @"$DNS_IP" \
