@@ -9,6 +9,8 @@ export default defineConfig({
     globalSetup: ['test/cluster/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 300_000,
+    // The global teardown is cluster:down (about a minute on a loaded machine).
+    teardownTimeout: 300_000,
     pool: 'forks',
     fileParallelism: false,
   },
