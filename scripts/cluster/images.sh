@@ -21,6 +21,9 @@ cd "$REPO_ROOT"
 FORCE=0
 [ "${1:-}" = "--force" ] && FORCE=1
 mkdir -p "$IMAGE_DIR" "$LOG_DIR"
+# Progress lines go to fd 3 (the terminal) while each build's own output goes to the log.
+exec 3>&2
+progress() { echo "[$SCRIPT_NAME]     $*" >&3; }
 LOG="$LOG_DIR/images.log"
 : >"$LOG"
 
@@ -73,6 +76,7 @@ oci() {
   fi
   local t0 work
   t0=$(date +%s)
+  echo "[$SCRIPT_NAME]   building $name:$IMAGE_TAG (log: $LOG) ..." >&2
   work="$(mktemp -d "$IMAGE_DIR/.build-$name.XXXXXX")"
   # shellcheck disable=SC2064
   trap "rm -rf '$work'" RETURN
@@ -144,7 +148,9 @@ populate_clusterdns() {
   # /app as the build stage makes it: dist from tsconfig.build.json (the Docker context holds the
   # same sources, .dockerignore), production node_modules without optional deps or scripts.
   mkdir -p "$r/app"
+  progress "compiling /app/dist (tsc -p tsconfig.build.json, ~1.5 min)"
   (cd "$REPO_ROOT" && node_modules/.bin/tsc -p tsconfig.build.json --outDir "$r/app/dist")
+  progress "production node_modules (npm ci --omit=dev --offline)"
   prod="$(mktemp -d)"
   cp "$REPO_ROOT/package.json" "$REPO_ROOT/package-lock.json" "$prod/"
   (cd "$prod" && npm ci --omit=dev --ignore-scripts --omit=optional --no-audit --no-fund --offline)

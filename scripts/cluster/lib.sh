@@ -72,6 +72,24 @@ fail() {
 run_logged() {
   "$@" >>"$STEP_LOG" 2>&1
 }
+# run_with_heartbeat WHAT CMD...: run_logged, printing "still WHAT (Ns)" every 30 s meanwhile.
+run_with_heartbeat() {
+  local what="$1" pid t0 rc
+  shift
+  t0=$(date +%s)
+  "$@" >>"$STEP_LOG" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    for _ in $(seq 1 30); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 1
+    done
+    kill -0 "$pid" 2>/dev/null && echo "[$SCRIPT_NAME]   still $what ($(($(date +%s) - t0))s)" >&2
+  done
+  wait "$pid"
+  rc=$?
+  return "$rc"
+}
 # wait_until SECONDS WHAT CMD...: poll CMD every second, printing progress every 10 s.
 wait_until() {
   local limit="$1" what="$2" t0 now

@@ -38,7 +38,7 @@ step 1 $TOTAL "Debian packages"
 run_logged bash "$HERE/install-packages.sh" || fail "install the packages listed in the log by hand (apt-get install ...)"
 step_done
 step 2 $TOTAL "Kubernetes binaries (kubelet, kube-proxy, kube-scheduler; cold ~5 min)"
-run_logged bash "$REPO_ROOT/scripts/control-plane/build.sh" --with-node ||
+run_with_heartbeat "building (go build)" bash "$REPO_ROOT/scripts/control-plane/build.sh" --with-node ||
   fail "the Go module proxy must be reachable, and go >= 1.25 installed (GO=/path/to/go)"
 step_done
 step 3 $TOTAL "images (clusterdns, pause, client-glibc, client-musl; cold ~2 min)"
