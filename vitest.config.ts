@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'plugins/**/*.test.ts', 'sandbox/**/*.test.ts', 'test/**/*.test.ts'],
+    // The real-node cluster suite has its own config and run (vitest.cluster.config.ts).
+    exclude: [...configDefaults.exclude, 'test/cluster/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Network tests bind ephemeral ports on 127.0.0.1; files run in parallel workers.
