@@ -11,6 +11,8 @@ export default defineConfig({
     hookTimeout: 300_000,
     // The global teardown is cluster:down (about a minute on a loaded machine).
     teardownTimeout: 300_000,
+    reporters: ['default', 'json'],
+    outputFile: { json: 'dist/test-report-cluster.json' },
     pool: 'forks',
     fileParallelism: false,
   },
