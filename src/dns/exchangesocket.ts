@@ -153,13 +153,14 @@ export class ExchangeSocket<P extends PendingExchange> {
   }
 
   private readonly onMessage = (msg: Buffer): void => {
-    const p = this.pending.peek(msg);
+    const id = msg.length < 12 ? -1 : msg.readUInt16BE(0);
+    const p = id < 0 ? undefined : this.pending.get(id);
     if (p === undefined) {
       this.o.unmatched?.(msg);
       return;
     }
     if (this.o.accepts !== undefined && !this.o.accepts(msg, p)) return;
-    this.pending.take(msg.readUInt16BE(0));
+    this.pending.remove(id, p);
     this.o.answered(p, msg);
   };
 }

@@ -60,9 +60,15 @@ export class PendingExchanges<P extends PendingExchange> {
     this.byId.set(id, p);
   }
 
-  /** The query `reply` carries the id of (it stays registered), or undefined (unknown id, or shorter than a header). */
-  peek(reply: Buffer): P | undefined {
-    return reply.length < 12 ? undefined : this.byId.get(reply.readUInt16BE(0));
+  /** The query in flight with message id `id` (it stays registered). */
+  get(id: number): P | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Remove `p`, found by `get(id)`, and stop its timer. */
+  remove(id: number, p: P): void {
+    this.byId.delete(id);
+    clearTimeout(p.timer);
   }
 
   /** Remove query `id` and stop its timer; undefined when it is no longer in flight. */
