@@ -5,6 +5,7 @@
  */
 import * as net from 'node:net';
 import type * as tls from 'node:tls';
+import { FrameReader, framed } from '../../src/dns/tcpframes.js';
 import { nodeTls } from '../../src/util/require.js';
 import { goNetError, goTimeout, hostPort } from './goerr.js';
 
@@ -17,7 +18,7 @@ class StreamConn {
   readonly created = Date.now();
   lastUsed = Date.now();
   closed = false;
-  private buf: Buffer = Buffer.alloc(0);
+  private readonly frames = new FrameReader();
   private waiter: ((frame: Buffer | Error) => void) | null = null;
 
   /** `IP:port` of our end and of the upstream, for Go-style error texts. */
@@ -31,17 +32,7 @@ class StreamConn {
       sock.localAddress !== undefined && sock.localPort !== undefined
         ? hostPort(sock.localAddress, sock.localPort)
         : null;
-    sock.on('data', (chunk: Buffer) => {
-      this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
-      while (this.buf.length >= 2) {
-        const len = this.buf.readUInt16BE(0);
-        if (this.buf.length < 2 + len) break;
-        const frame = this.buf.subarray(2, 2 + len);
-        this.buf = this.buf.subarray(2 + len);
-        const w = this.waiter;
-        if (w) w(Buffer.from(frame));
-      }
-    });
+    sock.on('data', (chunk: Buffer) => this.frames.push(chunk, this.onFrame));
     // A close without an error is Go's bare `EOF` (what dns.Conn.ReadMsg returns).
     const end = (err?: Error): void => {
       this.closed = true;
@@ -52,6 +43,11 @@ class StreamConn {
     sock.on('close', () => end());
     sock.on('end', () => end());
   }
+
+  private readonly onFrame = (frame: Buffer): void => {
+    const w = this.waiter;
+    if (w) w(Buffer.from(frame));
+  };
 
   /** Write one framed query and wait for the frame answering it (by id and question). */
   exchange(packet: Buffer, timeoutMs: number): Promise<Buffer> {
@@ -77,10 +73,7 @@ class StreamConn {
         this.lastUsed = Date.now();
         resolve(frame);
       };
-      const framed = Buffer.allocUnsafe(2 + packet.length);
-      framed.writeUInt16BE(packet.length, 0);
-      packet.copy(framed, 2);
-      this.sock.write(framed);
+      this.sock.write(framed(packet));
     });
   }
 

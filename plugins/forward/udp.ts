@@ -3,19 +3,23 @@
  * are matched by the random message id and the question, and a reply whose id is unknown (late
  * answer to a query that already timed out) or whose question differs is ignored. Every query
  * has its own timer, so nothing waits forever, and sockets idle longer than `expire` are closed.
+ * The exchanges on a socket are kept by `ExchangeSocket` (src/dns/exchangesocket.ts); what is
+ * forward's own is the pool, the wording of failures as Go's and the health-check contract: an
+ * ICMP error fails the whole socket with every query on it.
  */
-import * as dgram from 'node:dgram';
-import { isIPv6 } from 'node:net';
-import { randomId } from '../../src/dns/ids.js';
-import { replyMatches, type QuestionKey } from '../../src/dns/match.js';
+import { type ExchangeFailure, ExchangeSocket } from '../../src/dns/exchangesocket.js';
+import { type QuestionKey, replyMatches } from '../../src/dns/match.js';
+import type { PendingExchange } from '../../src/dns/pendingexchanges.js';
 import { goNetError, goTimeout, hostPort } from './goerr.js';
 
-interface Pending {
+interface Waiting extends PendingExchange {
   readonly q: QuestionKey;
   readonly resolve: (buf: Buffer) => void;
   readonly reject: (err: Error) => void;
-  readonly timer: NodeJS.Timeout;
 }
+
+/** 16 random ids, then the lowest free one: a query fails for want of an id only at 65,536 in flight. */
+const IDS = { randomTries: 16, scan: true } as const;
 
 /**
  * A failed send on the connected upstream socket in Go's words. Linux reports ECONNREFUSED on a
@@ -30,123 +34,73 @@ function sendError(err: Error, local: string | null, remote: string): Error {
 }
 
 class UdpSocket {
-  readonly sock: dgram.Socket;
-  readonly pending = new Map<number, Pending>();
-  readonly ready: Promise<void>;
+  readonly conn: ExchangeSocket<Waiting>;
   lastUsed = Date.now();
-  /** Connected: queries are sent at once instead of after `ready`. */
-  connected = false;
-  closed = false;
   /** Close as soon as no query is in flight (pool shut down while queries were pending). */
   draining = false;
-
-  /** Our end once connected (`IP:port`), for Go-style error texts (`read udp L->R: …`). */
-  local: string | null = null;
 
   constructor(
     host: string,
     port: number,
     sourceAddress: string | null,
     private readonly label: string,
-    private readonly onDead: (s: UdpSocket) => void,
+    onDead: (s: UdpSocket) => void,
   ) {
-    this.sock = dgram.createSocket(isIPv6(host) ? 'udp6' : 'udp4');
-    this.sock.on('message', (msg) => this.onMessage(msg));
-    // After connect, socket errors are the ICMP errors of earlier sends, reported on receive
-    // (Go: `read udp L->R: read: connection refused`). Before, `ready` reports them as dial errors.
-    this.sock.on('error', (err) => {
-      if (this.connected) this.fail(goNetError('read', 'udp', this.local, label, err));
+    this.conn = new ExchangeSocket<Waiting>({
+      host,
+      port,
+      sourceAddress,
+      ids: IDS,
+      unrefTimers: false,
+      // After connect, socket errors are the ICMP errors of earlier sends, reported on receive
+      // (Go: `read udp L->R: read: connection refused`): the socket and its queries fail, and
+      // each failed query starts the upstream's health check.
+      socketErrors: 'fail-socket',
+      accepts: (reply, p) => replyMatches(reply, p.q),
+      answered: (p, reply) => {
+        this.lastUsed = Date.now();
+        p.resolve(reply);
+        this.drained();
+      },
+      failed: (p, why, err) => {
+        p.reject(this.goError(why, err));
+        if (why === 'timeout' || why === 'send') this.drained();
+      },
+      // A socket that could not connect is dropped too, so the next query dials again.
+      closed: () => onDead(this),
     });
-    this.ready = new Promise<void>((resolve, reject) => {
-      const connect = (): void => {
-        // Node hands a failed connect (ENETUNREACH, …) to this callback, not to 'error'.
-        this.sock.connect(port, host, (err?: Error) => {
-          if (err) {
-            reject(err);
-            return;
-          }
-          this.connected = true;
-          try {
-            const a = this.sock.address();
-            this.local = hostPort(a.address, a.port);
-          } catch {
-            // closed meanwhile
-          }
-          resolve();
-        });
-      };
-      this.sock.once('error', reject);
-      if (sourceAddress) this.sock.bind(0, sourceAddress, connect);
-      else connect();
-    });
-    // A socket that could not connect is dropped, so the next query dials again; every query
-    // waiting on it gets the dial error.
-    this.ready.catch((e: Error) => this.fail(goNetError('dial', 'udp', null, label, e)));
   }
 
-  private onMessage(msg: Buffer): void {
-    if (msg.length < 12) return;
-    const p = this.pending.get(msg.readUInt16BE(0));
-    if (!p || !replyMatches(msg, p.q)) return;
-    this.pending.delete(msg.readUInt16BE(0));
-    clearTimeout(p.timer);
-    this.lastUsed = Date.now();
-    p.resolve(msg);
-    this.drained();
+  /** Our end once connected (`IP:port`), for Go-style error texts (`read udp L->R: …`). */
+  private get local(): string | null {
+    const a = this.conn.local;
+    return a === null ? null : hostPort(a.address, a.port);
   }
 
-  /** Send query `id` (still pending) to the upstream. */
-  write(id: number, out: Buffer): void {
-    if (this.closed || !this.pending.has(id)) return;
-    try {
-      this.sock.send(out, (err) => {
-        if (err) this.settle(id, sendError(err, this.local, this.label));
-      });
-    } catch (e) {
-      this.settle(id, goNetError('write', 'udp', this.local, this.label, e as Error));
+  /** A query's failure in Go's words. */
+  private goError(why: ExchangeFailure, err: Error | null): Error {
+    switch (why) {
+      case 'timeout':
+        return goTimeout('read', 'udp', this.local, this.label);
+      case 'send':
+        return sendError(err!, this.local, this.label);
+      case 'icmp':
+        return goNetError('read', 'udp', this.local, this.label, err!);
+      case 'dial':
+        return goNetError('dial', 'udp', null, this.label, err!);
+      case 'closed':
+        return err!;
     }
   }
 
-  /** Fail query `id` if it is still waiting. */
-  settle(id: number, err: Error): void {
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.pending.delete(id);
-    clearTimeout(p.timer);
-    p.reject(err);
-    this.drained();
+  get inFlight(): number {
+    return this.conn.pending.size;
   }
 
   /** Called whenever a query leaves `pending`: finish a pending close. */
   drained(): void {
-    if (this.draining && this.pending.size === 0)
-      this.fail(goNetError('read', 'udp', this.local, this.label, 'use of closed network connection'));
-  }
-
-  /** Fail every waiting query and close the socket. */
-  fail(err: Error): void {
-    if (this.closed) return;
-    this.closed = true;
-    for (const p of this.pending.values()) {
-      clearTimeout(p.timer);
-      p.reject(err);
-    }
-    this.pending.clear();
-    try {
-      this.sock.close();
-    } catch {
-      // already closed
-    }
-    this.onDead(this);
-  }
-
-  freeId(): number {
-    for (let i = 0; i < 16; i++) {
-      const id = randomId();
-      if (!this.pending.has(id)) return id;
-    }
-    for (let id = 0; id < 0x10000; id++) if (!this.pending.has(id)) return id;
-    return -1;
+    if (this.draining && this.conn.pending.size === 0)
+      this.conn.close('closed', goNetError('read', 'udp', this.local, this.label, 'use of closed network connection'));
   }
 }
 
@@ -178,12 +132,13 @@ export class UdpPool {
     // Close idle sockets past their expiry when we come by (the sweep timer does the rest).
     this.sweep(now);
     let best: UdpSocket | undefined;
+    let live = 0;
     for (const s of this.sockets) {
-      if (s.draining || s.closed) continue;
-      if (!best || s.pending.size < best.pending.size) best = s;
+      if (s.draining || s.conn.closed) continue;
+      live++;
+      if (!best || s.inFlight < best.inFlight) best = s;
     }
-    const live = this.sockets.filter((x) => !x.draining && !x.closed).length;
-    if (best && (best.pending.size < SOCKET_BUSY || live >= this.o.size)) {
+    if (best && (best.inFlight < SOCKET_BUSY || live >= this.o.size)) {
       this.o.onConn(true);
       return best;
     }
@@ -205,34 +160,24 @@ export class UdpPool {
     const s = this.pick();
     // Register the query before the socket is ready, so that concurrent callers see it as busy
     // and spread over the pool (one socket's receive buffer overflows under a burst otherwise).
-    const id = s.freeId();
+    const id = s.conn.pending.freeId();
     if (id < 0) return Promise.reject(new Error(`write udp ${this.o.label}: no free message id`));
-    const out = Buffer.from(packet);
-    out.writeUInt16BE(id, 0);
     s.lastUsed = Date.now();
-    const label = this.o.label;
-    const reply = new Promise<Buffer>((resolve, reject) => {
-      const timer = setTimeout(() => s.settle(id, goTimeout('read', 'udp', s.local, label)), timeoutMs);
-      s.pending.set(id, { q, resolve, reject, timer });
-    });
     // A failed connect fails the socket, and with it this query (with the dial error).
-    if (s.connected) s.write(id, out);
-    else
-      s.ready.then(
-        () => s.write(id, out),
-        () => undefined,
-      );
+    const reply = new Promise<Buffer>((resolve, reject) => {
+      s.conn.send(id, { q, resolve, reject, timer: undefined }, Buffer.from(packet), timeoutMs);
+    });
     if (this.o.expireMs !== 0) return reply;
     // expire 0: the socket closes after each exchange.
     return reply.finally(() => {
-      if (s.pending.size === 0) s.fail(new Error('expired'));
+      if (s.inFlight === 0) s.conn.close('closed', new Error('expired'));
     });
   }
 
   /** Close sockets idle for longer than `expire` and without queries in flight. */
   sweep(now = Date.now()): void {
     for (const s of this.sockets) {
-      if (s.pending.size === 0 && now - s.lastUsed > this.o.expireMs) s.fail(new Error('expired'));
+      if (s.inFlight === 0 && now - s.lastUsed > this.o.expireMs) s.conn.close('closed', new Error('expired'));
     }
   }
 

@@ -9,12 +9,12 @@
  * size the query offered is rejected unread. A reference that is slow, dead or answers garbage
  * costs one timer or one rejected datagram per exchange, never more.
  */
-import * as dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
-import { isIP, isIPv6 } from 'node:net';
+import { isIP } from 'node:net';
 import { bareReplyRcode, Rcode } from '../../src/dns/constants.js';
-import { randomId } from '../../src/dns/ids.js';
+import { type ExchangeFailure, ExchangeSocket } from '../../src/dns/exchangesocket.js';
 import { questionMismatch } from '../../src/dns/match.js';
+import type { PendingExchange } from '../../src/dns/pendingexchanges.js';
 import type { ParsedRequest } from '../../src/dns/wire.js';
 import type { Logger } from '../../src/log.js';
 import { Reply } from '../../src/query.js';
@@ -56,15 +56,13 @@ export interface ExchangeHooks {
   unexpected(): void;
 }
 
-interface Pending {
-  readonly id: number;
+interface Pending extends PendingExchange {
   readonly req: ParsedRequest;
   readonly query: Buffer;
   /** Our reply as a UDP client of the same query gets it. */
   readonly ours: Buffer;
   /** Largest reply the query allowed. */
   readonly limit: number;
-  readonly timer: NodeJS.Timeout;
 }
 
 /** Outstanding exchanges of every live client (the `clusterdns_shadow_outstanding` gauge). */
@@ -90,10 +88,28 @@ export function replyLimit(req: ParsedRequest): number {
   return req.edns ? Math.max(512, req.edns.udpSize) : 512;
 }
 
+/** 9 random ids, then give up (the exchange counts as `send`); free ids are never scanned for. */
+const IDS = { randomTries: 9, scan: false } as const;
+
+const STOPPED = 'shadow stopped (reload or shutdown)';
+
+/** The reason and detail an exchange that ended without a reply is counted and logged with. */
+function failure(why: ExchangeFailure, err: Error | null, timeoutMs: number): [FailReason, string] {
+  switch (why) {
+    case 'timeout':
+      return ['timeout', `no reply within ${timeoutMs}ms`];
+    case 'closed':
+      return ['aborted', STOPPED];
+    case 'icmp':
+      return [(err as NodeJS.ErrnoException).code === 'ECONNREFUSED' ? 'refused' : 'send', err!.message];
+    case 'send':
+    case 'dial':
+      return ['send', err!.message];
+  }
+}
+
 class ReferenceSocket {
-  private sock: dgram.Socket | null = null;
-  /** Insertion order = send order: an ICMP refusal is charged to the oldest exchange. */
-  readonly pending = new Map<number, Pending>();
+  private conn: ExchangeSocket<Pending> | null = null;
 
   constructor(
     readonly ref: Reference,
@@ -111,112 +127,60 @@ class ReferenceSocket {
         return;
       }
     }
-    const sock = dgram.createSocket(isIPv6(address) ? 'udp6' : 'udp4');
-    sock.on('message', (msg) => this.onMessage(msg));
-    sock.on('error', (err: NodeJS.ErrnoException) => this.onError(err));
+    const conn = new ExchangeSocket<Pending>({
+      host: address,
+      port: this.ref.port,
+      sourceAddress: null,
+      ids: IDS,
+      unrefTimers: true,
+      // On a connected UDP socket the kernel reports an ICMP error for an earlier datagram as a
+      // receive error: charge it to the oldest exchange still waiting.
+      socketErrors: 'fail-oldest',
+      // Every reply with a waiting id ends its exchange; `answered` judges it (malformed or not).
+      unmatched: () => this.client.hooks.unexpected(),
+      answered: (p, msg) => this.answered(p, msg),
+      failed: (p, why, err) => {
+        this.client.release();
+        const [reason, detail] = failure(why, err, this.client.timeoutMs);
+        this.client.hooks.failed(reason, this.ref, p.req, detail);
+      },
+    });
     try {
-      await new Promise<void>((resolve, reject) => {
-        sock.once('error', reject);
-        // Node hands a failed connect (EINVAL, ENETUNREACH, …) to this callback, not to 'error'.
-        sock.connect(this.ref.port, address, (err?: Error) => {
-          sock.off('error', reject);
-          if (err) reject(err);
-          else resolve();
-        });
-      });
-      this.sock = sock;
+      await conn.ready;
+      this.conn = conn;
     } catch (e) {
       // Not fatal: the block serves as usual, every exchange with this reference counts as `send`.
+      // The socket closed itself.
       log.error(`cannot open a socket to reference ${this.ref.label}: ${(e as Error).message}`);
-      try {
-        sock.close();
-      } catch {
-        // already closed
-      }
     }
   }
 
+  /** Abort the exchanges still waiting and close the socket. */
   close(): void {
-    const left = [...this.pending.values()];
-    this.pending.clear();
-    for (const p of left) {
-      clearTimeout(p.timer);
-      this.client.release();
-      this.client.hooks.failed('aborted', this.ref, p.req, 'shadow stopped (reload or shutdown)');
-    }
-    const s = this.sock;
-    this.sock = null;
-    if (s) {
-      try {
-        s.close();
-      } catch {
-        // already closed
-      }
-    }
+    const conn = this.conn;
+    this.conn = null;
+    conn?.close('closed', null);
   }
 
   send(s: Sample, ours: Buffer): void {
     this.client.hooks.sent();
-    const sock = this.sock;
-    if (!sock) {
+    const conn = this.conn;
+    if (!conn) {
       this.client.release();
       this.client.hooks.failed('send', this.ref, s.req, 'no socket');
       return;
     }
-    let id = randomId();
-    for (let i = 0; this.pending.has(id) && i < 8; i++) id = randomId();
-    if (this.pending.has(id)) {
+    const id = conn.pending.freeId();
+    if (id < 0) {
       this.client.release();
       this.client.hooks.failed('send', this.ref, s.req, 'no free message id');
       return;
     }
-    const timer = setTimeout(
-      () => this.settle(id, 'timeout', `no reply within ${this.client.timeoutMs}ms`),
-      this.client.timeoutMs,
-    );
-    timer.unref();
-    this.pending.set(id, { id, req: s.req, query: s.raw, ours, limit: replyLimit(s.req), timer });
-    s.raw.writeUInt16BE(id, 0);
-    try {
-      sock.send(s.raw, (err) => {
-        if (err) this.settle(id, 'send', err.message);
-      });
-    } catch (e) {
-      this.settle(id, 'send', (e as Error).message);
-    }
+    const p: Pending = { req: s.req, query: s.raw, ours, limit: replyLimit(s.req), timer: undefined };
+    conn.send(id, p, s.raw, this.client.timeoutMs);
   }
 
-  /** End exchange `id` without a reply, if it is still waiting. */
-  private settle(id: number, reason: FailReason, detail: string): void {
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.pending.delete(id);
-    clearTimeout(p.timer);
-    this.client.release();
-    this.client.hooks.failed(reason, this.ref, p.req, detail);
-  }
-
-  private onError(err: NodeJS.ErrnoException): void {
-    // On a connected UDP socket the kernel reports an ICMP error for an earlier datagram as a
-    // receive error: charge it to the oldest exchange still waiting.
-    const oldest = this.pending.keys().next();
-    if (oldest.done) return;
-    this.settle(oldest.value, err.code === 'ECONNREFUSED' ? 'refused' : 'send', err.message);
-  }
-
-  private onMessage(msg: Buffer): void {
-    if (msg.length < 12) {
-      this.client.hooks.unexpected();
-      return;
-    }
-    const id = msg.readUInt16BE(0);
-    const p = this.pending.get(id);
-    if (!p) {
-      this.client.hooks.unexpected();
-      return;
-    }
-    this.pending.delete(id);
-    clearTimeout(p.timer);
+  private answered(p: Pending, msg: Buffer): void {
     this.client.release();
     if (msg.length > p.limit) {
       this.client.hooks.failed(

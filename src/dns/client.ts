@@ -4,12 +4,15 @@
  * asks again over TCP when the reply is truncated (TC), as a stub resolver does. Every exchange
  * ends: with the reply, the socket's error, or an error after `timeoutMs`.
  *
- * For one-off exchanges (the loop plugin's probe, tests); forward and shadow keep long-lived pooled
- * sockets.
+ * For one-off exchanges (the loop plugin's probe, tests): a fresh unconnected socket that keeps the
+ * query's id and takes any datagram (what tests of malformed or unmatched replies need). Forward
+ * and shadow keep long-lived connected sockets with many queries in flight (exchangesocket.ts);
+ * TCP framing is shared with forward (tcpframes.ts).
  */
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
 import { Flag } from './constants.js';
+import { FrameReader, framed } from './tcpframes.js';
 
 export interface ClientOptions {
   /** Server port. */
@@ -93,7 +96,7 @@ export function tcpExchange(
   return new Promise((resolve, reject) => {
     const sock = net.connect(o.port, host);
     const replies: Buffer[] = [];
-    let pending = Buffer.alloc(0);
+    const frames = new FrameReader();
     const timer = setTimeout(() => {
       sock.destroy();
       reject(
@@ -101,20 +104,10 @@ export function tcpExchange(
       );
     }, timeoutMs);
     sock.on('connect', () => {
-      for (const p of packets) {
-        const len = Buffer.alloc(2);
-        len.writeUInt16BE(p.length);
-        sock.write(Buffer.concat([len, p]));
-      }
+      for (const p of packets) sock.write(framed(p));
     });
     sock.on('data', (chunk) => {
-      pending = Buffer.concat([pending, chunk]);
-      while (pending.length >= 2) {
-        const len = pending.readUInt16BE(0);
-        if (pending.length < 2 + len) break;
-        replies.push(Buffer.from(pending.subarray(2, 2 + len)));
-        pending = pending.subarray(2 + len);
-      }
+      frames.push(chunk, (frame) => replies.push(Buffer.from(frame)));
       if (done(replies)) {
         clearTimeout(timer);
         sock.end();

@@ -4,6 +4,7 @@
  * every packet, and most answers never need one.
  */
 import { Flag, Opcode, Qtype, Rcode } from './constants.js';
+import { escapeLabelByte, isPlainLabelByte } from './escape.js';
 import { lowerName } from './name.js';
 
 export interface Edns {
@@ -75,36 +76,7 @@ export function readName(buf: Buffer, off: number): [string, number] | null {
     if (off + 1 + len > buf.length) return null;
     total += len + 1;
     if (total > 254) return null;
-    for (let i = off + 1; i <= off + len; i++) {
-      const c = buf[i]!;
-      if (
-        c > 0x20 &&
-        c < 0x7f &&
-        c !== 0x2e &&
-        c !== 0x5c &&
-        c !== 0x28 &&
-        c !== 0x29 &&
-        c !== 0x3b &&
-        c !== 0x22 &&
-        c !== 0x40 &&
-        c !== 0x24
-      ) {
-        name += String.fromCharCode(c);
-      } else if (
-        c === 0x2e ||
-        c === 0x5c ||
-        c === 0x28 ||
-        c === 0x29 ||
-        c === 0x3b ||
-        c === 0x22 ||
-        c === 0x40 ||
-        c === 0x24
-      ) {
-        name += `\\${String.fromCharCode(c)}`;
-      } else {
-        name += `\\${c.toString().padStart(3, '0')}`;
-      }
-    }
+    for (let i = off + 1; i <= off + len; i++) name += escapeLabelByte(buf[i]!);
     name += '.';
     off += len + 1;
   }
@@ -144,20 +116,7 @@ function readPlainName(buf: Buffer, off: number): string | null {
     if (len > 63 || off + 1 + len > buf.length || w + len + 1 > 254) return null;
     for (let i = off + 1, end = off + 1 + len; i < end; i++) {
       const c = buf[i]!;
-      // Printable ASCII except the characters miekg/dns escapes: . \ ( ) ; " @ $ and space.
-      if (
-        c <= 0x20 ||
-        c >= 0x7f ||
-        c === 0x2e ||
-        c === 0x5c ||
-        c === 0x28 ||
-        c === 0x29 ||
-        c === 0x3b ||
-        c === 0x22 ||
-        c === 0x40 ||
-        c === 0x24
-      )
-        return null;
+      if (!isPlainLabelByte(c)) return null;
       scratch[w++] = c;
     }
     scratch[w++] = 0x2e;

@@ -3,7 +3,7 @@
  * per-query closures on the synchronous path: a chain that returns a number is finished inline.
  */
 import { performance } from 'node:perf_hooks';
-import { bareReplyRcode, qtypeName, Qclass, Rcode } from '../dns/constants.js';
+import { bareReplyRcode, DEFAULT_MAX_UDP_SIZE, qtypeName, Qclass, Rcode } from '../dns/constants.js';
 import { parseRequest, type ParsedRequest } from '../dns/wire.js';
 import { coreLog } from '../log.js';
 import * as dnsMetrics from '../metrics/dns.js';
@@ -21,6 +21,18 @@ export interface DispatchOptions {
    * ends CoreDNS.
    */
   recover?: boolean;
+}
+
+/**
+ * How a listener dispatches packets, and lookups through it are answered: `debug` on a block of
+ * the listener (ListenSpec.debug) turns recovery off. One definition for the Server and the
+ * socketless test runner (test/helpers/corefile.ts).
+ */
+export function listenerDispatchOptions(
+  spec: { readonly debug: boolean },
+  maxUdpSize: number = DEFAULT_MAX_UDP_SIZE,
+): DispatchOptions {
+  return { maxUdpSize, recover: !spec.debug };
 }
 
 /** `debug`: let the exception end the process (from outside the promise that carried it). */

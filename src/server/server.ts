@@ -7,11 +7,10 @@ import { ConfigError } from '../corefile/types.js';
 import { coreLog, enableDebug, isJsonLog, stdLog, writeStdout } from '../log.js';
 import type { Lifecycle, ProcessState, ReadinessProbe, ReadinessReport } from '../plugin.js';
 import { buildInstance, Instance, type ConfigSource, type ListenSpec } from './instance.js';
-import { makeDispatch, type DispatchOptions } from './dispatch.js';
+import { listenerDispatchOptions, makeDispatch, type DispatchOptions } from './dispatch.js';
 import { DEFAULT_TCP_LIMITS, Listener, type TcpLimits } from './listener.js';
 import { SharedResources } from './shared.js';
 import { PLATFORM_LINE, VERSION, VERSION_LINE } from '../version.js';
-import { DEFAULT_MAX_UDP_SIZE } from '../dns/constants.js';
 import { collectGarbage } from '../util/gc.js';
 import type { IndexReplication } from './replication.js';
 import { InProcessLookup } from './selflookup.js';
@@ -112,7 +111,7 @@ export class Server implements Lifecycle, ReadinessReport {
 
   /** How a listener of `spec` serves packets (also the options of lookups through it). */
   private dispatchOptions(spec: ListenSpec): DispatchOptions {
-    return { maxUdpSize: this.opts.maxUdpSize ?? DEFAULT_MAX_UDP_SIZE, recover: !spec.debug };
+    return listenerDispatchOptions(spec, this.opts.maxUdpSize);
   }
 
   /** Actual port of a listener (useful when port 0 was configured). */

@@ -10,16 +10,13 @@
  */
 import { decode, type Message } from '../../src/dns/message.js';
 import type { Proto } from '../../src/query.js';
-import { makeDispatch, type DispatchOptions } from '../../src/server/dispatch.js';
+import { listenerDispatchOptions, makeDispatch } from '../../src/server/dispatch.js';
 import { buildInstance, Instance, type ListenSpec } from '../../src/server/instance.js';
 import type { Exchange } from '../../src/server/listener.js';
 import { InProcessLookup } from '../../src/server/selflookup.js';
 import { SharedResources } from '../../src/server/shared.js';
 import { encodeQuery, type QueryOptions } from './dns.js';
 import { FakeCore } from './setup.js';
-
-/** The largest UDP reply the server offers EDNS clients (the Server's default). */
-const MAX_UDP_SIZE = 1232;
 
 export interface AskOptions extends QueryOptions {
   /** The transport the query arrives on (default udp). */
@@ -43,11 +40,6 @@ export interface CorefileRun {
  * Set up `corefile` (keys without a port use `dnsPort`, 53 by default: nothing is bound) and run
  * its start-up and serving hooks, as the Server does before it answers.
  */
-/** How a listener of `spec` dispatches packets, as the Server sets it up. */
-function dispatchOptions(spec: ListenSpec): DispatchOptions {
-  return { maxUdpSize: MAX_UDP_SIZE, recover: !spec.debug };
-}
-
 export async function runCorefile(
   corefile: string,
   o: { dnsPort?: number; env?: Record<string, string | undefined> } = {},
@@ -67,7 +59,7 @@ export async function runCorefile(
       // Lookups through the server (CoreDNS's upstream.Lookup), routed as the real Server routes them.
       selfLookup: new InProcessLookup((name) => {
         const spec = current?.listens.get(name);
-        return spec && { table: spec.table, opts: dispatchOptions(spec) };
+        return spec && { table: spec.table, opts: listenerDispatchOptions(spec) };
       }),
       env: o.env ?? process.env,
     },
@@ -90,7 +82,7 @@ export async function runCorefile(
 
   const exchange = (packet: Buffer, a: AskOptions = {}): Promise<Buffer | null> => {
     const spec = listenerOf(a.server);
-    const dispatch = makeDispatch(spec.table, dispatchOptions(spec));
+    const dispatch = makeDispatch(spec.table, listenerDispatchOptions(spec));
     return new Promise((resolve) => {
       let reply: Buffer | null = null;
       const ex: Exchange = {

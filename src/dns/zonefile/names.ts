@@ -2,6 +2,7 @@
  * Presentation-format domain names in a master file: their labels (with `\\.` and `\\DDD` escapes),
  * canonical text, and miekg/dns's rules for `@` and names relative to the origin.
  */
+import { escapeLabelByte } from '../escape.js';
 
 /**
  * The labels of a presentation-format name (`\.`, `\DDD` escapes; tokens are byte strings in
@@ -46,40 +47,12 @@ export function nameLabels(name: string): Buffer[] | undefined {
   return labels;
 }
 
-/** Text of wire labels, escaped as clusterdns prints names read from the wire (src/dns/wire.ts). */
+/** Text of wire labels, escaped as clusterdns prints names read from the wire (src/dns/escape.ts). */
 export function labelsText(labels: readonly Buffer[]): string {
   if (labels.length === 0) return '.';
   let s = '';
   for (const l of labels) {
-    for (const c of l) {
-      if (
-        c > 0x20 &&
-        c < 0x7f &&
-        c !== 0x2e &&
-        c !== 0x5c &&
-        c !== 0x28 &&
-        c !== 0x29 &&
-        c !== 0x3b &&
-        c !== 0x22 &&
-        c !== 0x40 &&
-        c !== 0x24
-      ) {
-        s += String.fromCharCode(c);
-      } else if (
-        c === 0x2e ||
-        c === 0x5c ||
-        c === 0x28 ||
-        c === 0x29 ||
-        c === 0x3b ||
-        c === 0x22 ||
-        c === 0x40 ||
-        c === 0x24
-      ) {
-        s += `\\${String.fromCharCode(c)}`;
-      } else {
-        s += `\\${c.toString().padStart(3, '0')}`;
-      }
-    }
+    for (const c of l) s += escapeLabelByte(c);
     s += '.';
   }
   return s;
