@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { isIP } from 'node:net';
-import { canonicalIP } from '../../src/dns/name.js';
+import { canonicalIP, matchZone } from '../../src/dns/name.js';
 import { LOOKUP_REFUSED, type HandlerFactory, type PluginDef, type SetupContext } from '../../src/plugin.js';
 import { SEARCH_PATH } from '../../src/searchpath.js';
 import { TRANSFER } from '../../src/transfer.js';
@@ -160,7 +160,9 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     ctx.lookup(TRANSFER)?.addSource({
       plugin: 'kubernetes',
       transfer: (zone, serial) =>
-        handler !== null && cfg.zones.includes(zone)
+        // Any name inside a zone, which then stands as the zone (CoreDNS's Zones.Contains is a
+        // subdomain test; its records are built under the asked name).
+        handler !== null && matchZone(cfg.zones, zone) !== undefined
           ? kubernetesTransfer(index.reader, handler.resolver, zone, serial)
           : null,
     }),
