@@ -77,8 +77,12 @@ export const file: PluginDef = {
     const cfg = parseFile(d, ctx.block.zones, ctx.log);
     const timers: NodeJS.Timeout[] = [];
     let xfer: TransferHub | null = null;
+    // Every query thread loads and reloads its own copy of the zones (docs/multicore.md); the main
+    // thread alone tells the secondaries, so each hears once per change, as from CoreDNS.
+    const notifies = !ctx.process.queryThread;
     // After a reload: NOTIFY the secondaries, logging those that did not accept (CoreDNS's reload.go).
     const reloaded = (origin: string): void => {
+      if (!notifies) return;
       void xfer?.notify(origin).then((err) => {
         if (err !== null) ctx.log.warning(`Failed sending notifies: ${err.message}`);
       });
@@ -89,7 +93,7 @@ export const file: PluginDef = {
       xfer = ctx.lookup(TRANSFER) ?? null;
       if (xfer !== null) {
         xfer.addSource(transferSource(cfg));
-        for (const name of cfg.names) void xfer.notify(name);
+        if (notifies) for (const name of cfg.names) void xfer.notify(name);
       }
       for (const name of new Set(cfg.names)) {
         const z = cfg.zones.get(name)!;
