@@ -40,6 +40,7 @@ import { chaos } from './chaos/index.js';
 import { acl } from './acl/index.js';
 import { header } from './header/index.js';
 import { minimal } from './minimal/index.js';
+import { transfer } from './transfer/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -130,6 +131,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   autopath,
   cache,
   template,
+  transfer,
   hosts,
   file,
   kubernetes,

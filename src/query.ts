@@ -41,6 +41,21 @@ export interface Transport {
   readonly localPort: number;
   /** The listener's name, used as the `server` metric label: `dns://:53`, `dns://127.0.0.1:1053`. */
   readonly server: string;
+  /**
+   * TCP only: send several messages for this one query (a zone transfer). Absent on UDP and on the
+   * server's own lookups.
+   */
+  readonly openStream?: () => ReplyStream;
+}
+
+/** Messages sent one after another for one query on a TCP connection (docs/plugins.md, transfer). */
+export interface ReplyStream {
+  /**
+   * Send one complete message (id, flags, question and OPT already in place). Resolves once the
+   * connection has taken it and has room for the next (after a turn of the event loop, so other
+   * connections are served in between); false when the connection is closed.
+   */
+  send(msg: Buffer): Promise<boolean>;
 }
 
 /** An EDNS0 option (code and raw data). */
@@ -150,6 +165,12 @@ export class Query {
   error: Error | null = null;
   /** No reply at all is sent, not even a bare one (acl `drop`); set with `reply` left null. */
   dropped = false;
+  /**
+   * The plugin sent its messages itself through `transport.openStream` (a zone transfer): the
+   * server sends nothing more. `reply` then holds the last message, for the plugins above (log,
+   * prometheus) to describe.
+   */
+  streamed = false;
   private metadata: Map<string, string> | null = null;
   /** Server-block zone that was matched (`.` if none); set by the router. */
   zone = '.';

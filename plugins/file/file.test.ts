@@ -67,6 +67,8 @@ afterEach(async () => {
 async function build(text: string, zones = ['example.org.'], next: Handler | null = null): Promise<Handler> {
   const ctx = fakeSetupContext({ zones });
   const f = await file.setup(dispenserFor(text, 'file'), ctx);
+  // As buildInstance: the block's setups are over before its startup hooks run.
+  ctx.seal();
   await ctx.start();
   contexts.push(ctx);
   return f!(next, ctx.block);

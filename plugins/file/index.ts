@@ -10,10 +10,14 @@ import type { Handler, PluginDef } from '../../src/plugin.js';
 import type { Logger } from '../../src/log.js';
 import { FileHandler } from './handler.js';
 import { loadZone, openErrorText, UnchangedSerial } from './load.js';
-import { FILE_OPTIONS, parseFile, type FileZone } from './setup.js';
+import { FILE_OPTIONS, parseFile, type FileConfig, type FileZone } from './setup.js';
+import { TRANSFER, type TransferHub, type TransferSource } from '../../src/transfer.js';
 
-/** One reload check of a zone (CoreDNS's Zone.Reload ticker body). */
-export function reloadZone(z: FileZone, log: Logger): void {
+/**
+ * One reload check of a zone (CoreDNS's Zone.Reload ticker body). `reloaded` runs after the zone
+ * was replaced (the NOTIFY to its secondaries).
+ */
+export function reloadZone(z: FileZone, log: Logger, reloaded?: (origin: string) => void): void {
   let serial = z.data.serial;
   let mtime = 0;
   if (z.byMtime) {
@@ -49,6 +53,20 @@ export function reloadZone(z: FileZone, log: Logger): void {
   log.info(
     `Successfully reloaded zone ${JSON.stringify(z.origin)} in ${JSON.stringify(z.file)} with ${z.data.serial} SOA serial`,
   );
+  reloaded?.(z.origin);
+}
+
+/** The zones of a `file` handler as a transfer source (CoreDNS's File.Transfer). */
+function transferSource(cfg: FileConfig): TransferSource {
+  return {
+    plugin: 'file',
+    transfer(zone, serial) {
+      // Only the zone itself, not a name inside it (lookupZone's `matched != zone`).
+      const z = cfg.zones.get(zone);
+      if (z === undefined || z.data.soa === null) return null;
+      return z.data.transferRecords(serial);
+    },
+  };
 }
 
 export const file: PluginDef = {
@@ -58,11 +76,29 @@ export const file: PluginDef = {
   setup(d, ctx) {
     const cfg = parseFile(d, ctx.block.zones, ctx.log);
     const timers: NodeJS.Timeout[] = [];
+    let xfer: TransferHub | null = null;
+    // Every query thread loads and reloads its own copy of the zones (docs/multicore.md); the main
+    // thread alone tells the secondaries, so each hears once per change, as from CoreDNS.
+    const notifies = !ctx.process.queryThread;
+    // After a reload: NOTIFY the secondaries, logging those that did not accept (CoreDNS's reload.go).
+    const reloaded = (origin: string): void => {
+      if (!notifies) return;
+      void xfer?.notify(origin).then((err) => {
+        if (err !== null) ctx.log.warning(`Failed sending notifies: ${err.message}`);
+      });
+    };
     ctx.onStartup(() => {
+      // With `transfer` in the block: offer the zones, and NOTIFY every zone once at start (errors
+      // not logged, as CoreDNS's setup.go).
+      xfer = ctx.lookup(TRANSFER) ?? null;
+      if (xfer !== null) {
+        xfer.addSource(transferSource(cfg));
+        if (notifies) for (const name of cfg.names) void xfer.notify(name);
+      }
       for (const name of new Set(cfg.names)) {
         const z = cfg.zones.get(name)!;
         if (z.reloadMs <= 0) continue;
-        const t = setInterval(() => reloadZone(z, ctx.log), z.reloadMs);
+        const t = setInterval(() => reloadZone(z, ctx.log, reloaded), z.reloadMs);
         t.unref();
         timers.push(t);
       }

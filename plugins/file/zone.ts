@@ -109,6 +109,26 @@ export class ZoneData {
     return this.soa?.serial ?? -1;
   }
 
+  /**
+   * The records of a zone transfer (CoreDNS's Zone.Transfer), one name at a time: the apex (SOA
+   * first), every other name in canonical order, the SOA again; or the SOA alone for an IXFR whose
+   * `serial` is the zone's. Generated as the transfer pulls them (docs/plugins.md, transfer).
+   */
+  *transferRecords(serial: number): Generator<Answer[]> {
+    const soa = this.soa!.answer;
+    if (serial !== 0 && this.soa!.serial === serial) {
+      yield [soa];
+      return;
+    }
+    yield [soa, ...this.sigSoa.map((r) => r.answer), ...this.nsRRs(true)];
+    for (const e of this.sorted) {
+      const all: Answer[] = [];
+      for (const rrs of e.m.values()) for (const r of rrs) all.push(r.answer);
+      yield all;
+    }
+    yield [soa];
+  }
+
   search(name: string): Elem | undefined {
     return this.elems.get(lowerName(name));
   }

@@ -5,9 +5,11 @@
 import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { isIP } from 'node:net';
-import { canonicalIP } from '../../src/dns/name.js';
+import { canonicalIP, matchZone } from '../../src/dns/name.js';
 import { LOOKUP_REFUSED, type HandlerFactory, type PluginDef, type SetupContext } from '../../src/plugin.js';
 import { SEARCH_PATH } from '../../src/searchpath.js';
+import { TRANSFER } from '../../src/transfer.js';
+import { kubernetesTransfer } from './xfr.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { KubernetesHandler, type HandlerConfig } from './handler.js';
 import { collectGarbage } from '../../src/util/gc.js';
@@ -152,6 +154,19 @@ function setup(d: Dispenser, ctx: SetupContext): HandlerFactory {
     }
     await waitForSync(index, cfg.startupTimeoutMs, ctx, compaction);
   });
+  // With `transfer` in the block, the zones can be transferred (xfr.ts). CoreDNS 1.15.0's kubernetes
+  // sends no NOTIFY: secondaries see the serial change when they refresh (docs/plugins.md, transfer).
+  ctx.onStartup(() =>
+    ctx.lookup(TRANSFER)?.addSource({
+      plugin: 'kubernetes',
+      transfer: (zone, serial) =>
+        // Any name inside a zone, which then stands as the zone (CoreDNS's Zones.Contains is a
+        // subdomain test; its records are built under the asked name).
+        handler !== null && matchZone(cfg.zones, zone) !== undefined
+          ? kubernetesTransfer(index.reader, handler.resolver, zone, serial)
+          : null,
+    }),
+  );
   ctx.onShutdown(() => handler?.close());
   // `autopath @kubernetes` of this block asks the handler for each client's search path (§9.2).
   ctx.provide(SEARCH_PATH, { plugin: 'kubernetes', autoPath: (q) => handler?.autoPath(q) ?? null });

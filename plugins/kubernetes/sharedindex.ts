@@ -315,6 +315,11 @@ export class SharedIndexReader implements IndexReader {
     return v === undefined ? undefined : decodeService(v);
   }
 
+  serviceKeys(): string[] {
+    const prefix = changeKey.service('');
+    return (this.table?.keys(prefix) ?? []).map((k) => k.slice(prefix.length));
+  }
+
   slicesOfService(key: string): SliceRec[] {
     const v = this.table?.get(changeKey.slices(key));
     return v === undefined ? [] : decodeSlices(v);

@@ -28,6 +28,8 @@ export interface IndexReader {
   /** Be told the change keys of every change; returns the unsubscribe. */
   subscribe(fn: ChangeListener): () => void;
   serviceByKey(key: string): ServiceRec | undefined;
+  /** The {@link serviceKey} of every Service (for zone transfers: a walk over the whole index). */
+  serviceKeys(): string[];
   /** The slices of the service with {@link serviceKey} `key`. */
   slicesOfService(key: string): SliceRec[];
   hasNamespace(ns: string): boolean;
@@ -330,6 +332,10 @@ export class Store implements IndexReader {
     for (const ip of old.ips) this.podsByIP.delete(ip, key);
     this.bump();
     this.touch(old.ips.map(changeKey.pod));
+  }
+
+  serviceKeys(): string[] {
+    return [...this.services.keys()];
   }
 
   serviceByKey(key: string): ServiceRec | undefined {

@@ -3,8 +3,9 @@
  * (docs/plugins.md, whoami). Terminal: never calls the next plugin.
  *
  * The reply is built straight into wire bytes: header, the question copied from the request
- * (client's letter case), then the A/AAAA and SRV records whose owners are compression pointers
- * to the question name.
+ * (client's letter case), then the A/AAAA and SRV records with their owner names written out in
+ * full. CoreDNS's whoami does not compress (`dns.Msg.Compress` stays false), so its reply to
+ * `version.bind. CH A` behind chaos is 94 bytes; pointers made ours 70 (issue #27, item 8).
  */
 import { isIPv4 } from 'node:net';
 import { Flag, Qtype } from '../../src/dns/constants.js';
@@ -12,8 +13,6 @@ import { ipv6ToBytes } from '../../src/dns/name.js';
 import { directive, parseOccurrence } from '../../src/corefile/options.js';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-
-const POINTER_TO_QNAME = 0xc00c;
 
 /** The client address; an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) counts as IPv4, as Go's To4 does. */
 function clientAddress(addr: string): string {
@@ -29,11 +28,13 @@ function whoamiReply(q: Query): Buffer {
   const isV4 = isIPv4(remote);
   const addrLen = isV4 ? 4 : 16;
   const proto = q.transport.proto === 'tcp' ? '_tcp' : '_udp';
-  // SRV owner: `_udp.<qname>` = one label + pointer to the question name (root: `_udp.`).
-  const rootQ = q.req.name === '.';
-  const srvOwnerLen = 1 + proto.length + (rootQ ? 1 : 2);
-  const addrOwnerLen = rootQ ? 1 : 2;
-  const size = qEnd + addrOwnerLen + 10 + addrLen + srvOwnerLen + 10 + 7;
+  // The question name's wire bytes (uncompressed in a request), written again as each owner.
+  const qnameStart = 12;
+  const qnameEnd = qEnd - 4;
+  const qnameLen = qnameEnd - qnameStart;
+  // SRV owner: `_udp.<qname>` = one label + the question name (root: `_udp.`).
+  const srvOwnerLen = 1 + proto.length + qnameLen;
+  const size = qEnd + qnameLen + 10 + addrLen + srvOwnerLen + 10 + 7;
   const out = Buffer.allocUnsafe(size);
   raw.copy(out, 0, 0, qEnd);
   const reqFlags = raw.readUInt16BE(2);
@@ -44,11 +45,7 @@ function whoamiReply(q: Query): Buffer {
   out.writeUInt16BE(2, 10);
   let o = qEnd;
   // Address record.
-  if (rootQ) out[o++] = 0;
-  else {
-    out.writeUInt16BE(POINTER_TO_QNAME, o);
-    o += 2;
-  }
+  o += raw.copy(out, o, qnameStart, qnameEnd);
   out.writeUInt16BE(isV4 ? Qtype.A : Qtype.AAAA, o);
   out.writeUInt16BE(q.qclass, o + 2);
   out.writeUInt32BE(0, o + 4);
@@ -64,11 +61,7 @@ function whoamiReply(q: Query): Buffer {
   // SRV record `_udp.<qname> 0 IN SRV 0 0 <port> .`
   out[o++] = proto.length;
   o += out.write(proto, o, 'latin1');
-  if (rootQ) out[o++] = 0;
-  else {
-    out.writeUInt16BE(POINTER_TO_QNAME, o);
-    o += 2;
-  }
+  o += raw.copy(out, o, qnameStart, qnameEnd);
   out.writeUInt16BE(Qtype.SRV, o);
   out.writeUInt16BE(q.qclass, o + 2);
   out.writeUInt32BE(0, o + 4);

@@ -109,6 +109,21 @@ describe('whoami: handler (direct)', () => {
     expect(m.additionals!.map((r) => (r as Answer & { class: string }).class)).toEqual(['CH', 'CH']);
   });
 
+  it('writes owner names in full, as CoreDNS does: version.bind. CH A is 94 bytes', () => {
+    // CoreDNS's whoami leaves dns.Msg.Compress false: `chaos` + `whoami` answer this in 94 bytes
+    // (with compression pointers the same records took 70; issue #27, item 8).
+    const q = makeQuery('version.bind', 'A', { class: 'CH', transport: { remoteAddress: '127.0.0.1' } });
+    expect(build().serve(q)).toBe(0);
+    const wire = q.reply!.wire();
+    expect(wire.length).toBe(94);
+    const qname = Buffer.from('\x07version\x04bind\x00', 'latin1');
+    // The question, then the A record's owner, then the SRV's `_udp` label and the name again.
+    expect(wire.indexOf(qname, 12 + qname.length + 4)).toBe(12 + qname.length + 4);
+    expect(wire.indexOf(Buffer.concat([Buffer.from('\x04_udp', 'latin1'), qname]))).toBeGreaterThan(0);
+    const m = decode(wire);
+    expect(m.additionals!.map((r) => r.name)).toEqual(['version.bind', '_udp.version.bind']);
+  });
+
   it('keeps RD and CD of the request, clears others', () => {
     const q = makeQuery('example.org', 'A', { rd: false, cd: true });
     expect(build().serve(q)).toBe(0);

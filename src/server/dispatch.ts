@@ -70,6 +70,8 @@ function finish(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): v
   let out: Buffer;
   // Dropped on purpose (acl `drop`): the client gets nothing.
   if (q.reply === null && q.dropped) return;
+  // A zone transfer sent its messages on the connection already.
+  if (q.streamed) return;
   if (q.reply === null) {
     // Nothing written (`q.reply` is the only signal): the server writes a bare reply with the
     // returned RCODE, or SERVFAIL for one that claims success without an answer (§7.4).

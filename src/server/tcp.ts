@@ -20,6 +20,7 @@
  *   room for the new one, so a client holding many connections cannot keep others out.
  */
 import type * as net from 'node:net';
+import type { ReplyStream } from '../query.js';
 import type { Dispatch, Exchange } from './listener.js';
 
 export interface TcpLimits {
@@ -437,6 +438,29 @@ export class TcpConnection {
     if (this.pool.limits.writeTimeoutMs) this.armWriteTimer();
   }
 
+  /**
+   * One message of a stream of replies to one query (a zone transfer): sent like a reply, and the
+   * promise resolves when the socket wants more (its buffer drained) and after a turn of the event
+   * loop, so a long transfer neither piles up in memory nor keeps other connections waiting.
+   */
+  sendStreamed(reply: Buffer): Promise<boolean> {
+    if (this.closed || this.c.destroyed) return Promise.resolve(false);
+    this.send(reply);
+    return new Promise((resolve) => {
+      const c = this.c;
+      const go = (): void => {
+        c.off('drain', go);
+        c.off('close', go);
+        setImmediate(() => resolve(!this.closed && !c.destroyed));
+      };
+      if (!c.writableNeedDrain || c.destroyed) go();
+      else {
+        c.on('drain', go);
+        c.on('close', go);
+      }
+    });
+  }
+
   /** `timeouts { write }`: unsent replies that make no progress for that long close the connection. */
   private armWriteTimer(): void {
     if (this.writeTimer) return;
@@ -515,6 +539,11 @@ class TcpExchange implements Exchange {
     if (this.answered) return;
     this.answered = true;
     this.conn.send(reply);
+  }
+
+  openStream(): ReplyStream {
+    this.answered = true;
+    return { send: (msg) => this.conn.sendStreamed(msg) };
   }
 
   done(): void {

@@ -114,6 +114,31 @@ export class SharedTableReader {
     const { entry } = v.find(key, hashKey(key));
     return entry === 0 ? undefined : v.value(entry);
   }
+
+  /**
+   * The keys that start with `prefix` and hold a value, in slot order (a walk over every slot: for
+   * rare whole-table reads such as a zone transfer, not for answering).
+   */
+  keys(prefix: string): string[] {
+    const v = this.views;
+    const out: string[] = [];
+    for (let i = 0; i < v.slots; i++) {
+      const entry = Atomics.load(v.i32, (HEADER >> 2) + i);
+      if (entry === 0) continue;
+      const keyLen = v.u32[entry >> 2]!;
+      if (keyLen < prefix.length || v.u32[(entry >> 2) + 1] === DELETED) continue;
+      const k = (entry + 8) >> 1;
+      let match = true;
+      for (let j = 0; j < prefix.length; j++) {
+        if (v.u16[k + j] !== prefix.charCodeAt(j)) {
+          match = false;
+          break;
+        }
+      }
+      if (match) out.push(String.fromCharCode(...v.u16.subarray(k, k + keyLen)));
+    }
+    return out;
+  }
 }
 
 /** Sizes of the current generation (tests, docs/multicore.md). */

@@ -3,7 +3,8 @@
  * `$INCLUDE` (with and without a new origin), parentheses and comments, every common record type,
  * the RFC 3597 generic form, wildcards (and an empty non-terminal that blocks one), a delegation
  * with glue and DS, CNAME chains inside a zone and into a second zone, DNAME, CNAME loops, DNSSEC
- * records served as stored (DO and not), NXDOMAIN/NODATA; one file serving several zones.
+ * records served as stored (DO and not), NXDOMAIN/NODATA; one file serving several zones; CNAMEs
+ * into cluster.local answered by kubernetes (target records and the zone's NS as authority).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
@@ -281,11 +282,73 @@ interface Case {
   readonly corefile: string;
   readonly upstream?: (u: TestUpstream) => void;
   readonly files: Record<string, string>;
+  /** Sandbox YAML (repo-relative) for cases that combine file with kubernetes. */
+  readonly cluster?: readonly string[];
   readonly probe: { name: string; type: string };
   readonly queries: QuerySpec[];
 }
 
+/** A zone whose CNAMEs point into cluster.local, served by kubernetes (issue #27, item 8). */
+const DB_INTO_CLUSTER = `$ORIGIN example.org.
+$TTL 3600
+@ IN SOA ns1.example.org. hostmaster.example.org. 2024010101 7200 3600 1209600 300
+  IN NS ns1
+  IN NS ns2.example.org.
+ns1 IN A 192.0.2.53
+ns2 IN A 192.0.2.54
+www IN A 192.0.2.80
+out IN CNAME svc1.testns.svc.cluster.local.
+dual IN CNAME dual.testns.svc.cluster.local.
+headless IN CNAME hl.testns.svc.cluster.local.
+ext IN CNAME ext.testns.svc.cluster.local.
+extint IN CNAME extint.testns.svc.cluster.local.
+gone IN CNAME nosuch.testns.svc.cluster.local.
+srv IN CNAME _http._tcp.svc1.testns.svc.cluster.local.
+`;
+const INTO_CLUSTER_NAMES = [
+  'out.example.org',
+  'dual.example.org',
+  'headless.example.org',
+  'ext.example.org',
+  'extint.example.org',
+  'gone.example.org',
+  'srv.example.org',
+  'www.example.org',
+];
+
 const CASES: Case[] = [
+  {
+    // CoreDNS answers the CNAME, the target's records from the kubernetes zone and the file
+    // zone's NS records as authority (the SOA when the target has none of the type).
+    id: 'CNAME targets in cluster.local answered by kubernetes in another block',
+    corefile: `example.org:{{DNS}} {
+  file db.example.org
+}
+cluster.local:{{DNS}} {
+  kubernetes {
+    endpoint {{API}}
+  }
+}
+`,
+    files: { 'db.example.org': DB_INTO_CLUSTER },
+    cluster: ['examples/cluster.yaml'],
+    probe: { name: 'svc1.testns.svc.cluster.local', type: 'A' },
+    queries: generate(INTO_CLUSTER_NAMES, ['A', 'AAAA', 'SRV', 'TXT', 'CNAME'], VARIANTS, 20),
+  },
+  {
+    id: 'CNAME targets in cluster.local answered by kubernetes in the same block',
+    corefile: `.:{{DNS}} {
+  file db.example.org example.org
+  kubernetes cluster.local {
+    endpoint {{API}}
+  }
+}
+`,
+    files: { 'db.example.org': DB_INTO_CLUSTER },
+    cluster: ['examples/cluster.yaml'],
+    probe: { name: 'svc1.testns.svc.cluster.local', type: 'A' },
+    queries: generate(INTO_CLUSTER_NAMES, ['A', 'AAAA', 'SRV', 'MX'], VARIANTS, 21),
+  },
   {
     id: 'two zones, includes, delegation, DNSSEC',
     corefile: `example.org:{{DNS}} example.net:{{DNS}} {
@@ -485,7 +548,12 @@ describe('differential: file', () => {
     it(c.id, async () => {
       if (missing) throw new Error(missing);
       const pair = await startPair(
-        { corefile: c.corefile, files: c.files, ...(c.upstream ? { upstream: c.upstream } : {}) },
+        {
+          corefile: c.corefile,
+          files: c.files,
+          ...(c.upstream ? { upstream: c.upstream } : {}),
+          ...(c.cluster ? { cluster: c.cluster } : {}),
+        },
         c.probe,
       );
       try {
@@ -494,7 +562,13 @@ describe('differential: file', () => {
           pair,
           result,
           c.queries,
-          c.upstream ? ['file', 'forward'] : c.corefile.includes('whoami') ? ['file', 'whoami'] : ['file'],
+          c.upstream
+            ? ['file', 'forward']
+            : c.corefile.includes('whoami')
+              ? ['file', 'whoami']
+              : c.cluster
+                ? ['file', 'kubernetes']
+                : ['file'],
         );
         assertResult(result, c.queries.length);
       } finally {

@@ -1,0 +1,195 @@
+/**
+ * The transfer handler (CoreDNS 1.15.0 plugin/transfer/transfer.go): AXFR and IXFR over TCP for
+ * the zones of its stanzas, from the first source (file, kubernetes, …) authoritative for exactly
+ * the asked zone. IXFR is answered with the SOA alone when the client's serial is current and with
+ * the whole zone otherwise (sources keep no history). Over UDP both get REFUSED; a client not in
+ * `to` gets a REFUSED reply.
+ *
+ * The records are packed into messages as CoreDNS packs its envelopes — a message is sent before
+ * the next record would take its records past 63,000 bytes (uncompressed) — and each message is
+ * sent and drained before the source generates more, so a zone of any size streams in bounded
+ * memory, and the event loop turns between messages (docs/plugins.md, transfer).
+ */
+import type * as DnsPacket from 'dns-packet';
+import type { Answer } from 'dns-packet';
+import { Qtype, Rcode } from '../../src/dns/constants.js';
+import { encodeMessage } from '../../src/dns/encode.js';
+import { replyTo } from '../../src/dns/message.js';
+import { matchZone } from '../../src/dns/name.js';
+import type { Logger } from '../../src/log.js';
+import { nextOrFailure, type Handler } from '../../src/plugin.js';
+import { Reply, type Query, type ReplyStream } from '../../src/query.js';
+import { finalizeReply } from '../../src/server/reply.js';
+import type { TransferSource } from '../../src/transfer.js';
+import { splitHostPort } from '../../src/util/hostport.js';
+import { requireCjs } from '../../src/util/require.js';
+import type { XfrStanza } from './setup.js';
+
+/** CoreDNS flushes an envelope before its records would pass this many bytes. */
+export const MESSAGE_RECORD_BYTES = 63000;
+
+/** The stanza whose zone is the longest match for `lname` (CoreDNS's longestMatch). */
+export function longestMatch(stanzas: readonly XfrStanza[], lname: string): XfrStanza | null {
+  let best: XfrStanza | null = null;
+  let zone = '';
+  for (const x of stanzas) {
+    const z = matchZone(x.zones, lname);
+    if (z === undefined) continue;
+    if (z.length > zone.length || (z.length === zone.length && z > zone)) {
+      zone = z;
+      best = x;
+    }
+  }
+  return best;
+}
+
+/** `to *`, or the client's address is the host of one of the `to` addresses (any port). */
+export function allowed(x: XfrStanza, ip: string): boolean {
+  for (const h of x.to) {
+    if (h === '*') return true;
+    let host: string;
+    try {
+      host = splitHostPort(h).host;
+    } catch {
+      return false;
+    }
+    if (host === ip) return true;
+  }
+  return false;
+}
+
+interface AnswerCodec {
+  encode: ((a: Answer, buf: Buffer, offset: number) => Buffer) & { bytes: number };
+  encodingLength(a: Answer): number;
+}
+const answerCodec = (requireCjs('dns-packet') as typeof DnsPacket & { answer: AnswerCodec }).answer;
+
+/**
+ * Records generated or encoded between two turns of the event loop: encoding one 63,000-byte
+ * message at once stopped the server for tens of milliseconds (p99 of other clients' queries).
+ */
+const RECORDS_PER_TURN = 64;
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** The uncompressed length of a record (miekg's dns.Len). */
+function recordLength(rr: Answer): number {
+  return answerCodec.encodingLength(rr);
+}
+
+export class TransferHandler implements Handler {
+  readonly name = 'transfer';
+
+  constructor(
+    private readonly stanzas: readonly XfrStanza[],
+    /** The block's sources, filled by their startup hooks. */
+    private readonly sources: readonly TransferSource[],
+    private readonly next: Handler | null,
+    private readonly log: Logger,
+  ) {}
+
+  serve(q: Query): number | Promise<number> {
+    if (q.qtype !== Qtype.AXFR && q.qtype !== Qtype.IXFR) return nextOrFailure(this.name, this.next, q);
+    if (q.proto !== 'tcp') return Rcode.REFUSED;
+    const x = longestMatch(this.stanzas, q.lname);
+    if (x === null) return nextOrFailure(this.name, this.next, q);
+    if (!allowed(x, q.transport.remoteAddress)) {
+      // Written here (not left to the server) so that log and prometheus see it, as in CoreDNS.
+      q.write(replyTo(q.request, Rcode.REFUSED), this.name);
+      return 0;
+    }
+    let serial = 0;
+    if (q.qtype === Qtype.IXFR) {
+      const ns = q.request.authorities ?? [];
+      const soa = ns[0];
+      if (ns.length !== 1 || soa?.type !== 'SOA') return Rcode.SERVFAIL;
+      serial = soa.data.serial ?? 0;
+    }
+    for (const source of this.sources) {
+      const records = source.transfer(q.lname, serial);
+      if (records === null) continue;
+      return this.stream(q, records);
+    }
+    return nextOrFailure(this.name, this.next, q);
+  }
+
+  /**
+   * One message of the transfer: the reply header and question with AA (`head`), then the records
+   * written out uncompressed as CoreDNS writes them, a slice at a time.
+   */
+  private async message(head: Buffer, answers: readonly Answer[], size: number): Promise<Buffer> {
+    const buf = Buffer.allocUnsafe(head.length + size);
+    head.copy(buf, 0);
+    let off = head.length;
+    for (let i = 0; i < answers.length; i++) {
+      if (i > 0 && i % RECORDS_PER_TURN === 0) await nextTurn();
+      answerCodec.encode(answers[i]!, buf, off);
+      off += answerCodec.encode.bytes;
+    }
+    buf.writeUInt16BE(answers.length, 6);
+    return off === buf.length ? buf : buf.subarray(0, off);
+  }
+
+  private async stream(q: Query, records: Iterable<readonly Answer[]>): Promise<number> {
+    // Opened at the first message: an IXFR for a current serial is a plain reply instead.
+    let out: ReplyStream | null = null;
+    let batch: Answer[] = [];
+    let batchSize = 0;
+    let sent = 0;
+    let soa: Answer | null = null;
+    let last: Buffer | null = null;
+    let generated = 0;
+    const head = encodeMessage(replyTo(q.request, 0, true));
+    const flush = async (): Promise<boolean> => {
+      const reply = new Reply(await this.message(head, batch, batchSize), null, this.name);
+      last = finalizeReply(reply, q.req, 'tcp');
+      sent += batch.length;
+      batch = [];
+      batchSize = 0;
+      out ??= q.transport.openStream?.() ?? null;
+      return out !== null && out.send(last);
+    };
+    for (const records0 of records) {
+      if (records0.length === 0) continue;
+      if (soa === null && records0[0]!.type === 'SOA') soa = records0[0]!;
+      // The source generates as it is pulled: give other clients their turn now and then.
+      generated += records0.length;
+      if (generated >= RECORDS_PER_TURN) {
+        generated = 0;
+        await nextTurn();
+      }
+      for (const rr of records0) {
+        const len = recordLength(rr);
+        if (batch.length > 0 && batchSize + len > MESSAGE_RECORD_BYTES) {
+          if (!(await flush())) return q.fail(new Error('connection closed during transfer'), Rcode.SERVFAIL);
+        }
+        batch.push(rr);
+        batchSize += len;
+      }
+    }
+    const ip = q.transport.remoteAddress;
+    const soaSerial = soa === null ? 0 : (soa as Answer & { data: { serial: number } }).data.serial;
+    if (sent === 0 && batch.length === 1 && soa !== null) {
+      // IXFR for a current serial: the SOA alone, a plain reply (no AA), as CoreDNS writes it.
+      const m = replyTo(q.request);
+      m.answers = [soa];
+      q.write(m, this.name);
+      this.log.info(
+        `Outgoing noop, incremental transfer for up to date zone ${JSON.stringify(q.name)} to ${ip} for ${soaSerial} SOA serial`,
+      );
+      return 0;
+    }
+    if (batch.length > 0 && !(await flush())) {
+      return q.fail(new Error('connection closed during transfer'), Rcode.SERVFAIL);
+    }
+    // The messages are on the connection; the last one stands for them in log and metrics.
+    q.streamed = true;
+    if (last !== null) q.writeWire(last, this.name);
+    this.log.info(
+      `Outgoing transfer of ${sent} records of zone ${JSON.stringify(q.name)} to ${ip} for ${soaSerial} SOA serial`,
+    );
+    return 0;
+  }
+}
