@@ -4,13 +4,14 @@
  * same with `pods verified`), one and two cores (clusterdns `-workers` = cores), at each cluster
  * size asked for. Per server and configuration, one server at a time on the cluster:
  *   - RSS after sync (ready, then idle for 3 s) and the peak during the initial sync (VmHWM then);
+ *   - RSS after load: dnsperf on the service query mix for `--load-seconds`, then idle, and
+ *     where it goes (smaps_rollup, the runtime's own metrics);
  *   - a forced relist: the sandbox restarts as an API server over a compacted etcd (SIGUSR2,
  *     sandbox/README.md), every watch gets 410 Expired and the server lists everything again; the
  *     peak from just before until its watches are back (VmHWM reset through clear_refs), and RSS
- *     after it;
- *   - RSS after load: dnsperf on the service query mix for `--load-seconds`.
- * Ratios clusterdns / CoreDNS are printed per row, and the relist and sync peaks over the RSS
- * before them. Memory, not throughput: the figures hold on a loaded machine (they are what the
+ *     after it. Last, so that it changes none of the figures before it.
+ * Ratios clusterdns / CoreDNS are printed per row, and the sync and relist peaks over the RSS
+ * before them (and the relist's over the RSS after sync). Memory, not throughput: the figures hold on a loaded machine (they are what the
  * servers keep, not how fast they go), but the load average is in the report.
  *
  * Usage: npm run bench -- --memory [--sizes 1000:3000,10000:30000,10000:150000] [--cores 1,2]
@@ -19,7 +20,7 @@
  * A size is SERVICES:PODS.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +31,7 @@ import {
   kubeadmCorefile,
   machineDescription,
   port,
+  processTree,
   resetPeakRss,
   rssMiB,
   runLoad,
@@ -115,6 +117,60 @@ interface Row {
   relistSeconds: number | null;
   rssAfterLoadMiB: number;
   qps: number;
+  /** Where the RSS after load goes (all processes of the server summed). */
+  parts: Parts;
+}
+
+/**
+ * The parts of a server's RSS: file-backed pages (the binary's code and data, shared with any
+ * other process running it) and anonymous ones (heaps, malloc, stacks), from smaps_rollup; and
+ * what the runtime says it holds, from the server's own /metrics: V8's heap committed and used by
+ * space and its external memory (clusterdns, summed over its threads), Go's heap and stacks in use
+ * (CoreDNS).
+ */
+interface Parts {
+  fileMiB: number;
+  anonMiB: number;
+  runtime: Record<string, number>;
+}
+
+function smapsRollup(pid: number): { rss: number; anon: number } {
+  let rss = 0;
+  let anon = 0;
+  try {
+    const t = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    rss = Number(/^Rss:\s+(\d+)/m.exec(t)?.[1] ?? 0) / 1024;
+    anon = Number(/^Anonymous:\s+(\d+)/m.exec(t)?.[1] ?? 0) / 1024;
+  } catch {
+    /* gone */
+  }
+  return { rss, anon };
+}
+
+async function parts(pid: number, metricsPort: number): Promise<Parts> {
+  let rss = 0;
+  let anon = 0;
+  for (const p of processTree(pid)) {
+    const r = smapsRollup(p);
+    rss += r.rss;
+    anon += r.anon;
+  }
+  const runtime: Record<string, number> = {};
+  const text = (await httpText(metricsPort, '/metrics').catch(() => ({ body: '' }))).body;
+  const pick: [RegExp, string][] = [
+    [/^nodejs_heap_size_total_bytes (\S+)$/m, 'v8 heap committed'],
+    [/^nodejs_heap_size_used_bytes (\S+)$/m, 'v8 heap used'],
+    [/^nodejs_external_memory_bytes (\S+)$/m, 'v8 external'],
+    [/^go_memstats_heap_inuse_bytes (\S+)$/m, 'go heap in use'],
+    [/^go_memstats_stack_inuse_bytes (\S+)$/m, 'go stacks'],
+  ];
+  for (const [re, name] of pick) {
+    const m = re.exec(text);
+    if (m) runtime[name] = mib(Number(m[1]) / 2 ** 20);
+  }
+  for (const m of text.matchAll(/^nodejs_heap_space_size_used_bytes\{space="(\w+)"\} (\S+)$/gm))
+    runtime[`v8 used: ${m[1]}`] = mib(Number(m[2]) / 2 ** 20);
+  return { fileMiB: mib(rss - anon), anonMiB: mib(anon), runtime };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -224,6 +280,19 @@ async function measure(
     await idle(proc.pid, `${step}: the server idle after sync`);
     const synced = rssMiB(proc.pid);
     say(`${step}: synced after ${syncSeconds.toFixed(1)} s, RSS ${mib(synced.current)} MiB (peak ${mib(synced.peak)})`);
+    say(`${step}: ${args.loadSeconds} s of load`);
+    const load = await runLoad({
+      port: p.dns,
+      queries: c.queries,
+      proto: 'udp',
+      durationS: args.loadSeconds,
+      clients: 16,
+      cpu: 1,
+    });
+    await idle(proc.pid, `${step}: the server idle after load`);
+    const loaded = rssMiB(proc.pid);
+    const where = await parts(proc.pid, p.metrics);
+    say(`${step}: RSS after load ${mib(loaded.current)} MiB (${Math.round(load.qps)} qps)`);
     let peakRelist: number | null = null;
     let afterRelist: number | null = null;
     let relistSeconds: number | null = null;
@@ -240,21 +309,9 @@ async function measure(
       peakRelist = m.peak;
       afterRelist = m.current;
       say(
-        `${step}: relisted in ${relistSeconds.toFixed(1)} s, peak ${mib(m.peak)} MiB (${(m.peak / synced.current).toFixed(2)}× after sync), RSS ${mib(m.current)} MiB`,
+        `${step}: relisted in ${relistSeconds.toFixed(1)} s, peak ${mib(m.peak)} MiB (${(m.peak / loaded.current).toFixed(2)}× before it, ${(m.peak / synced.current).toFixed(2)}× after sync), RSS ${mib(m.current)} MiB`,
       );
     }
-    say(`${step}: ${args.loadSeconds} s of load`);
-    const load = await runLoad({
-      port: p.dns,
-      queries: c.queries,
-      proto: 'udp',
-      durationS: args.loadSeconds,
-      clients: 16,
-      cpu: 1,
-    });
-    await sleep(1000);
-    const loaded = rssMiB(proc.pid);
-    say(`${step}: RSS after load ${mib(loaded.current)} MiB (${Math.round(load.qps)} qps)`);
     return {
       server,
       services: size.services,
@@ -269,6 +326,7 @@ async function measure(
       relistSeconds: relistSeconds === null ? null : Number(relistSeconds.toFixed(1)),
       rssAfterLoadMiB: mib(loaded.current),
       qps: Math.round(load.qps),
+      parts: where,
     };
   } catch (e) {
     throw new Error(
@@ -293,14 +351,14 @@ function report(args: Args, rows: Row[], nodeVersion: string, load0: number[]): 
       )}. clusterdns on Node ${nodeVersion} (\`${SERVER_NODE_ARGS.join(' ')}\`), \`-workers\` = cores; both pinned with taskset.`,
     `Sandbox cluster, kubeadm's Corefile (forward to a local upstream), one server at a time. RSS = VmRSS (summed over the process tree); peaks = VmHWM, reset before the relist. Load: dnsperf, 16 clients, ${args.loadSeconds} s of the service query mix.`,
     '',
-    '| services / pods | pods | cores | server | RSS after sync | peak sync | peak relist | relist peak / after sync | RSS after relist | RSS after load | ready s | relist s (to idle) |',
-    '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| services / pods | pods | cores | server | RSS after sync | peak sync / after sync | RSS after load | peak relist | / before it (after load) | / after sync | RSS after relist | ready s | relist s (to idle) |',
+    '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.services} / ${r.pods} | ${r.podsMode} | ${r.cores} | ${r.server} | ${r.rssAfterSyncMiB} | ${r.peakSyncMiB} | ${r.peakRelistMiB ?? '–'} | ${ratio(r.peakRelistMiB, r.rssAfterSyncMiB)} | ${r.rssAfterRelistMiB ?? '–'} | ${r.rssAfterLoadMiB} | ${r.syncSeconds} | ${r.relistSeconds ?? '–'} |`,
+        `| ${r.services} / ${r.pods} | ${r.podsMode} | ${r.cores} | ${r.server} | ${r.rssAfterSyncMiB} | ${r.peakSyncMiB} (${ratio(r.peakSyncMiB, r.rssAfterSyncMiB)}×) | ${r.rssAfterLoadMiB} | ${r.peakRelistMiB ?? '–'} | ${ratio(r.peakRelistMiB, r.rssAfterLoadMiB)}× | ${ratio(r.peakRelistMiB, r.rssAfterSyncMiB)}× | ${r.rssAfterRelistMiB ?? '–'} | ${r.syncSeconds} | ${r.relistSeconds ?? '–'} |`,
     ),
     '',
-    '| services / pods | pods | cores | clusterdns / CoreDNS: after sync | peak sync | peak relist | after load | clusterdns: two cores / one after load |',
+    '| services / pods | pods | cores | clusterdns / CoreDNS: after sync | peak sync | after load | peak relist | clusterdns: two cores / one after load |',
     '|---|---|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of rows.filter((x) => x.server === 'clusterdns')) {
@@ -321,10 +379,25 @@ function report(args: Args, rows: Row[], nodeVersion: string, load0: number[]): 
         x.cores === 1,
     );
     lines.push(
-      `| ${r.services} / ${r.pods} | ${r.podsMode} | ${r.cores} | ${ratio(r.rssAfterSyncMiB, c?.rssAfterSyncMiB ?? null)} | ${ratio(r.peakSyncMiB, c?.peakSyncMiB ?? null)} | ${ratio(r.peakRelistMiB, c?.peakRelistMiB ?? null)} | ${ratio(r.rssAfterLoadMiB, c?.rssAfterLoadMiB ?? null)} | ${r.cores > 1 ? ratio(r.rssAfterLoadMiB, one?.rssAfterLoadMiB ?? null) : ''} |`,
+      `| ${r.services} / ${r.pods} | ${r.podsMode} | ${r.cores} | ${ratio(r.rssAfterSyncMiB, c?.rssAfterSyncMiB ?? null)} | ${ratio(r.peakSyncMiB, c?.peakSyncMiB ?? null)} | ${ratio(r.rssAfterLoadMiB, c?.rssAfterLoadMiB ?? null)} | ${ratio(r.peakRelistMiB, c?.peakRelistMiB ?? null)} | ${r.cores > 1 ? ratio(r.rssAfterLoadMiB, one?.rssAfterLoadMiB ?? null) : ''} |`,
     );
   }
-  lines.push('');
+  lines.push(
+    '',
+    'Where the RSS after load goes (MiB): file-backed pages (the binary), anonymous pages, and what the runtime reports (V8 summed over threads; Go).',
+    '',
+    '| services / pods | pods | cores | server | file | anonymous | runtime |',
+    '|---|---|---:|---|---:|---:|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.services} / ${r.pods} | ${r.podsMode} | ${r.cores} | ${r.server} | ${r.parts.fileMiB} | ${r.parts.anonMiB} | ${Object.entries(
+          r.parts.runtime,
+        )
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')} |`,
+    ),
+    '',
+  );
   return lines.join('\n');
 }
 
