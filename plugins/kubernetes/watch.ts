@@ -53,8 +53,11 @@ export interface Sink<K extends Kind> {
 const PAGE = 500;
 /** During a first list, a full collection after this many items (see list()). */
 const GC_EVERY_ITEMS = 10_000;
-/** During a relist, a full collection whenever the heap grew by this much (see list()). */
-const RELIST_GC_GROWTH_BYTES = 16 * 1024 * 1024;
+/**
+ * During a relist, a full collection whenever the heap grew by an eighth of what it held when the
+ * relist began, and at least this much (see list()).
+ */
+const RELIST_GC_MIN_GROWTH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Default liveness bound: 2.5 × the API server's bookmark interval (about a minute), so one late
@@ -441,6 +444,7 @@ export class Reflector<K extends Kind> {
     let rv = '';
     let itemsSinceGc = 0;
     let heapAtGc = replacing ? getHeapStatistics().used_heap_size : 0;
+    const gcGrowth = Math.max(RELIST_GC_MIN_GROWTH_BYTES, heapAtGc / 8);
     let limit = PAGE;
     for (;;) {
       const extra: Record<string, string> = { limit: String(limit) };
@@ -483,15 +487,15 @@ export class Reflector<K extends Kind> {
       }
       // A first list of a large cluster: collect the pages' JSON as it goes. Left to itself V8
       // lets it pile up to several times the index before its first full collection (peak RSS
-      // at 150k pods: 164 → 131 MiB). A relist, while serving, does the same only when the
+      // at 150k pods: 164 → 131 MiB). A relist, while serving, does the same whenever the
       // pages' garbage (promoted by the young generation's collections during the parse) grew
-      // the heap by a bound: at 150k pods, 15 pauses of tens of ms over the relist instead of a
-      // peak 13–16 % above the steady state; a small cluster's relist never stops for one.
+      // the heap by an eighth: a pause of tens of ms every few thousand objects instead of a
+      // peak 13–16 % above the steady state (docs/benchmarks.md).
       itemsSinceGc += items.length;
       if (!this.synced && itemsSinceGc >= GC_EVERY_ITEMS) {
         itemsSinceGc = 0;
         collectGarbage();
-      } else if (replacing && getHeapStatistics().used_heap_size - heapAtGc > RELIST_GC_GROWTH_BYTES) {
+      } else if (replacing && getHeapStatistics().used_heap_size - heapAtGc > gcGrowth) {
         collectGarbage();
         heapAtGc = getHeapStatistics().used_heap_size;
       }
