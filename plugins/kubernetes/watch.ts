@@ -3,8 +3,9 @@
  * whole objects): paged list (limit 500 + continue; the limit halved while a page's body is
  * longer than its bound), then a watch from the list's resourceVersion
  * with bookmarks; resume from the last seen resourceVersion when a stream ends; relist and diff on
- * 410 Gone (page by page into the index, never a second copy of it: Sink.beginReplace); reconnect with capped exponential backoff and jitter when the API server fails. Every
- * object is converted to a slim record on receipt; malformed objects are skipped with one warning.
+ * 410 Gone (page by page into the index, never beside a second copy of it: Sink.beginReplace);
+ * reconnect with capped exponential backoff and jitter when the API server fails. Every object is
+ * converted to a slim record on receipt; malformed objects are skipped with one warning.
  *
  * Liveness (docs/kubernetes-api.md): a watch that delivers nothing — no event, no bookmark — for
  * `livenessMs` is torn down and re-established on a fresh connection (the API server sends a
