@@ -11,8 +11,9 @@
  *     peak from just before until its watches are back (VmHWM reset through clear_refs), and RSS
  *     after it. Last, so that it changes none of the figures before it.
  * Ratios clusterdns / CoreDNS are printed per row, and the sync and relist peaks over the RSS
- * before them (and the relist's over the RSS after sync). Memory, not throughput: the figures hold on a loaded machine (they are what the
- * servers keep, not how fast they go), but the load average is in the report.
+ * before them (and the relist's over the RSS after sync). Memory, not throughput: the figures
+ * hold on a loaded machine (they are what the servers keep, not how fast they go), but the load
+ * average is in the report.
  *
  * Usage: npm run bench -- --memory [--sizes 1000:3000,10000:30000,10000:150000] [--cores 1,2]
  *          [--pods insecure,verified] [--load-seconds 10] [--no-relist] [--node PATH]
