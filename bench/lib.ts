@@ -4,6 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as dgram from 'node:dgram';
+import * as net from 'node:net';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -123,6 +124,23 @@ function cpuSecondsOf(pid: number): number {
   } catch {
     return NaN;
   }
+}
+
+/**
+ * Start measuring a new peak: VmHWM of a process and its workers is set back to the current RSS
+ * (`5` to /proc/PID/clear_refs, Linux 4.0+), so a later {@link rssMiB} peak is the peak since
+ * now. False when the kernel refused it (the peak then still counts from the start).
+ */
+export function resetPeakRss(pid: number): boolean {
+  let ok = true;
+  for (const p of processTree(pid)) {
+    try {
+      writeFileSync(`/proc/${p}/clear_refs`, '5');
+    } catch {
+      ok = false;
+    }
+  }
+  return ok;
 }
 
 /** Peak and current resident set size in MiB (VmHWM, VmRSS), summed over a process and its workers. */
@@ -419,10 +437,16 @@ export interface KubeadmPorts {
 /**
  * kubeadm's Corefile (v1.31) with its ports on loopback: `source` is the kubernetes block's line
  * that reaches the API (`endpoint URL`, `kubeconfig PATH CONTEXT`), `extra` are directives added
- * before kubernetes (the chain order is fixed, so only their presence matters). The one copy every
- * bench uses, so that "kubeadm's Corefile" means the same thing in each report.
+ * before kubernetes (the chain order is fixed, so only their presence matters), `pods` the pods
+ * mode (kubeadm's is `insecure`; autopath needs `verified`). The one copy every bench uses, so
+ * that "kubeadm's Corefile" means the same thing in each report.
  */
-export function kubeadmCorefile(p: KubeadmPorts, source: string, extra: readonly string[] = []): string {
+export function kubeadmCorefile(
+  p: KubeadmPorts,
+  source: string,
+  extra: readonly string[] = [],
+  pods: 'insecure' | 'verified' = 'insecure',
+): string {
   return `.:${p.dns} {
     errors
     health 127.0.0.1:${p.health} {
@@ -431,7 +455,7 @@ export function kubeadmCorefile(p: KubeadmPorts, source: string, extra: readonly
     ready 127.0.0.1:${p.ready}
 ${extra.map((l) => `    ${l}\n`).join('')}    kubernetes cluster.local in-addr.arpa ip6.arpa {
        ${source}
-       pods insecure
+       pods ${pods}
        fallthrough in-addr.arpa ip6.arpa
        ttl 30
     }
@@ -463,4 +487,54 @@ export function writeResults(files: Readonly<Record<string, string>>): void {
       .map((n) => `bench/results/${n}`)
       .join(', ')}\n`,
   );
+}
+
+/** A port free for TCP and UDP on 127.0.0.1 (asked of the kernel, not guessed). */
+export async function port(): Promise<number> {
+  for (;;) {
+    const p = await new Promise<number>((res, rej) => {
+      const srv = net.createServer();
+      srv.once('error', rej);
+      srv.listen(0, '127.0.0.1', () => {
+        const a = (srv.address() as net.AddressInfo).port;
+        srv.close(() => res(a));
+      });
+    });
+    const udpFree = await new Promise<boolean>((res) => {
+      const u = dgram.createSocket('udp4');
+      u.once('error', () => res(false));
+      u.bind(p, '127.0.0.1', () => u.close(() => res(true)));
+    });
+    if (udpFree) return p;
+  }
+}
+
+/** Start `argv` pinned to `cpus` and wait for `ready` on its output. */
+export function startPinned(name: string, argv: string[], ready: RegExp, cpuList: string): Promise<Proc> {
+  return startProcess(name, 'taskset', ['-c', cpuList, ...argv], ready, { timeoutMs: 180_000 });
+}
+
+export async function httpText(port: number, path: string): Promise<{ status: number; body: string }> {
+  const r = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: r.status, body: await r.text() };
+}
+
+export async function until(fn: () => Promise<boolean>, what: string, limitMs = 180_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  for (;;) {
+    if (await fn().catch(() => false)) return;
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Open watch streams on the sandbox (its `/debug/watches` count). */
+export async function sandboxWatches(url: string): Promise<number | null> {
+  try {
+    const r = await fetch(`${url}/debug/watches`);
+    if (r.status !== 200) return null;
+    return ((await r.json()) as { open: number }).open;
+  } catch {
+    return null;
+  }
 }

@@ -6,6 +6,7 @@
  *
  * Usage: npm run bench [-- --duration 5 --only whoami,cache-hit --services 10000 --workers 1]
  *        npm run bench -- --baseline ../other-checkout   (A/B: that build is every row's ceiling)
+ *        npm run bench -- --memory       (RSS beside CoreDNS 1.15.0: sync, forced relist, load; bench/memory.ts)
  *        npm run bench -- --vs-coredns   (beside CoreDNS 1.15.0 on one and two cores, bench/vscoredns.ts)
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -207,6 +208,11 @@ async function listServices(url: string): Promise<{ name: string; ns: string; he
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--memory')) {
+    // Resident memory beside CoreDNS 1.15.0: sync, forced relist, load (bench/memory.ts).
+    const { runMemory } = await import('./memory.js');
+    return runMemory(process.argv.slice(2));
+  }
   if (process.argv.includes('--vs-coredns')) {
     // clusterdns beside CoreDNS 1.15.0 on one and two cores (bench/vscoredns.ts).
     const { runVsCoreDNS } = await import('./vscoredns.js');

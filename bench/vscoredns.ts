@@ -11,8 +11,6 @@
  *                           take from node_modules/.bin/node)
  */
 import { spawnSync } from 'node:child_process';
-import * as dgram from 'node:dgram';
-import * as net from 'node:net';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -20,16 +18,20 @@ import { fileURLToPath } from 'node:url';
 import {
   cpuSeconds,
   ensureDnsperf,
+  httpText,
   kubeadmCorefile,
   machineDescription,
   median,
   percentile,
+  port,
   rssMiB,
   runLoad,
+  sandboxWatches,
   serviceQueries,
   SERVER_NODE_ARGS,
   startNode,
-  startProcess,
+  startPinned,
+  until,
   writeResults,
   type Proc,
 } from './lib.js';
@@ -63,45 +65,6 @@ function parseArgs(argv: string[]): Args {
   return a;
 }
 
-/** A port free for TCP and UDP on 127.0.0.1 (asked of the kernel, not guessed). */
-async function port(): Promise<number> {
-  for (;;) {
-    const p = await new Promise<number>((res, rej) => {
-      const srv = net.createServer();
-      srv.once('error', rej);
-      srv.listen(0, '127.0.0.1', () => {
-        const a = (srv.address() as net.AddressInfo).port;
-        srv.close(() => res(a));
-      });
-    });
-    const udpFree = await new Promise<boolean>((res) => {
-      const u = dgram.createSocket('udp4');
-      u.once('error', () => res(false));
-      u.bind(p, '127.0.0.1', () => u.close(() => res(true)));
-    });
-    if (udpFree) return p;
-  }
-}
-
-/** Start `argv` pinned to `cpus` and wait for `ready` on its output. */
-function startPinned(name: string, argv: string[], ready: RegExp, cpuList: string): Promise<Proc> {
-  return startProcess(name, 'taskset', ['-c', cpuList, ...argv], ready, { timeoutMs: 180_000 });
-}
-
-async function httpText(port: number, path: string): Promise<{ status: number; body: string }> {
-  const r = await fetch(`http://127.0.0.1:${port}${path}`);
-  return { status: r.status, body: await r.text() };
-}
-
-async function until(fn: () => Promise<boolean>, what: string, limitMs = 180_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    if (await fn().catch(() => false)) return;
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 interface Server {
   name: string;
   port: number;
@@ -124,17 +87,6 @@ interface Row {
    * would scale with cores of its own.
    */
   answersPerCpuSecond: number;
-}
-
-/** Open watch streams on the sandbox (its `/debug/watches` count). */
-async function sandboxWatches(url: string): Promise<number | null> {
-  try {
-    const r = await fetch(`${url}/debug/watches`);
-    if (r.status !== 200) return null;
-    return ((await r.json()) as { open: number }).open;
-  } catch {
-    return null;
-  }
 }
 
 export async function runVsCoreDNS(argv: string[]): Promise<void> {

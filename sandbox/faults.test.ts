@@ -119,6 +119,26 @@ describe('rewindResourceVersion', () => {
     expect(w.ended()).toBe(false);
   });
 
+  it('restart cuts every watch, and resuming one from its last revision gets 410 Expired', async () => {
+    const sb = await startSandbox({ objects: [svc('a', 'one'), svc('a', 'two')], log: () => undefined });
+    cleanups.push(() => sb.close());
+    const last = sb.resourceVersion();
+    const w = watch(`${sb.url}/api/v1/services?watch=true&resourceVersion=${last}`);
+    cleanups.push(() => w.stop());
+    await waitFor('watch open', () => sb.watchCount() === 1);
+    sb.restart();
+    await waitFor('watch cut', () => w.ended());
+    // The newest revision a client could have seen (its bookmark's) is gone from the history.
+    const w2 = watch(`${sb.url}/api/v1/services?watch=true&resourceVersion=${last}`);
+    cleanups.push(() => w2.stop());
+    await waitFor('410 on resuming', () => w2.ended());
+    expect(JSON.parse(w2.lines[0]!)).toMatchObject({ type: 'ERROR', object: { code: 410, reason: 'Expired' } });
+    // A relist still sees every object, at the new revision.
+    const list = await getJson(`${sb.url}/api/v1/services`);
+    expect((list['items'] as unknown[]).length).toBe(2);
+    expect((list['metadata'] as Record<string, unknown>)['resourceVersion']).toBe(String(Number(last) + 1));
+  });
+
   it('records when each request arrived', async () => {
     const sb = await startSandbox({ log: () => undefined });
     cleanups.push(() => sb.close());

@@ -63,6 +63,11 @@ export interface Sandbox {
    */
   rewindResourceVersion(rv: number, opts?: { keepWatches?: boolean }): void;
   /**
+   * An API server restart with its history compacted: every open watch is cut, and resuming it
+   * from its last resourceVersion gets 410 Expired, so every client relists everything.
+   */
+  restart(): void;
+  /**
    * Offline: close the listener (connections are refused) and destroy every open connection,
    * including watch streams. Online: listen again on the same port. The promise resolves when
    * the change is complete; callers may ignore it.
@@ -202,7 +207,15 @@ class SandboxServer implements Sandbox {
       throw new RangeError(`cannot rewind the resourceVersion to ${rv} (current ${this.store.revision})`);
     }
     this.store.rewind(rv);
-    if (opts.keepWatches) return;
+    if (!opts.keepWatches) this.cutWatches();
+  }
+
+  restart(): void {
+    this.store.restart();
+    this.cutWatches();
+  }
+
+  private cutWatches(): void {
     for (const w of [...this.watchers]) {
       w.res.destroy();
       w.close();

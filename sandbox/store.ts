@@ -144,6 +144,17 @@ export class Store {
   }
 
   /**
+   * An API server restart over a compacted etcd: the revision moves on by one (the writes a
+   * restarting API server makes to objects nobody here watches: leases, its own endpoints) and the
+   * history is dropped there, so every watch resumes from a revision older than the history and
+   * gets 410 Expired — what makes every client relist (kubernetes/kubernetes#139117).
+   */
+  restart(): void {
+    this.rev++;
+    this.compact();
+  }
+
+  /**
    * The revision counter goes back to `rv` (etcd restored from an older backup, or wiped): the
    * history is dropped and the next change gets `rv + 1`. Stored objects keep their content and
    * their own resourceVersions.

@@ -174,6 +174,20 @@ export class KubeIndexSource implements KubeIndex {
         this.replicate(first);
         if (kind === 'endpointslices') for (const r of recs) this.observeProgramming(r as SliceRec);
       },
+      beginReplace: () => {
+        const replacing = store.beginReplace(kind);
+        return {
+          page: (recs) => {
+            replacing.page(recs);
+            this.replicate(false);
+            if (kind === 'endpointslices') for (const r of recs) this.observeProgramming(r as SliceRec);
+          },
+          finish: () => {
+            replacing.finish();
+            this.replicate(false);
+          },
+        };
+      },
       upsert: (rec: RecOf<K>) => {
         store.upsert(kind, rec);
         this.replicate(false);

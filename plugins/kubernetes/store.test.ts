@@ -161,6 +161,28 @@ describe('store serial (§3.3)', () => {
     ]);
   });
 
+  it('beginReplace() takes a list page by page and removes what no page held at finish', () => {
+    const store = new Store();
+    const notes: string[][] = [];
+    store.subscribe((d) => notes.push([...d].sort()));
+    const a = service();
+    store.upsert('services', a);
+    store.upsert('services', service({ name: 'b', clusterIPs: ['10.0.0.2'] }));
+    notes.length = 0;
+    const r = store.beginReplace('services');
+    // An unchanged record (same resourceVersion) keeps the one the index holds.
+    r.page([service(), service({ name: 'c', clusterIPs: ['10.0.0.3'] })]);
+    expect(store.services.get('a.ns')).toBe(a);
+    expect([...store.services.keys()].sort()).toEqual(['a.ns', 'b.ns', 'c.ns']);
+    expect(notes).toEqual([[changeKey.address('10.0.0.3'), changeKey.service('c.ns')].sort()]);
+    r.page([]);
+    r.finish();
+    expect([...store.services.keys()].sort()).toEqual(['a.ns', 'c.ns']);
+    expect(store.servicesByIP.has('10.0.0.2')).toBe(false);
+    expect(notes[1]).toEqual([changeKey.address('10.0.0.2'), changeKey.service('b.ns')].sort());
+    expect(notes).toHaveLength(2);
+  });
+
   it('indexes slices by service and address, and unindexes on change', () => {
     const store = new Store();
     store.upsert('endpointslices', sl());

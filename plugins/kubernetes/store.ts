@@ -60,6 +60,14 @@ function readySignature(s: SliceRec, withZone: boolean): string {
   return cols.join('\n');
 }
 
+/** A replacement of one kind's content in progress ({@link Store.beginReplace}). */
+export interface Replacing<K extends Kind> {
+  /** One list page's records, in list order. */
+  page(recs: readonly RecOf<K>[]): void;
+  /** The list is complete: remove the records no page held. */
+  finish(): void;
+}
+
 export function serviceKey(name: string, ns: string): string {
   return `${name}.${ns}`;
 }
@@ -192,13 +200,37 @@ export class Store implements IndexReader {
   /** Replace the whole content of a kind (after a list): upserts, then deletes for vanished keys. */
   replace<K extends Kind>(kind: K, recs: readonly RecOf<K>[]): void {
     this.batch(() => {
-      const seen = new Set<string>();
-      for (const r of recs) {
-        seen.add(objKey(r as { name: string; namespace?: string }));
-        this.upsert(kind, r);
-      }
-      for (const k of [...this.keys(kind)]) if (!seen.has(k)) this.remove(kind, k);
+      const r = this.beginReplace(kind);
+      r.page(recs);
+      r.finish();
     });
+  }
+
+  /**
+   * Replace the whole content of a kind one list page at a time (a relist while serving): each
+   * page is upserted as it arrives — a record whose resourceVersion the index already holds is
+   * dropped at once — and `finish` removes what no page held. The index never holds a second copy
+   * of the kind: what stays alive besides it is one page and the set of keys not listed yet (the
+   * index's own key strings). Until `finish`, the kind is the old content with the listed records
+   * brought up to date, which is what a watch event would have done to it; a list that fails
+   * before `finish` leaves that state for the next list to complete.
+   */
+  beginReplace<K extends Kind>(kind: K): Replacing<K> {
+    const unseen = new Set(this.keys(kind));
+    return {
+      page: (recs) =>
+        this.batch(() => {
+          for (const r of recs) {
+            unseen.delete(objKey(r as { name: string; namespace?: string }));
+            this.upsert(kind, r);
+          }
+        }),
+      finish: () =>
+        this.batch(() => {
+          for (const k of unseen) this.remove(kind, k);
+          unseen.clear();
+        }),
+    };
   }
 
   private upsertService(s: ServiceRec): void {

@@ -12,6 +12,7 @@ import { answers, startHandler, startIndex, startTestSandbox, type Cleanups } fr
 import { captureLogs } from '../../test/helpers/logs.js';
 import { waitFor } from '../../test/helpers/wait.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import { changeKey } from './changekeys.js';
 import { KubernetesHandler } from './handler.js';
 import { KubeIndexSource, parseRfc3339 } from './indexsource.js';
 import type { WatchSettings } from './kubeindex.js';
@@ -204,6 +205,46 @@ describe('watch-backed index', () => {
       async () => (await answers(h, 'after-gone.testns.svc.cluster.local.')).length === 1,
     );
     expect(ix.store.services.has('svc1.testns')).toBe(false);
+  });
+
+  it('relists after an API server restart page by page: unchanged records are kept, not copied', async () => {
+    const big = (i: number, ip = `10.97.${i >> 8}.${i & 255}`) =>
+      svc('big', `s${String(i).padStart(4, '0')}`, {
+        type: 'ClusterIP',
+        clusterIP: ip,
+        ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
+      });
+    const sb = await sandbox([ns('big'), ...Array.from({ length: 1203 }, (_, i) => big(i))]);
+    const ix = index(sb.url);
+    await waitFor('synced', () => ix.synced());
+    const lists = () => sb.requests.filter((r) => r.path === '/api/v1/services' && r.query['watch'] === undefined);
+    const listsBefore = lists().length;
+    const unchanged = ix.store.services.get('s0500.big');
+    expect(unchanged).toBeDefined();
+    // Changes no watch delivers: made while the API server is away, then its history is compacted.
+    await sb.setOffline(true);
+    sb.apply(big(1, '10.98.0.1')); // in the first page
+    sb.remove('Service', 'big', 's0700');
+    sb.apply(big(1202, '10.98.0.2')); // in the last page
+    sb.restart();
+    const notes: string[][] = [];
+    cleanups.push(ix.store.subscribe((d) => notes.push([...d])));
+    await sb.setOffline(false);
+    await waitFor('relisted', () => lists().length >= listsBefore + 3 && !ix.store.services.has('s0700.big'));
+    expect(ix.store.services.size).toBe(1202);
+    expect(ix.store.services.get('s0001.big')?.clusterIPs).toEqual(['10.98.0.1']);
+    expect(ix.store.services.get('s1202.big')?.clusterIPs).toEqual(['10.98.0.2']);
+    // The record of an unchanged service is the one listed first: the relist's copy was dropped.
+    expect(ix.store.services.get('s0500.big')).toBe(unchanged);
+    // Each page went into the index as it came: the first page's change, the last page's change
+    // and the removal at the end of the list were told apart.
+    const told = (k: string) => notes.findIndex((n) => n.includes(k));
+    const first = told(changeKey.service('s0001.big'));
+    const last = told(changeKey.service('s1202.big'));
+    const removed = told(changeKey.service('s0700.big'));
+    expect(first).toBeGreaterThanOrEqual(0);
+    expect(last).toBeGreaterThan(first);
+    expect(removed).toBeGreaterThan(last);
   });
 
   it('skips malformed objects with one warning each and keeps the rest', async () => {

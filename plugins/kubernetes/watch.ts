@@ -3,8 +3,9 @@
  * whole objects): paged list (limit 500 + continue; the limit halved while a page's body is
  * longer than its bound), then a watch from the list's resourceVersion
  * with bookmarks; resume from the last seen resourceVersion when a stream ends; relist and diff on
- * 410 Gone; reconnect with capped exponential backoff and jitter when the API server fails. Every
- * object is converted to a slim record on receipt; malformed objects are skipped with one warning.
+ * 410 Gone (page by page into the index, never beside a second copy of it: Sink.beginReplace);
+ * reconnect with capped exponential backoff and jitter when the API server fails. Every object is
+ * converted to a slim record on receipt; malformed objects are skipped with one warning.
  *
  * Liveness (docs/kubernetes-api.md): a watch that delivers nothing — no event, no bookmark — for
  * `livenessMs` is torn down and re-established on a fresh connection (the API server sends a
@@ -15,11 +16,13 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import type { Logger } from '../../src/log.js';
 import { collectGarbage } from '../../src/util/gc.js';
 import { ApiError, PageTooLargeError, readJson, retryAfterMs, type ApiClient } from './client.js';
 import { objectKey, resourceVersionOf } from './convert.js';
 import { stalenessSources } from './metrics.js';
+import type { Replacing } from './store.js';
 import type { Kind, RecOf } from './types.js';
 import { isObj } from '../../src/util/json.js';
 
@@ -34,7 +37,13 @@ export interface ResourceDef<K extends Kind> {
 }
 
 export interface Sink<K extends Kind> {
+  /** The first list: the kind's whole content at once (nothing was answered from the kind before). */
   replace(recs: RecOf<K>[]): void;
+  /**
+   * A relist while serving: the list's pages go in as they arrive and `finish` removes what the
+   * list did not hold, so the records of the old and the new list are never all alive together.
+   */
+  beginReplace(): Replacing<K>;
   upsert(rec: RecOf<K>): void;
   /** Object key (`ns/name` or `name`). */
   remove(key: string): void;
@@ -45,6 +54,11 @@ export interface Sink<K extends Kind> {
 const PAGE = 500;
 /** During a first list, a full collection after this many items (see list()). */
 const GC_EVERY_ITEMS = 10_000;
+/**
+ * During a relist, a full collection whenever the heap grew by an eighth of what it held when the
+ * relist began, and at least this much (see list()).
+ */
+const RELIST_GC_MIN_GROWTH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Default liveness bound: 2.5 × the API server's bookmark interval (about a minute), so one late
@@ -421,10 +435,17 @@ export class Reflector<K extends Kind> {
    * which then stays for the rest of this list; past the bound at `limit=1` the list fails.
    */
   private async list(): Promise<void> {
+    // A relist while serving goes into the index page by page: collected whole, the new records
+    // would all be alive beside the index they replace (a second copy of it at the relist's peak,
+    // when every client of a restarted API server relists at once). A first list is collected and
+    // handed over whole, so that nothing is answered from a half-listed kind.
+    let replacing = this.synced ? this.sink.beginReplace() : null;
     const recs: RecOf<K>[] = [];
     let cont = '';
     let rv = '';
     let itemsSinceGc = 0;
+    let heapAtGc = replacing ? getHeapStatistics().used_heap_size : 0;
+    const gcGrowth = Math.max(RELIST_GC_MIN_GROWTH_BYTES, heapAtGc / 8);
     let limit = PAGE;
     for (;;) {
       const extra: Record<string, string> = { limit: String(limit) };
@@ -437,6 +458,7 @@ export class Reflector<K extends Kind> {
           // Continue token expired: start the list again.
           res.resume();
           recs.length = 0;
+          if (replacing) replacing = this.sink.beginReplace();
           cont = '';
           continue;
         }
@@ -460,13 +482,23 @@ export class Reflector<K extends Kind> {
         const r = this.convert(item);
         if (r) recs.push(r);
       }
+      if (replacing) {
+        replacing.page(recs);
+        recs.length = 0;
+      }
       // A first list of a large cluster: collect the pages' JSON as it goes. Left to itself V8
       // lets it pile up to several times the index before its first full collection (peak RSS
-      // at 150k pods: 164 → 131 MiB). Relists, while serving, are left to V8.
+      // at 150k pods: 164 → 131 MiB). A relist, while serving, does the same whenever the
+      // pages' garbage (promoted by the young generation's collections during the parse) grew
+      // the heap by an eighth: a pause of tens of ms every few thousand objects instead of a
+      // peak 13–16 % above the steady state (docs/benchmarks.md).
       itemsSinceGc += items.length;
       if (!this.synced && itemsSinceGc >= GC_EVERY_ITEMS) {
         itemsSinceGc = 0;
         collectGarbage();
+      } else if (replacing && getHeapStatistics().used_heap_size - heapAtGc > gcGrowth) {
+        collectGarbage();
+        heapAtGc = getHeapStatistics().used_heap_size;
       }
       const meta = isObj(body['metadata']) ? body['metadata'] : {};
       rv = typeof meta['resourceVersion'] === 'string' ? meta['resourceVersion'] : rv;
@@ -478,7 +510,8 @@ export class Reflector<K extends Kind> {
         `${this.def.kind}: the API server's resourceVersion went backwards (list at ${rv}, ${this.rv} seen before; etcd restored or wiped?): replacing everything with the list`,
       );
     }
-    this.sink.replace(recs);
+    if (replacing) replacing.finish();
+    else this.sink.replace(recs);
     this.rv = rv;
     this.synced = true;
     this.lastError = null;
