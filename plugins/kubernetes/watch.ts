@@ -569,25 +569,42 @@ export class Reflector<K extends Kind> {
       );
       if (res.statusCode !== 200) await this.fail(res);
       this.lastError = null;
-      let buf = '';
+      // The unfinished line is kept as the chunks it came in, and only each new chunk is searched
+      // for a newline: appending to one string and searching all of it again made a long line cost
+      // time quadratic in its length (16 MiB of it took tens of seconds on a loaded machine).
+      const partial: string[] = [];
+      let partialChars = 0;
       res.setEncoding('utf8');
-      for await (const chunk of res) {
-        buf += chunk as string;
+      for await (const data of res) {
+        const chunk = data as string;
+        let start = 0;
         let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl).trim();
-          buf = buf.slice(nl + 1);
+        while ((nl = chunk.indexOf('\n', start)) >= 0) {
+          let line = chunk.slice(start, nl);
+          if (partial.length > 0) {
+            partial.push(line);
+            line = partial.join('');
+            partial.length = 0;
+            partialChars = 0;
+          }
+          start = nl + 1;
+          line = line.trim();
           if (line) {
             lines++;
             this.event(line);
           }
         }
-        if (buf.length > MAX_WATCH_EVENT_CHARS)
+        if (start < chunk.length) {
+          partial.push(start === 0 ? chunk : chunk.slice(start));
+          partialChars += chunk.length - start;
+        }
+        if (partialChars > MAX_WATCH_EVENT_CHARS)
           throw new Error(`watch event longer than ${MAX_WATCH_EVENT_CHARS} characters: dropping the stream`);
       }
-      if (buf.trim()) {
+      const last = partial.join('').trim();
+      if (last) {
         lines++;
-        this.event(buf.trim());
+        this.event(last);
       }
     } catch (e) {
       const why: unknown = ctl.signal.reason;
