@@ -1,5 +1,6 @@
 import type { Answer } from 'dns-packet';
 import * as dnsPacket from 'dns-packet';
+import { getHeapStatistics } from 'node:v8';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decode, replyTo, setRcode } from '../../src/dns/message.js';
 import { registry } from '../../src/metrics/registry.js';
@@ -426,5 +427,31 @@ describe('cache: metrics and capacity', () => {
     for (let i = 0; i < 1030; i++) await ask(h, `n${i}.cap.example`);
     expect(h.success.size).toBe(1024);
     expect(await metric('coredns_cache_evictions_total', l)).toBe(ev0 + 6);
+  });
+
+  it('a capacity of millions allocates nothing up front; its bound still holds', async () => {
+    // `max` would preallocate every slot: about 140 MB in arrays of 40 MB for this bucket.
+    const before = getHeapStatistics().used_heap_size;
+    const h = await build('cache {\n success 5000000\n}', new FakeNext(() => 0), ['big.example.']);
+    expect(getHeapStatistics().used_heap_size - before).toBeLessThan(16 * 1024 * 1024);
+    expect(h.success.max).toBe(0);
+    expect(h.success.maxSize).toBe(4_999_936); // 256 shards of 19,531, as CoreDNS sizes them
+  });
+
+  it('a capacity past the preallocated size evicts at its bound and counts evictions', async () => {
+    // 100,096 = 256 shards of 391: the first capacity bounded by size rather than preallocated.
+    const l = { server: 'dns://:53', zones: 'grow.example.', view: '', type: 'success' };
+    const ev0 = await metric('coredns_cache_evictions_total', l);
+    const next = new FakeNext((q) => {
+      const msg = replyTo(q.request);
+      msg.answers = [a(q.name, '192.0.2.1')];
+      q.write(msg, 'upstream');
+      return 0;
+    });
+    const h = await build('cache {\n success 100096\n}', next, ['grow.example.']);
+    expect(h.success.max).toBe(0);
+    for (let i = 0; i < 100_100; i++) await ask(h, `n${i}.grow.example`);
+    expect(h.success.size).toBe(100_096);
+    expect(await metric('coredns_cache_evictions_total', l)).toBe(ev0 + 4);
   });
 });
