@@ -56,6 +56,11 @@ export interface ReplyStream {
    * connections are served in between); false when the connection is closed.
    */
   send(msg: Buffer): Promise<boolean>;
+  /**
+   * The stream failed after some of its messages went out: close the connection, so the client
+   * sees a failed transfer at once instead of waiting for a closing message that never comes.
+   */
+  abort(): void;
 }
 
 /** An EDNS0 option (code and raw data). */

@@ -133,6 +133,22 @@ export class TransferHandler implements Handler {
   }
 
   private async stream(q: Query, records: Iterable<readonly Answer[]>): Promise<number> {
+    const opened: { out: ReplyStream | null } = { out: null };
+    try {
+      return await this.streamTo(q, records, opened);
+    } catch (e) {
+      // Part of the zone is on the wire: a SERVFAIL now would never be sent (the query counts
+      // as answered), so end the connection rather than leave the secondary waiting.
+      opened.out?.abort();
+      throw e;
+    }
+  }
+
+  private async streamTo(
+    q: Query,
+    records: Iterable<readonly Answer[]>,
+    opened: { out: ReplyStream | null },
+  ): Promise<number> {
     // Opened at the first message: an IXFR for a current serial is a plain reply instead.
     let out: ReplyStream | null = null;
     let batch: Answer[] = [];
@@ -149,6 +165,7 @@ export class TransferHandler implements Handler {
       batch = [];
       batchSize = 0;
       out ??= q.transport.openStream?.() ?? null;
+      opened.out = out;
       return out !== null && out.send(last);
     };
     for (const records0 of records) {

@@ -8,11 +8,14 @@ import type { Answer } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Flag, Opcode } from '../../src/dns/constants.js';
 import { decode, type Message } from '../../src/dns/message.js';
-import { encodeQuery, rcode, tcpQueries, udpExchange } from '../../test/helpers/dns.js';
+import { encodeQuery, makeQuery, rcode, tcpQueries, udpExchange } from '../../test/helpers/dns.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
 import { waitFor } from '../../test/helpers/wait.js';
-import { allowed, longestMatch, MESSAGE_RECORD_BYTES } from './handler.js';
+import { logger } from '../../src/log.js';
+import type { ReplyStream } from '../../src/query.js';
+import type { TransferSource } from '../../src/transfer.js';
+import { allowed, longestMatch, MESSAGE_RECORD_BYTES, TransferHandler } from './handler.js';
 import { transfer } from './index.js';
 import { notifyMessage, sendNotify } from './notify.js';
 import { normalizeTo, type XfrStanza } from './setup.js';
@@ -249,5 +252,53 @@ describe('transfer: end to end (file zone)', () => {
     } finally {
       sock.destroy();
     }
+  });
+});
+
+describe('transfer: a source that fails part way', () => {
+  it('closes the connection after the messages already sent instead of leaving the client waiting', async () => {
+    const sent: Buffer[] = [];
+    let aborted = false;
+    const stream: ReplyStream = {
+      send: (msg) => {
+        sent.push(msg);
+        return Promise.resolve(true);
+      },
+      abort: () => {
+        aborted = true;
+      },
+    };
+    const soa: Answer = {
+      name: 'fail.example',
+      type: 'SOA',
+      ttl: 3600,
+      data: {
+        mname: 'ns.fail.example',
+        rname: 'h.fail.example',
+        serial: 7,
+        refresh: 1,
+        retry: 1,
+        expire: 1,
+        minimum: 1,
+      },
+    };
+    // Enough records for a first message to go out, then the source fails.
+    const big = 'x'.repeat(200);
+    function* records(): Generator<readonly Answer[]> {
+      yield [soa];
+      for (let i = 0; i < 400; i++) yield [{ name: `t${i}.fail.example`, type: 'TXT', ttl: 60, data: big }];
+      throw new Error('index gone');
+    }
+    const source: TransferSource = { plugin: 'test', transfer: () => records() };
+    const h = new TransferHandler(
+      [{ zones: ['fail.example.'], to: ['*'], source: null }],
+      [source],
+      null,
+      logger('transfer'),
+    );
+    const q = makeQuery('fail.example', 'AXFR', { transport: { proto: 'tcp', openStream: () => stream } });
+    await expect(Promise.resolve(h.serve(q))).rejects.toThrow('index gone');
+    expect(sent.length).toBeGreaterThan(0);
+    expect(aborted).toBe(true);
   });
 });

@@ -446,6 +446,10 @@ export class TcpConnection {
   sendStreamed(reply: Buffer): Promise<boolean> {
     if (this.closed || this.c.destroyed) return Promise.resolve(false);
     this.send(reply);
+    // A client that keeps up never makes the socket drain, so nothing else marks the connection
+    // active: without this a transfer longer than the idle timeout was closed by the sweep, and
+    // at the connection cap it looked the idlest one to evict.
+    this.touch();
     return new Promise((resolve) => {
       const c = this.c;
       const go = (): void => {
@@ -543,7 +547,7 @@ class TcpExchange implements Exchange {
 
   openStream(): ReplyStream {
     this.answered = true;
-    return { send: (msg) => this.conn.sendStreamed(msg) };
+    return { send: (msg) => this.conn.sendStreamed(msg), abort: () => this.conn.close() };
   }
 
   done(): void {
