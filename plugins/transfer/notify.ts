@@ -41,8 +41,11 @@ function exchangeOnce(msg: Buffer, host: string, port: number, source: string | 
     };
     const timer = setTimeout(() => finish(new Error(`read udp ${host}:${port}: i/o timeout`)), ATTEMPT_TIMEOUT_MS);
     sock.on('error', (e) => finish(e));
-    sock.on('message', (m) => {
-      if (m.length >= 12 && m.readUInt16BE(0) === id) finish(m[3]! & 0xf);
+    // Only a NOTIFY response (QR set, opcode 4) from the secondary we asked, with our id: the
+    // socket is not connected, so anything else that reaches its port is ignored.
+    sock.on('message', (m, from) => {
+      if (from.port !== port || from.address !== host) return;
+      if (m.length >= 12 && m.readUInt16BE(0) === id && (m[2]! & 0xf8) === 0xa0) finish(m[3]! & 0xf);
     });
     sock.bind(0, source ?? undefined, () => sock.send(msg, port, host));
   });
