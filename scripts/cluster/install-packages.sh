@@ -28,7 +28,9 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     chmod +x /usr/sbin/policy-rc.d
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
+  # --no-remove: never make room by removing a package (Docker's containerd.io conflicts with
+  # containerd and runc); fail instead and let the operator decide.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --no-remove "${need[@]}"
 else
   echo "cluster packages: missing ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2
   exit 1

@@ -129,10 +129,15 @@ wait_until_up() {
 }
 
 # The supervisor's pid (node.sh), whose mount namespace holds the node's mounts.
+# The pid file outlives a reboot or the supervisor's own exit, and its number may since belong to
+# an unrelated process: only a process running node.sh counts, so down.sh never signals (or
+# enters the namespaces of) anything else on the machine.
 node_pid() {
   local pid
   pid="$(cat "$NODE_DIR/node.pid" 2>/dev/null)" || return 1
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'scripts/cluster/node\.sh' || return 1
+  echo "$pid"
 }
 # in_node CMD...: run CMD in the node's network and mount namespaces (ctr, crictl, mount).
 in_node() {
