@@ -7,10 +7,11 @@ import { Rcode } from '../../src/dns/constants.js';
 import type { Message } from '../../src/dns/message.js';
 import type { Logger } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
+import { TRANSFER, type TransferHub, type TransferSource } from '../../src/transfer.js';
 import { reloadZone } from '../../src/zone/reload.js';
 import { makeQuery } from '../../test/helpers/dns.js';
 import { rrLines } from '../../test/helpers/records.js';
-import { dispenserFor, setupContext, type TestContext } from '../../test/helpers/setup.js';
+import { dispenserFor, setupContext, TestInstance, type TestContext } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
 import { waitFor } from '../../test/helpers/wait.js';
 import { auto } from './index.js';
@@ -271,5 +272,39 @@ describe('auto handler', () => {
     await waitFor('the changed zone served', async () => (await www()) === '192.0.2.81');
     rmSync(join(dir, 'db.example.org'));
     await waitFor('the zone dropped', async () => (await ask(a, 'www.example.org.')).rc === Rcode.REFUSED);
+  });
+});
+
+describe('auto as a transfer source', () => {
+  it('offers the loaded zones and notifies them after each scan', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'db.example.org'), zone('example.org.', 5));
+    const sources: TransferSource[] = [];
+    const notified: string[] = [];
+    const hub: TransferHub = {
+      addSource: (s) => sources.push(s),
+      notify: (z) => {
+        notified.push(z);
+        return Promise.resolve(null);
+      },
+    };
+    const b = new TestInstance({}).block({ zones: ['.'] });
+    b.context('transfer').provide(TRANSFER, hub);
+    const ctx = b.context('auto');
+    await auto.setup(dispenserFor(`auto {\n directory ${dir}\n reload 20ms\n}`, 'auto'), ctx);
+    ctx.seal();
+    await ctx.start();
+    contexts.push(ctx);
+    expect(sources.map((s) => s.plugin)).toEqual(['auto']);
+    expect(notified[0]).toBe('example.org.');
+    const records = [...(sources[0]!.transfer('example.org.', 0) ?? [])].flat();
+    expect(rrLines([records[0]!, records.at(-1)!])).toEqual([
+      'example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 5 7200 3600 1209600 300',
+      'example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 5 7200 3600 1209600 300',
+    ]);
+    expect(sources[0]!.transfer('www.example.org.', 0)).toBeNull();
+    expect(sources[0]!.transfer('example.net.', 0)).toBeNull();
+    // Every scan notifies every loaded zone again, as CoreDNS's Auto.Notify after each Walk.
+    await waitFor('a second NOTIFY after the next scan', () => notified.length >= 2);
   });
 });
