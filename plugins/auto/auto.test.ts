@@ -103,7 +103,16 @@ describe('auto setup', () => {
       'plugin/auto: Corefile:2 - Error during parsing: reload duration value is expected',
     );
     expect(setupError('auto {\n reload x\n}')).toBe(
-      'plugin/auto: Corefile:2 - Error during parsing: time: invalid duration "x"',
+      'plugin/auto: Corefile:2 - Error during parsing: plugin/file: time: invalid duration "x"',
+    );
+    expect(setupError('auto {\n reload -1s\n}')).toBe(
+      'plugin/auto: Corefile:2 - Error during parsing: plugin/file: invalid duration',
+    );
+    // RemainingArgs: only the first value is read.
+    expect(setupError('auto {\n reload 1s 2s\n}')).toBe('no error');
+    // The group check comes before the template's ArgErr, as in CoreDNS.
+    expect(setupError('auto {\n directory /tmp db\n}')).toBe(
+      'plugin/auto: Corefile:2 - Error during parsing: Need at least one sub expression',
     );
     expect(setupError('auto {\n bogus\n}')).toBe(
       "plugin/auto: Corefile:2 - Error during parsing: unknown property 'bogus'",

@@ -9,12 +9,25 @@ import { directive, duration, option, parseOccurrence, str, zoneArg } from '../.
 import { ConfigError } from '../../src/corefile/types.js';
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import type { Logger } from '../../src/log.js';
+import { openErrorText } from '../../src/zone/load.js';
 
 export const AUTO_OPTIONS = directive('auto', {
   args: { rest: zoneArg(), max: Infinity },
   options: [
     option('directory', { args: [str('DIR')], rest: str('REGEXP ORIGIN_TEMPLATE'), min: 1, max: 3 }),
-    option('reload', { args: [duration()], arity: 'reload duration value is expected' }),
+    // CoreDNS reads RemainingArgs and uses the first; its errors come wrapped by file's prefix.
+    option('reload', {
+      args: [
+        duration({
+          min: 0,
+          range: () => 'plugin/file: invalid duration',
+          invalid: (_v, goError) => `plugin/file: ${goError}`,
+        }),
+      ],
+      rest: str('IGNORED'),
+      min: 1,
+      arity: 'reload duration value is expected',
+    }),
     option('upstream', { rest: str('ADDRESS'), min: 0, summary: 'accepted and ignored, as in CoreDNS' }),
   ],
 });
@@ -58,28 +71,20 @@ export function parseAuto(d: Dispenser, blockZones: readonly string[], log: Logg
       const v = o.values.map(String);
       switch (o.name) {
         case 'directory': {
-          // A REGEXP without its ORIGIN_TEMPLATE: Caddy's ArgErr on the regexp.
-          if (v.length === 2)
-            throw new ConfigError(
-              `Wrong argument count or unexpected line ending after '${v[1]}'`,
-              at.file,
-              o.token.line,
-              'auto',
-            );
           cfg.directory = v[0]!;
           try {
             statSync(cfg.directory);
           } catch (e) {
             if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
               throw new ConfigError(
-                `Unable to access root path '${cfg.directory}': ${(e as Error).message}`,
+                `Unable to access root path '${cfg.directory}': ${openErrorText(cfg.directory, e).replace(/^open /, 'stat ')}`,
                 at.file,
                 o.token.line,
                 'auto',
               );
             log.warning(`Directory does not exist: ${cfg.directory}`);
           }
-          if (v.length === 3) {
+          if (v.length >= 2) {
             if (v[1]!.length > MAX_REGEXP_LEN) throw new ConfigError('regexp too large', at.file, o.token.line, 'auto');
             let re: RegExp;
             try {
@@ -90,6 +95,14 @@ export function parseAuto(d: Dispenser, blockZones: readonly string[], log: Logg
             }
             if (new RegExp(`${re.source}|`).exec('')!.length - 1 === 0)
               throw new ConfigError('Need at least one sub expression', at.file, o.token.line, 'auto');
+            // A REGEXP without its ORIGIN_TEMPLATE: Caddy's ArgErr on the regexp.
+            if (v.length === 2)
+              throw new ConfigError(
+                `Wrong argument count or unexpected line ending after '${v[1]}'`,
+                at.file,
+                o.token.line,
+                'auto',
+              );
             cfg.re = re;
             cfg.template = rewriteToExpand(v[2]!);
           }
