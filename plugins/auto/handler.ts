@@ -37,8 +37,8 @@ export class AutoHandler implements Handler {
   }
 
   private async answer(q: Query, data: Parameters<typeof lookupZone>[1]): Promise<number> {
-    const looked = await lookupZone(q, data, this.selfLookup, this.name);
-    if ('failed' in looked) return looked.failed;
-    return writeZoneAnswer(q, looked.out, this.name);
+    const r = await lookupZone(q, data, this.selfLookup, this.name);
+    if (typeof r === 'number') return r;
+    return writeZoneAnswer(q, r, this.name);
   }
 }

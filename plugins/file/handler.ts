@@ -41,9 +41,8 @@ export class FileHandler implements Handler {
 
   private async answer(q: Query, zone: string): Promise<number> {
     const z = this.cfg.zones.get(zone)!;
-    const looked = await lookupZone(q, z.data, this.selfLookup, this.name);
-    if ('failed' in looked) return looked.failed;
-    const r = looked.out;
+    const r = await lookupZone(q, z.data, this.selfLookup, this.name);
+    if (typeof r === 'number') return r;
     if (
       r.answer.length === 0 &&
       (r.result === Result.NameError || r.result === Result.Success) &&

@@ -52,24 +52,22 @@ async function upstream(
 }
 
 /**
- * Look `q` up in `data`. Null when the lookup was refused (the query then failed with SERVFAIL
- * through `q.fail`, whose rcode is returned as `failed`).
+ * Look `q` up in `data`. A number when a lookup of the chain was refused: the query then failed
+ * with SERVFAIL through `q.fail`, and that is the plugin's rcode (no wrapper object per query).
  */
 export async function lookupZone(
   q: Query,
   data: ZoneData,
   selfLookup: SelfLookup,
   plugin: string,
-): Promise<{ out: LookupOut } | { failed: number }> {
+): Promise<LookupOut | number> {
   try {
-    return {
-      out: await data.lookup(q.lname, q.qtype, q.do, q.depth, (name, t, l) => upstream(selfLookup, q, name, t, l)),
-    };
+    return await data.lookup(q.lname, q.qtype, q.do, q.depth, (name, t, l) => upstream(selfLookup, q, name, t, l));
   } catch (e) {
     // A lookup of the chain was refused (a cycle through other plugins, or too long a chain):
     // the query fails, as docs/corefile.md §11 says.
     if (e instanceof LookupRefused)
-      return { failed: q.fail(new Error(`plugin/${plugin}: lookup of ${e.target} is a cycle`), Rcode.SERVFAIL) };
+      return q.fail(new Error(`plugin/${plugin}: lookup of ${e.target} is a cycle`), Rcode.SERVFAIL);
     throw e;
   }
 }
