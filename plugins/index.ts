@@ -25,6 +25,7 @@ import { autopath } from './autopath/index.js';
 import { cache } from './cache/index.js';
 import { template } from './template/index.js';
 import { hosts } from './hosts/index.js';
+import { auto } from './auto/index.js';
 import { file } from './file/index.js';
 import { kubernetes } from './kubernetes/index.js';
 import { k8s_external } from './k8s_external/index.js';
@@ -134,6 +135,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   transfer,
   hosts,
   file,
+  auto,
   kubernetes,
   k8s_external,
   loop,

@@ -5,56 +5,11 @@
  * changed. The files are read during setup so that a broken zone file fails the start (or the
  * reload of the Corefile) with the zone file's name, line and the reason.
  */
-import { readFileSync, statSync } from 'node:fs';
 import type { Handler, PluginDef } from '../../src/plugin.js';
-import type { Logger } from '../../src/log.js';
 import { FileHandler } from './handler.js';
-import { loadZone, openErrorText, UnchangedSerial } from './load.js';
-import { FILE_OPTIONS, parseFile, type FileConfig, type FileZone } from './setup.js';
+import { reloadZone } from '../../src/zone/reload.js';
+import { FILE_OPTIONS, parseFile, type FileConfig } from './setup.js';
 import { TRANSFER, type TransferHub, type TransferSource } from '../../src/transfer.js';
-
-/**
- * One reload check of a zone (CoreDNS's Zone.Reload ticker body). `reloaded` runs after the zone
- * was replaced (the NOTIFY to its secondaries).
- */
-export function reloadZone(z: FileZone, log: Logger, reloaded?: (origin: string) => void): void {
-  let serial = z.data.serial;
-  let mtime = 0;
-  if (z.byMtime) {
-    let st;
-    try {
-      st = statSync(z.file);
-    } catch (e) {
-      log.error(
-        `Failed to stat zone ${JSON.stringify(z.origin)} in ${JSON.stringify(z.file)}: stat ${openErrorText(z.file, e).slice(5)}`,
-      );
-      return;
-    }
-    if (!(st.mtimeMs > z.mtimeMs)) return;
-    mtime = st.mtimeMs;
-    serial = 0;
-  }
-  let text: string;
-  try {
-    text = readFileSync(z.file, 'latin1');
-  } catch (e) {
-    log.error(
-      `Failed to open zone ${JSON.stringify(z.origin)} in ${JSON.stringify(z.file)}: ${openErrorText(z.file, e)}`,
-    );
-    return;
-  }
-  try {
-    z.data = loadZone(text, z.origin, z.file, serial);
-  } catch (e) {
-    if (!(e instanceof UnchangedSerial)) log.error(`Parsing zone ${JSON.stringify(z.origin)}: ${(e as Error).message}`);
-    return;
-  }
-  if (z.byMtime) z.mtimeMs = mtime;
-  log.info(
-    `Successfully reloaded zone ${JSON.stringify(z.origin)} in ${JSON.stringify(z.file)} with ${z.data.serial} SOA serial`,
-  );
-  reloaded?.(z.origin);
-}
 
 /** The zones of a `file` handler as a transfer source (CoreDNS's File.Transfer). */
 function transferSource(cfg: FileConfig): TransferSource {
@@ -68,6 +23,8 @@ function transferSource(cfg: FileConfig): TransferSource {
     },
   };
 }
+
+export { reloadZone };
 
 export const file: PluginDef = {
   name: 'file',

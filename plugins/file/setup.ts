@@ -11,8 +11,8 @@ import { normalizeZoneArgs } from '../../src/dns/name.js';
 import { parseFallthrough } from '../../src/fallthrough.js';
 import { formatGoDuration } from '../../src/util/duration.js';
 import type { Logger } from '../../src/log.js';
-import { loadZone, openErrorText } from './load.js';
-import { ZoneData } from './zone.js';
+import { loadZone, openErrorText } from '../../src/zone/load.js';
+import { ZoneData } from '../../src/zone/zone.js';
 
 export const FILE_OPTIONS = directive('file', {
   args: { args: [file('DBFILE')], rest: zoneArg(), min: 1 },

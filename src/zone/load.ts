@@ -4,10 +4,10 @@
  * zone, an unchanged SOA serial reported as such on reload, a syntax error or a missing SOA an error.
  */
 import { readFileSync } from 'node:fs';
-import { lowerName } from '../../src/dns/name.js';
-import { T } from '../../src/dns/zonefile/mnemonics.js';
-import { canonicalName } from '../../src/dns/zonefile/names.js';
-import { parseZoneRecords } from '../../src/dns/zonefile/parser.js';
+import { lowerName } from '../dns/name.js';
+import { T } from '../dns/zonefile/mnemonics.js';
+import { canonicalName } from '../dns/zonefile/names.js';
+import { parseZoneRecords } from '../dns/zonefile/parser.js';
 import { ZoneData } from './zone.js';
 
 /** Reload found the same SOA serial: nothing to do (not an error worth logging). */

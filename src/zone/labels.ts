@@ -1,5 +1,5 @@
 /** Label arithmetic on absolute names in text form: label offsets, wildcards, zone membership and DNAME substitution. */
-import { labelsText, nameLabels } from '../../src/dns/zonefile/names.js';
+import { labelsText, nameLabels } from '../dns/zonefile/names.js';
 
 /** Offsets where each label of an absolute name starts (escaped dots are not separators). */
 export function labelStarts(name: string): number[] {

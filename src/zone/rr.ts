@@ -1,12 +1,12 @@
 /** A zone record as the zone serves it: its dns-packet answer, RDATA names lower-cased where CoreDNS does. */
 import type * as DnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
-import { packetTypeName, qtypeFromName } from '../../src/dns/constants.js';
-import { toPacketName } from '../../src/dns/name.js';
-import { T } from '../../src/dns/zonefile/mnemonics.js';
-import { labelsText } from '../../src/dns/zonefile/names.js';
-import type { ZoneRecord } from '../../src/dns/zonefile/record.js';
-import { requireCjs } from '../../src/util/require.js';
+import { packetTypeName, qtypeFromName } from '../dns/constants.js';
+import { toPacketName } from '../dns/name.js';
+import { T } from '../dns/zonefile/mnemonics.js';
+import { labelsText } from '../dns/zonefile/names.js';
+import type { ZoneRecord } from '../dns/zonefile/record.js';
+import { requireCjs } from '../util/require.js';
 
 const dnsPacket = requireCjs('dns-packet') as typeof DnsPacket;
 

@@ -1,14 +1,14 @@
 /**
- * One zone of the file plugin (docs/plugins.md, file): its apex (SOA, NS and their signatures) and
+ * One zone read from a master file, as the file and auto plugins serve it (docs/plugins.md, file): its apex (SOA, NS and their signatures) and
  * every other name's records, with lookups that answer as CoreDNS 1.15.0's file plugin does —
  * delegations with glue, CNAME chains inside the zone, DNAME substitution, wildcards (RFC 4592, an
  * empty non-terminal closer than the wildcard blocks it), NXDOMAIN/NODATA with the SOA, and the
  * DNSSEC records (RRSIG, NSEC, DS) added when the query has the DO bit.
  */
 import type { Answer } from 'dns-packet';
-import { lowerName, toPacketName } from '../../src/dns/name.js';
-import { T } from '../../src/dns/zonefile/mnemonics.js';
-import type { ZoneRecord } from '../../src/dns/zonefile/record.js';
+import { lowerName, toPacketName } from '../dns/name.js';
+import { T } from '../dns/zonefile/mnemonics.js';
+import type { ZoneRecord } from '../dns/zonefile/record.js';
 import { canonicalKey, compareKeys, Elem } from './elem.js';
 import { asteriskLabel, isSub, labelStarts, nextLabel, substituteDNAME } from './labels.js';
 import { svcbTarget, toAnswer, type RR } from './rr.js';

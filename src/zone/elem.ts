@@ -1,5 +1,5 @@
 /** The records of one owner name, and the RFC 4034 canonical order of owner names. */
-import { nameLabels } from '../../src/dns/zonefile/names.js';
+import { nameLabels } from '../dns/zonefile/names.js';
 import type { RR } from './rr.js';
 
 /** The records of one owner name. */
