@@ -1,5 +1,5 @@
 /** The expr-lang parser: precedence climbing with expr-lang's operator table; names checked at compile time. */
-import { compileRe2, Re2Error } from '../../../src/util/re2.js';
+import { compileRe2, Re2Error } from '../util/re2.js';
 import { ExprCompileError } from './errors.js';
 import type { Tok } from './lexer.js';
 import { BUILTINS, ENV_FUNCS, EXPR_RESERVED, PREDICATES } from './names.js';
