@@ -28,9 +28,12 @@ export class Expression {
     private readonly root: Node,
   ) {}
 
-  /** Compile `source`; `vars` are the variables declared before it. Throws ExprCompileError. */
-  static compile(source: string, vars: ReadonlySet<string>): Expression {
-    return new Expression(source, new Parser(lex(source), vars).parseAll());
+  /**
+   * Compile `source`; `vars` are the variables declared before it, `absent` the environment
+   * functions the caller does not offer. Throws ExprCompileError.
+   */
+  static compile(source: string, vars: ReadonlySet<string>, absent?: ReadonlySet<string>): Expression {
+    return new Expression(source, new Parser(lex(source), vars, absent).parseAll());
   }
 
   /** Evaluate; throws ExprRunError. */
