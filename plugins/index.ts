@@ -42,6 +42,7 @@ import { acl } from './acl/index.js';
 import { header } from './header/index.js';
 import { minimal } from './minimal/index.js';
 import { transfer } from './transfer/index.js';
+import { view } from './view/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -150,6 +151,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   acl,
   header,
   minimal,
+  view,
 ];
 
 function orderOf(name: string): number {

@@ -16,6 +16,11 @@ export type MetadataProvider = (q: Query, meta: Map<string, string>) => void;
 export interface MetadataCollector {
   /** Register a provider; call from an `onStartup` hook. Providers run in registration order. */
   addProvider(p: MetadataProvider): void;
+  /**
+   * Write the providers' labels for `q` now (when its name is in the plugin's zones): a view's
+   * filter reads metadata before the block's chain runs, as CoreDNS collects before filtering.
+   */
+  collect(q: Query): void;
 }
 
 export const METADATA_COLLECTOR = capability<MetadataCollector>('metadata.collector');

@@ -62,6 +62,8 @@ export interface BlockInfo extends SetupBlockInfo {
   readonly bindAddresses: readonly string[];
   /** Names of the block's plugins that sit in the query chain, in chain order (`coredns_plugin_enabled`). */
   readonly handlerPlugins: readonly string[];
+  /** The block's view name (the `view` label of its metrics); absent or '' without a view. */
+  readonly view?: string;
 }
 
 /** Process-level facts. */

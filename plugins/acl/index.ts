@@ -71,6 +71,8 @@ export class AclHandler implements Handler {
   constructor(
     private readonly rules: readonly Rule[],
     private readonly next: Handler | null,
+    /** The block's view name, the `view` label ('' without a view). */
+    private readonly view = '',
   ) {}
 
   serve(q: Query): number | Promise<number> {
@@ -80,16 +82,16 @@ export class AclHandler implements Handler {
       if (zone === undefined) continue;
       switch (decide(rule.policies, q.qtype, q.transport.remoteAddress)) {
         case 'drop':
-          metrics.dropped.labels(server, zone, '').inc();
+          metrics.dropped.labels(server, zone, this.view).inc();
           q.dropped = true;
           return Rcode.NOERROR;
         case 'block':
           q.write(edeReply(q, Rcode.REFUSED, EDE_BLOCKED), this.name);
-          metrics.blocked.labels(server, zone, '').inc();
+          metrics.blocked.labels(server, zone, this.view).inc();
           return Rcode.NOERROR;
         case 'filter':
           q.write(edeReply(q, Rcode.NOERROR, EDE_FILTERED), this.name);
-          metrics.filtered.labels(server, zone, '').inc();
+          metrics.filtered.labels(server, zone, this.view).inc();
           return Rcode.NOERROR;
         case 'allow':
           break rules;
@@ -98,7 +100,7 @@ export class AclHandler implements Handler {
       }
     }
     if (this.allowedCell === null || this.allowedServer !== server) {
-      this.allowedCell = metrics.allowed.labels(server, '');
+      this.allowedCell = metrics.allowed.labels(server, this.view);
       this.allowedServer = server;
     }
     this.allowedCell.inc();
@@ -112,6 +114,6 @@ export const acl: PluginDef = {
   options: ACL_OPTIONS,
   setup(d, ctx) {
     const rules = parseAcl(d, ctx.block.zones);
-    return (next) => new AclHandler(rules, next);
+    return (next, block) => new AclHandler(rules, next, block.view ?? '');
   },
 };

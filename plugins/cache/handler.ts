@@ -106,12 +106,14 @@ export class CacheHandler implements Handler {
     readonly cfg: CacheConfig,
     readonly zones: readonly string[],
     readonly next: Handler | null,
+    /** The block's view name, the `view` label ('' without a view). */
+    readonly view = '',
   ) {
     this.zonesLabel = zones.join(',');
     const onDispose =
       (bucket: BucketKind) =>
       (_v: Entry, _k: string, reason: LRUCache.DisposeReason): void => {
-        if (reason === 'evict') metrics.evictions.labels(this.storingServer, bucket, this.zonesLabel, '').inc();
+        if (reason === 'evict') metrics.evictions.labels(this.storingServer, bucket, this.zonesLabel, this.view).inc();
       };
     this.success = new LRUCache<string, Entry>({
       ...lruBound(effectiveCapacity(cfg.success.capacity)),
@@ -138,13 +140,13 @@ export class CacheHandler implements Handler {
       const z = this.zonesLabel;
       c = {
         // Batched cells: plain increments on the hot path, pushed into prom-client when scraped.
-        requests: new CounterCell(metrics.requests, { server, zones: z, view: '' }),
-        hitsSuccess: new CounterCell(metrics.hits, { server, type: 'success', zones: z, view: '' }),
-        hitsDenial: new CounterCell(metrics.hits, { server, type: 'denial', zones: z, view: '' }),
-        misses: new CounterCell(metrics.misses, { server, zones: z, view: '' }),
-        prefetches: new CounterCell(metrics.prefetches, { server, zones: z, view: '' }),
-        drops: new CounterCell(metrics.drops, { server, zones: z, view: '' }),
-        servedStale: new CounterCell(metrics.servedStale, { server, zones: z, view: '' }),
+        requests: new CounterCell(metrics.requests, { server, zones: z, view: this.view }),
+        hitsSuccess: new CounterCell(metrics.hits, { server, type: 'success', zones: z, view: this.view }),
+        hitsDenial: new CounterCell(metrics.hits, { server, type: 'denial', zones: z, view: this.view }),
+        misses: new CounterCell(metrics.misses, { server, zones: z, view: this.view }),
+        prefetches: new CounterCell(metrics.prefetches, { server, zones: z, view: this.view }),
+        drops: new CounterCell(metrics.drops, { server, zones: z, view: this.view }),
+        servedStale: new CounterCell(metrics.servedStale, { server, zones: z, view: this.view }),
       };
       this.children.set(server, c);
     }
@@ -389,10 +391,10 @@ export class CacheHandler implements Handler {
     if (bucket === 'success') {
       this.success.set(key, entry);
       this.denial.delete(key);
-      metrics.entries.labels(q.transport.server, 'success', this.zonesLabel, '').set(this.success.size);
+      metrics.entries.labels(q.transport.server, 'success', this.zonesLabel, this.view).set(this.success.size);
     } else {
       this.denial.set(key, entry);
-      metrics.entries.labels(q.transport.server, 'denial', this.zonesLabel, '').set(this.denial.size);
+      metrics.entries.labels(q.transport.server, 'denial', this.zonesLabel, this.view).set(this.denial.size);
     }
   }
 }

@@ -10,6 +10,6 @@ export const cache: PluginDef = {
   setup(d, ctx) {
     const cfg = parseCache(d);
     const zones = cfg.zones.length > 0 ? cfg.zones : [...ctx.block.zones];
-    return (next: Handler | null): Handler => new CacheHandler(cfg, zones, next);
+    return (next: Handler | null, block): Handler => new CacheHandler(cfg, zones, next, block.view ?? '');
   },
 };

@@ -19,18 +19,22 @@ class MetadataHandler implements Handler {
   ) {}
 
   serve(q: Query): number | Promise<number> {
-    const n = this.providers.length;
-    if (n > 0 && this.inZones(q.lname)) {
-      const meta = q.meta;
-      for (let i = 0; i < n; i++) this.providers[i]!(q, meta);
-    }
+    collect(this.zones, this.providers, q);
     return nextOrFailure(this.name, this.next, q);
   }
+}
 
-  private inZones(lname: string): boolean {
-    for (const z of this.zones) if (isSubdomain(lname, z)) return true;
-    return false;
+function collect(zones: readonly string[], providers: readonly MetadataProvider[], q: Query): void {
+  const n = providers.length;
+  if (n > 0 && inZones(zones, q.lname)) {
+    const meta = q.meta;
+    for (let i = 0; i < n; i++) providers[i]!(q, meta);
   }
+}
+
+function inZones(zones: readonly string[], lname: string): boolean {
+  for (const z of zones) if (isSubdomain(lname, z)) return true;
+  return false;
 }
 
 export const metadata: PluginDef = {
@@ -44,7 +48,10 @@ export const metadata: PluginDef = {
     if (d.nextBlock() || d.next()) throw d.argErr();
     const zones = args.length ? normalizeZoneArgs(args) : [...ctx.block.zones];
     const providers: MetadataProvider[] = [];
-    ctx.provide(METADATA_COLLECTOR, { addProvider: (p) => void providers.push(p) });
+    ctx.provide(METADATA_COLLECTOR, {
+      addProvider: (p) => void providers.push(p),
+      collect: (q) => collect(zones, providers, q),
+    });
     return (next) => new MetadataHandler(zones, providers, next);
   },
 };

@@ -24,6 +24,8 @@ export class MetricsHandler implements Handler {
   constructor(
     private readonly zones: readonly string[],
     private readonly next: Handler | null,
+    /** The block's view name, the `view` label ('' without a view). */
+    private readonly view = '',
   ) {}
 
   serve(q: Query): RcodeT | Promise<RcodeT> {
@@ -60,7 +62,7 @@ export class MetricsHandler implements Handler {
 
   private record(q: Query, rc: number, t0: number, failed: boolean): void {
     const t = q.transport;
-    const z = dnsCells(t.server, this.zoneOf(q));
+    const z = dnsCells(t.server, this.zoneOf(q), this.view);
     const p = t.proto === 'tcp' ? z.tcp : z.udp;
     p.request(t.family, q.req.qtype).inc();
     if (q.req.edns !== null && q.req.edns.do) z.doRequests.inc();

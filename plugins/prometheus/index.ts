@@ -57,6 +57,6 @@ export const prometheus: PluginDef = {
       withdraw?.();
     });
     const zones = ctx.block.zones.length ? ctx.block.zones : ['.'];
-    return (next) => new MetricsHandler(zones, next);
+    return (next, block) => new MetricsHandler(zones, next, block.view ?? '');
   },
 };

@@ -11,8 +11,9 @@ import { fallsThrough } from '../../src/fallthrough.js';
 import { parseRR, RRTextError } from '../../src/dns/rrtext.js';
 import { LOOKUP_REFUSED, nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { ExprRunError } from './exprlang/errors.js';
-import type { ExprQuery, ExprValue } from './exprlang/values.js';
+import { ExprRunError } from '../../src/expr/errors.js';
+import { exprQuery } from '../../src/expr/query.js';
+import type { ExprValue } from '../../src/expr/values.js';
 import { TemplateExecError } from './gotemplate/errors.js';
 import { EMPTY_VAR, GoObject, type GoValue } from './gotemplate/values.js';
 import { templateFailures, templateMatches, templateRRFailures } from './metrics.js';
@@ -67,30 +68,6 @@ function messageObject(q: Query): GoObject {
 
 const FAILED: unique symbol = Symbol('failed');
 
-/** The query as the expression functions see it (CoreDNS's request.Request accessors). */
-function exprQuery(q: Query, group: ReadonlyMap<string, GoValue>): ExprQuery {
-  return {
-    name: () => q.lname,
-    type: () => qtypeName(q.qtype),
-    class: () => qclassName(q.qclass),
-    proto: () => q.proto,
-    size: () => q.raw.length,
-    clientIP: () => q.transport.remoteAddress,
-    port: () => String(q.transport.remotePort),
-    id: () => q.id,
-    opcode: () => ((q.request.flags ?? 0) >> 11) & 0xf,
-    do: () => q.do,
-    bufsize: () => q.bufsize,
-    serverIP: () => q.transport.localAddress,
-    serverPort: () => String(q.transport.localPort),
-    metadata: (label) => q.metaValue(label),
-    group: (k) => {
-      const v = group.get(k);
-      return typeof v === 'string' ? v : '';
-    },
-  };
-}
-
 function rrKey(rr: Answer): string {
   return `${rr.name.toLowerCase()} ${rr.type} ${JSON.stringify((rr as { data?: unknown }).data)}`;
 }
@@ -111,6 +88,8 @@ export class TemplateHandler implements Handler {
     readonly templates: readonly TemplateConfig[],
     readonly next: Handler | null,
     readonly upstream: UpstreamLookup | null,
+    /** The block's view name, the `view` label ('' without a view). */
+    readonly view = '',
   ) {
     this.allZones = templates.flatMap((t) => t.zones);
   }
@@ -129,7 +108,7 @@ export class TemplateHandler implements Handler {
         if (fallsThrough(t.fallthrough, lname)) continue;
         return Rcode.SERVFAIL;
       }
-      templateMatches.inc({ server: q.transport.server, zone: m.zone, view: '', class: m.klass, type: m.type });
+      templateMatches.inc({ server: q.transport.server, zone: m.zone, view: this.view, class: m.klass, type: m.type });
       if (t.rcode === Rcode.SERVFAIL) return Rcode.SERVFAIL;
       return this.render(t, q, m);
     }
@@ -168,7 +147,13 @@ export class TemplateHandler implements Handler {
     let vars: ReadonlyMap<string, GoValue> = EMPTY_VAR;
     if (t.vars.length > 0 || t.exprs.length > 0) {
       const values = new Map<string, ExprValue>();
-      const scope = { q: exprQuery(q, group), vars: values };
+      const scope = {
+        q: exprQuery(q, (k) => {
+          const v = group.get(k);
+          return typeof v === 'string' ? v : '';
+        }),
+        vars: values,
+      };
       try {
         for (const v of t.vars) values.set(v.name, v.expr.run(scope));
         for (const e of t.exprs) if (e.run(scope) !== true) return null;
@@ -221,7 +206,7 @@ export class TemplateHandler implements Handler {
     const labels = {
       server: q.transport.server,
       zone: m.zone,
-      view: '',
+      view: this.view,
       class: m.klass,
       type: m.type,
       section: rt.section,

@@ -14,6 +14,7 @@ export const template: PluginDef = {
     const templates = parseTemplates(d, ctx.block.zones);
     // CNAME targets are resolved through the whole server (CoreDNS's upstream.Lookup).
     const lookups = ctx.selfLookup;
-    return (next: Handler | null): Handler => new TemplateHandler(templates, next, (sub) => lookups.lookup(sub));
+    return (next: Handler | null, block): Handler =>
+      new TemplateHandler(templates, next, (sub) => lookups.lookup(sub), block.view ?? '');
   },
 };

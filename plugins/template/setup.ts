@@ -10,9 +10,9 @@ import { qclassFromName, qtypeFromName, qtypeName, Rcode, rcodeFromName } from '
 import { normalizeZoneArgs } from '../../src/dns/name.js';
 import { RRTEXT_TYPES } from '../../src/dns/rrtext.js';
 import { compileRe2, Re2Error, subexpNames } from '../../src/util/re2.js';
-import { ExprCompileError } from './exprlang/errors.js';
-import { Expression } from './exprlang/expression.js';
-import { ENV_FUNCS, EXPR_RESERVED } from './exprlang/names.js';
+import { ExprCompileError } from '../../src/expr/errors.js';
+import { Expression } from '../../src/expr/expression.js';
+import { ENV_FUNCS, EXPR_RESERVED } from '../../src/expr/names.js';
 import { TemplateParseError } from './gotemplate/errors.js';
 import { GoTemplate } from './gotemplate/template.js';
 

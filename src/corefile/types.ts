@@ -51,6 +51,21 @@ export class ConfigError extends Error {
 }
 
 /**
+ * A setup error Go's plugin returns as it is, not through Caddy's `c.Err`: printed as
+ * `plugin/NAME: MESSAGE`, without a location or "Error during parsing" (view's expression errors).
+ */
+export class BareSetupError extends ConfigError {
+  constructor(message: string, file: string | undefined, line: number | undefined, plugin: string) {
+    super(message, file, line, plugin);
+    this.name = 'BareSetupError';
+  }
+
+  override describe(): string {
+    return `plugin/${this.plugin ?? ''}: ${this.message}`;
+  }
+}
+
+/**
  * Several configuration errors of one directive, thrown by the generic option parser so that
  * `-validate` reports every bad option at once; a normal start reports the first.
  */

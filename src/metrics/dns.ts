@@ -106,9 +106,10 @@ export class ProtoCells {
     private readonly server: string,
     private readonly zone: string,
     private readonly proto: string,
+    private readonly view: string = '',
   ) {
-    this.reqSize = new HistCell(requestSize, { server, zone, view: '', proto });
-    this.respSize = new HistCell(responseSize, { server, zone, view: '', proto });
+    this.reqSize = new HistCell(requestSize, { server, zone, view, proto });
+    this.respSize = new HistCell(responseSize, { server, zone, view, proto });
   }
 
   request(family: number, qtype: number): CounterCell {
@@ -118,7 +119,7 @@ export class ProtoCells {
       const labels = {
         server: this.server,
         zone: this.zone,
-        view: '',
+        view: this.view,
         proto: this.proto,
         family: String(family),
         type: typeLabel(qtypeName(qtype)),
@@ -141,11 +142,12 @@ export class ZoneCells {
   constructor(
     private readonly server: string,
     private readonly zone: string,
+    private readonly view: string = '',
   ) {
-    this.duration = new HistCell(requestDuration, { server, zone, view: '' });
-    this.doRequests = new CounterCell(doRequestsTotal, { server, zone, view: '' });
-    this.udp = new ProtoCells(server, zone, 'udp');
-    this.tcp = new ProtoCells(server, zone, 'tcp');
+    this.duration = new HistCell(requestDuration, { server, zone, view });
+    this.doRequests = new CounterCell(doRequestsTotal, { server, zone, view });
+    this.udp = new ProtoCells(server, zone, 'udp', view);
+    this.tcp = new ProtoCells(server, zone, 'tcp', view);
   }
 
   response(rcode: number, plugin: string): CounterCell {
@@ -159,7 +161,7 @@ export class ZoneCells {
       c = new CounterCell(responsesTotal, {
         server: this.server,
         zone: this.zone,
-        view: '',
+        view: this.view,
         rcode: rcodeName(rcode),
         plugin,
       });
@@ -171,17 +173,31 @@ export class ZoneCells {
 
 /** Process-wide cache: server label → zone label → cells (cells survive reloads and metric resets). */
 const cells = new Map<string, Map<string, ZoneCells>>();
+/** The same for blocks with a view: view label → server label → zone label → cells. */
+const viewCells = new Map<string, Map<string, Map<string, ZoneCells>>>();
 
-/** The cells of one (server, zone) label pair: the prometheus plugin's and the server's (`dropped`). */
-export function dnsCells(server: string, zone: string): ZoneCells {
-  let byZone = cells.get(server);
+/**
+ * The cells of one (server, zone, view) label set: the prometheus plugin's and the server's
+ * (`dropped`). `view` is the block's view name, '' without one (kept off the common path).
+ */
+export function dnsCells(server: string, zone: string, view = ''): ZoneCells {
+  let byServer = cells;
+  if (view !== '') {
+    let v = viewCells.get(view);
+    if (v === undefined) {
+      v = new Map();
+      viewCells.set(view, v);
+    }
+    byServer = v;
+  }
+  let byZone = byServer.get(server);
   if (byZone === undefined) {
     byZone = new Map();
-    cells.set(server, byZone);
+    byServer.set(server, byZone);
   }
   let z = byZone.get(zone);
   if (z === undefined) {
-    z = new ZoneCells(server, zone);
+    z = new ZoneCells(server, zone, view);
     byZone.set(zone, z);
   }
   return z;

@@ -10,7 +10,7 @@ import * as dnsMetrics from '../metrics/dns.js';
 import { Query, type LookupChain, type Transport } from '../query.js';
 import type { Dispatch, Exchange } from './listener.js';
 import { bareReply, finalizeReply } from './reply.js';
-import type { RouteTable } from './routes.js';
+import type { Route, RouteTable } from './routes.js';
 
 export interface DispatchOptions {
   /** Largest UDP reply offered to EDNS clients. */
@@ -127,7 +127,15 @@ export function dispatchPacket(
     ex.done();
     return;
   }
-  const route = req.qclass === Qclass.IN || table.anyClass ? table.lookup(req.lname, req.qtype) : undefined;
+  const routable = req.qclass === Qclass.IN || table.anyClass;
+  let q: Query | null = null;
+  let route: Route | undefined;
+  if (!routable) route = undefined;
+  else if (table.hasViews) {
+    // Views read the query (client address, metadata) before a block is chosen.
+    q = new Query(packet, req, ex, start);
+    route = table.lookupViews(req.lname, req.qtype, q);
+  } else route = table.lookup(req.lname, req.qtype);
   if (route === undefined || route.chain === null) {
     const reply = bareReply(packet, req.questionEnd, Rcode.REFUSED, req.edns);
     ex.respond(reply);
@@ -135,7 +143,7 @@ export function dispatchPacket(
     ex.done();
     return;
   }
-  const q = new Query(packet, req, ex, start);
+  q ??= new Query(packet, req, ex, start);
   q.zone = route.zone;
   if (lookups !== null) {
     q.lookups = lookups;

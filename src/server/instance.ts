@@ -26,6 +26,7 @@ import type {
   SetupContext,
 } from '../plugin.js';
 import { RouteTable } from './routes.js';
+import { VIEW } from '../view.js';
 import { NO_SELF_LOOKUP } from './selflookup.js';
 import type { SharedResources } from './shared.js';
 
@@ -55,6 +56,7 @@ export interface MutableBlockInfo extends BlockInfo {
   port: number;
   bindAddresses: string[];
   handlerPlugins: string[];
+  view?: string;
 }
 
 /** A listen address with the routes of every block key served on it. */
@@ -189,6 +191,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       port: keys[0]?.port ?? opts.dnsPort,
       bindAddresses: [],
       handlerPlugins: [],
+      view: '',
     });
     for (const def of PLUGINS) {
       const tokens = block.directives.get(def.name);
@@ -228,6 +231,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     throw new AggregateError(errors, errors.map((e) => e.describe()).join('\n'));
   }
 
+  for (const b of inst.blocks) b.info.view = b.capabilities.lookup(VIEW)?.name ?? '';
   groupListeners(inst);
   // Chains are built after grouping so factories read the final BlockInfo (servers, bind
   // addresses, handler plugins), frozen so that nothing changes it from here on.
@@ -247,7 +251,8 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       if (t) spec.timeouts = { ...spec.timeouts, ...t };
       for (const k of b.keys) {
         if (k.port !== spec.port) continue;
-        for (const z of k.zones) spec.table.add({ zone: z, chain: b.chain });
+        const view = b.capabilities.lookup(VIEW) ?? null;
+        for (const z of k.zones) spec.table.add({ zone: z, chain: b.chain, view });
       }
     }
   }
@@ -264,7 +269,9 @@ function groupListeners(inst: Instance): void {
         const name = listenerName(host, k.port);
         for (const z of k.zones) {
           const id = `${host}|${k.port}|${z}`;
-          if (defined.has(id)) {
+          // A block with a view may share its zone and port with others: it is checked for
+          // overlap but not registered (CoreDNS's validateZonesAndListeningAddresses).
+          if (defined.has(id) && !b.info.view) {
             throw new ConfigError(
               `cannot serve dns://${z}:${k.port}${host ? ` on ${host}` : ''} - it is already defined`,
               k.token.file,
@@ -282,7 +289,7 @@ function groupListeners(inst: Instance): void {
               k.token.line,
             );
           }
-          defined.set(id, name);
+          if (!b.info.view) defined.set(id, name);
         }
         if (!b.info.servers.includes(name)) b.info.servers.push(name);
         let spec = inst.listens.get(name);
@@ -290,7 +297,11 @@ function groupListeners(inst: Instance): void {
           spec = { name, host, port: k.port, table: new RouteTable(), banner: [], debug: false, timeouts: {} };
           inst.listens.set(name, spec);
         }
-        for (const z of k.zones) spec.banner.push(`${z}:${k.port}${host ? ` on ${host}` : ''}`);
+        for (const z of k.zones) {
+          // Blocks told apart by their views share a line, as CoreDNS prints each address once.
+          const line = `${z}:${k.port}${host ? ` on ${host}` : ''}`;
+          if (!spec.banner.includes(line)) spec.banner.push(line);
+        }
       }
     }
   }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Qtype } from '../dns/constants.js';
+import type { Query } from '../query.js';
+import type { ViewFilter } from '../view.js';
 import { RouteTable } from './routes.js';
 
 function table(zones: string[]): RouteTable {
@@ -44,5 +46,34 @@ describe('route table (docs/corefile.md §7.3)', () => {
       for (const qtype of [Qtype.A, Qtype.DS])
         expect(many.lookup(name, qtype)?.zone, `${name} ${qtype}`).toBe(few.lookup(name, qtype)?.zone);
     }
+  });
+});
+
+describe('route table with views (CoreDNS 1.15.0 ServeDNS)', () => {
+  const chain = { name: 'x', serve: () => 0 };
+  const query = {} as Query;
+  const view = (name: string, ok: boolean): ViewFilter => ({ name, pass: () => ok });
+
+  it('tries a zone’s blocks in order, then shorter zones, then the root; DS goes on to the parent', () => {
+    const t = new RouteTable();
+    const no = { zone: 'a.example.', chain, view: view('no', false) };
+    const yes = { zone: 'a.example.', chain, view: view('yes', true) };
+    const parent = { zone: 'example.', chain, view: view('parent', true) };
+    const root = { zone: '.', chain, view: view('root-no', false) };
+    const fallback = { zone: '.', chain };
+    for (const r of [no, yes, parent, root, fallback]) t.add(r);
+    expect(t.hasViews).toBe(true);
+    expect(t.lookupViews('www.a.example.', Qtype.A, query)).toBe(yes);
+    expect(t.lookupViews('www.a.example.', Qtype.DS, query)).toBe(parent);
+    expect(t.lookupViews('b.example.', Qtype.A, query)).toBe(parent);
+    expect(t.lookupViews('other.', Qtype.A, query)).toBe(fallback);
+  });
+
+  it('a zone’s block without plugins refuses at once; with no block taking the query, none', () => {
+    const t = new RouteTable();
+    t.add({ zone: 'example.', chain, view: view('no', false) });
+    expect(t.lookupViews('www.example.', Qtype.A, query)).toBeUndefined();
+    t.add({ zone: 'example.', chain: null });
+    expect(t.lookupViews('www.example.', Qtype.A, query)?.chain).toBeNull();
   });
 });

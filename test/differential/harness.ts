@@ -266,6 +266,8 @@ export interface QuerySpec {
   readonly raw?: Buffer;
   /** Label for reports. */
   readonly label?: string;
+  /** Source address to send from (127.0.0.1 when absent): view's expressions read it. */
+  readonly source?: string;
 }
 
 export function encode(q: Omit<QuerySpec, 'proto'> & { proto?: string }): Buffer {
@@ -346,7 +348,13 @@ export function generate(
 }
 
 /** Send one message; the reply bytes, or null when none arrives within `timeoutMs`. */
-export function exchange(port: number, packet: Buffer, proto: 'udp' | 'tcp', timeoutMs = 3000): Promise<Buffer | null> {
+export function exchange(
+  port: number,
+  packet: Buffer,
+  proto: 'udp' | 'tcp',
+  timeoutMs = 3000,
+  source?: string,
+): Promise<Buffer | null> {
   return new Promise((res) => {
     if (proto === 'udp') {
       const sock = dgram.createSocket('udp4');
@@ -358,10 +366,11 @@ export function exchange(port: number, packet: Buffer, proto: 'udp' | 'tcp', tim
       const timer = setTimeout(() => done(null), timeoutMs);
       sock.on('message', (m) => done(m));
       sock.on('error', () => done(null));
-      sock.send(packet, port, '127.0.0.1');
+      if (source === undefined) sock.send(packet, port, '127.0.0.1');
+      else sock.bind({ address: source, port: 0 }, () => sock.send(packet, port, '127.0.0.1'));
       return;
     }
-    const sock = net.connect(port, '127.0.0.1');
+    const sock = net.connect({ port, host: '127.0.0.1', ...(source !== undefined ? { localAddress: source } : {}) });
     let pending = Buffer.alloc(0);
     let finished = false;
     const done = (b: Buffer | null): void => {
@@ -462,8 +471,8 @@ export async function runQueries(
       const q = queries[next++]!;
       const packet = encode(q);
       const [ref, cand] = await Promise.all([
-        exchange(pair.ref.dns, packet, q.proto, opts.timeoutMs),
-        exchange(pair.cand.dns, packet, q.proto, opts.timeoutMs),
+        exchange(pair.ref.dns, packet, q.proto, opts.timeoutMs, q.source),
+        exchange(pair.cand.dns, packet, q.proto, opts.timeoutMs, q.source),
       ]);
       judge(result, q, ref, cand, plugins, opts.tags);
     }

@@ -1,4 +1,5 @@
 /** Go's fmt for template output: `%v` of a value, Sprint, Sprintf with its verbs and flags, and html/js escaping. */
+import { fmtFloatG } from '../../../src/util/gofloat.js';
 import { GoObject, typeOf, type GoValue } from './values.js';
 
 /** fmt.Sprint of one value (`%v`). */
@@ -24,17 +25,6 @@ export function fmtV(v: GoValue): string {
 
 function fmtInner(v: GoValue): string {
   return v === undefined || v === null ? '<nil>' : fmtV(v);
-}
-
-/** Go's `%v` of a float64: shortest digits, exponent form below 1e-4 and from 1e6 (strconv 'g', -1). */
-function fmtFloatG(f: number): string {
-  if (Number.isNaN(f)) return 'NaN';
-  if (!Number.isFinite(f)) return f > 0 ? '+Inf' : '-Inf';
-  if (f === 0) return Object.is(f, -0) ? '-0' : '0';
-  const [mant, expText] = f.toExponential().split('e') as [string, string];
-  const exp = Number(expText);
-  if (exp < -4 || exp >= 6) return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
-  return String(f);
 }
 
 export function sprint(vals: GoValue[], p: (v: GoValue) => string): string {

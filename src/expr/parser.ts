@@ -1,5 +1,5 @@
 /** The expr-lang parser: precedence climbing with expr-lang's operator table; names checked at compile time. */
-import { compileRe2, Re2Error } from '../../../src/util/re2.js';
+import { compileRe2, Re2Error } from '../util/re2.js';
 import { ExprCompileError } from './errors.js';
 import type { Tok } from './lexer.js';
 import { BUILTINS, ENV_FUNCS, EXPR_RESERVED, PREDICATES } from './names.js';
@@ -36,6 +36,8 @@ export class Parser {
   constructor(
     private readonly toks: Tok[],
     private readonly vars: ReadonlySet<string>,
+    /** Functions of ENV_FUNCS this expression's environment lacks (view has no `group`). */
+    private readonly absent: ReadonlySet<string> = new Set(),
   ) {}
 
   private peek(): Tok {
@@ -168,6 +170,7 @@ export class Parser {
         if (this.vars.has(t.v)) return { k: 'var', name: t.v };
         throw this.err(`unknown name ${t.v}`, t);
       }
+      if (this.absent.has(t.v)) throw this.err(`unknown name ${t.v}`, t);
       if (ENV_FUNCS[t.v] === undefined && !BUILTINS[t.v]) {
         if (EXPR_RESERVED.has(t.v)) throw this.err(`the built-in ${t.v}() is not supported by clusterdns`, t);
         throw this.err(`unknown func ${t.v}`, t);

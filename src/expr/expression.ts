@@ -1,6 +1,6 @@
 /**
- * The expression language of the template plugin's `var` and `expr` options (expr-lang, as CoreDNS
- * 1.15.0 uses it), the part Corefiles use: int, float, string, bool and nil literals, arrays;
+ * The expression language of the template plugin's `var` and `expr` options and of view's
+ * expressions (expr-lang, as CoreDNS 1.15.0 uses it), the part Corefiles use: int, float, string, bool and nil literals, arrays;
  * `+ - * / % **`, comparisons, `&& || !` (and `and or not`), `in`/`not in`, `contains`,
  * `startsWith`, `endsWith`, `matches` (Go regexp), `?:` and `??`; indexing `a[i]`; the query
  * functions of CoreDNS's expression environment (`name()`, `type()`, `class()`, `proto()`,
@@ -12,8 +12,8 @@
  *
  * Every name is resolved when the Corefile is loaded: an unknown name is an error, and an expr-lang
  * construct or built-in outside this list is an error that names it (never a different result at
- * query time). Values: ints are bigint, floats number (as in ../gotemplate/values.ts, so `.Var` renders as
- * Go prints them).
+ * query time). Values: ints are bigint, floats number (as in the template plugin's Go templates, so `.Var`
+ * renders as Go prints them).
  */
 import { evalNode } from './evaluate.js';
 import { lex } from './lexer.js';
@@ -28,9 +28,12 @@ export class Expression {
     private readonly root: Node,
   ) {}
 
-  /** Compile `source`; `vars` are the variables declared before it. Throws ExprCompileError. */
-  static compile(source: string, vars: ReadonlySet<string>): Expression {
-    return new Expression(source, new Parser(lex(source), vars).parseAll());
+  /**
+   * Compile `source`; `vars` are the variables declared before it, `absent` the environment
+   * functions the caller does not offer. Throws ExprCompileError.
+   */
+  static compile(source: string, vars: ReadonlySet<string>, absent?: ReadonlySet<string>): Expression {
+    return new Expression(source, new Parser(lex(source), vars, absent).parseAll());
   }
 
   /** Evaluate; throws ExprRunError. */

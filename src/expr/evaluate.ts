@@ -1,7 +1,7 @@
 /** Evaluation of an expression's tree: expr-lang's operators, comparisons and built-ins, with its error wording. */
 import { isIP } from 'node:net';
-import { compileRe2, Re2Error } from '../../../src/util/re2.js';
-import { fmtV } from '../gotemplate/fmt.js';
+import { fmtFloatG } from '../util/gofloat.js';
+import { compileRe2, Re2Error } from '../util/re2.js';
 import { ExprRunError } from './errors.js';
 import { PREDICATES } from './names.js';
 import type { Node } from './tree.js';
@@ -74,7 +74,7 @@ export function exprString(v: ExprValue): string {
   if (v === null) return '<nil>';
   if (typeof v === 'string') return v;
   if (typeof v === 'bigint' || typeof v === 'boolean') return String(v);
-  if (typeof v === 'number') return fmtV(v);
+  if (typeof v === 'number') return fmtFloatG(v);
   return `[${v.map(exprString).join(' ')}]`;
 }
 
