@@ -41,6 +41,7 @@ import { acl } from './acl/index.js';
 import { header } from './header/index.js';
 import { minimal } from './minimal/index.js';
 import { transfer } from './transfer/index.js';
+import { dnstap } from './dnstap/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -132,6 +133,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   cache,
   template,
   transfer,
+  dnstap,
   hosts,
   file,
   kubernetes,

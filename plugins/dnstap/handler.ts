@@ -1,0 +1,118 @@
+/**
+ * The dnstap handler: a CLIENT_QUERY record before the rest of the chain runs and a
+ * CLIENT_RESPONSE after it (CoreDNS 1.15.0 plugin/dnstap/handler.go, writer.go). When the chain
+ * wrote nothing and returned an RCODE the server answers itself, the response record describes
+ * that bare reply, as CoreDNS does since #6532. Records only go into each output's bounded queue
+ * here; they are encoded later, off the query path.
+ */
+import { performance } from 'node:perf_hooks';
+import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
+import { MessageType, type TapRecord } from '../../src/dnstap/message.js';
+import type { TapOutput } from '../../src/dnstap/output.js';
+import type { Handler } from '../../src/plugin.js';
+import type { Query } from '../../src/query.js';
+
+/** One configured tap: its output and what goes into its records. */
+export interface Tap {
+  readonly output: TapOutput;
+  readonly full: boolean;
+  /** The `extra` template split at `{/label}` metadata placeholders, or null. */
+  readonly extra: ExtraTemplate | null;
+}
+
+/** Literal text and metadata labels, alternating (even indexes literal, odd indexes labels). */
+export type ExtraTemplate = readonly string[];
+
+/** Splits `extra` at `{/label}`; other placeholders stay literal (docs/plugins.md, dnstap). */
+export function compileExtra(s: string): ExtraTemplate {
+  const parts: string[] = [];
+  const re = /\{\/([^{}]+)\}/g;
+  let last = 0;
+  for (let m = re.exec(s); m !== null; m = re.exec(s)) {
+    parts.push(s.slice(last, m.index), m[1]!);
+    last = m.index + m[0].length;
+  }
+  parts.push(s.slice(last));
+  return parts;
+}
+
+function renderExtra(t: ExtraTemplate, q: Query): Buffer {
+  if (t.length === 1) return Buffer.from(t[0]!);
+  let s = '';
+  for (let i = 0; i < t.length; i++) s += i % 2 === 0 ? t[i] : q.metaValue(t[i]!) || '-';
+  return Buffer.from(s);
+}
+
+/** The bare reply the server writes for a server-written RCODE (`SetRcode(req, rcode)`). */
+function bareReply(q: Query, rcode: number): Buffer {
+  const out = Buffer.from(q.raw.subarray(0, q.req.questionEnd));
+  const opcode = q.req.opcode;
+  const copied = opcode === 0 ? q.req.flags & (Flag.RD | Flag.CD) : 0;
+  out.writeUInt16BE(Flag.QR | (opcode << 11) | copied | (rcode & 0xf), 2);
+  out.writeUInt16BE(1, 4);
+  out.writeUInt32BE(0, 6);
+  out.writeUInt16BE(0, 10);
+  return out;
+}
+
+function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+export class DnstapHandler implements Handler {
+  readonly name = 'dnstap';
+  constructor(
+    private readonly next: Handler | null,
+    private readonly taps: readonly Tap[],
+  ) {}
+
+  serve(q: Query): number | Promise<number> {
+    const queryTimeMs = now();
+    const proto = q.transport.proto;
+    const address = q.transport.remoteAddress;
+    const port = q.transport.remotePort;
+    for (const t of this.taps) {
+      t.output.tap({
+        type: MessageType.CLIENT_QUERY,
+        proto,
+        address,
+        port,
+        queryTimeMs,
+        queryMessage: t.full ? Buffer.from(q.raw) : undefined,
+        extra: t.extra === null ? undefined : renderExtra(t.extra, q),
+      });
+    }
+    if (!this.next) return Rcode.SERVFAIL;
+    const r = this.next.serve(q);
+    if (typeof r === 'number') {
+      this.tapResponse(q, r, queryTimeMs);
+      return r;
+    }
+    return r.then((rc) => {
+      this.tapResponse(q, rc, queryTimeMs);
+      return rc;
+    });
+  }
+
+  private tapResponse(q: Query, rcode: number, queryTimeMs: number): void {
+    if (q.dropped) return;
+    const reply = q.reply;
+    if (reply === null && !isServerWrittenRcode(rcode)) return;
+    const responseTimeMs = now();
+    let wire: Buffer | undefined;
+    for (const t of this.taps) {
+      if (t.full) wire ??= reply !== null ? Buffer.from(reply.wire()) : bareReply(q, rcode);
+      const rec: TapRecord = {
+        type: MessageType.CLIENT_RESPONSE,
+        proto: q.transport.proto,
+        address: q.transport.remoteAddress,
+        port: q.transport.remotePort,
+        queryTimeMs,
+        responseTimeMs,
+        responseMessage: t.full ? wire : undefined,
+        extra: t.extra === null ? undefined : renderExtra(t.extra, q),
+      };
+      t.output.tap(rec);
+    }
+  }
+}
