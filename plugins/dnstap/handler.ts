@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
-import { MessageType, type TapRecord } from '../../src/dnstap/message.js';
+import { MessageType } from '../../src/dnstap/message.js';
 import type { TapOutput } from '../../src/dnstap/output.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
@@ -61,10 +61,14 @@ function now(): number {
 
 export class DnstapHandler implements Handler {
   readonly name = 'dnstap';
+  /** Some tap wants the wire bytes. */
+  private readonly full: boolean;
   constructor(
     private readonly next: Handler | null,
     private readonly taps: readonly Tap[],
-  ) {}
+  ) {
+    this.full = taps.some((t) => t.full);
+  }
 
   serve(q: Query): number | Promise<number> {
     const queryTimeMs = now();
@@ -96,13 +100,24 @@ export class DnstapHandler implements Handler {
 
   private tapResponse(q: Query, rcode: number, queryTimeMs: number): void {
     if (q.dropped) return;
-    const reply = q.reply;
-    if (reply === null && !isServerWrittenRcode(rcode)) return;
+    if (q.reply === null) {
+      // The server writes a bare reply: tap it as CoreDNS's deferred `SetRcode(req, rcode)`.
+      if (isServerWrittenRcode(rcode)) this.tapReply(q, queryTimeMs, this.full ? bareReply(q, rcode) : undefined);
+      return;
+    }
+    if (q.streamed) {
+      // A zone transfer went out already; its last message stands for the response.
+      this.tapReply(q, queryTimeMs, this.full ? Buffer.from(q.reply.wire()) : undefined);
+      return;
+    }
+    // CoreDNS taps the message as its writer sent it (OPT added, truncated): wait for those bytes.
+    q.onSend = (wire) => this.tapReply(q, queryTimeMs, this.full ? Buffer.from(wire) : undefined);
+  }
+
+  private tapReply(q: Query, queryTimeMs: number, wire: Buffer | undefined): void {
     const responseTimeMs = now();
-    let wire: Buffer | undefined;
     for (const t of this.taps) {
-      if (t.full) wire ??= reply !== null ? Buffer.from(reply.wire()) : bareReply(q, rcode);
-      const rec: TapRecord = {
+      t.output.tap({
         type: MessageType.CLIENT_RESPONSE,
         proto: q.transport.proto,
         address: q.transport.remoteAddress,
@@ -111,8 +126,7 @@ export class DnstapHandler implements Handler {
         responseTimeMs,
         responseMessage: t.full ? wire : undefined,
         extra: t.extra === null ? undefined : renderExtra(t.extra, q),
-      };
-      t.output.tap(rec);
+      });
     }
   }
 }
