@@ -7,6 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
+import type { ForwarderAttempt, ForwarderTap } from '../../src/dnstap/forwarder.js';
 import { MessageType } from '../../src/dnstap/message.js';
 import type { TapOutput } from '../../src/dnstap/output.js';
 import type { Handler } from '../../src/plugin.js';
@@ -57,6 +58,47 @@ function bareReply(q: Query, rcode: number): Buffer {
 
 function now(): number {
   return performance.timeOrigin + performance.now();
+}
+
+/** Each attempt of *forward* in the block, to every tap (CoreDNS's forward/dnstap.go). */
+export function forwarderTap(taps: readonly Tap[]): ForwarderTap {
+  return {
+    tapForwarder(a: ForwarderAttempt): void {
+      const responseTimeMs = a.reply !== null ? now() : 0;
+      let reply: Buffer | undefined;
+      if (a.reply !== null) {
+        // CoreDNS packs the reply after restoring the client's message id.
+        reply = Buffer.from(a.reply);
+        reply.writeUInt16BE(a.query.id, 0);
+      }
+      for (const t of taps) {
+        const base = {
+          proto: a.proto,
+          address: a.localHost ?? undefined,
+          port: a.localHost !== null ? a.localPort : undefined,
+          responseAddress: a.upstreamHost,
+          responsePort: a.upstreamPort,
+          queryTimeMs: a.startMs,
+        };
+        const extra = t.extra === null ? undefined : renderExtra(t.extra, a.query);
+        t.output.tap({
+          ...base,
+          type: MessageType.FORWARDER_QUERY,
+          queryMessage: t.full ? Buffer.from(a.query.raw) : undefined,
+          extra,
+        });
+        if (reply !== undefined) {
+          t.output.tap({
+            ...base,
+            type: MessageType.FORWARDER_RESPONSE,
+            responseTimeMs,
+            responseMessage: t.full ? reply : undefined,
+            extra,
+          });
+        }
+      }
+    },
+  };
 }
 
 export class DnstapHandler implements Handler {

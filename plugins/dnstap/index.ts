@@ -6,7 +6,8 @@
  */
 import { TapOutput, QUEUE_SIZE } from '../../src/dnstap/output.js';
 import type { PluginDef } from '../../src/plugin.js';
-import { compileExtra, DnstapHandler, type Tap } from './handler.js';
+import { DNSTAP } from '../../src/dnstap/forwarder.js';
+import { compileExtra, DnstapHandler, forwarderTap, type Tap } from './handler.js';
 import { DNSTAP_OPTIONS, parseDnstap } from './setup.js';
 
 export { DNSTAP_OPTIONS };
@@ -29,6 +30,7 @@ export const dnstap: PluginDef = {
       full: c.full,
       extra: c.extra === null ? null : compileExtra(c.extra),
     }));
+    ctx.provide(DNSTAP, forwarderTap(taps));
     ctx.onStartup(async () => {
       for (const t of taps) {
         const err = await t.output.start();

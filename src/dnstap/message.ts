@@ -29,9 +29,12 @@ export interface TapIdentity {
 export interface TapRecord {
   type: MessageType;
   proto: 'udp' | 'tcp';
-  /** Client (query) address and port. */
-  address: string;
-  port: number;
+  /** Query address and port: the client's, or ours on the upstream socket (FORWARDER_*; may be absent). */
+  address?: string;
+  port?: number;
+  /** Response address and port: the upstream (FORWARDER_* only). */
+  responseAddress?: string;
+  responsePort?: number;
   /** Wall-clock times in milliseconds since the epoch, with sub-millisecond fractions. */
   queryTimeMs: number;
   responseTimeMs?: number;
@@ -62,12 +65,16 @@ function writeTime(w: ProtoWriter, secField: number, ms: number): void {
 /** The protobuf bytes of `Dnstap{type: MESSAGE, identity, version, extra, message}`. */
 export function encodeTap(id: TapIdentity, r: TapRecord): Buffer {
   const m = new ProtoWriter();
-  const { family, bytes } = addressBytes(r.address);
+  const q = r.address !== undefined ? addressBytes(r.address) : null;
+  const resp = r.responseAddress !== undefined ? addressBytes(r.responseAddress) : null;
+  // As CoreDNS's msg.SetResponseAddress, called last, the family is the response address's.
   m.uint(1, r.type)
-    .uint(2, family)
-    .uint(3, r.proto === 'tcp' ? SocketProtocol.TCP : SocketProtocol.UDP)
-    .bytes(4, bytes)
-    .uint(6, r.port);
+    .uint(2, (resp ?? q)?.family ?? FAMILY_INET)
+    .uint(3, r.proto === 'tcp' ? SocketProtocol.TCP : SocketProtocol.UDP);
+  if (q !== null) m.bytes(4, q.bytes);
+  if (resp !== null) m.bytes(5, resp.bytes);
+  if (q !== null) m.uint(6, r.port ?? 0);
+  if (resp !== null) m.uint(7, r.responsePort ?? 0);
   writeTime(m, 8, r.queryTimeMs);
   if (r.queryMessage !== undefined) m.bytes(10, r.queryMessage);
   if (r.responseTimeMs !== undefined) writeTime(m, 12, r.responseTimeMs);
