@@ -50,6 +50,18 @@ const FAMILY_INET6 = 2;
 
 /** Address bytes and family as Go's `net.IP.To4` decides: IPv4-mapped IPv6 counts as IPv4. */
 function addressBytes(addr: string): { family: number; bytes: Uint8Array } {
+  // Most records of a run come from few clients: keep the last few conversions.
+  const hit = addressCache.get(addr);
+  if (hit !== undefined) return hit;
+  const v = parseAddress(addr);
+  if (addressCache.size >= 256) addressCache.clear();
+  addressCache.set(addr, v);
+  return v;
+}
+
+const addressCache = new Map<string, { family: number; bytes: Uint8Array }>();
+
+function parseAddress(addr: string): { family: number; bytes: Uint8Array } {
   const mapped = addr.length > 7 && addr.slice(0, 7).toLowerCase() === '::ffff:' ? addr.slice(7) : addr;
   if (isIPv4(mapped)) return { family: FAMILY_INET, bytes: Uint8Array.from(mapped.split('.'), Number) };
   return { family: FAMILY_INET6, bytes: ipv6ToBytes(addr) ?? new Uint8Array(16) };
@@ -62,9 +74,13 @@ function writeTime(w: ProtoWriter, secField: number, ms: number): void {
   w.uint(secField, sec).fixed32(secField + 1, nsec);
 }
 
+/** Scratch writers reused by every encoding (single-threaded; the result is copied out). */
+const scratchMessage = new ProtoWriter(1024);
+const scratchDnstap = new ProtoWriter(1024);
+
 /** The protobuf bytes of `Dnstap{type: MESSAGE, identity, version, extra, message}`. */
 export function encodeTap(id: TapIdentity, r: TapRecord): Buffer {
-  const m = new ProtoWriter();
+  const m = scratchMessage.reset();
   const q = r.address !== undefined ? addressBytes(r.address) : null;
   const resp = r.responseAddress !== undefined ? addressBytes(r.responseAddress) : null;
   // As CoreDNS's msg.SetResponseAddress, called last, the family is the response address's.
@@ -79,9 +95,9 @@ export function encodeTap(id: TapIdentity, r: TapRecord): Buffer {
   if (r.queryMessage !== undefined) m.bytes(10, r.queryMessage);
   if (r.responseTimeMs !== undefined) writeTime(m, 12, r.responseTimeMs);
   if (r.responseMessage !== undefined) m.bytes(14, r.responseMessage);
-  const d = new ProtoWriter();
+  const d = scratchDnstap.reset();
   d.bytes(1, id.identity).bytes(2, id.version);
   if (r.extra !== undefined) d.bytes(3, r.extra);
   d.bytes(14, m.finish()).uint(15, MESSAGE_TYPE_MESSAGE);
-  return d.finish();
+  return Buffer.from(d.finish());
 }

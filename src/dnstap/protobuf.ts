@@ -55,6 +55,13 @@ export class ProtoWriter {
     return this;
   }
 
+  /** Start over, keeping the buffer (a scratch writer reused for every record). */
+  reset(): this {
+    this.len = 0;
+    return this;
+  }
+
+  /** The bytes written so far: a view of the writer's buffer, valid until the next write or reset. */
   finish(): Buffer {
     return this.buf.subarray(0, this.len);
   }
