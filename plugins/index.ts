@@ -43,6 +43,7 @@ import { header } from './header/index.js';
 import { minimal } from './minimal/index.js';
 import { transfer } from './transfer/index.js';
 import { view } from './view/index.js';
+import { dnstap } from './dnstap/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -134,6 +135,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   cache,
   template,
   transfer,
+  dnstap,
   hosts,
   file,
   auto,

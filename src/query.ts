@@ -176,6 +176,12 @@ export class Query {
    * prometheus) to describe.
    */
   streamed = false;
+  /**
+   * Called with the reply's final bytes (after the server fitted it to the client: OPT,
+   * truncation) just before they are sent; null for almost every query. dnstap's `full` sets it,
+   * because CoreDNS taps the message its writer sent.
+   */
+  onSend: ((wire: Buffer) => void) | null = null;
   private metadata: Map<string, string> | null = null;
   /** Server-block zone that was matched (`.` if none); set by the router. */
   zone = '.';

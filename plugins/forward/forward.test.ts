@@ -25,6 +25,8 @@ async function upstream(): Promise<TestUpstream> {
 async function build(text: string, next: Handler | null = null): Promise<{ h: Handler; ctx: TestContext }> {
   const ctx = setupContext();
   const factory = await forward.setup(dispenserFor(text, 'forward'), ctx);
+  // Every setup of the block ran: the factory may look up capabilities (dnstap's), as in a server.
+  ctx.seal();
   await ctx.start();
   cleanups.push(() => ctx.stop());
   return { h: factory!(next, ctx.block), ctx };
@@ -408,6 +410,7 @@ describe('forward: shutdown', () => {
     u.on('late.example', { hold: new Promise<void>((r) => (release = r)), answers: [a('late.example', '192.0.2.77')] });
     const ctx = setupContext();
     const factory = await forward.setup(dispenserFor(`forward . ${u.addr}`, 'forward'), ctx);
+    ctx.seal();
     await ctx.start();
     const h = factory!(null, ctx.block) as ForwardHandler;
     const q = makeQuery('late.example', 'A');

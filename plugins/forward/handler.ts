@@ -9,6 +9,8 @@ import { replyMatches } from '../../src/dns/match.js';
 import { isSubdomain } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
+import type { ForwarderTap } from '../../src/dnstap/forwarder.js';
+import type { LocalAddress } from './localaddress.js';
 import * as m from './metrics.js';
 import { orderProxies, type PolicyState } from './policy.js';
 import type { Proxy } from './proxy.js';
@@ -38,6 +40,8 @@ export class ForwardHandler implements Handler {
     /** Upstreams in configured order (hostname TOs are appended once resolved). */
     readonly proxies: Proxy[],
     readonly next: Handler | null,
+    /** The block's dnstap, once the startup hook found it (null: no dnstap, nothing is tapped). */
+    private readonly tap: { current: ForwarderTap | null } = { current: null },
   ) {
     this.limitError = new Error(`concurrent queries exceeded maximum ${cfg.maxConcurrent}`);
   }
@@ -86,6 +90,8 @@ export class ForwardHandler implements Handler {
     let fails = 0;
     let i = 0;
     let attempts = 0;
+    const tap = this.tap.current;
+    const startMs = tap !== null ? performance.timeOrigin + performance.now() : 0;
     // A budget with less than CLOCK_SLACK_MS left is spent: an attempt cut to the remaining budget
     // ends on a timer that may fire a millisecond before Date.now() reaches the deadline, and must
     // not be followed by a 1 ms attempt.
@@ -106,14 +112,17 @@ export class ForwardHandler implements Handler {
       attempts++;
       const timeout = Math.max(1, Math.min(this.cfg.readTimeoutMs, deadline - Date.now()));
       let reply: Buffer;
+      const local: LocalAddress | undefined = tap !== null ? { address: '', port: 0 } : undefined;
       try {
-        reply = await proxy.exchange(q.raw, question, proto, timeout);
+        reply = await proxy.exchange(q.raw, question, proto, timeout, local);
       } catch (e) {
+        if (tap !== null) this.tapAttempt(tap, q, proxy, proto, local!, startMs, null);
         upstreamErr = e as Error;
         if (this.cfg.maxFails !== 0) proxy.healthcheck();
         if (fails < n) continue;
         break;
       }
+      if (tap !== null) this.tapAttempt(tap, q, proxy, proto, local!, startMs, reply);
       if (!replyMatches(reply, question)) {
         // A reply for another question: FORMERR to the client (CoreDNS `state.Match`).
         q.writeWire(formerrFor(q), this.name);
@@ -144,6 +153,29 @@ export class ForwardHandler implements Handler {
     }
     if (lastReply) return this.write(q, lastReply);
     return q.fail(upstreamErr ?? new Error('no healthy proxies'), Rcode.SERVFAIL);
+  }
+
+  /** One attempt to dnstap: FORWARDER_QUERY, and FORWARDER_RESPONSE when a reply came. */
+  private tapAttempt(
+    tap: ForwarderTap,
+    q: Query,
+    proxy: Proxy,
+    proto: 'udp' | 'tcp',
+    local: LocalAddress,
+    startMs: number,
+    reply: Buffer | null,
+  ): void {
+    tap.tapForwarder({
+      query: q,
+      upstreamHost: proxy.addr.host,
+      upstreamPort: proxy.addr.port,
+      // CoreDNS's proxy reaches a TLS or HTTPS upstream over TCP.
+      proto: proxy.addr.scheme === 'dns' ? proto : 'tcp',
+      localHost: local.address !== '' ? local.address : null,
+      localPort: local.port,
+      startMs,
+      reply,
+    });
   }
 
   private write(q: Query, reply: Buffer): number {

@@ -4,6 +4,7 @@
  */
 import { Resolver } from 'node:dns/promises';
 import type * as tls from 'node:tls';
+import { DNSTAP } from '../../src/dnstap/forwarder.js';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { ForwardHandler } from './handler.js';
 import { Proxy, type ProxyOptions } from './proxy.js';
@@ -83,10 +84,12 @@ export const forward: PluginDef = {
       for (const inst of instances) for (const p of inst.proxies) p.stop();
     });
     return (next: Handler | null): Handler => {
+      // The block's dnstap, if any, receives every attempt (CoreDNS looks its handler up at start).
+      const tap = { current: ctx.lookup(DNSTAP) ?? null };
       let chain = next;
       for (let k = instances.length - 1; k >= 0; k--) {
         const inst = instances[k]!;
-        chain = new ForwardHandler(inst.cfg, inst.proxies, chain);
+        chain = new ForwardHandler(inst.cfg, inst.proxies, chain, tap);
       }
       return chain!;
     };

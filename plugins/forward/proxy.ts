@@ -12,6 +12,7 @@ import * as m from './metrics.js';
 import { DohClient } from './doh.js';
 import { StreamPool } from './stream.js';
 import { UdpPool } from './udp.js';
+import type { LocalAddress } from './localaddress.js';
 
 export type Scheme = 'dns' | 'tls' | 'https';
 
@@ -158,18 +159,24 @@ export class Proxy {
    * Send `packet` (any id; a fresh random one is used) and return the raw reply. UDP replies are
    * matched on id and question; stream replies on id (the caller checks the question).
    */
-  async exchange(packet: Buffer, q: QuestionKey, proto: 'udp' | 'tcp', timeoutMs: number): Promise<Buffer> {
+  async exchange(
+    packet: Buffer,
+    q: QuestionKey,
+    proto: 'udp' | 'tcp',
+    timeoutMs: number,
+    local?: LocalAddress,
+  ): Promise<Buffer> {
     const started = performance.now();
     this.requests.inc();
     let reply: Buffer;
     if (this.doh) {
       reply = await this.doh.exchange(packet, timeoutMs);
     } else if (proto === 'udp' && !this.isTls) {
-      reply = await this.udp.exchange(packet, q, timeoutMs);
+      reply = await this.udp.exchange(packet, q, timeoutMs, local);
     } else {
       const out = Buffer.from(packet);
       out.writeUInt16BE(randomId(), 0);
-      reply = await this.stream.exchange(out, timeoutMs);
+      reply = await this.stream.exchange(out, timeoutMs, local);
     }
     const secs = (performance.now() - started) / 1000;
     const cells = this.replyCells(reply.length >= 4 ? reply[3]! & 0xf : 2);

@@ -8,6 +8,7 @@ import type * as tls from 'node:tls';
 import { FrameReader, framed } from '../../src/dns/tcpframes.js';
 import { nodeTls } from '../../src/util/require.js';
 import { goNetError, goTimeout, hostPort } from './goerr.js';
+import type { LocalAddress } from './localaddress.js';
 
 export type StreamProto = 'tcp' | 'tcp-tls';
 
@@ -171,12 +172,16 @@ export class StreamPool {
   }
 
   /** One exchange over a pooled or new connection; a cached connection found closed is replaced once. */
-  async exchange(packet: Buffer, timeoutMs: number): Promise<Buffer> {
+  async exchange(packet: Buffer, timeoutMs: number, local?: LocalAddress): Promise<Buffer> {
     for (let attempt = 0; attempt < 2; attempt++) {
       let conn = this.take();
       const cached = conn !== null;
       this.o.onConn(cached);
       if (!conn) conn = await this.dial(timeoutMs);
+      if (local !== undefined && conn.sock.localAddress !== undefined) {
+        local.address = conn.sock.localAddress;
+        local.port = conn.sock.localPort ?? 0;
+      }
       let reply: Buffer;
       try {
         reply = await conn.exchange(packet, timeoutMs);

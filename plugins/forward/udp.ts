@@ -11,6 +11,7 @@ import { type ExchangeFailure, ExchangeSocket } from '../../src/dns/exchangesock
 import { type QuestionKey, replyMatches } from '../../src/dns/match.js';
 import type { PendingExchange } from '../../src/dns/pendingexchanges.js';
 import { goNetError, goTimeout, hostPort } from './goerr.js';
+import type { LocalAddress } from './localaddress.js';
 
 interface Waiting extends PendingExchange {
   readonly q: QuestionKey;
@@ -156,7 +157,7 @@ export class UdpPool {
    * Send `packet` (its id is replaced by a fresh random one) and wait for the matching reply for
    * at most `timeoutMs`.
    */
-  exchange(packet: Buffer, q: QuestionKey, timeoutMs: number): Promise<Buffer> {
+  exchange(packet: Buffer, q: QuestionKey, timeoutMs: number, local?: LocalAddress): Promise<Buffer> {
     const s = this.pick();
     // Register the query before the socket is ready, so that concurrent callers see it as busy
     // and spread over the pool (one socket's receive buffer overflows under a burst otherwise).
@@ -164,9 +165,19 @@ export class UdpPool {
     if (id < 0) return Promise.reject(new Error(`write udp ${this.o.label}: no free message id`));
     s.lastUsed = Date.now();
     // A failed connect fails the socket, and with it this query (with the dial error).
-    const reply = new Promise<Buffer>((resolve, reject) => {
+    let reply = new Promise<Buffer>((resolve, reject) => {
       s.conn.send(id, { q, resolve, reject, timer: undefined }, Buffer.from(packet), timeoutMs);
     });
+    if (local !== undefined) {
+      // dnstap wants our end of the socket; it is known once the socket connected.
+      reply = reply.finally(() => {
+        const a = s.conn.local;
+        if (a !== null) {
+          local.address = a.address;
+          local.port = a.port;
+        }
+      });
+    }
     if (this.o.expireMs !== 0) return reply;
     // expire 0: the socket closes after each exchange.
     return reply.finally(() => {

@@ -83,6 +83,7 @@ function finish(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): v
       coreLog.error(`failed to encode reply for ${q.lname} ${qtypeName(q.qtype)}: ${(e as Error).message}`);
       out = bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, q.req.edns);
     }
+    if (q.onSend !== null) q.onSend(out);
   }
   ex.respond(out);
 }

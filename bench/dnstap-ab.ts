@@ -1,0 +1,130 @@
+/**
+ * `npm run build:bench && node dist/bench/dnstap-ab.js`: what the dnstap plugin costs per query,
+ * as an A/B of the dispatcher (the bench:micro method, as bench/shadow-ab.ts): whoami alone, and
+ * behind `dnstap` with and without `full`, in alternating rounds, in process CPU time. The collector
+ * is a unix socket in this process that completes the handshake and discards the frames, so the
+ * CPU of encoding and writing the records (done after each round's queries, off the query path)
+ * and of reading them is all counted. Prints median and best per configuration and the ratio of
+ * medians to whoami alone; answers per CPU-second with dnstap on are 1 / ratio of those without.
+ */
+import { mkdtempSync } from 'node:fs';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as dnsPacket from 'dns-packet';
+import { CONTENT_TYPE, Control, controlFrame, FrameReader } from '../src/dnstap/framestream.js';
+import { makeDispatch } from '../src/server/dispatch.js';
+import type { Exchange } from '../src/server/listener.js';
+import { Server } from '../src/server/server.js';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 20);
+/** Queries per round: two records each stay within the queue (QUEUE multiple 8 = 80,000). */
+const N = 20_000;
+let port = 47000 + Math.floor(Math.random() * 5000);
+
+interface Config {
+  readonly label: string;
+  readonly server: Server;
+  readonly run: () => void;
+  readonly perQueryNs: number[];
+}
+
+async function setup(label: string, corefile: string): Promise<Config> {
+  const p = port++;
+  const server = new Server({
+    dnsPort: p,
+    quiet: true,
+    loadSource: async () => ({ path: 'bench', text: corefile.replaceAll('{PORT}', String(p)) }),
+  });
+  await server.start();
+  const spec = [...server.current!.listens.values()][0]!;
+  const dispatch = makeDispatch(spec.table, { maxUdpSize: 1232 });
+  const pkt = dnsPacket.encode({
+    id: 1,
+    type: 'query',
+    flags: dnsPacket.RECURSION_DESIRED,
+    questions: [{ name: 'example.org', type: 'A', class: 'IN' }],
+  });
+  const ex: Exchange = {
+    proto: 'udp',
+    family: 1,
+    remoteAddress: '127.0.0.1',
+    remotePort: 5555,
+    localAddress: '',
+    localPort: p,
+    server: spec.name,
+    respond: () => undefined,
+    done: () => undefined,
+  };
+  return {
+    label,
+    server,
+    perQueryNs: [],
+    run: () => {
+      for (let i = 0; i < N; i++) dispatch(pkt, ex);
+    },
+  };
+}
+
+/** A collector that accepts the handshake and counts frames. */
+async function sink(path: string): Promise<{ frames: () => number; close: () => void }> {
+  let frames = 0;
+  const server = net.createServer((s) => {
+    const r = new FrameReader(
+      () => frames++,
+      (c) => {
+        if (c.type === Control.READY) s.write(controlFrame(Control.ACCEPT, [CONTENT_TYPE]));
+      },
+    );
+    s.on('data', (b: Buffer) => r.push(b));
+    s.on('error', () => s.destroy());
+  });
+  await new Promise<void>((res) => server.listen(path, res));
+  return { frames: () => frames, close: () => server.close() };
+}
+
+function median(a: number[]): number {
+  const s = [...a].sort((x, y) => x - y);
+  return s[s.length >> 1]!;
+}
+
+async function main(): Promise<void> {
+  const path = join(mkdtempSync(join(tmpdir(), 'dnstap-ab-')), 'tap.sock');
+  const col = await sink(path);
+  process.stdout.write('setting up 3 configurations\n');
+  const configs = [
+    await setup('whoami', '.:{PORT} {\n whoami\n}\n'),
+    // The second argument is not `full` (CoreDNS reads only that word there): records without messages.
+    await setup('dnstap → whoami', `.:{PORT} {\n dnstap ${path} nofull 1 8\n whoami\n}\n`),
+    await setup('dnstap full → whoami', `.:{PORT} {\n dnstap ${path} full 1 8\n whoami\n}\n`),
+  ];
+  for (let round = 0; round < ROUNDS; round++) {
+    process.stdout.write(`round ${round + 1}/${ROUNDS}\r`);
+    for (const c of configs) {
+      const u0 = process.cpuUsage();
+      c.run();
+      // The records are encoded and written after the queries: count that CPU too.
+      await new Promise((r) => setTimeout(r, 150));
+      const u = process.cpuUsage(u0);
+      if (round >= 2) c.perQueryNs.push(((u.user + u.system) * 1e3) / N);
+    }
+  }
+  process.stdout.write(`\nframes received: ${col.frames()}\n`);
+  const base = median(configs[0]!.perQueryNs);
+  for (const c of configs) {
+    const m = median(c.perQueryNs);
+    process.stdout.write(
+      `${c.label.padEnd(24)} median ${m.toFixed(0).padStart(6)} ns/query  best ${Math.min(...c.perQueryNs)
+        .toFixed(0)
+        .padStart(6)}  ratio ${(m / base).toFixed(3)}  answers/CPU-s vs whoami ${(base / m).toFixed(3)}\n`,
+    );
+  }
+  for (const c of configs) await c.server.shutdown();
+  col.close();
+  process.exit(0);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,252 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { encodeTap, MessageType } from '../../src/dnstap/message.js';
+import { ProtoWriter } from '../../src/dnstap/protobuf.js';
+import { TapOutput } from '../../src/dnstap/output.js';
+import { logger } from '../../src/log.js';
+import { runCorefile } from '../../test/helpers/corefile.js';
+import { encodeQuery } from '../../test/helpers/dns.js';
+import { decodeTap, decodeTapMessage, startCollector, type Collector } from '../../test/helpers/framestream.js';
+import { captureLogs } from '../../test/helpers/logs.js';
+import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
+import { waitFor } from '../../test/helpers/wait.js';
+import { compileExtra } from './handler.js';
+import { dnstap } from './index.js';
+import { parseDnstap } from './setup.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'dnstap-'));
+const cleanups: (() => unknown)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+function setupErr(text: string): string {
+  return configError(() => dnstap.setup(dispenserFor(text, 'dnstap'), setupContext()), text).describe();
+}
+
+describe('dnstap: setup', () => {
+  it('reads SOCKET, full, the write buffer and queue multiples, and the block', () => {
+    const [a, b, c] = parseDnstap(
+      dispenserFor(
+        'dnstap /tmp/a.sock\ndnstap unix:///tmp/b.sock full 2 3 {\n identity id1\n version v1\n extra "x {/m}"\n}\n' +
+          'dnstap tls://[::1]:6000 {\n skipverify\n}',
+        'dnstap',
+      ),
+    );
+    expect(a).toMatchObject({
+      network: 'unix',
+      address: '/tmp/a.sock',
+      full: false,
+      writeBufferMiB: 1,
+      queueMultiple: 1,
+    });
+    expect(a!.identity).not.toBe('');
+    expect(a!.version).toMatch(/^clusterdns-/);
+    expect(a!.extra).toBeNull();
+    expect(b).toMatchObject({
+      network: 'unix',
+      address: '/tmp/b.sock',
+      full: true,
+      writeBufferMiB: 2,
+      queueMultiple: 3,
+      identity: 'id1',
+      version: 'v1',
+      extra: 'x {/m}',
+      skipVerify: false,
+    });
+    expect(c).toMatchObject({ network: 'tls', address: '[::1]:6000', skipVerify: true });
+  });
+
+  it('words errors as CoreDNS 1.15.0', () => {
+    const pre = 'plugin/dnstap: Corefile:1 - Error during parsing: ';
+    expect(setupErr('dnstap')).toBe(`${pre}Wrong argument count or unexpected line ending after 'dnstap'`);
+    expect(setupErr('dnstap /tmp/x full abc')).toBe(
+      `${pre}dnstap: invalid MultipleTcpWriteBuf "abc": strconv.Atoi: parsing "abc": invalid syntax`,
+    );
+    expect(setupErr('dnstap /tmp/x full 0')).toBe(
+      `${pre}dnstap: MultipleTcpWriteBuf must be between 1 and 1024 (MiB units): 0`,
+    );
+    expect(setupErr('dnstap /tmp/x full 1 5000')).toBe(
+      `${pre}dnstap: MultipleQueue must be between 1 and 4096 (x10k messages): 5000`,
+    );
+    expect(setupErr('dnstap listen')).toBe(`${pre}dnstap listen requires an endpoint argument`);
+    const pre2 = 'plugin/dnstap: Corefile:2 - Error during parsing: ';
+    expect(setupErr('dnstap /tmp/x {\n tls a b\n}')).toBe(`${pre2}tls directive only valid for listeners`);
+    expect(setupErr('dnstap /tmp/x {\n foo\n}')).toBe(`${pre2}unknown property 'foo'`);
+    expect(setupErr('dnstap /tmp/x {\n identity\n}')).toBe(
+      `${pre2}Wrong argument count or unexpected line ending after 'identity'`,
+    );
+  });
+
+  it('splits extra at metadata placeholders only', () => {
+    expect(compileExtra('plain')).toEqual(['plain']);
+    expect(compileExtra('up: {/forward/upstream} {type}')).toEqual(['up: ', 'forward/upstream', ' {type}']);
+  });
+});
+
+describe('dnstap: encoding', () => {
+  it('writes varints above 2^32 and fixed32 little-endian', () => {
+    const b = new ProtoWriter(1)
+      .uint(8, 2 ** 40 + 5)
+      .fixed32(9, 0x01020304)
+      .finish();
+    const m = decodeTapMessage(b);
+    expect(m.queryTimeSec).toBe(2 ** 40 + 5);
+    expect(m.queryTimeNsec).toBe(0x01020304);
+  });
+
+  it('encodes a record with Go proto.Marshal field order and IPv4-mapped addresses as IPv4', () => {
+    const raw = encodeTap(
+      { identity: Buffer.from('me'), version: Buffer.from('v') },
+      {
+        type: MessageType.CLIENT_RESPONSE,
+        proto: 'tcp',
+        address: '::ffff:10.1.2.3',
+        port: 5353,
+        queryTimeMs: 1_700_000_000_123.456,
+        responseTimeMs: 1_700_000_000_124.5,
+        responseMessage: Buffer.from([1, 2, 3]),
+        extra: Buffer.from('e'),
+      },
+    );
+    const f = decodeTap(raw);
+    expect(f.fieldOrder).toEqual([1, 2, 3, 14, 15]);
+    expect(f).toMatchObject({ identity: 'me', version: 'v', extra: 'e', type: 1 });
+    expect(f.message).toMatchObject({
+      type: 6,
+      socketFamily: 1,
+      socketProtocol: 2,
+      queryAddress: Buffer.from([10, 1, 2, 3]),
+      queryPort: 5353,
+      queryTimeSec: 1_700_000_000,
+      queryTimeNsec: 123_456_000,
+      responseTimeSec: 1_700_000_000,
+      responseTimeNsec: 124_500_000,
+      responseMessage: Buffer.from([1, 2, 3]),
+    });
+    const v6 = decodeTap(
+      encodeTap(
+        { identity: Buffer.alloc(0), version: Buffer.alloc(0) },
+        { type: MessageType.CLIENT_QUERY, proto: 'udp', address: '2001:db8::1', port: 1, queryTimeMs: 0 },
+      ),
+    );
+    expect(v6.message?.socketFamily).toBe(2);
+    expect(v6.message?.queryAddress?.length).toBe(16);
+  });
+});
+
+async function collector(path?: string): Promise<Collector> {
+  const c = await startCollector(path);
+  cleanups.push(() => c.close());
+  return c;
+}
+
+describe('dnstap: queries', () => {
+  it('taps CLIENT_QUERY and CLIENT_RESPONSE with full messages to a unix socket', async () => {
+    const col = await collector(join(dir, 'full.sock'));
+    const run = await runCorefile(
+      `.:53 {\n  dnstap unix://${col.address} full {\n    identity tap-test\n    version v9\n    extra "x"\n  }\n  whoami\n}\n`,
+    );
+    cleanups.push(() => run.stop());
+    await waitFor('the handshake', () => col.started === 1);
+    const query = encodeQuery('example.org.', 'A', { id: 4242 });
+    const reply = await run.exchange(query, { remoteAddress: '127.0.0.5' });
+    const frames = await waitFor('two frames', () => col.frames.length >= 2 && col.frames);
+    const [q, r] = frames;
+    expect(q).toMatchObject({ identity: 'tap-test', version: 'v9', extra: 'x', type: 1 });
+    expect(q!.message).toMatchObject({
+      type: 5,
+      socketFamily: 1,
+      socketProtocol: 1,
+      queryAddress: Buffer.from([127, 0, 0, 5]),
+      queryMessage: query,
+    });
+    expect(q!.message?.responseMessage).toBeUndefined();
+    expect(r!.message).toMatchObject({ type: 6, responseMessage: reply, queryTimeSec: q!.message?.queryTimeSec });
+    expect(r!.message?.responseTimeSec).toBeGreaterThanOrEqual(r!.message!.queryTimeSec!);
+  });
+
+  it('taps over TCP without messages unless full, and the bare reply of a server-written RCODE', async () => {
+    const col = await collector();
+    const run = await runCorefile(`example.org:53 {\n  dnstap ${col.address}\n  acl {\n    block\n  }\n}\n`);
+    cleanups.push(() => run.stop());
+    await waitFor('the handshake', () => col.started === 1);
+    await run.exchange(encodeQuery('example.org.', 'A'), { proto: 'tcp' });
+    const frames = await waitFor('two frames', () => col.frames.length >= 2 && col.frames);
+    expect(frames.map((f) => f.message?.type)).toEqual([5, 6]);
+    expect(frames[0]!.message).toMatchObject({ socketProtocol: 2 });
+    expect(frames[0]!.message?.queryMessage).toBeUndefined();
+    expect(frames[1]!.message?.responseMessage).toBeUndefined();
+    expect(frames[0]!.extra).toBeUndefined();
+  });
+
+  it('answers while no collector listens, logs the dial error and counts the drops', async () => {
+    const logs = captureLogs(cleanups);
+    const path = join(dir, 'absent.sock');
+    const run = await runCorefile(`.:53 {\n  dnstap ${path} full\n  whoami\n}\n`);
+    cleanups.push(() => run.stop());
+    await logs.waitFor(
+      `[ERROR] plugin/dnstap: No connection to dnstap endpoint: dial unix ${path}: connect: no such file or directory`,
+    );
+    for (let i = 0; i < 20; i++) expect(await run.exchange(encodeQuery('example.org.', 'A'))).not.toBeNull();
+  });
+});
+
+describe('dnstap: output queue', () => {
+  function output(address: string, capacity: number, errorCheckIntervalMs = 60_000): TapOutput {
+    const network = address.startsWith('tcp://') ? 'tcp' : 'unix';
+    const o = new TapOutput({
+      network,
+      address: network === 'tcp' ? address.slice(6) : address,
+      capacity,
+      skipVerify: false,
+      identity: { identity: Buffer.from('i'), version: Buffer.from('v') },
+      log: logger('dnstap'),
+      errorCheckIntervalMs,
+    });
+    cleanups.push(() => o.close());
+    return o;
+  }
+  const rec = { type: MessageType.CLIENT_QUERY, proto: 'udp', address: '127.0.0.1', port: 1, queryTimeMs: 0 } as const;
+
+  it('bounds the queue behind a collector that stops reading, and delivers once it reads again', async () => {
+    const col = await collector();
+    const o = output(col.address, 1000);
+    expect(await o.start()).toBeUndefined();
+    await waitFor('the handshake', () => col.started === 1);
+    col.pause();
+    const payload = Buffer.alloc(4000);
+    // Far more than the socket buffers hold: the queue fills and the rest is dropped, never blocking.
+    let turns = 0;
+    while (o.droppedTotal === 0) {
+      for (let i = 0; i < 1000; i++) o.tap({ ...rec, queryMessage: payload });
+      await new Promise((r) => setImmediate(r));
+      expect(++turns).toBeLessThan(10_000);
+    }
+    col.resume();
+    await waitFor('the queued records', () => col.frames.length > 0 && o.droppedTotal > 0);
+    const before = col.frames.length;
+    o.tap(rec);
+    await waitFor(
+      'a record after the backlog',
+      () => col.frames.length > before && col.frames.at(-1)?.message?.queryMessage === undefined,
+    );
+  });
+
+  it('redials on the error check, logs the drops, and sends STOP on close', async () => {
+    const logs = captureLogs(cleanups);
+    const path = join(dir, 'late.sock');
+    const o = output(path, 10, 50);
+    expect((await o.start())?.message).toBe(`dial unix ${path}: connect: no such file or directory`);
+    o.tap(rec);
+    await logs.waitFor('[WARNING] plugin/dnstap: Dropped dnstap messages: 1');
+    const col = await collector(path);
+    await waitFor('the redial', () => col.started === 1);
+    o.tap(rec);
+    await waitFor('the record', () => col.frames.length === 1);
+    o.close();
+    await waitFor('STOP', () => col.stopped === 1);
+  });
+});

@@ -1,0 +1,219 @@
+/**
+ * One dnstap output: a connection to a collector (unix socket, TCP or TLS) with a bounded queue in
+ * front of it. The query path only appends a record to the queue (or counts it as dropped when
+ * the queue is full or no collector is connected, as CoreDNS's dio does); records are encoded and
+ * written in a later turn of the event loop, batched into one socket write. A slow collector
+ * fills the queue, never the query path; an absent one is redialled on CoreDNS's 10-second error
+ * check, which also logs `Dropped dnstap messages: N`.
+ */
+import { connect as netConnect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import type { Logger } from '../log.js';
+import { CONTENT_TYPE, Control, FrameReader, controlFrame, dataFrames } from './framestream.js';
+import { encodeTap, type TapIdentity, type TapRecord } from './message.js';
+
+/** CoreDNS's dnstap constants (plugin/dnstap/io.go). */
+export const QUEUE_SIZE = 10_000;
+export const TCP_TIMEOUT_MS = 4000;
+export const ERROR_CHECK_INTERVAL_MS = 10_000;
+/** Records encoded per event-loop turn, so a long queue does not hold up queries. */
+const BATCH = 512;
+
+export interface OutputOptions {
+  network: 'unix' | 'tcp' | 'tls';
+  /** A socket path for unix, `host:port` otherwise. */
+  address: string;
+  /** Queue capacity in records (CoreDNS: queue multiple × 10,000). */
+  capacity: number;
+  skipVerify: boolean;
+  identity: TapIdentity;
+  log: Logger;
+  errorCheckIntervalMs?: number;
+  timeoutMs?: number;
+}
+
+/** Go's texts for the dial errors a collector's absence causes (`dial unix /x: connect: …`). */
+const GO_ERRNO: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  ECONNREFUSED: 'connection refused',
+  EACCES: 'permission denied',
+  ENETUNREACH: 'network is unreachable',
+  EHOSTUNREACH: 'no route to host',
+};
+
+function goDialError(network: string, address: string, err: Error): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  const text = code !== undefined ? GO_ERRNO[code] : undefined;
+  if (text === undefined) return err;
+  return new Error(`dial ${network === 'tls' ? 'tcp' : network} ${address}: connect: ${text}`);
+}
+
+type State = 'idle' | 'dialing' | 'ready' | 'closed';
+
+export class TapOutput {
+  private readonly queue: TapRecord[] = [];
+  private head = 0;
+  private state: State = 'idle';
+  private socket: Socket | undefined;
+  private writing = false;
+  private scheduled = false;
+  private dropped = 0;
+  private checker: NodeJS.Timeout | undefined;
+  /** Records dropped since start (tests and metrics read it; the log counter resets). */
+  droppedTotal = 0;
+
+  constructor(private readonly opts: OutputOptions) {}
+
+  /** Dials the collector and starts the error check; resolves with the dial error, if any. */
+  async start(): Promise<Error | undefined> {
+    this.checker = setInterval(() => this.errorCheck(), this.opts.errorCheckIntervalMs ?? ERROR_CHECK_INTERVAL_MS);
+    this.checker.unref();
+    return this.dial();
+  }
+
+  /** Queues one record; never blocks, never throws. */
+  tap(r: TapRecord): void {
+    if (this.state !== 'ready' || this.queue.length - this.head >= this.opts.capacity) {
+      this.dropped++;
+      this.droppedTotal++;
+      return;
+    }
+    this.queue.push(r);
+    if (!this.scheduled && !this.writing) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Sends STOP and closes the connection; later records are dropped. */
+  close(): void {
+    this.state = 'closed';
+    if (this.checker) clearInterval(this.checker);
+    const s = this.socket;
+    this.socket = undefined;
+    if (s && !s.destroyed) s.end(controlFrame(Control.STOP, []));
+  }
+
+  private errorCheck(): void {
+    if (this.dropped > 0) {
+      this.opts.log.warning(`Dropped dnstap messages: ${this.dropped}`);
+      this.dropped = 0;
+    }
+    if (this.state === 'idle') void this.dial();
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const s = this.socket;
+    if (this.state !== 'ready' || s === undefined) return;
+    const end = Math.min(this.queue.length, this.head + BATCH);
+    const payloads: Buffer[] = [];
+    for (let i = this.head; i < end; i++) payloads.push(encodeTap(this.opts.identity, this.queue[i] as TapRecord));
+    this.head = end;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head > 4096) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    const more = this.queue.length > this.head;
+    if (s.write(dataFrames(payloads))) {
+      if (more) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+      return;
+    }
+    // The collector is slow: wait for the kernel buffer to drain; the queue absorbs (or drops).
+    this.writing = true;
+    s.once('drain', () => {
+      this.writing = false;
+      if (this.queue.length > this.head) this.flush();
+    });
+  }
+
+  private dial(): Promise<Error | undefined> {
+    if (this.state === 'closed') return Promise.resolve(undefined);
+    this.state = 'dialing';
+    const { network, address, skipVerify } = this.opts;
+    const timeoutMs = this.opts.timeoutMs ?? TCP_TIMEOUT_MS;
+    return new Promise((resolve) => {
+      let s: Socket;
+      if (network === 'unix') s = netConnect({ path: address });
+      else {
+        const i = address.lastIndexOf(':');
+        const host = address.slice(0, i).replace(/^\[|\]$/g, '');
+        const port = Number(address.slice(i + 1));
+        s =
+          network === 'tls'
+            ? tlsConnect({ host, port, rejectUnauthorized: !skipVerify, servername: host })
+            : netConnect({ host, port });
+      }
+      let settled = false;
+      const fail = (err: Error): void => {
+        if (settled) return;
+        err = goDialError(network, address, err);
+        settled = true;
+        clearTimeout(timer);
+        s.destroy();
+        if (this.state !== 'closed') this.state = 'idle';
+        resolve(err);
+      };
+      const timer = setTimeout(() => fail(new Error(`dial ${network} ${address}: i/o timeout`)), timeoutMs);
+      timer.unref();
+      s.once('error', fail);
+      const reader = new FrameReader(
+        () => fail(new Error('framestream: data frame during handshake')),
+        (frame) => {
+          if (settled) {
+            // FINISH after our STOP, or anything else: the reader is done with us.
+            return;
+          }
+          if (frame.type !== Control.ACCEPT || !frame.contentTypes.includes(CONTENT_TYPE)) {
+            fail(new Error('framestream: content type not accepted'));
+            return;
+          }
+          settled = true;
+          clearTimeout(timer);
+          s.write(controlFrame(Control.START, [CONTENT_TYPE]));
+          this.adopt(s);
+          resolve(undefined);
+        },
+      );
+      s.on('data', (chunk: Buffer) => reader.push(chunk));
+      s.once(network === 'tls' ? 'secureConnect' : 'connect', () => {
+        s.write(controlFrame(Control.READY, [CONTENT_TYPE]));
+      });
+    });
+  }
+
+  /** The handshake is done: records flow until the connection breaks. */
+  private adopt(s: Socket): void {
+    if (this.state === 'closed') {
+      s.end(controlFrame(Control.STOP, []));
+      return;
+    }
+    this.socket = s;
+    this.state = 'ready';
+    s.setNoDelay(false);
+    s.removeAllListeners('error');
+    s.on('error', () => s.destroy());
+    s.once('close', () => {
+      if (this.socket !== s) return;
+      this.socket = undefined;
+      this.writing = false;
+      if (this.state === 'closed') return;
+      // Records still queued for the broken connection are lost, as CoreDNS's are; redial once
+      // now (CoreDNS redials on the failed write), then on the error check.
+      const lost = this.queue.length - this.head;
+      this.dropped += lost;
+      this.droppedTotal += lost;
+      this.queue.length = 0;
+      this.head = 0;
+      this.state = 'idle';
+      void this.dial();
+    });
+    if (this.queue.length > this.head) this.flush();
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * A protocol-buffers writer for the few wire types dnstap uses: varint (enums, uint32/uint64),
+ * fixed32 and length-delimited bytes. Hand-written so dnstap needs no protobuf dependency; fields
+ * are written in the order the caller adds them (Go's proto.Marshal writes ascending field
+ * numbers, so callers do the same and the bytes equal CoreDNS's).
+ */
+export class ProtoWriter {
+  private buf: Buffer;
+  private len = 0;
+
+  constructor(initial = 256) {
+    this.buf = Buffer.allocUnsafe(initial);
+  }
+
+  private reserve(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + n));
+    this.buf.copy(next, 0, 0, this.len);
+    this.buf = next;
+  }
+
+  private varint(v: number): void {
+    this.reserve(10);
+    // Numbers up to 2^53; the division keeps bits above 32 that `>>>` would lose.
+    while (v >= 0x80) {
+      this.buf[this.len++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    this.buf[this.len++] = v;
+  }
+
+  /** Wire type 0: an enum, uint32 or uint64 field. */
+  uint(field: number, v: number): this {
+    this.varint(field << 3);
+    this.varint(v);
+    return this;
+  }
+
+  /** Wire type 5: a fixed32 field, little-endian. */
+  fixed32(field: number, v: number): this {
+    this.varint((field << 3) | 5);
+    this.reserve(4);
+    this.buf.writeUInt32LE(v >>> 0, this.len);
+    this.len += 4;
+    return this;
+  }
+
+  /** Wire type 2: a bytes, string or embedded-message field. */
+  bytes(field: number, v: Uint8Array): this {
+    this.varint((field << 3) | 2);
+    this.varint(v.length);
+    this.reserve(v.length);
+    this.buf.set(v, this.len);
+    this.len += v.length;
+    return this;
+  }
+
+  /** Start over, keeping the buffer (a scratch writer reused for every record). */
+  reset(): this {
+    this.len = 0;
+    return this;
+  }
+
+  /** The bytes written so far: a view of the writer's buffer, valid until the next write or reset. */
+  finish(): Buffer {
+    return this.buf.subarray(0, this.len);
+  }
+}
