@@ -7,10 +7,10 @@
  * check, which also logs `Dropped dnstap messages: N`.
  */
 import { connect as netConnect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import type { Logger } from '../log.js';
 import { CONTENT_TYPE, Control, FrameReader, controlFrame, dataFrames } from './framestream.js';
 import { encodeTap, type TapIdentity, type TapRecord } from './message.js';
+import { nodeTls } from '../util/require.js';
 
 /** CoreDNS's dnstap constants (plugin/dnstap/io.go). */
 export const QUEUE_SIZE = 10_000;
@@ -147,7 +147,7 @@ export class TapOutput {
         const port = Number(address.slice(i + 1));
         s =
           network === 'tls'
-            ? tlsConnect({ host, port, rejectUnauthorized: !skipVerify, servername: host })
+            ? nodeTls().connect({ host, port, rejectUnauthorized: !skipVerify, servername: host })
             : netConnect({ host, port });
       }
       let settled = false;
