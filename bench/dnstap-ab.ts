@@ -11,60 +11,13 @@ import { mkdtempSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as dnsPacket from 'dns-packet';
 import { CONTENT_TYPE, Control, controlFrame, FrameReader } from '../src/dnstap/framestream.js';
-import { makeDispatch } from '../src/server/dispatch.js';
-import type { Exchange } from '../src/server/listener.js';
-import { Server } from '../src/server/server.js';
+import { directDispatch } from './directdispatch.js';
+import { median } from './lib.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 20);
 /** Queries per round: two records each stay within the queue (QUEUE multiple 8 = 80,000). */
 const N = 20_000;
-let port = 47000 + Math.floor(Math.random() * 5000);
-
-interface Config {
-  readonly label: string;
-  readonly server: Server;
-  readonly run: () => void;
-  readonly perQueryNs: number[];
-}
-
-async function setup(label: string, corefile: string): Promise<Config> {
-  const p = port++;
-  const server = new Server({
-    dnsPort: p,
-    quiet: true,
-    loadSource: async () => ({ path: 'bench', text: corefile.replaceAll('{PORT}', String(p)) }),
-  });
-  await server.start();
-  const spec = [...server.current!.listens.values()][0]!;
-  const dispatch = makeDispatch(spec.table, { maxUdpSize: 1232 });
-  const pkt = dnsPacket.encode({
-    id: 1,
-    type: 'query',
-    flags: dnsPacket.RECURSION_DESIRED,
-    questions: [{ name: 'example.org', type: 'A', class: 'IN' }],
-  });
-  const ex: Exchange = {
-    proto: 'udp',
-    family: 1,
-    remoteAddress: '127.0.0.1',
-    remotePort: 5555,
-    localAddress: '',
-    localPort: p,
-    server: spec.name,
-    respond: () => undefined,
-    done: () => undefined,
-  };
-  return {
-    label,
-    server,
-    perQueryNs: [],
-    run: () => {
-      for (let i = 0; i < N; i++) dispatch(pkt, ex);
-    },
-  };
-}
 
 /** A collector that accepts the handshake and counts frames. */
 async function sink(path: string): Promise<{ frames: () => number; close: () => void }> {
@@ -83,20 +36,15 @@ async function sink(path: string): Promise<{ frames: () => number; close: () => 
   return { frames: () => frames, close: () => server.close() };
 }
 
-function median(a: number[]): number {
-  const s = [...a].sort((x, y) => x - y);
-  return s[s.length >> 1]!;
-}
-
 async function main(): Promise<void> {
   const path = join(mkdtempSync(join(tmpdir(), 'dnstap-ab-')), 'tap.sock');
   const col = await sink(path);
   process.stdout.write('setting up 3 configurations\n');
   const configs = [
-    await setup('whoami', '.:{PORT} {\n whoami\n}\n'),
+    await directDispatch('whoami', '.:{PORT} {\n whoami\n}\n', N),
     // The second argument is not `full` (CoreDNS reads only that word there): records without messages.
-    await setup('dnstap → whoami', `.:{PORT} {\n dnstap ${path} nofull 1 8\n whoami\n}\n`),
-    await setup('dnstap full → whoami', `.:{PORT} {\n dnstap ${path} full 1 8\n whoami\n}\n`),
+    await directDispatch('dnstap → whoami', `.:{PORT} {\n dnstap ${path} nofull 1 8\n whoami\n}\n`, N),
+    await directDispatch('dnstap full → whoami', `.:{PORT} {\n dnstap ${path} full 1 8\n whoami\n}\n`, N),
   ];
   for (let round = 0; round < ROUNDS; round++) {
     process.stdout.write(`round ${round + 1}/${ROUNDS}\r`);
@@ -106,7 +54,7 @@ async function main(): Promise<void> {
       // The records are encoded and written after the queries: count that CPU too.
       await new Promise((r) => setTimeout(r, 150));
       const u = process.cpuUsage(u0);
-      if (round >= 2) c.perQueryNs.push(((u.user + u.system) * 1e3) / N);
+      if (round >= 2) c.perQueryNs.push(((u.user + u.system) * 1e3) / c.n);
     }
   }
   process.stdout.write(`\nframes received: ${col.frames()}\n`);
