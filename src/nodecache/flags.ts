@@ -146,10 +146,9 @@ export function nodeCacheUsage(): string {
  * `60s` overflows into a tick of centuries; here both mean 60 seconds (docs/node-cache.md).
  */
 export function parseSyncInterval(text: string): number {
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
   let ns: number;
   try {
-    ns = parseGoDurationNs(text);
+    ns = /^\d+$/.test(text) ? Number(text) * 1e9 : parseGoDurationNs(text);
   } catch (e) {
     if (e instanceof DurationError)
       throw new NodeCacheFlagError(`invalid value "${text}" for flag -syncinterval: ${e.message}`);
