@@ -6,10 +6,11 @@
 #   dnsutils (dig), knot-dnsutils (kdig), dnsperf (bench smoke), dnsmasq-base (a real upstream in
 #   the forward tests), iproute2 (ip netns for the resolver suite), musl-tools (musl-gcc: the
 #   resolver suite also checks musl's getaddrinfo, the resolver of Alpine-based images), gcc and
-#   libc6-dev (musl-gcc wraps gcc; the kubernetes keepalive test compiles a socket-option reader).
+#   libc6-dev (musl-gcc wraps gcc; the kubernetes keepalive test compiles a socket-option reader),
+#   nftables, iptables, conntrack (node-cache's rules and conntrack check, test/e2e/node-cache-netns).
 set -euo pipefail
 
-PACKAGES=(dnsutils knot-dnsutils dnsperf dnsmasq-base iproute2 musl-tools gcc libc6-dev)
+PACKAGES=(dnsutils knot-dnsutils dnsperf dnsmasq-base iproute2 musl-tools gcc libc6-dev nftables iptables conntrack)
 
 # shellcheck source=lib/apt-packages.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/apt-packages.sh"

@@ -11,6 +11,11 @@ import { resolveWorkers } from './util/cpus.js';
 import { PLATFORM_LINE, VERSION_LINE } from './version.js';
 
 export async function main(argv: readonly string[]): Promise<void> {
+  // `clusterdns node-cache …`: NodeLocal DNSCache with upstream node-cache's flags (docs/node-cache.md).
+  if (argv[0] === 'node-cache') {
+    const { nodeCacheMain } = await import('./nodecache/main.js');
+    return nodeCacheMain(argv.slice(1));
+  }
   let flags: Flags;
   try {
     flags = parseFlags(argv);

@@ -40,11 +40,28 @@ function portsOf(server: Server): Record<string, number> {
   return Object.fromEntries([...server.listeners].map(([name, l]) => [name, l.port]));
 }
 
+/** What a command built on the server (node-cache) adds to its life cycle. */
+export interface ServeHooks {
+  /** Bind with SO_REUSEPORT even with one thread, so that another process can share the ports. */
+  readonly reusePort?: boolean;
+  /**
+   * Asked on SIGTERM/SIGINT: true when another process serves the same ports, so this one hands
+   * them over (`Listener.handOff`) before it shuts down (docs/node-cache.md).
+   */
+  readonly handOff?: () => boolean;
+  /** Runs after the shutdown, before the process exits with `code` (node-cache's teardown). */
+  readonly beforeExit?: (code: number) => Promise<void>;
+}
+
+/** How long a hand-over may wait for queries in flight before the shutdown goes on. */
+const HAND_OFF_BOUND_MS = 5000;
+
 /**
  * Serve with `threads` query threads in all (docs/multicore.md): this thread and `threads - 1`
  * more on the same ports (SO_REUSEPORT), the Kubernetes index kept here once and copied to them.
+ * Resolves once the listeners are open and the pidfile is written.
  */
-export async function serve(flags: Flags, threads = 1): Promise<void> {
+export async function serve(flags: Flags, threads = 1, hooks: ServeHooks = {}): Promise<Server> {
   const loadSource = makeLoader(flags);
   try {
     await loadSource();
@@ -68,7 +85,7 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
     quiet: flags.quiet,
     tcpLimits,
     print,
-    reusePort: pool !== null,
+    reusePort: pool !== null || hooks.reusePort === true,
     replication: pool?.hub,
     afterReload,
   });
@@ -91,7 +108,7 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
     }
   }
   // This thread serves from here on; the other threads join it (a signal meanwhile stops them too).
-  installSignals(server, pool);
+  installSignals(server, pool, hooks);
   if (pool) {
     registry.setGather(() => pool.collect());
     gauge({
@@ -107,9 +124,17 @@ export async function serve(flags: Flags, threads = 1): Promise<void> {
       if (!pool.stopping) startupFailure(`query threads: ${(e as Error).message}`);
     }
   }
+  return server;
 }
 
-function installSignals(server: Server, pool: QueryThreads | null): void {
+async function handOff(server: Server): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, HAND_OFF_BOUND_MS)));
+  await Promise.race([Promise.all([...server.listeners.values()].map((l) => l.handOff())), bound]);
+  clearTimeout(timer);
+}
+
+function installSignals(server: Server, pool: QueryThreads | null, hooks: ServeHooks): void {
   let stopping = false;
   const stop = (signal: 'SIGTERM' | 'SIGINT') => {
     if (stopping) {
@@ -122,10 +147,14 @@ function installSignals(server: Server, pool: QueryThreads | null): void {
     stopping = true;
     stdLog.info(signal === 'SIGTERM' ? 'SIGTERM: Shutting down servers then terminating' : 'SIGINT: Shutting down');
     // The threads run their own final shutdown (lameduck, drain) at the same time.
-    Promise.all([server.shutdown(), pool ? pool.shutdown() : 0]).then(
-      ([code, threadsCode]) => process.exit(code || threadsCode),
-      () => process.exit(3),
-    );
+    const handingOff = hooks.handOff?.() === true;
+    (handingOff ? handOff(server) : Promise.resolve())
+      .then(() => Promise.all([server.shutdown(), pool ? pool.shutdown() : 0]))
+      .then(async ([code, threadsCode]) => {
+        await hooks.beforeExit?.(code || threadsCode);
+        process.exit(code || threadsCode);
+      })
+      .catch(() => process.exit(3));
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -43,6 +43,10 @@ export class Listener implements ListenerInfo {
   private inFlight = 0;
   private drainWaiters: (() => void)[] = [];
   private closing = false;
+  /** handOff() ran: the UDP sockets are connected away and replies go through `sendParked`. */
+  parked = false;
+  /** Datagrams read, for handOff() to see that a read turn found nothing more. */
+  private udpReceived = 0;
   /** Port actually bound (differs from the requested one only when 0 was asked). */
   port: number;
 
@@ -191,6 +195,7 @@ export class Listener implements ListenerInfo {
 
   private onUdp(sock: dgram.Socket, msg: Buffer, rinfo: dgram.RemoteInfo, family: 1 | 2, localPort: number): void {
     if (this.closing) return;
+    this.udpReceived++;
     // A udp4 socket only sees IPv4 clients; a dual-stack udp6 one sees IPv4 as ::ffff:a.b.c.d.
     const remote = family === 2 ? unmapV4(rinfo.address) : rinfo.address;
     this.inFlight++;
@@ -248,6 +253,50 @@ export class Listener implements ListenerInfo {
   }
 
   /**
+   * Leave the port to the other processes bound to it with SO_REUSEPORT (docs/node-cache.md,
+   * "Upgrades without a gap"): each UDP socket is connected to a port nobody sends from, so the
+   * kernel stops choosing it for new datagrams (a connected socket only matches its peer) while the
+   * datagrams already queued on it are still read and answered (`sendParked`); the TCP listener
+   * stops accepting. Resolves when every query read has been answered and one more read turn found
+   * nothing, so that the close that follows drops no datagram.
+   */
+  async handOff(): Promise<void> {
+    this.parked = true;
+    for (const s of this.udpSockets()) park(s);
+    await new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve()));
+    this.tcp = null;
+    for (;;) {
+      if (this.inFlight > 0) await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
+      const seen = this.udpReceived;
+      // Two turns of the event loop: every datagram queued before the park has been read by then.
+      await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+      if (this.inFlight === 0 && seen === this.udpReceived) return;
+    }
+  }
+
+  private udpSockets(): dgram.Socket[] {
+    return [this.udp4, this.udp6, ...this.udpLocal].filter((s): s is dgram.Socket => s !== null);
+  }
+
+  /**
+   * A reply on a parked socket: unconnect, send, connect away again, all synchronous (the lookup
+   * is the literal one), so the socket is open to new datagrams for microseconds only; one that
+   * lands then is read and answered the same way.
+   */
+  sendParked(sock: dgram.Socket, reply: Buffer, port: number, address: string): void {
+    try {
+      sock.disconnect();
+    } catch {
+      // not connected (a park in progress): send as is
+    }
+    try {
+      sock.send(reply, port, address);
+    } finally {
+      park(sock);
+    }
+  }
+
+  /**
    * Stop accepting, wait for in-flight queries (at most `graceMs`), then close every connection.
    */
   async close(graceMs = 5000): Promise<void> {
@@ -302,7 +351,8 @@ class UdpExchange implements Exchange {
     if (this.answered) return;
     this.answered = true;
     try {
-      this.sock.send(reply, this.remotePort, this.replyAddress);
+      if (this.listener.parked) this.listener.sendParked(this.sock, reply, this.remotePort, this.replyAddress);
+      else this.sock.send(reply, this.remotePort, this.replyAddress);
     } catch {
       // The socket was closed (shutdown grace period over): the client will retry elsewhere.
     }
@@ -337,4 +387,20 @@ function literalLookup6(
 function isAddrNotAvailable(e: unknown): boolean {
   const code = (e as { code?: string }).code;
   return code === 'EAFNOSUPPORT' || code === 'EADDRNOTAVAIL' || code === 'EINVAL';
+}
+
+/**
+ * Connect a UDP socket to the discard port of its own address (of loopback for a wildcard one):
+ * nobody sends from there, so the kernel delivers it nothing new. Synchronous with the literal
+ * lookup.
+ */
+function park(sock: dgram.Socket): void {
+  const { address, family } = sock.address();
+  const v6 = family === 'IPv6';
+  const target = address === '::' ? '::1' : address === '0.0.0.0' ? '127.0.0.1' : address;
+  try {
+    sock.connect(9, v6 && net.isIPv4(target) ? `::ffff:${target}` : target);
+  } catch {
+    // already connected or closed
+  }
 }

@@ -37,6 +37,17 @@ export function sendText(
   res.end(body);
 }
 
+/**
+ * Open every side listener with SO_REUSEPORT: set once at start by `clusterdns node-cache`, whose
+ * replacement binds the same health and metrics ports before the old instance leaves
+ * (docs/node-cache.md, "Upgrades without a gap"). A process setting, as the log format is.
+ */
+let sharePorts = false;
+
+export function shareSidePorts(on: boolean): void {
+  sharePorts = on;
+}
+
 export class SideListener {
   readonly hostPort: HostPort;
   handler: RequestHandler = notFound;
@@ -102,7 +113,7 @@ export class SideListener {
       };
       this.tcp.once('error', onError);
       this.tcp.once('listening', onListening);
-      this.tcp.listen({ port, host });
+      this.tcp.listen(sharePorts ? { port, host, reusePort: true } : { port, host });
     });
     return this.starting;
   }
