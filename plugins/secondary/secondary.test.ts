@@ -17,7 +17,7 @@ import type { Handler } from '../../src/plugin.js';
 import { Query } from '../../src/query.js';
 import { ReplicaClient, ReplicationHub, type ReplicationWire } from '../../src/server/replication.js';
 import { TRANSFER, type TransferHub } from '../../src/transfer.js';
-import { encodeQuery, makeQuery, TEST_TRANSPORT } from '../../test/helpers/dns.js';
+import { encodeQuery, makeQuery, rcode, TEST_TRANSPORT, udpQuery } from '../../test/helpers/dns.js';
 import { captureLogs } from '../../test/helpers/logs.js';
 import { rrLines } from '../../test/helpers/records.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
@@ -378,5 +378,27 @@ describe('secondary plugin', () => {
     expect(records.at(-1)!.type).toBe('SOA');
     expect(records.map((r) => r.name)).toContain('www.example.org');
     expect(sources[0]!.transfer('www.example.org.', 0)).toBeNull();
+  });
+});
+
+describe('secondary over a Corefile reload', () => {
+  it('keeps a zone whose origin and primaries stay, pulls anew when they change', async () => {
+    const port = (await primary(zoneText(3, '192.0.2.80', '3600 600 86400'))).srv.port;
+    const text = (extra: string): string =>
+      `example.org {\n  secondary {\n    transfer from 127.0.0.1:${port}${extra}\n  }\n}\nother.test {\n  whoami\n}\n`;
+    const srv = await startServer(text(''));
+    cleanups.push(() => srv.stop());
+    const transferred = (): number => srv.logs.filter((l) => l.includes('Transferred: example.org.')).length;
+    await waitFor('the first transfer', () => transferred() === 1);
+    expect(await srv.reload(`${text('')}# a comment changes the text\n`)).toBe(true);
+    // Served at once by the new configuration, without a second transfer.
+    expect(rrLines((await udpQuery(srv.port, 'www.example.org', 'A')).answers)).toEqual([
+      'www.example.org. 3600 IN A 192.0.2.80',
+    ]);
+    expect(transferred()).toBe(1);
+    // Another primary list: another zone, pulled again (the old one is stopped).
+    expect(await srv.reload(text(` 127.0.0.1:${port}`))).toBe(true);
+    await waitFor('the new zone to be pulled', () => transferred() === 2);
+    expect(rcode(await udpQuery(srv.port, 'www.example.org', 'A'))).toBe(0);
   });
 });
