@@ -16,7 +16,7 @@ import { FrameReader, framed } from './tcpframes.js';
 import { writePlainName } from './wire.js';
 import { answerRecords, readHeader } from './wirerecords.js';
 import type { ZoneRecord } from './zonefile/record.js';
-import { splitHostPort } from '../util/hostport.js';
+import { joinHostPort, splitHostPort } from '../util/hostport.js';
 
 export interface XfrOptions {
   /** Dial and per-message read timeout (miekg/dns's default: 2 s). */
@@ -106,7 +106,7 @@ function streamExchange(to: string, query: Buffer, o: XfrOptions, onMessage: (ms
     // The dial is bounded like each read (net.DialTimeout).
     readTimer = setTimeout(() => finish(new Error(`dial tcp ${to}: i/o timeout`)), timeoutMs);
     sock.on('connect', () => {
-      local = `${sock.localAddress}:${sock.localPort}`;
+      local = joinHostPort(sock.localAddress ?? '', String(sock.localPort));
       sock.write(framed(query));
       armRead();
     });
