@@ -26,6 +26,7 @@ import { cache } from './cache/index.js';
 import { template } from './template/index.js';
 import { hosts } from './hosts/index.js';
 import { auto } from './auto/index.js';
+import { secondary } from './secondary/index.js';
 import { file } from './file/index.js';
 import { kubernetes } from './kubernetes/index.js';
 import { k8s_external } from './k8s_external/index.js';
@@ -139,6 +140,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   hosts,
   file,
   auto,
+  secondary,
   kubernetes,
   k8s_external,
   loop,

@@ -1,7 +1,7 @@
 /**
  * Zone transfers out (CoreDNS's plugin/transfer `Transferer`): the contract between the `transfer`
  * plugin, which answers AXFR/IXFR and sends NOTIFY, and the plugins that hold zones (`file`,
- * `kubernetes`, `auto`; later `secondary`). Neither side imports the other's folder: the transfer
+ * `kubernetes`, `auto`, `secondary`). Neither side imports the other's folder: the transfer
  * plugin offers a {@link TransferHub} under {@link TRANSFER}; a zone-holding plugin looks it up in a
  * startup hook, adds itself as a {@link TransferSource}, and calls `notify` when a zone changed.
  * Without `transfer` in the block the lookup finds nothing and the zone plugin does nothing more,

@@ -74,9 +74,21 @@ function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * The record as dns-packet's codec writes it: SVCB and HTTPS records hold their RDATA as wire
+ * bytes (src/zone/rr.ts), which dns-packet, having no codec for them, would write with type 0;
+ * under their RFC 3597 names it writes the bytes as they are.
+ */
+function codecForm(rr: Answer): Answer {
+  const t = rr.type as string;
+  if (t === 'SVCB' || t === 'HTTPS')
+    return { ...rr, type: t === 'SVCB' ? 'UNKNOWN_64' : 'UNKNOWN_65' } as unknown as Answer;
+  return rr;
+}
+
 /** The uncompressed length of a record (miekg's dns.Len). */
 function recordLength(rr: Answer): number {
-  return answerCodec.encodingLength(rr);
+  return answerCodec.encodingLength(codecForm(rr));
 }
 
 export class TransferHandler implements Handler {
@@ -125,7 +137,7 @@ export class TransferHandler implements Handler {
     let off = head.length;
     for (let i = 0; i < answers.length; i++) {
       if (i > 0 && i % RECORDS_PER_TURN === 0) await nextTurn();
-      answerCodec.encode(answers[i]!, buf, off);
+      answerCodec.encode(codecForm(answers[i]!), buf, off);
       off += answerCodec.encode.bytes;
     }
     buf.writeUInt16BE(answers.length, 6);

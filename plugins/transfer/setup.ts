@@ -3,7 +3,6 @@
  * each occurrence is a stanza for its zones (the block's when none are given) with the addresses
  * allowed to transfer them and told of changes.
  */
-import { isIP } from 'node:net';
 import {
   directive,
   option,
@@ -14,7 +13,7 @@ import {
 } from '../../src/corefile/options.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { ConfigError, ConfigErrorList } from '../../src/corefile/types.js';
-import { splitHostPort } from '../../src/util/hostport.js';
+import { isIPText, normalizeHostPort } from '../../src/util/hostport.js';
 
 export const TRANSFER_OPTIONS = directive('transfer', {
   args: { rest: zoneArg(), max: Infinity },
@@ -41,30 +40,9 @@ export interface XfrStanza {
   readonly source: string | null;
 }
 
-/** Go's net.ParseIP after parse.stripZone (an IPv6 zone `%eth0` is allowed). */
-function isIPText(s: string): boolean {
-  const p = s.lastIndexOf('%');
-  return isIP(p >= 0 ? s.slice(0, p) : s) !== 0;
-}
-
-function joinHostPort(host: string, port: string): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
 /** CoreDNS's parse.HostPort(s, "53"): the address with a port, or the error text. */
 export function normalizeTo(s: string): string | Error {
-  let hp: { host: string; port: string } | null = null;
-  try {
-    hp = splitHostPort(s);
-  } catch {
-    hp = null;
-  }
-  if (hp === null) {
-    if (!isIPText(s)) return new Error(`must specify an IP address: \`${s}'`);
-    return joinHostPort(s, '53');
-  }
-  if (!isIPText(hp.host)) return new Error(`must specify an IP address: \`${hp.host}'`);
-  return joinHostPort(hp.host, hp.port === '' ? '53' : hp.port);
+  return normalizeHostPort(s, '53');
 }
 
 /** CoreDNS wraps these in plugin.Error twice: `plugin/transfer: plugin/transfer: FILE:LINE - …`. */

@@ -193,6 +193,27 @@ describe('transfer: end to end (file zone)', () => {
     );
   });
 
+  it('SVCB and HTTPS records go out with their types and RDATA as stored', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'transfer-test-'));
+    writeFileSync(
+      join(dir, 'db.svc.test'),
+      '$TTL 300\n@ IN SOA ns.svc.test. h.svc.test. 1 3600 600 86400 60\n  IN NS ns\nns IN A 192.0.2.1\nsvc HTTPS 1 . alpn=h2\nsvc SVCB 0 web.svc.test.\n',
+    );
+    const one = await startServer(`svc.test {\n  file ${join(dir, 'db.svc.test')}\n  transfer {\n    to *\n  }\n}\n`, {
+      dir,
+    });
+    try {
+      const answers = (await axfr(one.port, 'svc.test')).flatMap((m) => m.answers);
+      // dns-packet names types 64 and 65 UNKNOWN_64/65 and keeps their RDATA as bytes.
+      const svc = answers.filter((a) => a.name === 'svc.svc.test');
+      expect(svc.map((a) => a.type).sort()).toEqual(['UNKNOWN_64', 'UNKNOWN_65']);
+      const svcb = svc.find((a) => a.type === ('UNKNOWN_64' as string)) as unknown as { data: Buffer };
+      expect(svcb.data.toString('hex')).toBe('00000377656203737663047465737400');
+    } finally {
+      await one.stop();
+    }
+  });
+
   it('IXFR for the current serial: the SOA alone, not authoritative; an older serial: the whole zone', async () => {
     const [m] = await tcpQueries(srv.port, [ixfrQuery('example.org', 5)]);
     expect(rcode(m!)).toBe(0);

@@ -147,6 +147,39 @@ describe('index replication', () => {
     expect(hub.subscriberCount('k')).toBe(0);
   });
 
+  it("a replica's ask reaches the current offer of its key, checked by the channel; without one it is dropped", () => {
+    const hub = new ReplicationHub();
+    const peer = { postMessage: () => undefined };
+    // The wire as threads.ts carries it: cloned, checked by parseFromThread, handed to the hub.
+    const replica = new ReplicaClient({
+      postMessage: (m: unknown) => {
+        const f = parseFromThread(structuredClone(m));
+        if (f.t === 'sub' || f.t === 'unsub' || f.t === 'ask') hub.handle(peer, f);
+      },
+    });
+    const channel: ReplicationChannel<string, number> = {
+      key: 'z',
+      parse: (m) => String(m),
+      parseAsk: (m) => {
+        if (typeof m !== 'number') throw new Error('ask is not a number');
+        return m;
+      },
+    };
+    const asked: number[] = [];
+    replica.ask(channel, 1); // no offer yet: dropped
+    const offer = hub.offer(
+      channel,
+      () => [],
+      (n) => asked.push(n),
+    );
+    replica.ask(channel, 2);
+    expect(asked).toEqual([2]);
+    expect(() => hub.handle(peer, { t: 'ask', key: 'z', msg: 'two' })).toThrow('ask is not a number');
+    offer.withdraw();
+    replica.ask(channel, 3);
+    expect(asked).toEqual([2]);
+  });
+
   it('a message that is not what its channel carries is refused where it arrives', () => {
     const replica = new ReplicaClient({ postMessage: () => undefined });
     const strict: ReplicationChannel<number> = {

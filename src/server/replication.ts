@@ -13,15 +13,21 @@
  * each one with the channel's `parse` where it arrives. A subscriber first receives the offer's
  * snapshot (the messages that rebuild the index as it is now), then every message published after
  * it, on the same port: nothing is lost or reordered.
+ *
+ * The other way, a replica may `ask` the source something (the secondary plugin's NOTIFY received
+ * by a query thread: only the main thread pulls zones). An ask goes to the current offer of its key,
+ * checked by the channel's `parseAsk`; without an offer (or a `parseAsk`) it is dropped.
  */
 import type { MessagePort } from 'node:worker_threads';
 
 /** One replicated index: its key, and the type of its messages with the check of one that arrives. */
-export interface ReplicationChannel<M> {
+export interface ReplicationChannel<M, A = never> {
   /** Names the index (the same in every thread: derived from the configuration). */
   readonly key: string;
   /** A message as it arrives in a query thread (a structured clone), checked; throws when it is not an M. */
   parse(message: unknown): M;
+  /** An ask from a query thread as it arrives in the main thread, checked; throws when it is not one. */
+  parseAsk?(message: unknown): A;
 }
 
 /** An index offered by the main thread. */
@@ -36,14 +42,20 @@ export interface Offer<M> {
 export interface ReplicationSource {
   readonly role: 'source';
   /** Make the index on `channel` available; `snapshot` returns the messages that rebuild it as it is at the moment of the call. */
-  offer<M>(channel: ReplicationChannel<M>, snapshot: () => readonly M[]): Offer<M>;
+  offer<M, A = never>(
+    channel: ReplicationChannel<M, A>,
+    snapshot: () => readonly M[],
+    onAsk?: (message: A) => void,
+  ): Offer<M>;
 }
 
 /** A query thread's role. */
 export interface ReplicationReplica {
   readonly role: 'replica';
   /** Receive the snapshot, then the changes, of the index on `channel`. Returns the unsubscribe. */
-  subscribe<M>(channel: ReplicationChannel<M>, onMessage: (message: M) => void): () => void;
+  subscribe<M, A = never>(channel: ReplicationChannel<M, A>, onMessage: (message: M) => void): () => void;
+  /** Send `message` to the main thread's offer on `channel` (dropped when there is none). */
+  ask<M, A>(channel: ReplicationChannel<M, A>, message: A): void;
 }
 
 /** What a plugin is given when the process runs query threads (ProcessState.replication). */
@@ -53,6 +65,7 @@ export type IndexReplication = ReplicationSource | ReplicationReplica;
 export type ReplicationWire =
   | { readonly t: 'sub'; readonly key: string }
   | { readonly t: 'unsub'; readonly key: string }
+  | { readonly t: 'ask'; readonly key: string; readonly msg: unknown }
   | { readonly t: 'feed'; readonly key: string; readonly msgs: readonly unknown[] };
 
 /** A query thread as the hub sees it: where its feed goes. */
@@ -64,12 +77,23 @@ interface Peer {
 export class ReplicationHub implements ReplicationSource {
   readonly role = 'source';
   /** The current offer of each key (an object per offer: a withdrawal removes its own only). */
-  private readonly offers = new Map<string, { readonly snapshot: () => readonly unknown[] }>();
+  private readonly offers = new Map<
+    string,
+    { readonly snapshot: () => readonly unknown[]; readonly ask?: (m: unknown) => void }
+  >();
   private readonly subscribers = new Map<string, Set<Peer>>();
 
-  offer<M>(channel: ReplicationChannel<M>, snapshot: () => readonly M[]): Offer<M> {
+  offer<M, A = never>(
+    channel: ReplicationChannel<M, A>,
+    snapshot: () => readonly M[],
+    onAsk?: (message: A) => void,
+  ): Offer<M> {
     const key = channel.key;
-    const entry = { snapshot };
+    const parseAsk = channel.parseAsk;
+    const entry =
+      onAsk !== undefined && parseAsk !== undefined
+        ? { snapshot, ask: (m: unknown) => onAsk(parseAsk.call(channel, m)) }
+        : { snapshot };
     this.offers.set(key, entry);
     const waiting = this.subscribers.get(key);
     if (waiting?.size) {
@@ -91,8 +115,13 @@ export class ReplicationHub implements ReplicationSource {
     };
   }
 
-  /** A `sub` or `unsub` from a query thread (`peer` answers it). */
-  handle(peer: Peer, msg: Extract<ReplicationWire, { t: 'sub' | 'unsub' }>): void {
+  /** A `sub`, `unsub` or `ask` from a query thread (`peer` answers it). */
+  handle(peer: Peer, msg: Extract<ReplicationWire, { t: 'sub' | 'unsub' | 'ask' }>): void {
+    if (msg.t === 'ask') {
+      // The offer's channel checks the message (it throws on a bug: both sides run one build).
+      this.offers.get(msg.key)?.ask?.(msg.msg);
+      return;
+    }
     if (msg.t === 'sub') {
       let subs = this.subscribers.get(msg.key);
       if (!subs) this.subscribers.set(msg.key, (subs = new Set()));
@@ -124,7 +153,7 @@ export class ReplicaClient implements ReplicationReplica {
 
   constructor(private readonly port: Pick<MessagePort, 'postMessage'>) {}
 
-  subscribe<M>(channel: ReplicationChannel<M>, onMessage: (message: M) => void): () => void {
+  subscribe<M, A = never>(channel: ReplicationChannel<M, A>, onMessage: (message: M) => void): () => void {
     const key = channel.key;
     // Each message is checked once, here, before the plugin sees it.
     const handler = (m: unknown): void => onMessage(channel.parse(m));
@@ -138,6 +167,10 @@ export class ReplicaClient implements ReplicationReplica {
       this.handlers.delete(key);
       this.port.postMessage({ t: 'unsub', key } satisfies ReplicationWire);
     };
+  }
+
+  ask<M, A>(channel: ReplicationChannel<M, A>, message: A): void {
+    this.port.postMessage({ t: 'ask', key: channel.key, msg: message } satisfies ReplicationWire);
   }
 
   /** A `feed` message from the main thread. */

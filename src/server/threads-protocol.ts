@@ -38,7 +38,7 @@ export type ToThread =
 
 /** Query thread → main thread. */
 export type FromThread =
-  | Extract<ReplicationWire, { t: 'sub' | 'unsub' }>
+  | Extract<ReplicationWire, { t: 'sub' | 'unsub' | 'ask' }>
   | { readonly t: 'started' }
   | { readonly t: 'failed'; readonly error: string }
   | { readonly t: 'reloaded'; readonly id: number; readonly error: string | null }
@@ -154,6 +154,9 @@ export function parseFromThread(m: unknown): FromThread {
     case 'sub':
     case 'unsub':
       return { t: m['t'], key: str(m, 'key', what) };
+    case 'ask':
+      // The payload is the replicating plugin's, checked by its channel (replication.ts).
+      return { t: 'ask', key: str(m, 'key', what), msg: m['msg'] };
     case 'started':
       return { t: 'started' };
     case 'failed':

@@ -142,6 +142,7 @@ export class QueryThreads {
       switch (m.t) {
         case 'sub':
         case 'unsub':
+        case 'ask':
           this.hub.handle(peer, m);
           return;
         case 'started':

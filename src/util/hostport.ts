@@ -3,6 +3,7 @@
  * Corefile setup reports for a malformed listen ADDRESS (health, ready, prometheus), and how forward
  * tells `host:port` from a bare host.
  */
+import { isIP } from 'node:net';
 
 export interface HostPort {
   /** Host without brackets; '' = all interfaces. */
@@ -45,4 +46,35 @@ export function splitHostPort(hostport: string): HostPort {
   if (hostport.slice(j).includes('[')) throw new AddressError(hostport, "unexpected '[' in address");
   if (hostport.slice(k).includes(']')) throw new AddressError(hostport, "unexpected ']' in address");
   return { host, port: hostport.slice(i + 1) };
+}
+
+/** Go's net.ParseIP after CoreDNS's parse.stripZone (an IPv6 zone `%eth0` is allowed). */
+export function isIPText(s: string): boolean {
+  const p = s.lastIndexOf('%');
+  return isIP(p >= 0 ? s.slice(0, p) : s) !== 0;
+}
+
+/** Go's net.JoinHostPort. */
+export function joinHostPort(host: string, port: string): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/**
+ * CoreDNS's parse.HostPort(s, defaultPort): an IP address with a port (`defaultPort` when none was
+ * given), or the error text (`must specify an IP address: ...`). The addresses of transfer's `to`
+ * and secondary's `transfer from`.
+ */
+export function normalizeHostPort(s: string, defaultPort: string): string | Error {
+  let hp: HostPort | null = null;
+  try {
+    hp = splitHostPort(s);
+  } catch {
+    hp = null;
+  }
+  if (hp === null) {
+    if (!isIPText(s)) return new Error(`must specify an IP address: \`${s}'`);
+    return joinHostPort(s, defaultPort);
+  }
+  if (!isIPText(hp.host)) return new Error(`must specify an IP address: \`${hp.host}'`);
+  return joinHostPort(hp.host, hp.port === '' ? defaultPort : hp.port);
 }

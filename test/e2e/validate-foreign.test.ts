@@ -32,7 +32,7 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
         '  forward . 192.0.2.53', //                       9
         '}', //                                            10
         'example.org {', //                                11
-        '  secondary example.org', //                      12 foreign
+        '  tsig', //                                       12 foreign
         '  dnssec', //                                     13 foreign
         '  import conf.d/*.conf', //                       14 two more in the imported file
         '  acl {', //                                      15 implemented now
@@ -51,7 +51,7 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
       `${conf}:3 - Error during parsing: Unknown directive 'etcd' ${FOREIGN}`,
       `plugin/bufsize: ${conf}:7 - Error during parsing: Wrong argument count or unexpected line ending after '100'`,
       `${conf}:8 - Error during parsing: Unknown directive 'frobnicate'`,
-      `${conf}:12 - Error during parsing: Unknown directive 'secondary' ${FOREIGN}`,
+      `${conf}:12 - Error during parsing: Unknown directive 'tsig' ${FOREIGN}`,
       `${conf}:13 - Error during parsing: Unknown directive 'dnssec' ${FOREIGN}`,
       `${extra}:1 - Error during parsing: Unknown directive 'geoip' ${FOREIGN}`,
       `${extra}:2 - Error during parsing: Unknown directive 'erratic' ${FOREIGN}`,
