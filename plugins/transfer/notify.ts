@@ -41,11 +41,13 @@ function exchangeOnce(msg: Buffer, host: string, port: number, source: string | 
     };
     const timer = setTimeout(() => finish(new Error(`read udp ${host}:${port}: i/o timeout`)), ATTEMPT_TIMEOUT_MS);
     sock.on('error', (e) => finish(e));
-    // Only a NOTIFY response (QR set, opcode 4) from the secondary we asked, with our id: the
-    // socket is not connected, so anything else that reaches its port is ignored.
+    // Only a response (QR set) from the secondary we asked, with our id: the socket is not
+    // connected, so anything else that reaches its port is ignored. The opcode is not checked:
+    // CoreDNS (miekg's Exchange) accepts a reply whose opcode is QUERY, which some secondaries
+    // send, and retrying on it would notify them three times where CoreDNS notifies once.
     sock.on('message', (m, from) => {
       if (from.port !== port || from.address !== host) return;
-      if (m.length >= 12 && m.readUInt16BE(0) === id && (m[2]! & 0xf8) === 0xa0) finish(m[3]! & 0xf);
+      if (m.length >= 12 && m.readUInt16BE(0) === id && (m[2]! & 0x80) !== 0) finish(m[3]! & 0xf);
     });
     sock.bind(0, source ?? undefined, () => sock.send(msg, port, host));
   });

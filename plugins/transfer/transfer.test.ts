@@ -79,13 +79,15 @@ describe('transfer: NOTIFY', () => {
     expect(m.questions).toEqual([{ name: 'example.org', type: 'SOA', class: 'IN' }]);
   });
 
-  async function secondary(rc: number): Promise<{ port: number; got: Buffer[]; close(): void }> {
+  /** A secondary answering RCODE `rc`; `opcodeQuery` clears the opcode as some secondaries do. */
+  async function secondary(rc: number, opcodeQuery = false): Promise<{ port: number; got: Buffer[]; close(): void }> {
     const sock = dgram.createSocket('udp4');
     const got: Buffer[] = [];
     sock.on('message', (m, from) => {
       got.push(m);
       const r = Buffer.from(m);
-      r.writeUInt16BE(r.readUInt16BE(2) | Flag.QR | rc, 2);
+      const flags = opcodeQuery ? r.readUInt16BE(2) & ~(0xf << 11) : r.readUInt16BE(2);
+      r.writeUInt16BE(flags | Flag.QR | rc, 2);
       sock.send(r, from.port, from.address);
     });
     await new Promise<void>((res) => sock.bind(0, '127.0.0.1', () => res()));
@@ -94,6 +96,16 @@ describe('transfer: NOTIFY', () => {
 
   it('is accepted by a secondary that answers NOERROR', async () => {
     const s = await secondary(0);
+    try {
+      expect(await sendNotify('example.org.', `127.0.0.1:${s.port}`, '127.0.0.1')).toBeNull();
+      expect(s.got).toHaveLength(1);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('is accepted once from a secondary whose reply has opcode QUERY, as CoreDNS accepts it', async () => {
+    const s = await secondary(0, true);
     try {
       expect(await sendNotify('example.org.', `127.0.0.1:${s.port}`, '127.0.0.1')).toBeNull();
       expect(s.got).toHaveLength(1);
