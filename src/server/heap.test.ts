@@ -78,24 +78,33 @@ describe('heap size', () => {
 
 describe('bin/clusterdns applies the heap bound', () => {
   /** heap_size_limit of every node process started (a preload prints it with the node arguments). */
-  function launch(env: NodeJS.ProcessEnv): { execArgv: string[]; limit: number }[] {
+  function launch(env: NodeJS.ProcessEnv): { execArgv: string[]; limit: number; arenas: string | null }[] {
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-heap-'));
     const probe = join(dir, 'probe.cjs');
     writeFileSync(
       probe,
-      "process.stderr.write('HEAP ' + JSON.stringify({ execArgv: process.execArgv, limit: require('v8').getHeapStatistics().heap_size_limit }) + '\\n');\n",
+      "process.stderr.write('HEAP ' + JSON.stringify({ execArgv: process.execArgv, limit: require('v8').getHeapStatistics().heap_size_limit, arenas: process.env.MALLOC_ARENA_MAX ?? null }) + '\\n');\n",
     );
     const r = spawnSync(process.execPath, ['--max-semi-space-size=2', BIN, '-version'], {
       encoding: 'utf8',
       timeout: 30_000,
-      env: { ...process.env, ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require=${probe}`.trim() },
+      env: {
+        ...withoutArenaCap(process.env),
+        ...env,
+        NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require=${probe}`.trim(),
+      },
     });
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/CoreDNS-|clusterdns/i);
     return r.stderr
       .split('\n')
       .filter((l) => l.startsWith('HEAP '))
-      .map((l) => JSON.parse(l.slice(5)) as { execArgv: string[]; limit: number });
+      .map((l) => JSON.parse(l.slice(5)) as { execArgv: string[]; limit: number; arenas: string | null });
+  }
+
+  function withoutArenaCap(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+    const { MALLOC_ARENA_MAX: _, ...rest } = env;
+    return rest;
   }
 
   function limitFor(flags: string[]): number {
@@ -116,6 +125,14 @@ describe('bin/clusterdns applies the heap bound', () => {
     expect(server.execArgv).toContain('--max-semi-space-size=2');
     expect(server.limit).toBe(limitFor(['--max-semi-space-size=2', '--max-old-space-size=179']));
     expect(server.limit).toBeLessThan(256 * MiB);
+  });
+
+  it("the second start caps glibc's malloc arenas at two unless the environment chose", () => {
+    const root = fakeRoot({ 'memory.max': String(256 * MiB), 'cpu.max': '100000 100000' });
+    const procs = launch({ CLUSTERDNS_CGROUP_ROOT: root });
+    expect(procs.map((p) => p.arenas)).toEqual([null, '2']);
+    const chosen = launch({ CLUSTERDNS_CGROUP_ROOT: root, MALLOC_ARENA_MAX: '4' });
+    expect(chosen.map((p) => p.arenas)).toEqual(['4', '4']);
   });
 
   it("an operator's --max-old-space-size is kept as it is (no second start)", () => {
