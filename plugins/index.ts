@@ -44,6 +44,7 @@ import { minimal } from './minimal/index.js';
 import { transfer } from './transfer/index.js';
 import { view } from './view/index.js';
 import { dnstap } from './dnstap/index.js';
+import { etcd } from './etcd/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -139,6 +140,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   hosts,
   file,
   auto,
+  etcd,
   kubernetes,
   k8s_external,
   loop,
