@@ -43,8 +43,8 @@ function goType(v: unknown): string {
   return 'object';
 }
 
-function unmarshalError(key: string, field: Field, v: unknown, goKind: string, raw?: string): ServiceDecodeError {
-  const what = typeof v === 'number' ? `number ${raw ?? String(v)}` : goType(v);
+/** Go's UnmarshalTypeError: `what` is the JSON value's kind (`number`, `string`) or, for a number that does not fit, `number <literal>`. */
+function unmarshalError(key: string, field: Field, what: string, goKind: string): ServiceDecodeError {
   return new ServiceDecodeError(
     `${key}: json: cannot unmarshal ${what} into Go struct field Service.${field} of type ${goKind}`,
   );
@@ -53,13 +53,13 @@ function unmarshalError(key: string, field: Field, v: unknown, goKind: string, r
 function intField(key: string, field: Field, v: unknown, range: { min: number; max: number }, goKind: string): number {
   if (v === undefined || v === null) return 0;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < range.min || v > range.max)
-    throw unmarshalError(key, field, v, goKind);
+    throw unmarshalError(key, field, typeof v === 'number' ? `number ${String(v)}` : goType(v), goKind);
   return v;
 }
 
 function strField(key: string, field: Field, v: unknown): string {
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw unmarshalError(key, field, v, 'string');
+  if (typeof v !== 'string') throw unmarshalError(key, field, goType(v), 'string');
   return v;
 }
 
@@ -80,7 +80,8 @@ export function decodeService(key: string, value: string): Service {
   const o = parsed as Record<string, unknown>;
   const f = Object.fromEntries(FIELDS.map((n) => [n, lookupField(o, n)])) as Record<Field, unknown>;
   const mail = f.mail;
-  if (mail !== undefined && mail !== null && typeof mail !== 'boolean') throw unmarshalError(key, 'mail', mail, 'bool');
+  if (mail !== undefined && mail !== null && typeof mail !== 'boolean')
+    throw unmarshalError(key, 'mail', goType(mail), 'bool');
   return {
     host: strField(key, 'host', f.host),
     port: intField(key, 'port', f.port, INT64, 'int'),

@@ -80,7 +80,8 @@ function makeCertificates(dir: string): { server: EtcdTlsFiles; client: EtcdTlsF
       '-addext',
       `extendedKeyUsage=${usage}`,
     ]);
-  leaf('server', 'serverAuth', 'IP:127.0.0.1,DNS:localhost');
+  // etcd's own gateway dials its gRPC server with the server certificate: it needs clientAuth too.
+  leaf('server', 'serverAuth,clientAuth', 'IP:127.0.0.1,DNS:localhost');
   leaf('client', 'clientAuth', 'DNS:client');
   const f = (n: string): EtcdTlsFiles => ({
     ca: join(dir, 'ca.crt'),
@@ -252,6 +253,24 @@ export class EtcdServer {
     const r = await this.post('/v3/kv/range', { key: b64('/'), count_only: true });
     const rev = Number((r['header'] as { revision: string }).revision);
     await this.post('/v3/kv/compaction', { revision: rev, physical: true });
+  }
+
+  /** How many watchers etcd serves (its `etcd_debugging_mvcc_watcher_total` gauge). */
+  async watchers(): Promise<number> {
+    const url = new URL('/metrics', this.endpoint);
+    const text = await new Promise<string>((resolve, reject) => {
+      const mod = this.clientTls ? https : http;
+      const req = mod.get(url, { agent: this.agent }, (res) => {
+        let t = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (t += c));
+        res.on('end', () => resolve(t));
+      });
+      req.on('error', reject);
+    });
+    const m = /^etcd_debugging_mvcc_watcher_total (\d+)/m.exec(text);
+    if (!m) throw new Error('etcd /metrics has no etcd_debugging_mvcc_watcher_total');
+    return Number(m[1]);
   }
 
   /** A user `root` with `password`, and authentication switched on. */
