@@ -82,6 +82,8 @@ export class KvSource {
       if (this.stopped) return;
       revision = r.revision;
       this.replaceAll(r.kvs);
+      // Listed: the keys answer from now on, even if the watch that follows fails.
+      this.setStatus({ synced: true, error: this.status.error });
     } catch (e) {
       this.fail(`list of ${this.o.prefix} on ${c.endpoint}: ${(e as Error).message}`);
       return;
