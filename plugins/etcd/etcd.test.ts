@@ -116,6 +116,16 @@ describe('etcd plugin on a real etcd', () => {
     await etcd.del('/skydns/test/skydns/after/1');
   }, 90_000);
 
+  it('keeps its index and its watch across a reload with the same etcd settings', async () => {
+    const s = await start(corefile(etcd.endpoint));
+    await until(s.port, 'www.skydns.test', NOERROR);
+    await waitFor('etcd to count one watcher', async () => (await etcd.watchers()) === 1);
+    expect(await s.reload(corefile(etcd.endpoint, '    fallthrough'))).toBe(true);
+    // No list to wait for: the first query after the reload is answered from the kept index.
+    expect(rcode(await udpQuery(s.port, 'www.skydns.test', 'A'))).toBe(NOERROR);
+    expect(await etcd.watchers()).toBe(1);
+  });
+
   it('moves to the next endpoint when the first does not answer', async () => {
     const dead = `http://127.0.0.1:${await freePort()}`;
     const s = await start(corefile(`${dead} ${etcd.endpoint}`));
