@@ -37,8 +37,10 @@ export const etcd: PluginDef = {
       () => etcdIndex(settings, ctx.log, ctx.processState.replication, key),
       (ix) => ix.stop(),
     );
-    ctx.onStartup(() => {
-      void index.start();
+    ctx.onStartup(async () => {
+      // A query thread waits for the main thread's table; the main thread does not wait for etcd.
+      if (index.replica) await index.start();
+      else void index.start();
     });
     const selfLookup = ctx.selfLookup;
     const backend = new Backend(

@@ -13,8 +13,14 @@ import { KvView, parseTableFeed } from './kvtable.js';
 
 export interface EtcdIndex {
   readonly view: KvView;
-  /** Start following etcd (the source lists; a replica subscribes). Resolves after the first attempt. */
+  /**
+   * Start following etcd. The source lists (resolving after the first attempt; the server does not
+   * wait for it, as CoreDNS does not wait for etcd); a replica subscribes and resolves once it has
+   * the main thread's table, so a query thread never serves before it can read the index.
+   */
   start(): Promise<void>;
+  /** A query thread's view of the main thread's index. */
+  readonly replica: boolean;
   stop(): void;
 }
 
@@ -25,18 +31,23 @@ export interface IndexSettings {
 }
 
 class KvReplica implements EtcdIndex {
+  readonly replica = true;
   private reader: SharedTableReader | null = null;
   private unsubscribe: (() => void) | null = null;
   readonly view = new KvView(() => this.reader);
 
   constructor(private readonly subscribe: (on: (sab: SharedArrayBuffer) => void) => () => void) {}
 
+  /** Resolves when the main thread's table has arrived (the snapshot follows the subscription at once). */
   start(): Promise<void> {
-    this.unsubscribe ??= this.subscribe((sab) => {
-      if (this.reader) this.reader.adopt({ sab });
-      else this.reader = new SharedTableReader({ sab });
+    if (this.reader) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.unsubscribe ??= this.subscribe((sab) => {
+        if (this.reader) this.reader.adopt({ sab });
+        else this.reader = new SharedTableReader({ sab });
+        resolve();
+      });
     });
-    return Promise.resolve();
   }
 
   stop(): void {
@@ -60,5 +71,5 @@ export function etcdIndex(
     log,
     ...(replication ? { replication: { source: replication, key } } : {}),
   });
-  return { view: source.view, start: () => source.start(), stop: () => source.stop() };
+  return { view: source.view, replica: false, start: () => source.start(), stop: () => source.stop() };
 }

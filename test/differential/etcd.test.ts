@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decode, rcodeOf } from '../../src/dns/message.js';
-import { BROKEN_KEYS, EXTERNAL_DNS_KEYS } from '../fixtures/etcd/externaldns.js';
+import { BROKEN_KEYS, EDGE_KEYS, EXTERNAL_DNS_KEYS } from '../fixtures/etcd/externaldns.js';
 import { EtcdServer } from '../helpers/etcd.js';
 import { rrLines } from '../helpers/records.js';
 import { waitFor } from '../helpers/wait.js';
@@ -62,6 +62,22 @@ const VARIANTS: readonly Variant[] = [
 ];
 const PLUGINS = ['etcd', 'hosts', 'whoami'];
 
+const EDGE_NAMES = [
+  'noapex.test',
+  'a.noapex.test',
+  'b.noapex.test',
+  'longtxt.noapex.test',
+  'mapped.noapex.test',
+  'dotted.noapex.test',
+  'loop1.noapex.test',
+  'self.noapex.test',
+  'ns._udp._dns.noapex.test',
+  'both.noapex.test',
+  'named.noapex.test',
+  'strict.test',
+  'a.strict.test',
+];
+
 const FALL_KEYS: Readonly<Record<string, object>> = {
   '/skydns/test/fall/www/1': { host: '10.7.0.1' },
 };
@@ -78,7 +94,8 @@ describe('differential: etcd', () => {
   beforeAll(async () => {
     if (missing) return;
     etcd = await EtcdServer.start();
-    for (const [k, v] of Object.entries({ ...EXTERNAL_DNS_KEYS, ...FALL_KEYS })) await etcd.put(k, JSON.stringify(v));
+    for (const [k, v] of Object.entries({ ...EXTERNAL_DNS_KEYS, ...FALL_KEYS, ...EDGE_KEYS }))
+      await etcd.put(k, JSON.stringify(v));
     for (const [k, v] of Object.entries(BROKEN_KEYS)) await etcd.put(k, v);
     const endpoint = etcd.endpoint;
     pair = await startPair(
@@ -100,6 +117,17 @@ fall.test:{{DNS}} {
     fallthrough
   }
   whoami
+}
+noapex.test:{{DNS}} {
+  etcd {
+    endpoint ${endpoint}
+  }
+}
+strict.test:{{DNS}} {
+  etcd {
+    endpoint ${endpoint}
+    no_apex_fallback
+  }
 }
 other.test:{{DNS}} {
   hosts {
@@ -138,6 +166,13 @@ other.test:{{DNS}} {
     assertResult(result, queries.length);
   }, 180_000);
 
+  it('answers the corner cases as CoreDNS: apex fallback, loops, long TXT, targetstrip', async () => {
+    const result = newResult('etcd-edges');
+    const queries = generate(EDGE_NAMES, TYPES, VARIANTS, 41);
+    await runQueries(pair, result, queries, PLUGINS, { concurrency: 8 });
+    assertResult(result, queries.length);
+  }, 180_000);
+
   it('follows changes in etcd as CoreDNS reads them', async () => {
     const key = '/skydns/test/skydns/new/1';
     const ask = async (name: string): Promise<string[]> => {
@@ -161,5 +196,52 @@ other.test:{{DNS}} {
     await runQueries(pair, result, queries, PLUGINS, { concurrency: 8 });
     assertResult(result, queries.length);
     expect(await ask('new.skydns.test')).toEqual(['new.skydns.test. 42 IN A 10.6.0.1']);
+  }, 120_000);
+});
+
+describe('differential: etcd over TLS with a client certificate', () => {
+  const missing = missingBinaries();
+  let etcd: EtcdServer;
+  let pair: Pair;
+
+  beforeAll(async () => {
+    if (missing) return;
+    etcd = await EtcdServer.start({ tls: true });
+    for (const [k, v] of Object.entries(EXTERNAL_DNS_KEYS)) await etcd.put(k, JSON.stringify(v));
+    const t = etcd.clientTls!;
+    pair = await startPair(
+      {
+        corefile: `skydns.test:{{DNS}} {
+  etcd {
+    endpoint ${etcd.endpoint}
+    tls ${t.cert} ${t.key} ${t.ca}
+  }
+}
+`,
+      },
+      { name: 'www.skydns.test', type: 'A' },
+    );
+    await waitFor('clusterdns to list etcd over TLS', async () => {
+      const r = await exchange(pair.cand.dns, encode({ name: 'www.skydns.test', type: 'A', id: 1 }), 'udp');
+      return r !== null && rcodeOf(decode(r)) === 0;
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await pair?.stop();
+    await etcd?.close();
+  });
+
+  it('answers as CoreDNS reading the same etcd over TLS', async () => {
+    expect(missing).toBeNull();
+    const result = newResult('etcd-tls');
+    const queries = generate(
+      ['www.skydns.test', 'alias.skydns.test', 'svc._tcp._http.skydns.test', 'skydns.test', 'nosuch.skydns.test'],
+      ['A', 'SRV', 'NS', 'TXT'],
+      VARIANTS,
+      13,
+    );
+    await runQueries(pair, result, queries, PLUGINS, { concurrency: 8 });
+    assertResult(result, queries.length);
   }, 120_000);
 });
