@@ -45,6 +45,7 @@ import { minimal } from './minimal/index.js';
 import { transfer } from './transfer/index.js';
 import { view } from './view/index.js';
 import { dnstap } from './dnstap/index.js';
+import { etcd } from './etcd/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -141,6 +142,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   file,
   auto,
   secondary,
+  etcd,
   kubernetes,
   k8s_external,
   loop,

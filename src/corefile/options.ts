@@ -480,7 +480,7 @@ export function readmeOptionNames(readme: string): string[] {
       if (l === '' || l.startsWith('#')) continue;
       if (depth >= 1 && l !== '}' && !l.startsWith('}')) {
         const w = l.split(/\s+/)[0]!;
-        if (depth === 1 && /^[a-z][a-z0-9_]*$/.test(w)) names.add(w);
+        if (depth === 1 && /^[a-z][a-z0-9_-]*$/.test(w)) names.add(w);
       }
       depth += (l.match(/\{/g) ?? []).length - (l.match(/\}/g) ?? []).length;
     }

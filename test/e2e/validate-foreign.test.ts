@@ -23,9 +23,9 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
       [
         '.:53 {', //                                       1
         '  grpc . 192.0.2.1', //                           2  foreign
-        '  etcd example.org {', //                         3  foreign, with a block
-        '    path /skydns', //                             4  (inside the foreign block: not a directive)
-        '    endpoint http://192.0.2.1:2379', //           5
+        '  route53 example.org.:Z1 {', //                  3  foreign, with a block
+        '    credentials default', //                      4  (inside the foreign block: not a directive)
+        '    fallthrough', //                              5
         '  }', //                                          6
         '  bufsize 100', //                                7  setup error of an implemented plugin
         '  frobnicate', //                                 8  a typo: not a CoreDNS plugin
@@ -48,7 +48,7 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
     const extra = join(dir, 'conf.d', 'extra.conf');
     expect(r.stderr.trim().split('\n')).toEqual([
       `${conf}:2 - Error during parsing: Unknown directive 'grpc' ${FOREIGN}`,
-      `${conf}:3 - Error during parsing: Unknown directive 'etcd' ${FOREIGN}`,
+      `${conf}:3 - Error during parsing: Unknown directive 'route53' ${FOREIGN}`,
       `plugin/bufsize: ${conf}:7 - Error during parsing: Wrong argument count or unexpected line ending after '100'`,
       `${conf}:8 - Error during parsing: Unknown directive 'frobnicate'`,
       `${conf}:12 - Error during parsing: Unknown directive 'tsig' ${FOREIGN}`,
@@ -63,11 +63,11 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
   it('a normal start stops at the first foreign directive with the same wording and exit code 1', () => {
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-foreign-'));
     const conf = join(dir, 'Corefile');
-    writeFileSync(conf, '.:0 {\n  whoami\n  nomad\n  etcd\n}\n');
+    writeFileSync(conf, '.:0 {\n  whoami\n  nomad\n  route53\n}\n');
     const r = runCommand(['-conf', conf, '-dns.port', '0']);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`${conf}:3 - Error during parsing: Unknown directive 'nomad' ${FOREIGN}`);
-    expect(r.stderr).not.toContain("'etcd'");
+    expect(r.stderr).not.toContain("'route53'");
   });
 
   it('the plugins added for issue #15 validate as implemented, not foreign', () => {
