@@ -56,7 +56,16 @@ function goDialError(network: string, address: string, err: Error): Error {
 
 type State = 'idle' | 'dialing' | 'ready' | 'closed';
 
-export class TapOutput {
+/** Where a tap's records go: a collector it dials (TapOutput) or sinks that connect (ListenTap). */
+export interface TapSink {
+  /** Starts sending; resolves with the error to log, if any. */
+  start(): Promise<Error | undefined>;
+  /** Takes one record; never blocks, never throws. */
+  tap(r: TapRecord): void;
+  close(): void;
+}
+
+export class TapOutput implements TapSink {
   private readonly queue: TapRecord[] = [];
   private head = 0;
   private state: State = 'idle';
