@@ -1,17 +1,16 @@
 /**
  * `dnstap listen SOCKET` (src/dnstap/listener.ts): the server listens, sinks connect and get the
  * writer's side of the Frame Streams handshake, then every record. The sink here is a test client
- * playing the reader's side (golang-dnstap's command only listens, it cannot connect to a listener).
+ * playing the reader's side, `connectSink` (golang-dnstap's command only listens, it cannot connect
+ * to a listener).
  */
 import { mkdtempSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONTENT_TYPE, Control, controlFrame, FrameReader } from '../../src/dnstap/framestream.js';
 import { runCorefile } from '../../test/helpers/corefile.js';
 import { encodeQuery } from '../../test/helpers/dns.js';
-import { decodeTap, type TapFrame } from '../../test/helpers/framestream.js';
+import { connectSink } from '../../test/helpers/framestream.js';
 import { captureLogs } from '../../test/helpers/logs.js';
 import { freePort } from '../../test/helpers/net.js';
 import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
@@ -24,40 +23,6 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
-
-interface Sink {
-  readonly frames: TapFrame[];
-  /** START received: records follow. */
-  readonly started: boolean;
-  /** STOP received (the server closed it). */
-  readonly stopped: boolean;
-  readonly closed: boolean;
-  socket: Socket;
-}
-
-/** A sink connecting to a `dnstap listen` endpoint: ACCEPT on READY, FINISH on STOP. */
-function sink(o: { path: string } | { port: number }): Sink {
-  const socket = 'path' in o ? connect({ path: o.path }) : connect({ host: '127.0.0.1', port: o.port });
-  const s: Sink = { frames: [], started: false, stopped: false, closed: false, socket };
-  const state = s as { started: boolean; stopped: boolean; closed: boolean };
-  const reader = new FrameReader(
-    (payload) => s.frames.push(decodeTap(payload)),
-    (frame) => {
-      if (frame.type === Control.READY && frame.contentTypes.includes(CONTENT_TYPE))
-        socket.write(controlFrame(Control.ACCEPT, [CONTENT_TYPE]));
-      else if (frame.type === Control.START) state.started = true;
-      else if (frame.type === Control.STOP) {
-        state.stopped = true;
-        socket.end(controlFrame(Control.FINISH, []));
-      }
-    },
-  );
-  socket.on('data', (b: Buffer) => reader.push(b));
-  socket.on('error', () => socket.destroy());
-  socket.on('close', () => (state.closed = true));
-  cleanups.push(() => socket.destroy());
-  return s;
-}
 
 describe('dnstap listen: setup', () => {
   it('reads listen SOCKET, full, the multiples and the tls line', () => {
@@ -94,7 +59,7 @@ describe('dnstap listen: sinks', () => {
     const path = join(dir, 'l1.sock');
     const run = await runCorefile(`.:53 {\n  dnstap listen unix://${path} full {\n    identity lt\n  }\n  whoami\n}\n`);
     cleanups.push(() => run.stop());
-    const s = sink({ path });
+    const s = connectSink(cleanups, { path });
     await waitFor('the handshake', () => s.started);
     const query = encodeQuery('example.org.', 'A', { id: 77 });
     const reply = await run.exchange(query, { remoteAddress: '127.0.0.9' });
@@ -109,8 +74,8 @@ describe('dnstap listen: sinks', () => {
     const run = await runCorefile(`.:53 {\n  dnstap listen tcp://127.0.0.1:${port}\n  whoami\n}\n`);
     let stopped = false;
     cleanups.push(() => (stopped ? undefined : run.stop()));
-    const a = sink({ port });
-    const b = sink({ port });
+    const a = connectSink(cleanups, { port });
+    const b = connectSink(cleanups, { port });
     await waitFor('both handshakes', () => a.started && b.started);
     await run.exchange(encodeQuery('one.example.org.', 'A'));
     await waitFor('the records at both sinks', () => a.frames.length >= 2 && b.frames.length >= 2);
