@@ -14,6 +14,8 @@ export interface DirectDispatch {
   readonly n: number;
   readonly server: Server;
   readonly run: () => void;
+  /** One query. */
+  readonly runOne: () => void;
   /** CPU nanoseconds per query of each counted round, filled by the bench. */
   readonly perQueryNs: number[];
 }
@@ -56,5 +58,6 @@ export async function directDispatch(label: string, corefile: string, n: number)
     run: () => {
       for (let i = 0; i < n; i++) dispatch(pkt, ex);
     },
+    runOne: () => dispatch(pkt, ex),
   };
 }

@@ -9,7 +9,7 @@
  *        npm run bench -- --memory       (RSS beside CoreDNS 1.15.0: sync, forced relist, load; bench/memory.ts)
  *        npm run bench -- --vs-coredns   (beside CoreDNS 1.15.0 on one and two cores, bench/vscoredns.ts)
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,7 @@ import {
   machineDescription,
   pinTo,
   SERVER_NODE_ARGS,
+  startProcess,
   percentile,
   rssMiB,
   runLoad,
@@ -70,7 +71,7 @@ export interface Measurement {
   lost: number;
   rcodes: Record<string, number>;
   /** The ceiling measured in alternation with this scenario (see measurePair). */
-  ceiling?: { name: string; qps: number; p50ms: number; p99ms: number; runs: number[] };
+  ceiling?: { name: string; qps: number; p50ms: number; p99ms: number; cpu: number; runs: number[] };
   /** qps / ceiling qps. */
   ratio?: number;
   /** p99 at half load / the ceiling's p99 at its half load. */
@@ -167,6 +168,7 @@ async function measurePair(s: Target, c: Target, proto: 'udp' | 'tcp', duration:
       qps: Math.round(ceil.qps),
       p50ms: cHalf.p50ms,
       p99ms: cHalf.p99ms,
+      cpu: Number(ceil.cpu.toFixed(2)),
       runs: cRuns.map((r) => Math.round(r.qps)),
     },
     ratio: sat.qps / ceil.qps,
@@ -190,6 +192,26 @@ async function startClusterdns(corefile: string, port: number, workers: number, 
     {},
     SERVER_NODE_ARGS,
   );
+}
+
+/** The real CoreDNS (`coredns`, from scripts/install-coredns.sh) on `corefile`, pinned to CPU 0. */
+async function startCoreDNS(coredns: string, corefile: string): Promise<Proc> {
+  const dir = mkdtempSync(join(tmpdir(), 'coredns-bench-'));
+  const path = join(dir, 'Corefile');
+  writeFileSync(path, corefile);
+  const proc = await startProcess('coredns', coredns, ['-conf', path], /^CoreDNS-1\./);
+  pinTo(proc.pid, 0);
+  return proc;
+}
+
+/** The records a server said it dropped (`Dropped dnstap messages: N` lines, CoreDNS's and ours). */
+function droppedRecords(p: Proc): number {
+  let n = 0;
+  for (const l of p.output) {
+    const m = /Dropped dnstap messages: (\d+)/.exec(l);
+    if (m) n += Number(m[1]);
+  }
+  return n;
 }
 
 let nextPort = 20000 + Math.floor(Math.random() * 20000);
@@ -263,6 +285,54 @@ async function main(): Promise<void> {
     const s = await startClusterdns(corefile(p), p, args.workers);
     await scenario({ name: 'whoami', port: p, pid: s.pid, queries: ['example.org A'] }, corefile, ['udp', 'tcp']);
     await s.stop();
+  }
+
+  /** Lines for the report below the table (the dnstap scenario's answers per CPU-second). */
+  const notes: string[] = [];
+  if (want('dnstap')) {
+    // What dnstap costs (issue #27: answers per CPU-second with `dnstap SOCKET full` at least 0.85×
+    // of those without): whoami behind dnstap against whoami alone, measured in alternation, and
+    // the same pair on CoreDNS 1.15.0 for its own ratio. The collector (bench/tapsink.ts) is a
+    // process of its own on the load generator's core, so its CPU counts for neither server.
+    const dir = mkdtempSync(join(tmpdir(), 'clusterdns-bench-dnstap-'));
+    const sock = join(dir, 'tap.sock');
+    const sink = await startNode(join(DIST, 'bench/tapsink.js'), [sock], /tapsink listening/, 1);
+    const plain = (p: number) => `.:${p} {\n  whoami\n}\n`;
+    const tapped = (p: number) => `.:${p} {\n  dnstap unix://${sock} full\n  whoami\n}\n`;
+    const servers: { name: string; start: (corefile: string, p: number) => Promise<Proc> }[] = [
+      { name: 'clusterdns', start: (c, p) => startClusterdns(c, p, args.workers) },
+    ];
+    // With --baseline, the other build's pair too, between this build's and CoreDNS's.
+    const other = args.baseline;
+    if (other !== null)
+      servers.push({ name: 'clusterdns (baseline)', start: (c, p) => startClusterdns(c, p, args.workers, other) });
+    const coredns = join(root, '.bin/coredns');
+    if (existsSync(coredns)) servers.push({ name: 'CoreDNS', start: (c) => startCoreDNS(coredns, c) });
+    else process.stdout.write('dnstap: .bin/coredns is missing (bash scripts/install-coredns.sh): no CoreDNS pair\n');
+    for (const [i, srv] of servers.entries()) {
+      process.stdout.write(`dnstap: pair ${i + 1}/${servers.length} (${srv.name}, whoami with and without dnstap)\n`);
+      const pp = port();
+      const off = await srv.start(plain(pp), pp);
+      const tp = port();
+      const on = await srv.start(tapped(tp), tp);
+      const q = ['example.org A'];
+      const m = await measurePair(
+        { name: `${srv.name} dnstap full`, port: tp, pid: on.pid, queries: q },
+        { name: `${srv.name} whoami`, port: pp, pid: off.pid, queries: q },
+        'udp',
+        args.duration,
+      );
+      log(m);
+      const c = m.ceiling!;
+      const perCpu = m.qps / m.cpu / (c.qps / c.cpu);
+      const note = `${srv.name}: answers per CPU-second with dnstap full / without: ${perCpu.toFixed(3)} (${Math.round(m.qps / m.cpu)} / ${Math.round(c.qps / c.cpu)}; records dropped: ${droppedRecords(on)})`;
+      process.stdout.write(`${note}\n`);
+      notes.push(`- ${note}`);
+      await on.stop();
+      await off.stop();
+    }
+    notes.push(`- collector frames received: ${sink.output.filter((l) => l.startsWith('frames ')).at(-1) ?? 'none'}`);
+    await sink.stop();
   }
 
   if (want('cache-hit') || want('cache-miss')) {
@@ -395,6 +465,7 @@ async function main(): Promise<void> {
       return `| ${m.scenario} | ${m.proto} | ${m.qps} | ${m.p50ms.toFixed(3)} | ${m.p99ms.toFixed(3)} | ${m.cpu} | ${m.peakRssMiB} | ${c.name}/${m.proto} | ${c.qps} | ${c.p99ms.toFixed(3)} | ${m.ratio!.toFixed(2)} | ${m.p99Ratio!.toFixed(2)} |`;
     }),
     '',
+    ...(notes.length ? [...notes, ''] : []),
   ].join('\n');
   process.stdout.write(`\n${md}`);
   writeResults({

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  backgroundLog,
   checkLogFormat,
   jsonLine,
   logger,
@@ -73,5 +74,17 @@ describe('log lines', () => {
   it("accepts text and json only, with CoreDNS's message", () => {
     expect(checkLogFormat('json')).toBe('json');
     expect(() => checkLogFormat('JSON')).toThrow('unknown log format "JSON": expected text or json');
+  });
+
+  it('background work logs on the main thread and is silent in a query thread', () => {
+    const log = logger('file');
+    backgroundLog(log, false).info('main');
+    const quiet = backgroundLog(log, true);
+    quiet.info('thread');
+    quiet.warning('thread');
+    quiet.error('thread');
+    quiet.debug('thread');
+    quiet.raw('INFO', 'thread');
+    expect(lines).toEqual(['[INFO] plugin/file: main']);
   });
 });

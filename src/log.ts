@@ -202,6 +202,21 @@ export function logger(pluginName?: string): Logger {
 
 export const coreLog = logger();
 
+/** A logger that writes nothing. */
+export const silentLog: Logger = { info() {}, warning() {}, error() {}, debug() {}, raw() {} };
+
+/**
+ * The logger of a plugin's background work (a zone file's reload, a directory scan, a hosts or
+ * weight file's re-read, the Corefile check): `log` on the main thread, silent in a query thread
+ * (`queryThread`, ProcessInfo.queryThread). Every thread repeats that work on its own copy of the
+ * data (docs/multicore.md §7), but CoreDNS is one process and logs each event once: the main
+ * thread's line is that one. Lines about a query (log, errors) are not background work and keep
+ * the thread's own logger.
+ */
+export function backgroundLog(log: Logger, queryThread: boolean): Logger {
+  return queryThread ? silentLog : log;
+}
+
 /**
  * Lines CoreDNS writes through Go's standard logger with the level in the text (Caddy's
  * `[INFO] Reloading`, `[INFO] SIGTERM: …`, `[ERROR] Restart failed: …`): the same `[LEVEL] msg` in

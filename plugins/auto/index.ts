@@ -6,7 +6,7 @@
  * offered for transfer and their secondaries notified after every scan.
  */
 import type { Handler, PluginDef } from '../../src/plugin.js';
-import { logger, type Logger } from '../../src/log.js';
+import { backgroundLog, logger } from '../../src/log.js';
 import { TRANSFER, type TransferHub, type TransferSource } from '../../src/transfer.js';
 import { reloadZone } from '../../src/zone/reload.js';
 import { AutoHandler } from './handler.js';
@@ -15,8 +15,6 @@ import { AutoZones, walk } from './walk.js';
 
 /** CoreDNS logs a zone's reload from the file package: `plugin/file`. */
 const fileLog = logger('file');
-/** What a query thread's scans say: nothing. The main thread's scans log, once per process as in CoreDNS. */
-const quiet: Logger = { info() {}, warning() {}, error() {}, debug() {}, raw() {} };
 
 /** The loaded zones as a transfer source (CoreDNS's Auto.Transfer). */
 function transferSource(zones: AutoZones): TransferSource {
@@ -56,9 +54,11 @@ export const auto: PluginDef = {
         if (err !== null) fileLog.warning(`Failed sending notifies: ${err.message}`);
       });
     };
+    // A query thread's scans and reloads say nothing: the main thread's log each change once, as
+    // CoreDNS's one process does (src/log.ts, backgroundLog).
+    const scanLog = backgroundLog(ctx.log, ctx.process.queryThread);
+    const reloadLog = backgroundLog(fileLog, ctx.process.queryThread);
     /** One tick: the loaded zones' reload checks, then the directory scan. */
-    const scanLog = notifies ? ctx.log : quiet;
-    const reloadLog = notifies ? fileLog : quiet;
     const tick = (): void => {
       for (const name of zones.names) reloadZone(zones.z.get(name)!, reloadLog, reloaded);
       walk(cfg, zones, scanLog);

@@ -9,13 +9,13 @@ import { performance } from 'node:perf_hooks';
 import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
 import type { ForwarderAttempt, ForwarderTap } from '../../src/dnstap/forwarder.js';
 import { MessageType } from '../../src/dnstap/message.js';
-import type { TapOutput } from '../../src/dnstap/output.js';
+import type { TapSink } from '../../src/dnstap/output.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 
 /** One configured tap: its output and what goes into its records. */
 export interface Tap {
-  readonly output: TapOutput;
+  readonly output: TapSink;
   readonly full: boolean;
   /** The `extra` template split at `{/label}` metadata placeholders, or null. */
   readonly extra: ExtraTemplate | null;

@@ -1,7 +1,8 @@
 /**
- * `dnstap SOCKET [full] [WRITEBUFFER] [QUEUE] { identity; version; extra; skipverify }` (CoreDNS
- * 1.15.0 plugin/dnstap/setup.go): each occurrence is one output. SOCKET is `unix://PATH` or a bare
- * path, `tcp://HOST:PORT` or `tls://HOST:PORT`.
+ * `dnstap SOCKET [full] [WRITEBUFFER] [QUEUE] { identity; version; extra; skipverify }` and
+ * `dnstap listen SOCKET [full] … { …; tls CERT KEY [CA] }` (CoreDNS 1.15.0 plugin/dnstap/setup.go):
+ * each occurrence is one output, to a collector it dials or, with `listen`, to the sinks that
+ * connect to it. SOCKET is `unix://PATH` or a bare path, `tcp://HOST:PORT` or `tls://HOST:PORT`.
  */
 import { hostname } from 'node:os';
 import { directive, option, parseOccurrences, str, type ParsedOccurrence } from '../../src/corefile/options.js';
@@ -35,6 +36,10 @@ export interface TapConfig {
   /** The `extra` template, or null (no extra field). */
   readonly extra: string | null;
   readonly skipVerify: boolean;
+  /** `dnstap listen`: sinks connect to SOCKET (CoreDNS's listener.go). */
+  readonly listen: boolean;
+  /** `tls CERT KEY [CA]` of a listener. */
+  readonly tls: { readonly cert: string; readonly key: string; readonly ca?: string } | null;
 }
 
 /** Go's url.Parse(...).Host for `scheme://host:port[/...]`. */
@@ -54,13 +59,20 @@ function multiple(occ: ParsedOccurrence, v: string, what: string, max: number, u
 }
 
 function config(occ: ParsedOccurrence): TapConfig {
-  const args = occ.directive.raw;
-  if (args[0] === 'listen') {
+  let args = occ.directive.raw;
+  const listen = args[0] === 'listen';
+  if (listen) {
     if (args.length < 2) throw occ.error(occ.directive, 'dnstap listen requires an endpoint argument');
-    // CoreDNS 1.15.0's listener mode (sinks connect to the server) is not implemented yet.
-    throw occ.error(occ.directive, 'dnstap listen is not supported by clusterdns');
+    args = args.slice(1);
   }
-  if (occ.has('tls')) throw occ.error(occ.last('tls')!, 'tls directive only valid for listeners');
+  let tls: TapConfig['tls'] = null;
+  if (occ.has('tls')) {
+    const t = occ.last('tls')!;
+    if (!listen) throw occ.error(t, 'tls directive only valid for listeners');
+    const files = t.raw;
+    if (files.length < 2) throw occ.error(t, 'tls requires cert and key file paths');
+    tls = { cert: files[0]!, key: files[1]!, ca: files[2] };
+  }
   const endpoint = args[0]!;
   const writeBufferMiB =
     args.length >= 3 ? multiple(occ, args[2]!, 'MultipleTcpWriteBuf', MAX_TCP_WRITE_BUF, 'MiB units') : 1;
@@ -86,6 +98,8 @@ function config(occ: ParsedOccurrence): TapConfig {
     version: occ.str('version', 0, VERSION_LINE),
     extra: occ.has('extra') ? occ.str('extra', 0, '') : null,
     skipVerify: occ.has('skipverify'),
+    listen,
+    tls,
   };
 }
 

@@ -5,6 +5,7 @@
  * changed. The files are read during setup so that a broken zone file fails the start (or the
  * reload of the Corefile) with the zone file's name, line and the reason.
  */
+import { backgroundLog } from '../../src/log.js';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { FileHandler } from './handler.js';
 import { reloadZone } from '../../src/zone/reload.js';
@@ -35,8 +36,10 @@ export const file: PluginDef = {
     const timers: NodeJS.Timeout[] = [];
     let xfer: TransferHub | null = null;
     // Every query thread loads and reloads its own copy of the zones (docs/multicore.md); the main
-    // thread alone tells the secondaries, so each hears once per change, as from CoreDNS.
+    // thread alone tells the secondaries and logs the reload (src/log.ts, backgroundLog), so each
+    // change is heard and logged once, as from CoreDNS.
     const notifies = !ctx.process.queryThread;
+    const reloadLog = backgroundLog(ctx.log, ctx.process.queryThread);
     // After a reload: NOTIFY the secondaries, logging those that did not accept (CoreDNS's reload.go).
     const reloaded = (origin: string): void => {
       if (!notifies) return;
@@ -55,7 +58,7 @@ export const file: PluginDef = {
       for (const name of new Set(cfg.names)) {
         const z = cfg.zones.get(name)!;
         if (z.reloadMs <= 0) continue;
-        const t = setInterval(() => reloadZone(z, ctx.log, reloaded), z.reloadMs);
+        const t = setInterval(() => reloadZone(z, reloadLog, reloaded), z.reloadMs);
         t.unref();
         timers.push(t);
       }

@@ -8,6 +8,7 @@ import { registry } from '../../src/metrics/registry.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { makeQuery } from '../../test/helpers/dns.js';
+import { captureLogs } from '../../test/helpers/logs.js';
 import { rrLines } from '../../test/helpers/records.js';
 import { dispenserFor, setupContext, type TestContext } from '../../test/helpers/setup.js';
 import { FakeNext } from '../../test/helpers/upstream.js';
@@ -30,8 +31,8 @@ afterEach(async () => {
   while (contexts.length) await contexts.pop()!.stop();
 });
 
-async function build(text: string, zones = ['.']): Promise<{ h: HostsHandler; next: FakeNext }> {
-  const ctx = setupContext({ zones });
+async function build(text: string, zones = ['.'], queryThread = false): Promise<{ h: HostsHandler; next: FakeNext }> {
+  const ctx = setupContext({ zones, queryThread, plugin: 'hosts' });
   const f = await hosts.setup(dispenserFor(text, 'hosts'), ctx);
   await ctx.start();
   contexts.push(ctx);
@@ -229,6 +230,25 @@ describe('hosts lookups', () => {
     writeFileSync(p, '10.1.1.1 web.example.org\n');
     h.data.refresh();
     expect(answers((await ask(h, 'web.example.org')).q)).toEqual(['web.example.org. 3600 IN A 10.1.1.1']);
+  });
+
+  it("a query thread's re-reads log nothing: the main thread's say it once (docs/multicore.md §6)", async () => {
+    const p = join(dir, 'absent');
+    rmSync(p, { force: true });
+    const logs = captureLogs();
+    try {
+      const main = await build(`hosts ${p} example.org {\n reload 0\n}`);
+      const thread = await build(`hosts ${p} example.org {\n reload 0\n}`, ['.'], true);
+      main.h.data.refresh();
+      thread.h.data.refresh();
+      writeFileSync(p, '10.1.1.1 web.example.org\n');
+      thread.h.data.refresh();
+      rmSync(p);
+      thread.h.data.refresh();
+      expect(logs.lines).toEqual([`[WARNING] plugin/hosts: File does not exist: ${p}`]);
+    } finally {
+      logs.restore();
+    }
   });
 
   it('re-reads the file when mtime or size change; exports the metrics', async () => {

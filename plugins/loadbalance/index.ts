@@ -1,5 +1,6 @@
 /** The `loadbalance` directive (docs/plugins.md, loadbalance). */
 import { isAbsolute, resolve } from 'node:path';
+import { backgroundLog } from '../../src/log.js';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { LoadbalanceHandler } from './handler.js';
 import { LOADBALANCE_OPTIONS, parseLoadbalance } from './setup.js';
@@ -22,13 +23,16 @@ export const loadbalance: PluginDef = {
         throw d.err(`failed to load weight file ${path}: ${(e as Error).message}`);
       }
       let timer: NodeJS.Timeout | null = null;
+      // Every query thread re-reads its own copy; the main thread's re-read logs, once per change
+      // as CoreDNS's (src/log.ts, backgroundLog).
+      const log = backgroundLog(ctx.log, ctx.process.queryThread);
       ctx.onStartup(() => {
         if (cfg.reloadMs <= 0) return;
         timer = setInterval(() => {
           try {
-            if (wf.load()) ctx.log.info(`Successfully reloaded weight file ${path}`);
+            if (wf.load()) log.info(`Successfully reloaded weight file ${path}`);
           } catch (e) {
-            ctx.log.error(`Failed to reload weight file ${path}: ${(e as Error).message}`);
+            log.error(`Failed to reload weight file ${path}: ${(e as Error).message}`);
           }
         }, cfg.reloadMs);
         timer.unref();

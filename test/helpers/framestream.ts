@@ -4,7 +4,7 @@
  * data frame as a `Dnstap` protobuf. Written independently of src/dnstap's writer (its own
  * protobuf reader), so the two check each other; the real golang-dnstap reader is the third check.
  */
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { FrameReader, Control, controlFrame, CONTENT_TYPE } from '../../src/dnstap/framestream.js';
 
 /** A decoded dnstap.proto `Message` (the fields CoreDNS's dnstap writes). */
@@ -196,4 +196,46 @@ export async function startCollector(unixPath?: string): Promise<Collector> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** A sink connected to a `dnstap listen` endpoint (connectSink). */
+export interface Sink {
+  readonly frames: TapFrame[];
+  /** START received: records follow. */
+  readonly started: boolean;
+  /** STOP received (the server closed it). */
+  readonly stopped: boolean;
+  readonly closed: boolean;
+  socket: Socket;
+}
+
+/**
+ * A sink connecting to a `dnstap listen` endpoint (src/dnstap/listener.ts): the reader's side of
+ * the handshake (ACCEPT on READY, FINISH on STOP), every data frame decoded. `cleanups` gets the
+ * socket's destroy.
+ */
+export function connectSink(
+  cleanups: { push(f: () => unknown): unknown },
+  o: { path: string } | { port: number },
+): Sink {
+  const socket = 'path' in o ? connect({ path: o.path }) : connect({ host: '127.0.0.1', port: o.port });
+  const s: Sink = { frames: [], started: false, stopped: false, closed: false, socket };
+  const state = s as { started: boolean; stopped: boolean; closed: boolean };
+  const reader = new FrameReader(
+    (payload) => s.frames.push(decodeTap(payload)),
+    (frame) => {
+      if (frame.type === Control.READY && frame.contentTypes.includes(CONTENT_TYPE))
+        socket.write(controlFrame(Control.ACCEPT, [CONTENT_TYPE]));
+      else if (frame.type === Control.START) state.started = true;
+      else if (frame.type === Control.STOP) {
+        state.stopped = true;
+        socket.end(controlFrame(Control.FINISH, []));
+      }
+    },
+  );
+  socket.on('data', (b: Buffer) => reader.push(b));
+  socket.on('error', () => socket.destroy());
+  socket.on('close', () => (state.closed = true));
+  cleanups.push(() => socket.destroy());
+  return s;
 }

@@ -121,6 +121,8 @@ export interface InstanceOptions {
   /** Shared with other instances to test what survives a reload (default: a new one). */
   readonly shared?: SharedResources;
   readonly corefilePath?: string;
+  /** Set up as in a query thread (ProcessInfo.queryThread, docs/multicore.md); default the main thread. */
+  readonly queryThread?: boolean;
 }
 
 type HookList = 'startup' | 'serving' | 'shutdown' | 'finalShutdown';
@@ -135,7 +137,12 @@ export class TestInstance {
   constructor(o: InstanceOptions = {}) {
     this.core = o.core ?? new FakeCore();
     this.shared = o.shared ?? new SharedResources();
-    this.process = { corefilePath: o.corefilePath ?? 'Corefile', dnsPort: 53, version: 'test', queryThread: false };
+    this.process = {
+      corefilePath: o.corefilePath ?? 'Corefile',
+      dnsPort: 53,
+      version: 'test',
+      queryThread: o.queryThread ?? false,
+    };
   }
 
   get id(): number {

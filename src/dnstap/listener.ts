@@ -1,0 +1,270 @@
+/**
+ * `dnstap listen SOCKET` (CoreDNS 1.15.0 plugin/dnstap/listener.go): the server listens and dnstap
+ * sinks connect to it. Each connection gets the writer's side of the bidirectional Frame Streams
+ * handshake (READY, ACCEPT, START), then every record from then on. There is no queue: a sink that
+ * does not keep up, or goes away, loses its connection, and the others go on (CoreDNS drops the
+ * message for that sink and closes it).
+ *
+ * Two parts. `TapListener` is the socket and its sinks, one per endpoint for the process, kept
+ * across reloads (`ctx.shared`: CoreDNS closes and reopens it, which here would race the new
+ * configuration's bind against the old one's close). `ListenTap` is one `dnstap listen` occurrence:
+ * it takes records from the query path, encodes them in a later turn of the event loop with its
+ * identity and version, and hands the frames to the listener. In a query thread the frames go to
+ * the main thread's listener over a BroadcastChannel named after the endpoint, since one socket
+ * cannot be bound once per thread (docs/multicore.md).
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { BroadcastChannel } from 'node:worker_threads';
+import type { Logger } from '../log.js';
+import { nodeTls } from '../util/require.js';
+import { CONTENT_TYPE, Control, FrameReader, controlFrame, dataFrames } from './framestream.js';
+import { encodeTap, type TapIdentity, type TapRecord } from './message.js';
+import { FLUSH_MS, FLUSH_RECORDS, TCP_TIMEOUT_MS, type TapSink } from './output.js';
+
+export interface ListenOptions {
+  network: 'unix' | 'tcp' | 'tls';
+  /** A socket path for unix, `host:port` otherwise. */
+  address: string;
+  /** `tls CERT KEY [CA]` of a tls:// listener. */
+  certFile?: string;
+  keyFile?: string;
+  caFile?: string;
+  /** `skipverify`: a client certificate is checked only when given (with CA), not required. */
+  skipVerify: boolean;
+  log: Logger;
+  /** How long a sink may take to ACCEPT (CoreDNS's tcpTimeout). */
+  timeoutMs?: number;
+}
+
+/**
+ * Bytes a sink may have unread before it is dropped. CoreDNS drops a sink whose write does not
+ * complete within 4 s; here writes never block, so the bound is on what waits in its buffer.
+ */
+const MAX_PENDING_BYTES = 4 * 1024 * 1024;
+/** Records encoded per event-loop turn (as src/dnstap/output.ts). */
+const BATCH = 512;
+
+/** The BroadcastChannel a query thread's taps send their frames on. */
+export function listenChannelName(network: string, address: string): string {
+  return `clusterdns.dnstap.listen ${network}://${address}`;
+}
+
+/** Go's texts for the listen errors an operator meets (`listen unix /x: bind: address already in use`). */
+function goListenError(network: string, address: string, err: Error): Error {
+  let code = (err as NodeJS.ErrnoException).code;
+  // libuv reports a unix socket in a missing directory as EACCES; Go (the kernel) says ENOENT.
+  if (network === 'unix' && code === 'EACCES' && !existsSync(dirname(address))) code = 'ENOENT';
+  const text: Record<string, string> = {
+    EADDRINUSE: 'bind: address already in use',
+    EACCES: 'bind: permission denied',
+    EADDRNOTAVAIL: 'bind: cannot assign requested address',
+    ENOENT: 'bind: no such file or directory',
+  };
+  const t = code !== undefined ? text[code] : undefined;
+  return t === undefined ? err : new Error(`listen ${network === 'tls' ? 'tcp' : network} ${address}: ${t}`);
+}
+
+/** The listening socket of one endpoint and the sinks connected to it. */
+export class TapListener {
+  private server: Server | undefined;
+  private readonly sinks = new Set<Socket>();
+  private channel: BroadcastChannel | undefined;
+  private closed = false;
+
+  constructor(private readonly opts: ListenOptions) {}
+
+  /** Sinks that completed the handshake. */
+  get connected(): number {
+    return this.sinks.size;
+  }
+
+  /** Listens; resolves with the error that prevented it, if any (logged by the caller, as CoreDNS). */
+  listen(): Promise<Error | undefined> {
+    const { network, address, log } = this.opts;
+    // Frames from the query threads' taps of this endpoint.
+    this.channel = new BroadcastChannel(listenChannelName(network, address));
+    this.channel.onmessage = (e: unknown) => {
+      const data = (e as { data: unknown }).data;
+      if (data instanceof Uint8Array) this.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    };
+    this.channel.unref();
+    let server: Server;
+    if (network === 'tls') {
+      if (!this.opts.certFile || !this.opts.keyFile) {
+        log.warning('TLS listener requires cert and key files');
+        return Promise.resolve(undefined);
+      }
+      try {
+        const ca = this.opts.caFile ? readFileSync(this.opts.caFile) : undefined;
+        server = nodeTls().createServer({
+          cert: readFileSync(this.opts.certFile),
+          key: readFileSync(this.opts.keyFile),
+          ca,
+          // With a CA, a client certificate is required and verified; with skipverify as well, only
+          // verified when given (Go's RequireAndVerifyClientCert / VerifyClientCertIfGiven).
+          requestCert: ca !== undefined,
+          rejectUnauthorized: ca !== undefined && !this.opts.skipVerify,
+        });
+      } catch (e) {
+        return Promise.resolve(e as Error);
+      }
+      server.on('secureConnection', (s: Socket) => this.handshake(s));
+    } else {
+      server = createServer((s) => this.handshake(s));
+    }
+    return new Promise((resolve) => {
+      server.once('error', (e) => resolve(goListenError(network, address, e)));
+      const ready = (): void => {
+        server.removeAllListeners('error');
+        server.on('error', (e) => log.warning(`Error accepting dnstap connection: ${e.message}`));
+        this.server = server;
+        if (this.closed) server.close();
+        resolve(undefined);
+      };
+      if (network === 'unix') server.listen(address, ready);
+      else {
+        const i = address.lastIndexOf(':');
+        const host = address.slice(0, i).replace(/^\[|\]$/g, '');
+        server.listen(Number(address.slice(i + 1)), host === '' ? undefined : host, ready);
+      }
+    });
+  }
+
+  /** Frames for every connected sink; a sink that is too far behind is dropped. */
+  write(frames: Buffer): void {
+    for (const s of this.sinks) {
+      if (s.writableLength > MAX_PENDING_BYTES) {
+        this.drop(s);
+        continue;
+      }
+      s.write(frames);
+    }
+  }
+
+  /** Stops listening; every sink gets STOP and is closed. */
+  close(): void {
+    this.closed = true;
+    this.channel?.close();
+    this.server?.close();
+    for (const s of this.sinks) s.end(controlFrame(Control.STOP, []));
+    this.sinks.clear();
+  }
+
+  private drop(s: Socket): void {
+    this.sinks.delete(s);
+    s.destroy();
+  }
+
+  /** The writer's handshake with a new sink: READY, its ACCEPT, START; then it gets records. */
+  private handshake(s: Socket): void {
+    if (this.closed) {
+      s.destroy();
+      return;
+    }
+    let started = false;
+    const fail = (why: string): void => {
+      if (started) return;
+      clearTimeout(timer);
+      this.opts.log.warning(`Error creating encoder for dnstap client: ${why}`);
+      s.destroy();
+    };
+    const timer = setTimeout(() => fail('i/o timeout'), this.opts.timeoutMs ?? TCP_TIMEOUT_MS);
+    timer.unref();
+    s.on('error', () => {
+      if (started) this.drop(s);
+      else fail('connection reset');
+    });
+    s.once('close', () => this.sinks.delete(s));
+    const reader = new FrameReader(
+      () => fail('framestream: data frame during handshake'),
+      (frame) => {
+        if (started) return; // FINISH after our STOP
+        if (frame.type !== Control.ACCEPT || !frame.contentTypes.includes(CONTENT_TYPE)) {
+          fail('content type mismatch');
+          return;
+        }
+        started = true;
+        clearTimeout(timer);
+        s.write(controlFrame(Control.START, [CONTENT_TYPE]));
+        if (this.closed) s.end(controlFrame(Control.STOP, []));
+        else this.sinks.add(s);
+      },
+    );
+    s.on('data', (chunk: Buffer) => reader.push(chunk));
+    s.write(controlFrame(Control.READY, [CONTENT_TYPE]));
+  }
+}
+
+/** Where a `ListenTap` hands its frames: the listener (main thread) or the channel to it. */
+export interface FrameTarget {
+  write(frames: Buffer): void;
+}
+
+/** A query thread's way to the main thread's listener of `network://address`. */
+export function threadRelay(network: string, address: string): FrameTarget & { close(): void } {
+  const channel = new BroadcastChannel(listenChannelName(network, address));
+  channel.unref();
+  return {
+    write: (frames) => channel.postMessage(frames),
+    close: () => channel.close(),
+  };
+}
+
+/** One `dnstap listen` occurrence: records in, encoded frames out to its listener, off the query path. */
+export class ListenTap implements TapSink {
+  private queue: TapRecord[] = [];
+  private scheduled = false;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly target: FrameTarget,
+    private readonly identity: TapIdentity,
+  ) {}
+
+  /** The listener is started by whoever owns it (the shared resource); nothing to dial here. */
+  start(): Promise<Error | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  tap(r: TapRecord): void {
+    if (this.closed) return;
+    this.queue.push(r);
+    if (this.scheduled) return;
+    // Written in batches, as TapOutput's (src/dnstap/output.ts): at FLUSH_RECORDS, else FLUSH_MS on.
+    if (this.queue.length >= FLUSH_RECORDS) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    } else if (this.flushTimer === undefined) {
+      this.flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
+      this.flushTimer.unref();
+    }
+  }
+
+  /** Writes what is queued; later records are dropped. */
+  close(): void {
+    while (this.queue.length > 0) this.flush();
+    this.closed = true;
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.closed) return;
+    const batch = this.queue.length > BATCH ? this.queue.splice(0, BATCH) : this.queue;
+    if (batch === this.queue) this.queue = [];
+    if (batch.length === 0) return;
+    const payloads: Buffer[] = [];
+    for (const r of batch) payloads.push(encodeTap(this.identity, r));
+    this.target.write(dataFrames(payloads));
+    if (this.queue.length > 0) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+}
