@@ -3,7 +3,8 @@
  * -workers N` against the sandbox serving ServiceImports. One set of API watches (the two of
  * `multicluster` included) whatever N; every thread answers the imports from the shared index; a
  * change of an import reaches every thread, with the multicluster SOA serial; readiness waits for
- * the import watch, and reports it when the CRD is not installed.
+ * the import watch, and reports it when the CRD is not installed; `-validate` names a
+ * multicluster zone the plugin is not authoritative for, with its file:line.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { rcodeOf } from '../../src/dns/message.js';
 import { udpQuery } from '../helpers/dns.js';
 import { httpRequest } from '../helpers/http.js';
 import { freePort } from '../helpers/net.js';
-import { BIN, watchLines } from '../helpers/spawn.js';
+import { BIN, runCommand, watchLines } from '../helpers/spawn.js';
 import { anyError, waitFor } from '../helpers/wait.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -131,5 +132,34 @@ describe('multicluster: ServiceImports through query threads', () => {
     // The cluster zone answers from what did sync; a name error is SERVFAIL while unsynced (§6.4).
     expect((await udpQuery(srv.dns, 'svc1.testns.svc.cluster.local', 'A')).answers?.map(data)).toEqual(['10.96.0.11']);
     expect(rcodeName(rcodeOf(await udpQuery(srv.dns, 'web.testns.svc.clusterset.local', 'A')))).toBe('SERVFAIL');
+  });
+});
+
+describe('multicluster: -validate', () => {
+  it('reports a multicluster zone outside the plugin zones with file:line, and accepts one inside', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clusterdns-mc-validate-'));
+    const conf = join(dir, 'Corefile');
+    writeFileSync(
+      conf,
+      [
+        'a.local {',
+        '  kubernetes cluster.local clusterset.local {',
+        '    multicluster clusterset.local',
+        '  }',
+        '}',
+        'b.local {',
+        '  kubernetes cluster.local {',
+        '    multicluster clusterset.local other.local',
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const r = runCommand(['-validate', '-conf', conf]);
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `plugin/kubernetes: ${conf}:8 - Error during parsing: is not authoritative for the multicluster zone clusterset.local. (authoritative zones: [cluster.local.])`,
+      `Configuration has 1 error: ${conf}`,
+    ]);
   });
 });
