@@ -15,7 +15,7 @@ export const KUBE_VERSION = {
 };
 
 export function discoveryResources(group: string): JsonObject {
-  const gv = group === '' ? 'v1' : `${group}/v1`;
+  const gv = group === '' ? 'v1' : (RESOURCES.find((r) => r.group === group)?.apiVersion ?? `${group}/v1`);
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',
@@ -37,4 +37,13 @@ export const DISCOVERY_GROUP = {
   name: 'discovery.k8s.io',
   versions: [{ groupVersion: 'discovery.k8s.io/v1', version: 'v1' }],
   preferredVersion: { groupVersion: 'discovery.k8s.io/v1', version: 'v1' },
+};
+
+/** The mcs-api group (the ServiceImport CRD), when the sandbox serves it. */
+export const MULTICLUSTER_GROUP = {
+  kind: 'APIGroup',
+  apiVersion: 'v1',
+  name: 'multicluster.x-k8s.io',
+  versions: [{ groupVersion: 'multicluster.x-k8s.io/v1alpha1', version: 'v1alpha1' }],
+  preferredVersion: { groupVersion: 'multicluster.x-k8s.io/v1alpha1', version: 'v1alpha1' },
 };

@@ -25,6 +25,9 @@ export function matchResourcePath(segs: string[]): PathMatch | undefined {
   } else if (segs[0] === 'apis' && segs[1] === 'discovery.k8s.io' && segs[2] === 'v1') {
     group = 'discovery.k8s.io';
     rest = segs.slice(3);
+  } else if (segs[0] === 'apis' && segs[1] === 'multicluster.x-k8s.io' && segs[2] === 'v1alpha1') {
+    group = 'multicluster.x-k8s.io';
+    rest = segs.slice(3);
   } else {
     return undefined;
   }

@@ -1,5 +1,6 @@
 /**
- * The four resource types the sandbox serves, and how an incoming object is normalised the way
+ * The resource types the sandbox serves (the four of core Kubernetes, and the mcs-api ServiceImport
+ * of a cluster with the multicluster CRDs installed), and how an incoming object is normalised the way
  * the API server's defaulting would (server-populated metadata, a few spec defaults).
  */
 import { randomUUID } from 'node:crypto';
@@ -101,6 +102,20 @@ export const RESOURCES: readonly ResourceDef[] = [
     apiVersion: 'discovery.k8s.io/v1',
     namespaced: true,
     shortNames: [],
+    fieldPaths: {},
+  },
+  {
+    // A CRD (sigs.k8s.io/mcs-api, test/fixtures/mcs-api): served unless the sandbox is started
+    // without it (`serviceImports: false`), as an API server where the CRD is not installed.
+    plural: 'serviceimports',
+    singular: 'serviceimport',
+    kind: 'ServiceImport',
+    listKind: 'ServiceImportList',
+    group: 'multicluster.x-k8s.io',
+    version: 'v1alpha1',
+    apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+    namespaced: true,
+    shortNames: ['svcim', 'svcimport'],
     fieldPaths: {},
   },
 ];

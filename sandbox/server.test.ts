@@ -200,7 +200,7 @@ describe('list', () => {
     const v = await kc.makeApiClient(VersionApi).getCode();
     expect(v.major).toBe('1');
     const groups = await kc.makeApiClient(ApisApi).getAPIVersions();
-    expect(groups.groups.map((g) => g.name)).toEqual(['discovery.k8s.io']);
+    expect(groups.groups.map((g) => g.name)).toEqual(['discovery.k8s.io', 'multicluster.x-k8s.io']);
     const api = JSON.parse((await raw(`${sb.url}/api`)).body) as { versions: string[] };
     expect(api.versions).toEqual(['v1']);
     for (const p of ['/healthz', '/readyz']) {

@@ -7,7 +7,7 @@
 import * as http from 'node:http';
 import type * as net from 'node:net';
 import { decodeContinue, encodeContinue } from './continue-token.js';
-import { DISCOVERY_GROUP, discoveryResources, KUBE_VERSION } from './discovery.js';
+import { DISCOVERY_GROUP, discoveryResources, KUBE_VERSION, MULTICLUSTER_GROUP } from './discovery.js';
 import { FileSet, parseYamlObjects, type FileChanges } from './files.js';
 import { matchResourcePath, parseBool } from './request.js';
 import { normaliseObject, ObjectError, resourceByAnyName, type JsonObject, type ResourceDef } from './resources.js';
@@ -43,6 +43,11 @@ export interface SandboxOptions {
   historyLimit?: number;
   /** file poll interval; default 500 */
   filePollMs?: number;
+  /**
+   * Serve ServiceImports (`multicluster.x-k8s.io/v1alpha1`, the mcs-api CRD); default true. False
+   * is an API server without the CRD: its paths are 404 and its group is not discovered.
+   */
+  serviceImports?: boolean;
   /** warnings and info lines; default: `[WARNING] sandbox: ...` on stderr */
   log?: (level: 'INFO' | 'WARNING', msg: string) => void;
 }
@@ -100,8 +105,11 @@ class SandboxServer implements Sandbox {
   private readonly bookmarkMs: number;
   private fileSet: FileSet | undefined;
   private readonly log: (level: 'INFO' | 'WARNING', msg: string) => void;
+  /** The ServiceImport CRD is installed (SandboxOptions.serviceImports). */
+  private readonly servesImports: boolean;
 
   constructor(private readonly opts: SandboxOptions) {
+    this.servesImports = opts.serviceImports ?? true;
     this.store = new Store(opts.historyLimit ?? 10_000);
     this.bookmarkMs = opts.bookmarkIntervalMs ?? 60_000;
     this.log =
@@ -372,8 +380,20 @@ class SandboxServer implements Sandbox {
         sendJson(res, 200, {
           kind: 'APIGroupList',
           apiVersion: 'v1',
-          groups: [{ ...DISCOVERY_GROUP, kind: undefined, apiVersion: undefined }],
+          groups: [DISCOVERY_GROUP, ...(this.servesImports ? [MULTICLUSTER_GROUP] : [])].map((g) => ({
+            ...g,
+            kind: undefined,
+            apiVersion: undefined,
+          })),
         });
+        return;
+      case '/apis/multicluster.x-k8s.io':
+        if (!this.servesImports) break;
+        sendJson(res, 200, MULTICLUSTER_GROUP);
+        return;
+      case '/apis/multicluster.x-k8s.io/v1alpha1':
+        if (!this.servesImports) break;
+        sendJson(res, 200, discoveryResources('multicluster.x-k8s.io'));
         return;
       case '/apis/discovery.k8s.io':
         sendJson(res, 200, DISCOVERY_GROUP);
@@ -386,7 +406,7 @@ class SandboxServer implements Sandbox {
         return;
     }
     const m = matchResourcePath(p.split('/').filter((s) => s !== ''));
-    if (!m || 'error' in m) {
+    if (!m || 'error' in m || (m.res.kind === 'ServiceImport' && !this.servesImports)) {
       sendStatus(res, 404, 'the server could not find the requested resource', { details: {} });
       return;
     }

@@ -18,6 +18,8 @@
  * | `address`   | IP                          | services with it as cluster IP, slices holding it |
  * | `pod`       | IP                          | pods with it among their IPs                    |
  * | `external`  | IP or hostname              | services with it among their external addresses (k8s_external) |
+ * | `import`    | `name.namespace`            | a ServiceImport (`multicluster`)                |
+ * | `mcslices`  | `name.namespace`            | the multicluster EndpointSlices of a ServiceImport |
  */
 
 declare const changeKeyBrand: unique symbol;
@@ -32,7 +34,16 @@ export type ChangeSet = ReadonlySet<ChangeKey>;
 export type ChangeListener = (keys: ChangeSet) => void;
 
 /** The prefix of each kind: the key's text is `<prefix>:<id>`. */
-const PREFIX = { service: 's', slices: 'e', namespace: 'n', address: 'a', pod: 'p', external: 'x' } as const;
+const PREFIX = {
+  service: 's',
+  slices: 'e',
+  namespace: 'n',
+  address: 'a',
+  pod: 'p',
+  external: 'x',
+  import: 'i',
+  mcslices: 'm',
+} as const;
 
 export type ChangeKind = keyof typeof PREFIX;
 
@@ -55,6 +66,10 @@ export const changeKey = {
   pod: (ip: string): ChangeKey => make(PREFIX.pod, ip),
   /** Services with `address` among their external addresses. */
   external: (address: string): ChangeKey => make(PREFIX.external, address),
+  /** The ServiceImport with key `imp` (`name.namespace`). */
+  import: (imp: string): ChangeKey => make(PREFIX.import, imp),
+  /** The multicluster EndpointSlices of the ServiceImport with key `imp`. */
+  mcslices: (imp: string): ChangeKey => make(PREFIX.mcslices, imp),
 } as const satisfies Record<ChangeKind, (id: string) => ChangeKey>;
 
 /** What a change key names. */

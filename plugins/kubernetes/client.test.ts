@@ -48,7 +48,15 @@ current-context: broken
 
 const base = { endpoint: null, tls: null, qps: 0, burst: 0, maxInflight: 0 };
 /** WatchSettings beyond the client's: everything watched, nothing extra kept. */
-const watched = { labels: null, namespaceLabels: null, endpoints: true, pods: false, zonal: false, podNames: false };
+const watched = {
+  labels: null,
+  namespaceLabels: null,
+  endpoints: true,
+  pods: false,
+  zonal: false,
+  podNames: false,
+  multicluster: false,
+};
 
 async function startAndSync(ix: KubeIndexSource): Promise<void> {
   ix.start();

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { canonicalIP } from '../../src/dns/name.js';
 import { packAddresses } from './addresses.js';
-import type { NamespaceRec, PodRec, PortRec, ServiceRec, SliceRec } from './types.js';
+import type { ImportRec, McSliceRec, NamespaceRec, PodRec, PortRec, ServiceRec, SliceRec } from './types.js';
 import { isObj } from '../../src/util/json.js';
 
 /**
@@ -258,4 +258,58 @@ export function toPod(obj: unknown): PodRec | string | null {
   for (const ip of ips)
     if (isIP(ip) === 0) return `pod ${m.namespace}/${m.name}: unparsable pod IP ${JSON.stringify(ip)}`;
   return { name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion, ips };
+}
+
+/** The label naming the ServiceImport a multicluster EndpointSlice belongs to (mcs-api LabelServiceName). */
+export const MCS_SERVICE_LABEL = 'multicluster.kubernetes.io/service-name';
+/** The label naming the cluster a multicluster EndpointSlice comes from (mcs-api LabelSourceCluster). */
+export const MCS_CLUSTER_LABEL = 'multicluster.kubernetes.io/source-cluster';
+
+/**
+ * A ServiceImport (`multicluster`, docs/records.md §8.4): type, IPs and ports, as CoreDNS 1.15.0's
+ * object.ToServiceImport keeps them. An unparsable IP makes the object malformed, as for Services.
+ */
+export function toServiceImport(obj: unknown): ImportRec | string {
+  const m = meta(obj, true);
+  if (typeof m === 'string') return m;
+  const where = `serviceimport ${m.namespace}/${m.name}`;
+  const spec = (obj as Obj)['spec'];
+  if (!isObj(spec)) return `${where}: missing spec`;
+  const raw = spec['ips'];
+  if (raw !== undefined && raw !== null && !Array.isArray(raw)) return `${where}: ips is not a list`;
+  const ips: string[] = [];
+  for (const ip of (raw ?? []) as unknown[]) {
+    const c = typeof ip === 'string' ? canonicalIP(ip) : undefined;
+    if (!c) return `${where}: unparsable IP ${JSON.stringify(ip)}`;
+    ips.push(c);
+  }
+  const ps = ports(spec['ports'], where, false);
+  if (typeof ps === 'string') return ps;
+  // CoreDNS reads the protocol as written: an import port without one matches no `_tcp` query.
+  const written = (spec['ports'] ?? []) as Obj[];
+  return {
+    name: m.name,
+    namespace: m.namespace,
+    resourceVersion: m.resourceVersion,
+    type: str(spec['type']) ?? '',
+    ips: exact(ips),
+    ports: exact(ps.map((p, i) => (str(written[i]?.['protocol']) === undefined ? { ...p, protocol: '' } : p))),
+  };
+}
+
+/**
+ * An EndpointSlice of a ServiceImport (`multicluster`): the slice's DNS data keyed by the
+ * `multicluster.kubernetes.io/service-name` label, with its source cluster. Topology zones are
+ * not kept: zonal names are not defined in multicluster zones.
+ */
+export function toMcSlice(obj: unknown, opts: SliceOptions): McSliceRec | string | null {
+  const s = toSlice(obj, { podNames: opts.podNames, zones: false });
+  if (s === null || typeof s === 'string') return s;
+  const labels = (meta(obj, true) as Meta).labels;
+  return {
+    ...s,
+    service: str(labels[MCS_SERVICE_LABEL]) ?? '',
+    clusterId: str(labels[MCS_CLUSTER_LABEL]) ?? '',
+    triggerTime: null,
+  };
 }

@@ -41,6 +41,11 @@ export class KubernetesHandler implements Handler {
   readonly resolver: Resolver;
   readonly cache = new AnswerCache();
   private readonly unsubscribe: () => void;
+  /**
+   * The plugin's zones that are multicluster zones (§8.4), whose SOA carries the multicluster
+   * serial; null without `multicluster`, so that the cluster zone's replies cost one test more.
+   */
+  private readonly multiclusterZones: ReadonlySet<string> | null;
 
   constructor(
     readonly cfg: HandlerConfig,
@@ -51,6 +56,8 @@ export class KubernetesHandler implements Handler {
     readonly upstream: UpstreamLookup | null,
   ) {
     this.resolver = new Resolver(cfg);
+    const mc = cfg.zones.filter((z) => this.resolver.isMulticluster(z));
+    this.multiclusterZones = mc.length ? new Set(mc) : null;
     this.unsubscribe = store.subscribe((deps) => this.onChange(deps));
   }
 
@@ -82,6 +89,11 @@ export class KubernetesHandler implements Handler {
         if (zone !== undefined) this.build(lname, qtype, zone);
       }
     });
+  }
+
+  /** The SOA serial of `zone` (one of the plugin's zones, lower-case). */
+  serialOf(zone: string): number {
+    return this.multiclusterZones?.has(zone) === true ? this.store.multiclusterSerial : this.store.serial;
   }
 
   /** Stop following store changes (instance replaced). */
@@ -127,7 +139,8 @@ export class KubernetesHandler implements Handler {
           q.proto === 'udp'
             ? fitEntry(e, sizeLimit(q.req, 'udp') - (q.req.edns ? 11 + q.req.edns.options.length : 0))
             : e;
-        q.writeWire(materialize(fit, q.id, q.req.flags, q.raw, q.req.questionEnd, rcode, this.store.serial), PLUGIN);
+        const serial = this.multiclusterZones === null ? this.store.serial : this.serialOf(zone);
+        q.writeWire(materialize(fit, q.id, q.req.flags, q.raw, q.req.questionEnd, rcode, serial), PLUGIN);
         return rcode;
       }
     }
@@ -156,7 +169,7 @@ export class KubernetesHandler implements Handler {
         qclass,
         rcode,
         [],
-        [this.resolver.soa(zoneText, this.store.serial)],
+        [this.resolver.soa(zoneText, this.serialOf(zoneText.toLowerCase()))],
         [],
       );
     }
@@ -171,7 +184,7 @@ export class KubernetesHandler implements Handler {
       q.qtype,
       zone,
       zoneText,
-      this.store.serial,
+      this.serialOf(zone),
     );
     if (out.nameError) {
       if (fallsThrough(this.cfg.fallthrough, q.lname)) return nextOrFailure(PLUGIN, this.next, q);

@@ -103,6 +103,7 @@ function handlerConfig(cfg: KubernetesConfig, ips: string[], search: string[]): 
     localIPs: ips,
     fallthrough: cfg.fallthrough,
     searchDomains: search,
+    multiclusterZones: cfg.multiclusterZones,
   };
 }
 

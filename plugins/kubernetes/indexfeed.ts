@@ -19,7 +19,14 @@ export function indexFeedChannel(key: string): ReplicationChannel<IndexFeed> {
   return { key, parse: parseIndexFeed };
 }
 
-const KINDS: ReadonlySet<string> = new Set<Kind>(['services', 'endpointslices', 'namespaces', 'pods']);
+const KINDS: ReadonlySet<string> = new Set<Kind>([
+  'services',
+  'endpointslices',
+  'namespaces',
+  'pods',
+  'serviceimports',
+  'mcslices',
+]);
 
 function isKind(v: unknown): v is Kind {
   return typeof v === 'string' && KINDS.has(v);
@@ -39,16 +46,23 @@ function feedError(why: string): Error {
 
 function update(v: unknown): SharedIndexUpdate {
   if (!isObj(v)) throw feedError('update is not an object');
-  const { deps, serial, externalSerial, generation, snapshot } = v;
+  const { deps, serial, externalSerial, multiclusterSerial, generation, snapshot } = v;
   if (!Array.isArray(deps)) throw feedError('change keys are not a list');
   const keys = deps.map((d: unknown): ChangeKey => {
     const k = parseChangeKey(d);
     if (k === null) throw feedError(`not a change key: ${String(d)}`);
     return k;
   });
-  if (typeof serial !== 'number' || typeof externalSerial !== 'number') throw feedError('serials are not numbers');
+  if (typeof serial !== 'number' || typeof externalSerial !== 'number' || typeof multiclusterSerial !== 'number')
+    throw feedError('serials are not numbers');
   if (snapshot !== undefined && snapshot !== true) throw feedError('snapshot flag is not true');
-  const base = { deps: keys, serial, externalSerial, ...(snapshot === true ? { snapshot: true as const } : {}) };
+  const base = {
+    deps: keys,
+    serial,
+    externalSerial,
+    multiclusterSerial,
+    ...(snapshot === true ? { snapshot: true as const } : {}),
+  };
   if (generation === undefined) return base;
   if (!isObj(generation) || !(generation['sab'] instanceof SharedArrayBuffer))
     throw feedError('generation has no SharedArrayBuffer');

@@ -7,7 +7,7 @@
 import type { Logger } from '../../src/log.js';
 import type { Offer, ReplicationSource } from '../../src/server/replication.js';
 import { ApiClient, credentialRequest } from './client.js';
-import { toNamespace, toPod, toService, toSlice } from './convert.js';
+import { MCS_SERVICE_LABEL, toMcSlice, toNamespace, toPod, toService, toServiceImport, toSlice } from './convert.js';
 import { indexFeedChannel, type IndexFeed } from './indexfeed.js';
 import type { KubeIndex, WatchSettings } from './kubeindex.js';
 import { programmingDuration } from './metrics.js';
@@ -119,6 +119,25 @@ export class KubeIndexSource implements KubeIndex {
         convert: toPod,
       });
     }
+    if (s.multicluster) {
+      // As CoreDNS 1.15.0's controller: every EndpointSlice carrying the multicluster service-name
+      // label (within `labels`), whatever `noendpoints` says, and the ServiceImports selected by
+      // `namespace_labels` — CoreDNS passes the namespace selector to the import watch.
+      this.add(client, {
+        kind: 'mcslices',
+        path: '/apis/discovery.k8s.io/v1/endpointslices',
+        labelSelector: s.labels ? `${s.labels},${MCS_SERVICE_LABEL}` : MCS_SERVICE_LABEL,
+        fieldSelector: null,
+        convert: (o) => toMcSlice(o, { podNames: s.podNames, zones: false }),
+      });
+      this.add(client, {
+        kind: 'serviceimports',
+        path: '/apis/multicluster.x-k8s.io/v1alpha1/serviceimports',
+        labelSelector: s.namespaceLabels,
+        fieldSelector: null,
+        convert: toServiceImport,
+      });
+    }
     if (this.replication) {
       // Offered before the first event: every change of the store is flushed to the copy.
       const writer = new SharedIndexWriter(this.store);
@@ -136,6 +155,7 @@ export class KubeIndexSource implements KubeIndex {
       deps: [],
       serial: this.store.serial,
       externalSerial: this.store.externalSerial,
+      multiclusterSerial: this.store.multiclusterSerial,
       generation: writer.generation,
       snapshot: true,
     };
@@ -154,7 +174,12 @@ export class KubeIndexSource implements KubeIndex {
     r.offer.publish({
       op: 'shared',
       listed: [...this.listed],
-      update: update ?? { deps: [], serial: this.store.serial, externalSerial: this.store.externalSerial },
+      update: update ?? {
+        deps: [],
+        serial: this.store.serial,
+        externalSerial: this.store.externalSerial,
+        multiclusterSerial: this.store.multiclusterSerial,
+      },
     });
   }
 

@@ -24,6 +24,8 @@ export interface WatchSettings extends ClientSettings {
   zonal: boolean;
   /** `endpoint_pod_names`: endpoint pod names are DNS data. */
   podNames: boolean;
+  /** `multicluster`: ServiceImports and multicluster EndpointSlices are watched (docs/records.md §8.4). */
+  multicluster: boolean;
   /** Liveness bound, backoff and list page bound of the watches (defaults in watch.ts; tests make them small). */
   tuning?: WatchTuning;
 }

@@ -13,7 +13,7 @@ import { ipFromReverseName, isSubdomain, toPacketName } from '../../src/dns/name
 import { addressAt, addressCount, addressIs } from './addresses.js';
 import { changeKey, type ChangeKey } from './changekeys.js';
 import { serviceKey, type IndexReader } from './store.js';
-import type { PodMode, PortRec, ServiceRec, SliceRec } from './types.js';
+import type { ImportRec, McSliceRec, PodMode, PortRec, ServiceRec, SliceRec } from './types.js';
 
 export interface ResolveConfig {
   /** Plugin zones, lower-case absolute. */
@@ -30,6 +30,8 @@ export interface ResolveConfig {
   readonly zonal?: boolean;
   /** The server's own non-loopback IPs (NS records, §3.2). */
   readonly localIPs: readonly string[];
+  /** `multicluster` zones (§8.4), lower-case absolute; each is one of `zones`. */
+  readonly multiclusterZones?: readonly string[];
 }
 
 /** Index access that records the change keys an answer read (changekeys.ts). */
@@ -68,6 +70,18 @@ export class View {
   slicesByAddr(ip: string): SliceRec[] {
     this.dep(changeKey.address(ip));
     return this.index.slicesWithAddress(ip);
+  }
+
+  serviceImport(name: string, ns: string): ImportRec | undefined {
+    const k = serviceKey(name, ns);
+    this.dep(changeKey.import(k));
+    return this.index.importByKey(k);
+  }
+
+  mcSlicesOf(name: string, ns: string): McSliceRec[] {
+    const k = serviceKey(name, ns);
+    this.dep(changeKey.mcslices(k));
+    return this.index.mcSlicesOfImport(k);
   }
 
   podNamespacesByIP(ip: string): string[] {
@@ -116,6 +130,8 @@ export interface Parsed {
   namespace: string;
   service: string;
   endpoint: string;
+  /** The cluster ID of a multicluster endpoint name (`<endpoint>.<cluster>.<svc>…`, §8.4), else ''. */
+  cluster: string;
   port: string;
   protocol: string;
   /** `zonal` names: the topology zone and the directive (`pin`/`prefer`), else ''. */
@@ -139,13 +155,17 @@ function stripUnderscore(s: string): string {
   return s.startsWith('_') ? s.slice(1) : s;
 }
 
-/** parse.go `parseRequest`: null = errInvalidRequest. */
-export function parse(base: string, zonal: boolean): Parsed | null {
+/**
+ * parse.go `parseRequest`: null = errInvalidRequest. In a multicluster zone two labels left of the
+ * service are `<endpoint>.<cluster>` unless either starts with `_`, and zonal names are not defined.
+ */
+export function parse(base: string, zonal: boolean, multicluster = false): Parsed | null {
   const r: Parsed = {
     podOrSvc: '',
     namespace: '',
     service: '',
     endpoint: '',
+    cluster: '',
     port: '',
     protocol: '',
     topoZone: '',
@@ -163,10 +183,16 @@ export function parse(base: string, zonal: boolean): Parsed | null {
   if (--last < 0) return r;
   if (last === 0) r.endpoint = segs[0]!;
   else if (last === 1) {
-    r.protocol = stripUnderscore(segs[1]!);
-    r.port = stripUnderscore(segs[0]!);
+    if (!multicluster || segs[1]!.startsWith('_') || segs[0]!.startsWith('_')) {
+      r.protocol = stripUnderscore(segs[1]!);
+      r.port = stripUnderscore(segs[0]!);
+    } else {
+      r.cluster = segs[1]!;
+      r.endpoint = segs[0]!;
+    }
   } else if (
     zonal &&
+    !multicluster &&
     segs[last] === '_zone' &&
     (segs[last - 1] === 'pin' || segs[last - 1] === 'prefer') &&
     r.podOrSvc === 'svc'
@@ -213,15 +239,66 @@ export class Resolver {
     return v.namespaceExists(ns);
   }
 
+  /** `zone` (one of the plugin's zones) is a multicluster zone or inside one (CoreDNS's Zones.Contains). */
+  isMulticluster(zone: string): boolean {
+    const mc = this.cfg.multiclusterZones;
+    return mc !== undefined && mc.length > 0 && mc.some((z) => isSubdomain(zone, z));
+  }
+
   /** kubernetes.go `Records`. */
   records(v: View, lname: string, zone: string, zoneText: string): Lookup {
-    const r = parse(baseOf(lname, zone), this.cfg.zonal === true);
+    const multicluster = this.isMulticluster(zone);
+    const r = parse(baseOf(lname, zone), this.cfg.zonal === true, multicluster);
     if (!r) return NX;
     if (r.podOrSvc === '') return OK_EMPTY;
     if (isReverseName(lname)) return NX;
     if (!this.exposed(v, r.namespace)) return NX;
     if (r.podOrSvc === 'pod') return this.findPods(v, r, zoneText);
-    return this.findServices(v, r, zoneText);
+    return multicluster ? this.findImports(v, r, zoneText) : this.findServices(v, r, zoneText);
+  }
+
+  /**
+   * kubernetes.go `findMultiClusterServices` (§8.4): a ClusterSetIP import answers its IPs, a
+   * headless one (and an endpoint name under either) the ready endpoints of its multicluster
+   * EndpointSlices, named `<endpoint>.<cluster>.<svc>.<ns>.svc.<zone>`.
+   */
+  private findImports(v: View, r: Parsed, zoneText: string): Lookup {
+    if (r.service === '') return OK_EMPTY;
+    const imp = v.serviceImport(r.service, r.namespace);
+    if (!imp) return NX;
+    const headless = imp.type === 'Headless';
+    let slices: McSliceRec[] | null = null;
+    if (this.cfg.ignoreEmptyService && !headless) {
+      slices = v.mcSlicesOf(imp.name, imp.namespace);
+      if (!slices.some((s) => addressCount(s.addresses) > 0)) return NX;
+    }
+    const entries: Entry[] = [];
+    let found = false;
+    if (headless || r.endpoint !== '') {
+      slices ??= v.mcSlicesOf(imp.name, imp.namespace);
+      for (const s of slices) {
+        const ports = s.ports.length ? s.ports : NO_PORTS;
+        if (r.endpoint !== '' && r.cluster !== s.clusterId.toLowerCase()) continue;
+        for (let i = 0; i < addressCount(s.addresses); i++) {
+          const epName = this.endpointName(s, i);
+          if (r.endpoint !== '' && r.endpoint !== epName.toLowerCase()) continue;
+          const target = join(`${epName}.${s.clusterId}.${imp.name}.${imp.namespace}.svc`, zoneText);
+          for (const p of ports) {
+            if (!matchPortAndProtocol(r.port, p, r.protocol)) continue;
+            found = true;
+            entries.push({ host: addressAt(s.addresses, i), port: p.port, target });
+          }
+        }
+      }
+      return found ? { entries, err: false } : NX;
+    }
+    const svcName = join(`${imp.name}.${imp.namespace}.svc`, zoneText);
+    for (const p of imp.ports) {
+      if (!matchPortAndProtocol(r.port, p, r.protocol)) continue;
+      found = true;
+      for (const ip of imp.ips) entries.push({ host: ip, port: p.port, target: svcName });
+    }
+    return found ? { entries, err: false } : NX;
   }
 
   private findPods(v: View, r: Parsed, zoneText: string): Lookup {

@@ -79,6 +79,12 @@ describe('kubernetes setup', () => {
     ],
     ['kubernetes cluster.local { pods insecure\n}', { podMode: 'insecure' }],
     ['kubernetes {\n zonal\n}', { zonal: true }],
+    [
+      'kubernetes cluster.local CLUSTERSET.local {\n multicluster clusterset.local.\n}',
+      { zones: ['cluster.local.', 'clusterset.local.'], multiclusterZones: ['clusterset.local.'] },
+    ],
+    // CoreDNS: without arguments the option names no zone (it does not take the plugin's).
+    ['kubernetes cluster.local clusterset.local {\n multicluster\n}', { multiclusterZones: [] }],
   ];
   for (const [text, want] of ok) {
     it(`accepts ${JSON.stringify(text)}`, () => {
@@ -122,7 +128,14 @@ describe('kubernetes setup', () => {
     ['kubernetes cluster.local {\n pods insecure }\n', /Wrong argument count/],
     ['kubernetes {\n zonal\n noendpoints\n}', /zonal and noendpoints cannot both be set/],
     ['kubernetes {\n zonal x\n}', /Wrong argument count/],
-    ['kubernetes {\n multicluster clusterset.local\n}', /property 'multicluster' is not supported/],
+    [
+      'kubernetes {\n multicluster clusterset.local\n}',
+      /Corefile:2 - Error during parsing: is not authoritative for the multicluster zone clusterset.local. \(authoritative zones: \[cluster.local.\]\)$/,
+    ],
+    [
+      'kubernetes cluster.local clusterset.local {\n multicluster sub.clusterset.local\n}',
+      /is not authoritative for the multicluster zone sub.clusterset.local. \(authoritative zones: \[cluster.local. clusterset.local.\]\)/,
+    ],
   ];
   for (const [text, re] of bad) {
     it(`rejects ${JSON.stringify(text)}`, () => {

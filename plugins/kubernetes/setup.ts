@@ -44,6 +44,8 @@ export interface KubernetesConfig {
   apiserverBurst: number;
   apiserverMaxInflight: number;
   zonal: boolean;
+  /** `multicluster` zones (docs/records.md §8.4), each one of `zones`; empty when off. */
+  multiclusterZones: string[];
 }
 
 export function defaultConfig(zones: readonly string[]): KubernetesConfig {
@@ -67,6 +69,7 @@ export function defaultConfig(zones: readonly string[]): KubernetesConfig {
     apiserverBurst: 0,
     apiserverMaxInflight: 0,
     zonal: false,
+    multiclusterZones: [],
   };
 }
 
@@ -139,9 +142,9 @@ export const KUBERNETES_OPTIONS = directive('kubernetes', {
       min: 1,
     }),
     option('zonal'),
+    option('multicluster', { rest: str('ZONES'), min: 0 }),
   ],
-  unknown: (name) =>
-    name === 'multicluster' ? `property '${name}' is not supported by this server` : `unknown property '${name}'`,
+  unknown: (name) => `unknown property '${name}'`,
 });
 
 /** A label selector option, normalised to the API's query form (null when absent). */
@@ -196,6 +199,16 @@ function stanza(occ: ParsedOccurrence, blockZones: readonly string[], log: Logge
   // The options that depend on each other.
   if (cfg.namespaces && cfg.namespaceLabels)
     throw occ.error(occ.last('namespace_labels')!, 'namespaces and namespace_labels cannot both be set');
+  const multicluster = occ.last('multicluster');
+  // CoreDNS: zones from the arguments only (none: the option does nothing), each one of the
+  // plugin's own zones as written.
+  if (multicluster) cfg.multiclusterZones = normalizeZoneArgs(multicluster.raw as string[]);
+  for (const z of cfg.multiclusterZones)
+    if (!cfg.zones.includes(z))
+      throw occ.error(
+        multicluster!,
+        `is not authoritative for the multicluster zone ${z} (authoritative zones: [${cfg.zones.join(' ')}])`,
+      );
   if (cfg.zonal && cfg.noEndpoints)
     throw occ.error(occ.last('noendpoints')!, 'zonal and noendpoints cannot both be set');
   const primary = cfg.zones.find((z) => !isReverseZone(z));
@@ -229,5 +242,6 @@ export function watchSettings(cfg: KubernetesConfig): WatchSettings {
     maxInflight: cfg.apiserverMaxInflight,
     zonal: cfg.zonal,
     podNames: cfg.endpointPodNames,
+    multicluster: cfg.multiclusterZones.length > 0,
   };
 }

@@ -9,7 +9,7 @@ import { endpointColumns } from './convert.js';
 import { SharedIndexReader, SharedIndexWriter } from './sharedindex.js';
 import { EVERYTHING } from './changekeys.js';
 import { serviceKey, Store, type IndexReader } from './store.js';
-import type { ServiceRec, SliceRec } from './types.js';
+import type { ImportRec, McSliceRec, ServiceRec, SliceRec } from './types.js';
 
 const NAMESPACES = ['default', 'kube-system', 'team-a'];
 const SERVICES = ['web', 'db', 'cache', 'api', 'headless', 'gone'];
@@ -34,6 +34,12 @@ function every(reader: IndexReader, ips: readonly string[]): unknown {
         .slicesOfService(k)
         .map((s) => JSON.stringify(answerFields(s)))
         .sort();
+      const imp = reader.importByKey(k);
+      out[`im:${k}`] = imp ? answerFields(imp) : null;
+      out[`m:${k}`] = reader
+        .mcSlicesOfImport(k)
+        .map((s) => JSON.stringify(answerFields(s)))
+        .sort();
     }
   }
   for (const ip of ips) {
@@ -56,6 +62,8 @@ function every(reader: IndexReader, ips: readonly string[]): unknown {
   }
   out['serial'] = reader.serial;
   out['externalSerial'] = reader.externalSerial;
+  out['multiclusterSerial'] = reader.multiclusterSerial;
+  out['importKeys'] = reader.importKeys().sort();
   return out;
 }
 
@@ -79,7 +87,7 @@ function randomChange(store: Store, rnd: () => number, ips: readonly string[], r
       externalIPs: [...new Set(some(2))],
     };
     store.upsert('services', svc);
-  } else if (r < 0.55) {
+  } else if (r < 0.5) {
     const addrs = [...new Set(some(5))];
     const s: SliceRec = {
       name: `${pick(SERVICES)}-${Math.floor(rnd() * 3)}`,
@@ -95,17 +103,42 @@ function randomChange(store: Store, rnd: () => number, ips: readonly string[], r
       triggerTime: null,
     };
     store.upsert('endpointslices', s);
-  } else if (r < 0.65) {
+  } else if (r < 0.58) {
     store.upsert('namespaces', { name: namespace, resourceVersion: rv() });
-  } else if (r < 0.8) {
+  } else if (r < 0.7) {
     store.upsert('pods', {
       name: `pod-${Math.floor(rnd() * 8)}`,
       namespace,
       resourceVersion: rv(),
       ips: [...new Set(some(2))],
     });
+  } else if (r < 0.76) {
+    // A ServiceImport (`multicluster`): its type and ports move the multicluster serial, its IPs not.
+    const imp: ImportRec = {
+      name: pick(SERVICES),
+      namespace,
+      resourceVersion: rv(),
+      type: rnd() < 0.3 ? 'Headless' : 'ClusterSetIP',
+      ips: [...new Set(some(2))],
+      ports: [{ name: 'http', port: 80 + Math.floor(rnd() * 2), protocol: 'TCP' }],
+    };
+    store.upsert('serviceimports', imp);
+  } else if (r < 0.84) {
+    const addrs = [...new Set(some(4))];
+    const s: McSliceRec = {
+      name: `imported-${Math.floor(rnd() * 4)}`,
+      namespace,
+      resourceVersion: rv(),
+      service: pick(SERVICES),
+      addressType: 'IPv4',
+      ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      ...endpointColumns(addrs.map((address, i) => ({ address, hostname: i % 2 ? `h${i}` : undefined }))),
+      triggerTime: null,
+      clusterId: pick(['c1', 'c2']),
+    };
+    store.upsert('mcslices', s);
   } else {
-    const kind = pick(['services', 'endpointslices', 'namespaces', 'pods'] as const);
+    const kind = pick(['services', 'endpointslices', 'namespaces', 'pods', 'serviceimports', 'mcslices'] as const);
     const keys = [...store.keys(kind)];
     if (keys.length) store.remove(kind, pick(keys));
   }
@@ -128,7 +161,7 @@ describe('the index in shared memory', () => {
       // An empty change (a pod without IPs) invalidates nothing; the threads are not told of it.
       store.subscribe((d) => d.size && storeDeps.push([...d].sort()));
       reader.subscribe((d) => readerDeps.push([...d].sort()));
-      reader.apply({ deps: [], serial: 0, externalSerial: 0, generation: writer.generation });
+      reader.apply({ deps: [], serial: 0, externalSerial: 0, multiclusterSerial: 0, generation: writer.generation });
       let generations = 1;
       for (let step = 0; step < 1500; step++) {
         randomChange(store, rnd, ips, rv);
@@ -180,10 +213,24 @@ describe('the index in shared memory', () => {
     const reader = new SharedIndexReader();
     const heard: ReadonlySet<string>[] = [];
     reader.subscribe((d) => heard.push(d));
-    reader.apply({ deps: [], serial: 0, externalSerial: 0, generation: writer.generation, snapshot: true });
+    reader.apply({
+      deps: [],
+      serial: 0,
+      externalSerial: 0,
+      multiclusterSerial: 0,
+      generation: writer.generation,
+      snapshot: true,
+    });
     // The first snapshot: nothing was computed yet, nothing to drop.
     expect(heard).toEqual([]);
-    reader.apply({ deps: [], serial: 0, externalSerial: 0, generation: writer.generation, snapshot: true });
+    reader.apply({
+      deps: [],
+      serial: 0,
+      externalSerial: 0,
+      multiclusterSerial: 0,
+      generation: writer.generation,
+      snapshot: true,
+    });
     expect(heard).toEqual([EVERYTHING]);
   });
 

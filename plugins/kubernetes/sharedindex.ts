@@ -15,18 +15,20 @@
  *   address    [services with that cluster IP, services with a slice holding that address]
  *   namespace  '1'                          pod        [namespace, name] of the pods with that IP
  *   external   services with that external address (k8s_external)
+ *   import     the ServiceImport           mcslices   its multicluster slices, whole, with their cluster
  */
 import { SharedTableReader, SharedTableWriter, type SharedTableGeneration } from '../../src/util/sharedtable.js';
 import { addressCount, addressIs, type PackedAddresses } from './addresses.js';
 import { changeKey, changeKeyParts, EVERYTHING, type ChangeKey, type ChangeListener } from './changekeys.js';
 import { serviceKey, type IndexReader, type PodRef, type Store } from './store.js';
-import type { PortRec, ServiceRec, SliceRec } from './types.js';
+import type { ImportRec, McSliceRec, PortRec, ServiceRec, SliceRec } from './types.js';
 
 /** One change as it crosses to the query threads: the store's change keys, the serials, and a new generation when there is one. */
 export interface SharedIndexUpdate {
   readonly deps: readonly ChangeKey[];
   readonly serial: number;
   readonly externalSerial: number;
+  readonly multiclusterSerial: number;
   readonly generation?: SharedTableGeneration;
   /** A whole index (a subscription's start): whatever a reader computed before is dropped. */
   readonly snapshot?: true;
@@ -45,6 +47,9 @@ type SliceRow = [
   readonly string[] | null,
   readonly string[] | null,
 ];
+
+type ImportRow = [string, string, string, readonly string[], PortRow[]];
+type McSliceRow = [...SliceRow, string];
 
 const portRows = (ports: readonly PortRec[]): PortRow[] => ports.map((p) => [p.name, p.port, p.protocol]);
 const portRecs = (rows: readonly PortRow[]): PortRec[] =>
@@ -81,40 +86,60 @@ function decodeService(text: string): ServiceRec {
   };
 }
 
+const sliceRow = (s: SliceRec): SliceRow => [
+  s.name,
+  s.namespace,
+  s.service,
+  s.addressType,
+  portRows(s.ports),
+  s.addresses,
+  s.hostnames,
+  s.podNames,
+  s.zones,
+];
+
+function sliceRec([name, namespace, service, addressType, ports, addresses, hostnames, podNames, zones]:
+  | SliceRow
+  | McSliceRow): SliceRec {
+  return {
+    name,
+    namespace,
+    resourceVersion: '',
+    service,
+    addressType,
+    ports: portRecs(ports),
+    addresses,
+    hostnames,
+    podNames,
+    zones,
+    triggerTime: null,
+  };
+}
+
 function encodeSlices(slices: readonly SliceRec[]): string {
-  return JSON.stringify(
-    slices.map(
-      (s): SliceRow => [
-        s.name,
-        s.namespace,
-        s.service,
-        s.addressType,
-        portRows(s.ports),
-        s.addresses,
-        s.hostnames,
-        s.podNames,
-        s.zones,
-      ],
-    ),
-  );
+  return JSON.stringify(slices.map(sliceRow));
 }
 
 function decodeSlices(text: string): SliceRec[] {
-  return (JSON.parse(text) as SliceRow[]).map(
-    ([name, namespace, service, addressType, ports, addresses, hostnames, podNames, zones]) => ({
-      name,
-      namespace,
-      resourceVersion: '',
-      service,
-      addressType,
-      ports: portRecs(ports),
-      addresses,
-      hostnames,
-      podNames,
-      zones,
-      triggerTime: null,
-    }),
-  );
+  return (JSON.parse(text) as SliceRow[]).map(sliceRec);
+}
+
+function encodeImport(i: ImportRec): string {
+  const row: ImportRow = [i.name, i.namespace, i.type, i.ips, portRows(i.ports)];
+  return JSON.stringify(row);
+}
+
+function decodeImport(text: string): ImportRec {
+  const [name, namespace, type, ips, ports] = JSON.parse(text) as ImportRow;
+  return { name, namespace, resourceVersion: '', type, ips, ports: portRecs(ports) };
+}
+
+function encodeMcSlices(slices: readonly McSliceRec[]): string {
+  return JSON.stringify(slices.map((s): McSliceRow => [...sliceRow(s), s.clusterId]));
+}
+
+function decodeMcSlices(text: string): McSliceRec[] {
+  return (JSON.parse(text) as McSliceRow[]).map((row) => ({ ...sliceRec(row), clusterId: row[9] }));
 }
 
 function holds(s: SliceRec, ip: string): boolean {
@@ -130,6 +155,7 @@ export class SharedIndexWriter {
   private generationSent = true;
   private sentSerial = 0;
   private sentExternalSerial = 0;
+  private sentMulticlusterSerial = 0;
 
   constructor(private readonly store: Store) {
     this.unsubscribe = store.subscribe((deps) => {
@@ -154,10 +180,16 @@ export class SharedIndexWriter {
   flush(): SharedIndexUpdate | null {
     const st = this.store;
     // A change can move the serial without touching a key (a pod without IPs comes or goes).
-    if (this.pending.size === 0 && st.serial === this.sentSerial && st.externalSerial === this.sentExternalSerial)
+    if (
+      this.pending.size === 0 &&
+      st.serial === this.sentSerial &&
+      st.externalSerial === this.sentExternalSerial &&
+      st.multiclusterSerial === this.sentMulticlusterSerial
+    )
       return null;
     this.sentSerial = st.serial;
     this.sentExternalSerial = st.externalSerial;
+    this.sentMulticlusterSerial = st.multiclusterSerial;
     const deps = this.pending;
     this.pending = new Set();
     let rebuilt = deps.size > this.table.stats.keys / 2;
@@ -185,6 +217,7 @@ export class SharedIndexWriter {
       deps: [...deps],
       serial: st.serial,
       externalSerial: st.externalSerial,
+      multiclusterSerial: st.multiclusterSerial,
       ...(generation ? { generation } : {}),
     };
   }
@@ -228,6 +261,14 @@ export class SharedIndexWriter {
         const svcs = external().get(id);
         return svcs ? JSON.stringify(svcs) : null;
       }
+      case 'import': {
+        const imp = st.imports.get(id);
+        return imp ? encodeImport(imp) : null;
+      }
+      case 'mcslices': {
+        const slices = st.mcSlicesOfImport(id);
+        return slices.length ? encodeMcSlices(slices) : null;
+      }
     }
   }
 
@@ -268,6 +309,7 @@ export class SharedIndexWriter {
 export class SharedIndexReader implements IndexReader {
   serial = 0;
   externalSerial = 0;
+  multiclusterSerial = 0;
   private table: SharedTableReader | null = null;
   private readonly listeners = new Set<ChangeListener>();
 
@@ -280,6 +322,7 @@ export class SharedIndexReader implements IndexReader {
     }
     this.serial = u.serial;
     this.externalSerial = u.externalSerial;
+    this.multiclusterSerial = u.multiclusterSerial;
     // A snapshot to a reader that already had an index (the index was offered again while this
     // thread stayed subscribed): the changes between the two are unknown.
     if (u.snapshot && had) {
@@ -346,5 +389,20 @@ export class SharedIndexReader implements IndexReader {
 
   servicesWithExternalIP(ip: string): ServiceRec[] {
     return this.services(this.json<string[]>(changeKey.external(ip)) ?? []);
+  }
+
+  importByKey(key: string): ImportRec | undefined {
+    const v = this.table?.get(changeKey.import(key));
+    return v === undefined ? undefined : decodeImport(v);
+  }
+
+  importKeys(): string[] {
+    const prefix = changeKey.import('');
+    return (this.table?.keys(prefix) ?? []).map((k) => k.slice(prefix.length));
+  }
+
+  mcSlicesOfImport(key: string): McSliceRec[] {
+    const v = this.table?.get(changeKey.mcslices(key));
+    return v === undefined ? [] : decodeMcSlices(v);
   }
 }

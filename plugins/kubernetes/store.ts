@@ -1,14 +1,25 @@
 /**
  * The object index behind the plugin: slim Services, EndpointSlices, Namespaces and Pods with the
  * secondary indexes DNS needs (docs/records.md §8.2): services by `name.namespace` and by
- * cluster IP, slices by `service.namespace` and by address, pods by IP. Fed one event at a time
+ * cluster IP, slices by `service.namespace` and by address, pods by IP; with `multicluster`
+ * (§8.4) also ServiceImports by `name.namespace` and their EndpointSlices by import. Fed one event at a time
  * (`upsert`/`remove`) or by a whole relist (`replace`, which diffs); every change reports the
  * change keys it touched to the listeners (the answer caches, the shared-memory copy), and bumps
  * the SOA serial per §3.3. The keys are changekeys.ts's.
  */
 import { addressAt, addressCount, AddressIndex, MultiIndex } from './addresses.js';
 import { changeKey, type ChangeKey, type ChangeListener } from './changekeys.js';
-import type { Kind, NamespaceRec, PodRec, PortRec, RecOf, ServiceRec, SliceRec } from './types.js';
+import type {
+  ImportRec,
+  Kind,
+  McSliceRec,
+  NamespaceRec,
+  PodRec,
+  PortRec,
+  RecOf,
+  ServiceRec,
+  SliceRec,
+} from './types.js';
 
 /** A pod as the answers need it: who holds an IP. */
 export interface PodRef {
@@ -25,6 +36,8 @@ export interface IndexReader {
   readonly serial: number;
   /** Serial of k8s_external zones. */
   readonly externalSerial: number;
+  /** Serial of multicluster zones (§8.4). */
+  readonly multiclusterSerial: number;
   /** Be told the change keys of every change; returns the unsubscribe. */
   subscribe(fn: ChangeListener): () => void;
   serviceByKey(key: string): ServiceRec | undefined;
@@ -41,6 +54,12 @@ export interface IndexReader {
   podsWithIP(ip: string): PodRef[];
   /** Services with `ip` among their external addresses (k8s_external). */
   servicesWithExternalIP(ip: string): ServiceRec[];
+  /** The ServiceImport with {@link serviceKey} `key` (`multicluster`). */
+  importByKey(key: string): ImportRec | undefined;
+  /** The {@link serviceKey} of every ServiceImport (zone transfers). */
+  importKeys(): string[];
+  /** The multicluster EndpointSlices of the ServiceImport with {@link serviceKey} `key`. */
+  mcSlicesOfImport(key: string): McSliceRec[];
 }
 
 function samePorts(a: readonly PortRec[], b: readonly PortRec[]): boolean {
@@ -85,6 +104,9 @@ export class Store implements IndexReader {
   readonly namespaces = new Map<string, NamespaceRec>();
   readonly pods = new Map<string, PodRec>();
   readonly podsByIP = new AddressIndex();
+  readonly imports = new Map<string, ImportRec>();
+  readonly mcSlices = new Map<string, McSliceRec>();
+  readonly mcSlicesByImport = new MultiIndex();
   /** Zone serial (§3.3): Unix seconds of the last DNS-relevant change; 0 until the first one. */
   serial = 0;
   /**
@@ -92,6 +114,12 @@ export class Store implements IndexReader {
    * external addresses or ports (CoreDNS bumps it on updates only, not on adds and deletes).
    */
   externalSerial = 0;
+  /**
+   * Serial of multicluster zones: Unix seconds of the last update of a ServiceImport or a
+   * multicluster EndpointSlice that changed its DNS data. As in CoreDNS 1.15.0, adding or deleting
+   * one bumps the cluster zone's {@link serial} instead (its informers' Add and Delete handlers).
+   */
+  multiclusterSerial = 0;
   private readonly listeners = new Set<ChangeListener>();
   private pending: Set<ChangeKey> | null = null;
   /** Clock, replaceable by tests. */
@@ -107,6 +135,10 @@ export class Store implements IndexReader {
 
   private bump(): void {
     this.serial = Math.floor(this.now() / 1000) >>> 0;
+  }
+
+  private bumpMulticluster(): void {
+    this.multiclusterSerial = Math.floor(this.now() / 1000) >>> 0;
   }
 
   /** Group the notifications of several changes into one (used for a relist). */
@@ -150,6 +182,13 @@ export class Store implements IndexReader {
         return this.namespaces.keys();
       case 'pods':
         return this.pods.keys();
+      case 'serviceimports': {
+        const out: string[] = [];
+        for (const s of this.imports.values()) out.push(objKey(s));
+        return out.values();
+      }
+      case 'mcslices':
+        return this.mcSlices.keys();
     }
   }
 
@@ -165,6 +204,12 @@ export class Store implements IndexReader {
         return this.namespaces.get(key)?.resourceVersion;
       case 'pods':
         return this.pods.get(key)?.resourceVersion;
+      case 'serviceimports': {
+        const [ns, name] = key.split('/') as [string, string];
+        return this.imports.get(serviceKey(name, ns))?.resourceVersion;
+      }
+      case 'mcslices':
+        return this.mcSlices.get(key)?.resourceVersion;
     }
   }
 
@@ -178,6 +223,10 @@ export class Store implements IndexReader {
         return this.upsertNamespace(rec as NamespaceRec);
       case 'pods':
         return this.upsertPod(rec as PodRec);
+      case 'serviceimports':
+        return this.upsertImport(rec as ImportRec);
+      case 'mcslices':
+        return this.upsertMcSlice(rec as McSliceRec);
     }
   }
 
@@ -194,6 +243,12 @@ export class Store implements IndexReader {
         return this.removeNamespace(key);
       case 'pods':
         return this.removePod(key);
+      case 'serviceimports': {
+        const [ns, name] = key.split('/') as [string, string];
+        return this.removeImport(serviceKey(name, ns));
+      }
+      case 'mcslices':
+        return this.removeMcSlice(key);
     }
   }
 
@@ -366,6 +421,67 @@ export class Store implements IndexReader {
     this.touch(old.ips.map(changeKey.pod));
   }
 
+  private upsertImport(imp: ImportRec): void {
+    const key = serviceKey(imp.name, imp.namespace);
+    const old = this.imports.get(key);
+    if (old && old.resourceVersion === imp.resourceVersion && imp.resourceVersion !== '') return;
+    // CoreDNS's serviceImportEquivalent compares the type and the ports, not the IPs.
+    if (!old) this.bump();
+    else if (old.type !== imp.type || !samePorts(old.ports, imp.ports)) this.bumpMulticluster();
+    this.imports.set(key, imp);
+    this.touch([changeKey.import(key)]);
+  }
+
+  private removeImport(key: string): void {
+    if (!this.imports.delete(key)) return;
+    this.bump();
+    this.touch([changeKey.import(key)]);
+  }
+
+  private upsertMcSlice(s: McSliceRec): void {
+    const key = objKey(s);
+    const old = this.mcSlices.get(key);
+    if (old && old.resourceVersion === s.resourceVersion && s.resourceVersion !== '') return;
+    const deps: ChangeKey[] = [changeKey.mcslices(serviceKey(s.service, s.namespace))];
+    if (old) {
+      this.mcSlicesByImport.delete(serviceKey(old.service, old.namespace), key);
+      deps.push(changeKey.mcslices(serviceKey(old.service, old.namespace)));
+      if (
+        readySignature(old, false) !== readySignature(s, false) ||
+        !samePorts(old.ports, s.ports) ||
+        old.service !== s.service ||
+        old.clusterId !== s.clusterId
+      )
+        this.bumpMulticluster();
+    } else {
+      this.bump();
+    }
+    this.mcSlices.set(key, s);
+    this.mcSlicesByImport.add(serviceKey(s.service, s.namespace), key);
+    this.touch(deps);
+  }
+
+  private removeMcSlice(key: string): void {
+    const old = this.mcSlices.get(key);
+    if (!old) return;
+    this.mcSlices.delete(key);
+    this.mcSlicesByImport.delete(serviceKey(old.service, old.namespace), key);
+    this.bump();
+    this.touch([changeKey.mcslices(serviceKey(old.service, old.namespace))]);
+  }
+
+  importByKey(key: string): ImportRec | undefined {
+    return this.imports.get(key);
+  }
+
+  importKeys(): string[] {
+    return [...this.imports.keys()];
+  }
+
+  mcSlicesOfImport(key: string): McSliceRec[] {
+    return this.recordsOf(this.mcSlicesByImport.get(key), this.mcSlices);
+  }
+
   serviceKeys(): string[] {
     return [...this.services.keys()];
   }
@@ -418,6 +534,8 @@ export class Store implements IndexReader {
     }
     for (const ns of this.namespaces.keys()) out.add(changeKey.namespace(ns));
     for (const p of this.pods.values()) for (const ip of p.ips) out.add(changeKey.pod(ip));
+    for (const k of this.imports.keys()) out.add(changeKey.import(k));
+    for (const s of this.mcSlices.values()) out.add(changeKey.mcslices(serviceKey(s.service, s.namespace)));
     return out;
   }
 

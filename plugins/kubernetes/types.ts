@@ -81,7 +81,31 @@ export interface PodRec {
   readonly ips: readonly string[];
 }
 
-export type Kind = 'services' | 'endpointslices' | 'namespaces' | 'pods';
+/**
+ * A ServiceImport of `multicluster.x-k8s.io/v1alpha1` (`multicluster`, docs/records.md §8.4): what
+ * CoreDNS 1.15.0's object.ToServiceImport keeps.
+ */
+export interface ImportRec {
+  readonly name: string;
+  readonly namespace: string;
+  readonly resourceVersion: string;
+  /** `spec.type` as written (`ClusterSetIP`, `Headless`; '' when absent). */
+  readonly type: string;
+  /** `spec.ips`, canonical. */
+  readonly ips: readonly string[];
+  readonly ports: readonly PortRec[];
+}
+
+/**
+ * An EndpointSlice labelled `multicluster.kubernetes.io/service-name` (`multicluster`): the slice's
+ * DNS data, with `service` read from that label instead of `kubernetes.io/service-name`.
+ */
+export interface McSliceRec extends SliceRec {
+  /** Label `multicluster.kubernetes.io/source-cluster` ('' when missing). */
+  readonly clusterId: string;
+}
+
+export type Kind = 'services' | 'endpointslices' | 'namespaces' | 'pods' | 'serviceimports' | 'mcslices';
 
 export type RecOf<K extends Kind> = K extends 'services'
   ? ServiceRec
@@ -89,6 +113,10 @@ export type RecOf<K extends Kind> = K extends 'services'
     ? SliceRec
     : K extends 'namespaces'
       ? NamespaceRec
-      : PodRec;
+      : K extends 'serviceimports'
+        ? ImportRec
+        : K extends 'mcslices'
+          ? McSliceRec
+          : PodRec;
 
 export type PodMode = 'disabled' | 'insecure' | 'verified';

@@ -42,7 +42,13 @@ describe('kubernetes zone transfer records', () => {
     const store = fixtureStore();
     const writer = new SharedIndexWriter(store);
     const reader = new SharedIndexReader();
-    reader.apply({ deps: [], serial: store.serial, externalSerial: 0, generation: writer.generation });
+    reader.apply({
+      deps: [],
+      serial: store.serial,
+      externalSerial: 0,
+      multiclusterSerial: 0,
+      generation: writer.generation,
+    });
     expect(reader.serviceKeys().sort()).toEqual(store.serviceKeys().sort());
     const fromStore = [...kubernetesTransfer(store, resolver, 'cluster.local.', 0)].flat().map(text);
     const fromThread = [...kubernetesTransfer(reader, resolver, 'cluster.local.', 0)].flat().map(text);

@@ -5,6 +5,11 @@
  * EndpointSlice, an ExternalName Service's CNAME; the SOA again. What CoreDNS leaves out stays out:
  * pod records, reverse zones, PTR, Services without endpoints, ExternalNames that are IPs.
  *
+ * A multicluster zone (docs/records.md §8.4) lists ServiceImports instead: an import with IPs as a
+ * ClusterIP Service, one without by the endpoints of its multicluster EndpointSlices — named
+ * `<endpoint>.<svc>.<ns>.svc.<zone>`, without the cluster label the queries use, and with the
+ * cluster zone's serial in the SOA, both as CoreDNS 1.15.0 does.
+ *
  * A generator: one Service is read from the index (the store, or the shared-memory copy in a query
  * thread) and turned into records when the transfer asks for the next batch, so a transfer of a
  * large cluster never holds more than the sorted list of Service keys and one message
@@ -16,7 +21,7 @@ import { toPacketName } from '../../src/dns/name.js';
 import { addressAt, addressCount } from './addresses.js';
 import { join, View, type Resolver } from './resolve.js';
 import type { IndexReader } from './store.js';
-import type { PortRec, ServiceRec, SliceRec } from './types.js';
+import type { ImportRec, PortRec, ServiceRec, SliceRec } from './types.js';
 
 function address(name: string, ip: string, ttl: number): Answer {
   return isIP(ip) === 4
@@ -66,18 +71,31 @@ function* serviceRecords(
   }
   if (svc.type !== 'ClusterIP' && svc.type !== 'NodePort' && svc.type !== 'LoadBalancer') return;
   if (!svc.headless && svc.clusterIPs.length > 0) {
-    const out: Answer[] = [];
-    for (const ip of svc.clusterIPs) out.push(address(base, ip, ttl));
-    for (const p of svc.ports) {
-      // Every port, named or not, as `svc.ns.svc.zone` SRV (peer-finder, coredns#823); named ports
-      // also under `_proto._name.`.
-      out.push(srv(base, 100, p.port, base, ttl));
-      if (p.name !== '') out.push(srv(portPrefix(p) + base, 100, p.port, base, ttl));
-    }
-    yield out;
+    yield clusterIPRecords(base, svc.clusterIPs, svc.ports, ttl);
     return;
   }
-  for (const s of slices()) {
+  yield* endpointRecords(base, slices(), resolver, ttl);
+}
+
+function clusterIPRecords(base: string, ips: readonly string[], ports: readonly PortRec[], ttl: number): Answer[] {
+  const out: Answer[] = [];
+  for (const ip of ips) out.push(address(base, ip, ttl));
+  for (const p of ports) {
+    // Every port, named or not, as `svc.ns.svc.zone` SRV (peer-finder, coredns#823); named ports
+    // also under `_proto._name.`.
+    out.push(srv(base, 100, p.port, base, ttl));
+    if (p.name !== '') out.push(srv(portPrefix(p) + base, 100, p.port, base, ttl));
+  }
+  return out;
+}
+
+function* endpointRecords(
+  base: string,
+  slices: readonly SliceRec[],
+  resolver: Resolver,
+  ttl: number,
+): Generator<Answer[]> {
+  for (const s of slices) {
     const n = addressCount(s.addresses);
     const weight = srvWeight(n);
     const out: Answer[] = [];
@@ -121,8 +139,7 @@ export function* kubernetesTransfer(
   yield ns.map((a) => address(a.name, a.ip, 0));
   const namespaces = resolver.cfg.namespaces;
   // Sorted by name as CoreDNS does (its sort is not stable; the namespace orders equal names here).
-  const keys = index
-    .serviceKeys()
+  const keys = (resolver.isMulticluster(zone) ? index.importKeys() : index.serviceKeys())
     .map((k) => {
       const dot = k.lastIndexOf('.');
       return { key: k, name: k.slice(0, dot), namespace: k.slice(dot + 1) };
@@ -130,12 +147,34 @@ export function* kubernetesTransfer(
     .sort((a, b) =>
       a.name < b.name ? -1 : a.name > b.name ? 1 : a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0,
     );
+  const multicluster = resolver.isMulticluster(zone);
   for (const k of keys) {
     if (namespaces !== null && !namespaces.has(k.namespace)) continue;
     if (!index.hasNamespace(k.namespace)) continue;
+    if (multicluster) {
+      const imp = index.importByKey(k.key);
+      if (imp !== undefined) yield* importRecords(imp, () => index.mcSlicesOfImport(k.key), resolver, zone, ttl);
+      continue;
+    }
     const svc = index.serviceByKey(k.key);
     if (svc === undefined) continue;
     yield* serviceRecords(svc, () => index.slicesOfService(k.key), resolver, zone, ttl);
   }
   yield [soa];
+}
+
+/** xfr.go `transferMultiClusterServices` for one import: by its IPs when it has any, else its endpoints. */
+function* importRecords(
+  imp: ImportRec,
+  slices: () => SliceRec[],
+  resolver: Resolver,
+  zone: string,
+  ttl: number,
+): Generator<Answer[]> {
+  const base = join(`${imp.name}.${imp.namespace}.svc`, zone);
+  if (imp.ips.length > 0) {
+    yield clusterIPRecords(base, imp.ips, imp.ports, ttl);
+    return;
+  }
+  yield* endpointRecords(base, slices(), resolver, ttl);
 }

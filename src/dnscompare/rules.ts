@@ -66,7 +66,7 @@ export const TOLERANCE_RULES: readonly ToleranceRule[] = [
       kinds: ['answer', 'authority', 'additional', 'size'],
       plugins: ['kubernetes'],
       qtypes: ['NS'],
-      qname: /^(cluster\.local|in-addr\.arpa|ip6\.arpa)\.$/,
+      qname: /^(cluster\.local|clusterset\.local|in-addr\.arpa|ip6\.arpa)\.$/,
       mixedCase: true,
     },
   },

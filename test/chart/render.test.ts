@@ -268,6 +268,37 @@ describe('default render (kube-system, release clusterdns)', () => {
     expect(granted.sort()).toEqual(['/namespaces', '/pods', '/services', 'discovery.k8s.io/endpointslices']);
   });
 
+  it('grants list+watch on mcs-api serviceimports when a kubernetes block has multicluster, or rbac.multicluster', () => {
+    const grantedBy = (o: Parameters<typeof render>[0]): string[] => {
+      const out: string[] = [];
+      for (const rule of arr(one(render(o), 'ClusterRole'), 'rules')) {
+        expect(at(rule, 'verbs')).toEqual(['list', 'watch']);
+        for (const g of arr(rule, 'apiGroups'))
+          for (const r of arr(rule, 'resources')) out.push(`${String(g)}/${String(r)}`);
+      }
+      return out.sort();
+    };
+    const base = ['/namespaces', '/pods', '/services', 'discovery.k8s.io/endpointslices'];
+    const withImports = [...base, 'multicluster.x-k8s.io/serviceimports'].sort();
+    const server = (configBlock: string) => ({
+      servers: [
+        {
+          zones: [{ zone: '.' }],
+          port: 53,
+          plugins: [
+            { name: 'errors' },
+            { name: 'health' },
+            { name: 'ready' },
+            { name: 'kubernetes', parameters: 'cluster.local clusterset.local in-addr.arpa ip6.arpa', configBlock },
+          ],
+        },
+      ],
+    });
+    expect(grantedBy({ values: server('pods insecure\nmulticluster clusterset.local') })).toEqual(withImports);
+    expect(grantedBy({ values: server('pods insecure\nfallthrough in-addr.arpa ip6.arpa') })).toEqual(base);
+    expect(grantedBy({ set: ['rbac.multicluster=true'] })).toEqual(withImports);
+  });
+
   it('binds the ClusterRole to the dedicated ServiceAccount the pods use', () => {
     const sa = one(objs, 'ServiceAccount');
     const crb = one(objs, 'ClusterRoleBinding');

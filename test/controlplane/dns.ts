@@ -46,6 +46,8 @@ export interface DnsOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra lines inside the kubernetes block. */
   extra?: string[];
+  /** The kubernetes plugin's zones (default `cluster.local in-addr.arpa ip6.arpa`). */
+  zones?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -67,7 +69,7 @@ export async function startDns(kind: ServerKind, o: DnsOptions = {}): Promise<Dn
   const corefile = [
     `.:${port} {`,
     `  ready 127.0.0.1:${readyPort}`,
-    '  kubernetes cluster.local in-addr.arpa ip6.arpa {',
+    `  kubernetes ${o.zones ?? 'cluster.local in-addr.arpa ip6.arpa'} {`,
     ...(o.kubeconfig ? [`    kubeconfig ${o.kubeconfig}`] : []),
     '    pods insecure',
     ...(o.extra ?? []).map((l) => `    ${l}`),

@@ -4,8 +4,8 @@
  * suite fails with the reason; it never skips.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { ControlPlane } from '../helpers/controlplane.js';
-import { corednsMissing, startDns, waitReady, type DnsServer } from './dns.js';
+import { ControlPlane, type ControlPlaneOptions } from '../helpers/controlplane.js';
+import { corednsMissing, startDns, waitReady, type DnsOptions, type DnsServer } from './dns.js';
 import { createNamespace, createNode } from './fixtures.js';
 
 export interface Suite {
@@ -22,6 +22,10 @@ export interface SuiteOptions {
   ready?(servers: DnsServer[]): Promise<void>;
   /** Run after the servers and the control plane stopped (null: it never started). */
   stopped?(cp: ControlPlane | null): void;
+  /** Options of the control plane (default: none). */
+  readonly controlPlane?: ControlPlaneOptions;
+  /** The servers' zones and extra kubernetes options (the kubeconfig is the suite's). */
+  readonly dns?: Omit<DnsOptions, 'kubeconfig'>;
 }
 
 /** Registers the file's beforeAll/afterAll; the returned `need` gives the running suite. */
@@ -34,13 +38,16 @@ export function controlPlaneSuite(o: SuiteOptions): () => Suite {
     try {
       const missing = corednsMissing();
       if (missing !== null) throw new Error(missing);
-      const c = await ControlPlane.start();
+      const c = await ControlPlane.start(o.controlPlane);
       cp = c;
       await createNode(c);
       await createNamespace(c, o.namespace);
       await o.populate(c);
       const kubeconfig = c.corednsKubeconfig;
-      servers = await Promise.all([startDns('clusterdns', { kubeconfig }), startDns('coredns', { kubeconfig })]);
+      servers = await Promise.all([
+        startDns('clusterdns', { ...o.dns, kubeconfig }),
+        startDns('coredns', { ...o.dns, kubeconfig }),
+      ]);
       await Promise.all(servers.map((s) => waitReady(s)));
       await o.ready?.(servers);
     } catch (e) {

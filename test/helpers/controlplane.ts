@@ -53,6 +53,8 @@ export interface ControlPlaneOptions {
   controllerManagerArgs?: string[];
   /** How long start-up may take in all (ms). Default 180 s (2 busy cores). */
   startTimeoutMs?: number;
+  /** `helm template --set` values for the chart whose RBAC is installed (e.g. `rbac.multicluster=true`). */
+  chartValues?: string[];
 }
 
 export interface Identity {
@@ -164,12 +166,19 @@ export function helmBinary(): string {
   return found;
 }
 
-export function renderChartRbac(namespace = 'kube-system'): ChartRbac {
+export function renderChartRbac(namespace = 'kube-system', set: readonly string[] = []): ChartRbac {
   const helmHome = mkdtempSync(join(tmpdir(), 'clusterdns-cp-helm-'));
   try {
     const r = spawnSync(
       helmBinary(),
-      ['template', 'clusterdns', join(REPO_ROOT, 'charts/clusterdns'), '--namespace', namespace],
+      [
+        'template',
+        'clusterdns',
+        join(REPO_ROOT, 'charts/clusterdns'),
+        '--namespace',
+        namespace,
+        ...set.flatMap((v) => ['--set', v]),
+      ],
       {
         encoding: 'utf8',
         env: {
@@ -275,7 +284,7 @@ export class ControlPlane {
     this.dir = dir;
     this.caFile = join(dir, 'ca.crt');
     this.server = `https://127.0.0.1:${apiPort}`;
-    this.rbac = renderChartRbac();
+    this.rbac = renderChartRbac('kube-system', opts.chartValues);
     installExitHook();
   }
 

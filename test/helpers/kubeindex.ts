@@ -29,6 +29,7 @@ export function watchSettings(url: string, over: Partial<WatchSettings> = {}): W
     pods: false,
     zonal: false,
     podNames: false,
+    multicluster: false,
     ...over,
   };
 }
