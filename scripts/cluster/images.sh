@@ -8,9 +8,12 @@
 #                       bin; USER, ENV, ENTRYPOINT, CMD, WORKDIR, EXPOSE and the node binary's file
 #                       capability (if any) read from the Dockerfile (images/dockerfile-runtime.mjs)
 #   pause:test          containerd's sandbox_image (images/pause.c, static musl)
-#   client-glibc:test   Debian's getent and dig, and images/resolve.c against glibc
+#   client-glibc:test   Debian's getent and dig, images/resolve.c against glibc, and
+#                       images/dnsload.c (the rollout tests' load client)
 #   client-musl:test    images/resolve.c static against musl (getaddrinfo/getnameinfo of the musl
 #                       resolver, as in Alpine images), and dig (its own resolver; glibc beside)
+#   coredns:test        the reference CoreDNS 1.15.0 (.bin/coredns, the binary the differential
+#                       tests use) as /coredns, user 65532, as CoreDNS's own image
 # Each is rebuilt only when its inputs' hash changes. Usage: images.sh [--force]
 set -euo pipefail
 SCRIPT_NAME="${SCRIPT_NAME:-images}"
@@ -113,6 +116,7 @@ populate_glibc() {
   base_files "$r"
   mkdir -p "$r/usr/local/bin"
   gcc -O2 -Wall -o "$r/usr/local/bin/resolve" "$HERE/resolve.c"
+  gcc -O2 -Wall -o "$r/usr/local/bin/dnsload" "$HERE/dnsload.c"
   copy_with_libs "$r" /usr/bin/getent /usr/bin/dig
   copy_libs "$r" "$r/usr/local/bin/resolve"
   # A shell and cat for `kubectl exec` by hand (debugging); the tests use resolve/getent/dig.
@@ -129,8 +133,18 @@ populate_musl() {
 }
 client_cfg=(--config.cmd /usr/local/bin/resolve --config.cmd sleep
   --config.env PATH=/usr/local/bin:/usr/bin:/bin)
-oci client-glibc "$(hash_of "$HERE/resolve.c"; dpkg-query -W libc6 dnsutils 2>/dev/null)" populate_glibc "${client_cfg[@]}"
+oci client-glibc "$(hash_of "$HERE/resolve.c" "$HERE/dnsload.c"; dpkg-query -W libc6 dnsutils 2>/dev/null)" populate_glibc "${client_cfg[@]}"
 oci client-musl "$(hash_of "$HERE/resolve.c"; dpkg-query -W musl dnsutils 2>/dev/null)" populate_musl "${client_cfg[@]}"
+
+# ---- coredns (the reference server beside clusterdns) ---------------------------------------------
+COREDNS_BIN="$BIN_DIR/coredns"
+[ -x "$COREDNS_BIN" ] || { echo "images: $COREDNS_BIN missing (scripts/install-coredns.sh builds it)" >&2; exit 1; }
+populate_coredns() {
+  base_files "$1"
+  cp -L "$COREDNS_BIN" "$1/coredns"
+}
+oci coredns "$(hash_of "$COREDNS_BIN")" populate_coredns --config.entrypoint /coredns \
+  --config.user 65532:65532 --config.workingdir / --config.exposedports 53/udp --config.exposedports 53/tcp
 
 # ---- clusterdns ----------------------------------------------------------------------------------
 runtime="$("$NODE_BIN" "$HERE/dockerfile-runtime.mjs" "$REPO_ROOT/Dockerfile")"

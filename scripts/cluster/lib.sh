@@ -26,6 +26,8 @@ NODE_NAME=node0
 POD_CIDR=10.244.0.0/24
 SERVICE_CIDR=10.96.0.0/16
 DNS_IP=10.96.0.10
+# The reference CoreDNS 1.15.0's Service (release coredns-ref).
+COREDNS_IP=10.96.0.11
 # The cgroup subtree (in every v1 controller, or under the v2 root) that holds every pod.
 CGROUP_ROOT=/clusterdns-node
 # Host sysctls kubelet and kube-proxy may change; up.sh records them, down.sh restores them.
@@ -38,6 +40,7 @@ IMAGE_CLUSTERDNS=localhost/clusterdns/clusterdns
 IMAGE_PAUSE=localhost/clusterdns/pause
 IMAGE_CLIENT_GLIBC=localhost/clusterdns/client-glibc
 IMAGE_CLIENT_MUSL=localhost/clusterdns/client-musl
+IMAGE_COREDNS=localhost/clusterdns/coredns
 
 SCRIPT_NAME="${SCRIPT_NAME:-cluster}"
 STEP_NAME=""

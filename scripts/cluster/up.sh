@@ -37,11 +37,14 @@ mkdir -p "$NODE_DIR" "$LOG_DIR"
 step 1 $TOTAL "Debian packages"
 run_logged bash "$HERE/install-packages.sh" || fail "install the packages listed in the log by hand (apt-get install ...)"
 step_done
-step 2 $TOTAL "Kubernetes binaries (kubelet, kube-proxy, kube-scheduler; cold ~5 min)"
+step 2 $TOTAL "Kubernetes binaries (kubelet, kube-proxy, kube-scheduler; cold ~5 min) and coredns"
 run_with_heartbeat "building (go build)" bash "$REPO_ROOT/scripts/control-plane/build.sh" --with-node ||
   fail "the Go module proxy must be reachable, and go >= 1.25 installed (GO=/path/to/go)"
+# The reference CoreDNS for its image (usually there already: the differential tests use it).
+run_with_heartbeat "building coredns (go install)" bash "$REPO_ROOT/scripts/install-coredns.sh" ||
+  fail "scripts/install-coredns.sh failed: the Go module proxy must be reachable"
 step_done
-step 3 $TOTAL "images (clusterdns, pause, client-glibc, client-musl; cold ~2 min)"
+step 3 $TOTAL "images (clusterdns, coredns, pause, client-glibc, client-musl; cold ~2 min)"
 bash "$HERE/images.sh" 2>&1 | tee -a "$STEP_LOG" >&2 || fail "see $LOG_DIR/images.log"
 [ "${PIPESTATUS[0]}" = 0 ] || fail "see $LOG_DIR/images.log"
 step_done
@@ -210,8 +213,8 @@ wait_until_up 60 "containerd" containerd in_node ctr --address /run/containerd/c
 step_done
 
 step 7 $TOTAL "import images into containerd"
-for img in pause client-glibc client-musl clusterdns; do
-  case "$img" in pause) name=$IMAGE_PAUSE ;; clusterdns) name=$IMAGE_CLUSTERDNS ;;
+for img in pause client-glibc client-musl clusterdns coredns; do
+  case "$img" in pause) name=$IMAGE_PAUSE ;; clusterdns) name=$IMAGE_CLUSTERDNS ;; coredns) name=$IMAGE_COREDNS ;;
     client-glibc) name=$IMAGE_CLIENT_GLIBC ;; client-musl) name=$IMAGE_CLIENT_MUSL ;; esac
   run_logged in_node ctr --address /run/containerd/containerd.sock -n k8s.io images import \
     --base-name "$name" "$IMAGE_DIR/$img.tar" || fail "ctr import of $IMAGE_DIR/$img.tar failed"
@@ -226,18 +229,33 @@ step_done
 
 # ---- 5. clusterdns -------------------------------------------------------------------------------
 if [ "${CLUSTER_SKIP_CHART:-0}" != 1 ]; then
-  step 9 $TOTAL "helm install charts/clusterdns as kube-dns at $DNS_IP"
-  run_logged in_netns env KUBECONFIG="$N/admin.kubeconfig" HELM_CACHE_HOME="$N/helm/cache" \
-    HELM_CONFIG_HOME="$N/helm/config" HELM_DATA_HOME="$N/helm/data" \
-    "$BIN_DIR/helm" upgrade --install clusterdns "$REPO_ROOT/charts/clusterdns" --namespace kube-system \
+  step 9 $TOTAL "helm install charts/clusterdns as kube-dns at $DNS_IP, and CoreDNS 1.15.0 beside it at $COREDNS_IP"
+  helm_node() {
+    in_netns env KUBECONFIG="$N/admin.kubeconfig" HELM_CACHE_HOME="$N/helm/cache" \
+      HELM_CONFIG_HOME="$N/helm/config" HELM_DATA_HOME="$N/helm/data" "$BIN_DIR/helm" "$@"
+  }
+  run_logged helm_node upgrade --install clusterdns "$REPO_ROOT/charts/clusterdns" --namespace kube-system \
     --set image.repository="$IMAGE_CLUSTERDNS" --set image.tag="$IMAGE_TAG" --set image.pullPolicy=Never ||
     fail "helm install failed (chart values? run: .bin/helm template charts/clusterdns)"
-  wait_until_up 180 "the clusterdns Deployment" kube-controller-manager kubectl_node -n kube-system rollout status deployment \
-    -l app.kubernetes.io/instance=clusterdns --timeout=2s ||
-    fail "pods not ready: $CLUSTER_DIR/kubectl -n kube-system describe pods; logs in $LOG_DIR/pods/"
-  wait_until_up 60 "an answer from $DNS_IP" kube-proxy in_netns dig +time=1 +tries=1 +short @"$DNS_IP" \
-    kubernetes.default.svc.cluster.local A ||
-    fail "no DNS answer through the Service: check kube-proxy ($LOG_DIR/kube-proxy.log) and the pods' logs"
+  # The reference: the real CoreDNS 1.15.0 from the same chart and Corefile (the chart's defaults
+  # too: same rollout settings), as its own release, Service, ConfigMap and ClusterRole, so that
+  # the tests can compare answers and rollouts side by side.
+  run_logged helm_node upgrade --install coredns-ref "$REPO_ROOT/charts/clusterdns" --namespace kube-system \
+    --set image.repository="$IMAGE_COREDNS" --set image.tag="$IMAGE_TAG" --set image.pullPolicy=Never \
+    --set fullnameOverride=coredns-ref --set service.name=coredns-ref --set service.clusterIP="$COREDNS_IP" \
+    --set configmap.name=coredns-ref --set clusterRole.nameOverride=system:coredns-ref \
+    --set isClusterService=false --set k8sAppLabelOverride=coredns-ref ||
+    fail "helm install of the CoreDNS reference failed (run: .bin/helm template charts/clusterdns)"
+  for release in clusterdns coredns-ref; do
+    wait_until_up 180 "the $release Deployment" kube-controller-manager kubectl_node -n kube-system rollout status deployment \
+      -l app.kubernetes.io/instance=$release --timeout=2s ||
+      fail "$release pods not ready: $CLUSTER_DIR/kubectl -n kube-system describe pods; logs in $LOG_DIR/pods/"
+  done
+  for ip in "$DNS_IP" "$COREDNS_IP"; do
+    wait_until_up 60 "an answer from $ip" kube-proxy in_netns dig +time=1 +tries=1 +short @"$ip" \
+      kubernetes.default.svc.cluster.local A ||
+      fail "no DNS answer through the Service $ip: check kube-proxy ($LOG_DIR/kube-proxy.log) and the pods' logs"
+  done
   step_done "kubernetes.default.svc.cluster.local = $(in_netns dig +short @"$DNS_IP" kubernetes.default.svc.cluster.local A)"
 fi
 
@@ -250,6 +268,8 @@ KUBECTL=$CLUSTER_DIR/kubectl
 KUBECTL_BIN=$BIN_DIR/kubectl
 HELM=$BIN_DIR/helm
 DNS_IP=$DNS_IP
+# The reference CoreDNS 1.15.0 (release coredns-ref, same chart and Corefile)
+COREDNS_IP=$COREDNS_IP
 NODE_IP=$NODE_IP
 NODE_NAME=$NODE_NAME
 CLUSTER_LOGS=$LOG_DIR

@@ -22,6 +22,7 @@ import {
   podLabels,
   rec,
   render,
+  renderNotes,
   runHelm,
   str,
 } from './helm.js';
@@ -533,6 +534,22 @@ describe('customised values', () => {
 
   it('refuses terminationGracePeriodSeconds not above the lameduck time', () => {
     expect(helmTemplateError({ set: ['terminationGracePeriodSeconds=10'] })).toMatch(/lameduck/);
+  });
+
+  it('keeps a stopping pod answering until it has left the Service: lameduck outlasts the readiness probe', () => {
+    // test/cluster/rollout.test.ts measures what these defaults are for: no query lost in rollouts.
+    const d = one(render(), 'Deployment');
+    expect(at(container(d), 'readinessProbe', 'periodSeconds')).toBe(2);
+    expect(at(container(d), 'readinessProbe', 'failureThreshold')).toBe(3);
+    expect(corefileOf(render())).toContain('lameduck 15s');
+    expect(renderNotes()).not.toMatch(/WARNING: the health plugin's lameduck/);
+    const notes = renderNotes({ set: ['readinessProbe.periodSeconds=5'] });
+    expect(notes).toMatch(
+      /WARNING: the health plugin's lameduck \(15s\) is shorter than readinessProbe\.periodSeconds x\s+failureThreshold \(15s\) \+ 3s/,
+    );
+    expect(renderNotes({ set: ['readinessProbe.enabled=false', 'readinessProbe.periodSeconds=5'] })).not.toMatch(
+      /WARNING/,
+    );
   });
 
   it('refuses probes without the plugin that serves them', () => {

@@ -15,6 +15,8 @@ export interface ClusterEnv {
   readonly NETNS: string;
   readonly KUBECTL: string;
   readonly DNS_IP: string;
+  /** The reference CoreDNS 1.15.0's Service (release coredns-ref, same chart and Corefile). */
+  readonly COREDNS_IP: string;
   readonly IMAGE_CLIENT_GLIBC: string;
   readonly IMAGE_CLIENT_MUSL: string;
   readonly IMAGE_CLUSTERDNS: string;
@@ -37,6 +39,7 @@ export function clusterEnv(): ClusterEnv {
     NETNS: get('NETNS'),
     KUBECTL: get('KUBECTL'),
     DNS_IP: get('DNS_IP'),
+    COREDNS_IP: get('COREDNS_IP'),
     IMAGE_CLIENT_GLIBC: get('IMAGE_CLIENT_GLIBC'),
     IMAGE_CLIENT_MUSL: get('IMAGE_CLIENT_MUSL'),
     IMAGE_CLUSTERDNS: get('IMAGE_CLUSTERDNS'),
