@@ -178,32 +178,11 @@ export class Backend {
     for (const serv of services) {
       const t = hostType(serv);
       if (t.type === 'CNAME') {
-        const host = fqdnOf(serv.host);
-        // x CNAME x (or a name below x) is a loop in SkyDNS's recursive results.
-        if (isSubdomain(lowerName(host), q.lname)) continue;
-        const cname = rr(q.qname, 'CNAME', serv.ttl, toPacketName(host));
-        if (previous.length > MAX_CNAME_CHAIN) continue;
-        if (
-          previous.some(
-            (r) => r.type === 'CNAME' && (r as { data?: unknown }).data === (cname as { data?: unknown }).data,
-          )
-        )
-          continue;
-        if (isSubdomain(lowerName(host), zone)) {
-          try {
-            const next = await this.address(client, zone, question(host, q.qtype), want, [...previous, cname]);
-            if (next.records.length > 0) records.push(cname, ...next.records);
-            if (next.truncated) truncated = true;
-          } catch {
-            // An error below the CNAME drops it (the Go code ignores it).
-          }
-          continue;
-        }
-        const m = await this.upstream(client, host, q.qtype);
-        if (!m) continue;
-        const a = answersOf(m);
-        if (a.truncated) truncated = true;
-        records.push(cname, ...a.answers);
+        const step = await this.followCname(client, zone, q, serv, previous, true, (host, chain) =>
+          this.address(client, zone, question(host, q.qtype), want, chain),
+        );
+        if (step.truncated) truncated = true;
+        records.push(...step.records);
         continue;
       }
       if (t.type === want && !dup.has(serv.host)) {
@@ -228,29 +207,11 @@ export class Backend {
     for (const serv of services) {
       const t = hostType(serv);
       if (t.type === 'CNAME') {
-        const host = fqdnOf(serv.host);
-        if (isSubdomain(lowerName(host), q.lname)) continue;
-        const cname = rr(q.qname, 'CNAME', serv.ttl, toPacketName(host));
-        if (previous.length > MAX_CNAME_CHAIN) continue;
-        if (
-          previous.some(
-            (r) => r.type === 'CNAME' && (r as { data?: unknown }).data === (cname as { data?: unknown }).data,
-          )
-        )
-          continue;
-        if (isSubdomain(lowerName(host), zone)) {
-          try {
-            const next = await this.txt(client, zone, question(host, q.qtype), [...previous, cname]);
-            if (next.truncated) truncated = true;
-            if (next.records.length > 0) records.push(cname, ...next.records);
-          } catch {
-            // Ignored as in the Go code.
-          }
-          continue;
-        }
-        const m = await this.upstream(client, host, q.qtype);
-        if (!m) continue;
-        records.push(cname, ...answersOf(m).answers);
+        const step = await this.followCname(client, zone, q, serv, previous, false, (host, chain) =>
+          this.txt(client, zone, question(host, q.qtype), chain),
+        );
+        if (step.truncated) truncated = true;
+        records.push(...step.records);
         continue;
       }
       if (t.type === 'TXT' && !dup.has(serv.text)) {
@@ -259,6 +220,43 @@ export class Backend {
       }
     }
     return { records, truncated };
+  }
+
+  /**
+   * One CNAME record of plugin.A/AAAA/TXT: skipped when it points at the name itself or below it
+   * (a loop in SkyDNS's recursive results), when the chain is too long or repeats a target; a
+   * target inside the zone is looked up again (`inZone`, whose errors drop the CNAME, as the Go
+   * code ignores them); one outside it through the whole server. Only plugin.A passes an
+   * upstream reply's truncation on (`upstreamTruncates`), as in backend_lookup.go.
+   */
+  private async followCname(
+    client: Query,
+    zone: string,
+    q: Question,
+    serv: Service,
+    previous: readonly Answer[],
+    upstreamTruncates: boolean,
+    inZone: (host: string, chain: Answer[]) => Promise<{ records: Answer[]; truncated: boolean }>,
+  ): Promise<{ records: Answer[]; truncated: boolean }> {
+    const none = { records: [], truncated: false };
+    const host = fqdnOf(serv.host);
+    if (isSubdomain(lowerName(host), q.lname)) return none;
+    const cname = rr(q.qname, 'CNAME', serv.ttl, toPacketName(host));
+    if (previous.length > MAX_CNAME_CHAIN) return none;
+    const target = (cname as { data?: unknown }).data;
+    if (previous.some((r) => r.type === 'CNAME' && (r as { data?: unknown }).data === target)) return none;
+    if (isSubdomain(lowerName(host), zone)) {
+      try {
+        const next = await inZone(host, [...previous, cname]);
+        return { records: next.records.length > 0 ? [cname, ...next.records] : [], truncated: next.truncated };
+      } catch {
+        return none;
+      }
+    }
+    const m = await this.upstream(client, host, q.qtype);
+    if (!m) return none;
+    const a = answersOf(m);
+    return { records: [cname, ...a.answers], truncated: upstreamTruncates && a.truncated };
   }
 
   /** The addresses of a SRV or MX target for the additional section (outside the zone: through the server). */
