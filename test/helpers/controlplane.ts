@@ -452,26 +452,7 @@ export class ControlPlane {
   private startEtcd(): void {
     const client = `http://127.0.0.1:${this.etcdPort}`;
     const peer = `http://127.0.0.1:${this.etcdPeerPort}`;
-    this.etcd = this.spawnComponent('etcd', [
-      '--name',
-      'default',
-      '--data-dir',
-      join(this.dir, 'etcd'),
-      '--listen-client-urls',
-      client,
-      '--advertise-client-urls',
-      client,
-      '--listen-peer-urls',
-      peer,
-      '--initial-advertise-peer-urls',
-      peer,
-      '--initial-cluster',
-      `default=${peer}`,
-      // A test cluster: no fsync (faster on a shared disk), little logging.
-      '--unsafe-no-fsync',
-      '--log-level',
-      'warn',
-    ]);
+    this.etcd = this.spawnComponent('etcd', singleNodeEtcdArgs(join(this.dir, 'etcd'), client, peer));
   }
 
   /** Start (or restart) kube-apiserver on the same port. */
@@ -739,4 +720,28 @@ export class ControlPlane {
     }
     if (process.env['CONTROL_PLANE_KEEP_DIR'] !== '1') rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** The arguments of a one-member test etcd: its data dir, client and peer URLs on loopback. */
+export function singleNodeEtcdArgs(dataDir: string, client: string, peer: string): string[] {
+  return [
+    '--name',
+    'default',
+    '--data-dir',
+    dataDir,
+    '--listen-client-urls',
+    client,
+    '--advertise-client-urls',
+    client,
+    '--listen-peer-urls',
+    peer,
+    '--initial-advertise-peer-urls',
+    peer,
+    '--initial-cluster',
+    `default=${peer}`,
+    // A test cluster: no fsync (faster on a shared disk), little logging.
+    '--unsafe-no-fsync',
+    '--log-level',
+    'warn',
+  ];
 }

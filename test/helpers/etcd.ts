@@ -12,7 +12,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN_DIR, ETCD_VERSION } from './controlplane.js';
+import { BIN_DIR, ETCD_VERSION, singleNodeEtcdArgs } from './controlplane.js';
 import { freePort } from './net.js';
 import { isExecutable } from './spawn.js';
 import { anyError, waitFor } from './wait.js';
@@ -146,30 +146,10 @@ export class EtcdServer {
         ]
       : [];
     const log = openSync(join(this.dir, 'etcd.log'), 'a');
-    const proc = spawn(
-      join(BIN_DIR, 'etcd'),
-      [
-        '--name',
-        'default',
-        '--data-dir',
-        join(this.dir, 'data'),
-        '--listen-client-urls',
-        client,
-        '--advertise-client-urls',
-        client,
-        '--listen-peer-urls',
-        peer,
-        '--initial-advertise-peer-urls',
-        peer,
-        '--initial-cluster',
-        `default=${peer}`,
-        '--unsafe-no-fsync',
-        '--log-level',
-        'warn',
-        ...tls,
-      ],
-      { cwd: this.dir, stdio: ['ignore', log, log] },
-    );
+    const proc = spawn(join(BIN_DIR, 'etcd'), [...singleNodeEtcdArgs(join(this.dir, 'data'), client, peer), ...tls], {
+      cwd: this.dir,
+      stdio: ['ignore', log, log],
+    });
     closeSync(log);
     this.proc = proc;
     this.exited = new Promise((r) => proc.once('exit', (code, sig) => r(code ?? (sig ? 128 : null))));
