@@ -5,8 +5,9 @@
  * tokens. Only what the etcd plugin needs: a paged range read at one revision, a watch of a prefix
  * from a revision, and a lease's remaining TTL. Why not the `etcd3` package: plugins/etcd/README.md.
  */
-import * as http from 'node:http';
-import * as https from 'node:https';
+import type * as http from 'node:http';
+import type * as https from 'node:https';
+import { nodeHttp, nodeHttps } from '../../src/util/require.js';
 
 /** One key as read or watched. Values are etcd's bytes read as UTF-8 (SkyDNS values are JSON). */
 export interface Kv {
@@ -112,21 +113,24 @@ export class EtcdClient {
   /** The endpoint requests go to; moves to the next one on a transport failure. */
   private current = 0;
   private token: string | null = null;
-  private readonly agents: { http: http.Agent; https: https.Agent };
+  private readonly httpAgent: http.Agent = new nodeHttp.Agent({ keepAlive: true, keepAliveMsecs: 5000 });
+  /** Made on the first https:// request: loading TLS costs every isolate ~4 MiB (src/util/require.ts). */
+  private httpsAgent: https.Agent | null = null;
 
-  constructor(private readonly opts: ClientOptions) {
-    const tls = opts.tls;
-    this.agents = {
-      http: new http.Agent({ keepAlive: true, keepAliveMsecs: 5000 }),
-      https: new https.Agent({
-        keepAlive: true,
-        keepAliveMsecs: 5000,
-        minVersion: 'TLSv1.2',
-        ...(tls?.ca ? { ca: tls.ca } : {}),
-        ...(tls?.cert ? { cert: tls.cert } : {}),
-        ...(tls?.key ? { key: tls.key } : {}),
-      }),
-    };
+  constructor(private readonly opts: ClientOptions) {}
+
+  private secureAgent(): https.Agent {
+    if (this.httpsAgent) return this.httpsAgent;
+    const tls = this.opts.tls;
+    this.httpsAgent = new (nodeHttps().Agent)({
+      keepAlive: true,
+      keepAliveMsecs: 5000,
+      minVersion: 'TLSv1.2',
+      ...(tls?.ca ? { ca: tls.ca } : {}),
+      ...(tls?.cert ? { cert: tls.cert } : {}),
+      ...(tls?.key ? { key: tls.key } : {}),
+    });
+    return this.httpsAgent;
   }
 
   /** The endpoint in use (for log lines). */
@@ -151,9 +155,9 @@ export class EtcdClient {
     const options: http.RequestOptions = {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...headers },
-      agent: secure ? this.agents.https : this.agents.http,
+      agent: secure ? this.secureAgent() : this.httpAgent,
     };
-    const req = secure ? https.request(url, options) : http.request(url, options);
+    const req = secure ? nodeHttps().request(url, options) : nodeHttp.request(url, options);
     req.end(body);
     return req;
   }
@@ -340,7 +344,7 @@ export class EtcdClient {
   }
 
   close(): void {
-    this.agents.http.destroy();
-    this.agents.https.destroy();
+    this.httpAgent.destroy();
+    this.httpsAgent?.destroy();
   }
 }

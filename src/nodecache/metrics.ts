@@ -4,9 +4,10 @@
  * plugin's. The five error types start at 0 as upstream registers them. nftables failures count
  * as `iptables`.
  */
-import * as http from 'node:http';
+import type * as http from 'node:http';
 import { client } from '../metrics/registry.js';
 import { splitHostPort } from '../util/hostport.js';
+import { nodeHttp } from '../util/require.js';
 
 export type SetupErrorType = 'iptables' | 'iptables_lock' | 'interface_add' | 'interface_check' | 'configmap';
 
@@ -32,7 +33,7 @@ export class NodeCacheMetrics {
   /** Serve /metrics on `hostport`; resolves with the bound port. */
   listen(hostport: string): Promise<number> {
     const { host, port } = splitHostPort(hostport);
-    const srv = http.createServer((req, res) => {
+    const srv = nodeHttp.createServer((req, res) => {
       if (req.url !== '/metrics') {
         res.writeHead(404).end('404 page not found\n');
         return;

@@ -7,10 +7,10 @@
  * (docs/node-cache.md).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import * as http from 'node:http';
-import * as https from 'node:https';
+import type * as https from 'node:https';
 import { isIP } from 'node:net';
 import { isObj } from '../util/json.js';
+import { nodeHttp, nodeHttps } from '../util/require.js';
 
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -30,7 +30,7 @@ export function namespaceOf(env: NodeJS.ProcessEnv = process.env, saDir = SA_DIR
 }
 
 function getJson(url: URL, opts: https.RequestOptions): Promise<{ status: number; body: unknown }> {
-  const mod = url.protocol === 'https:' ? https : http;
+  const mod = url.protocol === 'https:' ? nodeHttps() : nodeHttp;
   return new Promise((resolve, reject) => {
     const req = mod.request(url, { ...opts, method: 'GET', timeout: REQUEST_TIMEOUT_MS }, (res) => {
       let text = '';
