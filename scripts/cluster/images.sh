@@ -24,6 +24,11 @@ cd "$REPO_ROOT"
 FORCE=0
 [ "${1:-}" = "--force" ] && FORCE=1
 mkdir -p "$IMAGE_DIR" "$LOG_DIR"
+# Build directories live under $IMAGE_DIR/.build-*: a build that failed (set -e exits without
+# running a function's RETURN trap) leaves its directory, which the next run, or this run's exit,
+# removes.
+rm -rf "$IMAGE_DIR"/.build-*
+trap 'rm -rf "$IMAGE_DIR"/.build-*' EXIT
 # Progress lines go to fd 3 (the terminal) while each build's own output goes to the log.
 exec 3>&2
 progress() { echo "[$SCRIPT_NAME]     $*" >&3; }
@@ -165,7 +170,7 @@ populate_clusterdns() {
   progress "compiling /app/dist (tsc -p tsconfig.build.json, ~1.5 min)"
   (cd "$REPO_ROOT" && node_modules/.bin/tsc -p tsconfig.build.json --outDir "$r/app/dist")
   progress "production node_modules (npm ci --omit=dev --offline)"
-  prod="$(mktemp -d)"
+  prod="$(mktemp -d "$IMAGE_DIR/.build-prod-modules.XXXXXX")"
   cp "$REPO_ROOT/package.json" "$REPO_ROOT/package-lock.json" "$prod/"
   (cd "$prod" && npm ci --omit=dev --ignore-scripts --omit=optional --no-audit --no-fund --offline)
   mv "$prod/node_modules" "$r/app/node_modules"
