@@ -9,7 +9,9 @@
  *
  * SPREAD=1 hands each query over in its own turn of the event loop (setImmediate), as queries
  * from a socket arrive, instead of all in one loop: what is deferred per turn (dnstap's flush) is
- * then paid per query, as in a server. ROUNDS (default 20) sets the rounds.
+ * then paid per query, as in a server. ROUNDS (default 20) sets the rounds. EXTRA=1 adds `dnstap
+ * full` with a literal `extra` (its bytes made once at setup) and with a template of replacer
+ * placeholders (rendered per record), to price the `extra` option.
  */
 import { mkdtempSync } from 'node:fs';
 import * as net from 'node:net';
@@ -23,6 +25,9 @@ const ROUNDS = Number(process.env.ROUNDS ?? 20);
 /** Queries per round: two records each stay within the queue (QUEUE multiple 8 = 80,000). */
 const N = 20_000;
 const SPREAD = process.env.SPREAD === '1';
+const EXTRA = process.env.EXTRA === '1';
+/** A template as a collector would want it: client, question, id and a metadata label. */
+const EXTRA_TEMPLATE = '{remote}:{port} {>id} {type} {name} {proto} {size} {/kubernetes/client-namespace}';
 
 /** One round of `c`: all at once, or (SPREAD) one query per turn of the event loop. */
 async function runRound(c: { run: () => void; runOne: () => void; n: number }): Promise<void> {
@@ -56,12 +61,21 @@ async function sink(path: string): Promise<{ frames: () => number; close: () => 
 async function main(): Promise<void> {
   const path = join(mkdtempSync(join(tmpdir(), 'dnstap-ab-')), 'tap.sock');
   const col = await sink(path);
-  process.stdout.write(`setting up 3 configurations${SPREAD ? ' (one query per event-loop turn)' : ''}\n`);
+  const extra = (e: string): string => `.:{PORT} {\n dnstap ${path} full 1 8 {\n  extra "${e}"\n }\n whoami\n}\n`;
+  process.stdout.write(
+    `setting up ${EXTRA ? 5 : 3} configurations${SPREAD ? ' (one query per event-loop turn)' : ''}\n`,
+  );
   const configs = [
     await directDispatch('whoami', '.:{PORT} {\n whoami\n}\n', N),
     // The second argument is not `full` (CoreDNS reads only that word there): records without messages.
     await directDispatch('dnstap → whoami', `.:{PORT} {\n dnstap ${path} nofull 1 8\n whoami\n}\n`, N),
     await directDispatch('dnstap full → whoami', `.:{PORT} {\n dnstap ${path} full 1 8\n whoami\n}\n`, N),
+    ...(EXTRA
+      ? [
+          await directDispatch('full, extra literal', extra('cluster-a'), N),
+          await directDispatch('full, extra template', extra(EXTRA_TEMPLATE), N),
+        ]
+      : []),
   ];
   for (let round = 0; round < ROUNDS; round++) {
     process.stdout.write(`round ${round + 1}/${ROUNDS}\r`);

@@ -2,17 +2,21 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeTap, MessageType } from '../../src/dnstap/message.js';
+import { encodeTap, MessageType, type TapRecord } from '../../src/dnstap/message.js';
 import { ProtoWriter } from '../../src/dnstap/protobuf.js';
-import { TapOutput } from '../../src/dnstap/output.js';
+import { TapOutput, type TapSink } from '../../src/dnstap/output.js';
+import { Rcode } from '../../src/dns/constants.js';
+import { replyTo } from '../../src/dns/message.js';
+import type { Query } from '../../src/query.js';
 import { logger } from '../../src/log.js';
 import { runCorefile } from '../../test/helpers/corefile.js';
-import { encodeQuery } from '../../test/helpers/dns.js';
+import { encodeQuery, makeQuery } from '../../test/helpers/dns.js';
+import { FakeNext } from '../../test/helpers/upstream.js';
 import { decodeTap, decodeTapMessage, startCollector, type Collector } from '../../test/helpers/framestream.js';
 import { captureLogs } from '../../test/helpers/logs.js';
 import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
 import { waitFor } from '../../test/helpers/wait.js';
-import { compileExtra } from './handler.js';
+import { compileExtra, DnstapHandler } from './handler.js';
 import { dnstap } from './index.js';
 import { parseDnstap } from './setup.js';
 
@@ -80,9 +84,65 @@ describe('dnstap: setup', () => {
     );
   });
 
-  it('splits extra at metadata placeholders only', () => {
-    expect(compileExtra('plain')).toEqual(['plain']);
-    expect(compileExtra('up: {/forward/upstream} {type}')).toEqual(['up: ', 'forward/upstream', ' {type}']);
+  it('compiles extra once: literal text to its bytes, an empty one to none', () => {
+    expect(compileExtra('')).toBeNull();
+    expect(compileExtra('plain {unknown} {>ID}')).toEqual({ bytes: Buffer.from('plain {unknown} {>ID}') });
+    expect(compileExtra('{type}')).toHaveProperty('template');
+  });
+});
+
+describe('dnstap: extra', () => {
+  /** The records one query through a DnstapHandler produced, with `next` answering it. */
+  async function tapped(extra: string, q: Query, next: (q: Query) => number): Promise<TapRecord[]> {
+    const records: TapRecord[] = [];
+    const sink: TapSink = { start: async () => undefined, tap: (r) => void records.push(r), close: () => {} };
+    const h = new DnstapHandler(new FakeNext(next), [{ output: sink, full: false, extra: compileExtra(extra) }]);
+    await h.serve(q);
+    // The response record is taken when the server sends the reply.
+    q.onSend?.(Buffer.alloc(0));
+    return records;
+  }
+  const ALL =
+    '{type}|{name}|{class}|{proto}|{remote}|{local}|{port}|{size}|{>id}|{>opcode}|{>do}|{>bufsize}|{rcode}|{rsize}|{duration}|{>rflags}|{/a/b}|{/empty}|{/absent}|{common}|{/log/class}|{ {name} }';
+
+  it("renders every placeholder of CoreDNS's replacer, the reply ones as - (no recorder)", async () => {
+    const q = makeQuery('Www.Example.ORG', 'AAAA', {
+      id: 7,
+      edns: 1400,
+      do: true,
+      transport: { proto: 'tcp', remoteAddress: '2001:db8::9', remotePort: 5301, localAddress: '127.0.0.1' },
+    });
+    q.meta.set('a/b', 'meta-value');
+    q.meta.set('empty', '');
+    const records = await tapped(ALL, q, (q) => {
+      q.write(replyTo(q.request), 'fake');
+      return Rcode.NOERROR;
+    });
+    expect(records.map((r) => r.type)).toEqual([MessageType.CLIENT_QUERY, MessageType.CLIENT_RESPONSE]);
+    const want = `AAAA|www.example.org.|IN|tcp|[2001:db8::9]|127.0.0.1|5301|${q.raw.length}|7|0|true|65535|-|-|-|-|meta-value||-|{common}|-|{ www.example.org. }`;
+    for (const r of records) expect(r.extra?.toString()).toBe(want);
+  });
+
+  it('renders the same for the bare reply of a server-written RCODE', async () => {
+    const q = makeQuery('x.example.org', 'A', { id: 9, transport: { remoteAddress: '192.0.2.1', remotePort: 1234 } });
+    const records = await tapped('{>id} {remote}:{port} {rcode} {>rflags} {size}', q, () => Rcode.REFUSED);
+    expect(records.map((r) => [r.type, r.extra?.toString()])).toEqual([
+      [MessageType.CLIENT_QUERY, `9 192.0.2.1:1234 - - ${q.raw.length}`],
+      [MessageType.CLIENT_RESPONSE, `9 192.0.2.1:1234 - - ${q.raw.length}`],
+    ]);
+  });
+
+  it('shares one buffer for a literal extra and sends none without it', async () => {
+    const q = makeQuery('example.org', 'A');
+    const answer = (q: Query): number => {
+      q.write(replyTo(q.request), 'fake');
+      return Rcode.NOERROR;
+    };
+    const lit = await tapped('fixed', q, answer);
+    expect(lit[0]!.extra?.toString()).toBe('fixed');
+    expect(lit[1]!.extra).toBe(lit[0]!.extra);
+    const none = await tapped('', makeQuery('example.org', 'A'), answer);
+    expect(none.map((r) => r.extra)).toEqual([undefined, undefined]);
   });
 });
 

@@ -12,36 +12,33 @@ import { MessageType } from '../../src/dnstap/message.js';
 import type { TapSink } from '../../src/dnstap/output.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
+import { compileTemplate, literalOf, renderTemplate, type Template } from '../../src/replacer.js';
 
 /** One configured tap: its output and what goes into its records. */
 export interface Tap {
   readonly output: TapSink;
   readonly full: boolean;
-  /** The `extra` template split at `{/label}` metadata placeholders, or null. */
-  readonly extra: ExtraTemplate | null;
+  /** The `extra` field, or null (no `extra`, or an empty one: CoreDNS then sends none). */
+  readonly extra: Extra | null;
 }
 
-/** Literal text and metadata labels, alternating (even indexes literal, odd indexes labels). */
-export type ExtraTemplate = readonly string[];
+/** `extra` compiled at setup: its bytes when it has no placeholder, else the template. */
+export type Extra = { readonly bytes: Buffer } | { readonly template: Template };
 
-/** Splits `extra` at `{/label}`; other placeholders stay literal (docs/plugins.md, dnstap). */
-export function compileExtra(s: string): ExtraTemplate {
-  const parts: string[] = [];
-  const re = /\{\/([^{}]+)\}/g;
-  let last = 0;
-  for (let m = re.exec(s); m !== null; m = re.exec(s)) {
-    parts.push(s.slice(last, m.index), m[1]!);
-    last = m.index + m[0].length;
-  }
-  parts.push(s.slice(last));
-  return parts;
+/**
+ * Compiles `extra` with CoreDNS's replacer (src/replacer.ts). CoreDNS renders it with no recorder
+ * for every record (`repl.Replace(ctx, state, nil, …)`), so the reply placeholders stay `-`.
+ */
+export function compileExtra(s: string): Extra | null {
+  if (s === '') return null;
+  const template = compileTemplate(s);
+  const literal = literalOf(template);
+  return literal !== null ? { bytes: Buffer.from(literal) } : { template };
 }
 
-function renderExtra(t: ExtraTemplate, q: Query): Buffer {
-  if (t.length === 1) return Buffer.from(t[0]!);
-  let s = '';
-  for (let i = 0; i < t.length; i++) s += i % 2 === 0 ? t[i] : q.metaValue(t[i]!) || '-';
-  return Buffer.from(s);
+/** The `extra` bytes of one record for `q` (the request as the client sent it to this block). */
+export function renderExtra(e: Extra, q: Query): Buffer {
+  return 'bytes' in e ? e.bytes : Buffer.from(renderTemplate(e.template, { q, recorded: null }));
 }
 
 /** The bare reply the server writes for a server-written RCODE (`SetRcode(req, rcode)`). */

@@ -14,7 +14,7 @@ export const DNSTAP_OPTIONS = directive('dnstap', {
   options: [
     option('identity', { args: [str('IDENTITY')], summary: 'identity written into every message' }),
     option('version', { args: [str('VERSION')], summary: 'version written into every message' }),
-    option('extra', { args: [str('EXTRA')], summary: 'the extra field, with {/metadata} replaced' }),
+    option('extra', { args: [str('EXTRA')], summary: 'the extra field, with {placeholders} replaced' }),
     option('skipverify', { args: [], summary: 'do not verify the tls:// collector certificate' }),
     option('tls', { rest: str('FILE'), min: 0, summary: 'listener certificates (listen only)' }),
   ],

@@ -128,10 +128,12 @@ class LogHandler implements Handler {
     if (rule.classes && !rule.classes.has(facts.klass)) return;
     const entry: LogEntry = {
       q,
-      rcode: facts.rcode,
-      flags: facts.flags,
-      size: facts.size,
-      durationNs: BigInt(Math.round((performance.now() - q.start) * 1e6)),
+      recorded: {
+        rcode: facts.rcode,
+        flags: facts.flags,
+        size: facts.size,
+        durationNs: BigInt(Math.round((performance.now() - q.start) * 1e6)),
+      },
       klass: facts.klass,
       rtype: facts.rtype,
     };
@@ -152,7 +154,7 @@ class LogHandler implements Handler {
         bufsize: q.bufsize,
         rcode: facts.flags < 0 ? null : rcodeName(facts.rcode),
         response_size: facts.size < 0 ? 0 : facts.size,
-        duration_seconds: Number(entry.durationNs) / 1e9,
+        duration_seconds: Number(entry.recorded.durationNs) / 1e9,
       });
       return;
     }
@@ -170,7 +172,7 @@ class LogHandler implements Handler {
         rcode: facts.rcode,
         rflags: formatFlags(facts.flags),
         rsize: facts.size,
-        duration: Number(entry.durationNs) / 1e9,
+        duration: Number(entry.recorded.durationNs) / 1e9,
         class: facts.klass,
       });
       return;

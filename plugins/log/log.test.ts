@@ -134,10 +134,7 @@ describe('log: formatFlags and formats', () => {
     );
     const out = render(segs, {
       q,
-      rcode: 3,
-      flags: Flag.QR | Flag.RD,
-      size: 77,
-      durationNs: 1_500n,
+      recorded: { rcode: 3, flags: Flag.QR | Flag.RD, size: 77, durationNs: 1_500n },
       klass: 'denial',
       rtype: 'NXDOMAIN',
     });
@@ -155,10 +152,7 @@ describe('log: formatFlags and formats', () => {
     expect(
       render(compileFormat('{type} {rcode}'), {
         q,
-        rcode: 3841,
-        flags: 0x8000,
-        size: 1,
-        durationNs: 0n,
+        recorded: { rcode: 3841, flags: 0x8000, size: 1, durationNs: 0n },
         klass: 'error',
         rtype: 'OTHERERROR',
       }),
