@@ -14,6 +14,7 @@ import type { Transport } from '../query.js';
 import { openOnEphemeralPort } from './ephemeralport.js';
 import { DEFAULT_TCP_LIMITS, TcpPool, type ListenerInfo, type TcpLimits } from './tcp.js';
 import type { ListenerTimeouts } from './listenopts.js';
+import { unmapV4 } from '../util/ip.js';
 
 /** One query's way back to its client: the transport it came on, how to reply, how to finish. */
 export interface Exchange extends Transport {
@@ -27,10 +28,6 @@ export interface Exchange extends Transport {
 export type Dispatch = (packet: Buffer, ex: Exchange) => void;
 
 export { DEFAULT_TCP_LIMITS, type TcpLimits, type TcpConnectionStats } from './tcp.js';
-
-function unmapV4(addr: string): string {
-  return addr.startsWith('::ffff:') && net.isIPv4(addr.slice(7)) ? addr.slice(7) : addr;
-}
 
 export class Listener implements ListenerInfo {
   private udp4: dgram.Socket | null = null;

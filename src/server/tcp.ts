@@ -21,6 +21,7 @@
  */
 import type * as net from 'node:net';
 import type { ReplyStream } from '../query.js';
+import { unmapV4 } from '../util/ip.js';
 import type { Dispatch, Exchange } from './listener.js';
 
 export interface TcpLimits {
@@ -211,6 +212,7 @@ export class TcpConnection {
   private readonly onFlushed: () => void;
   private yieldScheduled = false;
   private readonly onYield: () => void;
+  private local: string | null = null;
 
   constructor(
     private readonly pool: TcpPool,
@@ -506,6 +508,15 @@ export class TcpConnection {
     if (this.readPaused) this.maybeResume();
   }
 
+  /**
+   * The address the connection was accepted on, as CoreDNS's {local} (the connection's LocalAddr):
+   * a wildcard listener's own address is `::` or `0.0.0.0`. Read on first use, once per connection.
+   */
+  get localAddress(): string {
+    if (this.local === null) this.local = unmapV4(this.c.localAddress ?? this.listener.host);
+    return this.local;
+  }
+
   private onClose(): void {
     this.closed = true;
     if (this.readTimer) clearTimeout(this.readTimer);
@@ -524,7 +535,6 @@ class TcpExchange implements Exchange {
   readonly family: 1 | 2;
   readonly remoteAddress: string;
   readonly remotePort: number;
-  readonly localAddress: string;
   readonly localPort: number;
   readonly server: string;
   private answered = false;
@@ -534,9 +544,12 @@ class TcpExchange implements Exchange {
     this.remoteAddress = conn.remoteAddress;
     this.remotePort = conn.remotePort;
     const l = conn.listener;
-    this.localAddress = l.host;
     this.localPort = l.port;
     this.server = l.name;
+  }
+
+  get localAddress(): string {
+    return this.conn.localAddress;
   }
 
   respond(reply: Buffer): void {
