@@ -4,7 +4,7 @@
  * clusterdns in-process (file + transfer): members added, reset, removed and restricted after each
  * transfer of the catalog (brought by NOTIFY), and a member moving between catalogs by `coo`.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -287,6 +287,23 @@ describe('catalog consumer', () => {
     expect(await www(sec.port, 'a.test.')).toEqual(['www.a.test. 3600 IN A 192.0.2.1']);
     // cat1 dropping it now removes nothing: cat2 owns it.
     expect(await step('cat1.example.', 3, {})).toEqual([`${S}Parsed catalog zone cat1.example. with 0 member zones`]);
+    expect(await www(sec.port, 'a.test.')).toEqual(['www.a.test. 3600 IN A 192.0.2.1']);
+  });
+
+  it('transfers a catalog and its members again after a reload (as CoreDNS), serving them after it', async () => {
+    const p = await primary({
+      'catalog.example.': catalogText('catalog.example.', 1, { m1: 'a.test.' }),
+      'a.test.': memberText('a.test.', '192.0.2.1'),
+    });
+    const sec = await secondaryServer(
+      p.srv.port,
+      '  secondary catalog.example {\n    transfer from PRIMARY\n    catalog\n  }\n',
+    );
+    await waitFor('a.test', async () => (await www(sec.port, 'a.test.')).length === 1);
+    const count = (text: string): number => sec.logs.filter((l) => l.includes(text)).length;
+    expect(await sec.reload(`${readFileSync(sec.corefilePath, 'utf8')}# changed\n`)).toBe(true);
+    await waitFor('the catalog and its member pulled again', () => count('Transferred: a.test.') === 2);
+    expect(count('Parsed catalog zone catalog.example. with 1 member zones')).toBe(2);
     expect(await www(sec.port, 'a.test.')).toEqual(['www.a.test. 3600 IN A 192.0.2.1']);
   });
 });
