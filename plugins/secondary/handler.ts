@@ -15,6 +15,7 @@ import type { Query } from '../../src/query.js';
 import { splitHostPort } from '../../src/util/hostport.js';
 import { lookupZone, writeZoneAnswer } from '../../src/zone/answer.js';
 import { Result } from '../../src/zone/zone.js';
+import type { ZoneSet } from './consumer.js';
 import type { SecondaryConfig } from './setup.js';
 import type { SecondaryZone } from './zone.js';
 
@@ -35,7 +36,8 @@ export class SecondaryHandler implements Handler {
 
   constructor(
     private readonly cfg: SecondaryConfig,
-    private readonly zones: ReadonlyMap<string, SecondaryZone>,
+    /** The configured zones and the catalogs' members (consumer.ts): it changes as catalogs do. */
+    private readonly set: ZoneSet,
     private readonly next: Handler | null,
     /** `plugin/file`: CoreDNS writes these lines from the file package. */
     private readonly fileLog: Logger,
@@ -43,12 +45,12 @@ export class SecondaryHandler implements Handler {
   ) {}
 
   serve(q: Query): number | Promise<number> {
-    const zone = matchZone(this.cfg.names, q.lname);
+    const zone = matchZone(this.set.names, q.lname);
     if (zone === undefined) {
       if (!this.next) return Rcode.REFUSED;
       return this.next.serve(q);
     }
-    const z = this.zones.get(zone);
+    const z = this.set.zones.get(zone);
     if (z === undefined) return Rcode.SERVFAIL;
     // Without *transfer* in the block these reach here: no transfer allowed.
     if (q.qtype === Qtype.AXFR || q.qtype === Qtype.IXFR) return Rcode.REFUSED;

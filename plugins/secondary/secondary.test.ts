@@ -85,8 +85,8 @@ describe('secondary setup', () => {
     expect(setupError('secondary {\n transfer from 127.0.0.1\n bogus\n}')).toBe(
       "plugin/secondary: Corefile:3 - Error during parsing: unknown property 'bogus'",
     );
-    expect(setupError('secondary {\n transfer from 127.0.0.1\n catalog\n}')).toBe(
-      'plugin/secondary: Corefile:3 - Error during parsing: catalog zones (RFC 9432) are not supported by clusterdns',
+    expect(setupError('secondary {\n transfer from 127.0.0.1\n catalog :\n}')).toBe(
+      'plugin/secondary: Corefile:3 - Error during parsing: invalid catalog member zone ":"',
     );
   });
 });
@@ -168,11 +168,12 @@ function zoneAndHandler(
     names: ['example.org.'],
     zones: new Map([['example.org.', { origin: 'example.org.', from }]]),
     fallthrough: o.fallthrough ?? null,
+    catalogs: new Map(),
   };
   const ctx = setupContext({ zones: ['example.org.'] });
   const h = new SecondaryHandler(
     cfg,
-    new Map([['example.org.', z]]),
+    { names: ['example.org.'], zones: new Map([['example.org.', z]]) },
     o.next ?? null,
     logsOf(lines).file,
     ctx.selfLookup,

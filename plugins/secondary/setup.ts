@@ -1,5 +1,5 @@
 /**
- * `secondary [ZONES...] { transfer from ADDRESS...; fallthrough [ZONES...] }` (CoreDNS 1.15.0
+ * `secondary [ZONES...] { transfer from ADDRESS...; catalog [MEMBER-ZONES...]; fallthrough [ZONES...] }` (CoreDNS 1.15.0
  * plugin/secondary/setup.go, docs/plugins.md, secondary). Every occurrence adds its zones; each
  * `transfer from` line adds primaries to the occurrence's zones, tried in order; the last
  * `fallthrough` applies to the whole plugin.
@@ -7,7 +7,7 @@
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { directive, option, parseOccurrence, str, zoneArg } from '../../src/corefile/options.js';
 import { ConfigError } from '../../src/corefile/types.js';
-import { normalizeZoneArgs } from '../../src/dns/name.js';
+import { normalizeZoneArg, normalizeZoneArgs } from '../../src/dns/name.js';
 import { parseFallthrough, type Fallthrough } from '../../src/fallthrough.js';
 import { normalizeHostPort } from '../../src/util/hostport.js';
 
@@ -25,7 +25,7 @@ export const SECONDARY_OPTIONS = directive('secondary', {
       rest: str('MEMBER-ZONES'),
       min: 0,
       repeat: 'all',
-      summary: 'RFC 9432 catalog zones: not supported by clusterdns (a setup error)',
+      summary: 'the zone is an RFC 9432 catalog: its member zones (at or below MEMBER-ZONES) are pulled too',
     }),
     option('fallthrough', { rest: zoneArg(), min: 0 }),
   ],
@@ -43,10 +43,27 @@ export interface SecondaryConfig {
   readonly names: string[];
   readonly zones: Map<string, SecondaryZoneConfig>;
   fallthrough: Fallthrough;
+  /**
+   * The catalog zones (`catalog`) and the member zones each accepts, each at or below one of them;
+   * an empty list accepts every member.
+   */
+  readonly catalogs: Map<string, string[]>;
+}
+
+/**
+ * CoreDNS's mergeCatalogMemberZones: a second `catalog` line for a zone adds its names, and a line
+ * without names (on either side) accepts every member.
+ */
+function mergeMemberZones(catalogs: Map<string, string[]>, origin: string, zones: readonly string[]): string[] {
+  const existing = catalogs.get(origin);
+  if (existing !== undefined && (existing.length === 0 || zones.length === 0)) return [];
+  const merged = [...(existing ?? [])];
+  for (const z of zones) if (!merged.includes(z)) merged.push(z);
+  return merged;
 }
 
 export function parseSecondary(d: Dispenser, blockZones: readonly string[]): SecondaryConfig {
-  const cfg: SecondaryConfig = { names: [], zones: new Map(), fallthrough: null };
+  const cfg: SecondaryConfig = { names: [], zones: new Map(), fallthrough: null, catalogs: new Map() };
   while (d.next()) {
     const occ = parseOccurrence(d, SECONDARY_OPTIONS);
     const args = occ.directive.raw;
@@ -76,8 +93,18 @@ export function parseSecondary(d: Dispenser, blockZones: readonly string[]): Sec
           hasTransfer = true;
           break;
         }
-        case 'catalog':
-          throw occ.error(o, 'catalog zones (RFC 9432) are not supported by clusterdns');
+        case 'catalog': {
+          const members: string[] = [];
+          for (const a of o.raw) {
+            // plugin.Host(arg).NormalizeExact() gives nothing (its SplitHostPort fails on a colon
+            // without a port after it).
+            const n = a.endsWith(':') ? [] : normalizeZoneArg(a);
+            if (n.length === 0) throw occ.error(o, `invalid catalog member zone ${JSON.stringify(a)}`);
+            for (const z of n) members.push(z);
+          }
+          for (const origin of origins) cfg.catalogs.set(origin, mergeMemberZones(cfg.catalogs, origin, members));
+          break;
+        }
         case 'fallthrough':
           cfg.fallthrough = parseFallthrough(o.values.map(String));
           break;

@@ -75,6 +75,14 @@ export interface ZoneTiming {
   readonly timeoutMs?: number;
 }
 
+/**
+ * Checks the records of every transfer of the zone before it goes live (CoreDNS's
+ * `TransferInWithRecords` validate: a catalog zone is parsed, catalog.ts) and returns what to do
+ * once it is live (the catalog's members added and removed, consumer.ts). A throw fails the
+ * transfer, the zone stays as it was. A query thread's copy runs it on each zone it receives.
+ */
+export type TransferCheck = (records: readonly ZoneRecord[]) => () => void;
+
 export class SecondaryZone {
   /** The served data; without an SOA (nothing transferred yet) every lookup is SERVFAIL. */
   data: ZoneData;
@@ -92,6 +100,10 @@ export class SecondaryZone {
   /** The last transfer's messages, kept only to give a thread that subscribes later its snapshot. */
   private messages: readonly Buffer[] = [];
   private readonly channel;
+  /** Took over another zone's data (a catalog member changing owner): transfer once anyway. */
+  private adopted = false;
+  /** Set for a catalog zone (consumer.ts). */
+  check: TransferCheck | null = null;
 
   constructor(
     readonly origin: string,
@@ -127,6 +139,17 @@ export class SecondaryZone {
       );
     }
     void this.firstTransfer();
+  }
+
+  /**
+   * Serve `other`'s data until this zone's own first transfer (CoreDNS's preserveDynamicZoneState,
+   * a catalog member kept across an ownership migration). Before start().
+   */
+  adopt(other: SecondaryZone): void {
+    this.data = other.data;
+    this.expired = other.expired;
+    this.messages = other.messages;
+    this.adopted = true;
   }
 
   /** Stop pulling: timers cleared, a transfer in flight aborted. */
@@ -205,7 +228,7 @@ export class SecondaryZone {
       let err: Error | null = null;
       await this.exclusive(async () => {
         // A NOTIFY may have brought the zone meanwhile.
-        err = this.data.soa === null ? await this.transferIn() : null;
+        err = this.data.soa === null || this.adopted ? await this.transferIn() : null;
       }, true);
       if (this.stopped) return;
       if (err === null) break;
@@ -314,12 +337,23 @@ export class SecondaryZone {
         log.error(`Failed to parse transfer \`${this.origin}' from: ${JSON.stringify(to)}: ${err.message}`);
         continue;
       }
+      // CoreDNS validates the first whole transfer only: a rejected catalog fails it, unlogged.
+      let after: (() => void) | null = null;
+      if (this.check !== null) {
+        try {
+          after = this.check(got.records);
+        } catch (e) {
+          return e as Error;
+        }
+      }
+      this.adopted = false;
       this.setData(data, got.messages);
       log.info(`Transferred: ${this.origin} from ${to}`);
       for (const hub of this.hubs) {
         const e = await hub.notify(this.origin);
         if (e !== null) log.warning(`Failed sending notifies: ${e.message}`);
       }
+      after?.();
       return null;
     }
     return err;
@@ -361,5 +395,13 @@ export class SecondaryZone {
     }
     this.data = zoneFromRecords(this.origin, records);
     this.expired = false;
+    // The main thread took this catalog (it publishes only what passed): the same members here.
+    if (this.check !== null) {
+      try {
+        this.check(records)();
+      } catch {
+        // Not reached: the main thread's check passed on the same records.
+      }
+    }
   }
 }
