@@ -8,8 +8,9 @@
  *        npm run bench -- --baseline ../other-checkout   (A/B: that build is every row's ceiling)
  *        npm run bench -- --memory       (RSS beside CoreDNS 1.15.0: sync, forced relist, load; bench/memory.ts)
  *        npm run bench -- --vs-coredns   (beside CoreDNS 1.15.0 on one and two cores, bench/vscoredns.ts)
+ *        npm run bench -- --axfr         (AXFR of cluster.local: RSS growth, other queries' p99; bench/axfr.ts)
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +19,7 @@ import {
   ensureDnsperf,
   kubeadmCorefile,
   machineDescription,
+  median as medianOf,
   pinTo,
   SERVER_NODE_ARGS,
   startProcess,
@@ -41,10 +43,14 @@ interface Args {
   only: string[] | null;
   services: number;
   workers: number;
+  /** Interleaved rounds of the dnstap scenario. */
+  rounds: number;
+  /** dnsperf clients (`-c`) in the dnstap scenario. */
+  clients: number;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { baseline: null, duration: 5, only: null, services: 10_000, workers: 1 };
+  const a: Args = { baseline: null, duration: 5, only: null, services: 10_000, workers: 1, rounds: 3, clients: 1 };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = argv[i + 1];
@@ -53,6 +59,8 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--only') a.only = v.split(',');
     else if (k === '--services') a.services = Number(v);
     else if (k === '--workers') a.workers = Number(v);
+    else if (k === '--rounds') a.rounds = Number(v);
+    else if (k === '--clients') a.clients = Number(v);
     else if (k === '--baseline') a.baseline = resolve(v);
     else continue;
     i++;
@@ -214,6 +222,52 @@ function droppedRecords(p: Proc): number {
   return n;
 }
 
+/** One saturation run of the dnstap scenario, with where the CPU went. */
+interface TapRun {
+  qps: number;
+  lost: number;
+  /** Server CPU over the run, in cores. */
+  cpu: number;
+  perCpu: number;
+  /** The collector's CPU over the run, in cores. */
+  sinkCpu: number;
+  /** Busy fraction of CPU 0 and CPU 1 over the run (/proc/stat): which side was the limit. */
+  busy: number[];
+}
+
+/** Busy and total jiffies per CPU (/proc/stat `cpuN` lines). */
+function cpuTimes(): { busy: number; total: number }[] {
+  const out: { busy: number; total: number }[] = [];
+  for (const l of readFileSync('/proc/stat', 'utf8').split('\n')) {
+    const m = /^cpu(\d+) (.*)$/.exec(l);
+    if (!m) continue;
+    const f = m[2]!.trim().split(/\s+/).map(Number);
+    const idle = (f[3] ?? 0) + (f[4] ?? 0);
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+    out[Number(m[1])] = { busy: total - idle, total };
+  }
+  return out;
+}
+
+const loadOf = (t: Target) => ({ port: t.port, queries: t.queries, proto: 'udp' as const, durationS: 1 });
+
+async function tapRun(t: Target, sinkPid: number, duration: number, clients: number): Promise<TapRun> {
+  const c0 = cpuSeconds(t.pid);
+  const s0 = cpuSeconds(sinkPid);
+  const b0 = cpuTimes();
+  const r = await runLoad({ ...loadOf(t), durationS: duration, clients });
+  const b1 = cpuTimes();
+  const cpu = (cpuSeconds(t.pid) - c0) / duration;
+  return {
+    qps: r.qps,
+    lost: r.lost,
+    cpu,
+    perCpu: r.qps / cpu,
+    sinkCpu: (cpuSeconds(sinkPid) - s0) / duration,
+    busy: b1.map((x, i) => (x.busy - b0[i]!.busy) / Math.max(1, x.total - b0[i]!.total)),
+  };
+}
+
 let nextPort = 20000 + Math.floor(Math.random() * 20000);
 const port = () => nextPort++;
 
@@ -239,6 +293,11 @@ async function main(): Promise<void> {
     // clusterdns beside CoreDNS 1.15.0 on one and two cores (bench/vscoredns.ts).
     const { runVsCoreDNS } = await import('./vscoredns.js');
     return runVsCoreDNS(process.argv.slice(2));
+  }
+  if (process.argv.includes('--axfr')) {
+    // AXFR of cluster.local beside CoreDNS 1.15.0: RSS growth, other queries' p99 (bench/axfr.ts).
+    const { runAxfr } = await import('./axfr.js');
+    return runAxfr(process.argv.slice(2));
   }
   const args = parseArgs(process.argv.slice(2));
   ensureDnsperf();
@@ -309,27 +368,48 @@ async function main(): Promise<void> {
     const coredns = join(root, '.bin/coredns');
     if (existsSync(coredns)) servers.push({ name: 'CoreDNS', start: (c) => startCoreDNS(coredns, c) });
     else process.stdout.write('dnstap: .bin/coredns is missing (bash scripts/install-coredns.sh): no CoreDNS pair\n');
-    for (const [i, srv] of servers.entries()) {
-      process.stdout.write(`dnstap: pair ${i + 1}/${servers.length} (${srv.name}, whoami with and without dnstap)\n`);
+    // Every pair is up for the whole scenario (all servers on CPU 0, only the one being loaded
+    // busy); the rounds interleave them, so a drift of the machine's speed within the run lands on
+    // every server alike, and each round's ratio is taken from two runs seconds apart.
+    const pairs: { name: string; off: Target; on: Target; onProc: Proc; offProc: Proc }[] = [];
+    for (const srv of servers) {
       const pp = port();
-      const off = await srv.start(plain(pp), pp);
+      const offProc = await srv.start(plain(pp), pp);
       const tp = port();
-      const on = await srv.start(tapped(tp), tp);
+      const onProc = await srv.start(tapped(tp), tp);
       const q = ['example.org A'];
-      const m = await measurePair(
-        { name: `${srv.name} dnstap full`, port: tp, pid: on.pid, queries: q },
-        { name: `${srv.name} whoami`, port: pp, pid: off.pid, queries: q },
-        'udp',
-        args.duration,
-      );
-      log(m);
-      const c = m.ceiling!;
-      const perCpu = m.qps / m.cpu / (c.qps / c.cpu);
-      const note = `${srv.name}: answers per CPU-second with dnstap full / without: ${perCpu.toFixed(3)} (${Math.round(m.qps / m.cpu)} / ${Math.round(c.qps / c.cpu)}; records dropped: ${droppedRecords(on)})`;
+      pairs.push({
+        name: srv.name,
+        off: { name: `${srv.name} whoami`, port: pp, pid: offProc.pid, queries: q },
+        on: { name: `${srv.name} dnstap full`, port: tp, pid: onProc.pid, queries: q },
+        onProc,
+        offProc,
+      });
+    }
+    for (const pr of pairs) for (const t of [pr.off, pr.on]) await runLoad({ ...loadOf(t), durationS: 1 });
+    const runs = new Map<string, { off: TapRun[]; on: TapRun[] }>(pairs.map((pr) => [pr.name, { off: [], on: [] }]));
+    for (let r = 0; r < args.rounds; r++) {
+      for (const pr of pairs) {
+        // Order flipped each round: neither side always runs first after another server's turn.
+        const order = r % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+        for (const side of order) {
+          const x = await tapRun(pr[side], sink.pid, args.duration, args.clients);
+          runs.get(pr.name)![side].push(x);
+          process.stdout.write(
+            `dnstap: round ${r + 1}/${args.rounds} ${pr[side].name}: ${Math.round(x.qps)} qps, server ${x.cpu.toFixed(2)} of a core (${Math.round(x.perCpu)} answers per CPU-second), collector ${x.sinkCpu.toFixed(2)}, CPU 0 busy ${x.busy[0]!.toFixed(2)}, CPU 1 busy ${x.busy[1]!.toFixed(2)}, lost ${x.lost}\n`,
+          );
+        }
+      }
+    }
+    for (const pr of pairs) {
+      const x = runs.get(pr.name)!;
+      const ratios = x.on.map((on, i) => on.perCpu / x.off[i]!.perCpu);
+      const util = [...x.on, ...x.off].map((v) => v.cpu);
+      const note = `${pr.name}: answers per CPU-second with dnstap full / without, ${ratios.length} interleaved rounds: median ${medianOf(ratios).toFixed(3)} (rounds ${ratios.map((v) => v.toFixed(3)).join(', ')}; spread ${(Math.max(...ratios) - Math.min(...ratios)).toFixed(3)}); median ${Math.round(medianOf(x.on.map((v) => v.perCpu)))} / ${Math.round(medianOf(x.off.map((v) => v.perCpu)))}, QPS ${Math.round(medianOf(x.on.map((v) => v.qps)))} / ${Math.round(medianOf(x.off.map((v) => v.qps)))}; server busy ${Math.min(...util).toFixed(2)}–${Math.max(...util).toFixed(2)} of a core; records dropped: ${droppedRecords(pr.onProc)}`;
       process.stdout.write(`${note}\n`);
       notes.push(`- ${note}`);
-      await on.stop();
-      await off.stop();
+      await pr.onProc.stop();
+      await pr.offProc.stop();
     }
     notes.push(`- collector frames received: ${sink.output.filter((l) => l.startsWith('frames ')).at(-1) ?? 'none'}`);
     await sink.stop();
