@@ -10,16 +10,14 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as dnsPacket from 'dns-packet';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseMessage, recordText, type WireMessage } from '../../src/dnscompare/index.js';
-import { Qtype } from '../../src/dns/constants.js';
+import { recordText, type WireMessage } from '../../src/dnscompare/index.js';
 import { startSandbox } from '../../sandbox/server.js';
 import { freePort } from '../helpers/net.js';
 import { waitFor } from '../helpers/wait.js';
+import { axfrQuery, transferMessages } from './transfer-client.js';
 import {
   assertResult,
   CLUSTERDNS_BIN,
@@ -131,47 +129,6 @@ const CASES: McCase[] = [
   },
 ];
 
-/** One AXFR over TCP: every message until the closing SOA. */
-function axfr(port: number, zone: string): Promise<WireMessage[]> {
-  const query = dnsPacket.encode({
-    id: 4243,
-    type: 'query',
-    flags: 0,
-    questions: [{ name: zone, type: 'AXFR', class: 'IN' }],
-  });
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
-    const out: WireMessage[] = [];
-    let buf = Buffer.alloc(0);
-    let soas = 0;
-    const timer = setTimeout(() => finish(new Error(`AXFR of ${zone} from port ${port} did not end`)), 20_000);
-    const finish = (err: Error | null): void => {
-      clearTimeout(timer);
-      sock.destroy();
-      if (err) reject(err);
-      else resolve(out);
-    };
-    sock.on('connect', () => {
-      const len = Buffer.alloc(2);
-      len.writeUInt16BE(query.length);
-      sock.write(Buffer.concat([len, query]));
-    });
-    sock.on('data', (chunk) => {
-      buf = Buffer.concat([buf, chunk]);
-      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
-        const parsed = parseMessage(buf.subarray(2, 2 + buf.readUInt16BE(0)));
-        buf = buf.subarray(2 + buf.readUInt16BE(0));
-        if (!parsed.ok) return finish(new Error(`malformed message from port ${port}: ${parsed.error}`));
-        out.push(parsed.msg);
-        for (const a of parsed.msg.answer) if (a.type === Qtype.SOA) soas++;
-        if (parsed.msg.rcode !== 0 || soas >= 2) return finish(null);
-      }
-    });
-    sock.on('error', (e) => finish(e));
-    sock.on('close', () => finish(out.length > 0 ? null : new Error('connection closed without a reply')));
-  });
-}
-
 /** The records of a transfer in presentation form, sorted, the SOA serial set aside (it follows the clock). */
 function recordSet(msgs: readonly WireMessage[]): string[] {
   const out: string[] = [];
@@ -201,7 +158,10 @@ describe('differential: kubernetes multicluster', () => {
         assertResult(result, queries.length);
         // The transfer of the multicluster zone: the same records (CoreDNS names endpoints
         // without their cluster there, and puts the cluster zone's serial in the SOA).
-        const [ref, cand] = await Promise.all([axfr(pair.ref.dns, `${MC}.`), axfr(pair.cand.dns, `${MC}.`)]);
+        const [ref, cand] = await Promise.all([
+          transferMessages(pair.ref.dns, axfrQuery(`${MC}.`, 'AXFR')),
+          transferMessages(pair.cand.dns, axfrQuery(`${MC}.`, 'AXFR')),
+        ]);
         expect(recordSet(cand)).toEqual(recordSet(ref));
         expect(recordSet(ref).length).toBeGreaterThan(4);
       } finally {
