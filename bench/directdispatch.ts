@@ -20,6 +20,24 @@ export interface DirectDispatch {
   readonly perQueryNs: number[];
 }
 
+/**
+ * A UDP exchange from 127.0.0.1 that throws every reply away: what the in-process benches hand to
+ * a listener's dispatch function so that only the server's own work is measured.
+ */
+export function discardExchange(localPort: number, server: string): Exchange {
+  return {
+    proto: 'udp',
+    family: 1,
+    remoteAddress: '127.0.0.1',
+    remotePort: 5555,
+    localAddress: '',
+    localPort,
+    server,
+    respond: () => undefined,
+    done: () => undefined,
+  };
+}
+
 let nextPort = 47000 + Math.floor(Math.random() * 5000);
 
 /** Start `corefile` (its `{PORT}` replaced by a port of its own) and prepare `n` dispatches per run. */
@@ -39,17 +57,7 @@ export async function directDispatch(label: string, corefile: string, n: number)
     flags: dnsPacket.RECURSION_DESIRED,
     questions: [{ name: 'example.org', type: 'A', class: 'IN' }],
   });
-  const ex: Exchange = {
-    proto: 'udp',
-    family: 1,
-    remoteAddress: '127.0.0.1',
-    remotePort: 5555,
-    localAddress: '',
-    localPort: p,
-    server: spec.name,
-    respond: () => undefined,
-    done: () => undefined,
-  };
+  const ex = discardExchange(p, spec.name);
   return {
     label,
     n,

@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import * as dnsPacket from 'dns-packet';
 import { startSandbox } from '../sandbox/server.js';
 import type { Exchange } from '../src/server/listener.js';
+import { discardExchange } from './directdispatch.js';
 
 interface ServerLike {
   start(): Promise<void>;
@@ -109,17 +110,7 @@ async function side(label: string, m: BuildModules, api: string): Promise<Side> 
       questions: [{ name, type: 'A', class: 'IN' }],
     }),
   );
-  const ex: Exchange = {
-    proto: 'udp',
-    family: 1,
-    remoteAddress: '127.0.0.1',
-    remotePort: 5555,
-    localAddress: '',
-    localPort: port,
-    server: spec.name,
-    respond: () => undefined,
-    done: () => undefined,
-  };
+  const ex = discardExchange(port, spec.name);
   return {
     label,
     server,
