@@ -9,6 +9,7 @@ import type { PluginDef } from '../src/plugin.js';
 import { reload } from './reload/index.js';
 import { metadata } from './metadata/index.js';
 import { cancel } from './cancel/index.js';
+import { grpc_server } from './grpc_server/index.js';
 import { timeouts } from './timeouts/index.js';
 import { debug } from './debug/index.js';
 import { pprof } from './pprof/index.js';
@@ -120,6 +121,7 @@ export const DIRECTIVE_ORDER: readonly string[] = [
 const IMPLEMENTED: readonly PluginDef[] = [
   metadata,
   cancel,
+  grpc_server,
   timeouts,
   debug,
   reload,
