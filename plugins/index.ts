@@ -33,6 +33,7 @@ import { kubernetes } from './kubernetes/index.js';
 import { k8s_external } from './k8s_external/index.js';
 import { loop } from './loop/index.js';
 import { forward } from './forward/index.js';
+import { grpc } from './grpc/index.js';
 import { whoami } from './whoami/index.js';
 import { nsid } from './nsid/index.js';
 import { bufsize } from './bufsize/index.js';
@@ -149,6 +150,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   k8s_external,
   loop,
   forward,
+  grpc,
   whoami,
   nsid,
   bufsize,
