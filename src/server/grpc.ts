@@ -164,11 +164,7 @@ export class GrpcListener {
   /** The HTTP/2 server for the current TLS choice, created the first time it is needed. */
   private h2Server(): http2.Http2Server | http2.Http2SecureServer {
     const h2 = nodeHttp2();
-    const common = {
-      // One message of at most 65539 bytes per call: no need for the default windows' slack.
-      maxSessionMemory: 10,
-      settings: this.settings(),
-    };
+    const common = { settings: this.settings() };
     if (this.tls) {
       if (!this.secure) {
         this.secure = h2.createSecureServer({ ...common, ...secureOptions(this.tls), allowHTTP1: false });
