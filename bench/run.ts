@@ -8,6 +8,7 @@
  *        npm run bench -- --baseline ../other-checkout   (A/B: that build is every row's ceiling)
  *        npm run bench -- --memory       (RSS beside CoreDNS 1.15.0: sync, forced relist, load; bench/memory.ts)
  *        npm run bench -- --vs-coredns   (beside CoreDNS 1.15.0 on one and two cores, bench/vscoredns.ts)
+ *        npm run bench -- --grpc         (DNS over gRPC answers per CPU-second beside CoreDNS; bench/grpc.ts)
  *        npm run bench -- --axfr         (AXFR of cluster.local: RSS growth, other queries' p99; bench/axfr.ts)
  */
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -293,6 +294,11 @@ async function main(): Promise<void> {
     // clusterdns beside CoreDNS 1.15.0 on one and two cores (bench/vscoredns.ts).
     const { runVsCoreDNS } = await import('./vscoredns.js');
     return runVsCoreDNS(process.argv.slice(2));
+  }
+  if (process.argv.includes('--grpc')) {
+    // DNS over gRPC answers per CPU-second beside CoreDNS 1.15.0 (bench/grpc.ts).
+    const { runGrpc } = await import('./grpc.js');
+    return runGrpc(process.argv.slice(2));
   }
   if (process.argv.includes('--axfr')) {
     // AXFR of cluster.local beside CoreDNS 1.15.0: RSS growth, other queries' p99 (bench/axfr.ts).

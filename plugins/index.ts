@@ -9,6 +9,7 @@ import type { PluginDef } from '../src/plugin.js';
 import { reload } from './reload/index.js';
 import { metadata } from './metadata/index.js';
 import { cancel } from './cancel/index.js';
+import { grpc_server } from './grpc_server/index.js';
 import { timeouts } from './timeouts/index.js';
 import { debug } from './debug/index.js';
 import { pprof } from './pprof/index.js';
@@ -32,6 +33,7 @@ import { kubernetes } from './kubernetes/index.js';
 import { k8s_external } from './k8s_external/index.js';
 import { loop } from './loop/index.js';
 import { forward } from './forward/index.js';
+import { grpc } from './grpc/index.js';
 import { whoami } from './whoami/index.js';
 import { nsid } from './nsid/index.js';
 import { bufsize } from './bufsize/index.js';
@@ -120,6 +122,7 @@ export const DIRECTIVE_ORDER: readonly string[] = [
 const IMPLEMENTED: readonly PluginDef[] = [
   metadata,
   cancel,
+  grpc_server,
   timeouts,
   debug,
   reload,
@@ -147,6 +150,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   k8s_external,
   loop,
   forward,
+  grpc,
   whoami,
   nsid,
   bufsize,

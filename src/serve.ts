@@ -37,7 +37,7 @@ export function makeLoader(flags: Pick<Flags, 'conf'>, cwd = process.cwd()): () 
 
 /** Listener name → bound port (what the query threads bind). */
 function portsOf(server: Server): Record<string, number> {
-  return Object.fromEntries([...server.listeners].map(([name, l]) => [name, l.port]));
+  return Object.fromEntries(server.allListeners().map((l) => [l.name, l.port]));
 }
 
 /** What a command built on the server (node-cache) adds to its life cycle. */
@@ -130,7 +130,7 @@ export async function serve(flags: Flags, threads = 1, hooks: ServeHooks = {}): 
 async function handOff(server: Server): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, HAND_OFF_BOUND_MS)));
-  await Promise.race([Promise.all([...server.listeners.values()].map((l) => l.handOff())), bound]);
+  await Promise.race([Promise.all(server.allListeners().map((l) => l.handOff())), bound]);
   clearTimeout(timer);
 }
 

@@ -49,6 +49,15 @@ describe('parseServerKey (docs/corefile.md §6.1)', () => {
     expect(k.token).toBe(t);
   });
 
+  it('grpc:// keys default to port 443, as CoreDNS transport.GRPCPort (§6.1)', () => {
+    expect(parseServerKey(tok('grpc://.'), 53)).toMatchObject({ scheme: 'grpc', zone: '.', port: 443 });
+    expect(parseServerKey(tok('grpc://Example.org:8053'), 53)).toMatchObject({
+      scheme: 'grpc',
+      zone: 'example.org.',
+      port: 8053,
+    });
+  });
+
   it('CIDR keys expand to every covered reverse zone (§6.3)', () => {
     expect(parseServerKey(tok('10.0.0.0/15'), 53).zones).toEqual(['0.10.in-addr.arpa.', '1.10.in-addr.arpa.']);
     expect(parseServerKey(tok('2001:db8::/30'), 53).zones).toEqual([
@@ -65,7 +74,6 @@ describe('parseServerKey (docs/corefile.md §6.1)', () => {
   const bad: { key: string; err: string }[] = [
     { key: 'tls://example.org', err: 'scheme tls:// is not supported; only dns://' },
     { key: 'quic://example.org:853', err: 'scheme quic:// is not supported; only dns://' },
-    { key: 'grpc://.', err: 'scheme grpc:// is not supported; only dns://' },
     { key: 'https://.', err: 'scheme https:// is not supported; only dns://' },
     { key: 'https3://.', err: 'scheme https3:// is not supported; only dns://' },
     { key: 'TLS://.', err: 'scheme tls:// is not supported; only dns://' },

@@ -6,11 +6,19 @@
 import { isIPv6 } from 'node:net';
 import { PLUGINS, isForeignDirective } from '../../plugins/index.js';
 import { Dispenser } from '../corefile/dispenser.js';
-import { parseServerKey, type ServerKey } from '../corefile/keys.js';
+import { parseServerKey, type Scheme, type ServerKey } from '../corefile/keys.js';
 import { defaultCorefile, parseCorefileWithFiles, sortConfigErrors } from '../corefile/parser.js';
 import { ConfigError, ConfigErrorList, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
-import { LISTENER_TIMEOUTS, SERVER_DEBUG, type ListenerTimeouts } from './listenopts.js';
+import {
+  GRPC_SERVER_LIMITS,
+  LISTENER_TIMEOUTS,
+  LISTENER_TLS,
+  SERVER_DEBUG,
+  type GrpcServerLimits,
+  type ListenerTimeouts,
+  type ListenerTls,
+} from './listenopts.js';
 import { logger } from '../log.js';
 import type {
   BlockInfo,
@@ -62,6 +70,8 @@ export interface MutableBlockInfo extends BlockInfo {
 /** A listen address with the routes of every block key served on it. */
 export interface ListenSpec {
   readonly name: string;
+  /** What the listener speaks: plain DNS (UDP and TCP) or CoreDNS's gRPC service. */
+  readonly scheme: Scheme;
   readonly host: string;
   readonly port: number;
   readonly table: RouteTable;
@@ -71,6 +81,10 @@ export interface ListenSpec {
   debug: boolean;
   /** The `timeouts` of the listener's blocks, merged (src/server/listenopts.ts). */
   timeouts: ListenerTimeouts;
+  /** grpc:// only: the `grpc_server` limits of the listener's blocks, merged as the timeouts are. */
+  grpcLimits: GrpcServerLimits;
+  /** The `tls` material of the listener's blocks (the last block's, as CoreDNS's sharedTLSConfig). */
+  tls: ListenerTls | null;
 }
 
 let nextInstanceId = 1;
@@ -149,8 +163,8 @@ function asConfigError(e: unknown, def: PluginDef, tokens: readonly Token[]): Co
   return new ConfigError((e as Error)?.message ?? String(e), first?.file, first?.line, def.name);
 }
 
-function listenerName(host: string, port: number): string {
-  return `dns://${host === '' ? '' : isIPv6(host) ? `[${host}]` : host}:${port}`;
+function listenerName(scheme: Scheme, host: string, port: number): string {
+  return `${scheme}://${host === '' ? '' : isIPv6(host) ? `[${host}]` : host}:${port}`;
 }
 
 /** Parse and set up a configuration. Throws ConfigError (or an AggregateError of them with collectErrors). */
@@ -249,8 +263,12 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       if (b.capabilities.lookup(SERVER_DEBUG)) spec.debug = true;
       const t = b.capabilities.lookup(LISTENER_TIMEOUTS);
       if (t) spec.timeouts = { ...spec.timeouts, ...t };
+      const g = b.capabilities.lookup(GRPC_SERVER_LIMITS);
+      if (g) spec.grpcLimits = { ...spec.grpcLimits, ...g };
+      const tls = b.capabilities.lookup(LISTENER_TLS);
+      if (tls) spec.tls = tls;
       for (const k of b.keys) {
-        if (k.port !== spec.port) continue;
+        if (k.port !== spec.port || k.scheme !== spec.scheme) continue;
         const view = b.capabilities.lookup(VIEW) ?? null;
         for (const z of k.zones) spec.table.add({ zone: z, chain: b.chain, view });
       }
@@ -266,25 +284,25 @@ function groupListeners(inst: Instance): void {
     const hosts = b.info.bindAddresses.length ? b.info.bindAddresses : [''];
     for (const k of b.keys) {
       for (const host of hosts) {
-        const name = listenerName(host, k.port);
+        const name = listenerName(k.scheme, host, k.port);
         for (const z of k.zones) {
-          const id = `${host}|${k.port}|${z}`;
+          const id = `${host}|${k.port}|${z}|${k.scheme}`;
           // A block with a view may share its zone and port with others: it is checked for
           // overlap but not registered (CoreDNS's validateZonesAndListeningAddresses).
           if (defined.has(id) && !b.info.view) {
             throw new ConfigError(
-              `cannot serve dns://${z}:${k.port}${host ? ` on ${host}` : ''} - it is already defined`,
+              `cannot serve ${k.scheme}://${z}:${k.port}${host ? ` on ${host}` : ''} - it is already defined`,
               k.token.file,
               k.token.line,
             );
           }
           const otherHost = [...defined.keys()].find(
-            (d) => d.endsWith(`|${k.port}|${z}`) && d.startsWith('|') !== (host === ''),
+            (d) => d.endsWith(`|${k.port}|${z}|${k.scheme}`) && d.startsWith('|') !== (host === ''),
           );
           if (otherHost !== undefined) {
             const specific = host || otherHost.split('|')[0];
             throw new ConfigError(
-              `cannot serve dns://${z}:${k.port} on ${specific} - zone overlap listener capacity with dns://${z}:${k.port}`,
+              `cannot serve ${k.scheme}://${z}:${k.port} on ${specific} - zone overlap listener capacity with ${k.scheme}://${z}:${k.port}`,
               k.token.file,
               k.token.line,
             );
@@ -294,12 +312,24 @@ function groupListeners(inst: Instance): void {
         if (!b.info.servers.includes(name)) b.info.servers.push(name);
         let spec = inst.listens.get(name);
         if (!spec) {
-          spec = { name, host, port: k.port, table: new RouteTable(), banner: [], debug: false, timeouts: {} };
+          spec = {
+            name,
+            scheme: k.scheme,
+            host,
+            port: k.port,
+            table: new RouteTable(),
+            banner: [],
+            debug: false,
+            timeouts: {},
+            grpcLimits: {},
+            tls: null,
+          };
           inst.listens.set(name, spec);
         }
         for (const z of k.zones) {
-          // Blocks told apart by their views share a line, as CoreDNS prints each address once.
-          const line = `${z}:${k.port}${host ? ` on ${host}` : ''}`;
+          // Blocks told apart by their views share a line, as CoreDNS prints each address once;
+          // a grpc:// listener's lines carry its scheme (CoreDNS's startUpZones).
+          const line = `${k.scheme === 'dns' ? '' : `${k.scheme}://`}${z}:${k.port}${host ? ` on ${host}` : ''}`;
           if (!spec.banner.includes(line)) spec.banner.push(line);
         }
       }

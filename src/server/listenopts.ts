@@ -22,3 +22,30 @@ export interface ListenerTimeouts {
 }
 
 export const LISTENER_TIMEOUTS = capability<ListenerTimeouts>('core.timeouts');
+
+/**
+ * The `grpc_server` plugin's limits for a grpc:// listener (CoreDNS's MaxGRPCStreams and
+ * MaxGRPCConnections); an absent field keeps the default, 0 is unbounded.
+ */
+export interface GrpcServerLimits {
+  /** Concurrent streams per HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS). */
+  readonly maxStreams?: number;
+  /** Concurrent connections the listener serves; more wait, unread, until one closes. */
+  readonly maxConnections?: number;
+}
+
+export const GRPC_SERVER_LIMITS = capability<GrpcServerLimits>('core.grpcServer');
+
+/**
+ * The certificate and key a block serves TLS with (the `tls` directive inside a grpc:// block),
+ * as node:tls's secure-context options; read by listeners that speak TLS.
+ */
+export interface ListenerTls {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  /** Client certificates are verified against this CA when given. */
+  readonly ca?: Buffer;
+  readonly requestCert?: boolean;
+}
+
+export const LISTENER_TLS = capability<ListenerTls>('core.tls');

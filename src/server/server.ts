@@ -9,6 +9,7 @@ import type { Lifecycle, ProcessState, ReadinessProbe, ReadinessReport } from '.
 import { buildInstance, Instance, type ConfigSource, type ListenSpec } from './instance.js';
 import { listenerDispatchOptions, makeDispatch, type DispatchOptions } from './dispatch.js';
 import { DEFAULT_TCP_LIMITS, Listener, type TcpLimits } from './listener.js';
+import { GrpcListener } from './grpc.js';
 import { SharedResources } from './shared.js';
 import { PLATFORM_LINE, VERSION, VERSION_LINE } from '../version.js';
 import { collectGarbage } from '../util/gc.js';
@@ -47,7 +48,10 @@ export interface ServerOptions {
 export type ReloadListener = (ok: boolean, error: Error | null, instance: Instance | null) => void;
 
 export class Server implements Lifecycle, ReadinessReport {
+  /** The dns:// listeners (UDP and TCP), by name. */
   readonly listeners = new Map<string, Listener>();
+  /** The grpc:// listeners (src/server/grpc.ts), by name. */
+  readonly grpcListeners = new Map<string, GrpcListener>();
   current: Instance | null = null;
   readonly shared = new SharedResources();
   private shutdownStarted = false;
@@ -97,7 +101,12 @@ export class Server implements Lifecycle, ReadinessReport {
   private starting: Instance | null = null;
 
   servers(): readonly string[] {
-    return [...this.listeners.keys()];
+    return [...this.listeners.keys(), ...this.grpcListeners.keys()];
+  }
+
+  /** Every listener, whatever it speaks. */
+  allListeners(): (Listener | GrpcListener)[] {
+    return [...this.listeners.values(), ...this.grpcListeners.values()];
   }
 
   /**
@@ -116,7 +125,7 @@ export class Server implements Lifecycle, ReadinessReport {
 
   /** Actual port of a listener (useful when port 0 was configured). */
   portOf(name: string): number | undefined {
-    return this.listeners.get(name)?.port;
+    return (this.listeners.get(name) ?? this.grpcListeners.get(name))?.port;
   }
 
   private build(source: ConfigSource, collectErrors = false): Promise<Instance> {
@@ -184,14 +193,15 @@ export class Server implements Lifecycle, ReadinessReport {
     const lines: string[] = [];
     const groups: string[][] = [];
     for (const spec of inst.listens.values()) {
-      const port = this.listeners.get(spec.name)?.port ?? spec.port;
+      const port = this.portOf(spec.name) ?? spec.port;
       const group = spec.banner.map((b) => (spec.port === 0 ? b.replace(':0', `:${port}`) : b));
       lines.push(...group);
       groups.push(group.sort());
     }
     lines.sort();
     const withWarning = (l: string): string[] => {
-      const zone = l.slice(0, l.lastIndexOf(':'));
+      const scheme = l.indexOf('://'); // grpc:// lines: the zone follows the scheme
+      const zone = l.slice(scheme < 0 ? 0 : scheme + 3, l.lastIndexOf(':'));
       if (zone !== '.' && !zone.endsWith('.arpa.') && !/^[a-z0-9.-]+$/.test(zone)) {
         return [`Warning: Domain "${zone}" does not follow RFC1035 preferred syntax`, l];
       }
@@ -219,11 +229,25 @@ export class Server implements Lifecycle, ReadinessReport {
    */
   private async switchListeners(inst: Instance): Promise<void> {
     const opened: Listener[] = [];
+    const openedGrpc: GrpcListener[] = [];
     const dispatchOpts = (spec: ListenSpec): DispatchOptions => this.dispatchOptions(spec);
     try {
       for (const spec of inst.listens.values()) {
-        if (this.listeners.has(spec.name)) continue;
+        if (this.listeners.has(spec.name) || this.grpcListeners.has(spec.name)) continue;
         const port = this.opts.listenPort?.(spec.name) ?? spec.port;
+        if (spec.scheme === 'grpc') {
+          const g = new GrpcListener(
+            spec.name,
+            spec.host,
+            port,
+            makeDispatch(spec.table, dispatchOpts(spec)),
+            this.opts.reusePort === true,
+          );
+          g.configure(spec.grpcLimits, spec.tls);
+          await g.open();
+          openedGrpc.push(g);
+          continue;
+        }
         const l = new Listener(
           spec.name,
           spec.host,
@@ -236,19 +260,28 @@ export class Server implements Lifecycle, ReadinessReport {
         opened.push(l);
       }
     } catch (e) {
-      await Promise.all(opened.map((l) => l.close(0)));
+      await Promise.all([...opened, ...openedGrpc].map((l) => l.close(0)));
       const err = e as NodeJS.ErrnoException;
       throw new Error(err.message);
     }
     for (const l of opened) this.listeners.set(l.name, l);
+    for (const g of openedGrpc) this.grpcListeners.set(g.name, g);
     for (const spec of inst.listens.values()) {
+      const g = this.grpcListeners.get(spec.name);
+      if (g) {
+        g.setDispatch(makeDispatch(spec.table, dispatchOpts(spec)));
+        g.configure(spec.grpcLimits, spec.tls);
+        continue;
+      }
       const l = this.listeners.get(spec.name)!;
       l.setDispatch(makeDispatch(spec.table, dispatchOpts(spec)));
       l.setTimeouts(spec.timeouts);
     }
     const stale = [...this.listeners.entries()].filter(([name]) => !inst.listens.has(name));
     for (const [name] of stale) this.listeners.delete(name);
-    await Promise.all(stale.map(([, l]) => l.close()));
+    const staleGrpc = [...this.grpcListeners.entries()].filter(([name]) => !inst.listens.has(name));
+    for (const [name] of staleGrpc) this.grpcListeners.delete(name);
+    await Promise.all([...stale, ...staleGrpc].map(([, l]) => l.close()));
   }
 
   /**
@@ -335,11 +368,12 @@ export class Server implements Lifecycle, ReadinessReport {
       }
     }
     try {
-      await Promise.all([...this.listeners.values()].map((l) => l.close(5000)));
+      await Promise.all(this.allListeners().map((l) => l.close(5000)));
     } catch {
       code = 3;
     }
     this.listeners.clear();
+    this.grpcListeners.clear();
     if (inst) {
       const errs = await Instance.runAll(inst.shutdown);
       if (errs.length && code === 0) code = 4;

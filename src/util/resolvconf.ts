@@ -15,3 +15,20 @@ export function resolvConfSearch(text: string): string[] {
   }
   return out.filter((d) => d !== '').map((d) => fqdn(d.toLowerCase()));
 }
+
+/**
+ * The `nameserver` addresses of a resolv.conf text, as miekg/dns's ClientConfigFromReader keeps
+ * them (comments stripped, the address as written, zone included). Used by the grpc plugin's
+ * resolv.conf TOs.
+ */
+export function resolvConfNameservers(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    const f = line
+      .replace(/[#;].*$/, '')
+      .trim()
+      .split(/\s+/);
+    if (f[0] === 'nameserver' && f.length >= 2) out.push(f[1]!);
+  }
+  return out;
+}

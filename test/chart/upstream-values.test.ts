@@ -534,14 +534,14 @@ describe('helm template refuses a Corefile the binary would reject', () => {
       values: { ...noProbes, servers: servers([{ name: 'errors' }, { name: 'dnssec', parameters: 'example.org' }]) },
     });
     expect(err).toMatch(/servers\[0\]\.plugins\[1\]: clusterdns \S+ has no plugin "dnssec"/);
-    expect(err).toContain('Known directives: metadata, cancel, timeouts, reload');
+    expect(err).toContain('Known directives: metadata, cancel, grpc_server, timeouts, reload');
     // The operator file with a plugin clusterdns does not have in place of one of its own.
     const op = helmTemplateError({ valuesFiles: [OPERATOR], set: ['servers[0].plugins[10].name=route53'] });
     expect(op).toMatch(/has no plugin "route53"/);
   });
 
-  it('names a transport the binary does not serve (tls://, grpc://, https://, quic://)', () => {
-    for (const scheme of ['tls://', 'grpc://', 'https://', 'quic://']) {
+  it('names a transport the binary does not serve (tls://, https://, quic://)', () => {
+    for (const scheme of ['tls://', 'https://', 'quic://']) {
       const err = helmTemplateError({
         values: { ...noProbes, servers: servers([{ name: 'whoami' }], { zone: '.', scheme }) },
       });
@@ -561,6 +561,10 @@ describe('helm template refuses a Corefile the binary would reject', () => {
       },
     });
     expect(corefileOf(ok)).toContain('dns://example.org.:53 {');
+    const grpc = render({
+      values: { ...noProbes, servers: servers([{ name: 'whoami' }], { zone: '.', scheme: 'grpc://' }) },
+    });
+    expect(corefileOf(grpc)).toContain('grpc://.:53 {');
   });
 
   it('refuses extraConfig entries other than import', () => {

@@ -92,7 +92,11 @@ function startProc(
 }
 
 export interface CaseSetup {
-  /** Corefile template: {{DNS}} {{API}} {{UPSTREAM}} {{UPSTREAM2}} {{DEAD}} {{HEALTH}} {{READY}} {{METRICS}} {{DIR}}. */
+  /**
+   * Corefile template: {{DNS}} {{API}} {{UPSTREAM}} {{UPSTREAM2}} {{DEAD}} {{HEALTH}} {{READY}} {{METRICS}} {{DIR}},
+   * {{GRPC}} (a free port for the server's own grpc:// block) and {{PEER_GRPC}} (the other
+   * server's {{GRPC}}: each side's grpc plugin can query the other side's grpc:// server).
+   */
   readonly corefile: string;
   /** Sandbox YAML files (repo-relative) and extra objects; no cluster when both are absent. */
   readonly cluster?: readonly string[];
@@ -134,6 +138,10 @@ async function startServers(
   dead: number,
 ): Promise<Proc[]> {
   const procs: Proc[] = [];
+  const grpcPorts =
+    setup.corefile.includes('{{GRPC}}') || setup.corefile.includes('{{PEER_GRPC}}')
+      ? { coredns: String(await freePort()), clusterdns: String(await freePort()) }
+      : { coredns: '', clusterdns: '' };
   for (const name of ['coredns', 'clusterdns'] as const) {
     const ports = {
       dns: await freePort(),
@@ -152,6 +160,8 @@ async function startServers(
       UPSTREAM2: upstreamsOf[name][1]?.addr ?? '',
       DEAD: `127.0.0.1:${dead}`,
       DIR: dir,
+      GRPC: grpcPorts[name],
+      PEER_GRPC: grpcPorts[name === 'coredns' ? 'clusterdns' : 'coredns'],
     };
     for (const [f, content] of Object.entries(setup.files ?? {})) writeFileSync(join(dir, f), fill(content, vars));
     const corefilePath = join(dir, 'Corefile');

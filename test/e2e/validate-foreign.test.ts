@@ -22,7 +22,7 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
       conf,
       [
         '.:53 {', //                                       1
-        '  grpc . 192.0.2.1', //                           2  foreign
+        '  trace zipkin 192.0.2.1:9411', //                2  foreign
         '  route53 example.org.:Z1 {', //                  3  foreign, with a block
         '    credentials default', //                      4  (inside the foreign block: not a directive)
         '    fallthrough', //                              5
@@ -47,7 +47,7 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
     expect(r.status).toBe(1);
     const extra = join(dir, 'conf.d', 'extra.conf');
     expect(r.stderr.trim().split('\n')).toEqual([
-      `${conf}:2 - Error during parsing: Unknown directive 'grpc' ${FOREIGN}`,
+      `${conf}:2 - Error during parsing: Unknown directive 'trace' ${FOREIGN}`,
       `${conf}:3 - Error during parsing: Unknown directive 'route53' ${FOREIGN}`,
       `plugin/bufsize: ${conf}:7 - Error during parsing: Wrong argument count or unexpected line ending after '100'`,
       `${conf}:8 - Error during parsing: Unknown directive 'frobnicate'`,

@@ -463,8 +463,8 @@ registry, plugins/index.ts, by `npm run chart:directives`): a JSON list.
 
 {{/*
 Refuse, at template time, a Corefile the binary would reject at startup (the rollout would
-crash-loop): a directive that is not in the plugin registry, a transport other than dns://, or an
-extraConfig entry other than import.
+crash-loop): a directive that is not in the plugin registry, a transport other than dns:// and
+grpc://, or an extraConfig entry other than import.
 */}}
 {{- define "clusterdns.checkCorefile" -}}
 {{- $known := include "clusterdns.knownDirectives" . | fromJsonArray -}}
@@ -476,8 +476,8 @@ extraConfig entry other than import.
 {{- if and (contains "://" $zone) (not (hasPrefix "dns://" (lower $zone))) -}}
 {{- $scheme = regexFind "^[^:]*://" (lower $zone) -}}
 {{- end -}}
-{{- if not (has $scheme (list "" "dns://")) -}}
-{{- fail (printf "servers[%d].zones[%d]: transport %s is not supported by clusterdns %s, which serves plain DNS (dns://, over UDP and TCP) only; the pods would exit at startup with this Corefile" $i $j $scheme $version) -}}
+{{- if not (has $scheme (list "" "dns://" "grpc://")) -}}
+{{- fail (printf "servers[%d].zones[%d]: transport %s is not supported by clusterdns %s, which serves plain DNS (dns://, over UDP and TCP) and DNS over gRPC (grpc://) only; the pods would exit at startup with this Corefile" $i $j $scheme $version) -}}
 {{- end -}}
 {{- end -}}
 {{- range $j, $p := $server.plugins -}}
