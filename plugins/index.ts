@@ -2,52 +2,45 @@
  * The plugin registry: every directive clusterdns knows, in the one fixed global execution order
  * (CoreDNS 1.15.0 `plugin.cfg`, with clusterdns's own `shadow` after `log`; docs/corefile.md §8.2).
  * Directive order in a Corefile never matters; `DIRECTIVE_ORDER` does: `PLUGINS` is sorted by it,
- * so adding a plugin is one import and one entry in the list below. The server core knows plugins
- * only through `PLUGINS`.
+ * so adding a plugin is one entry in the list below. The server core knows plugins only through
+ * `PLUGINS`.
+ *
+ * A plugin's code is loaded when a Corefile first names it (`PluginEntry.load`), not when the
+ * registry is: every module is compiled and kept once more in each query thread's isolate, and the
+ * plugins a Corefile does not use were about 4.9 MiB of every thread (docs/multicore.md §2, "What a
+ * query thread loads"). Their metric families are registered at start-up all the same, as
+ * CoreDNS's are (plugins/metrics.ts).
  */
 import type { PluginDef } from '../src/plugin.js';
-import { reload } from './reload/index.js';
-import { metadata } from './metadata/index.js';
-import { cancel } from './cancel/index.js';
-import { grpc_server } from './grpc_server/index.js';
-import { timeouts } from './timeouts/index.js';
-import { debug } from './debug/index.js';
-import { pprof } from './pprof/index.js';
-import { bind } from './bind/index.js';
-import { ready } from './ready/index.js';
-import { health } from './health/index.js';
-import { prometheus } from './prometheus/index.js';
-import { errors } from './errors/index.js';
-import { log } from './log/index.js';
-import { shadow } from './shadow/index.js';
-import { loadbalance } from './loadbalance/index.js';
-import { rewrite } from './rewrite/index.js';
-import { autopath } from './autopath/index.js';
-import { cache } from './cache/index.js';
-import { template } from './template/index.js';
-import { hosts } from './hosts/index.js';
-import { auto } from './auto/index.js';
-import { secondary } from './secondary/index.js';
-import { file } from './file/index.js';
-import { kubernetes } from './kubernetes/index.js';
-import { k8s_external } from './k8s_external/index.js';
-import { loop } from './loop/index.js';
-import { forward } from './forward/index.js';
-import { grpc } from './grpc/index.js';
-import { whoami } from './whoami/index.js';
-import { nsid } from './nsid/index.js';
-import { bufsize } from './bufsize/index.js';
-import { local } from './local/index.js';
-import { dns64 } from './dns64/index.js';
-import { any } from './any/index.js';
-import { chaos } from './chaos/index.js';
-import { acl } from './acl/index.js';
-import { header } from './header/index.js';
-import { minimal } from './minimal/index.js';
-import { transfer } from './transfer/index.js';
-import { view } from './view/index.js';
-import { dnstap } from './dnstap/index.js';
-import { etcd } from './etcd/index.js';
+import './metrics.js';
+
+/** One directive of the registry: its name now, its code (setup, handler) when first used. */
+export interface PluginEntry {
+  /** The Corefile directive. */
+  readonly name: string;
+  /** Imports the plugin's module once; later calls return the same definition. */
+  load(): Promise<PluginDef>;
+}
+
+/**
+ * The entry of directive `name`, whose module `importDef` imports on first use. The definition's
+ * own name must be the directive's (a mismatch is a registry bug, reported when it is loaded).
+ */
+function plugin(name: string, importDef: () => Promise<PluginDef>): PluginEntry {
+  let loaded: Promise<PluginDef> | null = null;
+  const load = async (): Promise<PluginDef> => {
+    const def = await importDef();
+    if (def.name !== name) throw new Error(`plugins/index.ts: entry ${name} loads plugin ${def.name}`);
+    return def;
+  };
+  return {
+    name,
+    load() {
+      loaded ??= load();
+      return loaded;
+    },
+  };
+}
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -119,49 +112,49 @@ export const DIRECTIVE_ORDER: readonly string[] = [
   'nomad',
 ];
 
-const IMPLEMENTED: readonly PluginDef[] = [
-  metadata,
-  cancel,
-  grpc_server,
-  timeouts,
-  debug,
-  reload,
-  bind,
-  ready,
-  health,
-  pprof,
-  prometheus,
-  errors,
-  log,
-  shadow,
-  loadbalance,
-  rewrite,
-  autopath,
-  cache,
-  template,
-  transfer,
-  dnstap,
-  hosts,
-  file,
-  auto,
-  secondary,
-  etcd,
-  kubernetes,
-  k8s_external,
-  loop,
-  forward,
-  grpc,
-  whoami,
-  nsid,
-  bufsize,
-  local,
-  dns64,
-  any,
-  chaos,
-  acl,
-  header,
-  minimal,
-  view,
+const IMPLEMENTED: readonly PluginEntry[] = [
+  plugin('metadata', async () => (await import('./metadata/index.js')).metadata),
+  plugin('cancel', async () => (await import('./cancel/index.js')).cancel),
+  plugin('grpc_server', async () => (await import('./grpc_server/index.js')).grpc_server),
+  plugin('timeouts', async () => (await import('./timeouts/index.js')).timeouts),
+  plugin('debug', async () => (await import('./debug/index.js')).debug),
+  plugin('reload', async () => (await import('./reload/index.js')).reload),
+  plugin('bind', async () => (await import('./bind/index.js')).bind),
+  plugin('ready', async () => (await import('./ready/index.js')).ready),
+  plugin('health', async () => (await import('./health/index.js')).health),
+  plugin('pprof', async () => (await import('./pprof/index.js')).pprof),
+  plugin('prometheus', async () => (await import('./prometheus/index.js')).prometheus),
+  plugin('errors', async () => (await import('./errors/index.js')).errors),
+  plugin('log', async () => (await import('./log/index.js')).log),
+  plugin('shadow', async () => (await import('./shadow/index.js')).shadow),
+  plugin('loadbalance', async () => (await import('./loadbalance/index.js')).loadbalance),
+  plugin('rewrite', async () => (await import('./rewrite/index.js')).rewrite),
+  plugin('autopath', async () => (await import('./autopath/index.js')).autopath),
+  plugin('cache', async () => (await import('./cache/index.js')).cache),
+  plugin('template', async () => (await import('./template/index.js')).template),
+  plugin('transfer', async () => (await import('./transfer/index.js')).transfer),
+  plugin('dnstap', async () => (await import('./dnstap/index.js')).dnstap),
+  plugin('hosts', async () => (await import('./hosts/index.js')).hosts),
+  plugin('file', async () => (await import('./file/index.js')).file),
+  plugin('auto', async () => (await import('./auto/index.js')).auto),
+  plugin('secondary', async () => (await import('./secondary/index.js')).secondary),
+  plugin('etcd', async () => (await import('./etcd/index.js')).etcd),
+  plugin('kubernetes', async () => (await import('./kubernetes/index.js')).kubernetes),
+  plugin('k8s_external', async () => (await import('./k8s_external/index.js')).k8s_external),
+  plugin('loop', async () => (await import('./loop/index.js')).loop),
+  plugin('forward', async () => (await import('./forward/index.js')).forward),
+  plugin('grpc', async () => (await import('./grpc/index.js')).grpc),
+  plugin('whoami', async () => (await import('./whoami/index.js')).whoami),
+  plugin('nsid', async () => (await import('./nsid/index.js')).nsid),
+  plugin('bufsize', async () => (await import('./bufsize/index.js')).bufsize),
+  plugin('local', async () => (await import('./local/index.js')).local),
+  plugin('dns64', async () => (await import('./dns64/index.js')).dns64),
+  plugin('any', async () => (await import('./any/index.js')).any),
+  plugin('chaos', async () => (await import('./chaos/index.js')).chaos),
+  plugin('acl', async () => (await import('./acl/index.js')).acl),
+  plugin('header', async () => (await import('./header/index.js')).header),
+  plugin('minimal', async () => (await import('./minimal/index.js')).minimal),
+  plugin('view', async () => (await import('./view/index.js')).view),
 ];
 
 function orderOf(name: string): number {
@@ -170,13 +163,13 @@ function orderOf(name: string): number {
   return i;
 }
 
-export const PLUGINS: readonly PluginDef[] = [...IMPLEMENTED].sort((a, b) => orderOf(a.name) - orderOf(b.name));
+export const PLUGINS: readonly PluginEntry[] = [...IMPLEMENTED].sort((a, b) => orderOf(a.name) - orderOf(b.name));
 
 /** A CoreDNS directive this build does not implement (named as such in the parse error). */
 export function isForeignDirective(name: string): boolean {
   return DIRECTIVE_ORDER.includes(name) && !PLUGINS.some((p) => p.name === name);
 }
 
-export function pluginByName(name: string): PluginDef | undefined {
+export function pluginByName(name: string): PluginEntry | undefined {
   return PLUGINS.find((p) => p.name === name);
 }

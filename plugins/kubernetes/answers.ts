@@ -9,6 +9,11 @@
  * Entries remember which store objects they were computed from (change keys, changekeys.ts);
  * a store change drops exactly the entries that depend on the changed objects, and they are
  * recomputed on the next query. The map is bounded: past `max` entries it is emptied.
+ *
+ * Every query thread keeps such a map for the names it serves (docs/multicore.md §2), so an entry
+ * is kept small: one object per reply (the cache's bookkeeping lives on the entry, see Slot), no array
+ * for a reply without an SOA or for one change key, and a short array rather than a Set for a
+ * change key few replies depend on.
  */
 import type { Answer } from 'dns-packet';
 import { encodeFitted, encodeMessage } from '../../src/dns/encode.js';
@@ -38,6 +43,29 @@ export interface Entry {
   fitted?: Map<number, Entry>;
 }
 
+const NO_KEYS: readonly ChangeKey[] = Object.freeze([]);
+
+/**
+ * An entry as the functions below make it, with room for what an AnswerCache needs to find, drop
+ * and rebuild it (set there when the entry is cached), so that a cached reply is one object.
+ */
+class Slot implements Entry {
+  fitted?: Map<number, Entry> = undefined;
+  qtype = 0;
+  lname = '';
+  /** The change keys it was computed from (to unlink it from all of them when dropped): one, or several. */
+  deps: ChangeKey | readonly ChangeKey[] = NO_KEYS;
+  /** Served since it was built: rebuilt right after a change instead of at the next query. */
+  used = false;
+
+  constructor(
+    readonly wire: StoredBytes,
+    readonly qlen: number,
+    readonly nameError: boolean,
+    readonly serialOffsets: readonly number[],
+  ) {}
+}
+
 /**
  * The entry cut to `max` bytes as the server would cut it (whole records dropped, TC set),
  * computed once per limit: a large headless answer to a 512-byte client is then a copy like any
@@ -49,7 +77,7 @@ export function fitEntry(e: Entry, max: number): Entry {
   let f = e.fitted.get(max);
   if (!f) {
     const wire = encodeFitted(decode(loadBytes(e.wire)), max).buf;
-    f = { wire: storeBytes(wire), qlen: e.qlen, nameError: e.nameError, serialOffsets: soaSerialOffsets(wire) };
+    f = new Slot(storeBytes(wire), e.qlen, e.nameError, soaSerialOffsets(wire));
     e.fitted.set(max, f);
   }
   return f;
@@ -78,21 +106,24 @@ export function buildMessage(
   };
 }
 
-export function soaSerialOffsets(buf: Buffer): number[] {
+/** The offsets of a reply without an SOA record (most positive replies), shared by them all. */
+const NO_OFFSETS: readonly number[] = Object.freeze([]);
+
+export function soaSerialOffsets(buf: Buffer): readonly number[] {
   const out: number[] = [];
   forEachRecord(buf, (_s, _rr, typeOff) => {
     if (buf.readUInt16BE(typeOff) !== Qtype.SOA) return;
     const rdlen = buf.readUInt16BE(typeOff + 8);
     out.push(typeOff + 10 + rdlen - 20);
   });
-  return out;
+  return out.length === 0 ? NO_OFFSETS : out;
 }
 
 export function makeEntry(msg: Message, nameError: boolean): Entry {
   const wire = encodeMessage(msg);
   const q = msg.questions[0]!;
   const nameLen = q.name === '.' ? 1 : Buffer.byteLength(q.name) + 2;
-  return { wire: storeBytes(wire), qlen: nameLen + 4, nameError, serialOffsets: soaSerialOffsets(wire) };
+  return new Slot(storeBytes(wire), nameLen + 4, nameError, soaSerialOffsets(wire));
 }
 
 /**
@@ -147,7 +178,7 @@ export function negativeEntry(
   buf.writeUInt32BE(minimum >>> 0, off + 16);
   off += 20;
   buf.writeUInt16BE(off - rdStart, rdlenAt);
-  return { wire: storeBytes(buf.subarray(0, off)), qlen: nameLen + 4, nameError, serialOffsets: [serialAt] };
+  return new Slot(storeBytes(buf.subarray(0, off)), nameLen + 4, nameError, [serialAt]);
 }
 
 /** Patch a copy of `e` for one query. `raw`/`questionEnd` are the client's packet and question end. */
@@ -168,16 +199,18 @@ export function materialize(
   return buf;
 }
 
-/** A cached reply with what the cache needs to find, drop and rebuild it. */
-interface Slot {
-  readonly qtype: number;
-  readonly lname: string;
-  readonly entry: Entry;
-  /** The change keys it was computed from (to unlink it from all of them when dropped). */
-  readonly deps: readonly ChangeKey[];
-  /** Served since it was built: rebuilt right after a change instead of at the next query. */
-  used: boolean;
+/** The change keys of a slot, one or several. */
+function depsOf(slot: Slot): readonly ChangeKey[] {
+  return typeof slot.deps === 'string' ? [slot.deps] : (slot.deps as readonly ChangeKey[]);
 }
+
+/**
+ * The slots of one change key: the slot itself when it is the only one (most keys), an array while
+ * few (a Service's A, AAAA and SRV replies), a Set past {@link SMALL} (a namespace's key, which
+ * every reply about a name in it depends on), so that dropping one of many stays cheap.
+ */
+type Dependents = Slot | Slot[] | Set<Slot>;
+const SMALL = 8;
 
 /**
  * Replies by (qtype, lower-cased name), with the objects each was computed from. Lookups go through
@@ -187,7 +220,7 @@ interface Slot {
  */
 export class AnswerCache {
   private readonly byType = new Map<number, Map<string, Slot>>();
-  private readonly byDep = new Map<ChangeKey, Slot | Set<Slot>>();
+  private readonly byDep = new Map<ChangeKey, Dependents>();
   private count = 0;
 
   constructor(readonly max = 100_000) {}
@@ -201,14 +234,15 @@ export class AnswerCache {
     const slot = this.byType.get(qtype)?.get(lname);
     if (slot === undefined) return undefined;
     slot.used = true;
-    return slot.entry;
+    return slot;
   }
 
   /** The reply without marking it as in use. */
   get(qtype: number, lname: string): Entry | undefined {
-    return this.byType.get(qtype)?.get(lname)?.entry;
+    return this.byType.get(qtype)?.get(lname);
   }
 
+  /** Cache `entry` (made by this module, and cached once) for (qtype, lname). */
   set(qtype: number, lname: string, entry: Entry, deps: ChangeSet): void {
     let m = this.byType.get(qtype);
     const old = m?.get(lname);
@@ -222,25 +256,39 @@ export class AnswerCache {
     }
     if (!m) this.byType.set(qtype, (m = new Map()));
     // A replaced reply that was in use stays in use (rebuilt after the next change).
-    const slot: Slot = { qtype, lname, entry, deps: [...deps], used: old?.used ?? false };
+    // The entry itself holds the bookkeeping (one object per reply); one made elsewhere is copied.
+    const slot = entry instanceof Slot ? entry : new Slot(entry.wire, entry.qlen, entry.nameError, entry.serialOffsets);
+    slot.qtype = qtype;
+    slot.lname = lname;
+    slot.deps = deps.size === 1 ? (deps.values().next().value as ChangeKey) : [...deps];
+    slot.used = old?.used ?? false;
     m.set(lname, slot);
-    for (const d of slot.deps) {
+    for (const d of depsOf(slot)) {
       const cur = this.byDep.get(d);
       if (cur === undefined) this.byDep.set(d, slot);
       else if (cur instanceof Set) cur.add(slot);
-      else this.byDep.set(d, new Set([cur, slot]));
+      else if (Array.isArray(cur)) {
+        if (cur.length < SMALL) cur.push(slot);
+        else this.byDep.set(d, new Set([...cur, slot]));
+      } else this.byDep.set(d, [cur, slot]);
     }
   }
 
   /** Remove `slot` from the dependency index. */
   private unlink(slot: Slot): void {
-    for (const d of slot.deps) {
+    for (const d of depsOf(slot)) {
       const cur = this.byDep.get(d);
       if (cur === slot) this.byDep.delete(d);
       else if (cur instanceof Set) {
         cur.delete(slot);
         if (cur.size === 1) this.byDep.set(d, cur.values().next().value as Slot);
         else if (cur.size === 0) this.byDep.delete(d);
+      } else if (Array.isArray(cur)) {
+        const i = cur.indexOf(slot);
+        if (i < 0) continue;
+        cur[i] = cur[cur.length - 1]!;
+        cur.pop();
+        if (cur.length === 1) this.byDep.set(d, cur[0]!);
       }
     }
   }
@@ -254,7 +302,7 @@ export class AnswerCache {
     for (const d of deps) {
       const cur = this.byDep.get(d);
       if (cur === undefined) continue;
-      for (const slot of cur instanceof Set ? [...cur] : [cur]) {
+      for (const slot of cur instanceof Set || Array.isArray(cur) ? [...cur] : [cur]) {
         this.unlink(slot);
         const m = this.byType.get(slot.qtype)!;
         m.delete(slot.lname);

@@ -356,6 +356,8 @@ describe('@kubernetes/client-node stays out of the server process', () => {
     const u = (p: string): string => JSON.stringify(pathToFileURL(join(DIST, p)).href);
     const { urls, stdout } = await loadedModules(`
 const { PLUGINS } = await import(${u('plugins/index.js')});
+// The registry loads a plugin's module when a Corefile names it (plugins/index.ts): load this one.
+await PLUGINS.find((p) => p.name === 'kubernetes').load();
 const { ApiClient } = await import(${u('plugins/kubernetes/client.js')});
 const base = { endpoint: null, tls: null, kubeconfig: null, qps: 0, burst: 0, maxInflight: 0 };
 const plain = await ApiClient.create({ ...base, endpoint: 'http://127.0.0.1:8001' });

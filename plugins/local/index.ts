@@ -8,9 +8,9 @@ import { directive, option, parseOccurrences, str } from '../../src/corefile/opt
 import { Qtype, Rcode } from '../../src/dns/constants.js';
 import { replyTo, setRcode } from '../../src/dns/message.js';
 import { matchZone, toPacketName } from '../../src/dns/name.js';
-import { counter } from '../../src/metrics/registry.js';
 import { nextOrFailure, type Handler, type PluginDef } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
+import { localhostRequests } from './metrics.js';
 
 export const LOCAL_OPTIONS = directive('local', {
   options: [
@@ -23,11 +23,6 @@ export const LOCAL_OPTIONS = directive('local', {
       summary: 'answer localhost.<anything> as localhost (default on)',
     }),
   ],
-});
-
-export const localhostRequests = counter({
-  name: 'coredns_local_localhost_requests_total',
-  help: 'Counter of special localhost subdomain requests.',
 });
 
 const ZONES = ['localhost.', '0.in-addr.arpa.', '127.in-addr.arpa.', '255.in-addr.arpa.'];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { local, localhostRequests } from './index.js';
+import { local } from './index.js';
+import { localhostRequests } from './metrics.js';
 import { decode } from '../../src/dns/message.js';
 import { makeQuery, rcode } from '../../test/helpers/dns.js';
 import { rrLines } from '../../test/helpers/records.js';

@@ -43,7 +43,9 @@ describe('built-in modules the server loads', () => {
         throw new Error(`dist/${f} is missing: run \`npm run build\` first (\`npm test\` does)`);
     }
     const imports = files.map((f) => `await import(${JSON.stringify(pathToFileURL(join(DIST, f)).href)});`).join('\n');
-    expect(probe(imports).undici).toBe(false);
+    // The registry loads a plugin's code on first use (plugins/index.ts): load every one.
+    const everyPlugin = `for (const p of (await import(${JSON.stringify(pathToFileURL(join(DIST, files[0]!)).href)})).PLUGINS) await p.load();`;
+    expect(probe(`${imports}\n${everyPlugin}`).undici).toBe(false);
   });
 
   it('control: on a runtime whose http has a lazy WebSocket getter, an ES import of node:http loads undici', () => {
@@ -64,8 +66,16 @@ describe('built-in modules the server loads', () => {
 interface Loaded {
   builtins: string[];
   files: string[];
+  /** The ES modules of dist/ the steps imported, relative to dist/ (`plugins/whoami/index.js`). */
+  modules: string[];
   startError: string | null;
 }
+
+/**
+ * Installs a module resolve hook in the thread that runs it (Node's in-thread `registerHooks`) that
+ * records every URL an import resolves to, into `SEEN`.
+ */
+const RECORD_IMPORTS = `const SEEN = []; process.getBuiltinModule('node:module').registerHooks({ resolve(s, c, next) { const r = next(s, c); SEEN.push(r.url); return r; } });`;
 
 function loadedBy(asThread: boolean): Loaded {
   const url = (f: string): string => JSON.stringify(pathToFileURL(join(DIST, f)).href);
@@ -83,14 +93,16 @@ function loadedBy(asThread: boolean): Loaded {
     } catch (e) {
       startError = String(e && e.message);
     }
-    return { startError, builtins: process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)), files: Object.keys(CJS_CACHE) };`;
+    const dist = ${url('')} + '/';
+    return { startError, modules: [...new Set(SEEN.filter((u) => u.startsWith(dist)).map((u) => u.slice(dist.length)))], builtins: process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)), files: Object.keys(CJS_CACHE) };`;
   const body = asThread
     ? `import { Worker } from 'node:worker_threads';
-const code = \`const { parentPort } = require('node:worker_threads'); (async () => { \${${JSON.stringify(steps.replace('CJS_CACHE', 'require.cache'))}} })().then((r) => parentPort.postMessage(r));\`;
+const code = \`const { parentPort } = require('node:worker_threads'); \${${JSON.stringify(RECORD_IMPORTS)}} (async () => { \${${JSON.stringify(steps.replace('CJS_CACHE', 'require.cache'))}} })().then((r) => parentPort.postMessage(r));\`;
 const w = new Worker(code, { eval: true, execArgv: [], workerData: { clusterdnsQueryThread: true } });
 w.on('message', (r) => { console.log(JSON.stringify(r)); process.exit(0); });
 w.on('error', (e) => { console.error(e); process.exit(1); });`
     : `import { createRequire } from 'node:module';
+${RECORD_IMPORTS}
 console.log(JSON.stringify(await (async () => { ${steps.replace('CJS_CACHE', 'createRequire(import.meta.url).cache')} })()));`;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', body], { encoding: 'utf8', timeout: 60_000 });
   rmSync(dir, { recursive: true, force: true });
@@ -108,9 +120,27 @@ const MAIN_THREAD_ONLY = {
   ],
 };
 
+/** Each probe runs once (it starts a process) and serves several checks. */
+const runs = new Map<boolean, Loaded>();
+function loaded(asThread: boolean): Loaded {
+  let r = runs.get(asThread);
+  if (!r) runs.set(asThread, (r = loadedBy(asThread)));
+  return r;
+}
+
+/** The plugin folders whose code (anything but the metric families, `metrics.js`) was imported. */
+function pluginCode(modules: readonly string[]): string[] {
+  const folders = new Set<string>();
+  for (const m of modules) {
+    const match = /^plugins\/([^/]+)\/(.+)$/.exec(m);
+    if (match && match[2] !== 'metrics.js') folders.add(match[1]!);
+  }
+  return [...folders].sort();
+}
+
 describe('what a query thread loads', () => {
   it('no TLS, no Pushgateway, no default collectors, no YAML parser', () => {
-    const t = loadedBy(true);
+    const t = loaded(true);
     // The web config is the main thread's to read: the thread starts without touching it.
     expect(t.startError).toBeNull();
     expect(t.files.some((f) => f.includes('prom-client/lib/counter.js'))).toBe(true);
@@ -123,9 +153,19 @@ describe('what a query thread loads', () => {
   });
 
   it('control: the main thread, running the same steps, loads the default collectors and reads the web config', () => {
-    const m = loadedBy(false);
+    const m = loaded(false);
     expect(m.files.some((f) => /prom-client\/lib\/defaultMetrics\.js$/.test(f))).toBe(true);
     expect(m.files.some((f) => /node_modules\/yaml\//.test(f))).toBe(true);
     expect(m.startError).toMatch(/plugin\/prometheus: .*missing\.crt/);
+  });
+
+  it('only the plugins the Corefile names load their code, in a query thread and in the main thread; every family is registered', () => {
+    // plugins/index.ts loads a plugin's module when a Corefile first names it; plugins/metrics.ts
+    // registers every plugin's metric families all the same (CoreDNS lists them all).
+    for (const r of [loaded(true), loaded(false)]) {
+      expect(pluginCode(r.modules)).toEqual(['prometheus', 'whoami']);
+      for (const p of ['cache', 'forward', 'kubernetes', 'reload'])
+        expect(r.modules, `${p}'s metric families`).toContain(`plugins/${p}/metrics.js`);
+    }
   });
 });

@@ -207,9 +207,11 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       handlerPlugins: [],
       view: '',
     });
-    for (const def of PLUGINS) {
-      const tokens = block.directives.get(def.name);
+    for (const entry of PLUGINS) {
+      const tokens = block.directives.get(entry.name);
       if (!tokens || tokens.length === 0) continue;
+      // The plugin's code loads here, when a Corefile first names it (plugins/index.ts).
+      const def = await entry.load();
       const occ = occurrences(tokens, block.starts.get(def.name) ?? [0]);
       if (def.repeat === 'error' && occ.length > 1) {
         const second = occ[1]![0]!;

@@ -9,8 +9,9 @@ import { PLUGINS } from '../../plugins/index.js';
 import { readmeOptionNames } from '../../src/corefile/options.js';
 
 describe('README Syntax blocks match the declared options', () => {
-  for (const def of PLUGINS) {
-    it(def.name, () => {
+  for (const entry of PLUGINS) {
+    it(entry.name, async () => {
+      const def = await entry.load();
       const path = new URL(`../../plugins/${def.name}/README.md`, import.meta.url);
       expect(existsSync(path), `plugins/${def.name}/README.md`).toBe(true);
       expect(def.options, `${def.name} declares its options`).toBeDefined();
