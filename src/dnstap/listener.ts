@@ -19,8 +19,9 @@ import { dirname } from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Logger } from '../log.js';
 import { nodeTls } from '../util/require.js';
-import { CONTENT_TYPE, Control, FrameReader, controlFrame, dataFrames } from './framestream.js';
-import { encodeTap, type TapIdentity, type TapRecord } from './message.js';
+import { CONTENT_TYPE, Control, FrameReader, controlFrame } from './framestream.js';
+import { writeTapFrame, type TapIdentity, type TapRecord } from './message.js';
+import { ProtoWriter } from './protobuf.js';
 import { FLUSH_MS, FLUSH_RECORDS, TCP_TIMEOUT_MS, type TapSink } from './output.js';
 
 export interface ListenOptions {
@@ -218,6 +219,8 @@ export class ListenTap implements TapSink {
   private scheduled = false;
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The next batch of frames: each record's frame is encoded straight into it. */
+  private readonly frames = new ProtoWriter(64 * 1024);
 
   constructor(
     private readonly target: FrameTarget,
@@ -259,9 +262,8 @@ export class ListenTap implements TapSink {
     const batch = this.queue.length > BATCH ? this.queue.splice(0, BATCH) : this.queue;
     if (batch === this.queue) this.queue = [];
     if (batch.length === 0) return;
-    const payloads: Buffer[] = [];
-    for (const r of batch) payloads.push(encodeTap(this.identity, r));
-    this.target.write(dataFrames(payloads));
+    for (const r of batch) writeTapFrame(this.frames, this.identity, r);
+    this.target.write(this.frames.take());
     if (this.queue.length > 0) {
       this.scheduled = true;
       setImmediate(() => this.flush());
