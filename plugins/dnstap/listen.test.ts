@@ -15,6 +15,8 @@ import { captureLogs } from '../../test/helpers/logs.js';
 import { freePort } from '../../test/helpers/net.js';
 import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
 import { waitFor } from '../../test/helpers/wait.js';
+import { MAX_SINKS } from '../../src/dnstap/listener.js';
+import { registry } from '../../src/metrics/registry.js';
 import { dnstap } from './index.js';
 import { parseDnstap } from './setup.js';
 
@@ -98,5 +100,31 @@ describe('dnstap listen: sinks', () => {
       `[ERROR] plugin/dnstap: Failed to start dnstap listener: listen unix ${path}: bind: no such file or directory`,
     );
     expect(await run.exchange(encodeQuery('example.org.', 'A'))).not.toBeNull();
+  });
+
+  it('serves at most MAX_SINKS sinks: one more is closed, logged and counted; a freed place is taken again', async () => {
+    const logs = captureLogs(cleanups);
+    const port = await freePort();
+    const run = await runCorefile(`.:53 {\n  dnstap listen tcp://127.0.0.1:${port}\n  whoami\n}\n`);
+    cleanups.push(() => run.stop());
+    const value = async (name: string): Promise<number> => {
+      const m = await registry.getSingleMetric(name)?.get();
+      return m?.values.find((v) => v.labels.endpoint === `tcp://127.0.0.1:${port}`)?.value ?? 0;
+    };
+    const refusedBefore = await value('clusterdns_dnstap_listen_refused_total');
+    const sinks = Array.from({ length: MAX_SINKS }, () => connectSink(cleanups, { port }));
+    await waitFor('every handshake', () => sinks.every((s) => s.started));
+    const extra = connectSink(cleanups, { port });
+    await waitFor('the sink beyond the limit closed', () => extra.closed);
+    expect(extra.started).toBe(false);
+    await logs.waitFor(`${MAX_SINKS} sinks connected to tcp://127.0.0.1:${port} already`);
+    expect(await value('clusterdns_dnstap_listen_refused_total')).toBe(refusedBefore + 1);
+    expect(await value('clusterdns_dnstap_listen_sinks')).toBe(MAX_SINKS);
+    sinks[0]!.socket.destroy();
+    await waitFor('a place freed', async () => (await value('clusterdns_dnstap_listen_sinks')) === MAX_SINKS - 1);
+    const again = connectSink(cleanups, { port });
+    await waitFor('the new sink started', () => again.started);
+    await run.exchange(encodeQuery('example.org.', 'A'));
+    await waitFor('its records', () => again.frames.length >= 2);
   });
 });

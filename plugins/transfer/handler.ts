@@ -10,19 +10,18 @@
  * sent and drained before the source generates more, so a zone of any size streams in bounded
  * memory, and the event loop turns between messages (docs/plugins.md, transfer).
  */
-import type * as DnsPacket from 'dns-packet';
 import type { Answer } from 'dns-packet';
 import { Qtype, Rcode } from '../../src/dns/constants.js';
 import { encodeMessage } from '../../src/dns/encode.js';
 import { replyTo } from '../../src/dns/message.js';
 import { matchZone } from '../../src/dns/name.js';
+import { MAX_RECORD_BYTES, writeRecord } from '../../src/dns/rrwrite.js';
 import type { Logger } from '../../src/log.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import { Reply, type Query, type ReplyStream } from '../../src/query.js';
 import { finalizeReply } from '../../src/server/reply.js';
 import type { TransferSource } from '../../src/transfer.js';
 import { splitHostPort } from '../../src/util/hostport.js';
-import { requireCjs } from '../../src/util/require.js';
 import type { XfrStanza } from './setup.js';
 
 /** CoreDNS flushes an envelope before its records would pass this many bytes. */
@@ -58,14 +57,8 @@ export function allowed(x: XfrStanza, ip: string): boolean {
   return false;
 }
 
-interface AnswerCodec {
-  encode: ((a: Answer, buf: Buffer, offset: number) => Buffer) & { bytes: number };
-  encodingLength(a: Answer): number;
-}
-const answerCodec = (requireCjs('dns-packet') as typeof DnsPacket & { answer: AnswerCodec }).answer;
-
 /**
- * Records generated or encoded between two turns of the event loop: encoding one 63,000-byte
+ * Records generated or written between two turns of the event loop: encoding one 63,000-byte
  * message at once stopped the server for tens of milliseconds (p99 of other clients' queries).
  */
 const RECORDS_PER_TURN = 64;
@@ -86,9 +79,63 @@ function codecForm(rr: Answer): Answer {
   return rr;
 }
 
-/** The uncompressed length of a record (miekg's dns.Len). */
-function recordLength(rr: Answer): number {
-  return answerCodec.encodingLength(codecForm(rr));
+/**
+ * Where each record is written before it is known whether it fits the current message: one per
+ * process, used synchronously (a record is written and copied out in the same turn).
+ */
+const scratch = Buffer.allocUnsafe(MAX_RECORD_BYTES);
+
+/**
+ * The message being filled: the reply header and question with AA (`head`), then records written
+ * out uncompressed as CoreDNS writes them. Records go into its bytes as they are pulled from the
+ * source, so no record object outlives the turn that generated it: holding a message's ~700
+ * record objects across turns made each young-generation collection promote nearly all it saw,
+ * and a full collection of the old generation followed every transfer (p99 of other queries).
+ */
+class MessageBuilder {
+  private buf: Buffer;
+  private off: number;
+  /** Records in the message. */
+  count = 0;
+
+  constructor(private readonly head: Buffer) {
+    this.buf = this.fresh(MESSAGE_RECORD_BYTES);
+    this.off = head.length;
+  }
+
+  private fresh(room: number): Buffer {
+    const buf = Buffer.allocUnsafe(this.head.length + room);
+    this.head.copy(buf, 0);
+    return buf;
+  }
+
+  /** Record bytes in the message. */
+  get size(): number {
+    return this.off - this.head.length;
+  }
+
+  /** Appends the `len` bytes at the start of `rec`. */
+  append(rec: Buffer, len: number): void {
+    if (this.off + len > this.buf.length) {
+      // Only a single record longer than a message's budget: CoreDNS sends it alone.
+      const bigger = this.fresh(this.size + len);
+      this.buf.copy(bigger, this.head.length, this.head.length, this.off);
+      this.buf = bigger;
+    }
+    rec.copy(this.buf, this.off, 0, len);
+    this.off += len;
+    this.count++;
+  }
+
+  /** The finished message; the builder starts the next one. */
+  take(): Buffer {
+    const msg = this.buf.subarray(0, this.off);
+    msg.writeUInt16BE(this.count, 6);
+    this.buf = this.fresh(MESSAGE_RECORD_BYTES);
+    this.off = this.head.length;
+    this.count = 0;
+    return msg;
+  }
 }
 
 export class TransferHandler implements Handler {
@@ -127,23 +174,6 @@ export class TransferHandler implements Handler {
     return nextOrFailure(this.name, this.next, q);
   }
 
-  /**
-   * One message of the transfer: the reply header and question with AA (`head`), then the records
-   * written out uncompressed as CoreDNS writes them, a slice at a time.
-   */
-  private async message(head: Buffer, answers: readonly Answer[], size: number): Promise<Buffer> {
-    const buf = Buffer.allocUnsafe(head.length + size);
-    head.copy(buf, 0);
-    let off = head.length;
-    for (let i = 0; i < answers.length; i++) {
-      if (i > 0 && i % RECORDS_PER_TURN === 0) await nextTurn();
-      answerCodec.encode(codecForm(answers[i]!), buf, off);
-      off += answerCodec.encode.bytes;
-    }
-    buf.writeUInt16BE(answers.length, 6);
-    return off === buf.length ? buf : buf.subarray(0, off);
-  }
-
   private async stream(q: Query, records: Iterable<readonly Answer[]>): Promise<number> {
     const opened: { out: ReplyStream | null } = { out: null };
     try {
@@ -163,44 +193,44 @@ export class TransferHandler implements Handler {
   ): Promise<number> {
     // Opened at the first message: an IXFR for a current serial is a plain reply instead.
     let out: ReplyStream | null = null;
-    let batch: Answer[] = [];
-    let batchSize = 0;
     let sent = 0;
     let soa: Answer | null = null;
     let last: Buffer | null = null;
     let generated = 0;
-    const head = encodeMessage(replyTo(q.request, 0, true));
-    const flush = async (): Promise<boolean> => {
-      const reply = new Reply(await this.message(head, batch, batchSize), null, this.name);
+    const msg = new MessageBuilder(encodeMessage(replyTo(q.request, 0, true)));
+    const flush = (): Promise<boolean> => {
+      sent += msg.count;
+      const reply = new Reply(msg.take(), null, this.name);
       last = finalizeReply(reply, q.req, 'tcp');
-      sent += batch.length;
-      batch = [];
-      batchSize = 0;
       out ??= q.transport.openStream?.() ?? null;
       opened.out = out;
-      return out !== null && out.send(last);
+      return out === null ? Promise.resolve(false) : out.send(last);
     };
     for (const records0 of records) {
-      if (records0.length === 0) continue;
+      if (records0.length === 0) {
+        // The source paused in a long stretch of work of its own (src/transfer.ts).
+        generated = 0;
+        await nextTurn();
+        continue;
+      }
       if (soa === null && records0[0]!.type === 'SOA') soa = records0[0]!;
+      for (const rr of records0) {
+        const len = writeRecord(codecForm(rr), scratch, 0);
+        if (msg.count > 0 && msg.size + len > MESSAGE_RECORD_BYTES) {
+          if (!(await flush())) return q.fail(new Error('connection closed during transfer'), Rcode.SERVFAIL);
+        }
+        msg.append(scratch, len);
+      }
       // The source generates as it is pulled: give other clients their turn now and then.
       generated += records0.length;
       if (generated >= RECORDS_PER_TURN) {
         generated = 0;
         await nextTurn();
       }
-      for (const rr of records0) {
-        const len = recordLength(rr);
-        if (batch.length > 0 && batchSize + len > MESSAGE_RECORD_BYTES) {
-          if (!(await flush())) return q.fail(new Error('connection closed during transfer'), Rcode.SERVFAIL);
-        }
-        batch.push(rr);
-        batchSize += len;
-      }
     }
     const ip = q.transport.remoteAddress;
     const soaSerial = soa === null ? 0 : (soa as Answer & { data: { serial: number } }).data.serial;
-    if (sent === 0 && batch.length === 1 && soa !== null) {
+    if (sent === 0 && msg.count === 1 && soa !== null) {
       // IXFR for a current serial: the SOA alone, a plain reply (no AA), as CoreDNS writes it.
       const m = replyTo(q.request);
       m.answers = [soa];
@@ -210,7 +240,7 @@ export class TransferHandler implements Handler {
       );
       return 0;
     }
-    if (batch.length > 0 && !(await flush())) {
+    if (msg.count > 0 && !(await flush())) {
       return q.fail(new Error('connection closed during transfer'), Rcode.SERVFAIL);
     }
     // The messages are on the connection; the last one stands for them in log and metrics.

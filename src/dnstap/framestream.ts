@@ -81,17 +81,3 @@ export class FrameReader {
     this.pending = o === 0 ? this.pending : this.pending.subarray(o);
   }
 }
-
-/** Data frames for the payloads, in one buffer: one socket write per batch. */
-export function dataFrames(payloads: readonly Buffer[]): Buffer {
-  let size = 0;
-  for (const p of payloads) size += 4 + p.length;
-  const out = Buffer.allocUnsafe(size);
-  let o = 0;
-  for (const p of payloads) {
-    out.writeUInt32BE(p.length, o);
-    p.copy(out, o + 4);
-    o += 4 + p.length;
-  }
-  return out;
-}

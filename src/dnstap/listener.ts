@@ -18,9 +18,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Logger } from '../log.js';
+import { counter, gauge } from '../metrics/registry.js';
 import { nodeTls } from '../util/require.js';
-import { CONTENT_TYPE, Control, FrameReader, controlFrame, dataFrames } from './framestream.js';
-import { encodeTap, type TapIdentity, type TapRecord } from './message.js';
+import { CONTENT_TYPE, Control, FrameReader, controlFrame } from './framestream.js';
+import { writeTapFrame, type TapIdentity, type TapRecord } from './message.js';
+import { ProtoWriter } from './protobuf.js';
 import { FLUSH_MS, FLUSH_RECORDS, TCP_TIMEOUT_MS, type TapSink } from './output.js';
 
 export interface ListenOptions {
@@ -36,6 +38,38 @@ export interface ListenOptions {
   log: Logger;
   /** How long a sink may take to ACCEPT (CoreDNS's tcpTimeout). */
   timeoutMs?: number;
+  /** Sinks connected at once (those in the handshake included); default {@link MAX_SINKS}. */
+  maxSinks?: number;
+}
+
+/**
+ * Sinks one listener serves at once. CoreDNS 1.15.0 has no limit; each sink may hold up to
+ * {@link MAX_PENDING_BYTES} of unread frames, so without one a crowd of sinks (or one reconnecting
+ * in a loop without reading) could take the memory of the pod: 8 sinks hold at most 32 MiB. A
+ * connection beyond the limit is closed at once, logged and counted (plugins/dnstap/README.md).
+ */
+export const MAX_SINKS = 8;
+
+/** The listeners of this process (the main thread), for the sink gauge. */
+const listeners = new Set<TapListener>();
+
+/** The metrics of `dnstap listen` (clusterdns only: CoreDNS has none); registered by the first listener. */
+function listenMetrics(): { refused: ReturnType<typeof counter<'endpoint'>> } {
+  gauge({
+    name: 'clusterdns_dnstap_listen_sinks',
+    help: 'Gauge of dnstap sinks connected to a dnstap listen endpoint.',
+    labelNames: ['endpoint'],
+    collect() {
+      this.reset();
+      for (const l of listeners) this.inc({ endpoint: l.endpoint }, l.connected);
+    },
+  });
+  const refused = counter({
+    name: 'clusterdns_dnstap_listen_refused_total',
+    help: 'Counter of dnstap sink connections closed because the listen endpoint had its maximum of sinks.',
+    labelNames: ['endpoint'],
+  });
+  return { refused };
 }
 
 /**
@@ -72,8 +106,15 @@ export class TapListener {
   private readonly sinks = new Set<Socket>();
   private channel: BroadcastChannel | undefined;
   private closed = false;
+  /** Connections in the handshake: they count toward the limit. */
+  private handshaking = 0;
+  private readonly metrics = listenMetrics();
+  /** `network://address`, the metrics' label. */
+  readonly endpoint: string;
 
-  constructor(private readonly opts: ListenOptions) {}
+  constructor(private readonly opts: ListenOptions) {
+    this.endpoint = `${opts.network}://${opts.address}`;
+  }
 
   /** Sinks that completed the handshake. */
   get connected(): number {
@@ -83,6 +124,7 @@ export class TapListener {
   /** Listens; resolves with the error that prevented it, if any (logged by the caller, as CoreDNS). */
   listen(): Promise<Error | undefined> {
     const { network, address, log } = this.opts;
+    listeners.add(this);
     // Frames from the query threads' taps of this endpoint.
     this.channel = new BroadcastChannel(listenChannelName(network, address));
     this.channel.onmessage = (e: unknown) => {
@@ -146,6 +188,7 @@ export class TapListener {
   /** Stops listening; every sink gets STOP and is closed. */
   close(): void {
     this.closed = true;
+    listeners.delete(this);
     this.channel?.close();
     this.server?.close();
     for (const s of this.sinks) s.end(controlFrame(Control.STOP, []));
@@ -163,9 +206,24 @@ export class TapListener {
       s.destroy();
       return;
     }
+    const max = this.opts.maxSinks ?? MAX_SINKS;
+    if (this.sinks.size + this.handshaking >= max) {
+      this.metrics.refused.inc({ endpoint: this.endpoint });
+      const from = s.remoteAddress !== undefined ? ` from ${s.remoteAddress}:${s.remotePort ?? 0}` : '';
+      this.opts.log.warning(`Refusing dnstap connection${from}: ${max} sinks connected to ${this.endpoint} already`);
+      s.destroy();
+      return;
+    }
+    this.handshaking++;
     let started = false;
+    let counted = true;
+    const settle = (): void => {
+      if (counted) this.handshaking--;
+      counted = false;
+    };
     const fail = (why: string): void => {
       if (started) return;
+      settle();
       clearTimeout(timer);
       this.opts.log.warning(`Error creating encoder for dnstap client: ${why}`);
       s.destroy();
@@ -176,7 +234,10 @@ export class TapListener {
       if (started) this.drop(s);
       else fail('connection reset');
     });
-    s.once('close', () => this.sinks.delete(s));
+    s.once('close', () => {
+      settle();
+      this.sinks.delete(s);
+    });
     const reader = new FrameReader(
       () => fail('framestream: data frame during handshake'),
       (frame) => {
@@ -186,6 +247,7 @@ export class TapListener {
           return;
         }
         started = true;
+        settle();
         clearTimeout(timer);
         s.write(controlFrame(Control.START, [CONTENT_TYPE]));
         if (this.closed) s.end(controlFrame(Control.STOP, []));
@@ -218,6 +280,8 @@ export class ListenTap implements TapSink {
   private scheduled = false;
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The next batch of frames: each record's frame is encoded straight into it. */
+  private readonly frames = new ProtoWriter(64 * 1024);
 
   constructor(
     private readonly target: FrameTarget,
@@ -259,9 +323,8 @@ export class ListenTap implements TapSink {
     const batch = this.queue.length > BATCH ? this.queue.splice(0, BATCH) : this.queue;
     if (batch === this.queue) this.queue = [];
     if (batch.length === 0) return;
-    const payloads: Buffer[] = [];
-    for (const r of batch) payloads.push(encodeTap(this.identity, r));
-    this.target.write(dataFrames(payloads));
+    for (const r of batch) writeTapFrame(this.frames, this.identity, r);
+    this.target.write(this.frames.take());
     if (this.queue.length > 0) {
       this.scheduled = true;
       setImmediate(() => this.flush());

@@ -10,8 +10,9 @@
  */
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Logger } from '../log.js';
-import { CONTENT_TYPE, Control, FrameReader, controlFrame, dataFrames } from './framestream.js';
-import { encodeTap, type TapIdentity, type TapRecord } from './message.js';
+import { CONTENT_TYPE, Control, FrameReader, controlFrame } from './framestream.js';
+import { writeTapFrame, type TapIdentity, type TapRecord } from './message.js';
+import { ProtoWriter } from './protobuf.js';
 import { nodeTls } from '../util/require.js';
 
 /** CoreDNS's dnstap constants (plugin/dnstap/io.go). */
@@ -77,6 +78,8 @@ export class TapOutput implements TapSink {
   private checker: NodeJS.Timeout | undefined;
   /** Records dropped since start (tests and metrics read it; the log counter resets). */
   droppedTotal = 0;
+  /** The next socket write: each record's frame is encoded straight into it. */
+  private readonly frames = new ProtoWriter(64 * 1024);
 
   constructor(private readonly opts: OutputOptions) {}
 
@@ -132,8 +135,8 @@ export class TapOutput implements TapSink {
     const s = this.socket;
     if (this.state !== 'ready' || s === undefined) return;
     const end = Math.min(this.queue.length, this.head + BATCH);
-    const payloads: Buffer[] = [];
-    for (let i = this.head; i < end; i++) payloads.push(encodeTap(this.opts.identity, this.queue[i] as TapRecord));
+    const frames = this.frames;
+    for (let i = this.head; i < end; i++) writeTapFrame(frames, this.opts.identity, this.queue[i] as TapRecord);
     this.head = end;
     if (this.head === this.queue.length) {
       this.queue.length = 0;
@@ -143,7 +146,7 @@ export class TapOutput implements TapSink {
       this.head = 0;
     }
     const more = this.queue.length > this.head;
-    if (s.write(dataFrames(payloads))) {
+    if (s.write(frames.take())) {
       if (more) {
         this.scheduled = true;
         setImmediate(() => this.flush());

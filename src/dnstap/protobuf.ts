@@ -55,6 +55,35 @@ export class ProtoWriter {
     return this;
   }
 
+  /** Bytes written so far. */
+  get length(): number {
+    return this.len;
+  }
+
+  /** Four bytes to be filled in later with {@link setUInt32BE}; their offset. */
+  placeholder32(): number {
+    this.reserve(4);
+    const at = this.len;
+    this.len += 4;
+    return at;
+  }
+
+  /** A big-endian uint32 at `at` (a Frame Streams frame length, outside the protobuf). */
+  setUInt32BE(at: number, v: number): void {
+    this.buf.writeUInt32BE(v >>> 0, at);
+  }
+
+  /**
+   * The bytes written so far, handed over: the writer starts a new buffer of the same size, so the
+   * caller may keep them (a socket write in flight) without a copy.
+   */
+  take(): Buffer {
+    const out = this.buf.subarray(0, this.len);
+    this.buf = Buffer.allocUnsafe(this.buf.length);
+    this.len = 0;
+    return out;
+  }
+
   /** Start over, keeping the buffer (a scratch writer reused for every record). */
   reset(): this {
     this.len = 0;
