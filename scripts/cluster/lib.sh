@@ -4,6 +4,7 @@
 # Layout (all inside the checkout, nothing elsewhere on the machine):
 #   .cluster/env        shell variables for users and tests (KUBECONFIG, NETNS, KUBECTL, ...)
 #   .cluster/kubectl    kubectl wrapper that enters the namespace (the API server lives only there)
+#   .cluster/helm       the same for helm (the tests switch the chart's nodeLocalDNS with it)
 #   .cluster/node/      the node's state: etcd data, credentials, configs, kubelet and containerd
 #                       roots (removed by down.sh)
 #   .cluster/logs/      one log per component and per step (kept by down.sh for post-mortems,
