@@ -11,7 +11,7 @@ SCRIPT_NAME=cluster:down
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "cluster:down: needs root" >&2; exit 1; }
-TOTAL=5
+TOTAL=6
 
 # Every cgroup directory of the node's subtree, deepest first (v1: one tree per controller).
 node_cgroups() {
@@ -84,6 +84,24 @@ if findmnt -rn -o TARGET | grep -q "^$CLUSTER_DIR/"; then
   findmnt -rn -o TARGET | grep "^$CLUSTER_DIR/" | sort -r | while read -r m; do umount -l "$m"; done
   echo "[$SCRIPT_NAME]   unmounted leftovers under $CLUSTER_DIR" >&2
 fi
-rm -rf "$NODE_DIR" "$CLUSTER_DIR/env" "$CLUSTER_DIR/kubectl"
+rm -rf "$NODE_DIR" "$CLUSTER_DIR/env" "$CLUSTER_DIR/kubectl" "$CLUSTER_DIR/helm"
+step_done
+
+step 6 $TOTAL "check the machine's own namespace for node-cache leftovers" "$LOG_DIR/down.log"
+# NodeLocal DNSCache (--node-local) puts an interface, the address 169.254.20.10 and rules on the
+# node, i.e. in the cluster's namespace, which step 3 deleted with everything in it. Say so if any
+# of it is in the machine's own namespace (a node-cache run outside the namespace by hand).
+leftovers=""
+ip -o addr show 2>/dev/null | grep -qw "$NODE_LOCAL_IP" && leftovers+=" address $NODE_LOCAL_IP;"
+ip link show nodelocaldns >/dev/null 2>&1 && leftovers+=" interface nodelocaldns;"
+command -v nft >/dev/null && nft list tables 2>/dev/null | grep -q clusterdns-nodelocaldns && leftovers+=" nft table clusterdns-nodelocaldns;"
+for ipt in iptables-nft-save iptables-legacy-save; do
+  command -v "$ipt" >/dev/null && "$ipt" 2>/dev/null | grep -q "NodeLocal DNS Cache" && leftovers+=" $ipt rules 'NodeLocal DNS Cache';"
+done
+if [ -n "$leftovers" ]; then
+  echo "[$SCRIPT_NAME]   left in the machine's namespace (not the cluster's):$leftovers" >&2
+else
+  echo "machine namespace: no $NODE_LOCAL_IP, no nodelocaldns link, no node-cache rules" >>"$STEP_LOG"
+fi
 step_done
 echo "[$SCRIPT_NAME] the cluster is down" >&2

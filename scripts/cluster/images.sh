@@ -14,6 +14,9 @@
 #                       resolver, as in Alpine images), and dig (its own resolver; glibc beside)
 #   coredns:test        the reference CoreDNS 1.15.0 (.bin/coredns, the binary the differential
 #                       tests use) as /coredns, user 65532, as CoreDNS's own image
+#   node-cache:test     clusterdns:test plus the host tools `clusterdns node-cache` drives (ip,
+#                       nft, iptables-nft/-legacy with their extension modules): the chart's
+#                       nodeLocalDNS.image for cluster:up --node-local and test/cluster/node-local
 # Each is rebuilt only when its inputs' hash changes. Usage: images.sh [--force]
 set -euo pipefail
 SCRIPT_NAME="${SCRIPT_NAME:-images}"
@@ -187,3 +190,32 @@ while IFS= read -r x; do cfg+=(--config.entrypoint "$x"); done < <(field entrypo
 while IFS= read -r x; do cfg+=(--config.cmd "$x"); done < <(field cmd)
 while IFS= read -r x; do cfg+=(--config.exposedports "$x"); done < <(field expose)
 oci clusterdns "$(hash_of Dockerfile package.json package-lock.json tsconfig.json tsconfig.build.json src plugins sandbox tools bin "$NODE_BIN" "$HERE/dockerfile-runtime.mjs")" populate_clusterdns "${cfg[@]}"
+
+# ---- node-cache (clusterdns:test plus the host tools node-cache runs) ----------------------------
+# The distroless server image has no `ip`, `nft` or `iptables` (docs/node-cache.md, "Image"): this
+# one is the clusterdns image's root file system with the machine's iproute2, nftables and
+# iptables (both back ends, their dlopen()ed extensions in xtables/) and their libraries added, the
+# same runtime configuration otherwise. Rebuilt when the clusterdns image or those packages change.
+populate_node_cache() {
+  local r="$1" src
+  src="$(mktemp -d "$IMAGE_DIR/.build-node-cache-src.XXXXXX")"
+  mkdir -p "$src/layout"
+  tar -C "$src/layout" -xf "$IMAGE_DIR/clusterdns.tar"
+  umoci unpack --image "$src/layout:$IMAGE_TAG" "$src/bundle"
+  cp -a "$src/bundle/rootfs/." "$r/"
+  rm -rf "$src"
+  # /etc/protocols: iptables resolves `-p udp` through getprotobyname().
+  cp /etc/protocols "$r/etc/"
+  copy_with_libs "$r" /usr/sbin/ip /usr/sbin/nft /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi
+  local multiarch
+  multiarch="$(gcc -print-multiarch)"
+  cp -a --parents "/usr/lib/$multiarch/xtables" "$r/"
+  copy_libs "$r" "/usr/lib/$multiarch/xtables/"*.so
+  for t in iptables ip6tables; do
+    for v in "" -save -restore; do
+      ln -sf xtables-nft-multi "$r/usr/sbin/$t-nft$v"
+      ln -sf xtables-legacy-multi "$r/usr/sbin/$t-legacy$v"
+    done
+  done
+}
+oci node-cache "$(cat "$IMAGE_DIR/clusterdns.hash"; dpkg-query -W iproute2 nftables iptables 2>/dev/null)" populate_node_cache "${cfg[@]}"

@@ -6,12 +6,14 @@
 #   iptables, conntrack: kube-proxy's iptables mode; iproute2, util-linux: the namespace (ip, nsenter)
 #   umoci: builds the OCI images; openssl: the cluster's CA and keys; libcap2-bin: setcap for the
 #   image's node binary; musl-tools, gcc, libc6-dev, dnsutils: the pause and client images
+#   nftables (with iptables and iproute2): the node-cache image's tools, and the node-local test's
+#   look at the rules; curl: the tests read pods' /metrics and /ready from the node's namespace
 # Debian's containerd package ships a systemd unit; nothing here starts it (up.sh runs its own
 # containerd inside the cluster's namespace with its own configuration).
 set -euo pipefail
 
 PACKAGES=(containerd runc containernetworking-plugins iptables conntrack iproute2 util-linux umoci
-  openssl libcap2-bin musl-tools gcc libc6-dev dnsutils)
+  openssl libcap2-bin musl-tools gcc libc6-dev dnsutils nftables curl)
 
 # shellcheck source=../lib/apt-packages.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/apt-packages.sh"

@@ -4,6 +4,7 @@
 # Layout (all inside the checkout, nothing elsewhere on the machine):
 #   .cluster/env        shell variables for users and tests (KUBECONFIG, NETNS, KUBECTL, ...)
 #   .cluster/kubectl    kubectl wrapper that enters the namespace (the API server lives only there)
+#   .cluster/helm       the same for helm (the tests switch the chart's nodeLocalDNS with it)
 #   .cluster/node/      the node's state: etcd data, credentials, configs, kubelet and containerd
 #                       roots (removed by down.sh)
 #   .cluster/logs/      one log per component and per step (kept by down.sh for post-mortems,
@@ -28,6 +29,9 @@ SERVICE_CIDR=10.96.0.0/16
 DNS_IP=10.96.0.10
 # The reference CoreDNS 1.15.0's Service (release coredns-ref).
 COREDNS_IP=10.96.0.11
+# NodeLocal DNSCache's address on the node (the chart's nodeLocalDNS.localIP, upstream's default):
+# kubelet's clusterDNS with cluster:up --node-local.
+NODE_LOCAL_IP=169.254.20.10
 # The cgroup subtree (in every v1 controller, or under the v2 root) that holds every pod.
 CGROUP_ROOT=/clusterdns-node
 # Host sysctls kubelet and kube-proxy may change; up.sh records them, down.sh restores them.
@@ -41,6 +45,7 @@ IMAGE_PAUSE=localhost/clusterdns/pause
 IMAGE_CLIENT_GLIBC=localhost/clusterdns/client-glibc
 IMAGE_CLIENT_MUSL=localhost/clusterdns/client-musl
 IMAGE_COREDNS=localhost/clusterdns/coredns
+IMAGE_NODE_CACHE=localhost/clusterdns/node-cache
 
 SCRIPT_NAME="${SCRIPT_NAME:-cluster}"
 STEP_NAME=""
@@ -154,4 +159,24 @@ in_netns() {
 }
 kubectl_node() {
   in_netns "$BIN_DIR/kubectl" --kubeconfig "$NODE_DIR/admin.kubeconfig" "$@"
+}
+
+# apiserver_argv: kube-apiserver's command line into APISERVER_ARGV, shared by node.sh (which
+# starts it) and apiserver.sh (which stops and restarts it for the test of an API outage).
+apiserver_argv() {
+  APISERVER_ARGV=("$BIN_DIR/kube-apiserver" --etcd-servers http://127.0.0.1:2379
+    --bind-address 0.0.0.0 --secure-port 6443 --advertise-address "$NODE_IP"
+    --cert-dir "$NODE_DIR/apiserver-certs" --tls-cert-file "$NODE_DIR/apiserver.crt"
+    --tls-private-key-file "$NODE_DIR/apiserver.key"
+    --client-ca-file "$NODE_DIR/ca.crt" --token-auth-file "$NODE_DIR/tokens.csv"
+    --service-account-issuer https://kubernetes.default.svc.cluster.local
+    --service-account-key-file "$NODE_DIR/sa.pub" --service-account-signing-key-file "$NODE_DIR/sa.key"
+    --authorization-mode Node,RBAC --service-cluster-ip-range "$SERVICE_CIDR" --allow-privileged
+    --kubelet-preferred-address-types InternalIP --profiling=false)
+}
+# netns_proc NAME: the pid of the process in the namespace whose executable is NAME (first one).
+netns_proc() {
+  ip netns pids "$NETNS" 2>/dev/null | while read -r x; do
+    [ "$(basename "$(readlink "/proc/$x/exe" 2>/dev/null)")" = "$1" ] && echo "$x"
+  done | head -n1
 }

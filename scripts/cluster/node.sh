@@ -97,14 +97,8 @@ start etcd "$B/etcd" --name node0 --data-dir "$N/etcd" \
   --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
   --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
   --initial-cluster node0=http://127.0.0.1:2380 --unsafe-no-fsync --log-level warn
-start kube-apiserver "$B/kube-apiserver" --etcd-servers http://127.0.0.1:2379 \
-  --bind-address 0.0.0.0 --secure-port 6443 --advertise-address "$NODE_IP" \
-  --cert-dir "$N/apiserver-certs" --tls-cert-file "$N/apiserver.crt" --tls-private-key-file "$N/apiserver.key" \
-  --client-ca-file "$N/ca.crt" --token-auth-file "$N/tokens.csv" \
-  --service-account-issuer https://kubernetes.default.svc.cluster.local \
-  --service-account-key-file "$N/sa.pub" --service-account-signing-key-file "$N/sa.key" \
-  --authorization-mode Node,RBAC --service-cluster-ip-range "$SERVICE_CIDR" --allow-privileged \
-  --kubelet-preferred-address-types InternalIP --profiling=false
+apiserver_argv
+start kube-apiserver "${APISERVER_ARGV[@]}"
 start containerd containerd --config "$N/containerd.toml"
 # The controller manager exits when the API server is not healthy within 10 s of its start (seen
 # on the loaded machine): everything that talks to the API starts once /readyz answers.

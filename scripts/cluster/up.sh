@@ -10,7 +10,17 @@
 # (down.sh first). Every step prints its progress; a failure names the step, its log and the
 # likely fix. docs/testing.md ("The real-node cluster") has the layout and how to debug.
 # Env: CLUSTER_NETNS (namespace name, default clusterdns), CLUSTER_SKIP_CHART=1 (boot only).
+# --node-local: NodeLocal DNSCache as well (issue 26): the chart's nodeLocalDNS DaemonSet
+# (`clusterdns node-cache` from the node-cache image) answering on 169.254.20.10, and kubelet's
+# clusterDNS pointing pods at that address, as upstream's install instructions do.
 set -euo pipefail
+NODE_LOCAL=0
+for arg in "$@"; do
+  case "$arg" in
+  --node-local) NODE_LOCAL=1 ;;
+  *) echo "cluster:up: unknown argument $arg (usage: npm run cluster:up [-- --node-local])" >&2; exit 2 ;;
+  esac
+done
 SCRIPT_NAME=cluster:up
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -44,7 +54,7 @@ run_with_heartbeat "building (go build)" bash "$REPO_ROOT/scripts/control-plane/
 run_with_heartbeat "building coredns (go install)" bash "$REPO_ROOT/scripts/install-coredns.sh" ||
   fail "scripts/install-coredns.sh failed: the Go module proxy must be reachable"
 step_done
-step 3 $TOTAL "images (clusterdns, coredns, pause, client-glibc, client-musl; cold ~2 min)"
+step 3 $TOTAL "images (clusterdns, coredns, pause, client-glibc, client-musl, node-cache; cold ~2 min)"
 bash "$HERE/images.sh" 2>&1 | tee -a "$STEP_LOG" >&2 || fail "see $LOG_DIR/images.log"
 [ "${PIPESTATUS[0]}" = 0 ] || fail "see $LOG_DIR/images.log"
 step_done
@@ -150,6 +160,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     bin_dir = "/usr/lib/cni"
     conf_dir = "$N/cni-conf"
 TOML
+POD_DNS_IP=$DNS_IP
+[ "$NODE_LOCAL" = 1 ] && POD_DNS_IP=$NODE_LOCAL_IP
 cgroup_v1=false
 [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || cgroup_v1=true
 cat >"$N/kubelet.yaml" <<KUBELET
@@ -168,7 +180,8 @@ authentication:
   anonymous: {enabled: true}
   webhook: {enabled: false}
 authorization: {mode: AlwaysAllow}
-clusterDNS: [$DNS_IP]
+# --node-local: pods ask the node's cache (upstream's NodeLocal DNSCache setting).
+clusterDNS: [$POD_DNS_IP]
 clusterDomain: cluster.local
 resolvConf: $N/resolv.conf
 podCIDR: $POD_CIDR
@@ -197,6 +210,14 @@ cat >"$CLUSTER_DIR/kubectl" <<WRAP
 exec nsenter --net=/run/netns/$NETNS -- "$BIN_DIR/kubectl" --kubeconfig "$N/admin.kubeconfig" "\$@"
 WRAP
 chmod +x "$CLUSTER_DIR/kubectl"
+# The same for helm (the tests turn the chart's nodeLocalDNS on and off with it).
+cat >"$CLUSTER_DIR/helm" <<WRAP
+#!/bin/sh
+# helm for the clusterdns real-node cluster (its API server lives in netns $NETNS only).
+exec nsenter --net=/run/netns/$NETNS -- env KUBECONFIG="$N/admin.kubeconfig" HELM_CACHE_HOME="$N/helm/cache" \
+  HELM_CONFIG_HOME="$N/helm/config" HELM_DATA_HOME="$N/helm/data" "$BIN_DIR/helm" "\$@"
+WRAP
+chmod +x "$CLUSTER_DIR/helm"
 step_done
 
 # ---- 4. the node --------------------------------------------------------------------------------
@@ -213,8 +234,9 @@ wait_until_up 60 "containerd" containerd in_node ctr --address /run/containerd/c
 step_done
 
 step 7 $TOTAL "import images into containerd"
-for img in pause client-glibc client-musl clusterdns coredns; do
+for img in pause client-glibc client-musl clusterdns coredns node-cache; do
   case "$img" in pause) name=$IMAGE_PAUSE ;; clusterdns) name=$IMAGE_CLUSTERDNS ;; coredns) name=$IMAGE_COREDNS ;;
+    node-cache) name=$IMAGE_NODE_CACHE ;;
     client-glibc) name=$IMAGE_CLIENT_GLIBC ;; client-musl) name=$IMAGE_CLIENT_MUSL ;; esac
   run_logged in_node ctr --address /run/containerd/containerd.sock -n k8s.io images import \
     --base-name "$name" "$IMAGE_DIR/$img.tar" || fail "ctr import of $IMAGE_DIR/$img.tar failed"
@@ -234,8 +256,12 @@ if [ "${CLUSTER_SKIP_CHART:-0}" != 1 ]; then
     in_netns env KUBECONFIG="$N/admin.kubeconfig" HELM_CACHE_HOME="$N/helm/cache" \
       HELM_CONFIG_HOME="$N/helm/config" HELM_DATA_HOME="$N/helm/data" "$BIN_DIR/helm" "$@"
   }
+  node_local_values=()
+  [ "$NODE_LOCAL" = 1 ] && node_local_values=(--set nodeLocalDNS.enabled=true
+    --set nodeLocalDNS.image.repository="$IMAGE_NODE_CACHE" --set nodeLocalDNS.image.tag="$IMAGE_TAG")
   run_logged helm_node upgrade --install clusterdns "$REPO_ROOT/charts/clusterdns" --namespace kube-system \
-    --set image.repository="$IMAGE_CLUSTERDNS" --set image.tag="$IMAGE_TAG" --set image.pullPolicy=Never ||
+    --set image.repository="$IMAGE_CLUSTERDNS" --set image.tag="$IMAGE_TAG" --set image.pullPolicy=Never \
+    "${node_local_values[@]}" ||
     fail "helm install failed (chart values? run: .bin/helm template charts/clusterdns)"
   # The reference: the real CoreDNS 1.15.0 from the same chart and Corefile (the chart's defaults
   # too: same rollout settings), as its own release, Service, ConfigMap and ClusterRole, so that
@@ -256,6 +282,13 @@ if [ "${CLUSTER_SKIP_CHART:-0}" != 1 ]; then
       kubernetes.default.svc.cluster.local A ||
       fail "no DNS answer through the Service $ip: check kube-proxy ($LOG_DIR/kube-proxy.log) and the pods' logs"
   done
+  if [ "$NODE_LOCAL" = 1 ]; then
+    wait_until_up 180 "the node-local-dns DaemonSet" kubelet kubectl_node -n kube-system rollout status daemonset/node-local-dns --timeout=2s ||
+      fail "node-local-dns not ready: $CLUSTER_DIR/kubectl -n kube-system logs ds/node-local-dns; docs/node-cache.md"
+    wait_until_up 60 "an answer from the node cache at $NODE_LOCAL_IP" kube-proxy in_netns dig +time=1 +tries=1 +short @"$NODE_LOCAL_IP" \
+      kubernetes.default.svc.cluster.local A ||
+      fail "no DNS answer from $NODE_LOCAL_IP: $CLUSTER_DIR/kubectl -n kube-system logs ds/node-local-dns"
+  fi
   step_done "kubernetes.default.svc.cluster.local = $(in_netns dig +short @"$DNS_IP" kubernetes.default.svc.cluster.local A)"
 fi
 
@@ -270,12 +303,19 @@ HELM=$BIN_DIR/helm
 DNS_IP=$DNS_IP
 # The reference CoreDNS 1.15.0 (release coredns-ref, same chart and Corefile)
 COREDNS_IP=$COREDNS_IP
+# What kubelet writes as pods' nameserver: DNS_IP, or NODE_LOCAL_IP with --node-local
+POD_DNS_IP=$POD_DNS_IP
+NODE_LOCAL=$NODE_LOCAL
+NODE_LOCAL_IP=$NODE_LOCAL_IP
+# helm wrapper that enters the namespace (release clusterdns in kube-system)
+HELM_WRAPPER=$CLUSTER_DIR/helm
 NODE_IP=$NODE_IP
 NODE_NAME=$NODE_NAME
 CLUSTER_LOGS=$LOG_DIR
 IMAGE_CLUSTERDNS=$IMAGE_CLUSTERDNS:$IMAGE_TAG
 IMAGE_CLIENT_GLIBC=$IMAGE_CLIENT_GLIBC:$IMAGE_TAG
 IMAGE_CLIENT_MUSL=$IMAGE_CLIENT_MUSL:$IMAGE_TAG
+IMAGE_NODE_CACHE=$IMAGE_NODE_CACHE:$IMAGE_TAG
 export KUBECONFIG NETNS KUBECTL
 ENV
 cat >&2 <<MSG

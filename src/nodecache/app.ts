@@ -71,7 +71,7 @@ export class NodeCacheApp {
     // must not leave queries to the local IP without an answer).
     await this.setupNetworking(false);
     const serverFlags = parseFlags(['-conf', f.conf, '-dns.port', String(f.dnsPort)]);
-    serverFlags.pidfile = f.pidfile;
+    // The pidfile is written below, once this instance is known to the others, not by serve().
     serverFlags.workers = f.workers;
     await serve(serverFlags, f.workers, {
       reusePort: true,
@@ -81,6 +81,19 @@ export class NodeCacheApp {
     this.serving = true;
     await this.peers.register();
     await this.setupNetworking(true);
+    // The pidfile means "serving, with the rules, and visible to other instances": the chart's
+    // startupProbe waits for it, so that a DaemonSet upgrade's surge pod counts as available (and
+    // the old pod gets SIGTERM) only when the old instance will find it and hand its ports over.
+    // Written at listen time (as serve() does), an old instance stopped in between saw no other
+    // instance and tore the rules and interface down (the real node: ~1,000 failed queries).
+    if (f.pidfile) {
+      try {
+        writeFileSync(f.pidfile, `${process.pid}\n`);
+      } catch (e) {
+        // As CoreDNS: logged, and the server keeps serving.
+        stdLog.error(`Could not write pidfile: ${(e as Error).message}`);
+      }
+    }
     this.timers.push(setInterval(() => void this.setupNetworking(true), f.syncIntervalMs));
     this.timers.push(setInterval(() => void this.syncConfig(false), CONFIG_POLL_MS));
   }

@@ -17,6 +17,14 @@ export interface ClusterEnv {
   readonly DNS_IP: string;
   /** The reference CoreDNS 1.15.0's Service (release coredns-ref, same chart and Corefile). */
   readonly COREDNS_IP: string;
+  /** The nameserver kubelet writes into pods' resolv.conf: DNS_IP, or NODE_LOCAL_IP with --node-local. */
+  readonly POD_DNS_IP: string;
+  /** 1 when cluster:up ran with --node-local (the chart's node-local-dns DaemonSet installed). */
+  readonly NODE_LOCAL: boolean;
+  readonly NODE_LOCAL_IP: string;
+  /** helm through the namespace (.cluster/helm). */
+  readonly HELM: string;
+  readonly IMAGE_NODE_CACHE: string;
   readonly IMAGE_CLIENT_GLIBC: string;
   readonly IMAGE_CLIENT_MUSL: string;
   readonly IMAGE_CLUSTERDNS: string;
@@ -40,6 +48,11 @@ export function clusterEnv(): ClusterEnv {
     KUBECTL: get('KUBECTL'),
     DNS_IP: get('DNS_IP'),
     COREDNS_IP: get('COREDNS_IP'),
+    POD_DNS_IP: get('POD_DNS_IP'),
+    NODE_LOCAL: get('NODE_LOCAL') === '1',
+    NODE_LOCAL_IP: get('NODE_LOCAL_IP'),
+    HELM: get('HELM_WRAPPER'),
+    IMAGE_NODE_CACHE: get('IMAGE_NODE_CACHE'),
     IMAGE_CLIENT_GLIBC: get('IMAGE_CLIENT_GLIBC'),
     IMAGE_CLIENT_MUSL: get('IMAGE_CLIENT_MUSL'),
     IMAGE_CLUSTERDNS: get('IMAGE_CLUSTERDNS'),

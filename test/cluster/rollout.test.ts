@@ -10,10 +10,9 @@
  * Every query is counted in exactly one phase: phases are contiguous windows of whole seconds,
  * each ending when the cluster's state has settled (the new pods ready, the old ones gone from the
  * API and from the Service's EndpointSlice) and the clients have reported the seconds after it.
- * For clusterdns no query of a graceful phase may reach a pod that has closed its sockets
- * (refused), and the kill stays within a bound; every count is reported (docs/testing.md,
- * "Rollouts": issue 24's target, zero failures, is not reached on the loaded test machine, and
- * why). CoreDNS's counts are reported beside them, not asserted. The table is printed and
+ * For clusterdns no query of a graceful phase may fail (issue 24's target: 0 failed; none
+ * refused, none timed out), and the kill stays within a bound; every count is reported
+ * (docs/testing.md, "Rollouts"). CoreDNS's counts are reported beside them, not asserted. The table is printed and
  * written to dist/cluster-rollout.json.
  */
 import { randomBytes } from 'node:crypto';
@@ -349,7 +348,7 @@ afterAll(async () => {
 const KILL_BOUND = (RATE / 2) * 10;
 
 describe('rollouts under 300 queries per second', () => {
-  it('clusterdns: no query reaches a stopped pod in three rollouts and a scale 2 → 1 → 2; a SIGKILL loses a bounded few', async () => {
+  it('clusterdns: 0 failed queries in three rollouts and a scale 2 → 1 → 2; a SIGKILL loses a bounded few', async () => {
     const r = await sequence('clusterdns', 'clusterdns', env.DNS_IP);
     for (const p of r.phases) {
       const c = p.counts;
@@ -358,13 +357,14 @@ describe('rollouts under 300 queries per second', () => {
       expect(c.sent, `${p.name}: queries sent`).toBeGreaterThan(0);
       expect(c.answered + c.failed, `${p.name}: every query answered or failed`).toBe(c.sent);
       const detail = `${p.name}: ${c.failed} of ${c.sent} failed (${JSON.stringify(c.reasons)}, first ${c.firstFailureMs}, last ${c.lastFailureMs})`;
-      // Graceful: no query may reach a pod after it closed its sockets (ICMP port unreachable,
-      // "refused"), the signature of a lameduck that ends before the pod has left the Service.
-      // The total is reported, not asserted to be 0: on the loaded 2-core machine single
-      // timeouts remain (docs/testing.md, "Rollouts": the conntrack flush race, and one pod
-      // serving everything while its replacement starts).
-      if (p.graceful) expect(c.reasons.refused ?? 0, detail).toBe(0);
-      else expect(c.failed, detail).toBeLessThanOrEqual(KILL_BOUND);
+      // Graceful: 0 failed (issue 24's target; the quiet CI runs counted 0 in every graceful
+      // phase). The refused count is checked on its own first, so that a failure says whether a
+      // query reached a pod after it closed its sockets (ICMP port unreachable: a lameduck that
+      // ends before the pod has left the Service) or timed out (docs/testing.md, "Rollouts").
+      if (p.graceful) {
+        expect(c.reasons.refused ?? 0, detail).toBe(0);
+        expect(c.failed, detail).toBe(0);
+      } else expect(c.failed, detail).toBeLessThanOrEqual(KILL_BOUND);
     }
     expect(r.memoryError, "reading the containers' memory peaks on the node").toBeUndefined();
     expect(r.memory.length, 'memory peaks read').toBeGreaterThan(0);
