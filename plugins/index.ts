@@ -46,6 +46,7 @@ import { transfer } from './transfer/index.js';
 import { view } from './view/index.js';
 import { dnstap } from './dnstap/index.js';
 import { etcd } from './etcd/index.js';
+import { proxyproto } from './proxyproto/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -120,6 +121,7 @@ export const DIRECTIVE_ORDER: readonly string[] = [
 const IMPLEMENTED: readonly PluginDef[] = [
   metadata,
   cancel,
+  proxyproto,
   timeouts,
   debug,
   reload,

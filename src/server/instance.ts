@@ -10,7 +10,8 @@ import { parseServerKey, type ServerKey } from '../corefile/keys.js';
 import { defaultCorefile, parseCorefileWithFiles, sortConfigErrors } from '../corefile/parser.js';
 import { ConfigError, ConfigErrorList, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
-import { LISTENER_TIMEOUTS, SERVER_DEBUG, type ListenerTimeouts } from './listenopts.js';
+import { LISTENER_PROXYPROTO, LISTENER_TIMEOUTS, SERVER_DEBUG, type ListenerTimeouts } from './listenopts.js';
+import type { ProxyProtoSettings } from '../proxyproto/policy.js';
 import { logger } from '../log.js';
 import type {
   BlockInfo,
@@ -71,6 +72,8 @@ export interface ListenSpec {
   debug: boolean;
   /** The `timeouts` of the listener's blocks, merged (src/server/listenopts.ts). */
   timeouts: ListenerTimeouts;
+  /** The `proxyproto` settings of the listener's last block that has them, or null. */
+  proxyProto: ProxyProtoSettings | null;
 }
 
 let nextInstanceId = 1;
@@ -249,6 +252,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       if (b.capabilities.lookup(SERVER_DEBUG)) spec.debug = true;
       const t = b.capabilities.lookup(LISTENER_TIMEOUTS);
       if (t) spec.timeouts = { ...spec.timeouts, ...t };
+      spec.proxyProto = b.capabilities.lookup(LISTENER_PROXYPROTO) ?? spec.proxyProto;
       for (const k of b.keys) {
         if (k.port !== spec.port) continue;
         const view = b.capabilities.lookup(VIEW) ?? null;
@@ -294,7 +298,16 @@ function groupListeners(inst: Instance): void {
         if (!b.info.servers.includes(name)) b.info.servers.push(name);
         let spec = inst.listens.get(name);
         if (!spec) {
-          spec = { name, host, port: k.port, table: new RouteTable(), banner: [], debug: false, timeouts: {} };
+          spec = {
+            name,
+            host,
+            port: k.port,
+            table: new RouteTable(),
+            banner: [],
+            debug: false,
+            timeouts: {},
+            proxyProto: null,
+          };
           inst.listens.set(name, spec);
         }
         for (const z of k.zones) {

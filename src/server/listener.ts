@@ -15,6 +15,8 @@ import { openOnEphemeralPort } from './ephemeralport.js';
 import { DEFAULT_TCP_LIMITS, TcpPool, type ListenerInfo, type TcpLimits } from './tcp.js';
 import type { ListenerTimeouts } from './listenopts.js';
 import { unmapV4 } from '../util/ip.js';
+import { ProxyDatagrams } from '../proxyproto/datagram.js';
+import type { ProxyProtoSettings } from '../proxyproto/policy.js';
 
 /** One query's way back to its client: the transport it came on, how to reply, how to finish. */
 export interface Exchange extends Transport {
@@ -46,6 +48,8 @@ export class Listener implements ListenerInfo {
   private udpReceived = 0;
   /** Port actually bound (differs from the requested one only when 0 was asked). */
   port: number;
+  /** `proxyproto` on this listener's UDP sockets (null: none; TCP's is in `tcpPool.proxy`). */
+  private proxy: ProxyDatagrams | null = null;
 
   constructor(
     /** Listener name, e.g. `dns://:53` or `dns://127.0.0.1:1053`; the `server` metric label. */
@@ -91,6 +95,16 @@ export class Listener implements ListenerInfo {
       writeTimeoutMs: t.writeMs ?? base.writeTimeoutMs,
       maxQueries: t.maxTcpQueries ?? base.maxQueries,
     };
+  }
+
+  /**
+   * The `proxyproto` settings of the listener's blocks (src/server/listenopts.ts), or null; applied
+   * on every (re)load, to datagrams and connections accepted from then on.
+   */
+  setProxyProto(settings: ProxyProtoSettings | null): void {
+    if (this.proxy?.settings === settings) return;
+    this.proxy = settings === null ? null : new ProxyDatagrams(settings);
+    this.tcpPool.proxy = settings;
   }
 
   async open(): Promise<void> {
@@ -195,19 +209,27 @@ export class Listener implements ListenerInfo {
     this.udpReceived++;
     // A udp4 socket only sees IPv4 clients; a dual-stack udp6 one sees IPv4 as ::ffff:a.b.c.d.
     const remote = family === 2 ? unmapV4(rinfo.address) : rinfo.address;
+    const fam = family === 1 || remote !== rinfo.address ? 1 : 2;
+    if (this.proxy !== null) return this.onProxied(sock, msg, rinfo, remote, fam, localPort);
     this.inFlight++;
-    this.dispatch(
-      msg,
-      new UdpExchange(
-        this,
-        sock,
-        family === 1 || remote !== rinfo.address ? 1 : 2,
-        remote,
-        rinfo.port,
-        rinfo.address,
-        localPort,
-      ),
-    );
+    this.dispatch(msg, new UdpExchange(this, sock, fam, remote, rinfo.port, rinfo.address, localPort, null));
+  }
+
+  /** A datagram on a `proxyproto` listener: the query is the header's client's, the reply the peer's. */
+  private onProxied(
+    sock: dgram.Socket,
+    msg: Buffer,
+    rinfo: dgram.RemoteInfo,
+    remote: string,
+    fam: 1 | 2,
+    localPort: number,
+  ): void {
+    const u = this.proxy!.unwrap(msg, remote, rinfo.port, fam);
+    if (u === null) return;
+    const ex = new UdpExchange(this, sock, fam, remote, rinfo.port, rinfo.address, localPort, u.tlv);
+    if (u.client !== null) ex.setClient(u.client.address, u.client.port, u.client.family);
+    this.inFlight++;
+    this.dispatch(u.payload, ex);
   }
 
   /** A query of this listener finished (see Exchange.done). */
@@ -329,27 +351,38 @@ class UdpExchange implements Exchange {
   readonly localAddress: string;
   readonly server: string;
   private answered = false;
+  /** The reply's destination port: the peer's, also when a PROXY header named another client. */
+  private readonly replyPort: number;
 
   constructor(
     private readonly listener: Listener,
     private readonly sock: dgram.Socket,
-    readonly family: 1 | 2,
-    readonly remoteAddress: string,
-    readonly remotePort: number,
+    public family: 1 | 2,
+    public remoteAddress: string,
+    public remotePort: number,
     /** The source address as the socket reported it (a udp6 socket replies to the mapped form). */
     private readonly replyAddress: string,
     readonly localPort: number,
+    readonly proxyTlv: string | null,
   ) {
     this.localAddress = listener.host;
     this.server = listener.name;
+    this.replyPort = remotePort;
+  }
+
+  /** The client a PROXY header named: what the chain sees as the query's source. */
+  setClient(address: string, port: number, family: 1 | 2): void {
+    this.remoteAddress = address;
+    this.remotePort = port;
+    this.family = family;
   }
 
   respond(reply: Buffer): void {
     if (this.answered) return;
     this.answered = true;
     try {
-      if (this.listener.parked) this.listener.sendParked(this.sock, reply, this.remotePort, this.replyAddress);
-      else this.sock.send(reply, this.remotePort, this.replyAddress);
+      if (this.listener.parked) this.listener.sendParked(this.sock, reply, this.replyPort, this.replyAddress);
+      else this.sock.send(reply, this.replyPort, this.replyAddress);
     } catch {
       // The socket was closed (shutdown grace period over): the client will retry elsewhere.
     }

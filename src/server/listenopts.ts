@@ -5,6 +5,7 @@
  * each timeout from the last block that sets it (CoreDNS's NewServer order).
  */
 import { capability } from '../capabilities.js';
+import type { ProxyProtoSettings } from '../proxyproto/policy.js';
 
 /** The `debug` plugin: no panic recovery on the block's listeners, `[DEBUG]` log lines on. */
 export const SERVER_DEBUG = capability<true>('core.debug');
@@ -22,3 +23,10 @@ export interface ListenerTimeouts {
 }
 
 export const LISTENER_TIMEOUTS = capability<ListenerTimeouts>('core.timeouts');
+
+/**
+ * The `proxyproto` plugin's settings (src/proxyproto/policy.ts): PROXY headers on the block's UDP
+ * and TCP listeners. Several blocks on one listener: the last block that has it (CoreDNS's
+ * NewServer order).
+ */
+export const LISTENER_PROXYPROTO = capability<ProxyProtoSettings>('core.proxyproto');

@@ -245,6 +245,7 @@ export class Server implements Lifecycle, ReadinessReport {
       const l = this.listeners.get(spec.name)!;
       l.setDispatch(makeDispatch(spec.table, dispatchOpts(spec)));
       l.setTimeouts(spec.timeouts);
+      l.setProxyProto(spec.proxyProto);
     }
     const stale = [...this.listeners.entries()].filter(([name]) => !inst.listens.has(name));
     for (const [name] of stale) this.listeners.delete(name);
