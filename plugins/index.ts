@@ -47,6 +47,7 @@ import { view } from './view/index.js';
 import { dnstap } from './dnstap/index.js';
 import { etcd } from './etcd/index.js';
 import { proxyproto } from './proxyproto/index.js';
+import { shed } from './shed/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -129,6 +130,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   ready,
   health,
   pprof,
+  shed,
   prometheus,
   errors,
   log,

@@ -10,7 +10,13 @@ import { parseServerKey, type ServerKey } from '../corefile/keys.js';
 import { defaultCorefile, parseCorefileWithFiles, sortConfigErrors } from '../corefile/parser.js';
 import { ConfigError, ConfigErrorList, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
-import { LISTENER_PROXYPROTO, LISTENER_TIMEOUTS, SERVER_DEBUG, type ListenerTimeouts } from './listenopts.js';
+import {
+  LISTENER_PROXYPROTO,
+  LISTENER_SHED,
+  LISTENER_TIMEOUTS,
+  SERVER_DEBUG,
+  type ListenerTimeouts,
+} from './listenopts.js';
 import type { ProxyProtoSettings } from '../proxyproto/policy.js';
 import { logger } from '../log.js';
 import type {
@@ -74,6 +80,8 @@ export interface ListenSpec {
   timeouts: ListenerTimeouts;
   /** The `proxyproto` settings of the listener's last block that has them, or null. */
   proxyProto: ProxyProtoSettings | null;
+  /** `shed` on any block of the listener. */
+  shed: boolean;
 }
 
 let nextInstanceId = 1;
@@ -192,6 +200,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       zones,
       servers: [],
       port: keys[0]?.port ?? opts.dnsPort,
+      keys: keys.map((k) => ({ text: k.text, scheme: k.scheme })),
       bindAddresses: [],
       handlerPlugins: [],
       view: '',
@@ -253,6 +262,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       const t = b.capabilities.lookup(LISTENER_TIMEOUTS);
       if (t) spec.timeouts = { ...spec.timeouts, ...t };
       spec.proxyProto = b.capabilities.lookup(LISTENER_PROXYPROTO) ?? spec.proxyProto;
+      if (b.capabilities.lookup(LISTENER_SHED)) spec.shed = true;
       for (const k of b.keys) {
         if (k.port !== spec.port) continue;
         const view = b.capabilities.lookup(VIEW) ?? null;
@@ -307,6 +317,7 @@ function groupListeners(inst: Instance): void {
             debug: false,
             timeouts: {},
             proxyProto: null,
+            shed: false,
           };
           inst.listens.set(name, spec);
         }

@@ -17,6 +17,7 @@ import type { ListenerTimeouts } from './listenopts.js';
 import { unmapV4 } from '../util/ip.js';
 import { ProxyDatagrams } from '../proxyproto/datagram.js';
 import type { ProxyProtoSettings } from '../proxyproto/policy.js';
+import { ShedStack, type ShedItem } from './shed.js';
 
 /** One query's way back to its client: the transport it came on, how to reply, how to finish. */
 export interface Exchange extends Transport {
@@ -50,6 +51,10 @@ export class Listener implements ListenerInfo {
   port: number;
   /** `proxyproto` on this listener's UDP sockets (null: none; TCP's is in `tcpPool.proxy`). */
   private proxy: ProxyDatagrams | null = null;
+  /** `shed` on this listener's UDP sockets (null: none). */
+  shed: ShedStack | null = null;
+  private readonly serveShed = (item: ShedItem): void =>
+    this.serveUdp(item.sock, item.msg, item.address, item.port, item.family, item.localPort);
 
   constructor(
     /** Listener name, e.g. `dns://:53` or `dns://127.0.0.1:1053`; the `server` metric label. */
@@ -105,6 +110,17 @@ export class Listener implements ListenerInfo {
     if (this.proxy?.settings === settings) return;
     this.proxy = settings === null ? null : new ProxyDatagrams(settings);
     this.tcpPool.proxy = settings;
+  }
+
+  /** `shed` on a block of the listener (src/server/shed.ts); applied on every (re)load. */
+  setShed(on: boolean): void {
+    if (on === (this.shed !== null)) return;
+    if (on) this.shed = new ShedStack(this.name, this.serveShed);
+    else {
+      const waiting = this.shed!.clear();
+      this.shed = null;
+      for (let i = 0; i < waiting; i++) this.finished();
+    }
   }
 
   async open(): Promise<void> {
@@ -207,28 +223,49 @@ export class Listener implements ListenerInfo {
   private onUdp(sock: dgram.Socket, msg: Buffer, rinfo: dgram.RemoteInfo, family: 1 | 2, localPort: number): void {
     if (this.closing) return;
     this.udpReceived++;
-    // A udp4 socket only sees IPv4 clients; a dual-stack udp6 one sees IPv4 as ::ffff:a.b.c.d.
-    const remote = family === 2 ? unmapV4(rinfo.address) : rinfo.address;
-    const fam = family === 1 || remote !== rinfo.address ? 1 : 2;
-    if (this.proxy !== null) return this.onProxied(sock, msg, rinfo, remote, fam, localPort);
+    if (this.shed !== null) {
+      // Counted in flight while it waits, so that a drain or hand-off waits for it too.
+      this.inFlight++;
+      if (this.shed.push({ sock, msg, address: rinfo.address, port: rinfo.port, family, localPort })) this.finished();
+      return;
+    }
     this.inFlight++;
-    this.dispatch(msg, new UdpExchange(this, sock, fam, remote, rinfo.port, rinfo.address, localPort, null));
+    this.serveUdp(sock, msg, rinfo.address, rinfo.port, family, localPort);
+  }
+
+  /** Serve one datagram (counted in flight by the caller). */
+  private serveUdp(
+    sock: dgram.Socket,
+    msg: Buffer,
+    address: string,
+    port: number,
+    family: 1 | 2,
+    localPort: number,
+  ): void {
+    // A udp4 socket only sees IPv4 clients; a dual-stack udp6 one sees IPv4 as ::ffff:a.b.c.d.
+    const remote = family === 2 ? unmapV4(address) : address;
+    const fam = family === 1 || remote !== address ? 1 : 2;
+    if (this.proxy !== null) return this.onProxied(sock, msg, address, port, remote, fam, localPort);
+    this.dispatch(msg, new UdpExchange(this, sock, fam, remote, port, address, localPort, null));
   }
 
   /** A datagram on a `proxyproto` listener: the query is the header's client's, the reply the peer's. */
   private onProxied(
     sock: dgram.Socket,
     msg: Buffer,
-    rinfo: dgram.RemoteInfo,
+    address: string,
+    port: number,
     remote: string,
     fam: 1 | 2,
     localPort: number,
   ): void {
-    const u = this.proxy!.unwrap(msg, remote, rinfo.port, fam);
-    if (u === null) return;
-    const ex = new UdpExchange(this, sock, fam, remote, rinfo.port, rinfo.address, localPort, u.tlv);
+    const u = this.proxy!.unwrap(msg, remote, port, fam);
+    if (u === null) {
+      this.finished();
+      return;
+    }
+    const ex = new UdpExchange(this, sock, fam, remote, port, address, localPort, u.tlv);
     if (u.client !== null) ex.setClient(u.client.address, u.client.port, u.client.family);
-    this.inFlight++;
     this.dispatch(u.payload, ex);
   }
 
@@ -332,6 +369,7 @@ export class Listener implements ListenerInfo {
       });
     }
     this.closeUdp();
+    this.shed?.clear();
     for (const c of this.tcpPool.connections()) c.end();
     const destroyTimer = setTimeout(() => {
       for (const c of [...this.tcpPool.connections()]) c.close();
@@ -381,7 +419,9 @@ class UdpExchange implements Exchange {
     if (this.answered) return;
     this.answered = true;
     try {
-      if (this.listener.parked) this.listener.sendParked(this.sock, reply, this.replyPort, this.replyAddress);
+      const l = this.listener;
+      if (l.parked) l.sendParked(this.sock, reply, this.replyPort, this.replyAddress);
+      else if (l.shed !== null) l.shed.send(this.sock, reply, this.replyPort, this.replyAddress);
       else this.sock.send(reply, this.replyPort, this.replyAddress);
     } catch {
       // The socket was closed (shutdown grace period over): the client will retry elsewhere.

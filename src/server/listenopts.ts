@@ -30,3 +30,6 @@ export const LISTENER_TIMEOUTS = capability<ListenerTimeouts>('core.timeouts');
  * NewServer order).
  */
 export const LISTENER_PROXYPROTO = capability<ProxyProtoSettings>('core.proxyproto');
+
+/** The `shed` plugin: load shedding on the block's UDP listener sockets (src/server/shed.ts). */
+export const LISTENER_SHED = capability<true>('core.shed');

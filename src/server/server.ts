@@ -246,6 +246,7 @@ export class Server implements Lifecycle, ReadinessReport {
       l.setDispatch(makeDispatch(spec.table, dispatchOpts(spec)));
       l.setTimeouts(spec.timeouts);
       l.setProxyProto(spec.proxyProto);
+      l.setShed(spec.shed);
     }
     const stale = [...this.listeners.entries()].filter(([name]) => !inst.listens.has(name));
     for (const [name] of stale) this.listeners.delete(name);
