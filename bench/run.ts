@@ -294,6 +294,11 @@ async function main(): Promise<void> {
     const { runVsCoreDNS } = await import('./vscoredns.js');
     return runVsCoreDNS(process.argv.slice(2));
   }
+  if (process.argv.includes('--multisocket')) {
+    // Answers per CPU-second of one thread with 1, 2, N sockets per address (bench/multisocket.ts).
+    const { runMultisocket } = await import('./multisocket.js');
+    return runMultisocket(process.argv.slice(2));
+  }
   if (process.argv.includes('--shed')) {
     // shed under twice the saturating load: p99 of the answered queries against half load (bench/shed.ts).
     const { runShed } = await import('./shed.js');

@@ -48,6 +48,7 @@ import { dnstap } from './dnstap/index.js';
 import { etcd } from './etcd/index.js';
 import { proxyproto } from './proxyproto/index.js';
 import { shed } from './shed/index.js';
+import { multisocket } from './multisocket/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -124,6 +125,7 @@ const IMPLEMENTED: readonly PluginDef[] = [
   cancel,
   proxyproto,
   timeouts,
+  multisocket,
   debug,
   reload,
   bind,

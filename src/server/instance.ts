@@ -13,6 +13,7 @@ import { CapabilitySet } from '../capabilities.js';
 import {
   LISTENER_PROXYPROTO,
   LISTENER_SHED,
+  LISTENER_SOCKETS,
   LISTENER_TIMEOUTS,
   SERVER_DEBUG,
   type ListenerTimeouts,
@@ -82,6 +83,8 @@ export interface ListenSpec {
   proxyProto: ProxyProtoSettings | null;
   /** `shed` on any block of the listener. */
   shed: boolean;
+  /** `multisocket`: sockets per thread (0 = not set: one); null until the first block is seen. */
+  sockets: number | null;
 }
 
 let nextInstanceId = 1;
@@ -263,6 +266,8 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       if (t) spec.timeouts = { ...spec.timeouts, ...t };
       spec.proxyProto = b.capabilities.lookup(LISTENER_PROXYPROTO) ?? spec.proxyProto;
       if (b.capabilities.lookup(LISTENER_SHED)) spec.shed = true;
+      // The first block of the address decides, set or not (CoreDNS's firstConfigInBlock).
+      spec.sockets ??= b.capabilities.lookup(LISTENER_SOCKETS) ?? 0;
       for (const k of b.keys) {
         if (k.port !== spec.port) continue;
         const view = b.capabilities.lookup(VIEW) ?? null;
@@ -318,6 +323,7 @@ function groupListeners(inst: Instance): void {
             timeouts: {},
             proxyProto: null,
             shed: false,
+            sockets: null,
           };
           inst.listens.set(name, spec);
         }

@@ -38,6 +38,9 @@ export class Listener implements ListenerInfo {
   /** Per-address UDP sockets beside the wildcard one (see `bindLocalAddresses`). */
   private readonly udpLocal: dgram.Socket[] = [];
   private tcp: net.Server | null = null;
+  /** `multisocket`: the sockets beyond the first UDP and TCP pair, on the same address and port. */
+  private readonly extraUdp: dgram.Socket[] = [];
+  private readonly extraTcp: net.Server[] = [];
   /** The TCP connections and their limits. */
   readonly tcpPool: TcpPool;
   private inFlight = 0;
@@ -69,7 +72,13 @@ export class Listener implements ListenerInfo {
      * this port and the kernel spreads flows among them (docs/multicore.md).
      */
     private readonly reusePort = false,
+    /**
+     * `multisocket`: UDP and TCP sockets opened on the address in this thread (SO_REUSEPORT among
+     * them when more than one): each is read by this thread's event loop (docs/multicore.md §9).
+     */
+    readonly sockets = 1,
   ) {
+    if (sockets > 1) this.reusePort = true;
     this.port = port;
     this.tcpPool = new TcpPool(limits, this);
   }
@@ -150,11 +159,25 @@ export class Listener implements ListenerInfo {
     }
     if (this.host === '') await this.bindLocalAddresses();
     try {
-      await this.listenTcp();
+      this.tcp = await this.listenTcp();
+      for (let i = 1; i < this.sockets; i++) {
+        const v6 = this.udp6 !== null;
+        this.extraUdp.push(await this.bindUdp(v6 ? 'udp6' : 'udp4', this.udpHost(), v6 && this.host !== ''));
+        this.extraTcp.push(await this.listenTcp());
+      }
     } catch (e) {
       this.closeUdp();
+      this.tcp?.close();
+      this.tcp = null;
+      for (const t of this.extraTcp.splice(0)) t.close();
       throw e;
     }
+  }
+
+  /** The address the main UDP socket was bound to. */
+  private udpHost(): string {
+    if (this.host !== '') return this.host;
+    return this.udp6 !== null ? '::' : '0.0.0.0';
   }
 
   /**
@@ -187,6 +210,7 @@ export class Listener implements ListenerInfo {
     this.udp4 = null;
     this.udp6 = null;
     for (const s of this.udpLocal.splice(0)) s.close();
+    for (const s of this.extraUdp.splice(0)) s.close();
   }
 
   private bindUdp(type: 'udp4' | 'udp6', host: string, ipv6Only: boolean): Promise<dgram.Socket> {
@@ -277,7 +301,7 @@ export class Listener implements ListenerInfo {
     }
   }
 
-  private listenTcp(): Promise<void> {
+  private listenTcp(): Promise<net.Server> {
     return new Promise((resolve, reject) => {
       const srv = net.createServer({ noDelay: true, pauseOnConnect: false }, (c) => this.onConnection(c));
       const onError = (e: Error) => reject(e);
@@ -288,8 +312,7 @@ export class Listener implements ListenerInfo {
       else if (this.udp4) opts.host = '0.0.0.0';
       srv.listen(opts, () => {
         srv.off('error', onError);
-        this.tcp = srv;
-        resolve();
+        resolve(srv);
       });
     });
   }
@@ -319,8 +342,9 @@ export class Listener implements ListenerInfo {
   async handOff(): Promise<void> {
     this.parked = true;
     for (const s of this.udpSockets()) park(s);
-    await new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve()));
+    await Promise.all(this.tcpServers().map((t) => new Promise<void>((resolve) => t.close(() => resolve()))));
     this.tcp = null;
+    this.extraTcp.splice(0);
     for (;;) {
       if (this.inFlight > 0) await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
       const seen = this.udpReceived;
@@ -331,7 +355,11 @@ export class Listener implements ListenerInfo {
   }
 
   private udpSockets(): dgram.Socket[] {
-    return [this.udp4, this.udp6, ...this.udpLocal].filter((s): s is dgram.Socket => s !== null);
+    return [this.udp4, this.udp6, ...this.udpLocal, ...this.extraUdp].filter((s): s is dgram.Socket => s !== null);
+  }
+
+  private tcpServers(): net.Server[] {
+    return this.tcp === null ? [...this.extraTcp] : [this.tcp, ...this.extraTcp];
   }
 
   /**
@@ -358,7 +386,9 @@ export class Listener implements ListenerInfo {
   async close(graceMs = 5000): Promise<void> {
     // Stop taking new queries, let in-flight ones finish and reply on their sockets, then close.
     this.closing = true;
-    const tcpClosed = new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve()));
+    const tcpClosed = Promise.all(
+      this.tcpServers().map((t) => new Promise<void>((resolve) => t.close(() => resolve()))),
+    );
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, graceMs);

@@ -33,3 +33,9 @@ export const LISTENER_PROXYPROTO = capability<ProxyProtoSettings>('core.proxypro
 
 /** The `shed` plugin: load shedding on the block's UDP listener sockets (src/server/shed.ts). */
 export const LISTENER_SHED = capability<true>('core.shed');
+
+/**
+ * The `multisocket` plugin: sockets per listen address in each query thread. Several blocks on one
+ * address: the first block that binds it decides, as in CoreDNS.
+ */
+export const LISTENER_SOCKETS = capability<number>('core.sockets');

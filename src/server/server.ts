@@ -231,6 +231,7 @@ export class Server implements Lifecycle, ReadinessReport {
           makeDispatch(spec.table, dispatchOpts(spec)),
           this.opts.tcpLimits ?? DEFAULT_TCP_LIMITS,
           this.opts.reusePort === true,
+          Math.max(1, spec.sockets ?? 1),
         );
         await l.open();
         opened.push(l);
