@@ -4,6 +4,7 @@
  * only plain DNS server blocks, as CoreDNS 1.15.0 checks at setup.
  */
 import { directive } from '../../src/corefile/options.js';
+import { BareSetupError } from '../../src/corefile/types.js';
 import type { PluginDef } from '../../src/plugin.js';
 import { LISTENER_SHED } from '../../src/server/listenopts.js';
 
@@ -11,10 +12,14 @@ export const SHED_OPTIONS = directive('shed');
 
 export const shed: PluginDef = {
   name: 'shed',
-  repeat: 'error',
+  repeat: 'all',
   options: SHED_OPTIONS,
   setup(d, ctx) {
+    let n = 0;
     while (d.next()) {
+      // plugin.ErrOnce, which CoreDNS prints without a position.
+      if (n++ > 0)
+        throw new BareSetupError('this plugin can only be used once per Server Block', d.file(), d.line(), 'shed');
       if (d.remainingArgs().length !== 0) throw d.argErr();
       if (d.nextBlock()) throw d.err('shed takes no options');
     }
