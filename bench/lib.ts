@@ -210,6 +210,8 @@ export interface LoadOptions {
   latencies?: boolean;
   /** Queries outstanding at once. */
   outstanding?: number;
+  /** Seconds before a query counts as lost (dnsperf `-t`; default 2). */
+  timeoutS?: number;
   cpu?: number;
   /**
    * dnsperf clients (`-c`): sockets with their own source ports. The kernel spreads SO_REUSEPORT
@@ -260,7 +262,7 @@ function runDnsperf(o: LoadOptions): Promise<LoadResult> {
     '-q',
     String(o.outstanding ?? 200),
     '-t',
-    '2',
+    String(o.timeoutS ?? 2),
   ];
   if (o.maxQps) args.push('-Q', String(Math.floor(o.maxQps)));
   if (o.clients && o.clients > 1) args.push('-c', String(o.clients));

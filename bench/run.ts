@@ -300,6 +300,16 @@ async function main(): Promise<void> {
     const { runGrpc } = await import('./grpc.js');
     return runGrpc(process.argv.slice(2));
   }
+  if (process.argv.includes('--multisocket')) {
+    // Answers per CPU-second of one thread with 1, 2, N sockets per address (bench/multisocket.ts).
+    const { runMultisocket } = await import('./multisocket.js');
+    return runMultisocket(process.argv.slice(2));
+  }
+  if (process.argv.includes('--shed')) {
+    // shed under twice the saturating load: p99 of the answered queries against half load (bench/shed.ts).
+    const { runShed } = await import('./shed.js');
+    return runShed(process.argv.slice(2));
+  }
   if (process.argv.includes('--axfr')) {
     // AXFR of cluster.local beside CoreDNS 1.15.0: RSS growth, other queries' p99 (bench/axfr.ts).
     const { runAxfr } = await import('./axfr.js');

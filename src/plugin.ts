@@ -48,6 +48,8 @@ export interface SetupBlockInfo {
   readonly zones: readonly string[];
   /** Port of the first key. */
   readonly port: number;
+  /** The block's keys as written and their transport scheme (`dns`); absent in unit tests. */
+  readonly keys?: readonly { readonly text: string; readonly scheme: string }[];
 }
 
 /**

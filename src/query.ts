@@ -42,6 +42,11 @@ export interface Transport {
   /** The listener's name, used as the `server` metric label: `dns://:53`, `dns://127.0.0.1:1053`. */
   readonly server: string;
   /**
+   * The PROXY v2 header's TLVs in hex, for the `proxyproto/tlv` metadata label (`tlv_metadata`);
+   * absent or null without them.
+   */
+  readonly proxyTlv?: string | null;
+  /**
    * TCP only: send several messages for this one query (a zone transfer). Absent on UDP and on the
    * server's own lookups.
    */

@@ -66,6 +66,22 @@ export class BareSetupError extends ConfigError {
 }
 
 /**
+ * A setup error Go's plugin returns from Caddy's `c.Errf` without `plugin.Error`: printed with its
+ * location but without the `plugin/NAME: ` prefix (proxyproto's `unknown option`).
+ */
+export class UnwrappedSetupError extends ConfigError {
+  constructor(message: string, file: string | undefined, line: number | undefined, plugin: string) {
+    super(message, file, line, plugin);
+    this.name = 'UnwrappedSetupError';
+  }
+
+  override describe(): string {
+    const where = this.file !== undefined ? `${this.file}:${this.line ?? 0} - ` : '';
+    return `${where}Error during parsing: ${this.message}`;
+  }
+}
+
+/**
  * Several configuration errors of one directive, thrown by the generic option parser so that
  * `-validate` reports every bad option at once; a normal start reports the first.
  */

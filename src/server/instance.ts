@@ -12,6 +12,9 @@ import { ConfigError, ConfigErrorList, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
 import {
   GRPC_SERVER_LIMITS,
+  LISTENER_PROXYPROTO,
+  LISTENER_SHED,
+  LISTENER_SOCKETS,
   LISTENER_TIMEOUTS,
   LISTENER_TLS,
   SERVER_DEBUG,
@@ -19,6 +22,7 @@ import {
   type ListenerTimeouts,
   type ListenerTls,
 } from './listenopts.js';
+import type { ProxyProtoSettings } from '../proxyproto/policy.js';
 import { logger } from '../log.js';
 import type {
   BlockInfo,
@@ -85,6 +89,12 @@ export interface ListenSpec {
   grpcLimits: GrpcServerLimits;
   /** The `tls` material of the listener's blocks (the last block's, as CoreDNS's sharedTLSConfig). */
   tls: ListenerTls | null;
+  /** The `proxyproto` settings of the listener's last block that has them, or null. */
+  proxyProto: ProxyProtoSettings | null;
+  /** `shed` on any block of the listener. */
+  shed: boolean;
+  /** `multisocket`: sockets per thread (0 = not set: one); null until the first block is seen. */
+  sockets: number | null;
 }
 
 let nextInstanceId = 1;
@@ -203,6 +213,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       zones,
       servers: [],
       port: keys[0]?.port ?? opts.dnsPort,
+      keys: keys.map((k) => ({ text: k.text, scheme: k.scheme })),
       bindAddresses: [],
       handlerPlugins: [],
       view: '',
@@ -269,6 +280,10 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       if (g) spec.grpcLimits = { ...spec.grpcLimits, ...g };
       const tls = b.capabilities.lookup(LISTENER_TLS);
       if (tls) spec.tls = tls;
+      spec.proxyProto = b.capabilities.lookup(LISTENER_PROXYPROTO) ?? spec.proxyProto;
+      if (b.capabilities.lookup(LISTENER_SHED)) spec.shed = true;
+      // The first block of the address decides, set or not (CoreDNS's firstConfigInBlock).
+      spec.sockets ??= b.capabilities.lookup(LISTENER_SOCKETS) ?? 0;
       for (const k of b.keys) {
         if (k.port !== spec.port || k.scheme !== spec.scheme) continue;
         const view = b.capabilities.lookup(VIEW) ?? null;
@@ -325,6 +340,9 @@ function groupListeners(inst: Instance): void {
             timeouts: {},
             grpcLimits: {},
             tls: null,
+            proxyProto: null,
+            shed: false,
+            sockets: null,
           };
           inst.listens.set(name, spec);
         }

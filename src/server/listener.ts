@@ -15,6 +15,9 @@ import { openOnEphemeralPort } from './ephemeralport.js';
 import { DEFAULT_TCP_LIMITS, TcpPool, type ListenerInfo, type TcpLimits } from './tcp.js';
 import type { ListenerTimeouts } from './listenopts.js';
 import { unmapV4 } from '../util/ip.js';
+import { ProxyDatagrams } from '../proxyproto/datagram.js';
+import type { ProxyProtoSettings } from '../proxyproto/policy.js';
+import { ShedStack, type ShedItem } from './shed.js';
 
 /** One query's way back to its client: the transport it came on, how to reply, how to finish. */
 export interface Exchange extends Transport {
@@ -35,6 +38,9 @@ export class Listener implements ListenerInfo {
   /** Per-address UDP sockets beside the wildcard one (see `bindLocalAddresses`). */
   private readonly udpLocal: dgram.Socket[] = [];
   private tcp: net.Server | null = null;
+  /** `multisocket`: the sockets beyond the first UDP and TCP pair, on the same address and port. */
+  private readonly extraUdp: dgram.Socket[] = [];
+  private readonly extraTcp: net.Server[] = [];
   /** The TCP connections and their limits. */
   readonly tcpPool: TcpPool;
   private inFlight = 0;
@@ -46,6 +52,12 @@ export class Listener implements ListenerInfo {
   private udpReceived = 0;
   /** Port actually bound (differs from the requested one only when 0 was asked). */
   port: number;
+  /** `proxyproto` on this listener's UDP sockets (null: none; TCP's is in `tcpPool.proxy`). */
+  private proxy: ProxyDatagrams | null = null;
+  /** `shed` on this listener's UDP sockets (null: none). */
+  shed: ShedStack | null = null;
+  private readonly serveShed = (item: ShedItem): void =>
+    this.serveUdp(item.sock, item.msg, item.address, item.port, item.family, item.localPort);
 
   constructor(
     /** Listener name, e.g. `dns://:53` or `dns://127.0.0.1:1053`; the `server` metric label. */
@@ -60,7 +72,13 @@ export class Listener implements ListenerInfo {
      * this port and the kernel spreads flows among them (docs/multicore.md).
      */
     private readonly reusePort = false,
+    /**
+     * `multisocket`: UDP and TCP sockets opened on the address in this thread (SO_REUSEPORT among
+     * them when more than one): each is read by this thread's event loop (docs/multicore.md §9).
+     */
+    readonly sockets = 1,
   ) {
+    if (sockets > 1) this.reusePort = true;
     this.port = port;
     this.tcpPool = new TcpPool(limits, this);
   }
@@ -93,6 +111,27 @@ export class Listener implements ListenerInfo {
     };
   }
 
+  /**
+   * The `proxyproto` settings of the listener's blocks (src/server/listenopts.ts), or null; applied
+   * on every (re)load, to datagrams and connections accepted from then on.
+   */
+  setProxyProto(settings: ProxyProtoSettings | null): void {
+    if (this.proxy?.settings === settings) return;
+    this.proxy = settings === null ? null : new ProxyDatagrams(settings);
+    this.tcpPool.proxy = settings;
+  }
+
+  /** `shed` on a block of the listener (src/server/shed.ts); applied on every (re)load. */
+  setShed(on: boolean): void {
+    if (on === (this.shed !== null)) return;
+    if (on) this.shed = new ShedStack(this.name, this.serveShed);
+    else {
+      const waiting = this.shed!.clear();
+      this.shed = null;
+      for (let i = 0; i < waiting; i++) this.finished();
+    }
+  }
+
   async open(): Promise<void> {
     await openOnEphemeralPort(
       this.port === 0,
@@ -120,11 +159,25 @@ export class Listener implements ListenerInfo {
     }
     if (this.host === '') await this.bindLocalAddresses();
     try {
-      await this.listenTcp();
+      this.tcp = await this.listenTcp();
+      for (let i = 1; i < this.sockets; i++) {
+        const v6 = this.udp6 !== null;
+        this.extraUdp.push(await this.bindUdp(v6 ? 'udp6' : 'udp4', this.udpHost(), v6 && this.host !== ''));
+        this.extraTcp.push(await this.listenTcp());
+      }
     } catch (e) {
       this.closeUdp();
+      this.tcp?.close();
+      this.tcp = null;
+      for (const t of this.extraTcp.splice(0)) t.close();
       throw e;
     }
+  }
+
+  /** The address the main UDP socket was bound to. */
+  private udpHost(): string {
+    if (this.host !== '') return this.host;
+    return this.udp6 !== null ? '::' : '0.0.0.0';
   }
 
   /**
@@ -157,6 +210,7 @@ export class Listener implements ListenerInfo {
     this.udp4 = null;
     this.udp6 = null;
     for (const s of this.udpLocal.splice(0)) s.close();
+    for (const s of this.extraUdp.splice(0)) s.close();
   }
 
   private bindUdp(type: 'udp4' | 'udp6', host: string, ipv6Only: boolean): Promise<dgram.Socket> {
@@ -193,21 +247,50 @@ export class Listener implements ListenerInfo {
   private onUdp(sock: dgram.Socket, msg: Buffer, rinfo: dgram.RemoteInfo, family: 1 | 2, localPort: number): void {
     if (this.closing) return;
     this.udpReceived++;
-    // A udp4 socket only sees IPv4 clients; a dual-stack udp6 one sees IPv4 as ::ffff:a.b.c.d.
-    const remote = family === 2 ? unmapV4(rinfo.address) : rinfo.address;
+    if (this.shed !== null) {
+      // Counted in flight while it waits, so that a drain or hand-off waits for it too.
+      this.inFlight++;
+      if (this.shed.push({ sock, msg, address: rinfo.address, port: rinfo.port, family, localPort })) this.finished();
+      return;
+    }
     this.inFlight++;
-    this.dispatch(
-      msg,
-      new UdpExchange(
-        this,
-        sock,
-        family === 1 || remote !== rinfo.address ? 1 : 2,
-        remote,
-        rinfo.port,
-        rinfo.address,
-        localPort,
-      ),
-    );
+    this.serveUdp(sock, msg, rinfo.address, rinfo.port, family, localPort);
+  }
+
+  /** Serve one datagram (counted in flight by the caller). */
+  private serveUdp(
+    sock: dgram.Socket,
+    msg: Buffer,
+    address: string,
+    port: number,
+    family: 1 | 2,
+    localPort: number,
+  ): void {
+    // A udp4 socket only sees IPv4 clients; a dual-stack udp6 one sees IPv4 as ::ffff:a.b.c.d.
+    const remote = family === 2 ? unmapV4(address) : address;
+    const fam = family === 1 || remote !== address ? 1 : 2;
+    if (this.proxy !== null) return this.onProxied(sock, msg, address, port, remote, fam, localPort);
+    this.dispatch(msg, new UdpExchange(this, sock, fam, remote, port, address, localPort, null));
+  }
+
+  /** A datagram on a `proxyproto` listener: the query is the header's client's, the reply the peer's. */
+  private onProxied(
+    sock: dgram.Socket,
+    msg: Buffer,
+    address: string,
+    port: number,
+    remote: string,
+    fam: 1 | 2,
+    localPort: number,
+  ): void {
+    const u = this.proxy!.unwrap(msg, remote, port, fam);
+    if (u === null) {
+      this.finished();
+      return;
+    }
+    const ex = new UdpExchange(this, sock, fam, remote, port, address, localPort, u.tlv);
+    if (u.client !== null) ex.setClient(u.client.address, u.client.port, u.client.family);
+    this.dispatch(u.payload, ex);
   }
 
   /** A query of this listener finished (see Exchange.done). */
@@ -218,7 +301,7 @@ export class Listener implements ListenerInfo {
     }
   }
 
-  private listenTcp(): Promise<void> {
+  private listenTcp(): Promise<net.Server> {
     return new Promise((resolve, reject) => {
       const srv = net.createServer({ noDelay: true, pauseOnConnect: false }, (c) => this.onConnection(c));
       const onError = (e: Error) => reject(e);
@@ -229,8 +312,7 @@ export class Listener implements ListenerInfo {
       else if (this.udp4) opts.host = '0.0.0.0';
       srv.listen(opts, () => {
         srv.off('error', onError);
-        this.tcp = srv;
-        resolve();
+        resolve(srv);
       });
     });
   }
@@ -260,8 +342,9 @@ export class Listener implements ListenerInfo {
   async handOff(): Promise<void> {
     this.parked = true;
     for (const s of this.udpSockets()) park(s);
-    await new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve()));
+    await Promise.all(this.tcpServers().map((t) => new Promise<void>((resolve) => t.close(() => resolve()))));
     this.tcp = null;
+    this.extraTcp.splice(0);
     for (;;) {
       if (this.inFlight > 0) await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
       const seen = this.udpReceived;
@@ -272,7 +355,11 @@ export class Listener implements ListenerInfo {
   }
 
   private udpSockets(): dgram.Socket[] {
-    return [this.udp4, this.udp6, ...this.udpLocal].filter((s): s is dgram.Socket => s !== null);
+    return [this.udp4, this.udp6, ...this.udpLocal, ...this.extraUdp].filter((s): s is dgram.Socket => s !== null);
+  }
+
+  private tcpServers(): net.Server[] {
+    return this.tcp === null ? [...this.extraTcp] : [this.tcp, ...this.extraTcp];
   }
 
   /**
@@ -299,7 +386,9 @@ export class Listener implements ListenerInfo {
   async close(graceMs = 5000): Promise<void> {
     // Stop taking new queries, let in-flight ones finish and reply on their sockets, then close.
     this.closing = true;
-    const tcpClosed = new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve()));
+    const tcpClosed = Promise.all(
+      this.tcpServers().map((t) => new Promise<void>((resolve) => t.close(() => resolve()))),
+    );
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, graceMs);
@@ -310,6 +399,7 @@ export class Listener implements ListenerInfo {
       });
     }
     this.closeUdp();
+    this.shed?.clear();
     for (const c of this.tcpPool.connections()) c.end();
     const destroyTimer = setTimeout(() => {
       for (const c of [...this.tcpPool.connections()]) c.close();
@@ -329,27 +419,40 @@ class UdpExchange implements Exchange {
   readonly localAddress: string;
   readonly server: string;
   private answered = false;
+  /** The reply's destination port: the peer's, also when a PROXY header named another client. */
+  private readonly replyPort: number;
 
   constructor(
     private readonly listener: Listener,
     private readonly sock: dgram.Socket,
-    readonly family: 1 | 2,
-    readonly remoteAddress: string,
-    readonly remotePort: number,
+    public family: 1 | 2,
+    public remoteAddress: string,
+    public remotePort: number,
     /** The source address as the socket reported it (a udp6 socket replies to the mapped form). */
     private readonly replyAddress: string,
     readonly localPort: number,
+    readonly proxyTlv: string | null,
   ) {
     this.localAddress = listener.host;
     this.server = listener.name;
+    this.replyPort = remotePort;
+  }
+
+  /** The client a PROXY header named: what the chain sees as the query's source. */
+  setClient(address: string, port: number, family: 1 | 2): void {
+    this.remoteAddress = address;
+    this.remotePort = port;
+    this.family = family;
   }
 
   respond(reply: Buffer): void {
     if (this.answered) return;
     this.answered = true;
     try {
-      if (this.listener.parked) this.listener.sendParked(this.sock, reply, this.remotePort, this.replyAddress);
-      else this.sock.send(reply, this.remotePort, this.replyAddress);
+      const l = this.listener;
+      if (l.parked) l.sendParked(this.sock, reply, this.replyPort, this.replyAddress);
+      else if (l.shed !== null) l.shed.send(this.sock, reply, this.replyPort, this.replyAddress);
+      else this.sock.send(reply, this.replyPort, this.replyAddress);
     } catch {
       // The socket was closed (shutdown grace period over): the client will retry elsewhere.
     }

@@ -5,6 +5,7 @@
  * each timeout from the last block that sets it (CoreDNS's NewServer order).
  */
 import { capability } from '../capabilities.js';
+import type { ProxyProtoSettings } from '../proxyproto/policy.js';
 
 /** The `debug` plugin: no panic recovery on the block's listeners, `[DEBUG]` log lines on. */
 export const SERVER_DEBUG = capability<true>('core.debug');
@@ -49,3 +50,19 @@ export interface ListenerTls {
 }
 
 export const LISTENER_TLS = capability<ListenerTls>('core.tls');
+
+/**
+ * The `proxyproto` plugin's settings (src/proxyproto/policy.ts): PROXY headers on the block's UDP
+ * and TCP listeners. Several blocks on one listener: the last block that has it (CoreDNS's
+ * NewServer order).
+ */
+export const LISTENER_PROXYPROTO = capability<ProxyProtoSettings>('core.proxyproto');
+
+/** The `shed` plugin: load shedding on the block's UDP listener sockets (src/server/shed.ts). */
+export const LISTENER_SHED = capability<true>('core.shed');
+
+/**
+ * The `multisocket` plugin: sockets per listen address in each query thread. Several blocks on one
+ * address: the first block that binds it decides, as in CoreDNS.
+ */
+export const LISTENER_SOCKETS = capability<number>('core.sockets');

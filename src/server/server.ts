@@ -255,6 +255,7 @@ export class Server implements Lifecycle, ReadinessReport {
           makeDispatch(spec.table, dispatchOpts(spec)),
           this.opts.tcpLimits ?? DEFAULT_TCP_LIMITS,
           this.opts.reusePort === true,
+          Math.max(1, spec.sockets ?? 1),
         );
         await l.open();
         opened.push(l);
@@ -276,6 +277,8 @@ export class Server implements Lifecycle, ReadinessReport {
       const l = this.listeners.get(spec.name)!;
       l.setDispatch(makeDispatch(spec.table, dispatchOpts(spec)));
       l.setTimeouts(spec.timeouts);
+      l.setProxyProto(spec.proxyProto);
+      l.setShed(spec.shed);
     }
     const stale = [...this.listeners.entries()].filter(([name]) => !inst.listens.has(name));
     for (const [name] of stale) this.listeners.delete(name);

@@ -23,6 +23,8 @@ import type * as net from 'node:net';
 import type { ReplyStream } from '../query.js';
 import { unmapV4 } from '../util/ip.js';
 import type { Dispatch, Exchange } from './listener.js';
+import { policyFor, type ProxyPolicy, type ProxyProtoSettings } from '../proxyproto/policy.js';
+import { readStreamStart } from '../proxyproto/stream.js';
 
 export interface TcpLimits {
   /** Close a connection with no query read and no reply written for this long (ms). CoreDNS: 10 s. */
@@ -88,6 +90,8 @@ export class TcpPool {
   evicted = 0;
   refused = 0;
   idleClosed = 0;
+  /** `proxyproto` settings for connections accepted from now on; null = none. */
+  proxy: ProxyProtoSettings | null = null;
 
   constructor(
     /** Replaced by the `timeouts` plugin's values on a (re)load; connections read it when they need it. */
@@ -115,7 +119,10 @@ export class TcpPool {
       oldest.close();
     }
     this.perSource.set(remote, n + 1);
-    const conn = new TcpConnection(this, c, family, remote, c.remotePort ?? 0);
+    // Caps count the socket's peer (a proxy's connections share its cap): a header is not read yet,
+    // and a client could claim any address in one.
+    const policy = this.proxy === null ? null : policyFor(this.proxy, remote);
+    const conn = new TcpConnection(this, c, family, remote, c.remotePort ?? 0, policy === 'skip' ? null : policy);
     this.order.add(conn);
     if (!this.sweeper) {
       const tick = Math.max(50, Math.min(1000, limits.idleTimeoutMs >> 2));
@@ -213,6 +220,12 @@ export class TcpConnection {
   private yieldScheduled = false;
   private readonly onYield: () => void;
   private local: string | null = null;
+  /** The query's source: the socket's peer, or the client a PROXY header named. */
+  clientAddress: string;
+  clientPort: number;
+  clientFamily: 1 | 2;
+  /** `proxyproto/tlv` of the connection's header. */
+  proxyTlv: string | null = null;
 
   constructor(
     private readonly pool: TcpPool,
@@ -220,8 +233,13 @@ export class TcpConnection {
     family: 1 | 2,
     readonly remoteAddress: string,
     readonly remotePort: number,
+    /** A PROXY header is looked for before the first message, with this policy (null: not). */
+    private proxyPolicy: ProxyPolicy | null = null,
   ) {
     this.family = family;
+    this.clientAddress = remoteAddress;
+    this.clientPort = remotePort;
+    this.clientFamily = family;
     this.listener = pool.listener;
     this.lastActive = this.orderedAt = Date.now();
     this.maxInFlight = pool.limits.maxInFlightPerConnection;
@@ -275,6 +293,7 @@ export class TcpConnection {
 
   private onData(chunk: Buffer): void {
     this.buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
+    if (this.proxyPolicy !== null && !this.takeProxyHeader()) return;
     if (this.yieldScheduled) {
       // The rest of a long pipeline waits for its turn; stop reading if it piles up.
       if (this.buf.length >= YIELD_BUFFER && !this.readPaused) {
@@ -284,6 +303,30 @@ export class TcpConnection {
       return;
     }
     this.pump();
+  }
+
+  /**
+   * The connection's first bytes with `proxyproto`: take a header off (false while it is
+   * incomplete, or when it closed the connection). The read timeout for the first query bounds the
+   * wait, as CoreDNS's read deadline bounds go-proxyproto's header read.
+   */
+  private takeProxyHeader(): boolean {
+    const start = readStreamStart(this.pool.proxy!, this.proxyPolicy!, this.buf!);
+    if (start.kind === 'more') return false;
+    this.proxyPolicy = null;
+    if (start.kind === 'close') {
+      this.close();
+      return false;
+    }
+    this.buf = start.rest.length === 0 ? null : start.rest;
+    if (start.client !== null) {
+      this.clientAddress = start.client.address;
+      this.clientPort = start.client.port;
+      this.clientFamily = start.client.family;
+      if (start.local !== null) this.local = start.local.address;
+    }
+    this.proxyTlv = start.tlv;
+    return true;
   }
 
   /** Too much outstanding to read more. */
@@ -537,12 +580,14 @@ class TcpExchange implements Exchange {
   readonly remotePort: number;
   readonly localPort: number;
   readonly server: string;
+  readonly proxyTlv: string | null;
   private answered = false;
 
   constructor(private readonly conn: TcpConnection) {
-    this.family = conn.family;
-    this.remoteAddress = conn.remoteAddress;
-    this.remotePort = conn.remotePort;
+    this.family = conn.clientFamily;
+    this.remoteAddress = conn.clientAddress;
+    this.remotePort = conn.clientPort;
+    this.proxyTlv = conn.proxyTlv;
     const l = conn.listener;
     this.localPort = l.port;
     this.server = l.name;
