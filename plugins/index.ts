@@ -46,6 +46,10 @@ import { transfer } from './transfer/index.js';
 import { view } from './view/index.js';
 import { dnstap } from './dnstap/index.js';
 import { etcd } from './etcd/index.js';
+import { tls } from './tls/index.js';
+import { https } from './https/index.js';
+import { quic } from './quic/index.js';
+import { https3 } from './https3/index.js';
 
 /**
  * CoreDNS 1.15.0's `plugin.cfg` order, plus `shadow` (clusterdns only). A Corefile directive in
@@ -158,6 +162,10 @@ const IMPLEMENTED: readonly PluginDef[] = [
   header,
   minimal,
   view,
+  tls,
+  https,
+  quic,
+  https3,
 ];
 
 function orderOf(name: string): number {

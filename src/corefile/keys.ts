@@ -1,15 +1,27 @@
 /**
  * Server-block keys: `[SCHEME://]ZONE[:PORT]` (docs/corefile.md §6.1, §6.3).
  *
- * Mirrors CoreDNS's `normalizeZone` + `plugin.SplitHostPort`, except that only `dns://` is served:
- * the other schemes CoreDNS knows (tls, quic, grpc, https, https3) are rejected instead of being
- * silently served as plain DNS, and a zone containing `{` is rejected (§9 #27).
+ * Mirrors CoreDNS's `normalizeZone` + `plugin.SplitHostPort`, except that the schemes CoreDNS knows
+ * but clusterdns does not serve (grpc) are rejected instead of being silently served as plain DNS,
+ * and a zone containing `{` is rejected (§9 #27). `tls://` (DoT), `https://` (DoH), `quic://` and
+ * `https3://` are parsed with their own default ports (§6.1; QUIC refuses to start, §6.5).
  */
 import { fqdn, isDomainName, reverseZonesFromCidr } from '../dns/name.js';
 import { ConfigError, type Token } from './types.js';
 
+/** A served transport: plain DNS, DoT, DoH, DoQ, DoH3 (docs/corefile.md §6.1). */
+export type KeyScheme = 'dns' | 'tls' | 'https' | 'quic' | 'https3';
+
+/** CoreDNS's default port of each transport without an explicit one (`dns` uses `-dns.port`). */
+const DEFAULT_PORTS: Readonly<Record<Exclude<KeyScheme, 'dns'>, number>> = {
+  tls: 853,
+  quic: 853,
+  https: 443,
+  https3: 443,
+};
+
 export interface ServerKey {
-  readonly scheme: 'dns';
+  readonly scheme: KeyScheme;
   /** Normalised (lower-case, absolute) zone; for a CIDR key the first of `zones`. */
   readonly zone: string;
   /** All zones of the key: one, or the reverse zones a CIDR key expands to. */
@@ -22,7 +34,11 @@ export interface ServerKey {
 }
 
 /** Schemes CoreDNS serves that this product does not (docs/corefile.md §6.1). */
-const UNSUPPORTED_SCHEMES = new Set(['tls', 'quic', 'grpc', 'https', 'https3']);
+const UNSUPPORTED_SCHEMES = new Set(['grpc']);
+
+function isKeyScheme(s: string): s is Exclude<KeyScheme, 'dns'> {
+  return Object.hasOwn(DEFAULT_PORTS, s);
+}
 
 /**
  * Parse one server-block key. `dnsPort` is the `-dns.port` value used when the key has no port.
@@ -34,15 +50,23 @@ export function parseServerKey(key: Token, dnsPort: number): ServerKey {
 
   // Scheme. CoreDNS only strips the prefixes it knows (case-sensitively) and would treat anything
   // else as part of the zone (`foo://x` → zone `foo://x.`); a key containing `://` is always a
-  // mistake, so any scheme other than dns:// is an error here.
+  // mistake, so any scheme but the served ones is an error here.
   const sep = rest.indexOf('://');
+  let scheme: KeyScheme = 'dns';
   if (sep >= 0) {
-    const scheme = rest.slice(0, sep).toLowerCase();
-    if (scheme !== 'dns') {
-      if (UNSUPPORTED_SCHEMES.has(scheme)) {
-        throw fail(`scheme ${scheme}:// is not supported; only dns://`);
+    const s = rest.slice(0, sep).toLowerCase();
+    if (s !== 'dns') {
+      if (UNSUPPORTED_SCHEMES.has(s)) {
+        throw fail(`scheme ${s}:// is not supported; only dns://, tls://, https://, quic:// and https3://`);
       }
-      throw fail(`unknown scheme ${rest.slice(0, sep)}:// in "${key.text}"; only dns:// is supported`);
+      // Like CoreDNS, the transport prefixes are matched as written (`TLS://` is no transport).
+      const written = rest.slice(0, sep);
+      if (!isKeyScheme(written)) {
+        throw fail(
+          `unknown scheme ${written}:// in "${key.text}"; only dns://, tls://, https://, quic:// and https3:// are supported`,
+        );
+      }
+      scheme = written;
     }
     rest = rest.slice(sep + 3);
   }
@@ -50,7 +74,7 @@ export function parseServerKey(key: Token, dnsPort: number): ServerKey {
   // Port: the text after the *last* colon, if it is a number (SplitHostPort). This is what makes
   // IPv6 CIDRs work: `fd00::/64` has `/64` after its last colon, so it has no port, while
   // `fd00::/64:1053` does.
-  let port = dnsPort;
+  let port = scheme === 'dns' ? dnsPort : DEFAULT_PORTS[scheme];
   const colon = rest.lastIndexOf(':');
   if (colon >= 0 && colon === rest.length - 1) {
     throw fail(`expecting data after last colon: ${JSON.stringify(rest)}`);
@@ -82,5 +106,5 @@ export function parseServerKey(key: Token, dnsPort: number): ServerKey {
   } catch (e) {
     throw fail(e instanceof Error ? e.message : String(e));
   }
-  return { scheme: 'dns', zone: zones[0]!, zones, port, text: key.text, token: key };
+  return { scheme, zone: zones[0]!, zones, port, text: key.text, token: key };
 }

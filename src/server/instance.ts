@@ -6,11 +6,18 @@
 import { isIPv6 } from 'node:net';
 import { PLUGINS, isForeignDirective } from '../../plugins/index.js';
 import { Dispenser } from '../corefile/dispenser.js';
-import { parseServerKey, type ServerKey } from '../corefile/keys.js';
+import { parseServerKey, type KeyScheme, type ServerKey } from '../corefile/keys.js';
 import { defaultCorefile, parseCorefileWithFiles, sortConfigErrors } from '../corefile/parser.js';
 import { ConfigError, ConfigErrorList, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
-import { LISTENER_TIMEOUTS, SERVER_DEBUG, type ListenerTimeouts } from './listenopts.js';
+import {
+  HTTPS_OPTIONS,
+  LISTENER_TIMEOUTS,
+  SERVER_DEBUG,
+  type HttpsOptions,
+  type ListenerTimeouts,
+} from './listenopts.js';
+import { TLS_CONFIG, tlsConfigConflict, type TlsServerConfig } from './tlsconfig.js';
 import { logger } from '../log.js';
 import type {
   BlockInfo,
@@ -62,6 +69,8 @@ export interface MutableBlockInfo extends BlockInfo {
 /** A listen address with the routes of every block key served on it. */
 export interface ListenSpec {
   readonly name: string;
+  /** The transport: `dns` (UDP and TCP), `tls` (DoT), `https` (DoH), `quic`, `https3` (§7.5). */
+  readonly scheme: KeyScheme;
   readonly host: string;
   readonly port: number;
   readonly table: RouteTable;
@@ -71,6 +80,10 @@ export interface ListenSpec {
   debug: boolean;
   /** The `timeouts` of the listener's blocks, merged (src/server/listenopts.ts). */
   timeouts: ListenerTimeouts;
+  /** The `tls` material of the listener's blocks (they must agree); null = none (served in clear). */
+  tls: TlsServerConfig | null;
+  /** The `https` limits of the listener's first block (CoreDNS reads group[0]). */
+  https: HttpsOptions;
 }
 
 let nextInstanceId = 1;
@@ -149,8 +162,8 @@ function asConfigError(e: unknown, def: PluginDef, tokens: readonly Token[]): Co
   return new ConfigError((e as Error)?.message ?? String(e), first?.file, first?.line, def.name);
 }
 
-function listenerName(host: string, port: number): string {
-  return `dns://${host === '' ? '' : isIPv6(host) ? `[${host}]` : host}:${port}`;
+function listenerName(scheme: KeyScheme, host: string, port: number): string {
+  return `${scheme}://${host === '' ? '' : isIPv6(host) ? `[${host}]` : host}:${port}`;
 }
 
 /** Parse and set up a configuration. Throws ConfigError (or an AggregateError of them with collectErrors). */
@@ -243,20 +256,44 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   }
   // Now that chains exist, fill each listener's routes (grouping created the empty tables).
   for (const [name, spec] of inst.listens) {
+    let first: BlockRuntime | null = null;
     for (const b of inst.blocks) {
       if (!b.info.servers.includes(name)) continue;
       if (b.anyClass) spec.table.anyClass = true;
       if (b.capabilities.lookup(SERVER_DEBUG)) spec.debug = true;
       const t = b.capabilities.lookup(LISTENER_TIMEOUTS);
       if (t) spec.timeouts = { ...spec.timeouts, ...t };
+      if (spec.scheme !== 'dns') sharedTls(spec, b, first);
+      first ??= b;
       for (const k of b.keys) {
-        if (k.port !== spec.port) continue;
+        if (k.port !== spec.port || k.scheme !== spec.scheme) continue;
         const view = b.capabilities.lookup(VIEW) ?? null;
         for (const z of k.zones) spec.table.add({ zone: z, chain: b.chain, view });
       }
     }
   }
   return inst;
+}
+
+/**
+ * The TLS and DoH settings of an encrypted listener: from its first block, and every other block
+ * on it must have the same TLS (CoreDNS's sharedTLSConfig: the handshake precedes the zone).
+ */
+function sharedTls(spec: ListenSpec, b: BlockRuntime, first: BlockRuntime | null): void {
+  const cfg = b.capabilities.lookup(TLS_CONFIG) ?? null;
+  if (first === null) {
+    spec.tls = cfg;
+    spec.https = b.capabilities.lookup(HTTPS_OPTIONS) ?? {};
+    return;
+  }
+  const why = tlsConfigConflict(spec.tls, cfg);
+  if (why === null) return;
+  const key = b.keys.find((k) => k.scheme === spec.scheme && k.port === spec.port) ?? b.keys[0]!;
+  throw new ConfigError(
+    `conflicting TLS configuration for shared listener ${spec.name} between zones ${JSON.stringify(first.info.zones[0])} and ${JSON.stringify(b.info.zones[0])}: ${why}`,
+    key.token.file,
+    key.token.line,
+  );
 }
 
 function groupListeners(inst: Instance): void {
@@ -266,25 +303,28 @@ function groupListeners(inst: Instance): void {
     const hosts = b.info.bindAddresses.length ? b.info.bindAddresses : [''];
     for (const k of b.keys) {
       for (const host of hosts) {
-        const name = listenerName(host, k.port);
+        const name = listenerName(k.scheme, host, k.port);
         for (const z of k.zones) {
-          const id = `${host}|${k.port}|${z}`;
+          const id = `${k.scheme}|${host}|${k.port}|${z}`;
           // A block with a view may share its zone and port with others: it is checked for
           // overlap but not registered (CoreDNS's validateZonesAndListeningAddresses).
           if (defined.has(id) && !b.info.view) {
             throw new ConfigError(
-              `cannot serve dns://${z}:${k.port}${host ? ` on ${host}` : ''} - it is already defined`,
+              `cannot serve ${k.scheme}://${z}:${k.port}${host ? ` on ${host}` : ''} - it is already defined`,
               k.token.file,
               k.token.line,
             );
           }
           const otherHost = [...defined.keys()].find(
-            (d) => d.endsWith(`|${k.port}|${z}`) && d.startsWith('|') !== (host === ''),
+            (d) =>
+              d.startsWith(`${k.scheme}|`) &&
+              d.endsWith(`|${k.port}|${z}`) &&
+              (d.split('|')[1] === '') !== (host === ''),
           );
           if (otherHost !== undefined) {
-            const specific = host || otherHost.split('|')[0];
+            const specific = host || otherHost.split('|')[1];
             throw new ConfigError(
-              `cannot serve dns://${z}:${k.port} on ${specific} - zone overlap listener capacity with dns://${z}:${k.port}`,
+              `cannot serve ${k.scheme}://${z}:${k.port} on ${specific} - zone overlap listener capacity with ${k.scheme}://${z}:${k.port}`,
               k.token.file,
               k.token.line,
             );
@@ -294,12 +334,24 @@ function groupListeners(inst: Instance): void {
         if (!b.info.servers.includes(name)) b.info.servers.push(name);
         let spec = inst.listens.get(name);
         if (!spec) {
-          spec = { name, host, port: k.port, table: new RouteTable(), banner: [], debug: false, timeouts: {} };
+          spec = {
+            name,
+            scheme: k.scheme,
+            host,
+            port: k.port,
+            table: new RouteTable(),
+            banner: [],
+            debug: false,
+            timeouts: {},
+            tls: null,
+            https: {},
+          };
           inst.listens.set(name, spec);
         }
         for (const z of k.zones) {
           // Blocks told apart by their views share a line, as CoreDNS prints each address once.
-          const line = `${z}:${k.port}${host ? ` on ${host}` : ''}`;
+          // CoreDNS prints plain DNS zones bare and the others with their transport.
+          const line = `${k.scheme === 'dns' ? '' : `${k.scheme}://`}${z}:${k.port}${host ? ` on ${host}` : ''}`;
           if (!spec.banner.includes(line)) spec.banner.push(line);
         }
       }

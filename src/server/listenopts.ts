@@ -22,3 +22,27 @@ export interface ListenerTimeouts {
 }
 
 export const LISTENER_TIMEOUTS = capability<ListenerTimeouts>('core.timeouts');
+
+/** The `https` plugin's DoH limits (CoreDNS's MaxHTTPSConnections / MaxHTTPSStreams). */
+export interface HttpsOptions {
+  /** Concurrent connections of the listener; 0 = unbounded. CoreDNS's default: 200. */
+  readonly maxConnections?: number;
+  /** Concurrent HTTP/2 streams per connection; 0 = the HTTP/2 default. CoreDNS's default: 250. */
+  readonly maxStreams?: number;
+}
+
+export const HTTPS_OPTIONS = capability<HttpsOptions>('core.https');
+
+/**
+ * The `quic` and `https3` plugins' limits. Parsed and kept so a `quic://` or `https3://` listener
+ * could use them; the runtime has no QUIC, so such a listener refuses to start (§7.5).
+ */
+export interface QuicOptions {
+  readonly maxStreams?: number;
+  readonly maxConnections?: number;
+  /** `quic` only. */
+  readonly workerPoolSize?: number;
+}
+
+export const QUIC_OPTIONS = capability<QuicOptions>('core.quic');
+export const HTTPS3_OPTIONS = capability<QuicOptions>('core.https3');
