@@ -124,7 +124,7 @@ export const tls: PluginDef = {
         cfg = parseManual(d, args);
       } catch (e) {
         if (e instanceof ConfigError) throw e;
-        throw new ConfigError((e as Error).message, line?.file, line?.line);
+        throw new ConfigError((e as Error).message, line?.file, line?.line, 'tls');
       }
       if (cfg.keyLog) ctx.log.warning(`Writing TLS Key Log to ${JSON.stringify(cfg.keyLog)}`);
     }
