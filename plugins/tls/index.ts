@@ -11,11 +11,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createSecureContext } from 'node:tls';
 import { directive, file, oneOf, option, str } from '../../src/corefile/options.js';
 import { ConfigError } from '../../src/corefile/types.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import type { PluginDef } from '../../src/plugin.js';
+import { nodeTls } from '../../src/util/require.js';
 import { TLS_CONFIG, serverTlsOptions, type ClientAuth, type TlsServerConfig } from '../../src/server/tlsconfig.js';
 
 const CLIENT_AUTH: readonly ClientAuth[] = ['nocert', 'request', 'require', 'verify_if_given', 'require_and_verify'];
@@ -78,7 +78,7 @@ function parseManual(d: Dispenser, args: string[]): TlsServerConfig {
     throw new Error(`could not read root certs: no certificate in ${caPath}`);
   const cfg: TlsServerConfig = { cert, key, ca, clientAuth, keyLog };
   try {
-    createSecureContext(serverTlsOptions(cfg));
+    nodeTls().createSecureContext(serverTlsOptions(cfg));
   } catch (e) {
     // Node's OpenSSL reason (`key values mismatch`, `no start line`), never the PEM itself.
     const reason = (e as Error).message;

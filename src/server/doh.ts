@@ -14,8 +14,8 @@
  * or none for the idle timeout closes it; HTTP/2 flow control and `max_streams` (250) bound what
  * one connection has in flight.
  */
-import * as http from 'node:http';
-import * as http2 from 'node:http2';
+import type * as http from 'node:http';
+import type * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type * as tls from 'node:tls';
 import { Rcode, Qtype } from '../dns/constants.js';
@@ -27,6 +27,7 @@ import type { HttpsOptions } from './listenopts.js';
 import type { ListenerInfo, TcpLimits } from './tcp.js';
 import { clientAuthorized, serverTlsOptions, type TlsServerConfig } from './tlsconfig.js';
 import { unmapV4 } from '../util/ip.js';
+import { nodeHttp, nodeHttp2 } from '../util/require.js';
 
 const httpsResponsesTotal = counter({
   name: 'coredns_dns_https_responses_total',
@@ -93,7 +94,7 @@ export class DohServer {
     /** Where `keylog` lines go (the listener's file), or null. */
     private readonly keyLog: () => ((line: Buffer) => void) | null,
   ) {
-    this.h1 = http.createServer(this.handler);
+    this.h1 = nodeHttp.createServer(this.handler);
     this.h1.on('error', () => undefined);
   }
 
@@ -110,7 +111,7 @@ export class DohServer {
       this.h2.setSecureContext(opts);
       return;
     }
-    const h2 = http2.createSecureServer({ ...opts, allowHTTP1: true, settings: this.settings() }, this.handler);
+    const h2 = nodeHttp2().createSecureServer({ ...opts, allowHTTP1: true, settings: this.settings() }, this.handler);
     h2.on('secureConnection', (s: tls.TLSSocket) => {
       const mode = this.tlsConfig?.clientAuth ?? 'nocert';
       if (!clientAuthorized(s, mode)) s.destroy();

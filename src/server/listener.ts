@@ -10,7 +10,7 @@
 import * as dgram from 'node:dgram';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import * as net from 'node:net';
-import * as tls from 'node:tls';
+import type * as tls from 'node:tls';
 import { networkInterfaces } from 'node:os';
 import type { Transport } from '../query.js';
 import { openOnEphemeralPort } from './ephemeralport.js';
@@ -21,6 +21,7 @@ import { DohServer } from './doh.js';
 import type { HttpsOptions } from './listenopts.js';
 import { clientAuthorized, serverTlsOptions, type TlsServerConfig } from './tlsconfig.js';
 import { logger } from '../log.js';
+import { nodeTls } from '../util/require.js';
 
 /**
  * What the listener serves (docs/corefile.md §7.5): plain DNS on UDP and TCP, or, on TCP only,
@@ -105,7 +106,7 @@ export class Listener implements ListenerInfo {
   private secureContext(): tls.SecureContext | null {
     const t = this.transport;
     if (t.kind !== 'tls' || t.tls === null) return null;
-    return tls.createSecureContext(serverTlsOptions(t.tls));
+    return nodeTls().createSecureContext(serverTlsOptions(t.tls));
   }
 
   /**
@@ -338,7 +339,7 @@ export class Listener implements ListenerInfo {
       requestCert: cfg.clientAuth !== 'nocert',
       rejectUnauthorized: cfg.clientAuth === 'require_and_verify',
     };
-    const s = new tls.TLSSocket(c, opts);
+    const s = new (nodeTls().TLSSocket)(c, opts);
     if (cfg.clientAuth === 'require' || cfg.clientAuth === 'verify_if_given') {
       s.once('secure', () => {
         if (!clientAuthorized(s, cfg.clientAuth)) s.destroy();

@@ -6,6 +6,7 @@
  */
 import type * as HttpModule from 'node:http';
 import type * as HttpsModule from 'node:https';
+import type * as Http2Module from 'node:http2';
 import type * as TlsModule from 'node:tls';
 import { createRequire } from 'node:module';
 
@@ -32,4 +33,11 @@ export function nodeHttps(): typeof HttpsModule {
 
 export function nodeTls(): typeof TlsModule {
   return requireCjs('node:tls') as typeof TlsModule;
+}
+
+/**
+ * `node:http2`, loaded on first use: only a DoH listener (`https://`, src/server/doh.ts) needs it.
+ */
+export function nodeHttp2(): typeof Http2Module {
+  return requireCjs('node:http2') as typeof Http2Module;
 }
