@@ -202,7 +202,8 @@ export interface LoadOptions {
   port: number;
   /** Lines `name TYPE`. */
   queries: readonly string[];
-  proto: 'udp' | 'tcp';
+  /** `dot`: DNS over TLS (dnsperf `-m dot`, no certificate check; dnsperf only). */
+  proto: 'udp' | 'tcp' | 'dot';
   durationS: number;
   /** Rate limit (queries per second); unlimited when absent. */
   maxQps?: number;
@@ -242,6 +243,7 @@ export function ensureDnsperf(): boolean {
 }
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
+  if (o.proto === 'dot' && !ensureDnsperf()) throw new Error('DoT load needs dnsperf (Debian package dnsperf)');
   return ensureDnsperf() ? runDnsperf(o) : runNodeLoad(o);
 }
 

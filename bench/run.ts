@@ -11,6 +11,7 @@
  *        npm run bench -- --grpc         (DNS over gRPC answers per CPU-second beside CoreDNS; bench/grpc.ts)
  *        npm run bench -- --axfr         (AXFR of cluster.local: RSS growth, other queries' p99; bench/axfr.ts)
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -429,6 +430,106 @@ async function main(): Promise<void> {
     }
     notes.push(`- collector frames received: ${sink.output.filter((l) => l.startsWith('frames ')).at(-1) ?? 'none'}`);
     await sink.stop();
+  }
+
+  if (want('encrypted')) {
+    // DoT and DoH beside plain TCP (issue 28: DoT answers per CPU-second ≥ 0.6× TCP's, DoH ≥
+    // 0.5×), whoami on one server with three listeners, and CoreDNS 1.15.0's ratios beside. The
+    // rounds interleave the transports; CPU is the server's own (/proc/PID/stat). DoT and TCP load
+    // is dnsperf's; DoH load is bench/dohload.ts (Node's HTTP/2 client) on the load core, since
+    // dnsperf's DoH mode loses its replies here (CoreDNS's too).
+    const dir = mkdtempSync(join(tmpdir(), 'clusterdns-bench-tls-'));
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    process.stdout.write('encrypted: making a self-signed certificate with openssl\n');
+    const made = spawnSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    if (made.status !== 0) throw new Error(`encrypted: openssl failed (is it installed?): ${made.stderr.toString()}`);
+    const corefile = (p: number, t: number, h: number) =>
+      `.:${p} {\n  whoami\n}\ntls://.:${t} {\n  tls ${cert} ${key}\n  whoami\n}\nhttps://.:${h} {\n  tls ${cert} ${key}\n  whoami\n}\n`;
+    const servers: { name: string; start: (c: string, p: number) => Promise<Proc> }[] = [
+      { name: 'clusterdns', start: (c, p) => startClusterdns(c, p, args.workers) },
+    ];
+    const coredns = join(root, '.bin/coredns');
+    if (existsSync(coredns)) servers.push({ name: 'CoreDNS', start: (c) => startCoreDNS(coredns, c) });
+    else
+      process.stdout.write('encrypted: .bin/coredns is missing (bash scripts/install-coredns.sh): no CoreDNS ratios\n');
+    const q = ['example.org A'];
+    const dohRun = async (pid: number, h: number): Promise<{ qps: number; perCpu: number; cpu: number }> => {
+      const c0 = cpuSeconds(pid);
+      const load = await startNode(
+        join(DIST, 'bench/dohload.js'),
+        [String(h), String(args.duration), '4', '50'],
+        /^completed /,
+        1,
+      );
+      await load.stop();
+      const cpu = (cpuSeconds(pid) - c0) / args.duration;
+      const done = Number(/completed (\d+)/.exec(load.output.join('\n'))?.[1] ?? 0) / args.duration;
+      return { qps: done, perCpu: done / cpu, cpu };
+    };
+    for (const srv of servers) {
+      const [p, t, h] = [port(), port(), port()];
+      const proc = await srv.start(corefile(p, t, h), p);
+      const per: Record<'tcp' | 'dot' | 'doh', number[]> = { tcp: [], dot: [], doh: [] };
+      for (let r = 0; r < args.rounds; r++) {
+        const order: ('tcp' | 'dot' | 'doh')[] = r % 2 === 0 ? ['tcp', 'dot', 'doh'] : ['doh', 'dot', 'tcp'];
+        for (const side of order) {
+          let x: { qps: number; perCpu: number; cpu: number };
+          if (side === 'doh') x = await dohRun(proc.pid, h);
+          else {
+            const c0 = cpuSeconds(proc.pid);
+            const l = await runLoad({
+              port: side === 'dot' ? t : p,
+              queries: q,
+              proto: side,
+              durationS: args.duration,
+              clients: 4,
+            });
+            const cpu = (cpuSeconds(proc.pid) - c0) / args.duration;
+            x = { qps: l.qps, perCpu: l.qps / cpu, cpu };
+          }
+          per[side].push(x.perCpu);
+          process.stdout.write(
+            `encrypted: round ${r + 1}/${args.rounds} ${srv.name} ${side}: ${Math.round(x.qps)} qps, server ${x.cpu.toFixed(2)} of a core, ${Math.round(x.perCpu)} answers per CPU-second\n`,
+          );
+        }
+      }
+      const ratio = (side: 'dot' | 'doh') => per[side].map((v, i) => v / per.tcp[i]!);
+      const note = `${srv.name}: answers per CPU-second, ${args.rounds} interleaved rounds: TCP ${Math.round(medianOf(per.tcp))}, DoT ${Math.round(medianOf(per.dot))} (DoT/TCP median ${medianOf(ratio('dot')).toFixed(2)}; rounds ${ratio(
+        'dot',
+      )
+        .map((v) => v.toFixed(2))
+        .join(
+          ', ',
+        )}), DoH ${Math.round(medianOf(per.doh))} (DoH/TCP median ${medianOf(ratio('doh')).toFixed(2)}; rounds ${ratio(
+        'doh',
+      )
+        .map((v) => v.toFixed(2))
+        .join(', ')})`;
+      process.stdout.write(`${note}\n`);
+      notes.push(`- ${note}`);
+      await proc.stop();
+    }
   }
 
   if (want('cache-hit') || want('cache-miss')) {

@@ -53,10 +53,20 @@ export const forward: PluginDef = {
     for (const cfg of configs) for (const w of setupWarnings(cfg, ctx.block.port)) ctx.log.warning(w);
     const instances = configs.map((cfg) => {
       const opts = proxyOptions(cfg);
-      const proxies = cfg.to.flatMap((t) => (t.kind === 'addr' ? [new Proxy(t, opts)] : []));
+      const proxies = cfg.to.flatMap((t) => (t.kind === 'addr' && !t.quic ? [new Proxy(t, opts)] : []));
       return { cfg, opts, proxies };
     });
+    const quic = configs.flatMap((c) => c.to.filter((t) => t.quic));
     ctx.onStartup(async () => {
+      if (quic[0]) {
+        const t = quic[0];
+        const where =
+          t.kind === 'addr' ? `${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}` : `${t.name}:${t.port}`;
+        throw new Error(
+          `plugin/forward: upstream quic://${where} needs DNS over QUIC, and this runtime (Node ${process.versions.node}) has no node:quic module ` +
+            `(node --experimental-quic -e "import('node:quic')" fails with "No such built-in module"); use tls:// or https:// upstreams instead`,
+        );
+      }
       for (const inst of instances) {
         for (const t of inst.cfg.to) {
           if (t.kind !== 'hostname') continue;

@@ -37,6 +37,8 @@ export type ToSpec =
       readonly port: number;
       readonly serverName: string | null;
       readonly file?: string;
+      /** Written `quic://` (DoQ, CoreDNS 1.15.0): parsed as a TLS upstream, refused at start (README). */
+      readonly quic?: true;
     }
   | {
       readonly kind: 'hostname';
@@ -44,6 +46,7 @@ export type ToSpec =
       readonly name: string;
       readonly port: number;
       readonly serverName: string | null;
+      readonly quic?: true;
     };
 
 export interface TlsFiles {
@@ -194,8 +197,8 @@ function parseStanza(d: Dispenser, occ: ParsedOccurrence): ForwardConfig {
   const seen = new Set<string>();
   for (const arg of toArgs) {
     for (const spec of parseTo(occ, arg)) {
-      const key =
-        spec.kind === 'addr' ? `${spec.scheme}|${spec.host}|${spec.port}` : `${spec.scheme}|${spec.name}|${spec.port}`;
+      const scheme = spec.quic ? 'quic' : spec.scheme;
+      const key = spec.kind === 'addr' ? `${scheme}|${spec.host}|${spec.port}` : `${scheme}|${spec.name}|${spec.port}`;
       if (seen.has(key)) continue;
       seen.add(key);
       cfg.to.push(spec);
@@ -215,6 +218,10 @@ function parseStanza(d: Dispenser, occ: ParsedOccurrence): ForwardConfig {
 }
 
 function parseTo(occ: ParsedOccurrence, arg: string): ToSpec[] {
+  // quic://: the same address forms as tls:// (IP%NAME, port 853); the start refuses it.
+  if (arg.slice(0, 7).toLowerCase() === 'quic://') {
+    return parseTo(occ, `tls://${arg.slice(7)}`).map((t) => ({ ...t, quic: true }));
+  }
   const fail = (message: string) => occ.error(occ.directive, message);
   let scheme: Scheme = 'dns';
   let rest = arg;

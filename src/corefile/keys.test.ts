@@ -58,6 +58,18 @@ describe('parseServerKey (docs/corefile.md §6.1)', () => {
     });
   });
 
+  it.each([
+    { key: 'tls://.', scheme: 'tls', port: 853 },
+    { key: 'tls://example.org:5553', scheme: 'tls', port: 5553 },
+    { key: 'https://.', scheme: 'https', port: 443 },
+    { key: 'quic://.', scheme: 'quic', port: 853 },
+    { key: 'https3://.:8443', scheme: 'https3', port: 8443 },
+  ])('$key is served as $scheme on port $port (§6.1, not -dns.port)', ({ key, scheme, port }) => {
+    const k = parseServerKey(tok(key), 1053);
+    expect(k.scheme).toBe(scheme);
+    expect(k.port).toBe(port);
+  });
+
   it('CIDR keys expand to every covered reverse zone (§6.3)', () => {
     expect(parseServerKey(tok('10.0.0.0/15'), 53).zones).toEqual(['0.10.in-addr.arpa.', '1.10.in-addr.arpa.']);
     expect(parseServerKey(tok('2001:db8::/30'), 53).zones).toEqual([
@@ -72,11 +84,7 @@ describe('parseServerKey (docs/corefile.md §6.1)', () => {
 
   const long = `${'a'.repeat(63)}.`.repeat(4) + 'abc'; // 259 characters
   const bad: { key: string; err: string }[] = [
-    { key: 'tls://example.org', err: 'scheme tls:// is not supported; only dns://' },
-    { key: 'quic://example.org:853', err: 'scheme quic:// is not supported; only dns://' },
-    { key: 'https://.', err: 'scheme https:// is not supported; only dns://' },
-    { key: 'https3://.', err: 'scheme https3:// is not supported; only dns://' },
-    { key: 'TLS://.', err: 'scheme tls:// is not supported; only dns://' },
+    { key: 'TLS://.', err: 'unknown scheme TLS://' },
     { key: 'udp://.', err: 'unknown scheme udp://' },
     { key: '.:', err: 'expecting data after last colon: ".:"' },
     { key: 'dns://example.org:', err: 'expecting data after last colon: "example.org:"' },

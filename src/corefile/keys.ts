@@ -1,41 +1,42 @@
 /**
  * Server-block keys: `[SCHEME://]ZONE[:PORT]` (docs/corefile.md §6.1, §6.3).
  *
- * Mirrors CoreDNS's `normalizeZone` + `plugin.SplitHostPort`, except that only the schemes in
- * `SCHEME_PORTS` are served: the other schemes CoreDNS knows (tls, quic, https, https3) are
- * rejected instead of being silently served as plain DNS, and a zone containing `{` is rejected
- * (§9 #27).
+ * Mirrors CoreDNS's `normalizeZone` + `plugin.SplitHostPort`, except that a key with any other
+ * `xyz://` prefix is rejected instead of being read as part of the zone, and a zone containing `{`
+ * is rejected (§9 #27). `tls://` (DoT), `https://` (DoH), `grpc://`, `quic://` and `https3://` are
+ * parsed with their own default ports (§6.1; QUIC refuses to start, §7.5).
  */
 import { fqdn, isDomainName, reverseZonesFromCidr } from '../dns/name.js';
 import { ConfigError, type Token } from './types.js';
 
-/**
- * The schemes served, with the port a key without one gets (CoreDNS's transport ports; `dns://`
- * takes the `-dns.port` value instead, marked 0 here).
- */
-const SCHEME_PORTS = { dns: 0, grpc: 443 } as const;
+/** A served transport: plain DNS, DoT, DoH, gRPC, DoQ, DoH3 (docs/corefile.md §6.1). */
+export type KeyScheme = 'dns' | 'tls' | 'https' | 'grpc' | 'quic' | 'https3';
 
-export type Scheme = keyof typeof SCHEME_PORTS;
+/** CoreDNS's default port of each transport without an explicit one (`dns` uses `-dns.port`). */
+const DEFAULT_PORTS: Readonly<Record<Exclude<KeyScheme, 'dns'>, number>> = {
+  tls: 853,
+  quic: 853,
+  https: 443,
+  grpc: 443,
+  https3: 443,
+};
 
 export interface ServerKey {
-  readonly scheme: Scheme;
+  readonly scheme: KeyScheme;
   /** Normalised (lower-case, absolute) zone; for a CIDR key the first of `zones`. */
   readonly zone: string;
   /** All zones of the key: one, or the reverse zones a CIDR key expands to. */
   readonly zones: string[];
-  /** Explicit port, or the scheme's default (`-dns.port` for dns://). */
+  /** Explicit port, or the `-dns.port` default. */
   readonly port: number;
   /** The key as written (after environment substitution), e.g. `dns://Example.ORG:1053`. */
   readonly text: string;
   readonly token: Token;
 }
 
-/** Schemes CoreDNS serves that this product does not (docs/corefile.md §6.1). */
-const UNSUPPORTED_SCHEMES = new Set(['tls', 'quic', 'https', 'https3']);
-
-const SUPPORTED = Object.keys(SCHEME_PORTS)
-  .map((s) => `${s}://`)
-  .join(' and ');
+function isKeyScheme(s: string): s is Exclude<KeyScheme, 'dns'> {
+  return Object.hasOwn(DEFAULT_PORTS, s);
+}
 
 /**
  * Parse one server-block key. `dnsPort` is the `-dns.port` value used when the key has no port.
@@ -47,25 +48,28 @@ export function parseServerKey(key: Token, dnsPort: number): ServerKey {
 
   // Scheme. CoreDNS only strips the prefixes it knows (case-sensitively) and would treat anything
   // else as part of the zone (`foo://x` → zone `foo://x.`); a key containing `://` is always a
-  // mistake, so any scheme not served is an error here.
-  let scheme: Scheme = 'dns';
+  // mistake, so any scheme but the served ones is an error here.
   const sep = rest.indexOf('://');
+  let scheme: KeyScheme = 'dns';
   if (sep >= 0) {
-    const given = rest.slice(0, sep).toLowerCase();
-    if (!Object.hasOwn(SCHEME_PORTS, given)) {
-      if (UNSUPPORTED_SCHEMES.has(given)) {
-        throw fail(`scheme ${given}:// is not supported; only ${SUPPORTED}`);
+    const s = rest.slice(0, sep).toLowerCase();
+    if (s !== 'dns') {
+      // Like CoreDNS, the transport prefixes are matched as written (`TLS://` is no transport).
+      const written = rest.slice(0, sep);
+      if (!isKeyScheme(written)) {
+        throw fail(
+          `unknown scheme ${written}:// in "${key.text}"; only dns://, tls://, https://, grpc://, quic:// and https3:// are supported`,
+        );
       }
-      throw fail(`unknown scheme ${rest.slice(0, sep)}:// in "${key.text}"; only ${SUPPORTED} are supported`);
+      scheme = written;
     }
-    scheme = given as Scheme;
     rest = rest.slice(sep + 3);
   }
 
   // Port: the text after the *last* colon, if it is a number (SplitHostPort). This is what makes
   // IPv6 CIDRs work: `fd00::/64` has `/64` after its last colon, so it has no port, while
   // `fd00::/64:1053` does.
-  let port = scheme === 'dns' ? dnsPort : SCHEME_PORTS[scheme];
+  let port = scheme === 'dns' ? dnsPort : DEFAULT_PORTS[scheme];
   const colon = rest.lastIndexOf(':');
   if (colon >= 0 && colon === rest.length - 1) {
     throw fail(`expecting data after last colon: ${JSON.stringify(rest)}`);

@@ -143,7 +143,7 @@ describe('grpc:// over TLS', () => {
       0,
       makeDispatch(table, listenerDispatchOptions({ debug: false })),
     );
-    l.configure({}, { cert, key });
+    l.configure({}, { cert, key, ca: null, clientAuth: 'nocert', keyLog: null });
     await l.open();
     try {
       const q = encodeQuery('tls.test', 'A', { id: 5 });

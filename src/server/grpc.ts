@@ -13,8 +13,10 @@
  */
 import * as net from 'node:net';
 import type * as http2 from 'node:http2';
+import type * as tls from 'node:tls';
 import type { Dispatch, Exchange } from './listener.js';
-import type { GrpcServerLimits, ListenerTls } from './listenopts.js';
+import type { GrpcServerLimits } from './listenopts.js';
+import { serverTlsOptions, type TlsServerConfig } from './tlsconfig.js';
 import { openOnEphemeralPort } from './ephemeralport.js';
 import { nodeHttp2 } from '../util/require.js';
 import { unmapV4 } from '../util/ip.js';
@@ -41,7 +43,7 @@ export class GrpcListener {
   /** The HTTP/2 servers connections are handed to (created on first use, per TLS or not). */
   private plain: http2.Http2Server | null = null;
   private secure: http2.Http2SecureServer | null = null;
-  private tls: ListenerTls | null = null;
+  private tls: TlsServerConfig | null = null;
   private maxStreams = DEFAULT_GRPC_MAX_STREAMS;
   private maxConnections = DEFAULT_GRPC_MAX_CONNECTIONS;
   /** Connections being served, and those accepted beyond the limit, waiting (paused). */
@@ -72,7 +74,7 @@ export class GrpcListener {
    * The block's `grpc_server` limits and `tls` material, applied on every (re)load: new
    * connections get them; open ones keep the settings they were given.
    */
-  configure(limits: GrpcServerLimits, tls: ListenerTls | null): void {
+  configure(limits: GrpcServerLimits, tls: TlsServerConfig | null): void {
     this.maxStreams = limits.maxStreams ?? DEFAULT_GRPC_MAX_STREAMS;
     this.maxConnections = limits.maxConnections ?? DEFAULT_GRPC_MAX_CONNECTIONS;
     if (tls !== this.tls) {
@@ -320,8 +322,9 @@ export class GrpcListener {
   }
 }
 
-function secureOptions(t: ListenerTls): { cert: Buffer; key: Buffer; ca?: Buffer; requestCert?: boolean } {
-  return { cert: t.cert, key: t.key, ...(t.ca ? { ca: t.ca } : {}), ...(t.requestCert ? { requestCert: true } : {}) };
+/** The `tls` directive's material for the HTTP/2 server: gRPC speaks only h2 (ALPN). */
+function secureOptions(t: TlsServerConfig): tls.TlsOptions {
+  return serverTlsOptions(t, ['h2']);
 }
 
 /** A trailers-only response: the call failed with `status`. */

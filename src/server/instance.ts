@@ -6,23 +6,24 @@
 import { isIPv6 } from 'node:net';
 import { PLUGINS, isForeignDirective } from '../../plugins/index.js';
 import { Dispenser } from '../corefile/dispenser.js';
-import { parseServerKey, type Scheme, type ServerKey } from '../corefile/keys.js';
+import { parseServerKey, type KeyScheme, type ServerKey } from '../corefile/keys.js';
 import { defaultCorefile, parseCorefileWithFiles, sortConfigErrors } from '../corefile/parser.js';
 import { ConfigError, ConfigErrorList, type Token } from '../corefile/types.js';
 import { CapabilitySet } from '../capabilities.js';
 import {
   GRPC_SERVER_LIMITS,
+  HTTPS_OPTIONS,
   LISTENER_PROXYPROTO,
   LISTENER_SHED,
   LISTENER_SOCKETS,
   LISTENER_TIMEOUTS,
-  LISTENER_TLS,
   SERVER_DEBUG,
   type GrpcServerLimits,
+  type HttpsOptions,
   type ListenerTimeouts,
-  type ListenerTls,
 } from './listenopts.js';
 import type { ProxyProtoSettings } from '../proxyproto/policy.js';
+import { TLS_CONFIG, tlsConfigConflict, type TlsServerConfig } from './tlsconfig.js';
 import { logger } from '../log.js';
 import type {
   BlockInfo,
@@ -74,8 +75,8 @@ export interface MutableBlockInfo extends BlockInfo {
 /** A listen address with the routes of every block key served on it. */
 export interface ListenSpec {
   readonly name: string;
-  /** What the listener speaks: plain DNS (UDP and TCP) or CoreDNS's gRPC service. */
-  readonly scheme: Scheme;
+  /** The transport: `dns` (UDP and TCP), `tls` (DoT), `https` (DoH), `grpc`, `quic`, `https3` (§7.5). */
+  readonly scheme: KeyScheme;
   readonly host: string;
   readonly port: number;
   readonly table: RouteTable;
@@ -87,8 +88,10 @@ export interface ListenSpec {
   timeouts: ListenerTimeouts;
   /** grpc:// only: the `grpc_server` limits of the listener's blocks, merged as the timeouts are. */
   grpcLimits: GrpcServerLimits;
-  /** The `tls` material of the listener's blocks (the last block's, as CoreDNS's sharedTLSConfig). */
-  tls: ListenerTls | null;
+  /** The `tls` material of the listener's blocks (they must agree); null = none (served in clear). */
+  tls: TlsServerConfig | null;
+  /** The `https` limits of the listener's first block (CoreDNS reads group[0]). */
+  https: HttpsOptions;
   /** The `proxyproto` settings of the listener's last block that has them, or null. */
   proxyProto: ProxyProtoSettings | null;
   /** `shed` on any block of the listener. */
@@ -173,7 +176,7 @@ function asConfigError(e: unknown, def: PluginDef, tokens: readonly Token[]): Co
   return new ConfigError((e as Error)?.message ?? String(e), first?.file, first?.line, def.name);
 }
 
-function listenerName(scheme: Scheme, host: string, port: number): string {
+function listenerName(scheme: KeyScheme, host: string, port: number): string {
   return `${scheme}://${host === '' ? '' : isIPv6(host) ? `[${host}]` : host}:${port}`;
 }
 
@@ -270,6 +273,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   }
   // Now that chains exist, fill each listener's routes (grouping created the empty tables).
   for (const [name, spec] of inst.listens) {
+    let first: BlockRuntime | null = null;
     for (const b of inst.blocks) {
       if (!b.info.servers.includes(name)) continue;
       if (b.anyClass) spec.table.anyClass = true;
@@ -278,12 +282,12 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       if (t) spec.timeouts = { ...spec.timeouts, ...t };
       const g = b.capabilities.lookup(GRPC_SERVER_LIMITS);
       if (g) spec.grpcLimits = { ...spec.grpcLimits, ...g };
-      const tls = b.capabilities.lookup(LISTENER_TLS);
-      if (tls) spec.tls = tls;
       spec.proxyProto = b.capabilities.lookup(LISTENER_PROXYPROTO) ?? spec.proxyProto;
       if (b.capabilities.lookup(LISTENER_SHED)) spec.shed = true;
       // The first block of the address decides, set or not (CoreDNS's firstConfigInBlock).
       spec.sockets ??= b.capabilities.lookup(LISTENER_SOCKETS) ?? 0;
+      if (spec.scheme !== 'dns') sharedTls(spec, b, first);
+      first ??= b;
       for (const k of b.keys) {
         if (k.port !== spec.port || k.scheme !== spec.scheme) continue;
         const view = b.capabilities.lookup(VIEW) ?? null;
@@ -292,6 +296,27 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
     }
   }
   return inst;
+}
+
+/**
+ * The TLS and DoH settings of an encrypted listener: from its first block, and every other block
+ * on it must have the same TLS (CoreDNS's sharedTLSConfig: the handshake precedes the zone).
+ */
+function sharedTls(spec: ListenSpec, b: BlockRuntime, first: BlockRuntime | null): void {
+  const cfg = b.capabilities.lookup(TLS_CONFIG) ?? null;
+  if (first === null) {
+    spec.tls = cfg;
+    spec.https = b.capabilities.lookup(HTTPS_OPTIONS) ?? {};
+    return;
+  }
+  const why = tlsConfigConflict(spec.tls, cfg);
+  if (why === null) return;
+  const key = b.keys.find((k) => k.scheme === spec.scheme && k.port === spec.port) ?? b.keys[0]!;
+  throw new ConfigError(
+    `conflicting TLS configuration for shared listener ${spec.name} between zones ${JSON.stringify(first.info.zones[0])} and ${JSON.stringify(b.info.zones[0])}: ${why}`,
+    key.token.file,
+    key.token.line,
+  );
 }
 
 function groupListeners(inst: Instance): void {
@@ -303,7 +328,7 @@ function groupListeners(inst: Instance): void {
       for (const host of hosts) {
         const name = listenerName(k.scheme, host, k.port);
         for (const z of k.zones) {
-          const id = `${host}|${k.port}|${z}|${k.scheme}`;
+          const id = `${k.scheme}|${host}|${k.port}|${z}`;
           // A block with a view may share its zone and port with others: it is checked for
           // overlap but not registered (CoreDNS's validateZonesAndListeningAddresses).
           if (defined.has(id) && !b.info.view) {
@@ -314,10 +339,13 @@ function groupListeners(inst: Instance): void {
             );
           }
           const otherHost = [...defined.keys()].find(
-            (d) => d.endsWith(`|${k.port}|${z}|${k.scheme}`) && d.startsWith('|') !== (host === ''),
+            (d) =>
+              d.startsWith(`${k.scheme}|`) &&
+              d.endsWith(`|${k.port}|${z}`) &&
+              (d.split('|')[1] === '') !== (host === ''),
           );
           if (otherHost !== undefined) {
-            const specific = host || otherHost.split('|')[0];
+            const specific = host || otherHost.split('|')[1];
             throw new ConfigError(
               `cannot serve ${k.scheme}://${z}:${k.port} on ${specific} - zone overlap listener capacity with ${k.scheme}://${z}:${k.port}`,
               k.token.file,
@@ -340,6 +368,7 @@ function groupListeners(inst: Instance): void {
             timeouts: {},
             grpcLimits: {},
             tls: null,
+            https: {},
             proxyProto: null,
             shed: false,
             sockets: null,
@@ -347,8 +376,8 @@ function groupListeners(inst: Instance): void {
           inst.listens.set(name, spec);
         }
         for (const z of k.zones) {
-          // Blocks told apart by their views share a line, as CoreDNS prints each address once;
-          // a grpc:// listener's lines carry its scheme (CoreDNS's startUpZones).
+          // Blocks told apart by their views share a line, as CoreDNS prints each address once.
+          // CoreDNS prints plain DNS zones bare and the others with their transport.
           const line = `${k.scheme === 'dns' ? '' : `${k.scheme}://`}${z}:${k.port}${host ? ` on ${host}` : ''}`;
           if (!spec.banner.includes(line)) spec.banner.push(line);
         }

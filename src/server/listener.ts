@@ -8,7 +8,9 @@
  * exhausting the server.
  */
 import * as dgram from 'node:dgram';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import * as net from 'node:net';
+import type * as tls from 'node:tls';
 import { networkInterfaces } from 'node:os';
 import type { Transport } from '../query.js';
 import { openOnEphemeralPort } from './ephemeralport.js';
@@ -18,6 +20,23 @@ import { unmapV4 } from '../util/ip.js';
 import { ProxyDatagrams } from '../proxyproto/datagram.js';
 import type { ProxyProtoSettings } from '../proxyproto/policy.js';
 import { ShedStack, type ShedItem } from './shed.js';
+import { DohServer } from './doh.js';
+import type { HttpsOptions } from './listenopts.js';
+import { clientAuthorized, serverTlsOptions, type TlsServerConfig } from './tlsconfig.js';
+import { logger } from '../log.js';
+import { nodeTls } from '../util/require.js';
+
+/**
+ * What the listener serves (docs/corefile.md §7.5): plain DNS on UDP and TCP, or, on TCP only,
+ * DNS over TLS or DNS over HTTPS. `tls` null serves the same in clear, as CoreDNS does for a
+ * `tls://` or `https://` block without the `tls` directive.
+ */
+export type ListenTransport =
+  | { readonly kind: 'dns' }
+  | { readonly kind: 'tls'; readonly tls: TlsServerConfig | null }
+  | { readonly kind: 'https'; readonly tls: TlsServerConfig | null; readonly https: HttpsOptions };
+
+const PLAIN: ListenTransport = { kind: 'dns' };
 
 /** One query's way back to its client: the transport it came on, how to reply, how to finish. */
 export interface Exchange extends Transport {
@@ -77,10 +96,61 @@ export class Listener implements ListenerInfo {
      * them when more than one): each is read by this thread's event loop (docs/multicore.md §9).
      */
     readonly sockets = 1,
+    private transport: ListenTransport = PLAIN,
   ) {
     if (sockets > 1) this.reusePort = true;
     this.port = port;
     this.tcpPool = new TcpPool(limits, this);
+    if (transport.kind === 'https') {
+      const log = (line: Buffer): void => void this.keyLog?.write(line);
+      this.doh = new DohServer(
+        this,
+        () => this.tcpPool.limits,
+        transport.https,
+        () => (this.keyLog ? log : null),
+      );
+    }
+    this.secure = this.secureContext();
+  }
+
+  /** The DoH server of an `https://` listener. */
+  readonly doh: DohServer | null = null;
+  /** The TLS context new connections handshake with (DoT, DoH); null in clear. */
+  private secure: tls.SecureContext | null;
+  /** `keylog`: where the TLS secrets of new connections are appended. */
+  private keyLog: WriteStream | null = null;
+  private keyLogPath: string | null = null;
+
+  private secureContext(): tls.SecureContext | null {
+    const t = this.transport;
+    if (t.kind !== 'tls' || t.tls === null) return null;
+    return nodeTls().createSecureContext(serverTlsOptions(t.tls));
+  }
+
+  /**
+   * The TLS material and DoH limits of a (re)load: new handshakes use them; connections already
+   * open keep theirs. The material was checked at setup, so this does not fail on it.
+   */
+  setTransport(t: ListenTransport): void {
+    if (t.kind !== this.transport.kind) return;
+    this.transport = t;
+    this.secure = this.secureContext();
+    if (t.kind === 'https') {
+      this.doh?.update(t.https);
+      this.doh?.setTls(t.tls);
+    }
+    const path = t.kind === 'dns' ? null : (t.tls?.keyLog ?? null);
+    if (path !== this.keyLogPath) {
+      this.keyLog?.end();
+      this.keyLog = null;
+      this.keyLogPath = path;
+      if (path) {
+        this.keyLog = createWriteStream(path, { flags: 'a', mode: 0o600 });
+        this.keyLog.on('error', (e) =>
+          logger('tls').error(`unable to write TLS Key Log to ${JSON.stringify(path)}: ${e.message}`),
+        );
+      }
+    }
   }
 
   get dispatchFn(): Dispatch {
@@ -144,6 +214,12 @@ export class Listener implements ListenerInfo {
 
   /** Bind the UDP sockets, then TCP on the same port; on a TCP failure nothing stays bound. */
   private async bindAll(): Promise<void> {
+    if (this.transport.kind !== 'dns') {
+      // DoT and DoH are TCP only.
+      this.setTransport(this.transport);
+      await this.listenTcp();
+      return;
+    }
     if (this.host === '') {
       // All interfaces: one dual-stack IPv6 socket when the host has IPv6, else IPv4 only.
       try {
@@ -323,7 +399,39 @@ export class Listener implements ListenerInfo {
       return;
     }
     const remote = unmapV4(c.remoteAddress ?? '');
-    this.tcpPool.add(c, remote, net.isIPv4(remote) ? 1 : 2);
+    const family = net.isIPv4(remote) ? 1 : 2;
+    const t = this.transport;
+    if (t.kind === 'dns') {
+      this.tcpPool.add(c, remote, family);
+      return;
+    }
+    if (t.kind === 'tls') {
+      // The caps and the first-query read timeout apply from accept, so the handshake is inside them.
+      this.tcpPool.add(this.secure && t.tls ? this.wrapTls(c, t.tls) : c, remote, family);
+      return;
+    }
+    this.doh!.accept(c, remote, family);
+  }
+
+  /** TLS on an accepted socket, server side, with the listener's current context and client auth. */
+  private wrapTls(c: net.Socket, cfg: TlsServerConfig): tls.TLSSocket {
+    const opts: tls.TLSSocketOptions = {
+      isServer: true,
+      secureContext: this.secure!,
+      requestCert: cfg.clientAuth !== 'nocert',
+      rejectUnauthorized: cfg.clientAuth === 'require_and_verify',
+    };
+    const s = new (nodeTls().TLSSocket)(c, opts);
+    if (cfg.clientAuth === 'require' || cfg.clientAuth === 'verify_if_given') {
+      s.once('secure', () => {
+        if (!clientAuthorized(s, cfg.clientAuth)) s.destroy();
+      });
+    }
+    const log = this.keyLog;
+    if (log) s.on('keylog', (line: Buffer) => log.write(line));
+    // A failed handshake is the client's problem; the connection's own error handler closes it.
+    s.on('error', () => s.destroy());
+    return s;
   }
 
   /** Number of queries being processed. */
@@ -401,12 +509,16 @@ export class Listener implements ListenerInfo {
     this.closeUdp();
     this.shed?.clear();
     for (const c of this.tcpPool.connections()) c.end();
+    this.doh?.close();
     const destroyTimer = setTimeout(() => {
       for (const c of [...this.tcpPool.connections()]) c.close();
+      this.doh?.destroyAll();
     }, 1000);
     await tcpClosed;
     clearTimeout(destroyTimer);
     this.tcpPool.stop();
+    this.keyLog?.end();
+    this.keyLog = null;
   }
 }
 

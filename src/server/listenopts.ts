@@ -38,20 +38,6 @@ export interface GrpcServerLimits {
 export const GRPC_SERVER_LIMITS = capability<GrpcServerLimits>('core.grpcServer');
 
 /**
- * The certificate and key a block serves TLS with (the `tls` directive inside a grpc:// block),
- * as node:tls's secure-context options; read by listeners that speak TLS.
- */
-export interface ListenerTls {
-  readonly cert: Buffer;
-  readonly key: Buffer;
-  /** Client certificates are verified against this CA when given. */
-  readonly ca?: Buffer;
-  readonly requestCert?: boolean;
-}
-
-export const LISTENER_TLS = capability<ListenerTls>('core.tls');
-
-/**
  * The `proxyproto` plugin's settings (src/proxyproto/policy.ts): PROXY headers on the block's UDP
  * and TCP listeners. Several blocks on one listener: the last block that has it (CoreDNS's
  * NewServer order).
@@ -66,3 +52,27 @@ export const LISTENER_SHED = capability<true>('core.shed');
  * address: the first block that binds it decides, as in CoreDNS.
  */
 export const LISTENER_SOCKETS = capability<number>('core.sockets');
+
+/** The `https` plugin's DoH limits (CoreDNS's MaxHTTPSConnections / MaxHTTPSStreams). */
+export interface HttpsOptions {
+  /** Concurrent connections of the listener; 0 = unbounded. CoreDNS's default: 200. */
+  readonly maxConnections?: number;
+  /** Concurrent HTTP/2 streams per connection; 0 = the HTTP/2 default. CoreDNS's default: 250. */
+  readonly maxStreams?: number;
+}
+
+export const HTTPS_OPTIONS = capability<HttpsOptions>('core.https');
+
+/**
+ * The `quic` and `https3` plugins' limits. Parsed and kept so a `quic://` or `https3://` listener
+ * could use them; the runtime has no QUIC, so such a listener refuses to start (§7.5).
+ */
+export interface QuicOptions {
+  readonly maxStreams?: number;
+  readonly maxConnections?: number;
+  /** `quic` only. */
+  readonly workerPoolSize?: number;
+}
+
+export const QUIC_OPTIONS = capability<QuicOptions>('core.quic');
+export const HTTPS3_OPTIONS = capability<QuicOptions>('core.https3');

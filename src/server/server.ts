@@ -8,7 +8,7 @@ import { coreLog, enableDebug, isJsonLog, stdLog, writeStdout } from '../log.js'
 import type { Lifecycle, ProcessState, ReadinessProbe, ReadinessReport } from '../plugin.js';
 import { buildInstance, Instance, type ConfigSource, type ListenSpec } from './instance.js';
 import { listenerDispatchOptions, makeDispatch, type DispatchOptions } from './dispatch.js';
-import { DEFAULT_TCP_LIMITS, Listener, type TcpLimits } from './listener.js';
+import { DEFAULT_TCP_LIMITS, Listener, type ListenTransport, type TcpLimits } from './listener.js';
 import { GrpcListener } from './grpc.js';
 import { SharedResources } from './shared.js';
 import { PLATFORM_LINE, VERSION, VERSION_LINE } from '../version.js';
@@ -200,8 +200,8 @@ export class Server implements Lifecycle, ReadinessReport {
     }
     lines.sort();
     const withWarning = (l: string): string[] => {
-      const scheme = l.indexOf('://'); // grpc:// lines: the zone follows the scheme
-      const zone = l.slice(scheme < 0 ? 0 : scheme + 3, l.lastIndexOf(':'));
+      const bare = l.includes('://') ? l.slice(l.indexOf('://') + 3) : l;
+      const zone = bare.slice(0, bare.lastIndexOf(':'));
       if (zone !== '.' && !zone.endsWith('.arpa.') && !/^[a-z0-9.-]+$/.test(zone)) {
         return [`Warning: Domain "${zone}" does not follow RFC1035 preferred syntax`, l];
       }
@@ -256,6 +256,7 @@ export class Server implements Lifecycle, ReadinessReport {
           this.opts.tcpLimits ?? DEFAULT_TCP_LIMITS,
           this.opts.reusePort === true,
           Math.max(1, spec.sockets ?? 1),
+          listenTransport(spec),
         );
         await l.open();
         opened.push(l);
@@ -279,6 +280,7 @@ export class Server implements Lifecycle, ReadinessReport {
       l.setTimeouts(spec.timeouts);
       l.setProxyProto(spec.proxyProto);
       l.setShed(spec.shed);
+      l.setTransport(listenTransport(spec));
     }
     const stale = [...this.listeners.entries()].filter(([name]) => !inst.listens.has(name));
     for (const [name] of stale) this.listeners.delete(name);
@@ -401,4 +403,29 @@ function describeOne(e: unknown): string {
 function hasDebug(inst: Instance): boolean {
   for (const spec of inst.listens.values()) if (spec.debug) return true;
   return false;
+}
+
+/**
+ * How a listener of `spec` serves (docs/corefile.md §7.5). QUIC needs `node:quic`, which the Node 24
+ * runtime does not have: such a listener fails the start with what is missing and how to see it,
+ * instead of serving nothing.
+ */
+function listenTransport(spec: ListenSpec): ListenTransport {
+  switch (spec.scheme) {
+    case 'dns':
+      return { kind: 'dns' };
+    case 'tls':
+      return { kind: 'tls', tls: spec.tls };
+    case 'https':
+      return { kind: 'https', tls: spec.tls, https: spec.https };
+    case 'grpc':
+      // grpc:// is served by a GrpcListener (src/server/grpc.ts), never by a Listener.
+      throw new Error(`${spec.name} is not a UDP/TCP listener`);
+    case 'quic':
+    case 'https3':
+      throw new Error(
+        `cannot serve ${spec.name}: ${spec.scheme === 'quic' ? 'DNS over QUIC' : 'DNS over HTTPS/3'} needs QUIC, and this runtime (Node ${process.versions.node}) has no node:quic module ` +
+          `(node --experimental-quic -e "import('node:quic')" fails with "No such built-in module"); serve tls:// or https:// instead`,
+      );
+  }
 }

@@ -6,8 +6,8 @@
  */
 import type * as HttpModule from 'node:http';
 import type * as HttpsModule from 'node:https';
-import type * as TlsModule from 'node:tls';
 import type * as Http2Module from 'node:http2';
+import type * as TlsModule from 'node:tls';
 import { createRequire } from 'node:module';
 
 export const requireCjs = createRequire(import.meta.url);
@@ -37,7 +37,8 @@ export function nodeTls(): typeof TlsModule {
 
 /**
  * `node:http2`, loaded on first use: it loads `node:tls`, so the same holds as for nodeTls — only
- * a process or query thread that serves grpc:// or forwards with the grpc plugin pays for it.
+ * a process or query thread that serves DoH (`https://`, src/server/doh.ts) or grpc://, or forwards
+ * with the grpc plugin, pays for it.
  */
 export function nodeHttp2(): typeof Http2Module {
   return requireCjs('node:http2') as typeof Http2Module;
