@@ -12,7 +12,7 @@ import type { Query } from '../../src/query.js';
 import type { ForwarderTap } from '../../src/dnstap/forwarder.js';
 import type { LocalAddress } from './localaddress.js';
 import * as m from './metrics.js';
-import { orderProxies, type PolicyState } from './policy.js';
+import { orderUpstreams, type PolicyState } from '../../src/upstreampolicy.js';
 import type { Proxy } from './proxy.js';
 import type { ForwardConfig } from './setup.js';
 import { restoreClientHeader } from './wire.js';
@@ -79,7 +79,7 @@ export class ForwardHandler implements Handler {
     const proxies = this.proxies;
     const n = proxies.length;
     if (n === 0) return q.fail(new Error('no healthy proxies'), Rcode.SERVFAIL);
-    const list = orderProxies(proxies, this.cfg.policy, this.policy);
+    const list = orderUpstreams(proxies, this.cfg.policy, this.policy);
     const cap = this.cfg.maxConnectAttempts ?? 2 * n;
     // The `cancel` plugin's deadline (performance.now() based) can shorten the budget.
     const deadline = Date.now() + Math.min(QUERY_BUDGET_MS, q.deadline - performance.now());

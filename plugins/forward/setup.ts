@@ -25,8 +25,9 @@ import { formatGoDuration } from '../../src/util/duration.js';
 import { isLoopback } from '../../src/util/ip.js';
 import { splitHostPort as goSplitHostPort } from '../../src/util/hostport.js';
 import type { HealthCheckConfig, Scheme } from './proxy.js';
+import type { UpstreamPolicy } from '../../src/upstreampolicy.js';
 
-export type Policy = 'random' | 'round_robin' | 'sequential';
+export type Policy = UpstreamPolicy;
 
 /** One TO after parsing: an address, or a hostname resolved at start-up. */
 export type ToSpec =

@@ -12,7 +12,7 @@ import { isSubdomain } from '../../src/dns/name.js';
 import { fallsThrough } from '../../src/fallthrough.js';
 import type { Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
-import { order, type PolicyState } from './policy.js';
+import { orderUpstreams, type PolicyState } from '../../src/upstreampolicy.js';
 import type { GrpcProxy } from './proxy.js';
 import type { GrpcConfig } from './setup.js';
 
@@ -21,7 +21,7 @@ export const QUERY_BUDGET_MS = 5000;
 
 export class GrpcHandler implements Handler {
   readonly name = 'grpc';
-  private readonly policy: PolicyState = { robin: 0 };
+  private readonly policy: PolicyState = { counter: 0 };
 
   constructor(
     readonly cfg: GrpcConfig,
@@ -43,7 +43,7 @@ export class GrpcHandler implements Handler {
   }
 
   private async forward(q: Query): Promise<number> {
-    const list = order(this.proxies, this.cfg.policy, this.policy);
+    const list = orderUpstreams(this.proxies, this.cfg.policy, this.policy);
     const deadline = performance.now() + Math.min(QUERY_BUDGET_MS, q.deadline - performance.now());
     const question = { lname: q.lname, qtype: q.qtype, qclass: q.qclass };
     let err: Error | null = null;

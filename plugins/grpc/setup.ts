@@ -14,8 +14,9 @@ import { normalizeZoneArg } from '../../src/dns/name.js';
 import { parseFallthrough, type Fallthrough } from '../../src/fallthrough.js';
 import { resolvConfNameservers } from '../../src/util/resolvconf.js';
 import { splitHostPort } from '../../src/util/hostport.js';
+import type { UpstreamPolicy } from '../../src/upstreampolicy.js';
 
-export type Policy = 'random' | 'round_robin' | 'sequential';
+export type Policy = UpstreamPolicy;
 
 /** One upstream: what to dial, and its name in the `to` metric label (CoreDNS's string). */
 export interface Upstream {

@@ -1,6 +1,11 @@
-/** Upstream ordering per query (docs/plugins.md, forward, step 3). */
-import type { Policy } from './setup.js';
+/**
+ * The order in which a forwarding plugin tries its upstreams for one query (`policy` of *forward*
+ * and *grpc*, CoreDNS 1.15.0's plugin/forward/policy.go and plugin/grpc/policy.go, which agree;
+ * docs/plugins.md, forward, step 3).
+ */
+export type UpstreamPolicy = 'random' | 'round_robin' | 'sequential';
 
+/** Per plugin instance: round_robin's counter. */
 export interface PolicyState {
   counter: number;
 }
@@ -8,11 +13,11 @@ export interface PolicyState {
 /**
  * `random`: a random permutation (for two upstreams a coin flip); `round_robin`: a per-instance
  * counter picks the first upstream, the rest follow in configured order (move-to-front);
- * `sequential`: configured order.
+ * `sequential`: configured order (the list itself, not a copy).
  */
-export function orderProxies<T>(list: readonly T[], policy: Policy, state: PolicyState): T[] {
+export function orderUpstreams<T>(list: readonly T[], policy: UpstreamPolicy, state: PolicyState): readonly T[] {
   const n = list.length;
-  if (n <= 1 || policy === 'sequential') return list.slice();
+  if (n <= 1 || policy === 'sequential') return list;
   if (policy === 'round_robin') {
     state.counter = (state.counter + 1) % 0x7fffffff;
     const first = state.counter % n;
@@ -20,7 +25,7 @@ export function orderProxies<T>(list: readonly T[], policy: Policy, state: Polic
     for (let k = 0; k < n; k++) if (k !== first) out.push(list[k]!);
     return out;
   }
-  if (n === 2) return Math.random() < 0.5 ? [list[0]!, list[1]!] : [list[1]!, list[0]!];
+  if (n === 2) return Math.random() < 0.5 ? list : [list[1]!, list[0]!];
   const out = list.slice();
   for (let k = n - 1; k > 0; k--) {
     const j = Math.floor(Math.random() * (k + 1));
