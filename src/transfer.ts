@@ -15,9 +15,7 @@ import { capability } from './capabilities.js';
  * the last is the SOA again (AXFR, RFC 5936), or the only record is the SOA (IXFR from a serial
  * that is current). The transfer plugin pulls a batch, packs it into messages of at most 63,000
  * record bytes and sends them before pulling the next, so a source that generates its batches as
- * it goes (a generator over its index) keeps the whole transfer in bounded memory. An empty batch
- * is a pause: the transfer plugin lets the event loop turn before pulling again, so a source with
- * work of its own to do before its records (sorting the names) can do it a slice at a time.
+ * it goes (a generator over its index) keeps the whole transfer in bounded memory.
  */
 export type TransferRecords = Iterable<readonly Answer[]>;
 

@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Resolver } from './resolve.js';
 import { SharedIndexReader, SharedIndexWriter } from './sharedindex.js';
 import { baseConfig, fixtureStore } from './testutil.js';
-import { seededRandom } from '../../src/util/prng.js';
-import { kubernetesTransfer, sortedKeys, srvWeight } from './xfr.js';
+import { kubernetesTransfer, srvWeight } from './xfr.js';
 
 function text(a: Answer): string {
   const r = a as Answer & { ttl?: number; data?: unknown };
@@ -55,31 +54,5 @@ describe('kubernetes zone transfer records', () => {
     const fromThread = [...kubernetesTransfer(reader, resolver, 'cluster.local.', 0)].flat().map(text);
     expect(fromThread).toEqual(fromStore);
     writer.close();
-  });
-});
-
-describe('sortedKeys', () => {
-  it('streams the keys by name then namespace, pausing between sorted runs', () => {
-    const rand = seededRandom(27);
-    const keys: string[] = [];
-    for (let i = 0; i < 2000; i++) keys.push(`svc-${Math.floor(rand() * 700)}.ns-${Math.floor(rand() * 9)}`);
-    keys.push('a.z', 'a-b.a', 'a.b', 'ab.a');
-    const out = [...sortedKeys(keys)];
-    const got = out.filter((k) => k !== null).map((k) => k.key);
-    const split = (k: string): [string, string] => [k.slice(0, k.lastIndexOf('.')), k.slice(k.lastIndexOf('.') + 1)];
-    const want = [...keys].sort((a, b) => {
-      const [an, ans] = split(a);
-      const [bn, bns] = split(b);
-      return an < bn ? -1 : an > bn ? 1 : ans < bns ? -1 : ans > bns ? 1 : 0;
-    });
-    expect(got).toEqual(want);
-    // One pause per run of 256 keys, all before the first key.
-    expect(out.filter((k) => k === null)).toHaveLength(Math.ceil(keys.length / 256));
-    expect(out.slice(0, Math.ceil(keys.length / 256)).every((k) => k === null)).toBe(true);
-  });
-
-  it('handles no keys and a single key', () => {
-    expect([...sortedKeys([])]).toEqual([]);
-    expect([...sortedKeys(['a.b'])]).toEqual([null, { key: 'a.b', name: 'a', namespace: 'b' }]);
   });
 });

@@ -110,74 +110,6 @@ function* endpointRecords(
   }
 }
 
-interface SortKey {
-  readonly key: string;
-  readonly name: string;
-  readonly namespace: string;
-}
-
-/** Sorted by name as CoreDNS does (its sort is not stable; the namespace orders equal names here). */
-function byName(a: SortKey, b: SortKey): number {
-  return a.name < b.name
-    ? -1
-    : a.name > b.name
-      ? 1
-      : a.namespace < b.namespace
-        ? -1
-        : a.namespace > b.namespace
-          ? 1
-          : 0;
-}
-
-/** Keys sorted in one turn of the event loop. */
-const SORT_RUN = 256;
-
-/**
- * The Service (or ServiceImport) keys `name.namespace` in {@link byName} order, as a stream:
- * sorting 10,000 keys at once held the event loop for 30–150 ms at the start of every transfer
- * (p99 of other queries), so runs of {@link SORT_RUN} keys are sorted one per pull (a null between
- * runs: the transfer then gives other clients a turn) and merged as the transfer consumes them.
- */
-export function* sortedKeys(keys: readonly string[]): Generator<SortKey | null> {
-  const runs: SortKey[][] = [];
-  for (let i = 0; i < keys.length; i += SORT_RUN) {
-    const run: SortKey[] = [];
-    for (let j = i; j < Math.min(keys.length, i + SORT_RUN); j++) {
-      const k = keys[j]!;
-      const dot = k.lastIndexOf('.');
-      run.push({ key: k, name: k.slice(0, dot), namespace: k.slice(dot + 1) });
-    }
-    runs.push(run.sort(byName));
-    yield null;
-  }
-  // A binary min-heap of the runs by their next key (position `at[r]` in run r).
-  const at = new Array<number>(runs.length).fill(0);
-  const heap = runs.map((_, r) => r);
-  const head = (r: number): SortKey => runs[r]![at[r]!]!;
-  const less = (x: number, y: number): boolean => byName(head(heap[x]!), head(heap[y]!)) < 0;
-  const down = (i: number): void => {
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= heap.length) return;
-      const c = l + 1 < heap.length && less(l + 1, l) ? l + 1 : l;
-      if (!less(c, i)) return;
-      [heap[c], heap[i]] = [heap[i]!, heap[c]!];
-      i = c;
-    }
-  };
-  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i);
-  while (heap.length > 0) {
-    const r = heap[0]!;
-    yield head(r);
-    at[r] = at[r]! + 1;
-    if (at[r]! >= runs[r]!.length) {
-      heap[0] = heap[heap.length - 1]!;
-      heap.pop();
-    }
-    down(0);
-  }
-}
-
 /**
  * The records of a transfer of `zone` (one of the plugin's zones, lower-case), or the SOA alone
  * when `serial` is the index's current serial.
@@ -206,12 +138,17 @@ export function* kubernetesTransfer(
   // CoreDNS builds these records without a TTL.
   yield ns.map((a) => address(a.name, a.ip, 0));
   const namespaces = resolver.cfg.namespaces;
+  // Sorted by name as CoreDNS does (its sort is not stable; the namespace orders equal names here).
+  const keys = (resolver.isMulticluster(zone) ? index.importKeys() : index.serviceKeys())
+    .map((k) => {
+      const dot = k.lastIndexOf('.');
+      return { key: k, name: k.slice(0, dot), namespace: k.slice(dot + 1) };
+    })
+    .sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0,
+    );
   const multicluster = resolver.isMulticluster(zone);
-  for (const k of sortedKeys(multicluster ? index.importKeys() : index.serviceKeys())) {
-    if (k === null) {
-      yield [];
-      continue;
-    }
+  for (const k of keys) {
     if (namespaces !== null && !namespaces.has(k.namespace)) continue;
     if (!index.hasNamespace(k.namespace)) continue;
     if (multicluster) {
