@@ -120,6 +120,16 @@ async function tracked(proto: 'udp' | 'tcp', dst: string): Promise<string[]> {
   return r.stdout.split('\n').filter((l) => l.startsWith(proto));
 }
 
+/** Deletes the node's conntrack entries to `dst`:53 (UDP and TCP); none to delete is fine. */
+async function forgetTracked(dst: string): Promise<void> {
+  for (const proto of ['udp', 'tcp'] as const) {
+    const r = await inNetns(env, ['conntrack', '-D', '-p', proto, '--orig-dst', dst, '--orig-port-dst', '53']);
+    // conntrack exits 1 when it found nothing to delete ("0 flow entries have been deleted").
+    if (r.code !== 0 && !/flow entries have been deleted/.test(r.stderr))
+      throw new Error(`conntrack -D -p ${proto} --orig-dst ${dst}: exit ${r.code}: ${r.stderr}`);
+  }
+}
+
 /** Sum of a metric's samples on the node cache's Corefile metrics (prometheus :9253). */
 async function metricSum(name: string): Promise<number> {
   const r = await inNetns(env, ['curl', '-sf', '--max-time', '5', 'http://127.0.0.1:9253/metrics']);
@@ -307,6 +317,9 @@ describe('NodeLocal DNSCache (clusterdns node-cache) on the real node', () => {
   });
 
   it('keeps 169.254.20.10:53 out of conntrack (NOTRACK) while the Service’s queries are tracked', async () => {
+    // Entries from before the rules were in place (the pods' first lookups, while the DaemonSet was
+    // still starting) live on for their timeout: remove them, then ask again.
+    await forgetTracked(local);
     await digIn(env, ns, 'glibc', [`web.${ns}.svc.cluster.local.`, 'A']);
     await digIn(env, ns, 'glibc', [`@${env.DNS_IP}`, `web.${ns}.svc.cluster.local.`, 'A']);
     expect(await tracked('udp', local), `conntrack entries for udp ${local}:53`).toEqual([]);
