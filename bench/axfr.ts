@@ -40,7 +40,7 @@ import {
   runLoad,
   serviceQueries,
   SERVER_NODE_ARGS,
-  startNode,
+  startSyntheticSandbox,
   startPinned,
   writeResults,
   type Proc,
@@ -48,7 +48,6 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
-const DIST = join(root, 'dist');
 
 type Server = 'clusterdns' | 'CoreDNS';
 
@@ -435,24 +434,9 @@ export async function runAxfr(argv: string[]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-axfr-'));
   const kubeconfig = join(dir, 'kubeconfig');
   say(`sandbox: ${args.services} services, ${args.services * 3} pods`);
-  const sandbox = await startNode(
-    join(DIST, 'sandbox/main.js'),
-    [
-      '--port',
-      '0',
-      '--synthetic-services',
-      String(args.services),
-      '--synthetic-pods',
-      String(args.services * 3),
-      '--kubeconfig',
-      kubeconfig,
-    ],
-    /listening on (http:\/\/\S+)/,
-    1,
-  );
+  const { proc: sandbox, url } = await startSyntheticSandbox(args.services, args.services * 3, 1, kubeconfig);
   const results: Result[] = [];
   try {
-    const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
     const queries = await serviceQueries(url);
     for (const [i, server] of args.servers.entries()) {
       say(`[${i + 1}/${args.servers.length}] ${server}`);

@@ -20,6 +20,31 @@ export interface Proc {
 
 const hasTaskset = spawnSync('sh', ['-c', 'command -v taskset']).status === 0 && cpus().length >= 2;
 
+/** A sandbox API server serving a synthetic cluster (dist/sandbox/main.js), and its URL. */
+export interface SyntheticSandbox {
+  readonly proc: Proc;
+  readonly url: string;
+}
+
+const SANDBOX_READY = /listening on (http:\/\/\S+)/;
+
+/**
+ * Start the sandbox with `services` synthetic Services and `pods` pods, on CPU `cpu` (null: not
+ * pinned); with `kubeconfig`, it writes a kubeconfig for its URL there.
+ */
+export async function startSyntheticSandbox(
+  services: number,
+  pods: number,
+  cpu: number | null,
+  kubeconfig?: string,
+): Promise<SyntheticSandbox> {
+  const args = ['--port', '0', '--synthetic-services', String(services), '--synthetic-pods', String(pods)];
+  if (kubeconfig !== undefined) args.push('--kubeconfig', kubeconfig);
+  const script = resolve(dirname(fileURLToPath(import.meta.url)), '../sandbox/main.js');
+  const proc = await startNode(script, args, SANDBOX_READY, cpu);
+  return { proc, url: SANDBOX_READY.exec(proc.output.join('\n'))![1]! };
+}
+
 /** Move a running process (all its threads) to one CPU, when taskset is available. */
 export function pinTo(pid: number, cpu: number): void {
   if (hasTaskset) spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });

@@ -40,6 +40,7 @@ import {
   serviceQueries,
   SERVER_NODE_ARGS,
   startNode,
+  startSyntheticSandbox,
   startPinned,
   until,
   writeResults,
@@ -190,22 +191,7 @@ interface Cluster {
 
 async function startCluster(dir: string, services: number, pods: number): Promise<Cluster> {
   const kubeconfig = join(dir, `kubeconfig-${services}-${pods}`);
-  const proc = await startNode(
-    join(DIST, 'sandbox/main.js'),
-    [
-      '--port',
-      '0',
-      '--synthetic-services',
-      String(services),
-      '--synthetic-pods',
-      String(pods),
-      '--kubeconfig',
-      kubeconfig,
-    ],
-    /listening on (http:\/\/\S+)/,
-    null,
-  );
-  const url = /listening on (http:\/\/\S+)/.exec(proc.output.join('\n'))![1]!;
+  const { proc, url } = await startSyntheticSandbox(services, pods, null, kubeconfig);
   return { proc, url, kubeconfig, queries: await serviceQueries(url) };
 }
 

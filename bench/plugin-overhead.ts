@@ -31,6 +31,7 @@ import {
   serviceQueries,
   SERVER_NODE_ARGS,
   startNode,
+  startSyntheticSandbox,
   type Proc,
 } from './lib.js';
 
@@ -160,13 +161,7 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   if (args.micro) return micro(args);
   ensureDnsperf();
-  const sandbox = await startNode(
-    join(root, 'dist/sandbox/main.js'),
-    ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3)],
-    /listening on (http:\/\/\S+)/,
-    1,
-  );
-  const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
+  const { proc: sandbox, url } = await startSyntheticSandbox(args.services, args.services * 3, 1);
   const q = await serviceQueries(url);
 
   const pPlain = port();

@@ -30,6 +30,7 @@ import {
   runLoad,
   shuffle,
   startNode,
+  startSyntheticSandbox,
   writeResults,
   type Proc,
 } from './lib.js';
@@ -579,13 +580,7 @@ async function main(): Promise<void> {
   }
 
   if (want('k8s-service') || want('k8s-srv') || want('k8s-customised')) {
-    const sandbox = await startNode(
-      join(DIST, 'sandbox/main.js'),
-      ['--port', '0', '--synthetic-services', String(args.services), '--synthetic-pods', String(args.services * 3)],
-      /listening on (http:\/\/\S+)/,
-      1,
-    );
-    const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
+    const { proc: sandbox, url } = await startSyntheticSandbox(args.services, args.services * 3, 1);
     const svcs = await listServices(url);
     const corefile = (p: number) => `cluster.local:${p} {\n  kubernetes cluster.local {\n    endpoint ${url}\n  }\n}\n`;
     const p = port();

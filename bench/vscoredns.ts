@@ -30,6 +30,7 @@ import {
   serviceQueries,
   SERVER_NODE_ARGS,
   startNode,
+  startSyntheticSandbox,
   startPinned,
   until,
   writeResults,
@@ -102,22 +103,7 @@ export async function runVsCoreDNS(argv: string[]): Promise<void> {
 
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-vs-coredns-'));
   const kubeconfig = join(dir, 'kubeconfig');
-  const sandbox = await startNode(
-    join(DIST, 'sandbox/main.js'),
-    [
-      '--port',
-      '0',
-      '--synthetic-services',
-      String(args.services),
-      '--synthetic-pods',
-      String(args.services * 3),
-      '--kubeconfig',
-      kubeconfig,
-    ],
-    /listening on (http:\/\/\S+)/,
-    null,
-  );
-  const url = /listening on (http:\/\/\S+)/.exec(sandbox.output.join('\n'))![1]!;
+  const { proc: sandbox, url } = await startSyntheticSandbox(args.services, args.services * 3, null, kubeconfig);
   const upPort = await port();
   const upstream = await startNode(join(DIST, 'bench/upstream.js'), [String(upPort)], /upstream listening/, 1);
   const queries = await serviceQueries(url);
