@@ -5,20 +5,29 @@
 # DNS it forwards to (answering every A name with one address). Prints VmRSS after start-up and
 # 20 s idle, then after 9,984 distinct cluster.local names (the cache's `success 9984`), sampled
 # every 10 s for a minute: V8's memory reducer gives the burst's garbage back some tens of seconds
-# after the load, so the last sample is the settled figure.
+# after the load, so the last sample is the settled figure. Then the CPU cost: the same names again
+# (cache hits) at a fixed 2,000 queries/s for 10 s, answers divided by the process's CPU seconds
+# (utime + stime of every thread, /proc/PID/stat) — a flag that saves memory by spending CPU shows
+# there. Last, where the RSS is (smaps_rollup: file-backed pages, mostly the node binary's own
+# text and data, against anonymous memory: the heaps, malloc, stacks).
 #
 #   sudo bash scripts/measure-node-cache-memory.sh [CHECKOUT]   # CHECKOUT: another built checkout (A/B)
+#   sudo NODE_FLAGS="--max-semi-space-size=2 --v8-pool-size=0" bash scripts/measure-node-cache-memory.sh
 #
+# NODE_FLAGS: node's options, as the image's ENTRYPOINT passes them (default: the Dockerfile's,
+# --max-semi-space-size=2). MALLOC_ARENA_MAX in the environment is passed on (the launcher sets 2
+# when it is unset, as the image does).
 # Needs root (ip netns), nft, dnsperf, curl, a build (npm run build) and .bin/coredns.
 set -u
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 ROOT=$(cd "${1:-$HERE}" && pwd)
 NODE=${NODE:-$HERE/node_modules/.bin/node}
+NODE_FLAGS=${NODE_FLAGS---max-semi-space-size=2}
 NS=cdns-ncmem-$$
 D=$(mktemp -d)
 UP=
 NC=
-step() { echo "measure-node-cache-memory: [$1/4] $2" >&2; }
+step() { echo "measure-node-cache-memory: [$1/5] $2" >&2; }
 fail() {
   echo "measure-node-cache-memory: step $1 failed: $2" >&2
   exit 1
@@ -53,7 +62,8 @@ UP=$!
 
 step 2 "starting $ROOT/bin/clusterdns node-cache and waiting for its health endpoint"
 # The kube-dns Service's address comes from the variable when the API (-kubeapi) cannot be reached.
-(cd "$D" && exec ip netns exec "$NS" env KUBE_DNS_SERVICE_HOST=127.0.0.2 "$NODE" "$ROOT/bin/clusterdns" node-cache \
+# shellcheck disable=SC2086 # NODE_FLAGS is a list of options
+(cd "$D" && exec ip netns exec "$NS" env KUBE_DNS_SERVICE_HOST=127.0.0.2 "$NODE" $NODE_FLAGS "$ROOT/bin/clusterdns" node-cache \
   -localip 169.254.20.10 -basecorefile "$HERE/test/fixtures/node-cache/upstream/Corefile.base" \
   -conf "$D/Corefile" -metrics-listen-address 127.0.0.1:9353 -kubeapi http://127.0.0.1:1) > "$D/nc.log" 2>&1 &
 NC=$!
@@ -81,4 +91,15 @@ for _ in 1 2 3 4 5 6; do
   kill -0 "$NC" 2>/dev/null || fail 4 "node-cache exited; its log: $(tail -20 "$D/nc.log")"
   SERIES="$SERIES $(rss)"
 done
-echo "checkout=$ROOT rss_idle_mib=$IDLE cache_success_entries=$ENTRIES rss_after_cache_every_10s_mib=${SERIES# }"
+step 5 "CPU per answer: the same names (cache hits) at 2,000 queries/s for 10 s"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$NC/stat"; }
+T0=$(cpu_ticks)
+ip netns exec "$NS" dnsperf -s 169.254.20.10 -p 53 -d "$D/q.txt" -l 10 -Q 2000 -c 4 -q 100 > "$D/perf2.log" 2>&1 ||
+  fail 5 "dnsperf failed; its log: $(cat "$D/perf2.log")"
+T1=$(cpu_ticks)
+ANSWERED=$(awk '/Queries completed:/ {print $3}' "$D/perf2.log")
+HZ=$(getconf CLK_TCK)
+PER_CPU_S=$(awk -v n="$ANSWERED" -v t=$((T1 - T0)) -v hz="$HZ" 'BEGIN {printf "%.0f", (t > 0 ? n * hz / t : 0)}')
+BREAKDOWN=$(awk '/^(Rss|Anonymous|Shared_Clean|Private_Clean):/ {printf "%s%s=%.1f", sep, tolower($1), $2 / 1024; sep = " "}' "/proc/$NC/smaps_rollup" | tr -d ':')
+THREADS=$(ls "/proc/$NC/task" | wc -l)
+echo "checkout=$ROOT node_flags=\"$NODE_FLAGS\" malloc_arena_max=${MALLOC_ARENA_MAX:-2} rss_idle_mib=$IDLE cache_success_entries=$ENTRIES rss_after_cache_every_10s_mib=${SERIES# } hits_answered=$ANSWERED answers_per_cpu_second=$PER_CPU_S smaps_mib=\"$BREAKDOWN\" threads=$THREADS"

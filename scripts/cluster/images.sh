@@ -9,7 +9,8 @@
 #                       capability (if any) read from the Dockerfile (images/dockerfile-runtime.mjs)
 #   pause:test          containerd's sandbox_image (images/pause.c, static musl)
 #   client-glibc:test   Debian's getent and dig, images/resolve.c against glibc, and
-#                       images/dnsload.c (the rollout tests' load client)
+#                       images/dnsload.c (the rollout tests' load client), images/dnslat.c (the
+#                       node-local test's latency probe)
 #   client-musl:test    images/resolve.c static against musl (getaddrinfo/getnameinfo of the musl
 #                       resolver, as in Alpine images), and dig (its own resolver; glibc beside)
 #   coredns:test        the reference CoreDNS 1.15.0 (.bin/coredns, the binary the differential
@@ -125,6 +126,7 @@ populate_glibc() {
   mkdir -p "$r/usr/local/bin"
   gcc -O2 -Wall -o "$r/usr/local/bin/resolve" "$HERE/resolve.c"
   gcc -O2 -Wall -o "$r/usr/local/bin/dnsload" "$HERE/dnsload.c"
+  gcc -O2 -Wall -o "$r/usr/local/bin/dnslat" "$HERE/dnslat.c"
   copy_with_libs "$r" /usr/bin/getent /usr/bin/dig
   copy_libs "$r" "$r/usr/local/bin/resolve"
   # A shell and cat for `kubectl exec` by hand (debugging); the tests use resolve/getent/dig.
@@ -141,7 +143,7 @@ populate_musl() {
 }
 client_cfg=(--config.cmd /usr/local/bin/resolve --config.cmd sleep
   --config.env PATH=/usr/local/bin:/usr/bin:/bin)
-oci client-glibc "$(hash_of "$HERE/resolve.c" "$HERE/dnsload.c"; dpkg-query -W libc6 dnsutils 2>/dev/null)" populate_glibc "${client_cfg[@]}"
+oci client-glibc "$(hash_of "$HERE/resolve.c" "$HERE/dnsload.c" "$HERE/dnslat.c"; dpkg-query -W libc6 dnsutils 2>/dev/null)" populate_glibc "${client_cfg[@]}"
 oci client-musl "$(hash_of "$HERE/resolve.c"; dpkg-query -W musl dnsutils 2>/dev/null)" populate_musl "${client_cfg[@]}"
 
 # ---- coredns (the reference server beside clusterdns) ---------------------------------------------

@@ -190,6 +190,10 @@ evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.availabl
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
+# How often kubelet syncs each pod, which is when it rewrites a ConfigMap volume after an edit
+# (default 1m; the ConfigMap itself is watched): a Corefile edit reaches the pods within about
+# 10 s instead of up to a minute, what config.test.ts waits for on each of its three edits.
+syncFrequency: 10s
 KUBELET
 cat >"$N/kube-proxy.yaml" <<PROXY
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
