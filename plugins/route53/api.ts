@@ -4,6 +4,8 @@
  * page by page (1000 sets a page) for every refresh. Signed with SigV4 (sigv4.ts); errors worded as
  * aws-sdk-go-v2's `operation error Route 53: …` so that the start failure reads as CoreDNS's.
  */
+import type * as http from 'node:http';
+import { httpRequest, keepAliveAgent, type HttpReply } from '../../src/util/httpclient.js';
 import { signRequest } from './sigv4.js';
 import type { AwsConfig } from './credentials.js';
 
@@ -94,10 +96,18 @@ function zoneId(id: string): string {
 }
 
 export class Route53Api {
+  private readonly agent: http.Agent;
+
   constructor(
     private readonly cfg: AwsConfig,
     private readonly endpoint: { base: string; region: string },
-  ) {}
+  ) {
+    this.agent = keepAliveAgent(endpoint.base.startsWith('https:'));
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
 
   private async get(op: string, path: string, query: [string, string][], signal?: AbortSignal): Promise<string> {
     const url = new URL(this.endpoint.base + path);
@@ -109,21 +119,21 @@ export class Route53Api {
       service: 'route53',
       credentials: this.cfg.credentials,
     });
-    delete headers.host; // fetch sets it from the URL
-    let res: Response;
+    let res: HttpReply;
     try {
-      res = await fetch(url, { headers, ...(signal ? { signal } : {}) });
+      res = await httpRequest({ method: 'GET', url, headers, agent: this.agent, ...(signal ? { signal } : {}) });
     } catch (e) {
-      const cause = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
+      const err = e as NodeJS.ErrnoException;
+      const why = err.code === 'ECONNREFUSED' ? `dial tcp ${url.host}: connect: connection refused` : err.message;
       throw new Error(
-        `operation error Route 53: ${op}, https response error StatusCode: 0, RequestID: , request send failed, Get ${JSON.stringify(url.href)}: ${cause}`,
+        `operation error Route 53: ${op}, https response error StatusCode: 0, RequestID: , request send failed, Get ${JSON.stringify(url.href)}: ${why}`,
       );
     }
-    const body = await res.text();
+    const body = res.body;
     if (res.status >= 300) {
-      const rid = res.headers.get('x-amzn-requestid') ?? element(body, 'RequestId') ?? '';
+      const rid = String(res.headers['x-amzn-requestid'] ?? element(body, 'RequestId') ?? '');
       const code = element(body, 'Code') ?? 'UnknownError';
-      const message = element(body, 'Message') ?? res.statusText;
+      const message = element(body, 'Message') ?? '';
       throw new Error(
         `operation error Route 53: ${op}, https response error StatusCode: ${res.status}, RequestID: ${rid}, ${code}: ${message}`,
       );

@@ -30,18 +30,26 @@ async function start(cfg: Route53Config, log: Logger): Promise<Refresher> {
       for (const hz of hosted) await api.listHostedZonesByName(cfg.asWritten.get(`${name} ${hz.id}`) ?? name, hz.id);
     }
   } catch (e) {
+    api.close();
     throw fail('failed to create route53 plugin', e);
   }
   try {
     await updateZones(api, cfg, log);
   } catch (e) {
+    api.close();
     throw fail('failed to initialize route53 plugin', e);
   }
-  return startRefresh(
+  const loop = startRefresh(
     (signal) => updateZones(api, cfg, log, signal),
     cfg.refreshMs,
     (e) => log.error(`Failed to update zones ${cfg.zones.namesText()}: ${e.message}`),
   );
+  return {
+    stop() {
+      loop.stop();
+      api.close();
+    },
+  };
 }
 
 export const route53: PluginDef = {
