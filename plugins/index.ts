@@ -163,6 +163,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('tls', async () => (await import('./tls/index.js')).tls),
   plugin('minimal', async () => (await import('./minimal/index.js')).minimal),
   plugin('view', async () => (await import('./view/index.js')).view),
+  plugin('nomad', async () => (await import('./nomad/index.js')).nomad),
 ];
 
 function orderOf(name: string): number {
