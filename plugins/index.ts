@@ -142,6 +142,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('dnstap', async () => (await import('./dnstap/index.js')).dnstap),
   plugin('hosts', async () => (await import('./hosts/index.js')).hosts),
   plugin('route53', async () => (await import('./route53/index.js')).route53),
+  plugin('azure', async () => (await import('./azure/index.js')).azure),
   plugin('clouddns', async () => (await import('./clouddns/index.js')).clouddns),
   plugin('file', async () => (await import('./file/index.js')).file),
   plugin('auto', async () => (await import('./auto/index.js')).auto),
