@@ -7,6 +7,12 @@ import { SharedResources } from '../src/server/shared.js';
 import { FakeCore } from '../test/helpers/setup.js';
 import { DIRECTIVE_ORDER, PLUGINS, isForeignDirective } from './index.js';
 
+/**
+ * A directive of CoreDNS's plugin.cfg the registry lacks, if any is left (issue #29 adds the last
+ * ones; when every one is there, the two cases below check that none is called foreign instead).
+ */
+const LACKING = DIRECTIVE_ORDER.find((n) => !PLUGINS.some((p) => p.name === n));
+
 describe('plugin registry', () => {
   it('runs plugins in DIRECTIVE_ORDER', () => {
     const idx = PLUGINS.map((p) => DIRECTIVE_ORDER.indexOf(p.name));
@@ -22,7 +28,8 @@ describe('plugin registry', () => {
   });
 
   it('knows a CoreDNS directive it lacks from a typo', () => {
-    expect(isForeignDirective('nomad')).toBe(true);
+    if (LACKING === undefined) expect(DIRECTIVE_ORDER.filter(isForeignDirective)).toEqual([]);
+    else expect(isForeignDirective(LACKING)).toBe(true);
     expect(isForeignDirective('nomadd')).toBe(false);
     expect(isForeignDirective('forward')).toBe(false);
   });
@@ -44,9 +51,11 @@ describe('plugin registry', () => {
       }
       return 'no error';
     };
-    expect(await failure('.:1053 {\n nomad\n whoami\n}\n')).toBe(
-      "Corefile:2 - Error during parsing: Unknown directive 'nomad' (a CoreDNS plugin clusterdns does not implement)",
-    );
+    if (LACKING !== undefined) {
+      expect(await failure(`.:1053 {\n ${LACKING}\n whoami\n}\n`)).toBe(
+        `Corefile:2 - Error during parsing: Unknown directive '${LACKING}' (a CoreDNS plugin clusterdns does not implement)`,
+      );
+    }
     expect(await failure('.:1053 {\n nomadd\n whoami\n}\n')).toBe(
       "Corefile:2 - Error during parsing: Unknown directive 'nomadd'",
     );

@@ -141,6 +141,9 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('transfer', async () => (await import('./transfer/index.js')).transfer),
   plugin('dnstap', async () => (await import('./dnstap/index.js')).dnstap),
   plugin('hosts', async () => (await import('./hosts/index.js')).hosts),
+  plugin('route53', async () => (await import('./route53/index.js')).route53),
+  plugin('azure', async () => (await import('./azure/index.js')).azure),
+  plugin('clouddns', async () => (await import('./clouddns/index.js')).clouddns),
   plugin('file', async () => (await import('./file/index.js')).file),
   plugin('auto', async () => (await import('./auto/index.js')).auto),
   plugin('secondary', async () => (await import('./secondary/index.js')).secondary),
@@ -162,6 +165,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('tls', async () => (await import('./tls/index.js')).tls),
   plugin('minimal', async () => (await import('./minimal/index.js')).minimal),
   plugin('view', async () => (await import('./view/index.js')).view),
+  plugin('nomad', async () => (await import('./nomad/index.js')).nomad),
 ];
 
 function orderOf(name: string): number {

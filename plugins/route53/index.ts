@@ -1,0 +1,82 @@
+/**
+ * The `route53` directive (README.md): zones served from Amazon Route 53 hosted zones. At start each
+ * ZONE:HOSTED_ZONE_ID is checked and every hosted zone listed (a failure fails the start, as in
+ * CoreDNS 1.15.0); then the zones are listed again every `refresh`, a failed refresh logged and the
+ * last data kept. Answers are the file plugin's, from the in-memory zones (src/cloudzone/).
+ */
+import { ConfigError } from '../../src/corefile/types.js';
+import { HostedZonesHandler } from '../../src/cloudzone/hosted.js';
+import { type Refresher, startRefresh } from '../../src/cloudzone/refresh.js';
+import { backgroundLog, type Logger } from '../../src/log.js';
+import type { Handler, PluginDef } from '../../src/plugin.js';
+import { Route53Api, route53Endpoint } from './api.js';
+import { resolveAwsConfig } from './credentials.js';
+import { parseRoute53, ROUTE53_OPTIONS, type Route53Config } from './setup.js';
+import { updateZones } from './update.js';
+
+/** The start of one occurrence: client, zone check, first listing (each failure worded as CoreDNS's setup error). */
+async function start(cfg: Route53Config, log: Logger): Promise<Refresher> {
+  const fail = (what: string, e: unknown): ConfigError =>
+    new ConfigError(`${what}: ${(e as Error).message}`, cfg.file, cfg.line, 'route53');
+  let api: Route53Api;
+  try {
+    const aws = resolveAwsConfig(cfg.credentials);
+    api = new Route53Api(aws, route53Endpoint(cfg.endpoint, aws.region, process.env));
+  } catch (e) {
+    throw fail('failed to create route53 client', e);
+  }
+  try {
+    for (const [name, hosted] of cfg.zones.byName) {
+      for (const hz of hosted) await api.listHostedZonesByName(cfg.asWritten.get(`${name} ${hz.id}`) ?? name, hz.id);
+    }
+  } catch (e) {
+    api.close();
+    throw fail('failed to create route53 plugin', e);
+  }
+  try {
+    await updateZones(api, cfg, log);
+  } catch (e) {
+    api.close();
+    throw fail('failed to initialize route53 plugin', e);
+  }
+  const loop = startRefresh(
+    (signal) => updateZones(api, cfg, log, signal),
+    cfg.refreshMs,
+    (e) => log.error(`Failed to update zones ${cfg.zones.namesText()}: ${e.message}`),
+  );
+  return {
+    stop() {
+      loop.stop();
+      api.close();
+    },
+  };
+}
+
+export const route53: PluginDef = {
+  name: 'route53',
+  repeat: 'all',
+  options: ROUTE53_OPTIONS,
+  setup(d, ctx) {
+    const cfgs: Route53Config[] = [];
+    while (d.next()) cfgs.push(parseRoute53(d, ctx.log));
+    // Every query thread lists the zones for its own copy (docs/multicore.md); the main thread's
+    // lines are the ones logged.
+    const log = backgroundLog(ctx.log, ctx.process.queryThread);
+    const refreshers: Refresher[] = [];
+    ctx.onStartup(async () => {
+      for (const cfg of cfgs) refreshers.push(await start(cfg, log));
+    });
+    ctx.onShutdown(() => {
+      for (const r of refreshers) r.stop();
+      refreshers.length = 0;
+    });
+    // One handler per occurrence, chained in Corefile order (CoreDNS adds one plugin per occurrence).
+    return (next: Handler | null): Handler => {
+      let h = next;
+      for (let i = cfgs.length - 1; i >= 0; i--) {
+        h = new HostedZonesHandler('route53', cfgs[i]!.zones, cfgs[i]!.fallthrough, h, ctx.selfLookup);
+      }
+      return h!;
+    };
+  },
+};

@@ -1,0 +1,327 @@
+/**
+ * The route53 plugin on its own: setup errors worded as CoreDNS 1.15.0's, Route 53's escapes
+ * (CoreDNS's maybeUnescape cases), the SigV4 signer against AWS's published example, the XML of a
+ * record-set page, where credentials come from, and a whole Corefile against a local HTTP server
+ * replaying Route 53 responses (recorded from moto_server, which speaks the API): answers, two
+ * hosted zones of one name, fallthrough, a failed refresh that keeps the data, a failed start.
+ * The differential test against CoreDNS with moto itself is test/differential/route53.test.ts.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/corefile/types.js';
+import { captureLogs } from '../../test/helpers/logs.js';
+import { runCorefile } from '../../test/helpers/corefile.js';
+import { rrLines } from '../../test/helpers/records.js';
+import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
+import { waitFor } from '../../test/helpers/wait.js';
+import { parseRecordSets } from './api.js';
+import { resolveAwsConfig } from './credentials.js';
+import { route53 } from './index.js';
+import { maybeUnescape } from './records.js';
+import { signRequest } from './sigv4.js';
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function setupError(text: string): string {
+  return configError(() => route53.setup(dispenserFor(text, 'route53'), setupContext()), text).describe();
+}
+
+describe('route53 setup', () => {
+  it.each([
+    ['route53 example.org', 'plugin/route53: Corefile:1 - Error during parsing: invalid zone "example.org"'],
+    ['route53 :Z1', 'plugin/route53: Corefile:1 - Error during parsing: invalid zone ":Z1"'],
+    ['route53 example.org.:', 'plugin/route53: Corefile:1 - Error during parsing: invalid zone "example.org.:"'],
+    [
+      'route53 example.org.:Z1 example.org.:Z1',
+      'plugin/route53: Corefile:1 - Error during parsing: conflict zone "example.org.:Z1"',
+    ],
+    [
+      'route53 example.org.:Z1 {\n aws_access_key ONLYID\n}',
+      "plugin/route53: Corefile:2 - Error during parsing: invalid access key: '[ONLYID]'",
+    ],
+    [
+      'route53 example.org.:Z1 {\n aws_endpoint\n}',
+      "plugin/route53: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'aws_endpoint'",
+    ],
+    [
+      'route53 example.org.:Z1 {\n credentials\n}',
+      "Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'credentials'",
+    ],
+    [
+      'route53 example.org.:Z1 {\n refresh\n}',
+      "plugin/route53: Corefile:2 - Error during parsing: Wrong argument count or unexpected line ending after 'refresh'",
+    ],
+    [
+      'route53 example.org.:Z1 {\n refresh 5x\n}',
+      'plugin/route53: Corefile:2 - Error during parsing: Unable to parse duration: time: unknown unit "x" in duration "5x"',
+    ],
+    [
+      'route53 example.org.:Z1 {\n refresh 0\n}',
+      'plugin/route53: Corefile:2 - Error during parsing: refresh interval must be greater than 0: "0s"',
+    ],
+    [
+      'route53 example.org.:Z1 {\n refresh -1m\n}',
+      'plugin/route53: Corefile:2 - Error during parsing: refresh interval must be greater than 0: "-1m"',
+    ],
+    [
+      'route53 example.org.:Z1 {\n bogus\n}',
+      'plugin/route53: Corefile:2 - Error during parsing: unknown property "bogus"',
+    ],
+  ])('%s', (text, want) => {
+    expect(setupError(text)).toBe(want);
+  });
+
+  it('accepts every documented option, and warns that aws_access_key is deprecated', () => {
+    const logs = captureLogs(cleanups);
+    const r = route53.setup(
+      dispenserFor(
+        `route53 example.org.:Z1 example.org.:Z2 example.gov.:Z3 {
+  aws_access_key ID SECRET
+  aws_endpoint http://127.0.0.1:1
+  credentials prod /etc/aws/config
+  fallthrough example.gov.
+  refresh 90
+  upstream 10.0.0.1
+}`,
+        'route53',
+      ),
+      setupContext({ plugin: 'route53' }),
+    );
+    expect(typeof r).toBe('function');
+    expect(logs.lines).toContain(
+      '[WARNING] plugin/route53: Save aws_access_key in Corefile has been deprecated, please use other authentication methods instead',
+    );
+  });
+});
+
+describe('route53 escapes (CoreDNS maybeUnescape)', () => {
+  it.each([
+    ['example.com.', 'example.com.'],
+    ['\\052.example.com.', '*.example.com.'],
+    ['a\\055b.example.com.', 'a-b.example.com.'],
+    ['\\141\\060.example.com.', 'a0.example.com.'],
+  ])('%s → %s', (s, want) => {
+    expect(maybeUnescape(s)).toBe(want);
+  });
+
+  it.each([
+    ['\\137.example.com.', 'invalid character: \\0137'],
+    ['a\\052.example.com.', "`*' only supported as wildcard (leftmost label)"],
+    ['example.com\\0', "invalid escape sequence: '\\0'"],
+    ['\\08a.example.com.', "invalid escape sequence: '\\08a'"],
+    ['\\377.example.com.', "invalid escape sequence: '\\377'"],
+  ])('%s fails: %s', (s, want) => {
+    expect(() => maybeUnescape(s)).toThrow(want);
+  });
+});
+
+describe('SigV4', () => {
+  it("signs AWS's published GET example (IAM ListUsers) with its published signature", () => {
+    const h = signRequest({
+      method: 'GET',
+      url: new URL('https://iam.amazonaws.com/?Action=ListUsers&Version=2010-05-08'),
+      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+      region: 'us-east-1',
+      service: 'iam',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' },
+      now: new Date('2015-08-30T12:36:00Z'),
+    });
+    expect(h.authorization).toBe(
+      'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7',
+    );
+  });
+});
+
+describe('record-set pages', () => {
+  it('reads names, types, TTLs and values; alias sets have none; a truncated page says where to go on', () => {
+    const page = parseRecordSets(
+      `<?xml version="1.0"?><ListResourceRecordSetsResponse xmlns="https://route53.amazonaws.com/doc/2013-04-01/"><ResourceRecordSets><ResourceRecordSet><Name>\\052.example.org.</Name><Type>TXT</Type><TTL>300</TTL><ResourceRecords><ResourceRecord><Value>"a &amp; b"</Value></ResourceRecord><ResourceRecord><Value>"c"</Value></ResourceRecord></ResourceRecords></ResourceRecordSet><ResourceRecordSet><Name>alias.example.org.</Name><Type>A</Type><AliasTarget><HostedZoneId>Z2</HostedZoneId><DNSName>lb.example.com.</DNSName><EvaluateTargetHealth>false</EvaluateTargetHealth></AliasTarget></ResourceRecordSet></ResourceRecordSets><IsTruncated>true</IsTruncated><NextRecordName>b.example.org.</NextRecordName><NextRecordType>A</NextRecordType><MaxItems>2</MaxItems></ListResourceRecordSetsResponse>`,
+    );
+    expect(page.sets).toEqual([
+      { name: '\\052.example.org.', type: 'TXT', ttl: 300, values: ['"a & b"', '"c"'] },
+      { name: 'alias.example.org.', type: 'A', ttl: 0, values: [] },
+    ]);
+    expect(page.next).toEqual({ name: 'b.example.org.', type: 'A', identifier: null });
+  });
+});
+
+describe('credentials', () => {
+  const none = { AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent' };
+  it('takes the Corefile keys first, then the environment', () => {
+    const env = { ...none, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'E', AWS_SECRET_ACCESS_KEY: 'S' };
+    expect(
+      resolveAwsConfig({ staticKeys: { accessKeyId: 'C', secretAccessKey: 'K' } }, env).credentials.accessKeyId,
+    ).toBe('C');
+    expect(resolveAwsConfig({}, env)).toEqual({
+      credentials: { accessKeyId: 'E', secretAccessKey: 'S' },
+      region: 'eu-west-1',
+    });
+  });
+
+  it('without a region fails as CoreDNS does when instance metadata has none', () => {
+    expect(() => resolveAwsConfig({}, { ...none, AWS_ACCESS_KEY_ID: 'E', AWS_SECRET_ACCESS_KEY: 'S' })).toThrow(
+      /^failed to get region from IMDS/,
+    );
+  });
+});
+
+// ---- A whole Corefile against recorded Route 53 responses ----------------------------------------
+
+const NS = 'xmlns="https://route53.amazonaws.com/doc/2013-04-01/"';
+const rrset = (name: string, type: string, ttl: number, values: string[]): string =>
+  `<ResourceRecordSet><Name>${name}</Name><Type>${type}</Type><TTL>${ttl}</TTL><ResourceRecords>${values
+    .map((v) => `<ResourceRecord><Value>${v}</Value></ResourceRecord>`)
+    .join('')}</ResourceRecords></ResourceRecordSet>`;
+const page = (sets: string[], next?: string): string =>
+  `<?xml version="1.0" encoding="utf-8"?>\n<ListResourceRecordSetsResponse ${NS}><ResourceRecordSets>${sets.join('')}</ResourceRecordSets>${
+    next
+      ? `<IsTruncated>true</IsTruncated><NextRecordName>${next}</NextRecordName><NextRecordType>A</NextRecordType>`
+      : '<IsTruncated>false</IsTruncated>'
+  }<MaxItems>1000</MaxItems></ListResourceRecordSetsResponse>`;
+const SOA = (zone: string, serial: number): string =>
+  rrset(zone, 'SOA', 900, [`ns-1.awsdns-01.org. hostmaster.${zone} ${serial} 7200 900 1209600 86400`]);
+const NO_ZONE = `<?xml version="1.0" encoding="utf-8"?>\n<ErrorResponse ${NS}><Error><Type>Sender</Type><Code>NoSuchHostedZone</Code><Message>No hosted zone found with ID: ZNOPE</Message></Error><RequestId>r-1</RequestId></ErrorResponse>`;
+
+interface Fake {
+  url: string;
+  /** Hosted zone id → its pages (by start name; '' the first). */
+  zones: Map<string, Map<string, string>>;
+  failing: boolean;
+  requests: string[];
+}
+
+async function fakeRoute53(): Promise<Fake> {
+  const fake: Fake = { url: '', zones: new Map(), failing: false, requests: [] };
+  const server: Server = createServer((req, res) => {
+    const u = new URL(req.url ?? '/', 'http://x');
+    fake.requests.push(`${u.pathname}${u.search} ${String(req.headers.authorization).split(',')[0]}`);
+    const send = (status: number, body: string): void => {
+      res.writeHead(status, { 'content-type': 'application/xml', 'x-amzn-requestid': 'r-1' }).end(body);
+    };
+    if (fake.failing)
+      return send(
+        500,
+        `<ErrorResponse ${NS}><Error><Code>InternalFailure</Code><Message>boom</Message></Error></ErrorResponse>`,
+      );
+    const byName = /^\/2013-04-01\/hostedzonesbyname$/.exec(u.pathname);
+    const id = byName
+      ? u.searchParams.get('hostedzoneid')!
+      : (/^\/2013-04-01\/hostedzone\/([^/]+)\/rrset$/.exec(u.pathname)?.[1] ?? '');
+    const pages = fake.zones.get(id);
+    if (!pages) return send(404, NO_ZONE);
+    if (byName) return send(200, `<ListHostedZonesByNameResponse ${NS}><HostedZones/></ListHostedZonesByNameResponse>`);
+    send(200, pages.get(u.searchParams.get('name') ?? '') ?? page([]));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+  return fake;
+}
+
+function awsEnv(fake: Fake): void {
+  const env: Record<string, string> = {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIDTEST',
+    AWS_SECRET_ACCESS_KEY: 'secret',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+    AWS_CONFIG_FILE: '/nonexistent',
+    AWS_ENDPOINT_URL_ROUTE_53: fake.url,
+  };
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  cleanups.push(() => {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
+}
+
+describe('route53 serving', () => {
+  it('answers from the listed zones, pages and all; private zone first; falls through', async () => {
+    const fake = await fakeRoute53();
+    awsEnv(fake);
+    fake.zones.set(
+      'ZPRIV',
+      new Map([['', page([SOA('example.org.', 2), rrset('www.example.org.', 'TXT', 30, ['"private"'])])]]),
+    );
+    fake.zones.set(
+      'ZPUB',
+      new Map([
+        ['', page([SOA('example.org.', 1), rrset('\\052.w.example.org.', 'A', 60, ['192.0.2.7'])], 'www.example.org.')],
+        [
+          'www.example.org.',
+          page([
+            rrset('www.example.org.', 'A', 300, ['192.0.2.1']),
+            rrset('mail.example.org.', 'A', 300, ['192.0.2.2']),
+          ]),
+        ],
+      ]),
+    );
+    fake.zones.set('ZGOV', new Map([['', page([SOA('example.gov.', 1)])]]));
+    const run = await runCorefile(`example.org example.gov {
+  route53 example.org.:ZPRIV example.org.:ZPUB example.gov.:ZGOV {
+    fallthrough example.gov.
+  }
+  whoami
+}`);
+    cleanups.push(() => run.stop());
+    expect(rrLines((await run.ask('mail.example.org', 'A')).answers)).toEqual(['mail.example.org. 300 IN A 192.0.2.2']);
+    expect(rrLines((await run.ask('x.w.example.org', 'A')).answers)).toEqual(['x.w.example.org. 60 IN A 192.0.2.7']);
+    // NODATA from the private zone ends the search.
+    const nodata = await run.ask('www.example.org', 'A');
+    expect(nodata.answers).toEqual([]);
+    expect(rrLines(nodata.authorities)).toEqual([
+      'example.org. 900 IN SOA ns-1.awsdns-01.org. hostmaster.example.org. 2 7200 900 1209600 86400',
+    ]);
+    // NXDOMAIN comes from the last hosted zone.
+    const nx = await run.ask('nosuch.example.org', 'A');
+    expect(nx.flags! & 0xf).toBe(3);
+    expect(rrLines(nx.authorities)[0]).toContain('hostmaster.example.org. 1 ');
+    // example.gov falls through to whoami.
+    expect(rrLines((await run.ask('nosuch.example.gov', 'A')).additionals)).toHaveLength(2);
+    expect(fake.requests.every((r) => r.includes('/us-east-1/route53/aws4_request'))).toBe(true);
+  });
+
+  it('keeps serving the last data when a refresh fails, and logs it', async () => {
+    const fake = await fakeRoute53();
+    awsEnv(fake);
+    fake.zones.set(
+      'Z1',
+      new Map([['', page([SOA('example.org.', 1), rrset('a.example.org.', 'A', 5, ['192.0.2.1'])])]]),
+    );
+    const logs = captureLogs(cleanups);
+    const run = await runCorefile(`example.org {
+  route53 example.org.:Z1 {
+    refresh 1
+  }
+}`);
+    cleanups.push(() => run.stop());
+    fake.failing = true;
+    await waitFor('the failed refresh to be logged', () =>
+      logs.lines.some((l) =>
+        l.startsWith(
+          '[ERROR] plugin/route53: Failed to update zones [example.org.]: errors updating zones: [failed to list resource records for example.org.:Z1 from route53: operation error Route 53: ListResourceRecordSets, https response error StatusCode: 500, RequestID: r-1, InternalFailure: boom]',
+        ),
+      ),
+    );
+    expect(rrLines((await run.ask('a.example.org', 'A')).answers)).toEqual(['a.example.org. 5 IN A 192.0.2.1']);
+  });
+
+  it('fails the start when a hosted zone does not exist, as CoreDNS', async () => {
+    const fake = await fakeRoute53();
+    awsEnv(fake);
+    const err = await runCorefile('example.org {\n  route53 example.org.:ZNOPE\n}').then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).describe()).toBe(
+      'plugin/route53: Corefile:2 - Error during parsing: failed to create route53 plugin: operation error Route 53: ListHostedZonesByName, https response error StatusCode: 404, RequestID: r-1, NoSuchHostedZone: No hosted zone found with ID: ZNOPE',
+    );
+  });
+});
