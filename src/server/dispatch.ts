@@ -3,7 +3,8 @@
  * per-query closures on the synchronous path: a chain that returns a number is finished inline.
  */
 import { performance } from 'node:perf_hooks';
-import { bareReplyRcode, DEFAULT_MAX_UDP_SIZE, qtypeName, Qclass, Rcode } from '../dns/constants.js';
+import { bareReplyRcode, DEFAULT_MAX_UDP_SIZE, Opcode, qtypeName, Qclass, Rcode } from '../dns/constants.js';
+import type { TsigKeyring } from '../dns/tsig.js';
 import { parseRequest, type ParsedRequest } from '../dns/wire.js';
 import { coreLog } from '../log.js';
 import * as dnsMetrics from '../metrics/dns.js';
@@ -11,6 +12,10 @@ import { Query, type LookupChain, type Transport } from '../query.js';
 import type { Dispatch, Exchange } from './listener.js';
 import { bareReply, finalizeReply } from './reply.js';
 import type { Route, RouteTable } from './routes.js';
+import { TsigExchange, tsigNow } from '../tsig.js';
+
+/** The keys of a listener without `tsig`: every TSIG request fails with BADKEY (miekg's ErrSecret). */
+const NO_KEYS: TsigKeyring = new Map();
 
 export interface DispatchOptions {
   /** Largest UDP reply offered to EDNS clients. */
@@ -21,6 +26,8 @@ export interface DispatchOptions {
    * ends CoreDNS.
    */
   recover?: boolean;
+  /** A block of the listener takes UPDATE messages (dynupdate): read them instead of NOTIMP. */
+  allowUpdate?: boolean;
 }
 
 /**
@@ -29,10 +36,10 @@ export interface DispatchOptions {
  * socketless test runner (test/helpers/corefile.ts).
  */
 export function listenerDispatchOptions(
-  spec: { readonly debug: boolean },
+  spec: { readonly debug: boolean; readonly update?: boolean },
   maxUdpSize: number = DEFAULT_MAX_UDP_SIZE,
 ): DispatchOptions {
-  return { maxUdpSize, recover: !spec.debug };
+  return { maxUdpSize, recover: !spec.debug, allowUpdate: spec.update === true };
 }
 
 /** `debug`: let the exception end the process (from outside the promise that carried it). */
@@ -83,8 +90,15 @@ function finish(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): v
       coreLog.error(`failed to encode reply for ${q.lname} ${qtypeName(q.qtype)}: ${(e as Error).message}`);
       out = bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, q.req.edns);
     }
-    if (q.onSend !== null) q.onSend(out);
   }
+  // A TSIG-signed request that the tsig plugin took: the reply is signed as sent (after its OPT and
+  // truncation), as miekg/dns signs in its writer. Nothing is sent when it cannot be signed.
+  if (q.tsig !== null && q.tsig.signer !== null) {
+    const signed = q.tsig.signer.sign(out, tsigNow());
+    if (signed === null) return;
+    out = signed;
+  }
+  if (q.reply !== null && q.onSend !== null) q.onSend(out);
   ex.respond(out);
 }
 
@@ -111,7 +125,7 @@ export function dispatchPacket(
   lookups: LookupChain | null,
 ): void {
   const start = performance.now();
-  const parsed = parseRequest(packet);
+  const parsed = parseRequest(packet, opts.allowUpdate === true);
   if (parsed.kind === 'drop') {
     ex.done();
     return;
@@ -144,8 +158,17 @@ export function dispatchPacket(
     ex.done();
     return;
   }
+  if (req.opcode === Opcode.UPDATE && route.update !== true) {
+    // Another block of the listener takes UPDATE, this one not (CoreDNS's acceptsOpcode).
+    const reply = bareReply(packet, req.questionEnd, Rcode.NOTIMP, req.edns);
+    ex.respond(reply);
+    recordDropped(ex, req, packet.length, reply, start);
+    ex.done();
+    return;
+  }
   q ??= new Query(packet, req, ex, start);
   q.zone = route.zone;
+  if (req.tsigAt >= 0) q.tsig = new TsigExchange(route.tsigKeys ?? NO_KEYS);
   if (lookups !== null) {
     q.lookups = lookups;
     q.depth = lookups.depth;
