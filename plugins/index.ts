@@ -134,6 +134,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('log', async () => (await import('./log/index.js')).log),
   plugin('shadow', async () => (await import('./shadow/index.js')).shadow),
   plugin('loadbalance', async () => (await import('./loadbalance/index.js')).loadbalance),
+  plugin('tsig', async () => (await import('./tsig/index.js')).tsig),
   plugin('rewrite', async () => (await import('./rewrite/index.js')).rewrite),
   plugin('autopath', async () => (await import('./autopath/index.js')).autopath),
   plugin('cache', async () => (await import('./cache/index.js')).cache),
