@@ -76,7 +76,7 @@ describe('tsig', () => {
     const { reply, mac } = await signed('www.example.org.', 'A');
     const m = decode(reply);
     expect(m.flags! & 0xf).toBe(Rcode.NOERROR);
-    expect(m.answers?.[0]?.data).toBe('192.0.2.1');
+    expect((m.answers?.[0] as { data?: unknown } | undefined)?.data).toBe('192.0.2.1');
     const check = checkReply(reply, mac, KEY.secret);
     expect(check?.ok).toBe(true);
     expect(check?.tsig.error).toBe(0);
