@@ -140,6 +140,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('cache', async () => (await import('./cache/index.js')).cache),
   plugin('template', async () => (await import('./template/index.js')).template),
   plugin('transfer', async () => (await import('./transfer/index.js')).transfer),
+  plugin('dynupdate', async () => (await import('./dynupdate/index.js')).dynupdate),
   plugin('dnstap', async () => (await import('./dnstap/index.js')).dnstap),
   plugin('hosts', async () => (await import('./hosts/index.js')).hosts),
   plugin('file', async () => (await import('./file/index.js')).file),
