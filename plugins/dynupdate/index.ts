@@ -4,6 +4,7 @@
  * transfers see the change at once, and the secondaries are told (NOTIFY, through *transfer*).
  * The listener reads UPDATE messages for the block (BLOCK_UPDATE); other blocks answer NOTIMP.
  */
+import { CACHE_BYPASS_ZONES } from '../../src/cachebypass.js';
 import type { PluginDef } from '../../src/plugin.js';
 import { BLOCK_UPDATE } from '../../src/server/listenopts.js';
 import { TRANSFER, type TransferHub } from '../../src/transfer.js';
@@ -29,6 +30,7 @@ export const dynupdate: PluginDef = {
     }
     const state = new ZoneState(cfg.zone, records);
     ctx.provide(BLOCK_UPDATE, true);
+    ctx.provide(CACHE_BYPASS_ZONES, [cfg.zone]);
     let xfer: TransferHub | null = null;
     let closed = false;
     // One NOTIFY round at a time; changes while it runs are told in one more round (update.go).
