@@ -91,15 +91,35 @@ function finish(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): v
       out = bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, q.req.edns);
     }
   }
-  // A TSIG-signed request that the tsig plugin took: the reply is signed as sent (after its OPT and
-  // truncation), as miekg/dns signs in its writer. Nothing is sent when it cannot be signed.
-  if (q.tsig !== null && q.tsig.signer !== null) {
-    const signed = q.tsig.signer.sign(out, tsigNow());
+  if (q.tsig !== null) {
+    const signed = signReply(q.tsig, out);
     if (signed === null) return;
     out = signed;
   }
   if (q.reply !== null && q.onSend !== null) q.onSend(out);
   ex.respond(out);
+}
+
+/**
+ * A TSIG-signed request that the tsig plugin took: the reply is signed as sent (after its OPT and
+ * truncation), as miekg/dns signs in its writer; null (nothing is sent) when it cannot be signed.
+ * Out of line: the common path only tests `q.tsig`.
+ */
+function signReply(t: TsigExchange, out: Buffer): Buffer | null {
+  return t.signer === null ? out : t.signer.sign(out, tsigNow());
+}
+
+/** An UPDATE routed to a block without dynupdate: NOTIMP, counted as dropped (acceptsOpcode). */
+function updateNotImplemented(ex: Exchange, req: ParsedRequest, packet: Buffer, start: number): void {
+  const reply = bareReply(packet, req.questionEnd, Rcode.NOTIMP, req.edns);
+  ex.respond(reply);
+  recordDropped(ex, req, packet.length, reply, start);
+  ex.done();
+}
+
+/** The listener's keys for a request with a TSIG RR (src/tsig.ts). */
+function tsigExchange(route: Route): TsigExchange {
+  return new TsigExchange(route.tsigKeys ?? NO_KEYS);
 }
 
 function panicked(q: Query, err: unknown, ex: Exchange): void {
@@ -158,17 +178,11 @@ export function dispatchPacket(
     ex.done();
     return;
   }
-  if (req.opcode === Opcode.UPDATE && route.update !== true) {
-    // Another block of the listener takes UPDATE, this one not (CoreDNS's acceptsOpcode).
-    const reply = bareReply(packet, req.questionEnd, Rcode.NOTIMP, req.edns);
-    ex.respond(reply);
-    recordDropped(ex, req, packet.length, reply, start);
-    ex.done();
-    return;
-  }
+  // Another block of the listener takes UPDATE, this one not.
+  if (req.opcode === Opcode.UPDATE && route.update !== true) return updateNotImplemented(ex, req, packet, start);
   q ??= new Query(packet, req, ex, start);
   q.zone = route.zone;
-  if (req.tsigAt >= 0) q.tsig = new TsigExchange(route.tsigKeys ?? NO_KEYS);
+  if (req.tsigAt >= 0) q.tsig = tsigExchange(route);
   if (lookups !== null) {
     q.lookups = lookups;
     q.depth = lookups.depth;
