@@ -3,11 +3,12 @@
 # a machine with apt-get (a fresh CI machine, a dev container); elsewhere it only says what is
 # missing, and the tests that need it fail with the same reason. Idempotent: with everything
 # installed it only asks dpkg (scripts/lib/apt-packages.sh). Called by .ci/run and by `npm test` (pretest).
-#   dnsutils (dig), knot-dnsutils (kdig), dnsperf (bench smoke), dnsmasq-base (a real upstream in
-#   the forward tests), iproute2 (ip netns for the resolver suite), musl-tools (musl-gcc: the
-#   resolver suite also checks musl's getaddrinfo, the resolver of Alpine-based images), gcc and
-#   libc6-dev (musl-gcc wraps gcc; the kubernetes keepalive test compiles a socket-option reader),
-#   nftables, iptables, conntrack (node-cache's rules and conntrack check, test/e2e/node-cache-netns).
+#   dnsutils (dig; nsupdate through bind9-dnsutils, for tsig and dynupdate), knot-dnsutils (kdig),
+#   dnsperf (bench smoke), dnsmasq-base (a real upstream in the forward tests), iproute2 (ip netns
+#   for the resolver suite), musl-tools (musl-gcc: the resolver suite also checks musl's
+#   getaddrinfo, the resolver of Alpine-based images), gcc and libc6-dev (musl-gcc wraps gcc; the
+#   kubernetes keepalive test compiles a socket-option reader), nftables, iptables, conntrack
+#   (node-cache's rules and conntrack check, test/e2e/node-cache-netns).
 set -euo pipefail
 
 PACKAGES=(dnsutils knot-dnsutils dnsperf dnsmasq-base iproute2 musl-tools gcc libc6-dev nftables iptables conntrack)

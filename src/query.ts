@@ -17,6 +17,8 @@ import { encodeMessage } from './dns/encode.js';
 import { decode, rcodeOf, type Message } from './dns/message.js';
 import { Flag, Qtype } from './dns/constants.js';
 import { forEachRecord, writePlainName, type ParsedRequest } from './dns/wire.js';
+import { stripTsig, type TsigRecord } from './dns/tsig.js';
+import { tsigNow, type TsigExchange } from './tsig.js';
 
 export type Proto = 'udp' | 'tcp';
 
@@ -187,6 +189,11 @@ export class Query {
    * because CoreDNS taps the message its writer sent.
    */
   onSend: ((wire: Buffer) => void) | null = null;
+  /**
+   * The request's TSIG (src/tsig.ts): set by the dispatcher only when the additional section holds
+   * a TSIG RR, null for every other query.
+   */
+  tsig: TsigExchange | null = null;
   private metadata: Map<string, string> | null = null;
   /** Server-block zone that was matched (`.` if none); set by the router. */
   zone = '.';
@@ -314,6 +321,32 @@ export class Query {
     this.replaceRequest(raw, { ...this.req, edns: { ...edns, udpSize: size } });
   }
 
+  /**
+   * Remove the request's TSIG RR (the tsig plugin, once it verified it): later plugins and
+   * forwarded queries see the request without it, as CoreDNS's tsig strips it from r.Extra.
+   */
+  stripTsig(t: TsigRecord): void {
+    this.replaceRequest(stripTsig(this.raw, t), { ...this.req, tsigAt: -1, tsigLast: false });
+  }
+
+  /**
+   * Send several messages for this query (a zone transfer) over TCP; null where the transport has
+   * no stream. When the request was TSIG-signed each message is signed, every one after the first
+   * over the prior MAC and the timers (RFC 8945 §5.3.1), as miekg/dns's Transfer.Out does.
+   */
+  openStream(): ReplyStream | null {
+    const out = this.transport.openStream?.() ?? null;
+    const signer = this.tsig?.signer ?? null;
+    if (out === null || signer === null) return out;
+    return {
+      send: (msg) => {
+        const signed = signer.sign(msg, tsigNow());
+        return signed === null ? Promise.resolve(false) : out.send(signed);
+      },
+      abort: () => out.abort(),
+    };
+  }
+
   private replaceRequest(raw: Buffer, req: ParsedRequest): void {
     // `raw` and `req` are read-only for plugins; only the two methods above replace them.
     const self = this as { raw: Buffer; req: ParsedRequest };
@@ -338,7 +371,16 @@ export class Query {
   derive(name: string, qtype = this.req.qtype): Query {
     const raw = rebuildQuestion(this.raw, this.req, name, qtype);
     const lname = name.toLowerCase();
-    const req: ParsedRequest = { ...this.req, name, lname, qtype, questionEnd: 12 + wireNameLength(name) + 4 };
+    // The copy is the server's own question: a TSIG it still carries is not the client's to verify.
+    const req: ParsedRequest = {
+      ...this.req,
+      name,
+      lname,
+      qtype,
+      questionEnd: 12 + wireNameLength(name) + 4,
+      tsigAt: -1,
+      tsigLast: false,
+    };
     const q = new Query(raw, req, this.transport, this.start);
     q.zone = this.zone;
     q.deadline = this.deadline;

@@ -108,6 +108,8 @@ export class CacheHandler implements Handler {
     readonly next: Handler | null,
     /** The block's view name, the `view` label ('' without a view). */
     readonly view = '',
+    /** Zones of the block that are never cached (dynupdate's: src/cachebypass.ts). */
+    readonly bypass: readonly string[] = [],
   ) {
     this.zonesLabel = zones.join(',');
     const onDispose =
@@ -155,6 +157,8 @@ export class CacheHandler implements Handler {
 
   serve(q: Query): number | Promise<number> {
     if (matchZone(this.zones, q.lname) === undefined) return nextOrFailure(this.name, this.next, q);
+    if (this.bypass.length > 0 && matchZone(this.bypass, q.lname) !== undefined)
+      return nextOrFailure(this.name, this.next, q);
     // Replies to NOTIFY/UPDATE, zone transfers and odd queries (TC or Z set) are neither cached
     // nor rewritten.
     if (

@@ -202,7 +202,7 @@ export class TransferHandler implements Handler {
       sent += msg.count;
       const reply = new Reply(msg.take(), null, this.name);
       last = finalizeReply(reply, q.req, 'tcp');
-      out ??= q.transport.openStream?.() ?? null;
+      out ??= q.openStream();
       opened.out = out;
       return out === null ? Promise.resolve(false) : out.send(last);
     };

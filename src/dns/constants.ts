@@ -86,6 +86,7 @@ export const Qtype = {
   SVCB: 64,
   HTTPS: 65,
   OPT: 41,
+  TSIG: 250,
   IXFR: 251,
   AXFR: 252,
   ANY: 255,
@@ -192,6 +193,11 @@ export const QTYPE_NAMES: Readonly<Record<number, string>> = {
 const QTYPE_BY_NAME: ReadonlyMap<string, number> = new Map(
   Object.entries(QTYPE_NAMES).map(([n, name]) => [name, Number(n)]),
 );
+
+/** miekg's `dns.StringToType[name]`: the type spelled exactly as miekg names it, else undefined. */
+export function qtypeExact(name: string): number | undefined {
+  return QTYPE_BY_NAME.get(name);
+}
 
 /** Type mnemonic as CoreDNS prints it: `A`, `AAAA`, `TYPE65534` for unknown types. */
 export function qtypeName(qtype: number): string {

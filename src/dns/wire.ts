@@ -32,6 +32,13 @@ export interface ParsedRequest {
   /** Offset just past the question section. */
   readonly questionEnd: number;
   readonly edns: Edns | null;
+  /**
+   * Offset of the first TSIG RR in the additional section, -1 without one (src/dns/tsig.ts): the
+   * only TSIG work a query pays for is this comparison while its records are skipped.
+   */
+  readonly tsigAt: number;
+  /** The TSIG RR at `tsigAt` is the message's last RR, where RFC 8945 §4.2 puts it. */
+  readonly tsigLast: boolean;
 }
 
 /** What to do with a packet that is not a well-formed query. */
@@ -151,9 +158,11 @@ function plainNameLength(name: string): number {
 
 /**
  * Parse and check a request (docs/corefile.md §7.2). Unreadable header, or a response → drop; wrong
- * opcode → NOTIMP; bad counts or undecodable records → FORMERR.
+ * opcode → NOTIMP; bad counts or undecodable records → FORMERR. `allowUpdate`: a block of the
+ * listener takes RFC 2136 UPDATE messages (dynupdate, CoreDNS's AllowOpcode), which have one
+ * question (the zone) and any number of prerequisite, update and additional records.
  */
-export function parseRequest(buf: Buffer): ParseResult {
+export function parseRequest(buf: Buffer, allowUpdate = false): ParseResult {
   if (buf.length < 12) return DROP;
   const id = buf.readUInt16BE(0);
   const flags = buf.readUInt16BE(2);
@@ -171,10 +180,11 @@ export function parseRequest(buf: Buffer): ParseResult {
     questionEnd,
     edns,
   });
-  if (opcode !== Opcode.QUERY && opcode !== Opcode.NOTIFY) {
+  if (opcode === Opcode.UPDATE && allowUpdate) {
+    if (qd !== 1) return formerr();
+  } else if (opcode !== Opcode.QUERY && opcode !== Opcode.NOTIFY) {
     return { kind: 'rcode', rcode: Rcode.NOTIMP, id, flags, questionEnd: 12, edns: null };
-  }
-  if (qd !== 1 || an > 1 || ns > 1 || ar > 2) return formerr();
+  } else if (qd !== 1 || an > 1 || ns > 1 || ar > 2) return formerr();
   let name: string;
   let lname: string;
   let afterName: number;
@@ -196,6 +206,8 @@ export function parseRequest(buf: Buffer): ParseResult {
   const questionEnd = afterName + 4;
   let off = questionEnd;
   let edns: Edns | null = null;
+  let tsigAt = -1;
+  let tsigLast = false;
   const rrs = an + ns + ar;
   for (let i = 0; i < rrs; i++) {
     const start = off;
@@ -222,12 +234,15 @@ export function parseRequest(buf: Buffer): ParseResult {
         flags: buf.readUInt16BE(off + 6),
         options: optData,
       };
+    } else if (type === Qtype.TSIG && i >= an + ns && tsigAt < 0) {
+      tsigAt = start;
+      tsigLast = i === rrs - 1;
     }
     off += 10 + rdlen;
   }
   return {
     kind: 'query',
-    req: { id, flags, opcode, name, lname, qtype, qclass, questionEnd, edns },
+    req: { id, flags, opcode, name, lname, qtype, qclass, questionEnd, edns, tsigAt, tsigLast },
   };
 }
 

@@ -150,3 +150,66 @@ export function answerRecords(msg: Buffer, file: string): ZoneRecord[] {
   }
   return out;
 }
+
+/**
+ * Every record of `msg`, section by section (answer, authority, additional), as zone records: for
+ * an RFC 2136 UPDATE, whose prerequisite and update sections are the answer and authority
+ * sections. A record without RDATA (the CLASS ANY and NONE forms of UPDATE) keeps empty RDATA.
+ * Throws WireError on a message that does not parse.
+ */
+export function sectionRecords(msg: Buffer, file: string): [ZoneRecord[], ZoneRecord[], ZoneRecord[]] {
+  if (msg.length < 12) throw new WireError('dns: overflow unpacking uint16');
+  let off = skipQuestions(msg, msg.readUInt16BE(4));
+  const out: [ZoneRecord[], ZoneRecord[], ZoneRecord[]] = [[], [], []];
+  for (let s = 0; s < 3; s++) {
+    const count = msg.readUInt16BE(6 + 2 * s);
+    for (let i = 0; i < count; i++) {
+      const owner = readName(msg, off);
+      off = owner.end;
+      if (off + 10 > msg.length) throw new WireError('dns: buffer size too small');
+      const type = msg.readUInt16BE(off);
+      const klass = msg.readUInt16BE(off + 2);
+      const ttl = msg.readUInt32BE(off + 4);
+      const rdlength = msg.readUInt16BE(off + 8);
+      off += 10;
+      if (off + rdlength > msg.length) throw new WireError('dns: overflow unpacking rdata');
+      const name = labelsText(owner.labels);
+      const rdata = rdlength === 0 ? Buffer.alloc(0) : expandRdata(msg, type, off, off + rdlength);
+      off += rdlength;
+      out[s as 0 | 1 | 2].push(
+        rdlength === 0
+          ? { name, type, class: klass, ttl, rdata, file, line: 0 }
+          : record({ name, type, class: klass, ttl }, { rdata }, file, 0),
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * Uncompressed RDATA with the names in it lower-cased: two records are the same record (miekg's
+ * IsDuplicate, which compares names without regard to case) when these bytes are equal.
+ */
+export function canonicalRdata(type: number, rdata: Buffer): Buffer {
+  const layout = NAME_LAYOUT[type];
+  if (layout === undefined) return rdata;
+  const out = Buffer.from(rdata);
+  let at = 0;
+  for (const f of layout) {
+    if (at >= out.length) break;
+    if (f !== 'n') {
+      at += f;
+      continue;
+    }
+    while (at < out.length && out[at] !== 0) {
+      const len = out[at]!;
+      for (let i = at + 1; i <= at + len && i < out.length; i++) {
+        const c = out[i]!;
+        if (c >= 0x41 && c <= 0x5a) out[i] = c | 0x20;
+      }
+      at += len + 1;
+    }
+    at++;
+  }
+  return out;
+}

@@ -3,7 +3,8 @@
  * per-query closures on the synchronous path: a chain that returns a number is finished inline.
  */
 import { performance } from 'node:perf_hooks';
-import { bareReplyRcode, DEFAULT_MAX_UDP_SIZE, qtypeName, Qclass, Rcode } from '../dns/constants.js';
+import { bareReplyRcode, DEFAULT_MAX_UDP_SIZE, Opcode, qtypeName, Qclass, Rcode } from '../dns/constants.js';
+import type { TsigKeyring } from '../dns/tsig.js';
 import { parseRequest, type ParsedRequest } from '../dns/wire.js';
 import { coreLog } from '../log.js';
 import * as dnsMetrics from '../metrics/dns.js';
@@ -11,6 +12,10 @@ import { Query, type LookupChain, type Transport } from '../query.js';
 import type { Dispatch, Exchange } from './listener.js';
 import { bareReply, finalizeReply } from './reply.js';
 import type { Route, RouteTable } from './routes.js';
+import { TsigExchange, tsigNow } from '../tsig.js';
+
+/** The keys of a listener without `tsig`: every TSIG request fails with BADKEY (miekg's ErrSecret). */
+const NO_KEYS: TsigKeyring = new Map();
 
 export interface DispatchOptions {
   /** Largest UDP reply offered to EDNS clients. */
@@ -21,6 +26,8 @@ export interface DispatchOptions {
    * ends CoreDNS.
    */
   recover?: boolean;
+  /** A block of the listener takes UPDATE messages (dynupdate): read them instead of NOTIMP. */
+  allowUpdate?: boolean;
 }
 
 /**
@@ -29,10 +36,10 @@ export interface DispatchOptions {
  * socketless test runner (test/helpers/corefile.ts).
  */
 export function listenerDispatchOptions(
-  spec: { readonly debug: boolean },
+  spec: { readonly debug: boolean; readonly update?: boolean },
   maxUdpSize: number = DEFAULT_MAX_UDP_SIZE,
 ): DispatchOptions {
-  return { maxUdpSize, recover: !spec.debug };
+  return { maxUdpSize, recover: !spec.debug, allowUpdate: spec.update === true };
 }
 
 /** `debug`: let the exception end the process (from outside the promise that carried it). */
@@ -83,9 +90,36 @@ function finish(q: Query, rcode: number, ex: Exchange, opts: DispatchOptions): v
       coreLog.error(`failed to encode reply for ${q.lname} ${qtypeName(q.qtype)}: ${(e as Error).message}`);
       out = bareReply(q.raw, q.req.questionEnd, Rcode.SERVFAIL, q.req.edns);
     }
-    if (q.onSend !== null) q.onSend(out);
   }
+  if (q.tsig !== null) {
+    const signed = signReply(q.tsig, out);
+    if (signed === null) return;
+    out = signed;
+  }
+  if (q.reply !== null && q.onSend !== null) q.onSend(out);
   ex.respond(out);
+}
+
+/**
+ * A TSIG-signed request that the tsig plugin took: the reply is signed as sent (after its OPT and
+ * truncation), as miekg/dns signs in its writer; null (nothing is sent) when it cannot be signed.
+ * Out of line: the common path only tests `q.tsig`.
+ */
+function signReply(t: TsigExchange, out: Buffer): Buffer | null {
+  return t.signer === null ? out : t.signer.sign(out, tsigNow());
+}
+
+/** An UPDATE routed to a block without dynupdate: NOTIMP, counted as dropped (acceptsOpcode). */
+function updateNotImplemented(ex: Exchange, req: ParsedRequest, packet: Buffer, start: number): void {
+  const reply = bareReply(packet, req.questionEnd, Rcode.NOTIMP, req.edns);
+  ex.respond(reply);
+  recordDropped(ex, req, packet.length, reply, start);
+  ex.done();
+}
+
+/** The listener's keys for a request with a TSIG RR (src/tsig.ts). */
+function tsigExchange(route: Route): TsigExchange {
+  return new TsigExchange(route.tsigKeys ?? NO_KEYS);
 }
 
 function panicked(q: Query, err: unknown, ex: Exchange): void {
@@ -111,7 +145,7 @@ export function dispatchPacket(
   lookups: LookupChain | null,
 ): void {
   const start = performance.now();
-  const parsed = parseRequest(packet);
+  const parsed = parseRequest(packet, opts.allowUpdate === true);
   if (parsed.kind === 'drop') {
     ex.done();
     return;
@@ -144,8 +178,11 @@ export function dispatchPacket(
     ex.done();
     return;
   }
+  // Another block of the listener takes UPDATE, this one not.
+  if (req.opcode === Opcode.UPDATE && route.update !== true) return updateNotImplemented(ex, req, packet, start);
   q ??= new Query(packet, req, ex, start);
   q.zone = route.zone;
+  if (req.tsigAt >= 0) q.tsig = tsigExchange(route);
   if (lookups !== null) {
     q.lookups = lookups;
     q.depth = lookups.depth;

@@ -15,6 +15,8 @@ import {
   HTTPS_OPTIONS,
   LISTENER_PROXYPROTO,
   LISTENER_SHED,
+  LISTENER_TSIG_KEYS,
+  BLOCK_UPDATE,
   LISTENER_SOCKETS,
   LISTENER_TIMEOUTS,
   SERVER_DEBUG,
@@ -23,6 +25,7 @@ import {
   type ListenerTimeouts,
 } from './listenopts.js';
 import type { ProxyProtoSettings } from '../proxyproto/policy.js';
+import type { TsigSecret } from '../dns/tsig.js';
 import { TLS_CONFIG, tlsConfigConflict, type TlsServerConfig } from './tlsconfig.js';
 import { logger } from '../log.js';
 import type {
@@ -98,6 +101,10 @@ export interface ListenSpec {
   shed: boolean;
   /** `multisocket`: sockets per thread (0 = not set: one); null until the first block is seen. */
   sockets: number | null;
+  /** The `tsig` keys of the listener's blocks, merged (a later block's key of the same name wins). */
+  readonly tsigKeys: Map<string, TsigSecret>;
+  /** A block of the listener takes UPDATE messages (dynupdate). */
+  update: boolean;
 }
 
 let nextInstanceId = 1;
@@ -284,6 +291,10 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       if (g) spec.grpcLimits = { ...spec.grpcLimits, ...g };
       spec.proxyProto = b.capabilities.lookup(LISTENER_PROXYPROTO) ?? spec.proxyProto;
       if (b.capabilities.lookup(LISTENER_SHED)) spec.shed = true;
+      // Filled as the blocks are seen: every route of the listener reads the one merged map.
+      for (const [key, secret] of b.capabilities.lookup(LISTENER_TSIG_KEYS) ?? []) spec.tsigKeys.set(key, secret);
+      const update = b.capabilities.lookup(BLOCK_UPDATE) === true;
+      if (update) spec.update = true;
       // The first block of the address decides, set or not (CoreDNS's firstConfigInBlock).
       spec.sockets ??= b.capabilities.lookup(LISTENER_SOCKETS) ?? 0;
       if (spec.scheme !== 'dns') sharedTls(spec, b, first);
@@ -291,7 +302,7 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
       for (const k of b.keys) {
         if (k.port !== spec.port || k.scheme !== spec.scheme) continue;
         const view = b.capabilities.lookup(VIEW) ?? null;
-        for (const z of k.zones) spec.table.add({ zone: z, chain: b.chain, view });
+        for (const z of k.zones) spec.table.add({ zone: z, chain: b.chain, view, tsigKeys: spec.tsigKeys, update });
       }
     }
   }
@@ -372,6 +383,8 @@ function groupListeners(inst: Instance): void {
             proxyProto: null,
             shed: false,
             sockets: null,
+            tsigKeys: new Map(),
+            update: false,
           };
           inst.listens.set(name, spec);
         }

@@ -5,6 +5,7 @@
  * each timeout from the last block that sets it (CoreDNS's NewServer order).
  */
 import { capability } from '../capabilities.js';
+import type { TsigKeyring } from '../dns/tsig.js';
 import type { ProxyProtoSettings } from '../proxyproto/policy.js';
 
 /** The `debug` plugin: no panic recovery on the block's listeners, `[DEBUG]` log lines on. */
@@ -76,3 +77,17 @@ export interface QuicOptions {
 
 export const QUIC_OPTIONS = capability<QuicOptions>('core.quic');
 export const HTTPS3_OPTIONS = capability<QuicOptions>('core.https3');
+
+/**
+ * The `tsig` plugin's keys. CoreDNS verifies a request's TSIG in the server, before routing, with
+ * the keys of every block on the listener (its dnsserver.Server TsigSecret: a later block's key
+ * replaces an earlier one of the same name); the tsig plugin of the block then acts on the result.
+ */
+export const LISTENER_TSIG_KEYS = capability<TsigKeyring>('core.tsig');
+
+/**
+ * The block takes RFC 2136 UPDATE messages (`dynupdate`; CoreDNS's Config.AllowOpcode). The
+ * listener then reads UPDATE messages instead of answering NOTIMP at once, and a block of the
+ * listener without it still answers NOTIMP.
+ */
+export const BLOCK_UPDATE = capability<true>('core.update');

@@ -5,6 +5,7 @@
  * takes the query (or that has none) wins, else shorter zones are tried (CoreDNS's ServeDNS loop).
  */
 import { Qtype } from '../dns/constants.js';
+import type { TsigKeyring } from '../dns/tsig.js';
 import type { Handler } from '../plugin.js';
 import type { Query } from '../query.js';
 import type { ViewFilter } from '../view.js';
@@ -16,6 +17,10 @@ export interface Route {
   readonly chain: Handler | null;
   /** The block's view; absent or null for a block without one. */
   readonly view?: ViewFilter | null;
+  /** The TSIG keys of every block on the listener (src/server/listenopts.ts); absent = none. */
+  readonly tsigKeys?: TsigKeyring;
+  /** The block takes UPDATE messages (dynupdate); without it an UPDATE is answered NOTIMP. */
+  readonly update?: boolean;
 }
 
 export class RouteTable {
