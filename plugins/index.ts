@@ -159,6 +159,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('chaos', async () => (await import('./chaos/index.js')).chaos),
   plugin('acl', async () => (await import('./acl/index.js')).acl),
   plugin('header', async () => (await import('./header/index.js')).header),
+  plugin('dnssec', async () => (await import('./dnssec/index.js')).dnssec),
   plugin('tls', async () => (await import('./tls/index.js')).tls),
   plugin('minimal', async () => (await import('./minimal/index.js')).minimal),
   plugin('view', async () => (await import('./view/index.js')).view),

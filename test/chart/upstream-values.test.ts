@@ -531,9 +531,12 @@ describe('helm template refuses a Corefile the binary would reject', () => {
 
   it('names a directive that is not in the plugin registry (files/directives.txt)', () => {
     const err = helmTemplateError({
-      values: { ...noProbes, servers: servers([{ name: 'errors' }, { name: 'dnssec', parameters: 'example.org' }]) },
+      values: {
+        ...noProbes,
+        servers: servers([{ name: 'errors' }, { name: 'nosuchplugin', parameters: 'example.org' }]),
+      },
     });
-    expect(err).toMatch(/servers\[0\]\.plugins\[1\]: clusterdns \S+ has no plugin "dnssec"/);
+    expect(err).toMatch(/servers\[0\]\.plugins\[1\]: clusterdns \S+ has no plugin "nosuchplugin"/);
     expect(err).toContain('Known directives: metadata, cancel, proxyproto, quic, grpc_server, https, https3, timeouts');
     // The operator file with a plugin clusterdns does not have in place of one of its own.
     const op = helmTemplateError({ valuesFiles: [OPERATOR], set: ['servers[0].plugins[10].name=route53'] });
