@@ -151,6 +151,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('forward', async () => (await import('./forward/index.js')).forward),
   plugin('grpc', async () => (await import('./grpc/index.js')).grpc),
   plugin('whoami', async () => (await import('./whoami/index.js')).whoami),
+  plugin('sign', async () => (await import('./sign/index.js')).sign),
   plugin('nsid', async () => (await import('./nsid/index.js')).nsid),
   plugin('bufsize', async () => (await import('./bufsize/index.js')).bufsize),
   plugin('local', async () => (await import('./local/index.js')).local),
