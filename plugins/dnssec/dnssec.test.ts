@@ -1,8 +1,9 @@
 /**
  * dnssec: setup errors as CoreDNS 1.15.0 prints them, key files of every algorithm, signatures that
  * verify with node:crypto, the black-lie bitmaps, the signature cache's bound and metrics, and
- * the DO bit (answers without it pass through untouched). Validation by delv and the comparison
- * with CoreDNS are in test/differential/dnssec.test.ts.
+ * the DO bit (answers without it pass through untouched). AWS Secrets Manager keys are in
+ * secretsmanager.test.ts; validation by delv and the comparison with CoreDNS in
+ * test/differential/dnssec.test.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
@@ -15,7 +16,8 @@ import { readKeyPair, type SigningKey } from '../../src/dnssec/keys.js';
 import { canonicalRRset, nameWire, signRRset, validAt } from '../../src/dnssec/rrsig.js';
 import { runCorefile } from '../../test/helpers/corefile.js';
 import { hasTool } from '../../test/helpers/spawn.js';
-import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
+import { dispenserFor, setupContext } from '../../test/helpers/setup.js';
+import { ConfigError } from '../../src/corefile/types.js';
 import { blackLieTypes } from './blacklies.js';
 import { SignatureCache } from './cache.js';
 import { dnssec } from './index.js';
@@ -38,11 +40,15 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function setupErr(text: string): string {
-  return configError(
-    () => dnssec.setup(dispenserFor(text, 'dnssec'), setupContext({ zones: ['example.org.'] })),
-    text,
-  ).describe();
+/** The setup error of `text` (setup is async: secrets are fetched after parsing). */
+async function setupErr(text: string): Promise<string> {
+  try {
+    await dnssec.setup(dispenserFor(text, 'dnssec'), setupContext({ zones: ['example.org.'] }));
+  } catch (e) {
+    if (e instanceof ConfigError) return e.describe();
+    throw e;
+  }
+  throw new Error(`no error for ${text}`);
 }
 
 describe('dnssec: setup', () => {
@@ -67,24 +73,19 @@ describe('dnssec: setup', () => {
     ['dnssec {\n key file /nonexistent/Kx\n}', 'plugin/dnssec: open /nonexistent/Kx.key: no such file or directory'],
     ['dnssec {\n key blah x\n}', "plugin/dnssec: Corefile:2 - Error during parsing: unknown property 'x'"],
     ['dnssec\ndnssec', 'plugin/dnssec: this plugin can only be used once per Server Block'],
-  ])('%j', (text, want) => {
-    expect(setupErr(text)).toBe(want);
+  ])('%j', async (text, want) => {
+    expect(await setupErr(text)).toBe(want);
   });
-  it('a key whose owner is above none of the zones', () => {
+  it('a key whose owner is above none of the zones', async () => {
     const base = bases.p256!;
     const k = readKeyPair(base);
-    expect(setupErr(`dnssec other.org {\n key file ${base}.key\n}`)).toBe(
+    expect(await setupErr(`dnssec other.org {\n key file ${base}.key\n}`)).toBe(
       `plugin/dnssec: key example.org. (keyid: ${k.tag}) can not sign any of the zones`,
     );
     // A key of a parent signs its subzones.
-    expect(() =>
+    await expect(
       dnssec.setup(dispenserFor(`dnssec sub.example.org {\n key file ${base}.private\n}`, 'dnssec'), setupContext()),
-    ).not.toThrow();
-  });
-  it('aws_secretsmanager is refused with a reason', () => {
-    expect(setupErr('dnssec {\n key aws_secretsmanager my-secret\n}')).toBe(
-      'plugin/dnssec: Corefile:2 - Error during parsing: key aws_secretsmanager is not supported by clusterdns: use key file',
-    );
+    ).resolves.toBeTypeOf('function');
   });
 });
 

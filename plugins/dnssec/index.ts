@@ -1,14 +1,16 @@
 /**
  * `dnssec [ZONES...] { key file KEY...; key aws_secretsmanager SECRET...; cache_capacity CAPACITY }`
  * (README.md; docs/plugins.md, dnssec): on-line DNSSEC signing of the replies written below it, as
- * CoreDNS 1.15.0's plugin/dnssec (setup.go). Keys are read once at setup; the signature cache lives
- * as long as the configuration, as CoreDNS's does.
+ * CoreDNS 1.15.0's plugin/dnssec (setup.go). Keys are read once at setup (key files while parsing,
+ * AWS Secrets Manager secrets after it: src/dnssec/secretsmanager.ts); the signature cache lives as
+ * long as the configuration, as CoreDNS's does.
  */
 import { directive, int, oneOf, option, str, zoneArg } from '../../src/corefile/options.js';
 import { BareSetupError, ConfigError } from '../../src/corefile/types.js';
 import type { Dispenser } from '../../src/corefile/dispenser.js';
 import { isSubdomain, normalizeZoneArgs } from '../../src/dns/name.js';
 import { isKSK, isZSK, keyBase, readKeyPair, type SigningKey } from '../../src/dnssec/keys.js';
+import { awsConfig, keyFromSecretsManager, type AwsConfig } from '../../src/dnssec/secretsmanager.js';
 import type { PluginDef } from '../../src/plugin.js';
 import { SignatureCache } from './cache.js';
 import { DnssecHandler } from './handler.js';
@@ -34,6 +36,13 @@ export interface DnssecConfig {
   readonly splitKeys: boolean;
 }
 
+/** What the Corefile says, before secrets are fetched. */
+export interface DnssecParsed {
+  readonly zones: string[];
+  readonly keys: KeySource[];
+  readonly capacity: number;
+}
+
 /** Go's strconv.Atoi. */
 function atoi(v: string): number | null {
   if (!/^[+-]?\d+$/.test(v)) return null;
@@ -41,34 +50,40 @@ function atoi(v: string): number | null {
   return Number.isSafeInteger(n) ? n : null;
 }
 
-function keyParse(d: Dispenser): SigningKey[] {
+/** A key named in the Corefile: read from disk at parse time, or a secret to fetch at setup. */
+export type KeySource =
+  | { readonly key: SigningKey }
+  | { readonly secret: string; readonly file: string; readonly line: number };
+
+function keyParse(d: Dispenser): KeySource[] {
   if (!d.nextArg()) throw d.argErr();
   const how = d.val();
-  const keys: SigningKey[] = [];
+  const keys: KeySource[] = [];
   if (how === 'file') {
     const at = { file: d.file(), line: d.line() };
     const names = d.remainingArgs();
     if (names.length === 0) throw d.argErr();
     for (const k of names) {
       try {
-        keys.push(readKeyPair(keyBase(k)));
+        keys.push({ key: readKeyPair(keyBase(k)) });
       } catch (e) {
         throw new BareSetupError((e as Error).message, at.file, at.line, 'dnssec');
       }
     }
   } else if (how === 'aws_secretsmanager') {
+    const at = { file: d.file(), line: d.line() };
     const names = d.remainingArgs();
     if (names.length === 0) throw d.argErr();
-    throw d.err('key aws_secretsmanager is not supported by clusterdns: use key file');
+    for (const secret of names) keys.push({ secret, ...at });
   }
   // Any other word: CoreDNS reads no key and carries on.
   return keys;
 }
 
-/** dnssecParse: zones, keys, capacity; every key must be able to sign one of the zones. */
-export function parseDnssec(d: Dispenser, blockZones: readonly string[]): DnssecConfig {
+/** dnssecParse's reading of the tokens: zones, keys (files read, secrets named), capacity. */
+export function parseDnssec(d: Dispenser, blockZones: readonly string[]): DnssecParsed {
   let zones: string[] = [];
-  const keys: SigningKey[] = [];
+  const keys: KeySource[] = [];
   let capacity = DEFAULT_CAPACITY;
   let n = 0;
   while (d.next()) {
@@ -102,6 +117,29 @@ export function parseDnssec(d: Dispenser, blockZones: readonly string[]): Dnssec
       }
     }
   }
+  return { zones, keys, capacity };
+}
+
+/**
+ * The configuration: secrets fetched from AWS Secrets Manager (in Corefile order), the KSK/ZSK
+ * split decided, and every key checked to sign one of the zones.
+ */
+export async function resolveDnssec(p: DnssecParsed, env: NodeJS.ProcessEnv = process.env): Promise<DnssecConfig> {
+  const keys: SigningKey[] = [];
+  let aws: AwsConfig | null = null;
+  for (const k of p.keys) {
+    if ('key' in k) {
+      keys.push(k.key);
+      continue;
+    }
+    try {
+      aws ??= awsConfig(env);
+      keys.push(await keyFromSecretsManager(aws, k.secret));
+    } catch (e) {
+      throw new BareSetupError((e as Error).message, k.file, k.line, 'dnssec');
+    }
+  }
+  const zones = p.zones;
   const zsk = keys.filter(isZSK).length;
   const ksk = keys.filter(isKSK).length;
   for (const k of keys) {
@@ -115,21 +153,22 @@ export function parseDnssec(d: Dispenser, blockZones: readonly string[]): Dnssec
       );
     }
   }
-  return { zones, keys, capacity, splitKeys: zsk > 0 && ksk > 0 };
+  return { zones, keys, capacity: p.capacity, splitKeys: zsk > 0 && ksk > 0 };
 }
 
 export const dnssec: PluginDef = {
   name: 'dnssec',
   repeat: 'all',
   options: DNSSEC_OPTIONS,
-  setup(d, ctx) {
-    let cfg: DnssecConfig;
+  async setup(d, ctx) {
+    let parsed: DnssecParsed;
     try {
-      cfg = parseDnssec(d, ctx.block.zones);
+      parsed = parseDnssec(d, ctx.block.zones);
     } catch (e) {
       if (e instanceof ConfigError) throw e;
       throw new BareSetupError((e as Error).message, d.file(), d.line(), 'dnssec');
     }
+    const cfg = await resolveDnssec(parsed);
     const cache = new SignatureCache(cfg.capacity);
     let timer: NodeJS.Timeout | null = null;
     ctx.onStartup(() => {

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageRecords } from '../../src/dns/wirerecords.js';
+import { motoCommand, startMoto } from '../helpers/moto.js';
 import { hasTool } from '../helpers/spawn.js';
 import { encode, exchange, missingBinaries, mixCase, startPair, type Pair, type QuerySpec } from './harness.js';
 import { seededRandom } from '../../src/util/prng.js';
@@ -228,6 +229,45 @@ describe('differential: dnssec', () => {
   };
   fileCase('dnssec-file-csk-ecdsa', ['csk']);
   fileCase('dnssec-file-split-ed25519-rsa', ['ksk', 'zsk']);
+
+  it('dnssec-aws-secretsmanager (moto_server)', async () => {
+    expect(missing).toBeNull();
+    expect(motoCommand(), 'moto_server (pip install "moto[server]")').not.toBeNull();
+    const moto = await startMoto();
+    const saved = { ...process.env };
+    try {
+      await moto.createSecret('example-csk', JSON.stringify({ key: keys.csk!.key, private: keys.csk!.priv }));
+      // Both servers read the AWS_* environment the harness passes on (the Go SDK's default chain).
+      Object.assign(process.env, moto.env);
+      const pair = await startPair(
+        {
+          corefile: `example.org:{{DNS}} {\n  bind 127.0.0.1\n  dnssec {\n    key aws_secretsmanager example-csk\n  }\n  file {{DIR}}/db.example.org\n}\n`,
+          files: { 'db.example.org': ZONE },
+        },
+        { name: 'www.example.org', type: 'A' },
+      );
+      try {
+        const problems = await compareAll(
+          pair,
+          queries(['example.org', 'www.example.org', 'nope.example.org'], ['A', 'DNSKEY'], 293),
+        );
+        expect(problems, problems.slice(0, 5).join('\n')).toEqual([]);
+        for (const p of [pair.ref, pair.cand]) {
+          expect(delv(p.dns, 'example.org.', keys.csk!.key, 'www.example.org', 'A'), p.name).toContain(
+            'fully validated',
+          );
+        }
+      } finally {
+        await pair.stop();
+      }
+    } finally {
+      for (const k of Object.keys(moto.env)) {
+        if (saved[k] === undefined) delete process.env[k];
+        else process.env[k] = saved[k];
+      }
+      await moto.stop();
+    }
+  }, 120_000);
 
   it('dnssec-kubernetes-ecdsa384', async () => {
     expect(missing).toBeNull();
