@@ -244,6 +244,10 @@ export interface LoadOptions {
    * sockets by flow, so one client would reach one query thread only; 1 when absent.
    */
   clients?: number;
+  /** Set the DO bit in every query (dnsperf `-D`; dnsperf only). */
+  dnssecOk?: boolean;
+  /** Stop after sending the query list this many times (dnsperf `-n`), or at `durationS`. */
+  passes?: number;
 }
 
 let dnsperfChecked: boolean | null = null;
@@ -294,6 +298,8 @@ function runDnsperf(o: LoadOptions): Promise<LoadResult> {
   if (o.maxQps) args.push('-Q', String(Math.floor(o.maxQps)));
   if (o.clients && o.clients > 1) args.push('-c', String(o.clients));
   if (o.latencies) args.push('-v');
+  if (o.dnssecOk) args.push('-D');
+  if (o.passes) args.push('-n', String(o.passes));
   const cmd = hasTaskset ? 'taskset' : 'dnsperf';
   const argv = hasTaskset ? ['-c', String(o.cpu ?? 1), 'dnsperf', ...args] : args;
   // dnsperf writes to a file, read after the run: with -v it prints a line per query, and a pipe

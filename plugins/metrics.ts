@@ -20,3 +20,4 @@ import './local/metrics.js';
 import './dns64/metrics.js';
 import './acl/metrics.js';
 import './nomad/metrics.js';
+import './dnssec/metrics.js';

@@ -8,10 +8,12 @@
 #   for the resolver suite), musl-tools (musl-gcc: the resolver suite also checks musl's
 #   getaddrinfo, the resolver of Alpine-based images), gcc and libc6-dev (musl-gcc wraps gcc; the
 #   kubernetes keepalive test compiles a socket-option reader), nftables, iptables, conntrack
-#   (node-cache's rules and conntrack check, test/e2e/node-cache-netns).
+#   (node-cache's rules and conntrack check, test/e2e/node-cache-netns), bind9-utils (dnssec-keygen:
+#   the dnssec and sign tests make their keys; dnssec-verify checks a zone sign wrote), ldnsutils
+#   (ldns-verify-zone, the second opinion on a signed zone).
 set -euo pipefail
 
-PACKAGES=(dnsutils knot-dnsutils dnsperf dnsmasq-base iproute2 musl-tools gcc libc6-dev nftables iptables conntrack)
+PACKAGES=(dnsutils knot-dnsutils dnsperf dnsmasq-base iproute2 musl-tools gcc libc6-dev nftables iptables conntrack bind9-utils ldnsutils)
 
 # shellcheck source=lib/apt-packages.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/apt-packages.sh"

@@ -151,6 +151,42 @@ export function answerRecords(msg: Buffer, file: string): ZoneRecord[] {
   return out;
 }
 
+/** One record of a message: its section, owner in uncompressed wire form, RDATA names expanded. */
+export interface MessageRecord {
+  /** 0 answer, 1 authority, 2 additional. */
+  readonly section: 0 | 1 | 2;
+  readonly owner: Buffer;
+  readonly type: number;
+  readonly class: number;
+  readonly ttl: number;
+  readonly rdata: Buffer;
+}
+
+/** Every record of `msg`'s three sections in order (the OPT record included); throws WireError. */
+export function messageRecords(msg: Buffer): MessageRecord[] {
+  if (msg.length < 12) throw new WireError('dns: overflow unpacking uint16');
+  const counts = [msg.readUInt16BE(6), msg.readUInt16BE(8), msg.readUInt16BE(10)];
+  let off = skipQuestions(msg, msg.readUInt16BE(4));
+  const out: MessageRecord[] = [];
+  for (let s = 0; s < 3; s++) {
+    for (let i = 0; i < counts[s]!; i++) {
+      const owner = readName(msg, off);
+      off = owner.end;
+      if (off + 10 > msg.length) throw new WireError('dns: buffer size too small');
+      const type = msg.readUInt16BE(off);
+      const klass = msg.readUInt16BE(off + 2);
+      const ttl = msg.readUInt32BE(off + 4);
+      const rdlength = msg.readUInt16BE(off + 8);
+      off += 10;
+      if (off + rdlength > msg.length) throw new WireError('dns: overflow unpacking rdata');
+      const rdata = expandRdata(msg, type, off, off + rdlength);
+      off += rdlength;
+      out.push({ section: s as 0 | 1 | 2, owner: nameWire(owner.labels), type, class: klass, ttl, rdata });
+    }
+  }
+  return out;
+}
+
 /**
  * Every record of `msg`, section by section (answer, authority, additional), as zone records: for
  * an RFC 2136 UPDATE, whose prerequisite and update sections are the answer and authority

@@ -4,11 +4,14 @@
  * tests fail (never skip) with that reason when it is missing. Started on an ephemeral port and
  * stopped by PID. Hosted zones and record sets are written through the same REST API the plugin
  * reads, signed with SigV4 (moto routes a request by the service its credential scope names).
+ * `startMoto()` serves AWS Secrets Manager for `dnssec { key aws_secretsmanager }`: its `AWS_*`
+ * environment points the Go SDK and clusterdns at it; `createSecret` stores a secret through the API.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { awsConfig, signedHeaders } from '../../src/dnssec/secretsmanager.js';
 import { signRequest } from '../../plugins/route53/sigv4.js';
 import { freePort } from './net.js';
 import { watchLines } from './spawn.js';
@@ -126,4 +129,62 @@ export class MotoServer {
     this.proc.kill('SIGTERM');
     await done;
   }
+}
+
+/** The moto_server command, or null when it is not installed (alias of motoServerPath). */
+export function motoCommand(): string | null {
+  return motoServerPath();
+}
+
+export interface Moto {
+  readonly endpoint: string;
+  /** The AWS_* environment that points the Go SDK and clusterdns at this server. */
+  readonly env: Record<string, string>;
+  createSecret(name: string, secretString: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startMoto(): Promise<Moto> {
+  const cmd = motoCommand();
+  if (cmd === null) throw new Error(motoMissing()!);
+  const port = await freePort();
+  const proc: ChildProcess = spawn(cmd, ['-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  const endpoint = `http://127.0.0.1:${port}`;
+  await waitFor(
+    () => `moto_server to listen on ${endpoint}`,
+    async () => {
+      try {
+        await fetch(endpoint);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { everyMs: 200, timeoutMs: 60_000 },
+  );
+  const env = {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'testing',
+    AWS_SECRET_ACCESS_KEY: 'testing',
+    AWS_ENDPOINT_URL: endpoint,
+  };
+  return {
+    endpoint,
+    env,
+    async createSecret(name, secretString) {
+      const cfg = awsConfig(env);
+      const url = new URL(`${endpoint}/`);
+      const body = JSON.stringify({ Name: name, SecretString: secretString });
+      const headers = signedHeaders(cfg, url, 'secretsmanager.CreateSecret', body, new Date());
+      delete headers.host;
+      const res = await fetch(url, { method: 'POST', headers, body });
+      if (!res.ok) throw new Error(`CreateSecret ${name}: ${res.status} ${await res.text()}`);
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill('SIGTERM');
+      }),
+  };
 }

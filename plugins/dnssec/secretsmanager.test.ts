@@ -1,0 +1,70 @@
+/**
+ * dnssec `key aws_secretsmanager`: keys fetched with GetSecretValue (SigV4-signed, AWS JSON 1.1)
+ * from moto_server, a local server speaking the Secrets Manager API; a missing secret and a missing
+ * region fail the setup with the Go SDK's wording.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/corefile/types.js';
+import { readKeyPair } from '../../src/dnssec/keys.js';
+import { awsConfig } from '../../src/dnssec/secretsmanager.js';
+import { startMoto, type Moto } from '../../test/helpers/moto.js';
+import { dispenserFor } from '../../test/helpers/setup.js';
+import { parseDnssec, resolveDnssec } from './index.js';
+
+let moto: Moto;
+let dir = '';
+let base = '';
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'dnssec-aws-'));
+  base = join(
+    dir,
+    execFileSync('dnssec-keygen', ['-q', '-K', dir, '-a', 'ECDSAP256SHA256', '-f', 'KSK', 'example.org'], {
+      encoding: 'utf8',
+    }).trim(),
+  );
+  moto = await startMoto();
+  await moto.createSecret(
+    'Kexample.org.key',
+    JSON.stringify({ key: readFileSync(`${base}.key`, 'utf8'), private: readFileSync(`${base}.private`, 'utf8') }),
+  );
+}, 90_000);
+afterAll(async () => {
+  await moto?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const parse = (text: string) => parseDnssec(dispenserFor(text, 'dnssec'), ['example.org.']);
+
+describe('dnssec: key aws_secretsmanager', () => {
+  it('reads the key pair stored in the secret', async () => {
+    const cfg = await resolveDnssec(parse('dnssec {\n key aws_secretsmanager Kexample.org.key\n}'), moto.env);
+    const want = readKeyPair(base);
+    expect(cfg.keys).toHaveLength(1);
+    expect(cfg.keys[0]!.tag).toBe(want.tag);
+    expect(cfg.keys[0]!.rdata).toEqual(want.rdata);
+  });
+
+  it('a missing secret fails the setup with the service error', async () => {
+    const err = await resolveDnssec(parse('dnssec {\n key aws_secretsmanager nosuch\n}'), moto.env).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).describe()).toMatch(
+      /^plugin\/dnssec: operation error Secrets Manager: GetSecretValue, https response error StatusCode: \d+, RequestID: \S*, ResourceNotFoundException: /,
+    );
+  });
+
+  it('needs a region and credentials, as the SDK does', () => {
+    const none = { HOME: dir };
+    expect(() => awsConfig(none)).toThrow(/an AWS region is required, but was not found/);
+    expect(() => awsConfig({ ...none, AWS_REGION: 'eu-west-1' })).toThrow(/no credentials found/);
+    expect(
+      awsConfig({ ...none, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' }).endpoint,
+    ).toBe('https://secretsmanager.eu-west-1.amazonaws.com');
+  });
+});

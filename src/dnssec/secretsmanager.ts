@@ -1,0 +1,171 @@
+/**
+ * DNSSEC key pairs read from AWS Secrets Manager, for `dnssec { key aws_secretsmanager SECRET... }`
+ * (CoreDNS's ParseKeyFromAWSSecretsManager): one `GetSecretValue` call per secret, whose
+ * SecretString is JSON `{"key": "<.key file text>", "private": "<.private file text>"}`.
+ *
+ * No AWS SDK: the call is one signed HTTPS POST (AWS JSON 1.1 protocol, Signature Version 4), with
+ * the configuration the Go SDK's default chain reads from the environment and the shared files:
+ * region from AWS_REGION / AWS_DEFAULT_REGION or the profile's `region` in ~/.aws/config;
+ * credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN or the profile
+ * (AWS_PROFILE, default `default`) in ~/.aws/credentials; the endpoint from
+ * AWS_ENDPOINT_URL_SECRETS_MANAGER / AWS_ENDPOINT_URL or `https://secretsmanager.REGION.amazonaws.com`.
+ * Container and instance-role credentials (ECS, IMDS, SSO, web identity) are not read.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { keyFromTexts, type SigningKey } from './keys.js';
+
+const OP = 'operation error Secrets Manager: GetSecretValue';
+
+export interface AwsConfig {
+  readonly region: string;
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+  readonly endpoint: string;
+}
+
+/** `[section]` → key → value of an INI file (the shared AWS files); empty when unreadable. */
+function ini(path: string): Map<string, Map<string, string>> {
+  const out = new Map<string, Map<string, string>>();
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return out;
+  }
+  let cur: Map<string, string> | null = null;
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/[#;].*$/, '').trim();
+    const sec = /^\[(.+)\]$/.exec(line);
+    if (sec) {
+      cur = new Map();
+      out.set(sec[1]!.trim(), cur);
+      continue;
+    }
+    const i = line.indexOf('=');
+    if (cur !== null && i > 0) cur.set(line.slice(0, i).trim(), line.slice(i + 1).trim());
+  }
+  return out;
+}
+
+/** The configuration the Go SDK would load from `env` and the shared files. */
+export function awsConfig(env: NodeJS.ProcessEnv = process.env): AwsConfig {
+  const profile = env.AWS_PROFILE ?? 'default';
+  const home = env.HOME ?? homedir();
+  const config = ini(env.AWS_CONFIG_FILE ?? join(home, '.aws/config'));
+  const creds = ini(env.AWS_SHARED_CREDENTIALS_FILE ?? join(home, '.aws/credentials'));
+  const confSection = config.get(profile === 'default' ? 'default' : `profile ${profile}`);
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? confSection?.get('region');
+  if (region === undefined || region === '')
+    throw new Error(`${OP}, failed to resolve service endpoint, an AWS region is required, but was not found`);
+  const file = creds.get(profile);
+  const accessKeyId = env.AWS_ACCESS_KEY_ID ?? file?.get('aws_access_key_id');
+  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY ?? file?.get('aws_secret_access_key');
+  const sessionToken = env.AWS_ACCESS_KEY_ID !== undefined ? env.AWS_SESSION_TOKEN : file?.get('aws_session_token');
+  if (accessKeyId === undefined || secretAccessKey === undefined)
+    throw new Error(`${OP}, get identity: get credentials: failed to refresh cached credentials, no credentials found`);
+  const endpoint = (
+    env.AWS_ENDPOINT_URL_SECRETS_MANAGER ??
+    env.AWS_ENDPOINT_URL ??
+    `https://secretsmanager.${region}.amazonaws.com`
+  ).replace(/\/+$/, '');
+  return { region, accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}), endpoint };
+}
+
+const sha256 = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
+const hmac = (k: Buffer | string, s: string): Buffer => createHmac('sha256', k).update(s).digest();
+
+/** The headers of a SigV4-signed POST of `body` to `url` (service `secretsmanager`). */
+export function signedHeaders(
+  cfg: AwsConfig,
+  url: URL,
+  target: string,
+  body: string,
+  now: Date,
+): Record<string, string> {
+  const amzDate = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
+  const day = amzDate.slice(0, 8);
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-amz-json-1.1',
+    host: url.host,
+    'x-amz-date': amzDate,
+    'x-amz-target': target,
+  };
+  if (cfg.sessionToken !== undefined) headers['x-amz-security-token'] = cfg.sessionToken;
+  const names = Object.keys(headers).sort();
+  const canonical = [
+    'POST',
+    url.pathname || '/',
+    '',
+    ...names.map((n) => `${n}:${headers[n]!.trim()}`),
+    '',
+    names.join(';'),
+    sha256(body),
+  ].join('\n');
+  const scope = `${day}/${cfg.region}/secretsmanager/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
+  const kDate = hmac(`AWS4${cfg.secretAccessKey}`, day);
+  const kSigning = hmac(hmac(hmac(kDate, cfg.region), 'secretsmanager'), 'aws4_request');
+  const signature = createHmac('sha256', kSigning).update(toSign).digest('hex');
+  headers.authorization = `AWS4-HMAC-SHA256 Credential=${cfg.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
+  return headers;
+}
+
+/** GetSecretValue of `secretId`: its SecretString. */
+export async function getSecretString(cfg: AwsConfig, secretId: string, timeoutMs = 10_000): Promise<string> {
+  const url = new URL(`${cfg.endpoint}/`);
+  const body = JSON.stringify({ SecretId: secretId });
+  const headers = signedHeaders(cfg, url, 'secretsmanager.GetSecretValue', body, new Date());
+  delete headers.host;
+  let res: Response;
+  try {
+    res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    const cause = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
+    throw new Error(`${OP}, https response error: ${cause}`);
+  }
+  const text = await res.text();
+  if (!res.ok) {
+    let type = res.headers.get('x-amzn-errortype') ?? '';
+    let message = text;
+    try {
+      const j = JSON.parse(text) as { __type?: string; message?: string; Message?: string };
+      type = j.__type ?? type;
+      message = j.message ?? j.Message ?? text;
+    } catch {
+      // not JSON: the body as it is
+    }
+    const requestId = res.headers.get('x-amzn-requestid') ?? '';
+    throw new Error(
+      `${OP}, https response error StatusCode: ${res.status}, RequestID: ${requestId}, ${type.split('#').pop()}: ${message}`,
+    );
+  }
+  const j = JSON.parse(text) as { SecretString?: string };
+  if (typeof j.SecretString !== 'string') throw new Error('unexpected end of JSON input');
+  return j.SecretString;
+}
+
+/** The key pair stored under `secretId` (errors worded as CoreDNS's where they are its own). */
+export async function keyFromSecretsManager(cfg: AwsConfig, secretId: string): Promise<SigningKey> {
+  const s = await getSecretString(cfg, secretId);
+  let data: { key?: unknown; private?: unknown };
+  try {
+    data = JSON.parse(s) as { key?: unknown; private?: unknown };
+  } catch (e) {
+    throw new Error((e as Error).message);
+  }
+  const key = typeof data.key === 'string' ? data.key : '';
+  const priv = typeof data.private === 'string' ? data.private : '';
+  try {
+    return keyFromTexts(key, priv, secretId);
+  } catch (e) {
+    const m = (e as Error).message;
+    throw new Error(m === 'no public key found' ? 'invalid public key format' : m);
+  }
+}
