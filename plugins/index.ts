@@ -162,6 +162,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('tls', async () => (await import('./tls/index.js')).tls),
   plugin('minimal', async () => (await import('./minimal/index.js')).minimal),
   plugin('view', async () => (await import('./view/index.js')).view),
+  plugin('root', async () => (await import('./root/index.js')).root),
 ];
 
 function orderOf(name: string): number {
