@@ -163,6 +163,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('minimal', async () => (await import('./minimal/index.js')).minimal),
   plugin('view', async () => (await import('./view/index.js')).view),
   plugin('root', async () => (await import('./root/index.js')).root),
+  plugin('geoip', async () => (await import('./geoip/index.js')).geoip),
 ];
 
 function orderOf(name: string): number {
