@@ -164,6 +164,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('view', async () => (await import('./view/index.js')).view),
   plugin('root', async () => (await import('./root/index.js')).root),
   plugin('geoip', async () => (await import('./geoip/index.js')).geoip),
+  plugin('siit', async () => (await import('./siit/index.js')).siit),
 ];
 
 function orderOf(name: string): number {

@@ -19,3 +19,4 @@ import './grpc/metrics.js';
 import './local/metrics.js';
 import './dns64/metrics.js';
 import './acl/metrics.js';
+import './siit/metrics.js';
