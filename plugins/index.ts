@@ -165,6 +165,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('root', async () => (await import('./root/index.js')).root),
   plugin('geoip', async () => (await import('./geoip/index.js')).geoip),
   plugin('siit', async () => (await import('./siit/index.js')).siit),
+  plugin('erratic', async () => (await import('./erratic/index.js')).erratic),
 ];
 
 function orderOf(name: string): number {
