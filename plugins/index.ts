@@ -166,6 +166,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('geoip', async () => (await import('./geoip/index.js')).geoip),
   plugin('siit', async () => (await import('./siit/index.js')).siit),
   plugin('erratic', async () => (await import('./erratic/index.js')).erratic),
+  plugin('on', async () => (await import('./on/index.js')).on),
 ];
 
 function orderOf(name: string): number {
