@@ -12,7 +12,7 @@ import { SEARCH_PATH } from '../../src/searchpath.js';
 import { runCorefile, type CorefileRun } from '../../test/helpers/corefile.js';
 import { encodeQuery, makeQuery } from '../../test/helpers/dns.js';
 import { rrLines } from '../../test/helpers/records.js';
-import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
+import { configError, dispenserFor, factoryOf, setupContext } from '../../test/helpers/setup.js';
 
 let run: CorefileRun | null = null;
 afterEach(async () => {
@@ -100,11 +100,9 @@ describe('erratic: ready and autopath', () => {
       expect(name).toBe('erratic');
       probes.push(probe);
     };
-    const factory = erratic.setup(dispenserFor('erratic', 'erratic'), ctx);
+    const factory = factoryOf(erratic.setup(dispenserFor('erratic', 'erratic'), ctx));
     ctx.seal();
-    const h = (factory as NonNullable<typeof factory> & ((...a: never[]) => unknown))(null, ctx.block) as {
-      serve(q: unknown): unknown;
-    };
+    const h = factory(null, ctx.block);
     const ready: boolean[] = [];
     for (let i = 0; i < 7; i++) {
       ready.push(probes[0]!() === true);
