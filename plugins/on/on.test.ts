@@ -73,7 +73,7 @@ describe('on: hooks', () => {
 
   async function start(text: string): Promise<TestContext> {
     ctx = setupContext({ plugin: 'on' });
-    on.setup(dispenserFor(text, 'on'), ctx);
+    void on.setup(dispenserFor(text, 'on'), ctx);
     ctx.seal();
     await ctx.start();
     return ctx;
