@@ -16,7 +16,7 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
   it('lists every foreign directive of every block and imported file at once, in line order, with the other errors', () => {
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-foreign-'));
     mkdirSync(join(dir, 'conf.d'));
-    writeFileSync(join(dir, 'conf.d', 'extra.conf'), 'geoip /etc/GeoLite2-City.mmdb\nerratic\n');
+    writeFileSync(join(dir, 'conf.d', 'extra.conf'), 'clouddns example.org.:p:z\nazure example.org:rg\n');
     const conf = join(dir, 'Corefile');
     writeFileSync(
       conf,
@@ -53,8 +53,8 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
       `${conf}:8 - Error during parsing: Unknown directive 'frobnicate'`,
       `${conf}:12 - Error during parsing: Unknown directive 'tsig' ${FOREIGN}`,
       `${conf}:13 - Error during parsing: Unknown directive 'dnssec' ${FOREIGN}`,
-      `${extra}:1 - Error during parsing: Unknown directive 'geoip' ${FOREIGN}`,
-      `${extra}:2 - Error during parsing: Unknown directive 'erratic' ${FOREIGN}`,
+      `${extra}:1 - Error during parsing: Unknown directive 'clouddns' ${FOREIGN}`,
+      `${extra}:2 - Error during parsing: Unknown directive 'azure' ${FOREIGN}`,
       `Configuration has 8 errors: ${conf}`,
     ]);
     expect(r.stdout).not.toContain('Configuration OK');
