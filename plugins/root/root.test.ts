@@ -56,6 +56,15 @@ describe('root: paths', () => {
       await bare.stop();
     }
   });
+  it('forward, grpc and etcd read their TLS files from the root', async () => {
+    for (const line of [
+      'forward . tls://127.0.0.1 {\n    tls ca.pem\n  }',
+      'grpc . 127.0.0.1:9 {\n    tls ca.pem\n  }',
+      'etcd {\n    tls ca.pem\n  }',
+    ]) {
+      await expect(runCorefile(`example.org {\n  root ${dir}\n  ${line}\n}\n`), line).rejects.toThrow(`${dir}/ca.pem`);
+    }
+  });
 });
 
 describe('root: setup', () => {
