@@ -121,6 +121,10 @@ const MEMO_LIMIT = 4096;
 export class GeoDatabase {
   private readonly reader: ReaderType<Response>;
   private readonly schemas: number;
+  /** CoreDNS's name of the schema the database answers, for its debug line. */
+  get schema(): 'city' | 'asn' {
+    return this.schemas === CITY ? 'city' : 'asn';
+  }
   /** Labels by decoded record: mmdb-lib's cache hands back the same object for the same record. */
   private readonly labels = new WeakMap<object, readonly Label[]>();
   private readonly decoded = new Map<string | number, unknown>();

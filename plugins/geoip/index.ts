@@ -93,7 +93,7 @@ export const geoip: PluginDef = {
         try {
           labels = db.lookup(ip);
         } catch (e) {
-          log.debug(`Setting up city metadata failed due to database lookup error: ${(e as Error).message}`);
+          log.debug(`Setting up ${db.schema} metadata failed due to database lookup error: ${(e as Error).message}`);
           return;
         }
         for (let i = 0; i < labels.length; i++) meta.set(labels[i]![0], labels[i]![1]);
