@@ -170,6 +170,11 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('minimal', async () => (await import('./minimal/index.js')).minimal),
   plugin('view', async () => (await import('./view/index.js')).view),
   plugin('nomad', async () => (await import('./nomad/index.js')).nomad),
+  plugin('root', async () => (await import('./root/index.js')).root),
+  plugin('geoip', async () => (await import('./geoip/index.js')).geoip),
+  plugin('siit', async () => (await import('./siit/index.js')).siit),
+  plugin('erratic', async () => (await import('./erratic/index.js')).erratic),
+  plugin('on', async () => (await import('./on/index.js')).on),
 ];
 
 function orderOf(name: string): number {

@@ -21,3 +21,4 @@ import './dns64/metrics.js';
 import './acl/metrics.js';
 import './nomad/metrics.js';
 import './dnssec/metrics.js';
+import './siit/metrics.js';

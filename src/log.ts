@@ -236,6 +236,14 @@ export const stdLog: Logger = {
   raw: (level, line) => stdLine(level, line),
 };
 
+/**
+ * A line CoreDNS writes through Go's standard logger without any level in the text (Caddy's
+ * `error on 'on-…' hook: …`): as it is in text mode, an INFO object in json mode.
+ */
+export function stdPlainLine(m: string): void {
+  sink(jsonFormat ? jsonLine('INFO', m) : trimNewline(m));
+}
+
 /** An informational line without level tag (the banner: `.:53`, the version): in json mode an INFO object. */
 export function bannerLine(text: string): string {
   return jsonFormat ? jsonLine('INFO', text) : text;

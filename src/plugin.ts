@@ -154,6 +154,17 @@ export interface SetupContext {
    */
   listenOn(addresses: readonly string[]): void;
   /**
+   * Set the block's root folder (the `root` plugin, CoreDNS's `dnsserver.Config.Root`): later
+   * setups of the block resolve their relative file arguments against it (`resolvePath`). `root`
+   * comes first in the plugin order, so every file-reading plugin of the block sees it.
+   */
+  setRoot(dir: string): void;
+  /**
+   * A file argument as CoreDNS's plugins resolve it: `filepath.Join(root, path)` when the block has
+   * a root and `path` is relative, else `path` unchanged (relative to the working directory).
+   */
+  resolvePath(path: string): string;
+  /**
    * Offer a capability to the other plugins of this server block (src/capabilities.ts). Call
    * during setup.
    */

@@ -33,7 +33,7 @@ export const auto: PluginDef = {
   repeat: 'all',
   options: AUTO_OPTIONS,
   setup(d, ctx) {
-    const cfg = parseAuto(d, ctx.block.zones, ctx.log);
+    const cfg = parseAuto(d, ctx.block.zones, ctx.log, ctx.resolvePath);
     const zones = new AutoZones();
     let timer: NodeJS.Timeout | null = null;
     let xfer: TransferHub | null = null;

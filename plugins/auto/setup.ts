@@ -53,7 +53,13 @@ export function rewriteToExpand(s: string): string {
   return s.replaceAll('{', '${');
 }
 
-export function parseAuto(d: Dispenser, blockZones: readonly string[], log: Logger): AutoConfig {
+export function parseAuto(
+  d: Dispenser,
+  blockZones: readonly string[],
+  log: Logger,
+  /** The block's root applied to the directory (SetupContext.resolvePath). */
+  resolvePath = (p: string): string => p,
+): AutoConfig {
   const cfg: AutoConfig = {
     origins: [...blockZones],
     directory: '',
@@ -71,7 +77,7 @@ export function parseAuto(d: Dispenser, blockZones: readonly string[], log: Logg
       const v = o.values.map(String);
       switch (o.name) {
         case 'directory': {
-          cfg.directory = v[0]!;
+          cfg.directory = resolvePath(v[0]!);
           try {
             statSync(cfg.directory);
           } catch (e) {

@@ -19,7 +19,7 @@ export const etcd: PluginDef = {
   repeat: 'first',
   options: ETCD_OPTIONS,
   setup(d, ctx) {
-    const cfg = parseEtcd(d, ctx.block.zones);
+    const cfg = parseEtcd(d, ctx.block.zones, ctx.resolvePath);
     // The root every name's path starts with (msg.Path of the root name), and the watched prefix.
     const root = namePath('.', cfg.pathPrefix);
     const settings: IndexSettings = {

@@ -88,8 +88,8 @@ function readPem(occ: ParsedOccurrence, o: ParsedOption, path: string, what: 'ce
 }
 
 /** pkg/tls NewTLSConfigFromArgs: none (system CAs), CA, CERT KEY, or CERT KEY CA. */
-function tlsMaterial(occ: ParsedOccurrence, o: ParsedOption): TlsMaterial {
-  const a = o.raw;
+function tlsMaterial(occ: ParsedOccurrence, o: ParsedOption, resolvePath: (p: string) => string): TlsMaterial {
+  const a = o.raw.map(resolvePath);
   if (a.length > 3) throw occ.error(o, `maximum of three arguments allowed for TLS config, found ${a.length}`);
   if (a.length === 0) return { cert: null, key: null, ca: null };
   if (a.length === 1) return { cert: null, key: null, ca: readPem(occ, o, a[0]!, 'ca') };
@@ -100,7 +100,12 @@ function tlsMaterial(occ: ParsedOccurrence, o: ParsedOption): TlsMaterial {
   };
 }
 
-export function parseEtcd(d: Dispenser, blockZones: readonly string[]): EtcdConfig {
+/** Every occurrence; `resolvePath` applies the block's root to the TLS files, as CoreDNS does. */
+export function parseEtcd(
+  d: Dispenser,
+  blockZones: readonly string[],
+  resolvePath = (p: string): string => p,
+): EtcdConfig {
   const cfg: EtcdConfig = {
     zones: [...blockZones],
     fallthrough: null,
@@ -139,7 +144,7 @@ export function parseEtcd(d: Dispenser, blockZones: readonly string[]): EtcdConf
         cfg.credentials = { username: o.raw[0]!, password: o.raw[1]! };
         break;
       case 'tls':
-        cfg.tls = tlsMaterial(occ, o);
+        cfg.tls = tlsMaterial(occ, o, resolvePath);
         cfg.tlsFiles = [...o.raw];
         break;
       case 'no_apex_fallback':

@@ -32,7 +32,7 @@ export const file: PluginDef = {
   repeat: 'all',
   options: FILE_OPTIONS,
   setup(d, ctx) {
-    const cfg = parseFile(d, ctx.block.zones, ctx.log);
+    const cfg = parseFile(d, ctx.block.zones, ctx.log, ctx.resolvePath);
     const timers: NodeJS.Timeout[] = [];
     let xfer: TransferHub | null = null;
     // Every query thread loads and reloads its own copy of the zones (docs/multicore.md); the main

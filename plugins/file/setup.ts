@@ -43,14 +43,20 @@ export interface FileConfig {
   fallthrough: string[] | null;
 }
 
-export function parseFile(d: Dispenser, blockZones: readonly string[], log: Logger): FileConfig {
+export function parseFile(
+  d: Dispenser,
+  blockZones: readonly string[],
+  log: Logger,
+  /** The block's root applied to the file name (SetupContext.resolvePath). */
+  resolvePath = (p: string): string => p,
+): FileConfig {
   const cfg: FileConfig = { names: [], zones: new Map(), fallthrough: null };
   let reloadMs = 60_000;
   let byMtime = false;
   let openErr: { text: string; file: string; line: number } | null = null;
   while (d.next()) {
     const occ = parseOccurrence(d, FILE_OPTIONS);
-    const fileName = occ.directive.raw[0]!;
+    const fileName = resolvePath(occ.directive.raw[0]!);
     const args = normalizeZoneArgs(occ.directive.raw.slice(1));
     const origins = occ.directive.raw.length > 1 ? args : [...blockZones];
     let text: string | null = null;

@@ -49,7 +49,7 @@ export const forward: PluginDef = {
   options: FORWARD_OPTIONS,
   handlesAllClasses: true,
   setup(d, ctx) {
-    const configs = parseForward(d);
+    const configs = parseForward(d, ctx.resolvePath);
     for (const cfg of configs) for (const w of setupWarnings(cfg, ctx.block.port)) ctx.log.warning(w);
     const instances = configs.map((cfg) => {
       const opts = proxyOptions(cfg);

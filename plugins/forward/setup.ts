@@ -183,12 +183,15 @@ function resolverAddress(a: string): string | undefined {
   return hp ? `${hp.host.includes(':') ? `[${hp.host}]` : hp.host}:${hp.port}` : host;
 }
 
-/** Parse every `forward` occurrence of a block. */
-export function parseForward(d: Dispenser): ForwardConfig[] {
-  return parseOccurrences(d, FORWARD_OPTIONS, (occ) => parseStanza(d, occ));
+/**
+ * Parse every `forward` occurrence of a block; `resolvePath` applies the block's root to the TLS
+ * files (SetupContext.resolvePath), as CoreDNS joins them to `config.Root`.
+ */
+export function parseForward(d: Dispenser, resolvePath = (p: string): string => p): ForwardConfig[] {
+  return parseOccurrences(d, FORWARD_OPTIONS, (occ) => parseStanza(d, occ, resolvePath));
 }
 
-function parseStanza(d: Dispenser, occ: ParsedOccurrence): ForwardConfig {
+function parseStanza(d: Dispenser, occ: ParsedOccurrence, resolvePath: (p: string) => string): ForwardConfig {
   const cfg = defaultConfig();
   const [fromArg, ...toArgs] = occ.directive.raw as [string, ...string[]];
   const zones = normalizeZoneArg(fromArg);
@@ -206,7 +209,7 @@ function parseStanza(d: Dispenser, occ: ParsedOccurrence): ForwardConfig {
     }
   }
   if (cfg.to.length > MAX_TO) throw occ.error(occ.directive, `more than ${MAX_TO} TOs configured: ${cfg.to.length}`);
-  applyOptions(occ, cfg);
+  applyOptions(occ, cfg, resolvePath);
   if (cfg.tlsServerName && cfg.to.some((t) => t.serverName !== null)) {
     throw d.err('tls_servername cannot be combined with a per-upstream server name (tls://IP%NAME)');
   }
@@ -328,7 +331,7 @@ function readPem(occ: ParsedOccurrence, o: ParsedOption, path: string): Buffer {
 }
 
 /** The block options that need more than a declared type. */
-function applyOptions(occ: ParsedOccurrence, cfg: ForwardConfig): void {
+function applyOptions(occ: ParsedOccurrence, cfg: ForwardConfig, resolvePath: (p: string) => string): void {
   cfg.except = occ.all('except').flatMap((o) => o.raw.flatMap((n) => normalizeZoneArg(n)));
   cfg.forceTcp = occ.has('force_tcp');
   cfg.preferUdp = occ.has('prefer_udp');
@@ -344,9 +347,9 @@ function applyOptions(occ: ParsedOccurrence, cfg: ForwardConfig): void {
   cfg.policy = occ.str('policy', 0, cfg.policy) as Policy;
   cfg.maxConcurrent = occ.num('max_concurrent', 0, cfg.maxConcurrent);
   const tls = occ.last('tls');
-  if (tls && tls.raw.length === 1) cfg.tls = { cert: null, key: null, ca: readPem(occ, tls, tls.raw[0]!) };
+  if (tls && tls.raw.length === 1) cfg.tls = { cert: null, key: null, ca: readPem(occ, tls, resolvePath(tls.raw[0]!)) };
   else if (tls && tls.raw.length >= 2) {
-    const [cert, key, ca] = tls.raw;
+    const [cert, key, ca] = tls.raw.map(resolvePath);
     cfg.tls = { cert: readPem(occ, tls, cert!), key: readPem(occ, tls, key!), ca: ca ? readPem(occ, tls, ca) : null };
   }
   const serverName = occ.last('tls_servername');

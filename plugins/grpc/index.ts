@@ -27,7 +27,7 @@ export const grpc: PluginDef = {
   options: GRPC_OPTIONS,
   handlesAllClasses: true,
   setup(d, ctx) {
-    const cfg = parseGrpc(d);
+    const cfg = parseGrpc(d, ctx.resolvePath);
     const t = tlsOptions(cfg);
     const proxies = cfg.to.map((up) => new GrpcProxy(up, t));
     ctx.onShutdown(() => {

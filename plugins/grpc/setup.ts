@@ -66,9 +66,9 @@ export const GRPC_OPTIONS = directive('grpc', {
  * Parse the `grpc` occurrence of a block. A second one is refused after the first parsed, with
  * CoreDNS's plugin.ErrOnce, printed bare as CoreDNS returns it (so are the TO errors).
  */
-export function parseGrpc(d: Dispenser): GrpcConfig {
+export function parseGrpc(d: Dispenser, resolvePath = (p: string): string => p): GrpcConfig {
   d.next();
-  const cfg = parseStanza(d);
+  const cfg = parseStanza(d, resolvePath);
   if (d.next()) {
     const t = d.token()!;
     throw new BareSetupError('this plugin can only be used once per Server Block', t.file, t.line, 'grpc');
@@ -76,7 +76,8 @@ export function parseGrpc(d: Dispenser): GrpcConfig {
   return cfg;
 }
 
-function parseStanza(d: Dispenser): GrpcConfig {
+/** One occurrence; `resolvePath` applies the block's root to the TLS files, as CoreDNS does. */
+function parseStanza(d: Dispenser, resolvePath: (p: string) => string): GrpcConfig {
   const occ = parseOccurrence(d, GRPC_OPTIONS);
   const bare = (message: string): BareSetupError =>
     new BareSetupError(message, occ.directive.token.file, occ.directive.token.line, 'grpc');
@@ -103,7 +104,8 @@ function parseStanza(d: Dispenser): GrpcConfig {
   };
   const tls = occ.last('tls');
   if (tls) {
-    const read = (path: string): Buffer => {
+    const read = (file: string): Buffer => {
+      const path = resolvePath(file);
       try {
         return readFileSync(path);
       } catch (e) {

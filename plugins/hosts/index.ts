@@ -11,7 +11,7 @@ export const hosts: PluginDef = {
   options: HOSTS_OPTIONS,
   setup(d, ctx) {
     const cfg = parseHosts(d);
-    if (!isAbsolute(cfg.path)) cfg.path = resolve(cfg.path);
+    if (!isAbsolute(cfg.path)) cfg.path = resolve(ctx.resolvePath(cfg.path));
     const zones = cfg.zones.length > 0 ? cfg.zones : [...ctx.block.zones];
     // The file's re-reads log from the main thread only: each query thread re-reads its own copy,
     // and CoreDNS logs a missing or unreadable file once (src/log.ts, backgroundLog).

@@ -14,7 +14,7 @@ export const loadbalance: PluginDef = {
     const cfg = parseLoadbalance(d);
     let weights: WeightFile | null = null;
     if (cfg.policy === 'weighted' && cfg.weightFile) {
-      const path = isAbsolute(cfg.weightFile) ? cfg.weightFile : resolve(cfg.weightFile);
+      const path = isAbsolute(cfg.weightFile) ? cfg.weightFile : resolve(ctx.resolvePath(cfg.weightFile));
       const wf = new WeightFile(path);
       weights = wf;
       try {

@@ -47,7 +47,9 @@ function readPem(path: string, what: (msg: string) => string): Buffer {
   }
 }
 
-function parseManual(d: Dispenser, args: string[]): TlsServerConfig {
+function parseManual(d: Dispenser, given: string[], resolvePath: (p: string) => string): TlsServerConfig {
+  // CERT, KEY and CA, and keylog's file, relative to the block's root (the `root` plugin).
+  const args = given.map(resolvePath);
   // CoreDNS wraps this one argument error in plugin.Error twice.
   if (args.length < 2 || args.length > 3) {
     const e = d.argErr();
@@ -65,7 +67,7 @@ function parseManual(d: Dispenser, args: string[]): TlsServerConfig {
     } else if (name === 'keylog') {
       const a = d.remainingArgs();
       if (a.length !== 1) throw d.argErr();
-      keyLog = resolve(a[0]!);
+      keyLog = resolve(resolvePath(a[0]!));
     } else {
       throw d.err(`unknown option '${name}'`);
     }
@@ -121,7 +123,7 @@ export const tls: PluginDef = {
       if (args.length === 0) parseAcme(d);
       const line = d.token();
       try {
-        cfg = parseManual(d, args);
+        cfg = parseManual(d, args, ctx.resolvePath);
       } catch (e) {
         if (e instanceof ConfigError) throw e;
         throw new ConfigError((e as Error).message, line?.file, line?.line, 'tls');

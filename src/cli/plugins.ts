@@ -6,8 +6,15 @@
  */
 import { PLUGINS } from '../../plugins/index.js';
 
+/** Directives Caddy registers for every server type, listed after the sorted DNS ones. */
+const GENERIC: readonly string[] = ['on'];
+
 export function pluginList(): string {
   // Go's sort.Strings orders by bytes; the names are ASCII, where UTF-16 order is the same.
-  const names = PLUGINS.map((p) => p.name).sort();
+  // `on` is Caddy's generic plugin (no server type): Caddy lists it after the DNS plugins.
+  const names = PLUGINS.map((p) => p.name)
+    .filter((n) => !GENERIC.includes(n))
+    .sort();
+  names.push(...PLUGINS.map((p) => p.name).filter((n) => GENERIC.includes(n)));
   return `${names.map((n) => `${n}\n`).join('')}\n`;
 }

@@ -44,6 +44,7 @@ import type {
 import { RouteTable } from './routes.js';
 import { VIEW } from '../view.js';
 import { NO_SELF_LOOKUP } from './selflookup.js';
+import { resolveAgainstRoot } from '../rootpath.js';
 import type { SharedResources } from './shared.js';
 
 export interface ConfigSource {
@@ -64,6 +65,8 @@ export interface BlockRuntime {
   anyClass: boolean;
   /** Capabilities offered by the block's plugins (sealed once every setup ran). */
   readonly capabilities: CapabilitySet;
+  /** The `root` plugin's folder ('' = none: relative paths stay relative to the working directory). */
+  root: string;
 }
 
 export interface MutableBlockInfo extends BlockInfo {
@@ -417,6 +420,7 @@ export function addBlock(inst: Instance, keys: ServerKey[], info: MutableBlockIn
     chain: null,
     anyClass: false,
     capabilities: new CapabilitySet(),
+    root: '',
   };
   inst.blocks.push(rt);
   return rt;
@@ -454,6 +458,10 @@ export function blockContext(
     listenOn: (addresses) => {
       for (const a of addresses) if (!rt.info.bindAddresses.includes(a)) rt.info.bindAddresses.push(a);
     },
+    setRoot: (dir) => {
+      rt.root = dir;
+    },
+    resolvePath: (path) => resolveAgainstRoot(rt.root, path),
     provide: (cap, value) => rt.capabilities.provide(cap, value),
     lookup: (cap) => rt.capabilities.lookup(cap),
   };

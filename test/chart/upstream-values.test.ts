@@ -537,8 +537,8 @@ describe('helm template refuses a Corefile the binary would reject', () => {
       },
     });
     expect(err).toMatch(/servers\[0\]\.plugins\[1\]: clusterdns \S+ has no plugin "nosuchplugin"/);
-    expect(err).toContain('Known directives: metadata, cancel, proxyproto, quic, grpc_server, https, https3, timeouts');
-    // The operator file with a plugin clusterdns does not have in place of one of its own.
+    expect(err).toContain('Known directives: root, metadata, geoip, cancel, proxyproto, quic, grpc_server, https');
+    // The operator file with a directive nobody has in place of one of its own.
     const op = helmTemplateError({ valuesFiles: [OPERATOR], set: ['servers[0].plugins[10].name=nosuchplugin'] });
     expect(op).toMatch(/has no plugin "nosuchplugin"/);
   });

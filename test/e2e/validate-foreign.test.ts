@@ -16,7 +16,7 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
   it('lists every foreign directive of every block and imported file at once, in line order, with the other errors', () => {
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-foreign-'));
     mkdirSync(join(dir, 'conf.d'));
-    writeFileSync(join(dir, 'conf.d', 'extra.conf'), 'geoip /etc/GeoLite2-City.mmdb\nerratic\n');
+    writeFileSync(join(dir, 'conf.d', 'extra.conf'), 'clouddns example.org.:p:z\nazure example.org:rg\n');
     const conf = join(dir, 'Corefile');
     writeFileSync(
       conf,
@@ -32,7 +32,7 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
         '  forward . 192.0.2.53', //                       9
         '}', //                                            10
         'example.org {', //                                11
-        '  tsig', //                                       12 implemented now
+        '  tsig', //                                       12 foreign
         '  dnssec', //                                     13 foreign
         '  import conf.d/*.conf', //                       14 two more in the imported file
         '  acl {', //                                      15 implemented now
@@ -51,10 +51,11 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
       `${conf}:3 - Error during parsing: Unknown directive 'route53' ${FOREIGN}`,
       `plugin/bufsize: ${conf}:7 - Error during parsing: Wrong argument count or unexpected line ending after '100'`,
       `${conf}:8 - Error during parsing: Unknown directive 'frobnicate'`,
+      `${conf}:12 - Error during parsing: Unknown directive 'tsig' ${FOREIGN}`,
       `${conf}:13 - Error during parsing: Unknown directive 'dnssec' ${FOREIGN}`,
-      `${extra}:1 - Error during parsing: Unknown directive 'geoip' ${FOREIGN}`,
-      `${extra}:2 - Error during parsing: Unknown directive 'erratic' ${FOREIGN}`,
-      `Configuration has 7 errors: ${conf}`,
+      `${extra}:1 - Error during parsing: Unknown directive 'clouddns' ${FOREIGN}`,
+      `${extra}:2 - Error during parsing: Unknown directive 'azure' ${FOREIGN}`,
+      `Configuration has 8 errors: ${conf}`,
     ]);
     expect(r.stdout).not.toContain('Configuration OK');
   });
