@@ -17,6 +17,7 @@ import { encodeMessage } from './dns/encode.js';
 import { decode, rcodeOf, type Message } from './dns/message.js';
 import { Flag, Qtype } from './dns/constants.js';
 import { forEachRecord, writePlainName, type ParsedRequest } from './dns/wire.js';
+import type { Span } from './tracing/span.js';
 
 export type Proto = 'udp' | 'tcp';
 
@@ -46,6 +47,11 @@ export interface Transport {
    * absent or null without them.
    */
   readonly proxyTlv?: string | null;
+  /**
+   * DNS over HTTPS: the HTTP request's headers (lower-case names), from which *trace* continues a
+   * client's B3 trace context. Absent on other transports.
+   */
+  readonly httpHeaders?: Readonly<Record<string, string | string[] | undefined>>;
   /**
    * TCP only: send several messages for this one query (a zone transfer). Absent on UDP and on the
    * server's own lookups.
@@ -209,6 +215,11 @@ export class Query {
    * cuts a running one at it.
    */
   deadline = Infinity;
+  /**
+   * The span of the plugin serving this query when the *trace* plugin traces it (src/tracing/),
+   * else null: forward and grpc start their attempts' spans under it.
+   */
+  span: Span | null = null;
   private decoded: Message | null = null;
 
   constructor(
@@ -344,6 +355,7 @@ export class Query {
     q.deadline = this.deadline;
     q.depth = this.depth;
     q.lookups = this.lookups;
+    q.span = this.span;
     return q;
   }
 }

@@ -278,7 +278,7 @@ export class DohServer {
   private query(msg: Buffer, conn: DohConnection | undefined, req: Req, res: Res): void {
     const sock = req.socket;
     this.listener.started();
-    this.listener.dispatchFn(msg, new DohExchange(this, res, conn, sock));
+    this.listener.dispatchFn(msg, new DohExchange(this, res, conn, sock, req.headers));
   }
 
   /** Go's http.Error: a text body with a newline, no sniffing. */
@@ -348,6 +348,8 @@ class DohExchange implements Exchange {
     private readonly res: Res,
     conn: DohConnection | undefined,
     private readonly sock: net.Socket | tls.TLSSocket,
+    /** The request's headers (the B3 trace context *trace* continues). */
+    readonly httpHeaders: Readonly<Record<string, string | string[] | undefined>>,
   ) {
     this.family = conn?.family ?? 1;
     this.remoteAddress = conn?.remote ?? '';
