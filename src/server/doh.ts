@@ -25,6 +25,7 @@ import { counter } from '../metrics/registry.js';
 import type { Exchange } from './listener.js';
 import type { HttpsOptions } from './listenopts.js';
 import type { ListenerInfo, TcpLimits } from './tcp.js';
+import { ConnectionAdmission } from './admission.js';
 import { clientAuthorized, serverTlsOptions, type TlsServerConfig } from './tlsconfig.js';
 import { unmapV4 } from '../util/ip.js';
 import { nodeHttp, nodeHttp2 } from '../util/require.js';
@@ -70,19 +71,20 @@ class DohConnection {
 }
 
 export class DohServer {
-  private readonly order = new Set<DohConnection>();
+  /** Connections in the order of their last activity, and the caps (src/server/admission.ts). */
+  private readonly admission = new ConnectionAdmission<DohConnection>(
+    (c) => c.remote,
+    (c) => this.drop(c),
+    () => this.sweep(),
+  );
   /** Connections by `address|port` of their client, to find a request's connection. */
   private readonly byPeer = new Map<string, DohConnection>();
-  private readonly perSource = new Map<string, number>();
   /** HTTP/2 and (ALPN `http/1.1`) HTTP/1.1 over TLS; created with the first TLS material. */
   private h2: http2.Http2SecureServer | null = null;
   /** In clear (no `tls` in the block): HTTP/1.1, as CoreDNS's Go server without TLS. */
   private readonly h1: http.Server;
   private tlsConfig: TlsServerConfig | null = null;
-  private sweeper: NodeJS.Timeout | null = null;
-  /** Connections closed by the caps and timeouts, for tests and diagnostics. */
-  evicted = 0;
-  refused = 0;
+  /** Connections closed by the idle and read timeouts, for tests and diagnostics. */
   idleClosed = 0;
   private readonly handler = (req: Req, res: Res): void => this.onRequest(req, res);
 
@@ -140,11 +142,20 @@ export class DohServer {
   }
 
   get size(): number {
-    return this.order.size;
+    return this.admission.size;
+  }
+
+  /** Connections closed by the caps, for tests and diagnostics. */
+  get evicted(): number {
+    return this.admission.evicted;
+  }
+
+  get refused(): number {
+    return this.admission.refused;
   }
 
   countFrom(remote: string): number {
-    return this.perSource.get(remote) ?? 0;
+    return this.admission.countFrom(remote);
   }
 
   /**
@@ -153,29 +164,15 @@ export class DohServer {
    */
   accept(raw: net.Socket, remote: string, family: 1 | 2): void {
     const limits = this.limits();
-    const n = this.perSource.get(remote) ?? 0;
-    if (limits.maxConnectionsPerSource > 0 && n >= limits.maxConnectionsPerSource) {
-      this.refused++;
+    if (!this.admission.admit(remote, limits.maxConnectionsPerSource, this.maxConnections)) {
       raw.destroy();
       return;
     }
-    while (this.order.size >= this.maxConnections) {
-      const oldest = this.order.values().next().value;
-      if (!oldest) break;
-      this.evicted++;
-      this.drop(oldest);
-    }
-    this.perSource.set(remote, n + 1);
     const conn = new DohConnection(raw, remote, family);
     this.byPeer.set(peerKey(remote, raw.remotePort), conn);
-    this.order.add(conn);
+    this.admission.add(conn, Math.max(50, Math.min(1000, Math.min(limits.idleTimeoutMs, limits.readTimeoutMs) >> 2)));
     raw.on('close', () => this.forget(conn));
     raw.on('error', () => raw.destroy());
-    if (!this.sweeper) {
-      const tick = Math.max(50, Math.min(1000, Math.min(limits.idleTimeoutMs, limits.readTimeoutMs) >> 2));
-      this.sweeper = setInterval(() => this.sweep(), tick);
-      this.sweeper.unref();
-    }
     if (this.tlsConfig && this.h2) this.h2.emit('connection', raw);
     else this.h1.emit('connection', raw);
   }
@@ -186,20 +183,13 @@ export class DohServer {
   }
 
   private forget(conn: DohConnection): void {
-    if (!this.order.delete(conn)) return;
+    if (!this.admission.remove(conn)) return;
     this.byPeer.delete(peerKey(conn.remote, conn.socket.remotePort));
-    const n = (this.perSource.get(conn.remote) ?? 1) - 1;
-    if (n <= 0) this.perSource.delete(conn.remote);
-    else this.perSource.set(conn.remote, n);
-    if (this.order.size === 0 && this.sweeper) {
-      clearInterval(this.sweeper);
-      this.sweeper = null;
-    }
   }
 
   private touch(conn: DohConnection): void {
     conn.lastActive = Date.now();
-    if (this.order.delete(conn)) this.order.add(conn);
+    this.admission.touch(conn);
   }
 
   /**
@@ -208,7 +198,7 @@ export class DohServer {
    */
   sweep(now = Date.now()): void {
     const { idleTimeoutMs, readTimeoutMs } = this.limits();
-    for (const conn of [...this.order]) {
+    for (const conn of [...this.admission.values()]) {
       if (conn.inFlight > 0) continue;
       const limit = conn.served === 0 ? readTimeoutMs : idleTimeoutMs;
       if (now - conn.lastActive >= limit) {
@@ -318,18 +308,17 @@ export class DohServer {
 
   /** Every connection, for the listener's close. */
   connections(): DohConnection[] {
-    return [...this.order];
+    return [...this.admission.values()];
   }
 
   /** End every connection gracefully (HTTP/2 GOAWAY after the streams in flight); the rest later. */
   close(): void {
-    for (const c of this.order) c.socket.end();
-    if (this.sweeper) clearInterval(this.sweeper);
-    this.sweeper = null;
+    for (const c of this.admission.values()) c.socket.end();
+    this.admission.stop();
   }
 
   destroyAll(): void {
-    for (const c of [...this.order]) this.drop(c);
+    for (const c of [...this.admission.values()]) this.drop(c);
   }
 }
 
