@@ -105,6 +105,27 @@ describe('DNS over HTTPS', () => {
     );
   });
 
+  it('answers dig +https (BIND 9) with POST and GET, the certificate verified', async () => {
+    const port = await start();
+    for (const get of [false, true]) {
+      const { stdout } = await run('dig', [
+        '@127.0.0.1',
+        '-p',
+        String(port),
+        get ? '+https-get' : '+https',
+        `+tls-ca=${pki.caCert}`,
+        '+tls-hostname=localhost',
+        '+tries=1',
+        '+time=5',
+        'doh.example.org',
+        'A',
+      ]);
+      expect(stdout).toContain('status: NOERROR');
+      expect(stdout).toMatch(/doh\.example\.org\.\s+300\s+IN\s+A\s+192\.0\.2\.8/);
+      expect(stdout).toContain(`(HTTPS${get ? '-GET' : ''})`);
+    }
+  });
+
   it('answers Node’s http2 client with POST and GET, with the DoH headers', async () => {
     const port = await start();
     const post = await h2Request(port, ca, {
