@@ -12,7 +12,9 @@
  * (src/server/tcp.ts): a per-source cap, the longest-idle one closed at the listener's cap (the
  * `https` plugin's `max_connections`, CoreDNS's default 200), no request within the read timeout
  * or none for the idle timeout closes it; HTTP/2 flow control and `max_streams` (250) bound what
- * one connection has in flight.
+ * one connection has in flight. A request not answered within the write timeout (Go's
+ * http.Server WriteTimeout: CoreDNS's 5 s, or `timeouts { write }`) is cut: its HTTP/2 stream
+ * reset with INTERNAL_ERROR, an HTTP/1.1 connection closed, as Go's server does.
  */
 import type * as http from 'node:http';
 import type * as http2 from 'node:http2';
@@ -39,6 +41,8 @@ const httpsResponsesTotal = counter({
 /** CoreDNS's DefaultHTTPSMaxConnections and DefaultHTTPSMaxStreams. */
 export const DEFAULT_HTTPS_MAX_CONNECTIONS = 200;
 export const DEFAULT_HTTPS_MAX_STREAMS = 250;
+/** CoreDNS's server WriteTimeout, which its DoH http.Server gets unless `timeouts { write }` sets one. */
+export const DEFAULT_HTTPS_WRITE_TIMEOUT_MS = 5000;
 /** doh.maxDNSQuerySize and the longest base64 text of such a query. */
 const MAX_QUERY = 65536;
 const MAX_BASE64 = Math.floor((MAX_QUERY * 8 + 5) / 6);
@@ -61,6 +65,8 @@ function peerKey(address: string, port: number | undefined): string {
 /** One accepted connection: its place in the idle order and its requests in flight. */
 class DohConnection {
   inFlight = 0;
+  /** Requests in flight, with when each was read (the write timeout runs from then). */
+  readonly pending = new Map<Res, number>();
   lastActive = Date.now();
   served = 0;
   constructor(
@@ -86,6 +92,8 @@ export class DohServer {
   private tlsConfig: TlsServerConfig | null = null;
   /** Connections closed by the idle and read timeouts, for tests and diagnostics. */
   idleClosed = 0;
+  /** Requests cut by the write timeout. */
+  writeTimedOut = 0;
   private readonly handler = (req: Req, res: Res): void => this.onRequest(req, res);
 
   constructor(
@@ -170,7 +178,8 @@ export class DohServer {
     }
     const conn = new DohConnection(raw, remote, family);
     this.byPeer.set(peerKey(remote, raw.remotePort), conn);
-    this.admission.add(conn, Math.max(50, Math.min(1000, Math.min(limits.idleTimeoutMs, limits.readTimeoutMs) >> 2)));
+    const shortest = Math.min(limits.idleTimeoutMs, limits.readTimeoutMs, writeTimeoutMs(limits));
+    this.admission.add(conn, Math.max(50, Math.min(1000, shortest >> 2)));
     raw.on('close', () => this.forget(conn));
     raw.on('error', () => raw.destroy());
     if (this.tlsConfig && this.h2) this.h2.emit('connection', raw);
@@ -197,8 +206,16 @@ export class DohServer {
    * included), or none in flight and none for the idle timeout.
    */
   sweep(now = Date.now()): void {
-    const { idleTimeoutMs, readTimeoutMs } = this.limits();
+    const limits = this.limits();
+    const { idleTimeoutMs, readTimeoutMs } = limits;
+    const writeLimit = writeTimeoutMs(limits);
     for (const conn of [...this.admission.values()]) {
+      for (const [res, readAt] of conn.pending) {
+        if (now - readAt < writeLimit) continue;
+        conn.pending.delete(res);
+        this.writeTimedOut++;
+        this.cut(res, conn);
+      }
       if (conn.inFlight > 0) continue;
       const limit = conn.served === 0 ? readTimeoutMs : idleTimeoutMs;
       if (now - conn.lastActive >= limit) {
@@ -208,11 +225,21 @@ export class DohServer {
     }
   }
 
+  /**
+   * A request past the write timeout: Go's HTTP/2 server resets its stream (INTERNAL_ERROR); over
+   * HTTP/1.1 the connection's write deadline passed, so it is closed without a response.
+   */
+  private cut(res: Res, conn: DohConnection): void {
+    if ('stream' in res) res.stream.close(nodeHttp2().constants.NGHTTP2_INTERNAL_ERROR);
+    else this.drop(conn);
+  }
+
   private onRequest(req: Req, res: Res): void {
     const conn = this.byPeer.get(peerKey(unmapV4(req.socket.remoteAddress ?? ''), req.socket.remotePort));
     if (conn) {
       conn.served++;
       conn.inFlight++;
+      conn.pending.set(res, Date.now());
       this.touch(conn);
     }
     let finished = false;
@@ -221,6 +248,7 @@ export class DohServer {
       finished = true;
       if (conn) {
         conn.inFlight--;
+        conn.pending.delete(res);
         this.touch(conn);
       }
     };
@@ -463,4 +491,11 @@ export function maxAge(wire: Buffer): number {
   if (type !== 'NOERROR' && type !== 'NODATA' && !named) return MIN_TTL;
   if (an + ns === 0 && (extra === 0 || (extra === 1 && onlyOpt))) return MIN_TTL;
   return min;
+}
+
+/** The DoH write timeout: `timeouts { write }`, else CoreDNS's server default. */
+function writeTimeoutMs(limits: TcpLimits): number {
+  return limits.writeTimeoutMs !== undefined && limits.writeTimeoutMs > 0
+    ? limits.writeTimeoutMs
+    : DEFAULT_HTTPS_WRITE_TIMEOUT_MS;
 }
