@@ -46,14 +46,25 @@ interface Args {
   only: string[] | null;
   services: number;
   workers: number;
-  /** Interleaved rounds of the dnstap scenario. */
+  /** Interleaved rounds of the dnstap and trace scenarios. */
   rounds: number;
+  /** `every` of the trace scenario. */
+  traceEvery: number;
   /** dnsperf clients (`-c`) in the dnstap scenario. */
   clients: number;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { baseline: null, duration: 5, only: null, services: 10_000, workers: 1, rounds: 3, clients: 1 };
+  const a: Args = {
+    baseline: null,
+    duration: 5,
+    only: null,
+    services: 10_000,
+    workers: 1,
+    rounds: 3,
+    clients: 1,
+    traceEvery: 1,
+  };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = argv[i + 1];
@@ -63,6 +74,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--services') a.services = Number(v);
     else if (k === '--workers') a.workers = Number(v);
     else if (k === '--rounds') a.rounds = Number(v);
+    else if (k === '--trace-every') a.traceEvery = Number(v);
     else if (k === '--clients') a.clients = Number(v);
     else if (k === '--baseline') a.baseline = resolve(v);
     else continue;
@@ -286,6 +298,86 @@ async function listServices(url: string): Promise<{ name: string; ns: string; he
   }));
 }
 
+/** A server pair of an on/off scenario: whoami alone, and whoami behind the plugin measured. */
+interface OnOffPair {
+  name: string;
+  off: Target;
+  on: Target;
+  onProc: Proc;
+  offProc: Proc;
+}
+
+/**
+ * What a plugin costs per answer: whoami behind it (`onCorefile`) against whoami alone, for this
+ * build, the `--baseline` build and CoreDNS 1.15.0 (when `.bin/coredns` is there). Every server of
+ * every pair is up for the whole scenario (all on CPU 0, only the one being loaded busy); the
+ * `--rounds` interleave them, order flipped each round, so a drift of the machine's speed lands on
+ * every server alike and each round's ratio comes from two runs seconds apart. The `sink` (the
+ * plugin's collector) runs on the load core; its CPU is reported, counted for neither server. One
+ * note per server: the per-round ratios of answers per CPU-second on / off, their median and spread.
+ */
+async function onOffRounds(
+  args: Args,
+  notes: string[],
+  o: { label: string; on: string; sink: Proc; baseline: boolean },
+  onCorefile: (port: number) => string,
+  extra: (pr: OnOffPair) => string,
+): Promise<void> {
+  const plain = (p: number) => `.:${p} {\n  whoami\n}\n`;
+  const servers: { name: string; start: (corefile: string, p: number) => Promise<Proc> }[] = [
+    { name: 'clusterdns', start: (c, p) => startClusterdns(c, p, args.workers) },
+  ];
+  // With --baseline, the other build's pair too (when it has the plugin), between this build's
+  // and CoreDNS's.
+  const other = args.baseline;
+  if (other !== null && o.baseline)
+    servers.push({ name: 'clusterdns (baseline)', start: (c, p) => startClusterdns(c, p, args.workers, other) });
+  const coredns = join(root, '.bin/coredns');
+  if (existsSync(coredns)) servers.push({ name: 'CoreDNS', start: (c) => startCoreDNS(coredns, c) });
+  else process.stdout.write(`${o.label}: .bin/coredns is missing (bash scripts/install-coredns.sh): no CoreDNS pair\n`);
+  const pairs: OnOffPair[] = [];
+  for (const srv of servers) {
+    process.stdout.write(`${o.label}: starting ${srv.name} (whoami, and whoami with ${o.on})\n`);
+    const pp = port();
+    const offProc = await srv.start(plain(pp), pp);
+    const tp = port();
+    const onProc = await srv.start(onCorefile(tp), tp);
+    const q = ['example.org A'];
+    pairs.push({
+      name: srv.name,
+      off: { name: `${srv.name} whoami`, port: pp, pid: offProc.pid, queries: q },
+      on: { name: `${srv.name} ${o.on}`, port: tp, pid: onProc.pid, queries: q },
+      onProc,
+      offProc,
+    });
+  }
+  for (const pr of pairs) for (const t of [pr.off, pr.on]) await runLoad({ ...loadOf(t), durationS: 1 });
+  const runs = new Map<string, { off: TapRun[]; on: TapRun[] }>(pairs.map((pr) => [pr.name, { off: [], on: [] }]));
+  for (let r = 0; r < args.rounds; r++) {
+    for (const pr of pairs) {
+      // Order flipped each round: neither side always runs first after another server's turn.
+      const order = r % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+      for (const side of order) {
+        const x = await tapRun(pr[side], o.sink.pid, args.duration, args.clients);
+        runs.get(pr.name)![side].push(x);
+        process.stdout.write(
+          `${o.label}: round ${r + 1}/${args.rounds} ${pr[side].name}: ${Math.round(x.qps)} qps, server ${x.cpu.toFixed(2)} of a core (${Math.round(x.perCpu)} answers per CPU-second), collector ${x.sinkCpu.toFixed(2)}, CPU 0 busy ${x.busy[0]!.toFixed(2)}, CPU 1 busy ${x.busy[1]!.toFixed(2)}, lost ${x.lost}\n`,
+        );
+      }
+    }
+  }
+  for (const pr of pairs) {
+    const x = runs.get(pr.name)!;
+    const ratios = x.on.map((on, i) => on.perCpu / x.off[i]!.perCpu);
+    const util = [...x.on, ...x.off].map((v) => v.cpu);
+    const note = `${pr.name}: answers per CPU-second with ${o.on} / without, ${ratios.length} interleaved rounds: median ${medianOf(ratios).toFixed(3)} (rounds ${ratios.map((v) => v.toFixed(3)).join(', ')}; spread ${(Math.max(...ratios) - Math.min(...ratios)).toFixed(3)}); median ${Math.round(medianOf(x.on.map((v) => v.perCpu)))} / ${Math.round(medianOf(x.off.map((v) => v.perCpu)))}, QPS ${Math.round(medianOf(x.on.map((v) => v.qps)))} / ${Math.round(medianOf(x.off.map((v) => v.qps)))}; server busy ${Math.min(...util).toFixed(2)}–${Math.max(...util).toFixed(2)} of a core; ${extra(pr)}`;
+    process.stdout.write(`${note}\n`);
+    notes.push(`- ${note}`);
+    await pr.onProc.stop();
+    await pr.offProc.stop();
+  }
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--memory')) {
     // Resident memory beside CoreDNS 1.15.0: sync, forced relist, load (bench/memory.ts).
@@ -374,61 +466,13 @@ async function main(): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-bench-dnstap-'));
     const sock = join(dir, 'tap.sock');
     const sink = await startNode(join(DIST, 'bench/tapsink.js'), [sock], /tapsink listening/, 1);
-    const plain = (p: number) => `.:${p} {\n  whoami\n}\n`;
-    const tapped = (p: number) => `.:${p} {\n  dnstap unix://${sock} full\n  whoami\n}\n`;
-    const servers: { name: string; start: (corefile: string, p: number) => Promise<Proc> }[] = [
-      { name: 'clusterdns', start: (c, p) => startClusterdns(c, p, args.workers) },
-    ];
-    // With --baseline, the other build's pair too, between this build's and CoreDNS's.
-    const other = args.baseline;
-    if (other !== null)
-      servers.push({ name: 'clusterdns (baseline)', start: (c, p) => startClusterdns(c, p, args.workers, other) });
-    const coredns = join(root, '.bin/coredns');
-    if (existsSync(coredns)) servers.push({ name: 'CoreDNS', start: (c) => startCoreDNS(coredns, c) });
-    else process.stdout.write('dnstap: .bin/coredns is missing (bash scripts/install-coredns.sh): no CoreDNS pair\n');
-    // Every pair is up for the whole scenario (all servers on CPU 0, only the one being loaded
-    // busy); the rounds interleave them, so a drift of the machine's speed within the run lands on
-    // every server alike, and each round's ratio is taken from two runs seconds apart.
-    const pairs: { name: string; off: Target; on: Target; onProc: Proc; offProc: Proc }[] = [];
-    for (const srv of servers) {
-      const pp = port();
-      const offProc = await srv.start(plain(pp), pp);
-      const tp = port();
-      const onProc = await srv.start(tapped(tp), tp);
-      const q = ['example.org A'];
-      pairs.push({
-        name: srv.name,
-        off: { name: `${srv.name} whoami`, port: pp, pid: offProc.pid, queries: q },
-        on: { name: `${srv.name} dnstap full`, port: tp, pid: onProc.pid, queries: q },
-        onProc,
-        offProc,
-      });
-    }
-    for (const pr of pairs) for (const t of [pr.off, pr.on]) await runLoad({ ...loadOf(t), durationS: 1 });
-    const runs = new Map<string, { off: TapRun[]; on: TapRun[] }>(pairs.map((pr) => [pr.name, { off: [], on: [] }]));
-    for (let r = 0; r < args.rounds; r++) {
-      for (const pr of pairs) {
-        // Order flipped each round: neither side always runs first after another server's turn.
-        const order = r % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
-        for (const side of order) {
-          const x = await tapRun(pr[side], sink.pid, args.duration, args.clients);
-          runs.get(pr.name)![side].push(x);
-          process.stdout.write(
-            `dnstap: round ${r + 1}/${args.rounds} ${pr[side].name}: ${Math.round(x.qps)} qps, server ${x.cpu.toFixed(2)} of a core (${Math.round(x.perCpu)} answers per CPU-second), collector ${x.sinkCpu.toFixed(2)}, CPU 0 busy ${x.busy[0]!.toFixed(2)}, CPU 1 busy ${x.busy[1]!.toFixed(2)}, lost ${x.lost}\n`,
-          );
-        }
-      }
-    }
-    for (const pr of pairs) {
-      const x = runs.get(pr.name)!;
-      const ratios = x.on.map((on, i) => on.perCpu / x.off[i]!.perCpu);
-      const util = [...x.on, ...x.off].map((v) => v.cpu);
-      const note = `${pr.name}: answers per CPU-second with dnstap full / without, ${ratios.length} interleaved rounds: median ${medianOf(ratios).toFixed(3)} (rounds ${ratios.map((v) => v.toFixed(3)).join(', ')}; spread ${(Math.max(...ratios) - Math.min(...ratios)).toFixed(3)}); median ${Math.round(medianOf(x.on.map((v) => v.perCpu)))} / ${Math.round(medianOf(x.off.map((v) => v.perCpu)))}, QPS ${Math.round(medianOf(x.on.map((v) => v.qps)))} / ${Math.round(medianOf(x.off.map((v) => v.qps)))}; server busy ${Math.min(...util).toFixed(2)}–${Math.max(...util).toFixed(2)} of a core; records dropped: ${droppedRecords(pr.onProc)}`;
-      process.stdout.write(`${note}\n`);
-      notes.push(`- ${note}`);
-      await pr.onProc.stop();
-      await pr.offProc.stop();
-    }
+    await onOffRounds(
+      args,
+      notes,
+      { label: 'dnstap', on: 'dnstap full', sink, baseline: true },
+      (p) => `.:${p} {\n  dnstap unix://${sock} full\n  whoami\n}\n`,
+      (pr) => `records dropped: ${droppedRecords(pr.onProc)}`,
+    );
     notes.push(`- collector frames received: ${sink.output.filter((l) => l.startsWith('frames ')).at(-1) ?? 'none'}`);
     await sink.stop();
   }
@@ -524,6 +568,34 @@ async function main(): Promise<void> {
     }
     await sandbox.stop();
     rmSync(dir, { recursive: true, force: true });
+  }
+
+  if (want('trace') && !existsSync(join(root, '.bin/zipkin-collector')))
+    process.stdout.write(
+      'trace: .bin/zipkin-collector is missing (bash scripts/install-zipkin-collector.sh): scenario skipped\n',
+    );
+  else if (want('trace')) {
+    // What trace costs (issue #29): whoami behind `trace` (every query traced, spans batched to a
+    // Zipkin collector) against whoami alone, in alternation, and CoreDNS's pair beside. The
+    // collector (.bin/zipkin-collector) runs on the load generator's core.
+    const collectorBin = join(root, '.bin/zipkin-collector');
+    const sink = await startProcess('zipkin-collector', collectorBin, ['-listen', '127.0.0.1:0'], /listening on /);
+    pinTo(sink.pid, 1);
+    const url = `http://${/listening on (\S+)/.exec(sink.output.join('\n'))![1]}/api/v2/spans`;
+    const every = args.traceEvery;
+    await onOffRounds(
+      args,
+      notes,
+      { label: 'trace', on: `trace every ${every}`, sink, baseline: false },
+      (p) => `.:${p} {\n  trace ${url} {\n    every ${every}\n  }\n  whoami\n}\n`,
+      (pr) => {
+        const warned = pr.onProc.output.filter((l) => l.includes('plugin/trace'));
+        return `reporter warnings in its first ${pr.onProc.output.length} output lines: ${warned.length}${warned.length > 0 ? ` (first: ${warned[0]})` : ''}`;
+      },
+    );
+    const health = await fetch(url.replace('/api/v2/spans', '/health')).then((r) => r.text());
+    notes.push(`- collector: ${health.trim()}`);
+    await sink.stop();
   }
 
   if (want('encrypted')) {

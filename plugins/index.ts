@@ -123,6 +123,7 @@ const IMPLEMENTED: readonly PluginEntry[] = [
   plugin('timeouts', async () => (await import('./timeouts/index.js')).timeouts),
   plugin('multisocket', async () => (await import('./multisocket/index.js')).multisocket),
   plugin('debug', async () => (await import('./debug/index.js')).debug),
+  plugin('trace', async () => (await import('./trace/index.js')).trace),
   plugin('reload', async () => (await import('./reload/index.js')).reload),
   plugin('bind', async () => (await import('./bind/index.js')).bind),
   plugin('ready', async () => (await import('./ready/index.js')).ready),

@@ -19,6 +19,7 @@ import { Flag, Qtype } from './dns/constants.js';
 import { forEachRecord, writePlainName, type ParsedRequest } from './dns/wire.js';
 import { stripTsig, type TsigRecord } from './dns/tsig.js';
 import { tsigNow, type TsigExchange } from './tsig.js';
+import type { Span } from './tracing/span.js';
 
 export type Proto = 'udp' | 'tcp';
 
@@ -48,6 +49,11 @@ export interface Transport {
    * absent or null without them.
    */
   readonly proxyTlv?: string | null;
+  /**
+   * DNS over HTTPS: the HTTP request's headers (lower-case names), from which *trace* continues a
+   * client's B3 trace context. Absent on other transports.
+   */
+  readonly httpHeaders?: Readonly<Record<string, string | string[] | undefined>>;
   /**
    * TCP only: send several messages for this one query (a zone transfer). Absent on UDP and on the
    * server's own lookups.
@@ -216,6 +222,11 @@ export class Query {
    * cuts a running one at it.
    */
   deadline = Infinity;
+  /**
+   * The span of the plugin serving this query when the *trace* plugin traces it (src/tracing/),
+   * else null: forward and grpc start their attempts' spans under it.
+   */
+  span: Span | null = null;
   private decoded: Message | null = null;
 
   constructor(
@@ -386,6 +397,7 @@ export class Query {
     q.deadline = this.deadline;
     q.depth = this.depth;
     q.lookups = this.lookups;
+    q.span = this.span;
     return q;
   }
 }

@@ -10,6 +10,7 @@ import { Flag, isServerWrittenRcode, Qclass, Qtype, Rcode } from '../../src/dns/
 import { rcodeOf, replyTo, setFlag, setRcode, type Message } from '../../src/dns/message.js';
 import { bytesToIPv6 } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler, type PluginDef } from '../../src/plugin.js';
+import { untraced } from '../../src/tracing/chain.js';
 import type { Query } from '../../src/query.js';
 import * as metrics from './metrics.js';
 import { DNS64_OPTIONS, parseDns64, type Dns64Config } from './setup.js';
@@ -50,7 +51,8 @@ export class Dns64Handler implements Handler {
   }
 
   private async translate(q: Query): Promise<number> {
-    const rc = await nextOrFailure(this.name, this.next, q);
+    // CoreDNS calls Next.ServeDNS directly here, not through NextOrFailure: no trace span for it.
+    const rc = await nextOrFailure(this.name, untraced(this.next), q);
     const orig = q.reply;
     if (orig === null) return rc;
     const om = orig.peek();

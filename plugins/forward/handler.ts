@@ -9,6 +9,7 @@ import { replyMatches } from '../../src/dns/match.js';
 import { isSubdomain } from '../../src/dns/name.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
+import { untraced } from '../../src/tracing/chain.js';
 import type { ForwarderTap } from '../../src/dnstap/forwarder.js';
 import type { LocalAddress } from './localaddress.js';
 import * as m from './metrics.js';
@@ -113,15 +114,20 @@ export class ForwardHandler implements Handler {
       const timeout = Math.max(1, Math.min(this.cfg.readTimeoutMs, deadline - Date.now()));
       let reply: Buffer;
       const local: LocalAddress | undefined = tap !== null ? { address: '', port: 0 } : undefined;
+      // CoreDNS's `connect` span per attempt, when the query is traced (src/tracing/).
+      const span = q.span === null ? null : q.span.child('connect');
+      span?.tag('peer.address', proxy.to);
       try {
         reply = await proxy.exchange(q.raw, question, proto, timeout, local);
       } catch (e) {
+        span?.finish();
         if (tap !== null) this.tapAttempt(tap, q, proxy, proto, local!, startMs, null);
         upstreamErr = e as Error;
         if (this.cfg.maxFails !== 0) proxy.healthcheck();
         if (fails < n) continue;
         break;
       }
+      span?.finish();
       if (tap !== null) this.tapAttempt(tap, q, proxy, proto, local!, startMs, reply);
       if (!replyMatches(reply, question)) {
         // A reply for another question: FORMERR to the client (CoreDNS `state.Match`).
@@ -142,12 +148,14 @@ export class ForwardHandler implements Handler {
         fails++;
         continue;
       }
+      const next = this.next;
       if (
-        this.next instanceof ForwardHandler &&
+        next !== null &&
+        untraced(next) instanceof ForwardHandler &&
         (this.cfg.next.includes(rcode) ||
           (this.cfg.nextOnNodata && rcode === Rcode.NOERROR && reply.readUInt16BE(6) === 0))
       ) {
-        return this.next.serve(q);
+        return next.serve(q);
       }
       return this.write(q, reply);
     }

@@ -21,6 +21,7 @@ import { rrLines } from '../../test/helpers/records.js';
 import { captureLogs, type LogCapture } from '../../test/helpers/logs.js';
 import { freePort } from '../../test/helpers/net.js';
 import { h2Request, makeTestPki, type HttpReply } from '../../test/helpers/tls.js';
+import { TestUpstream } from '../../test/helpers/upstream.js';
 import { waitFor } from '../../test/helpers/wait.js';
 
 const run = promisify(execFile);
@@ -42,9 +43,9 @@ afterEach(async () => {
   logs = null;
 });
 
-async function start(extra = ''): Promise<number> {
+async function start(extra = '', hostsExtra = ''): Promise<number> {
   const port = await freePort();
-  const text = `https://example.org:${port} {\n  tls ${pki.cert} ${pki.key}\n${extra}  log\n  acl {\n    drop net 127.0.0.9/32\n  }\n  hosts ${HOSTS} {\n    ttl 300\n  }\n}\n`;
+  const text = `https://example.org:${port} {\n  tls ${pki.cert} ${pki.key}\n${extra}  log\n  acl {\n    drop net 127.0.0.9/32\n  }\n  hosts ${HOSTS} {\n    ttl 300\n${hostsExtra}  }\n}\n`;
   writeFileSync(corefilePath, text);
   logs = captureLogs();
   server = new Server({ dnsPort: port, quiet: true, loadSource: async () => ({ path: corefilePath, text }) });
@@ -103,6 +104,27 @@ describe('DNS over HTTPS', () => {
       'the log lines',
       () => logs!.lines.filter((l) => /"A IN doh\.example\.org\. tcp /.test(l)).length === 2,
     );
+  });
+
+  it('answers dig +https (BIND 9) with POST and GET, the certificate verified', async () => {
+    const port = await start();
+    for (const get of [false, true]) {
+      const { stdout } = await run('dig', [
+        '@127.0.0.1',
+        '-p',
+        String(port),
+        get ? '+https-get' : '+https',
+        `+tls-ca=${pki.caCert}`,
+        '+tls-hostname=localhost',
+        '+tries=1',
+        '+time=5',
+        'doh.example.org',
+        'A',
+      ]);
+      expect(stdout).toContain('status: NOERROR');
+      expect(stdout).toMatch(/doh\.example\.org\.\s+300\s+IN\s+A\s+192\.0\.2\.8/);
+      expect(stdout).toContain(`(HTTPS${get ? '-GET' : ''})`);
+    }
   });
 
   it('answers Node’s http2 client with POST and GET, with the DoH headers', async () => {
@@ -208,6 +230,37 @@ describe('DNS over HTTPS', () => {
     const r = await h2Request(port, ca, { method: 'GET', path: `/dns-query?dns=${b64}` });
     expect(r.status).toBe(200);
     expect(listener.doh!.size).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('DoH write timeout', () => {
+  let upstream: TestUpstream | null = null;
+  afterEach(async () => {
+    await upstream?.stop();
+    upstream = null;
+  });
+
+  // Go's http.Server WriteTimeout (CoreDNS's 5 s, here `timeouts { write 1s }`): a request still
+  // unanswered when it passes is cut — the HTTP/2 stream reset with INTERNAL_ERROR, an HTTP/1.1
+  // connection closed — before forward's own 4 s budget would answer SERVFAIL.
+  it('resets an HTTP/2 stream and closes an HTTP/1.1 connection whose answer is late', async () => {
+    upstream = await TestUpstream.start();
+    upstream.defaultBehaviour = { drop: true };
+    const port = await start(
+      `  timeouts {\n    write 1s\n  }\n  forward slow.example.org 127.0.0.1:${upstream.port}\n`,
+      '    fallthrough\n',
+    );
+    const listener = [...server!.listeners.values()][0]!;
+    const slow = encodeQuery('slow.example.org', 'A', { id: 0 }).toString('base64url');
+    await expect(h2Request(port, ca, { method: 'GET', path: `/dns-query?dns=${slow}` }, 10_000)).rejects.toThrow(
+      /NGHTTP2_INTERNAL_ERROR/,
+    );
+    expect(listener.doh!.writeTimedOut).toBe(1);
+    await expect(http1(port, 'GET', `/dns-query?dns=${slow}`)).rejects.toThrow(/socket hang up|ECONNRESET/);
+    expect(listener.doh!.writeTimedOut).toBe(2);
+    // Answers in time are not touched.
+    const r = await h2Request(port, ca, { method: 'GET', path: `/dns-query?dns=${b64}` });
+    expect(r.status).toBe(200);
   });
 });
 

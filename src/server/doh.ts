@@ -12,7 +12,9 @@
  * (src/server/tcp.ts): a per-source cap, the longest-idle one closed at the listener's cap (the
  * `https` plugin's `max_connections`, CoreDNS's default 200), no request within the read timeout
  * or none for the idle timeout closes it; HTTP/2 flow control and `max_streams` (250) bound what
- * one connection has in flight.
+ * one connection has in flight. A request not answered within the write timeout (Go's
+ * http.Server WriteTimeout: CoreDNS's 5 s, or `timeouts { write }`) is cut: its HTTP/2 stream
+ * reset with INTERNAL_ERROR, an HTTP/1.1 connection closed, as Go's server does.
  */
 import type * as http from 'node:http';
 import type * as http2 from 'node:http2';
@@ -25,6 +27,7 @@ import { counter } from '../metrics/registry.js';
 import type { Exchange } from './listener.js';
 import type { HttpsOptions } from './listenopts.js';
 import type { ListenerInfo, TcpLimits } from './tcp.js';
+import { ConnectionAdmission } from './admission.js';
 import { clientAuthorized, serverTlsOptions, type TlsServerConfig } from './tlsconfig.js';
 import { unmapV4 } from '../util/ip.js';
 import { nodeHttp, nodeHttp2 } from '../util/require.js';
@@ -38,6 +41,8 @@ const httpsResponsesTotal = counter({
 /** CoreDNS's DefaultHTTPSMaxConnections and DefaultHTTPSMaxStreams. */
 export const DEFAULT_HTTPS_MAX_CONNECTIONS = 200;
 export const DEFAULT_HTTPS_MAX_STREAMS = 250;
+/** CoreDNS's server WriteTimeout, which its DoH http.Server gets unless `timeouts { write }` sets one. */
+export const DEFAULT_HTTPS_WRITE_TIMEOUT_MS = 5000;
 /** doh.maxDNSQuerySize and the longest base64 text of such a query. */
 const MAX_QUERY = 65536;
 const MAX_BASE64 = Math.floor((MAX_QUERY * 8 + 5) / 6);
@@ -60,6 +65,8 @@ function peerKey(address: string, port: number | undefined): string {
 /** One accepted connection: its place in the idle order and its requests in flight. */
 class DohConnection {
   inFlight = 0;
+  /** Requests in flight, with when each was read (the write timeout runs from then). */
+  readonly pending = new Map<Res, number>();
   lastActive = Date.now();
   served = 0;
   constructor(
@@ -70,20 +77,23 @@ class DohConnection {
 }
 
 export class DohServer {
-  private readonly order = new Set<DohConnection>();
+  /** Connections in the order of their last activity, and the caps (src/server/admission.ts). */
+  private readonly admission = new ConnectionAdmission<DohConnection>(
+    (c) => c.remote,
+    (c) => this.drop(c),
+    () => this.sweep(),
+  );
   /** Connections by `address|port` of their client, to find a request's connection. */
   private readonly byPeer = new Map<string, DohConnection>();
-  private readonly perSource = new Map<string, number>();
   /** HTTP/2 and (ALPN `http/1.1`) HTTP/1.1 over TLS; created with the first TLS material. */
   private h2: http2.Http2SecureServer | null = null;
   /** In clear (no `tls` in the block): HTTP/1.1, as CoreDNS's Go server without TLS. */
   private readonly h1: http.Server;
   private tlsConfig: TlsServerConfig | null = null;
-  private sweeper: NodeJS.Timeout | null = null;
-  /** Connections closed by the caps and timeouts, for tests and diagnostics. */
-  evicted = 0;
-  refused = 0;
+  /** Connections closed by the idle and read timeouts, for tests and diagnostics. */
   idleClosed = 0;
+  /** Requests cut by the write timeout. */
+  writeTimedOut = 0;
   private readonly handler = (req: Req, res: Res): void => this.onRequest(req, res);
 
   constructor(
@@ -140,11 +150,20 @@ export class DohServer {
   }
 
   get size(): number {
-    return this.order.size;
+    return this.admission.size;
+  }
+
+  /** Connections closed by the caps, for tests and diagnostics. */
+  get evicted(): number {
+    return this.admission.evicted;
+  }
+
+  get refused(): number {
+    return this.admission.refused;
   }
 
   countFrom(remote: string): number {
-    return this.perSource.get(remote) ?? 0;
+    return this.admission.countFrom(remote);
   }
 
   /**
@@ -153,29 +172,16 @@ export class DohServer {
    */
   accept(raw: net.Socket, remote: string, family: 1 | 2): void {
     const limits = this.limits();
-    const n = this.perSource.get(remote) ?? 0;
-    if (limits.maxConnectionsPerSource > 0 && n >= limits.maxConnectionsPerSource) {
-      this.refused++;
+    if (!this.admission.admit(remote, limits.maxConnectionsPerSource, this.maxConnections)) {
       raw.destroy();
       return;
     }
-    while (this.order.size >= this.maxConnections) {
-      const oldest = this.order.values().next().value;
-      if (!oldest) break;
-      this.evicted++;
-      this.drop(oldest);
-    }
-    this.perSource.set(remote, n + 1);
     const conn = new DohConnection(raw, remote, family);
     this.byPeer.set(peerKey(remote, raw.remotePort), conn);
-    this.order.add(conn);
+    const shortest = Math.min(limits.idleTimeoutMs, limits.readTimeoutMs, writeTimeoutMs(limits));
+    this.admission.add(conn, Math.max(50, Math.min(1000, shortest >> 2)));
     raw.on('close', () => this.forget(conn));
     raw.on('error', () => raw.destroy());
-    if (!this.sweeper) {
-      const tick = Math.max(50, Math.min(1000, Math.min(limits.idleTimeoutMs, limits.readTimeoutMs) >> 2));
-      this.sweeper = setInterval(() => this.sweep(), tick);
-      this.sweeper.unref();
-    }
     if (this.tlsConfig && this.h2) this.h2.emit('connection', raw);
     else this.h1.emit('connection', raw);
   }
@@ -186,20 +192,13 @@ export class DohServer {
   }
 
   private forget(conn: DohConnection): void {
-    if (!this.order.delete(conn)) return;
+    if (!this.admission.remove(conn)) return;
     this.byPeer.delete(peerKey(conn.remote, conn.socket.remotePort));
-    const n = (this.perSource.get(conn.remote) ?? 1) - 1;
-    if (n <= 0) this.perSource.delete(conn.remote);
-    else this.perSource.set(conn.remote, n);
-    if (this.order.size === 0 && this.sweeper) {
-      clearInterval(this.sweeper);
-      this.sweeper = null;
-    }
   }
 
   private touch(conn: DohConnection): void {
     conn.lastActive = Date.now();
-    if (this.order.delete(conn)) this.order.add(conn);
+    this.admission.touch(conn);
   }
 
   /**
@@ -207,8 +206,16 @@ export class DohServer {
    * included), or none in flight and none for the idle timeout.
    */
   sweep(now = Date.now()): void {
-    const { idleTimeoutMs, readTimeoutMs } = this.limits();
-    for (const conn of [...this.order]) {
+    const limits = this.limits();
+    const { idleTimeoutMs, readTimeoutMs } = limits;
+    const writeLimit = writeTimeoutMs(limits);
+    for (const conn of [...this.admission.values()]) {
+      for (const [res, readAt] of conn.pending) {
+        if (now - readAt < writeLimit) continue;
+        conn.pending.delete(res);
+        this.writeTimedOut++;
+        this.cut(res, conn);
+      }
       if (conn.inFlight > 0) continue;
       const limit = conn.served === 0 ? readTimeoutMs : idleTimeoutMs;
       if (now - conn.lastActive >= limit) {
@@ -218,11 +225,21 @@ export class DohServer {
     }
   }
 
+  /**
+   * A request past the write timeout: Go's HTTP/2 server resets its stream (INTERNAL_ERROR); over
+   * HTTP/1.1 the connection's write deadline passed, so it is closed without a response.
+   */
+  private cut(res: Res, conn: DohConnection): void {
+    if ('stream' in res) res.stream.close(nodeHttp2().constants.NGHTTP2_INTERNAL_ERROR);
+    else this.drop(conn);
+  }
+
   private onRequest(req: Req, res: Res): void {
     const conn = this.byPeer.get(peerKey(unmapV4(req.socket.remoteAddress ?? ''), req.socket.remotePort));
     if (conn) {
       conn.served++;
       conn.inFlight++;
+      conn.pending.set(res, Date.now());
       this.touch(conn);
     }
     let finished = false;
@@ -231,6 +248,7 @@ export class DohServer {
       finished = true;
       if (conn) {
         conn.inFlight--;
+        conn.pending.delete(res);
         this.touch(conn);
       }
     };
@@ -278,7 +296,7 @@ export class DohServer {
   private query(msg: Buffer, conn: DohConnection | undefined, req: Req, res: Res): void {
     const sock = req.socket;
     this.listener.started();
-    this.listener.dispatchFn(msg, new DohExchange(this, res, conn, sock));
+    this.listener.dispatchFn(msg, new DohExchange(this, res, conn, sock, req.headers));
   }
 
   /** Go's http.Error: a text body with a newline, no sniffing. */
@@ -318,18 +336,17 @@ export class DohServer {
 
   /** Every connection, for the listener's close. */
   connections(): DohConnection[] {
-    return [...this.order];
+    return [...this.admission.values()];
   }
 
   /** End every connection gracefully (HTTP/2 GOAWAY after the streams in flight); the rest later. */
   close(): void {
-    for (const c of this.order) c.socket.end();
-    if (this.sweeper) clearInterval(this.sweeper);
-    this.sweeper = null;
+    for (const c of this.admission.values()) c.socket.end();
+    this.admission.stop();
   }
 
   destroyAll(): void {
-    for (const c of [...this.order]) this.drop(c);
+    for (const c of [...this.admission.values()]) this.drop(c);
   }
 }
 
@@ -348,6 +365,8 @@ class DohExchange implements Exchange {
     private readonly res: Res,
     conn: DohConnection | undefined,
     private readonly sock: net.Socket | tls.TLSSocket,
+    /** The request's headers (the B3 trace context *trace* continues). */
+    readonly httpHeaders: Readonly<Record<string, string | string[] | undefined>>,
   ) {
     this.family = conn?.family ?? 1;
     this.remoteAddress = conn?.remote ?? '';
@@ -472,4 +491,11 @@ export function maxAge(wire: Buffer): number {
   if (type !== 'NOERROR' && type !== 'NODATA' && !named) return MIN_TTL;
   if (an + ns === 0 && (extra === 0 || (extra === 1 && onlyOpt))) return MIN_TTL;
   return min;
+}
+
+/** The DoH write timeout: `timeouts { write }`, else CoreDNS's server default. */
+function writeTimeoutMs(limits: TcpLimits): number {
+  return limits.writeTimeoutMs !== undefined && limits.writeTimeoutMs > 0
+    ? limits.writeTimeoutMs
+    : DEFAULT_HTTPS_WRITE_TIMEOUT_MS;
 }

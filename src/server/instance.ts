@@ -43,6 +43,7 @@ import type {
 } from '../plugin.js';
 import { RouteTable } from './routes.js';
 import { VIEW } from '../view.js';
+import { CHAIN_SPANS, SpanningHandler } from '../tracing/chain.js';
 import { NO_SELF_LOOKUP } from './selflookup.js';
 import { resolveAgainstRoot } from '../rootpath.js';
 import type { SharedResources } from './shared.js';
@@ -278,7 +279,14 @@ export async function buildInstance(source: ConfigSource, opts: BuildOptions): P
   for (const b of inst.blocks) freezeBlockInfo(b.info);
   for (const b of inst.blocks) {
     let next: Handler | null = null;
-    for (let i = b.factories.length - 1; i >= 0; i--) next = b.factories[i]!.factory(next, b.info);
+    // With trace in the block, each plugin from trace down reaches its next through a span
+    // (src/tracing/chain.ts), as CoreDNS's plugin.NextOrFailure starts one.
+    const spansFrom = b.capabilities.lookup(CHAIN_SPANS);
+    const first = spansFrom === undefined ? -1 : b.factories.findIndex((f) => f.name === spansFrom);
+    for (let i = b.factories.length - 1; i >= 0; i--) {
+      const traced = first >= 0 && i >= first && next !== null;
+      next = b.factories[i]!.factory(traced ? new SpanningHandler(next!) : next, b.info);
+    }
     b.chain = next;
   }
   // Now that chains exist, fill each listener's routes (grouping created the empty tables).

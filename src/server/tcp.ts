@@ -25,6 +25,7 @@ import { unmapV4 } from '../util/ip.js';
 import type { Dispatch, Exchange } from './listener.js';
 import { policyFor, type ProxyPolicy, type ProxyProtoSettings } from '../proxyproto/policy.js';
 import { readStreamStart } from '../proxyproto/stream.js';
+import { ConnectionAdmission } from './admission.js';
 
 export interface TcpLimits {
   /** Close a connection with no query read and no reply written for this long (ms). CoreDNS: 10 s. */
@@ -80,15 +81,14 @@ export interface TcpConnectionStats {
 
 /** The connections of one listener: per-source counts, idle order, the sweeper. */
 export class TcpPool {
-  /** Connections in the order of their last activity (first = idle the longest, roughly). */
-  private readonly order = new Set<TcpConnection>();
-  private readonly perSource = new Map<string, number>();
-  private sweeper: NodeJS.Timeout | null = null;
+  /** Connections in the order of their last activity, and the caps (src/server/admission.ts). */
+  private readonly admission = new ConnectionAdmission<TcpConnection>(
+    (c) => c.remoteAddress,
+    (c) => c.close(),
+    () => this.sweep(),
+  );
   /** Unsent reply bytes of all connections. */
   queuedBytes = 0;
-  /** Connections closed because of the caps, for diagnostics. */
-  evicted = 0;
-  refused = 0;
   idleClosed = 0;
   /** `proxyproto` settings for connections accepted from now on; null = none. */
   proxy: ProxyProtoSettings | null = null;
@@ -100,59 +100,47 @@ export class TcpPool {
   ) {}
 
   get size(): number {
-    return this.order.size;
+    return this.admission.size;
+  }
+
+  /** Connections closed because of the caps, for diagnostics. */
+  get evicted(): number {
+    return this.admission.evicted;
+  }
+
+  get refused(): number {
+    return this.admission.refused;
   }
 
   /** Take a new connection, applying the per-source and global caps. */
   add(c: net.Socket, remote: string, family: 1 | 2): void {
     const limits = this.limits;
-    const n = this.perSource.get(remote) ?? 0;
-    if (limits.maxConnectionsPerSource > 0 && n >= limits.maxConnectionsPerSource) {
-      this.refused++;
+    if (!this.admission.admit(remote, limits.maxConnectionsPerSource, limits.maxConnections)) {
       c.destroy();
       return;
     }
-    while (this.order.size >= limits.maxConnections) {
-      const oldest = this.order.values().next().value;
-      if (!oldest) break;
-      this.evicted++;
-      oldest.close();
-    }
-    this.perSource.set(remote, n + 1);
     // Caps count the socket's peer (a proxy's connections share its cap): a header is not read yet,
     // and a client could claim any address in one.
     const policy = this.proxy === null ? null : policyFor(this.proxy, remote);
     const conn = new TcpConnection(this, c, family, remote, c.remotePort ?? 0, policy === 'skip' ? null : policy);
-    this.order.add(conn);
-    if (!this.sweeper) {
-      const tick = Math.max(50, Math.min(1000, limits.idleTimeoutMs >> 2));
-      this.sweeper = setInterval(() => this.sweep(), tick);
-      this.sweeper.unref();
-    }
+    this.admission.add(conn, Math.max(50, Math.min(1000, limits.idleTimeoutMs >> 2)));
   }
 
   /** A connection closed: forget it. */
   removed(conn: TcpConnection): void {
-    if (!this.order.delete(conn)) return;
-    const n = (this.perSource.get(conn.remoteAddress) ?? 1) - 1;
-    if (n <= 0) this.perSource.delete(conn.remoteAddress);
-    else this.perSource.set(conn.remoteAddress, n);
-    if (this.order.size === 0 && this.sweeper) {
-      clearInterval(this.sweeper);
-      this.sweeper = null;
-    }
+    this.admission.remove(conn);
   }
 
   /** Move a connection to the end of the idle order. */
   touched(conn: TcpConnection): void {
     // (A closed connection's late write callbacks must not bring it back.)
-    if (this.order.delete(conn)) this.order.add(conn);
+    this.admission.touch(conn);
   }
 
   /** Close connections idle longer than the idle timeout (oldest first; stop at the first recent one). */
   sweep(now = Date.now()): void {
     const limit = now - this.limits.idleTimeoutMs;
-    for (const conn of this.order) {
+    for (const conn of this.admission.values()) {
       if (conn.orderedAt > limit) break;
       if (conn.lastActive <= limit) {
         this.idleClosed++;
@@ -165,21 +153,20 @@ export class TcpPool {
   }
 
   connections(): IterableIterator<TcpConnection> {
-    return this.order.values();
+    return this.admission.values();
   }
 
   stats(): TcpConnectionStats[] {
-    return [...this.order].map((c) => c.stats());
+    return [...this.admission.values()].map((c) => c.stats());
   }
 
   /** Connections from one address. */
   countFrom(remote: string): number {
-    return this.perSource.get(remote) ?? 0;
+    return this.admission.countFrom(remote);
   }
 
   stop(): void {
-    if (this.sweeper) clearInterval(this.sweeper);
-    this.sweeper = null;
+    this.admission.stop();
   }
 }
 

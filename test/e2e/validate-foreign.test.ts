@@ -1,45 +1,49 @@
 /**
- * `-validate` with CoreDNS plugins clusterdns does not implement: every such directive of the
- * Corefile is listed at once, in line order, worded as one (not as a typo), beside the other parse
- * and setup errors; the blocks of foreign directives are skipped whole. Requires `npm run build`.
+ * `-validate` and the CoreDNS directive set: every directive of CoreDNS 1.15.0's `plugin.cfg` is
+ * implemented (issue #29's target: none is left "foreign"), and `-validate` lists every error of
+ * every block and imported file at once, in line order — typos, setup errors of the plugins added
+ * last — beside each other. The parser's wording for a directive CoreDNS has and clusterdns lacks
+ * (`(a CoreDNS plugin clusterdns does not implement)`) stays for the next CoreDNS release; the
+ * parser's own tests cover it. Requires `npm run build`.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DIRECTIVE_ORDER, isForeignDirective, pluginByName } from '../../plugins/index.js';
+import { DIRECTIVE_ORDER, isForeignDirective, PLUGINS, pluginByName } from '../../plugins/index.js';
 import { runCommand } from '../helpers/spawn.js';
 
-const FOREIGN = '(a CoreDNS plugin clusterdns does not implement)';
+describe('-validate: the whole CoreDNS 1.15.0 directive set', () => {
+  it('every directive of plugin.cfg (and shadow) is implemented: none is foreign', () => {
+    expect(DIRECTIVE_ORDER.filter((name) => isForeignDirective(name))).toEqual([]);
+    expect(DIRECTIVE_ORDER.filter((name) => pluginByName(name) === undefined)).toEqual([]);
+    expect(PLUGINS.map((p) => p.name).sort()).toEqual([...DIRECTIVE_ORDER].sort());
+  });
 
-describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
-  it('lists every foreign directive of every block and imported file at once, in line order, with the other errors', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'clusterdns-foreign-'));
+  it('lists every error of every block and imported file at once, in line order', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'clusterdns-validate-all-'));
     mkdirSync(join(dir, 'conf.d'));
-    writeFileSync(join(dir, 'conf.d', 'extra.conf'), 'clouddns example.org.:p:z\nazure example.org:rg\n');
+    writeFileSync(join(dir, 'conf.d', 'extra.conf'), 'frobnicate\nerratic {\n  drop x\n}\n');
     const conf = join(dir, 'Corefile');
     writeFileSync(
       conf,
       [
         '.:53 {', //                                       1
-        '  trace zipkin 192.0.2.1:9411', //                2  foreign
-        '  route53 example.org.:Z1 {', //                  3  foreign, with a block
-        '    credentials default', //                      4  (inside the foreign block: not a directive)
-        '    fallthrough', //                              5
-        '  }', //                                          6
-        '  bufsize 100', //                                7  setup error of an implemented plugin
-        '  frobnicate', //                                 8  a typo: not a CoreDNS plugin
-        '  forward . 192.0.2.53', //                       9
-        '}', //                                            10
-        'example.org {', //                                11
-        '  tsig', //                                       12 foreign
-        '  dnssec', //                                     13 foreign
+        '  trace zipkin 192.0.2.1:9411', //                2  implemented: fine
+        '  route53 example.org.:Z1 {', //                  3  implemented: fine
+        '    fallthrough', //                              4
+        '  }', //                                          5
+        '  bufsize 100', //                                6  setup error
+        '  frobnicate', //                                 7  a typo: not a CoreDNS plugin
+        '  forward . 192.0.2.53', //                       8
+        '}', //                                            9
+        'example.org {', //                                10
+        '  tsig {', //                                     11
+        '    require BOGUS', //                            12 setup error
+        '  }', //                                          13
         '  import conf.d/*.conf', //                       14 two more in the imported file
-        '  acl {', //                                      15 implemented now
-        '    block type AXFR', //                          16
-        '  }', //                                          17
-        '  whoami', //                                     18
-        '}', //                                            19
+        '  whoami', //                                     15
+        '}', //                                            16
         '',
       ].join('\n'),
     );
@@ -47,27 +51,14 @@ describe('-validate: CoreDNS plugins clusterdns does not implement', () => {
     expect(r.status).toBe(1);
     const extra = join(dir, 'conf.d', 'extra.conf');
     expect(r.stderr.trim().split('\n')).toEqual([
-      `${conf}:2 - Error during parsing: Unknown directive 'trace' ${FOREIGN}`,
-      `${conf}:3 - Error during parsing: Unknown directive 'route53' ${FOREIGN}`,
-      `plugin/bufsize: ${conf}:7 - Error during parsing: Wrong argument count or unexpected line ending after '100'`,
-      `${conf}:8 - Error during parsing: Unknown directive 'frobnicate'`,
-      `${conf}:12 - Error during parsing: Unknown directive 'tsig' ${FOREIGN}`,
-      `${conf}:13 - Error during parsing: Unknown directive 'dnssec' ${FOREIGN}`,
-      `${extra}:1 - Error during parsing: Unknown directive 'clouddns' ${FOREIGN}`,
-      `${extra}:2 - Error during parsing: Unknown directive 'azure' ${FOREIGN}`,
-      `Configuration has 8 errors: ${conf}`,
+      `plugin/bufsize: ${conf}:6 - Error during parsing: Wrong argument count or unexpected line ending after '100'`,
+      `${conf}:7 - Error during parsing: Unknown directive 'frobnicate'`,
+      'TSIG',
+      `${extra}:1 - Error during parsing: Unknown directive 'frobnicate'`,
+      'ERRATIC',
+      `Configuration has 5 errors: ${conf}`,
     ]);
     expect(r.stdout).not.toContain('Configuration OK');
-  });
-
-  it('a normal start stops at the first foreign directive with the same wording and exit code 1', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'clusterdns-foreign-'));
-    const conf = join(dir, 'Corefile');
-    writeFileSync(conf, '.:0 {\n  whoami\n  nomad\n  route53\n}\n');
-    const r = runCommand(['-conf', conf, '-dns.port', '0']);
-    expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`${conf}:3 - Error during parsing: Unknown directive 'nomad' ${FOREIGN}`);
-    expect(r.stderr).not.toContain("'route53'");
   });
 
   it('the plugins added for issue #15 validate as implemented, not foreign', () => {
