@@ -38,7 +38,7 @@ describe('-validate: the whole CoreDNS 1.15.0 directive set', () => {
         '  forward . 192.0.2.53', //                       8
         '}', //                                            9
         'example.org {', //                                10
-        '  tsig {', //                                     11
+        '  tsig {', //                                     11 (the same texts as CoreDNS 1.15.0 prints)
         '    require BOGUS', //                            12 setup error
         '  }', //                                          13
         '  import conf.d/*.conf', //                       14 two more in the imported file
@@ -53,9 +53,10 @@ describe('-validate: the whole CoreDNS 1.15.0 directive set', () => {
     expect(r.stderr.trim().split('\n')).toEqual([
       `plugin/bufsize: ${conf}:6 - Error during parsing: Wrong argument count or unexpected line ending after '100'`,
       `${conf}:7 - Error during parsing: Unknown directive 'frobnicate'`,
-      'TSIG',
+      `plugin/tsig: ${conf}:12 - Error during parsing: Wrong argument count or unexpected line ending after 'BOGUS'`,
       `${extra}:1 - Error during parsing: Unknown directive 'frobnicate'`,
-      'ERRATIC',
+      // CoreDNS 1.15.0 words erratic's number errors without file:line; so does clusterdns.
+      'plugin/erratic: strconv.ParseInt: parsing "x": invalid syntax',
       `Configuration has 5 errors: ${conf}`,
     ]);
     expect(r.stdout).not.toContain('Configuration OK');
