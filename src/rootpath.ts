@@ -1,7 +1,8 @@
 /**
  * The `root` plugin's folder applied to a plugin's file argument, as CoreDNS 1.15.0's plugins do it
  * (`if !filepath.IsAbs(p) && config.Root != "" { p = filepath.Join(config.Root, p) }`): file,
- * auto, hosts, tls, loadbalance's weight file. The core keeps the root per server block
+ * auto, hosts, tls, loadbalance's weight file, dnssec's and sign's key files, sign's zone and
+ * directory, dynupdate's seed and database. The core keeps the root per server block
  * (`SetupContext.setRoot` / `resolvePath`); plugins never read it from each other.
  */
 import { isAbsolute, join } from 'node:path';

@@ -7,9 +7,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageRecords } from '../../src/dns/wirerecords.js';
 import { readKeyPair, type SigningKey } from '../../src/dnssec/keys.js';
@@ -179,5 +179,26 @@ describe('dnssec: signature cache', () => {
     } finally {
       await run.stop();
     }
+  });
+});
+
+/** After the cache test: it shares the metrics registry, whose counts that test checks. */
+describe('dnssec: root', () => {
+  it("reads a relative key file from the block's root, as CoreDNS does", async () => {
+    const name = basename(bases.p256!);
+    writeFileSync(join(dir, 'db.root'), '$ORIGIN example.org.\n@ 3600 IN SOA ns. h. 1 2 3 4 5\nwww IN A 192.0.2.1\n');
+    const run = await runCorefile(
+      `example.org {\n  root ${dir}\n  dnssec {\n    key file ${name}.key\n  }\n  file db.root\n}\n`,
+    );
+    try {
+      const signed = await run.ask('www.example.org', 'A', { edns: 1232, do: true });
+      expect(signed.answers.map((a) => a.type)).toEqual(['A', 'RRSIG']);
+    } finally {
+      await run.stop();
+    }
+    // Without root the relative name is looked for in the working directory.
+    expect(await setupErr(`dnssec {\n key file ${name}\n}`)).toBe(
+      `plugin/dnssec: open ${name}.key: no such file or directory`,
+    );
   });
 });

@@ -55,7 +55,7 @@ export type KeySource =
   | { readonly key: SigningKey }
   | { readonly secret: string; readonly file: string; readonly line: number };
 
-function keyParse(d: Dispenser): KeySource[] {
+function keyParse(d: Dispenser, resolvePath: (p: string) => string): KeySource[] {
   if (!d.nextArg()) throw d.argErr();
   const how = d.val();
   const keys: KeySource[] = [];
@@ -65,7 +65,8 @@ function keyParse(d: Dispenser): KeySource[] {
     if (names.length === 0) throw d.argErr();
     for (const k of names) {
       try {
-        keys.push({ key: readKeyPair(keyBase(k)) });
+        // CoreDNS joins the base (extension dropped) with the block's root (setup.go).
+        keys.push({ key: readKeyPair(resolvePath(keyBase(k))) });
       } catch (e) {
         throw new BareSetupError((e as Error).message, at.file, at.line, 'dnssec');
       }
@@ -80,8 +81,15 @@ function keyParse(d: Dispenser): KeySource[] {
   return keys;
 }
 
-/** dnssecParse's reading of the tokens: zones, keys (files read, secrets named), capacity. */
-export function parseDnssec(d: Dispenser, blockZones: readonly string[]): DnssecParsed {
+/**
+ * dnssecParse's reading of the tokens: zones, keys (files read, secrets named), capacity.
+ * `resolvePath` applies the block's root to the key files (SetupContext.resolvePath).
+ */
+export function parseDnssec(
+  d: Dispenser,
+  blockZones: readonly string[],
+  resolvePath = (p: string): string => p,
+): DnssecParsed {
   let zones: string[] = [];
   const keys: KeySource[] = [];
   let capacity = DEFAULT_CAPACITY;
@@ -96,7 +104,7 @@ export function parseDnssec(d: Dispenser, blockZones: readonly string[]): Dnssec
       const prop = d.val();
       switch (prop) {
         case 'key':
-          keys.push(...keyParse(d));
+          keys.push(...keyParse(d, resolvePath));
           break;
         case 'cache_capacity': {
           if (!d.nextArg()) throw d.argErr();
@@ -163,7 +171,7 @@ export const dnssec: PluginDef = {
   async setup(d, ctx) {
     let parsed: DnssecParsed;
     try {
-      parsed = parseDnssec(d, ctx.block.zones);
+      parsed = parseDnssec(d, ctx.block.zones, ctx.resolvePath);
     } catch (e) {
       if (e instanceof ConfigError) throw e;
       throw new BareSetupError((e as Error).message, d.file(), d.line(), 'dnssec');

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { readKeyPair } from '../../src/dnssec/keys.js';
-import { awsConfig } from '../../src/dnssec/secretsmanager.js';
+import { awsConfig, signedHeaders } from '../../src/dnssec/secretsmanager.js';
 import { startMoto, type Moto } from '../../test/helpers/moto.js';
 import { dispenserFor } from '../../test/helpers/setup.js';
 import { parseDnssec, resolveDnssec } from './index.js';
@@ -39,6 +39,35 @@ afterAll(async () => {
 });
 
 const parse = (text: string) => parseDnssec(dispenserFor(text, 'dnssec'), ['example.org.']);
+
+describe('dnssec: the GetSecretValue request', () => {
+  it('is signed by src/aws/sigv4.ts exactly as the former dedicated signer did', () => {
+    const h = signedHeaders(
+      {
+        region: 'us-east-1',
+        accessKeyId: 'AKIDEXAMPLE',
+        secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+        sessionToken: 'tok',
+        endpoint: 'https://secretsmanager.us-east-1.amazonaws.com',
+      },
+      new URL('https://secretsmanager.us-east-1.amazonaws.com/'),
+      'secretsmanager.GetSecretValue',
+      '{"SecretId":"k"}',
+      new Date('2015-08-30T12:36:00Z'),
+    );
+    // The headers and signature the signer of src/dnssec/secretsmanager.ts produced before it was
+    // replaced by the shared one (computed with the build before this change).
+    expect(h).toEqual({
+      'content-type': 'application/x-amz-json-1.1',
+      host: 'secretsmanager.us-east-1.amazonaws.com',
+      'x-amz-date': '20150830T123600Z',
+      'x-amz-target': 'secretsmanager.GetSecretValue',
+      'x-amz-security-token': 'tok',
+      authorization:
+        'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/secretsmanager/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-security-token;x-amz-target, Signature=38a08e992cd3f378ab3871cc4c98181551f64b947874a0f7665745aae12c177a',
+    });
+  });
+});
 
 describe('dnssec: key aws_secretsmanager', () => {
   it('reads the key pair stored in the secret', async () => {

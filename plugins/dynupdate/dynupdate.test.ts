@@ -3,13 +3,15 @@
  * zone text, its setup errors, and the database round trip. The wire path with real clients
  * (nsupdate, dig) is in test/differential/dynupdate.test.ts.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Rcode } from '../../src/dns/constants.js';
 import { parseZoneRecords } from '../../src/dns/zonefile/parser.js';
 import type { ZoneRecord } from '../../src/dns/zonefile/record.js';
+import { runCorefile } from '../../test/helpers/corefile.js';
+import { rrLines } from '../../test/helpers/records.js';
 import { dispenserFor } from '../../test/helpers/setup.js';
 import { DEFAULT_LIMITS, DynamicZone } from './engine.js';
 import { parseDynupdate } from './setup.js';
@@ -145,5 +147,32 @@ describe('dynupdate database', () => {
       seed.map((r) => [r.name.toLowerCase(), r.type, r.ttl, r.rdata.toString('hex')]),
     );
     expect(() => readDatabase(path, 'other.org.', DEFAULT_LIMITS)).toThrow('database belongs to a different zone');
+  });
+});
+
+describe('dynupdate with root', () => {
+  it("reads the relative seed file and database from the block's root, as CoreDNS does", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dynupdate-root-'));
+    writeFileSync(join(dir, 'db.example.org'), SEED);
+    // A database beside it that differs from the seed: it wins, so the answer shows it was read.
+    writeDatabase(join(dir, 'state.db'), ORIGIN, [...seed, ...rrs('db 60 IN A 192.0.2.99')]);
+    const run = await runCorefile(
+      `example.org {\n  root ${dir}\n  dynupdate {\n    file db.example.org\n    database state.db\n    allow k. * *\n  }\n}\n`,
+    );
+    try {
+      expect(rrLines((await run.ask('db.example.org.', 'A')).answers)).toEqual(['db.example.org. 60 IN A 192.0.2.99']);
+    } finally {
+      await run.stop();
+    }
+    const seedOnly = await runCorefile(
+      `example.org {\n  root ${dir}\n  dynupdate {\n    file db.example.org\n    allow k. * *\n  }\n}\n`,
+    );
+    try {
+      expect(rrLines((await seedOnly.ask('www.example.org.', 'A')).answers)).toEqual([
+        'www.example.org. 60 IN A 192.0.2.1',
+      ]);
+    } finally {
+      await seedOnly.stop();
+    }
   });
 });

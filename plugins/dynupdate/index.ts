@@ -17,7 +17,7 @@ export const dynupdate: PluginDef = {
   repeat: 'all',
   options: DYNUPDATE_OPTIONS,
   setup(d, ctx) {
-    const cfg = parseDynupdate(d, ctx.block.zones);
+    const cfg = parseDynupdate(d, ctx.block.zones, ctx.resolvePath);
     if (ctx.process.queryThread)
       throw d.err('dynupdate keeps one copy of its zone: run with -workers 1 (docs/plugins.md, dynupdate)');
     let records;

@@ -98,8 +98,15 @@ function parsePermission(args: readonly string[], origin: string): Permission {
   return { key: canonical(k), name, types, allTypes };
 }
 
-/** The directive (once per block). */
-export function parseDynupdate(d: Dispenser, blockZones: readonly string[]): DynupdateConfig {
+/**
+ * The directive (once per block). `resolvePath` applies the block's root (SetupContext.resolvePath)
+ * to the seed file and the database, as CoreDNS's setup.go and databasePath do.
+ */
+export function parseDynupdate(
+  d: Dispenser,
+  blockZones: readonly string[],
+  resolvePath = (p: string): string => p,
+): DynupdateConfig {
   if (!d.next()) throw d.argErr();
   const line = d.token();
   const fail = (e: unknown): never => {
@@ -162,8 +169,8 @@ export function parseDynupdate(d: Dispenser, blockZones: readonly string[]): Dyn
   if (permissions.length === 0) throw d.err('at least one allow rule is required');
   return {
     zone: origin,
-    seed,
-    database: database === null ? null : isAbsolute(database) ? database : resolve(database),
+    seed: resolvePath(seed),
+    database: database === null ? null : isAbsolute(database) ? database : resolve(resolvePath(database)),
     permissions,
     limits,
   };

@@ -1,7 +1,7 @@
 /**
  * The `root` directive (README.md): the folder the block's relative file arguments are read from.
- * The core keeps it per server block (SetupContext.setRoot); file, auto, hosts, tls and
- * loadbalance resolve their paths through `ctx.resolvePath` (src/rootpath.ts). `root` is first in
+ * The core keeps it per server block (SetupContext.setRoot); file, auto, hosts, tls, loadbalance,
+ * dnssec, sign, dynupdate and the TLS files of forward, grpc and etcd resolve their paths through `ctx.resolvePath` (src/rootpath.ts). `root` is first in
  * the plugin order, so its setup runs before theirs.
  */
 import { statSync } from 'node:fs';

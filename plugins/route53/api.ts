@@ -1,12 +1,12 @@
 /**
  * The two Route 53 REST calls CoreDNS 1.15.0's route53 makes (API version 2013-04-01, XML):
  * `ListHostedZonesByName` to check each ZONE:HOSTED_ZONE_ID at start, and `ListResourceRecordSets`
- * page by page (1000 sets a page) for every refresh. Signed with SigV4 (sigv4.ts); errors worded as
+ * page by page (1000 sets a page) for every refresh. Signed with SigV4 (src/aws/sigv4.ts); errors worded as
  * aws-sdk-go-v2's `operation error Route 53: …` so that the start failure reads as CoreDNS's.
  */
 import type * as http from 'node:http';
 import { httpRequest, keepAliveAgent, type HttpReply } from '../../src/util/httpclient.js';
-import { signRequest } from './sigv4.js';
+import { signRequest } from '../../src/aws/sigv4.js';
 import type { AwsConfig } from './credentials.js';
 
 /** One resource record set as the API lists it (alias sets have no values). */

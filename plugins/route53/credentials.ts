@@ -7,10 +7,10 @@
  * instance metadata, web identity, SSO, `credential_process`, assumed roles) fails the start with
  * a reason (README, "Authentication").
  */
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { AwsCredentials } from './sigv4.js';
+import { readAwsIni } from '../../src/aws/sharedfiles.js';
+import type { AwsCredentials } from '../../src/aws/sigv4.js';
 
 export interface CredentialOptions {
   /** `aws_access_key ID SECRET`. */
@@ -28,33 +28,6 @@ export interface AwsConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** An INI file's sections (`[name]` / `[profile name]`) as key/value maps; a missing file is empty. */
-function readIni(path: string, config: boolean): Map<string, Map<string, string>> {
-  const out = new Map<string, Map<string, string>>();
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return out;
-  }
-  let cur: Map<string, string> | null = null;
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.replace(/[#;].*$/, '').trim();
-    if (line === '') continue;
-    const sec = /^\[\s*(.*?)\s*\]$/.exec(line);
-    if (sec) {
-      let name = sec[1]!;
-      if (config && name.startsWith('profile ')) name = name.slice(8).trim();
-      cur = out.get(name) ?? new Map<string, string>();
-      out.set(name, cur);
-      continue;
-    }
-    const eq = line.indexOf('=');
-    if (cur !== null && eq > 0) cur.set(line.slice(0, eq).trim().toLowerCase(), line.slice(eq + 1).trim());
-  }
-  return out;
-}
-
 function profileKeys(p: Map<string, string> | undefined): AwsCredentials | null {
   const id = p?.get('aws_access_key_id');
   const secret = p?.get('aws_secret_access_key');
@@ -71,10 +44,10 @@ export function resolveAwsConfig(o: CredentialOptions, env: Env = process.env): 
   const credFile = env.AWS_SHARED_CREDENTIALS_FILE || join(home, '.aws', 'credentials');
   const configFiles = o.configFiles ?? [env.AWS_CONFIG_FILE || join(home, '.aws', 'config')];
   const profile = o.profile ?? (env.AWS_PROFILE || 'default');
-  const creds = readIni(credFile, false).get(profile);
+  const creds = readAwsIni(credFile).get(profile);
   let conf: Map<string, string> | undefined;
   for (const f of configFiles) {
-    const p = readIni(f, true).get(profile);
+    const p = readAwsIni(f, true).get(profile);
     if (p) conf = new Map([...(conf ?? []), ...p]);
   }
 

@@ -39,12 +39,22 @@ function readSignKey(base: string): SigningKey {
   return k;
 }
 
-export function parseSign(d: Dispenser, blockZones: readonly string[], random: () => number = Math.random): Signer[] {
+/**
+ * Every occurrence. `resolvePath` applies the block's root (SetupContext.resolvePath) to DBFILE,
+ * the key files and `directory`, as CoreDNS's setup.go and keys.go do.
+ */
+export function parseSign(
+  d: Dispenser,
+  blockZones: readonly string[],
+  random: () => number = Math.random,
+  resolvePath = (p: string): string => p,
+): Signer[] {
   const all: Signer[] = [];
   while (d.next()) {
     const bare = (msg: string): BareSetupError => new BareSetupError(msg, d.file(), d.line(), 'sign');
     if (!d.nextArg()) throw d.argErr();
-    const dbfile = d.val();
+    // Rooted before the check, so the error names the joined path as CoreDNS's does.
+    const dbfile = resolvePath(d.val());
     if (dbfile.includes('\uFFFD')) throw bare(`dbfile ${JSON.stringify(dbfile)} contains invalid characters`);
     const args = d.remainingArgs();
     const origins = args.length > 0 ? normalizeZoneArgs(args) : [...blockZones];
@@ -68,7 +78,7 @@ export function parseSign(d: Dispenser, blockZones: readonly string[], random: (
           if (names.length === 0) throw d.argErr();
           for (const n of names) {
             try {
-              keys.push(readSignKey(keyBase(n)));
+              keys.push(readSignKey(resolvePath(keyBase(n))));
             } catch (e) {
               throw bare((e as Error).message);
             }
@@ -80,7 +90,7 @@ export function parseSign(d: Dispenser, blockZones: readonly string[], random: (
       } else if (prop === 'directory') {
         const dir = d.remainingArgs();
         if (dir.length !== 1) throw bare('can only be one argument after "directory"');
-        for (const s of signers) s.directory = dir[0]!;
+        for (const s of signers) s.directory = resolvePath(dir[0]!);
       } else {
         throw d.err(`unknown property '${prop}'`);
       }
@@ -133,7 +143,7 @@ export const sign: PluginDef = {
   setup(d, ctx) {
     let signers: Signer[];
     try {
-      signers = parseSign(d, ctx.block.zones);
+      signers = parseSign(d, ctx.block.zones, Math.random, ctx.resolvePath);
     } catch (e) {
       if (e instanceof ConfigError) throw e;
       throw new BareSetupError((e as Error).message, d.file(), d.line(), 'sign');

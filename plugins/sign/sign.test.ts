@@ -5,9 +5,9 @@
  * comparison with CoreDNS's output is in test/differential/sign.test.ts.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseZoneText } from '../../src/dns/zonefile/parser.js';
 import { runCorefile } from '../../test/helpers/corefile.js';
@@ -165,6 +165,24 @@ describe('sign: start-up', () => {
       expect(logs.lines).toContain(
         `[INFO] plugin/sign: Skipping signing zone "example.org." in "${path}": signatures are valid`,
       );
+    } finally {
+      logs.restore();
+    }
+  });
+});
+
+describe('sign: root', () => {
+  it("finds a relative DBFILE, key file and directory in the block's root, as CoreDNS does", async () => {
+    mkdirSync(join(dir, 'rooted'));
+    const corefile = `example.org {\n  root ${dir}\n  sign db.example.org {\n    key file ${basename(ksk)}.key\n    directory rooted\n  }\n  whoami\n}\n`;
+    const logs = captureLogs();
+    try {
+      const run = await runCorefile(corefile);
+      const done = await logs.waitFor('Successfully signed zone');
+      await run.stop();
+      const path = join(dir, 'rooted', 'db.example.org.signed');
+      expect(done).toContain(`Successfully signed zone "example.org." in "${path}"`);
+      expect(readFileSync(path, 'latin1')).toContain('\tIN\tNSEC\t');
     } finally {
       logs.restore();
     }

@@ -187,37 +187,31 @@ export function messageRecords(msg: Buffer): MessageRecord[] {
   return out;
 }
 
+/** The labels of an uncompressed wire-form name (as messageRecords gives owners). */
+function wireLabels(name: Buffer): Buffer[] {
+  const labels: Buffer[] = [];
+  for (let at = 0; name[at]! !== 0; at += name[at]! + 1) labels.push(name.subarray(at + 1, at + 1 + name[at]!));
+  return labels;
+}
+
 /**
  * Every record of `msg`, section by section (answer, authority, additional), as zone records: for
  * an RFC 2136 UPDATE, whose prerequisite and update sections are the answer and authority
  * sections. A record without RDATA (the CLASS ANY and NONE forms of UPDATE) keeps empty RDATA.
- * Throws WireError on a message that does not parse.
+ * Throws WireError on a message that does not parse. Built on messageRecords (dnssec's reply
+ * path) so the two read a message the same way; UPDATE messages are few and small, so turning the
+ * owner back into text costs nothing that matters.
  */
 export function sectionRecords(msg: Buffer, file: string): [ZoneRecord[], ZoneRecord[], ZoneRecord[]] {
-  if (msg.length < 12) throw new WireError('dns: overflow unpacking uint16');
-  let off = skipQuestions(msg, msg.readUInt16BE(4));
   const out: [ZoneRecord[], ZoneRecord[], ZoneRecord[]] = [[], [], []];
-  for (let s = 0; s < 3; s++) {
-    const count = msg.readUInt16BE(6 + 2 * s);
-    for (let i = 0; i < count; i++) {
-      const owner = readName(msg, off);
-      off = owner.end;
-      if (off + 10 > msg.length) throw new WireError('dns: buffer size too small');
-      const type = msg.readUInt16BE(off);
-      const klass = msg.readUInt16BE(off + 2);
-      const ttl = msg.readUInt32BE(off + 4);
-      const rdlength = msg.readUInt16BE(off + 8);
-      off += 10;
-      if (off + rdlength > msg.length) throw new WireError('dns: overflow unpacking rdata');
-      const name = labelsText(owner.labels);
-      const rdata = rdlength === 0 ? Buffer.alloc(0) : expandRdata(msg, type, off, off + rdlength);
-      off += rdlength;
-      out[s as 0 | 1 | 2].push(
-        rdlength === 0
-          ? { name, type, class: klass, ttl, rdata, file, line: 0 }
-          : record({ name, type, class: klass, ttl }, { rdata }, file, 0),
-      );
-    }
+  for (const r of messageRecords(msg)) {
+    const name = labelsText(wireLabels(r.owner));
+    const { type, ttl, rdata } = r;
+    out[r.section].push(
+      rdata.length === 0
+        ? { name, type, class: r.class, ttl, rdata, file, line: 0 }
+        : record({ name, type, class: r.class, ttl }, { rdata }, file, 0),
+    );
   }
   return out;
 }

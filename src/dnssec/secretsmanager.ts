@@ -3,7 +3,8 @@
  * (CoreDNS's ParseKeyFromAWSSecretsManager): one `GetSecretValue` call per secret, whose
  * SecretString is JSON `{"key": "<.key file text>", "private": "<.private file text>"}`.
  *
- * No AWS SDK: the call is one signed HTTPS POST (AWS JSON 1.1 protocol, Signature Version 4), with
+ * No AWS SDK: the call is one signed HTTPS POST (AWS JSON 1.1 protocol, Signature Version 4 by
+ * src/aws/sigv4.ts; the shared files read by src/aws/sharedfiles.ts), with
  * the configuration the Go SDK's default chain reads from the environment and the shared files:
  * region from AWS_REGION / AWS_DEFAULT_REGION or the profile's `region` in ~/.aws/config;
  * credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN or the profile
@@ -11,10 +12,10 @@
  * AWS_ENDPOINT_URL_SECRETS_MANAGER / AWS_ENDPOINT_URL or `https://secretsmanager.REGION.amazonaws.com`.
  * Container and instance-role credentials (ECS, IMDS, SSO, web identity) are not read.
  */
-import { createHash, createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { readAwsIni } from '../aws/sharedfiles.js';
+import { signRequest } from '../aws/sigv4.js';
 import { keyFromTexts, type SigningKey } from './keys.js';
 
 const OP = 'operation error Secrets Manager: GetSecretValue';
@@ -27,36 +28,12 @@ export interface AwsConfig {
   readonly endpoint: string;
 }
 
-/** `[section]` → key → value of an INI file (the shared AWS files); empty when unreadable. */
-function ini(path: string): Map<string, Map<string, string>> {
-  const out = new Map<string, Map<string, string>>();
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return out;
-  }
-  let cur: Map<string, string> | null = null;
-  for (const raw of text.split('\n')) {
-    const line = raw.replace(/[#;].*$/, '').trim();
-    const sec = /^\[(.+)\]$/.exec(line);
-    if (sec) {
-      cur = new Map();
-      out.set(sec[1]!.trim(), cur);
-      continue;
-    }
-    const i = line.indexOf('=');
-    if (cur !== null && i > 0) cur.set(line.slice(0, i).trim(), line.slice(i + 1).trim());
-  }
-  return out;
-}
-
 /** The configuration the Go SDK would load from `env` and the shared files. */
 export function awsConfig(env: NodeJS.ProcessEnv = process.env): AwsConfig {
   const profile = env.AWS_PROFILE ?? 'default';
   const home = env.HOME ?? homedir();
-  const config = ini(env.AWS_CONFIG_FILE ?? join(home, '.aws/config'));
-  const creds = ini(env.AWS_SHARED_CREDENTIALS_FILE ?? join(home, '.aws/credentials'));
+  const config = readAwsIni(env.AWS_CONFIG_FILE ?? join(home, '.aws/config'));
+  const creds = readAwsIni(env.AWS_SHARED_CREDENTIALS_FILE ?? join(home, '.aws/credentials'));
   const confSection = config.get(profile === 'default' ? 'default' : `profile ${profile}`);
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? confSection?.get('region');
   if (region === undefined || region === '')
@@ -75,10 +52,7 @@ export function awsConfig(env: NodeJS.ProcessEnv = process.env): AwsConfig {
   return { region, accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}), endpoint };
 }
 
-const sha256 = (s: string | Buffer): string => createHash('sha256').update(s).digest('hex');
-const hmac = (k: Buffer | string, s: string): Buffer => createHmac('sha256', k).update(s).digest();
-
-/** The headers of a SigV4-signed POST of `body` to `url` (service `secretsmanager`). */
+/** The headers of a SigV4-signed AWS JSON 1.1 POST of `body` to `url` calling `target`. */
 export function signedHeaders(
   cfg: AwsConfig,
   url: URL,
@@ -86,35 +60,17 @@ export function signedHeaders(
   body: string,
   now: Date,
 ): Record<string, string> {
-  const amzDate = now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '');
-  const day = amzDate.slice(0, 8);
-  const headers: Record<string, string> = {
-    'content-type': 'application/x-amz-json-1.1',
-    host: url.host,
-    'x-amz-date': amzDate,
-    'x-amz-target': target,
-  };
-  if (cfg.sessionToken !== undefined) headers['x-amz-security-token'] = cfg.sessionToken;
-  const names = Object.keys(headers).sort();
-  const canonical = [
-    'POST',
-    url.pathname || '/',
-    '',
-    ...names.map((n) => `${n}:${headers[n]!.trim()}`),
-    '',
-    names.join(';'),
-    sha256(body),
-  ].join('\n');
-  const scope = `${day}/${cfg.region}/secretsmanager/aws4_request`;
-  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
-  const kDate = hmac(`AWS4${cfg.secretAccessKey}`, day);
-  const kSigning = hmac(hmac(hmac(kDate, cfg.region), 'secretsmanager'), 'aws4_request');
-  const signature = createHmac('sha256', kSigning).update(toSign).digest('hex');
-  headers.authorization = `AWS4-HMAC-SHA256 Credential=${cfg.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
-  return headers;
+  const { accessKeyId, secretAccessKey, sessionToken } = cfg;
+  return signRequest({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': target },
+    body,
+    region: cfg.region,
+    service: 'secretsmanager',
+    credentials: { accessKeyId, secretAccessKey, ...(sessionToken !== undefined ? { sessionToken } : {}) },
+    now,
+  });
 }
 
 /** GetSecretValue of `secretId`: its SecretString. */

@@ -3,7 +3,7 @@
  * plugin's tests. moto comes from PyPI (`scripts/install-moto.sh`; Debian has no python3-moto);
  * tests fail (never skip) with that reason when it is missing. Started on an ephemeral port and
  * stopped by PID. Hosted zones and record sets are written through the same REST API the plugin
- * reads, signed with SigV4 (moto routes a request by the service its credential scope names).
+ * reads, signed with SigV4 (src/aws/sigv4.ts; moto routes a request by the service its credential scope names).
  * `startMoto()` serves AWS Secrets Manager for `dnssec { key aws_secretsmanager }`: its `AWS_*`
  * environment points the Go SDK and clusterdns at it; `createSecret` stores a secret through the API.
  */
@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { awsConfig, signedHeaders } from '../../src/dnssec/secretsmanager.js';
-import { signRequest } from '../../plugins/route53/sigv4.js';
+import { signRequest } from '../../src/aws/sigv4.js';
 import { freePort } from './net.js';
 import { watchLines } from './spawn.js';
 import { waitFor } from './wait.js';

@@ -1,9 +1,10 @@
 /**
- * AWS Signature Version 4 for the Route 53 requests (GET, empty body), written here rather than
- * taken from the AWS SDK for JavaScript: the two calls route53 makes need only the signer (some 60
- * lines over node:crypto), while @aws-sdk/client-route-53 brings ~40 packages and several MB that a
- * query thread would load (README, "Authentication"). Specification:
- * https://docs.aws.amazon.com/IAM/latest/UserGuide/create-signed-request.html
+ * AWS Signature Version 4, the one signer for every AWS call clusterdns makes: route53's GET
+ * requests, dnssec's Secrets Manager `GetSecretValue` (src/dnssec/secretsmanager.ts), and the
+ * moto test helper. Written here rather than taken from the AWS SDK for JavaScript: the calls need
+ * only the signer (some 60 lines over node:crypto), while the SDK clients bring ~40 packages and
+ * several MB that a query thread would load (plugins/route53/README.md, "Authentication").
+ * Specification: https://docs.aws.amazon.com/IAM/latest/UserGuide/create-signed-request.html
  */
 import { createHash, createHmac } from 'node:crypto';
 
