@@ -13,7 +13,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 /**
  * Where the product starts: the server, a query thread (started by URL), the sandbox API server
- * and `npm start`'s dev runner; src/util/heap.ts is loaded by bin/clusterdns before dist/ is.
+ * and `npm start`'s dev runner; src/util/heap.ts and src/util/nodecache-v8.ts are loaded by
+ * bin/clusterdns before dist/ is (the heap sizing and node-cache's V8 flags of the process it starts).
  */
 const ENTRY_POINTS = [
   'src/main.ts',
@@ -21,6 +22,7 @@ const ENTRY_POINTS = [
   'sandbox/main.ts',
   'tools/dev.ts',
   'src/util/heap.ts',
+  'src/util/nodecache-v8.ts',
 ];
 
 function buildFiles(): string[] {
