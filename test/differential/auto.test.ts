@@ -239,6 +239,10 @@ describe('differential: auto', () => {
       await bothAnswer(pair, 'www.example.org', '192.0.2.10');
       put('db.example.org', zone(2, '192.0.2.20'));
       await bothAnswer(pair, 'www.example.org', '192.0.2.20');
+      // A query thread may answer from its own reload before the main thread, whose line is the one
+      // logged, has reloaded: removing the file then would leave that line out. Wait for it on both.
+      const reloaded = /Successfully reloaded zone "example\.org\."/;
+      await Promise.all([pair.ref.waitFor(reloaded), pair.cand.waitFor(reloaded)]);
       for (const p of [pair.ref, pair.cand]) rmSync(join(p.dir, 'db.example.org'));
       await bothAnswer(pair, 'www.example.org', 'rcode 5');
       await bothAnswer(pair, 'www.example.net', '192.0.2.2');
