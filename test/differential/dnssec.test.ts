@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageRecords } from '../../src/dns/wirerecords.js';
-import { motoCommand, startMoto } from '../helpers/moto.js';
+import { motoServerPath, startMoto } from '../helpers/moto.js';
 import { hasTool } from '../helpers/spawn.js';
 import { encode, exchange, missingBinaries, mixCase, startPair, type Pair, type QuerySpec } from './harness.js';
 import { seededRandom } from '../../src/util/prng.js';
@@ -259,7 +259,7 @@ describe('differential: dnssec', () => {
 
   it('dnssec-aws-secretsmanager (moto_server)', async () => {
     expect(missing).toBeNull();
-    expect(motoCommand(), 'moto_server (pip install "moto[server]")').not.toBeNull();
+    expect(motoServerPath(), 'moto_server (pip install "moto[server]")').not.toBeNull();
     const moto = await startMoto();
     const saved = { ...process.env };
     try {

@@ -131,11 +131,6 @@ export class MotoServer {
   }
 }
 
-/** The moto_server command, or null when it is not installed (alias of motoServerPath). */
-export function motoCommand(): string | null {
-  return motoServerPath();
-}
-
 export interface Moto {
   readonly endpoint: string;
   /** The AWS_* environment that points the Go SDK and clusterdns at this server. */
@@ -144,24 +139,10 @@ export interface Moto {
   stop(): Promise<void>;
 }
 
+/** moto_server (MotoServer.start) with the AWS_* environment and a Secrets Manager client. */
 export async function startMoto(): Promise<Moto> {
-  const cmd = motoCommand();
-  if (cmd === null) throw new Error(motoMissing()!);
-  const port = await freePort();
-  const proc: ChildProcess = spawn(cmd, ['-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-  const endpoint = `http://127.0.0.1:${port}`;
-  await waitFor(
-    () => `moto_server to listen on ${endpoint}`,
-    async () => {
-      try {
-        await fetch(endpoint);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { everyMs: 200, timeoutMs: 60_000 },
-  );
+  const server = await MotoServer.start();
+  const endpoint = server.url;
   const env = {
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'testing',
@@ -180,11 +161,6 @@ export async function startMoto(): Promise<Moto> {
       const res = await fetch(url, { method: 'POST', headers, body });
       if (!res.ok) throw new Error(`CreateSecret ${name}: ${res.status} ${await res.text()}`);
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (proc.exitCode !== null) return resolve();
-        proc.once('exit', () => resolve());
-        proc.kill('SIGTERM');
-      }),
+    stop: () => server.stop(),
   };
 }
