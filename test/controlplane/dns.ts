@@ -11,6 +11,7 @@ import type { Answer } from 'dns-packet';
 import type { Message } from '../../src/dns/message.js';
 import { rcode, udpQuery } from '../helpers/dns.js';
 import { freePort } from '../helpers/net.js';
+import { onStreamLines } from '../helpers/spawn.js';
 import { BIN_DIR, REPO_ROOT } from '../helpers/controlplane.js';
 import { rrLines } from '../helpers/records.js';
 import { retryUnlessExited, waitFor } from '../helpers/wait.js';
@@ -90,11 +91,11 @@ export async function startDns(kind: ServerKind, o: DnsOptions = {}): Promise<Dn
   });
   running.add(proc);
   const output: string[] = [];
-  const onData = (c: Buffer) => {
-    for (const l of c.toString().split('\n')) if (l && output.length < 5000) output.push(l);
+  const onLine = (l: string): void => {
+    if (l && output.length < 5000) output.push(l);
   };
-  proc.stdout!.on('data', onData);
-  proc.stderr!.on('data', onData);
+  onStreamLines(proc.stdout!, onLine);
+  onStreamLines(proc.stderr!, onLine);
   const exited = new Promise<void>((r) =>
     proc.once('exit', () => {
       running.delete(proc);

@@ -51,6 +51,25 @@ export async function spawnServer(
   };
 }
 
+/**
+ * Call `onLine` for each line of `stream` as it arrives. A read can end inside a line (or inside a
+ * UTF-8 sequence): the unfinished tail waits for the rest, each stream its own. Returns a flush
+ * for the last line when the stream ends without a newline.
+ */
+export function onStreamLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): () => void {
+  let partial = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop() ?? '';
+    for (const line of parts) onLine(line);
+  });
+  return () => {
+    if (partial) onLine(partial);
+    partial = '';
+  };
+}
+
 /** A child's stdout and stderr as lines, and a way to wait for one. */
 export interface LineWatch {
   /** stdout+stderr lines so far (a line split across chunks is one line; empty lines are left out). */
@@ -68,26 +87,22 @@ export interface LineWatch {
 export function watchLines(proc: ChildProcess, opts: { label?: string; timeoutMs: number }): LineWatch {
   const output: string[] = [];
   const waiters: { re: RegExp; resolve: (l: string) => void }[] = [];
-  let partial = '';
-  const onData = (chunk: Buffer): void => {
-    const lines = (partial + chunk.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      if (!line) continue;
-      output.push(line);
-      for (const w of [...waiters]) {
-        if (w.re.test(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
+  const onLine = (line: string): void => {
+    if (!line) return;
+    output.push(line);
+    for (const w of [...waiters]) {
+      if (w.re.test(line)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
       }
     }
   };
-  proc.stdout!.on('data', onData);
-  proc.stderr!.on('data', onData);
+  const flushOut = onStreamLines(proc.stdout!, onLine);
+  const flushErr = onStreamLines(proc.stderr!, onLine);
   const exited = new Promise<number | null>((r) =>
     proc.on('exit', (code) => {
-      if (partial) output.push(partial);
+      flushOut();
+      flushErr();
       r(code);
     }),
   );

@@ -34,7 +34,7 @@ import {
   type Expectation,
   type Scenario,
 } from './fixture.js';
-import { compileC, hasTool } from '../helpers/spawn.js';
+import { compileC, hasTool, onStreamLines } from '../helpers/spawn.js';
 import { rcodeFromName } from '../../src/dns/constants.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -154,21 +154,22 @@ class Proc {
     readonly label: string,
     readonly proc: ChildProcess,
   ) {
-    const onData = (chunk: Buffer): void => {
-      for (const line of chunk.toString().split('\n')) {
-        if (!line) continue;
-        this.lines.push(line);
-        for (const w of [...this.waiters]) {
-          if (w.re.test(line) && this.lines.length - 1 >= w.from) {
-            this.waiters.splice(this.waiters.indexOf(w), 1);
-            w.resolve(this.lines.length - 1);
-          }
-        }
-      }
+    const onLine = (line: string): void => {
+      if (line) this.add(line);
     };
-    proc.stdout?.on('data', onData);
-    proc.stderr?.on('data', onData);
+    if (proc.stdout) onStreamLines(proc.stdout, onLine);
+    if (proc.stderr) onStreamLines(proc.stderr, onLine);
     this.exited = new Promise((r) => proc.on('exit', (code) => r(code)));
+  }
+
+  private add(line: string): void {
+    this.lines.push(line);
+    for (const w of [...this.waiters]) {
+      if (w.re.test(line) && this.lines.length - 1 >= w.from) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve(this.lines.length - 1);
+      }
+    }
   }
 
   /** Index of the first line at or after `from` matching `re` (failure guard: `timeoutMs`). */
@@ -341,12 +342,26 @@ class PodNetns {
   /**
    * Send a marker query and return the index of its log line: every earlier line was written before
    * it. dig retries (as a resolver would) so that one datagram lost on a loaded machine does not
-   * fail the test; a retried marker's second line is left out of what `observe` returns.
+   * fail the test; a retried marker's second line is left out of what `observe` returns. The
+   * server writes a query's log line before it sends the reply (docs/multicore.md §6), so once
+   * dig has its NXDOMAIN the line is in the pipe. A marker dig that got no reply at all is
+   * reported (dig's own output, on stderr of the test run) and sent once more under a new name:
+   * markers only delimit the log, the queries under test are checked by `observe`'s callers.
    */
   async mark(): Promise<number> {
-    const name = `marker-${++this.markers}.${this.name}.invalid.`;
-    this.exec(['dig', '+tries=3', '+time=5', `@${KUBE_DNS}`, name, 'A']);
-    return this.server!.waitFor(new RegExp(`"A IN ${name.replace(/\./g, '\\.')} `));
+    const unanswered: string[] = [];
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const name = `marker-${++this.markers}.${this.name}.invalid.`;
+      const d = this.exec(['dig', '+tries=3', '+time=5', `@${KUBE_DNS}`, name, 'A']);
+      const line = new RegExp(`"A IN ${name.replace(/\./g, '\\.')} `);
+      if (d.stdout.includes('status: NXDOMAIN')) return this.server!.waitFor(line);
+      const report = `dig ${name} in ${this.name}: exit ${d.status}\n${d.stdout}${d.stderr}`;
+      unanswered.push(report);
+      console.warn(`[netns] marker query without a reply, attempt ${attempt}: ${report}`);
+    }
+    throw new Error(
+      `marker queries got no reply:\n${unanswered.join('\n')}\nclusterdns output:\n${this.server!.lines.join('\n')}`,
+    );
   }
 
   /** Run `args` in the namespace and return its result and the queries the server saw meanwhile. */
