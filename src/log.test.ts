@@ -4,17 +4,19 @@ import {
   checkLogFormat,
   jsonLine,
   logger,
+  queryLog,
   rfc3339Nano,
   setLogFormat,
   setLogSink,
   stdLog,
   writeLine,
   writeQueryLine,
+  type Sink,
 } from './log.js';
 
 describe('log lines', () => {
   const lines: string[] = [];
-  let prev: ((l: string) => void) | undefined;
+  let prev: Sink | undefined;
   beforeEach(() => {
     lines.length = 0;
     prev = setLogSink((l) => lines.push(l));
@@ -86,5 +88,25 @@ describe('log lines', () => {
     quiet.debug('thread');
     quiet.raw('INFO', 'thread');
     expect(lines).toEqual(['[INFO] plugin/file: main']);
+  });
+
+  it('marks the lines about a query for the sink (the log and errors lines), and only those', () => {
+    const seen: [string, boolean][] = [];
+    const before = setLogSink((l, aboutQuery) => seen.push([l, aboutQuery]));
+    try {
+      const errorsLog = logger('errors');
+      queryLog(errorsLog).error('2 example.org. A: refused');
+      writeQueryLine('127.0.0.1:5353 - 1 "A IN example.org. udp 29 false 512" NOERROR', {});
+      errorsLog.error('not about a query');
+      stdLog.info('Reloading');
+    } finally {
+      setLogSink(before);
+    }
+    expect(seen).toEqual([
+      ['[ERROR] plugin/errors: 2 example.org. A: refused', true],
+      ['[INFO] 127.0.0.1:5353 - 1 "A IN example.org. udp 29 false 512" NOERROR', true],
+      ['[ERROR] plugin/errors: not about a query', false],
+      ['[INFO] Reloading', false],
+    ]);
   });
 });

@@ -22,7 +22,12 @@ export interface Logger {
   raw(level: Level, line: string): void;
 }
 
-type Sink = (line: string) => void;
+/**
+ * Where lines go. `aboutQuery` is true for a line about one query (the log plugin's query line, an
+ * errors line): a query thread holds back its own start and reload lines, which the main thread
+ * prints once, but never these (src/server/thread-entry.ts).
+ */
+export type Sink = (line: string, aboutQuery: boolean) => void;
 
 export type LogFormat = 'text' | 'json';
 /** A structured field value of a JSON line (key order is kept). */
@@ -140,6 +145,9 @@ function trimNewline(s: string): string {
   return s.endsWith('\n') ? s.slice(0, -1) : s;
 }
 
+/** Set while a `queryLog` logger writes (lines are written synchronously). */
+let aboutQuery = false;
+
 const PLUGIN_PREFIX = /^plugin\/([^:\s]+): /;
 
 /**
@@ -150,10 +158,34 @@ export function writeLine(level: Level, text: string): void {
   if (level === 'DEBUG' && !debugEnabled) return;
   if (jsonFormat) {
     const m = PLUGIN_PREFIX.exec(text);
-    sink(m ? jsonLine(level, text.slice(m[0].length), m[1]) : jsonLine(level, text));
+    sink(m ? jsonLine(level, text.slice(m[0].length), m[1]) : jsonLine(level, text), aboutQuery);
     return;
   }
-  sink(`[${level}] ${trimNewline(text)}`);
+  sink(`[${level}] ${trimNewline(text)}`, aboutQuery);
+}
+
+/**
+ * `log` for lines about one query (the errors plugin's): the same lines, marked for the sink as
+ * about a query, so a query thread writes them even while it holds back its own reload lines.
+ */
+export function queryLog(log: Logger): Logger {
+  const about =
+    <A extends unknown[]>(write: (...a: A) => void) =>
+    (...a: A): void => {
+      aboutQuery = true;
+      try {
+        write(...a);
+      } finally {
+        aboutQuery = false;
+      }
+    };
+  return {
+    info: about(log.info),
+    warning: about(log.warning),
+    error: about(log.error),
+    debug: about(log.debug),
+    raw: about(log.raw),
+  };
 }
 
 /**
@@ -161,8 +193,8 @@ export function writeLine(level: Level, text: string): void {
  * `msg` with `"plugin":"log"` and `attrs` in order.
  */
 export function writeQueryLine(msg: string, attrs: Readonly<Record<string, Attr>>): void {
-  if (jsonFormat) sink(jsonLine('INFO', msg, 'log', attrs));
-  else sink(`[INFO] ${msg}`);
+  if (jsonFormat) sink(jsonLine('INFO', msg, 'log', attrs), true);
+  else sink(`[INFO] ${msg}`, true);
 }
 
 /**
@@ -224,7 +256,7 @@ export function backgroundLog(log: Logger, queryThread: boolean): Logger {
  */
 function stdLine(level: Level, m: string): void {
   if (level === 'DEBUG' && !debugEnabled) return;
-  if (jsonFormat) sink(jsonLine('INFO', `[${level}] ${m}`));
+  if (jsonFormat) sink(jsonLine('INFO', `[${level}] ${m}`), false);
   else writeLine(level, m);
 }
 
@@ -241,7 +273,7 @@ export const stdLog: Logger = {
  * `error on 'on-…' hook: …`): as it is in text mode, an INFO object in json mode.
  */
 export function stdPlainLine(m: string): void {
-  sink(jsonFormat ? jsonLine('INFO', m) : trimNewline(m));
+  sink(jsonFormat ? jsonLine('INFO', m) : trimNewline(m), false);
 }
 
 /** An informational line without level tag (the banner: `.:53`, the version): in json mode an INFO object. */

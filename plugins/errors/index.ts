@@ -4,7 +4,7 @@
  * match a pattern into one line per period (docs/plugins.md, errors).
  */
 import { qtypeName, Rcode } from '../../src/dns/constants.js';
-import type { Level } from '../../src/log.js';
+import { queryLog, type Level, type Logger } from '../../src/log.js';
 import type { Handler, PluginDef, SetupContext } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import {
@@ -32,12 +32,16 @@ const LEVELS: Record<string, Level> = { warning: 'WARNING', error: 'ERROR', info
 
 class ErrorsHandler implements Handler {
   readonly name = 'errors';
+  /** Its lines are about queries: a query thread writes them even while it reloads. */
+  private readonly log: Logger;
   constructor(
     private readonly next: Handler | null,
     private readonly rules: ConsolidateRule[],
-    private readonly ctx: SetupContext,
+    ctx: SetupContext,
     private readonly stacktrace: boolean,
-  ) {}
+  ) {
+    this.log = queryLog(ctx.log);
+  }
 
   serve(q: Query): number | Promise<number> {
     if (!this.next) {
@@ -61,13 +65,13 @@ class ErrorsHandler implements Handler {
       if (!rule.pattern.test(err.message)) continue;
       rule.count++;
       if (rule.count === 1) {
-        if (rule.showFirst) this.ctx.log.raw(rule.level, `plugin/errors: ${line}`);
+        if (rule.showFirst) this.log.raw(rule.level, `plugin/errors: ${line}`);
         rule.timer = setTimeout(() => this.flush(rule), rule.periodMs);
         rule.timer.unref();
       }
       return;
     }
-    this.ctx.log.error(line);
+    this.log.error(line);
   }
 
   flush(rule: ConsolidateRule): void {
@@ -76,7 +80,7 @@ class ErrorsHandler implements Handler {
     const n = rule.count;
     rule.count = 0;
     if (n === 0 || (rule.showFirst && n <= 1)) return;
-    this.ctx.log.raw(
+    this.log.raw(
       rule.level,
       `plugin/errors: ${n} errors like '${rule.source}' occurred in last ${formatGoDuration(rule.periodMs)}`,
     );

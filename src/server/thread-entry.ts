@@ -5,7 +5,9 @@
  * /metrics are the main thread's), no reloads of its own: the main thread sends every reload.
  *
  * Log lines of its start, reloads and shutdown are dropped (the main thread prints the same
- * ones once); lines written while serving (log, errors, forward health) go out as usual.
+ * ones once); lines written while serving (log, errors, forward health) go out as usual, and
+ * lines about a query (log, errors) go out even during a start or a reload, while the sockets
+ * serve queries through the previous chain (docs/multicore.md §6).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { checkLogFormat, setLogFormat, setLogSink, writeStdout } from '../log.js';
@@ -25,8 +27,8 @@ async function run(): Promise<void> {
   const send = (m: FromThread): void => port.postMessage(m);
   setLogFormat(checkLogFormat(data.flags.logFormat));
   let muted = true;
-  setLogSink((line) => {
-    if (!muted) writeStdout(`${line}\n`);
+  setLogSink((line, aboutQuery) => {
+    if (!muted || aboutQuery) writeStdout(`${line}\n`);
   });
   let source: ConfigSource = data.source;
   let ports: Readonly<Record<string, number>> = data.ports;
