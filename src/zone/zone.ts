@@ -9,7 +9,7 @@ import type { Answer } from 'dns-packet';
 import { lowerName, toPacketName } from '../dns/name.js';
 import { T } from '../dns/zonefile/mnemonics.js';
 import type { ZoneRecord } from '../dns/zonefile/record.js';
-import { canonicalKey, compareKeys, Elem } from './elem.js';
+import { canonicalKey, compareKeys, Elem, labelCount } from './elem.js';
 import { asteriskLabel, isSub, labelStarts, nextLabel, substituteDNAME } from './labels.js';
 import { svcbTarget, toAnswer, type RR } from './rr.js';
 
@@ -46,7 +46,7 @@ export class ZoneData {
   readonly originLabels: number;
 
   constructor(readonly origin: string) {
-    this.originLabels = canonicalKey(origin).length;
+    this.originLabels = labelCount(origin);
   }
 
   /** Zone.Insert: apex records aside, every other record into the tree. Throws CoreDNS's NSEC3 error. */
@@ -123,7 +123,7 @@ export class ZoneData {
     yield [soa, ...this.sigSoa.map((r) => r.answer), ...this.nsRRs(true)];
     for (const e of this.sorted) {
       const all: Answer[] = [];
-      for (const rrs of e.m.values()) for (const r of rrs) all.push(r.answer);
+      for (const rrs of e.rrsets()) for (const r of rrs) all.push(r.answer);
       yield all;
     }
     yield [soa];
@@ -144,7 +144,7 @@ export class ZoneData {
   }
 
   /** Index of the first name in canonical order that is > k (`after`) or >= k: both walks' binary search. */
-  private boundary(k: readonly Buffer[], after: boolean): number {
+  private boundary(k: string, after: boolean): number {
     let lo = 0;
     let hi = this.sorted.length;
     while (lo < hi) {

@@ -387,10 +387,15 @@ describe('differential: secondary catalog', () => {
     await primary.waitFor(/^CoreDNS-/);
     const parsed = /Parsed catalog zone catalog\.example\. with 3 member zones$/;
     await Promise.all([p.ref.waitFor(parsed), p.cand.waitFor(parsed)]);
+    // Each query from a fresh socket, several per name: the candidate's query threads each build
+    // the members from the main thread's transfers, and the kernel spreads sockets over threads,
+    // so one answered query does not mean that every thread has the member yet.
     const members = (port: number) => async (): Promise<boolean> => {
       for (const name of ['www.a.test', 'www.b.test']) {
-        const r = await exchange(port, encode({ name, type: 'A', id: 11 }), 'udp', 1000);
-        if (r === null || decode(r).answers.length !== 1) return false;
+        for (let i = 0; i < 16; i++) {
+          const r = await exchange(port, encode({ name, type: 'A', id: 11 }), 'udp', 1000);
+          if (r === null || decode(r).answers.length !== 1) return false;
+        }
       }
       return true;
     };
