@@ -598,6 +598,37 @@ async function main(): Promise<void> {
     await sink.stop();
   }
 
+  if (want('trace-datadog') && !existsSync(join(root, '.bin/datadog-agent')))
+    process.stdout.write(
+      'trace-datadog: .bin/datadog-agent is missing (bash scripts/install-datadog-agent.sh): scenario skipped\n',
+    );
+  else if (want('trace-datadog')) {
+    // What `trace datadog` costs: as `trace`, with the spans sent as msgpack to the stand-in
+    // Datadog agent (.bin/datadog-agent, which decodes them with the agent's code) on the load core.
+    const agentBin = join(root, '.bin/datadog-agent');
+    const sink = await startProcess('datadog-agent', agentBin, ['-listen', '127.0.0.1:0'], /listening on /);
+    pinTo(sink.pid, 1);
+    const addr = /listening on (\S+)/.exec(sink.output.join('\n'))![1]!;
+    const every = args.traceEvery;
+    await onOffRounds(
+      args,
+      notes,
+      { label: 'trace-datadog', on: `trace datadog every ${every}`, sink, baseline: false },
+      (p) => `.:${p} {\n  trace datadog ${addr} {\n    every ${every}\n  }\n  whoami\n}\n`,
+      (pr) => {
+        const warned = pr.onProc.output.filter((l) => l.includes('plugin/trace') && !l.includes('CONFIGURATION'));
+        return `exporter warnings in its first ${pr.onProc.output.length} output lines: ${warned.length}${warned.length > 0 ? ` (first: ${warned[0]})` : ''}`;
+      },
+    );
+    const got = (await fetch(`http://${addr}/test/requests`).then((r) => r.json())) as {
+      traces: { traces: number }[];
+    };
+    notes.push(
+      `- datadog agent: ${got.traces.length} requests, ${got.traces.reduce((n, r) => n + r.traces, 0)} traces`,
+    );
+    await sink.stop();
+  }
+
   if (want('encrypted')) {
     // DoT and DoH beside plain TCP (issue 28: DoT answers per CPU-second ≥ 0.6× TCP's, DoH ≥
     // 0.5×), whoami on one server with three listeners, and CoreDNS 1.15.0's ratios beside. The

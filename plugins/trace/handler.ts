@@ -129,7 +129,7 @@ function clearPending(q: Query): void {
 }
 
 /** CoreDNS's rcode.ToString: miekg/dns's mnemonic, or `RCODE<n>`. */
-function rcodeString(rc: number): string {
+export function rcodeString(rc: number): string {
   if (rc === 16) return 'BADSIG';
   const n = rcodeName(rc);
   return /^\d+$/.test(n) ? `RCODE${n}` : n;

@@ -1,26 +1,19 @@
 /**
- * trace: Zipkin spans per query (README.md; docs/plugins.md, trace). Setup reads the options and
- * starts the block's reporter; the HandlerFactory builds the tracer (its local endpoint comes from
- * `bind`, known only then) and offers the chain its per-plugin spans (src/tracing/chain.ts).
+ * trace: Zipkin or Datadog spans per query (README.md; docs/plugins.md, trace). Setup reads the
+ * options and starts the block's reporter. For Zipkin the HandlerFactory builds the tracer (its
+ * local endpoint comes from `bind`, known only then) and offers the chain its per-plugin spans
+ * (src/tracing/chain.ts); for Datadog it is one root span per traced query (datadog-handler.ts).
  */
 import { isIP } from 'node:net';
 import { METADATA_COLLECTOR } from '../../src/metadata.js';
-import type { PluginDef } from '../../src/plugin.js';
+import type { HandlerFactory, PluginDef, SetupContext } from '../../src/plugin.js';
 import { CHAIN_SPANS } from '../../src/tracing/chain.js';
 import type { Endpoint, TracerState } from '../../src/tracing/span.js';
+import { DatadogReporter, startTracer, stopTracer } from './datadog.js';
+import { DatadogTraceHandler } from './datadog-handler.js';
 import { TRACE_ID_LABEL, TRACE_ID_PENDING, TraceHandler } from './handler.js';
 import { REPORTER_DEFAULTS, ZipkinReporter } from './reporter.js';
 import { parseTrace, TRACE_OPTIONS, type TraceConfig } from './setup.js';
-
-/**
- * Why the datadog endpoint type does not start (README.md, "Datadog"): it is parsed and checked
- * like CoreDNS's, so `-validate` accepts the Corefile, but the server refuses to run without
- * the tracing the Corefile asks for.
- */
-export const DATADOG_UNSUPPORTED =
-  'endpoint type datadog is not supported by clusterdns: the Datadog agent API (msgpack traces ' +
-  'on /v0.4/traces) is not implemented; use the zipkin endpoint type (a Datadog agent with ' +
-  'APM can take Zipkin spans through an OpenTelemetry collector)';
 
 /**
  * The server's Zipkin endpoint: the service name, plus the first `bind` address and the block's
@@ -43,13 +36,9 @@ export const trace: PluginDef = {
   options: TRACE_OPTIONS,
   setup(d, ctx) {
     const cfg: TraceConfig = parseTrace(d);
-    if (cfg.endpointType === 'datadog') {
-      ctx.onStartup(() => {
-        throw new Error(`plugin/trace: ${DATADOG_UNSUPPORTED}`);
-      });
-    }
+    if (cfg.endpointType === 'datadog') return setupDatadog(cfg, ctx);
     const reporter = new ZipkinReporter({
-      url: cfg.endpointType === 'zipkin' ? cfg.endpoint : 'http://localhost:8126/',
+      url: cfg.endpoint,
       batchSize: cfg.zipkinMaxBatchSize !== 0 ? cfg.zipkinMaxBatchSize : REPORTER_DEFAULTS.batchSize,
       batchIntervalMs:
         cfg.zipkinMaxBatchIntervalMs !== 0 ? cfg.zipkinMaxBatchIntervalMs : REPORTER_DEFAULTS.batchIntervalMs,
@@ -80,3 +69,21 @@ export const trace: PluginDef = {
     };
   },
 };
+
+/**
+ * `trace datadog`: one `servedns` span per traced query to the Datadog agent (datadog.ts). The
+ * chain gets no per-plugin spans (CHAIN_SPANS is not provided), as in CoreDNS.
+ */
+function setupDatadog(cfg: TraceConfig, ctx: SetupContext): HandlerFactory {
+  const tracer = {
+    reporter: new DatadogReporter({ agent: cfg.endpoint, warn: (m) => ctx.log.warning(m) }),
+    service: cfg.serviceName,
+  };
+  ctx.onStartup(() => startTracer(tracer));
+  ctx.onShutdown(() => stopTracer(tracer));
+  ctx.onStartup(() => {
+    ctx.lookup(METADATA_COLLECTOR)?.addProvider((_q, meta) => void meta.set(TRACE_ID_LABEL, TRACE_ID_PENDING));
+  });
+  return (next) =>
+    new DatadogTraceHandler({ every: cfg.every, metadata: ctx.lookup(METADATA_COLLECTOR) !== undefined }, next);
+}

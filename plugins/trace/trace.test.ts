@@ -327,10 +327,4 @@ describe('trace to a Zipkin collector', () => {
       ),
     );
   });
-
-  it('refuses to start with the datadog endpoint type, saying why', async () => {
-    await expect(startServer('.:0 {\n  trace datadog 127.0.0.1:1\n  whoami\n}\n')).rejects.toThrow(
-      /plugin\/trace: endpoint type datadog is not supported by clusterdns/,
-    );
-  });
 });
