@@ -116,9 +116,12 @@ export class Route53Api {
     try {
       credentials = await this.cfg.credentials.get(signal);
     } catch (e) {
-      // Temporary keys are fetched on first use and when due, worded as aws-sdk-go-v2's cache.
+      // Temporary keys are fetched on first use and when due, worded as aws-sdk-go-v2's cache. The
+      // SDK's retryer retries the operation when the source could not be reached, and says so.
+      const why = (e as Error).message;
+      const retried = why.includes('request send failed') ? 'exceeded maximum number of attempts, 3, ' : '';
       throw new Error(
-        `operation error Route 53: ${op}, get identity: get credentials: failed to refresh cached credentials, ${(e as Error).message}`,
+        `operation error Route 53: ${op}, ${retried}get identity: get credentials: failed to refresh cached credentials, ${why}`,
       );
     }
     const headers = signRequest({ method: 'GET', url, region: this.endpoint.region, service: 'route53', credentials });

@@ -426,7 +426,8 @@ describe('route53 serving', () => {
     expect(fake.tokens.every((t) => t === 'imds-token')).toBe(true);
   });
 
-  it('fails the start with the instance metadata error when no credentials are found', async () => {
+  it('fails the start with the instance metadata error when no credentials are found, as CoreDNS', async () => {
+    // The text .bin/coredns prints for the same environment (instance metadata refused on port 1).
     const fake = await fakeRoute53();
     awsEnv(fake, {
       AWS_ACCESS_KEY_ID: undefined,
@@ -440,7 +441,7 @@ describe('route53 serving', () => {
       (e: unknown) => e,
     );
     expect((err as ConfigError).describe()).toBe(
-      'plugin/route53: Corefile:2 - Error during parsing: failed to create route53 plugin: operation error Route 53: ListHostedZonesByName, get identity: get credentials: failed to refresh cached credentials, no EC2 IMDS role found, operation error ec2imds: GetMetadata, exceeded maximum number of attempts, 3, request send failed, Get "http://127.0.0.1:1/latest/meta-data/iam/security-credentials/": dial tcp 127.0.0.1:1: connect: connection refused',
+      'plugin/route53: Corefile:2 - Error during parsing: failed to create route53 plugin: operation error Route 53: ListHostedZonesByName, exceeded maximum number of attempts, 3, get identity: get credentials: failed to refresh cached credentials, no EC2 IMDS role found, operation error ec2imds: GetMetadata, exceeded maximum number of attempts, 3, request send failed, Get "http://127.0.0.1:1/latest/meta-data/iam/security-credentials/": dial tcp 127.0.0.1:1: connect: connection refused',
     );
   });
 

@@ -16,11 +16,15 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Ec2Metadata, ec2MetadataMissing, startEc2Metadata } from '../helpers/ec2metadata.js';
 import { type MotoRecordSet, MotoServer, motoMissing } from '../helpers/moto.js';
 import {
   assertResult,
+  CLUSTERDNS_BIN,
+  COREDNS_BIN,
   generate,
   missingBinaries,
   newResult,
@@ -158,6 +162,34 @@ describe('differential: route53 with temporary credentials', () => {
     }
     return [...new Set(proxy.keys)];
   };
+
+  it('fails the start with the same words when no source gives credentials or a region', async () => {
+    const corefile = join(dir, 'Corefile.fail');
+    writeFileSync(corefile, `example.org:0 {\n  route53 example.org.:${zoneId}\n}\n`);
+    /** The line each server prints for its failed start. */
+    const startError = async (env: Record<string, string | undefined>): Promise<string[]> => {
+      setEnv({ ...BASE, AWS_ENDPOINT_URL_ROUTE_53: proxy.url, ...env });
+      const run = async (cmd: string, args: string[]): Promise<string> => {
+        const out = await promisify(execFile)(cmd, args, { timeout: 60_000, cwd: dir, env: process.env }).then(
+          (r) => `${r.stdout}${r.stderr}`,
+          (e: { stdout?: string; stderr?: string }) => `${e.stdout ?? ''}${e.stderr ?? ''}`,
+        );
+        return out.split('\n').find((l) => l.startsWith('plugin/route53:')) ?? `no route53 error in:\n${out}`;
+      };
+      return Promise.all([
+        run(COREDNS_BIN, ['-conf', corefile]),
+        run(process.execPath, [CLUSTERDNS_BIN, '-conf', corefile]),
+      ]);
+    };
+    // Nothing answers on port 1: the instance role cannot be found.
+    const [ref, cand] = await startError({});
+    expect(ref).toMatch(/no EC2 IMDS role found/);
+    expect(cand).toBe(ref);
+    // No region anywhere, instance metadata turned off.
+    const [ref2, cand2] = await startError({ AWS_REGION: undefined, AWS_EC2_METADATA_DISABLED: 'true' });
+    expect(ref2).toMatch(/failed to get region from IMDS/);
+    expect(cand2).toBe(ref2);
+  }, 180_000);
 
   it('web identity (EKS IRSA): both exchange the token at STS and sign with its keys', async () => {
     const token = join(dir, 'token');
