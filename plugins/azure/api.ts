@@ -2,10 +2,12 @@
  * Azure DNS through Azure Resource Manager's REST API, as the SDK clients CoreDNS 1.15.0 uses call
  * it: public zones `…/providers/Microsoft.Network/dnsZones/ZONE/recordsets?api-version=2018-05-01`,
  * private zones `…/privateDnsZones/ZONE/ALL?api-version=2018-09-01`, following `nextLink`; a bearer
- * token from Azure Active Directory's client-credentials grant (tenant, client, secret) for the
- * environment's Resource Manager. Errors are worded as go-autorest's.
+ * token from Azure Active Directory's client-credentials grant (tenant, client, secret) or, without
+ * a secret, from the managed identity (src/azure/managedidentity.ts), for the environment's
+ * Resource Manager. Errors are worded as go-autorest's.
  */
 import type * as http from 'node:http';
+import { managedIdentityToken, msiAvailable } from '../../src/azure/managedidentity.js';
 import { httpRequest, keepAliveAgent } from '../../src/util/httpclient.js';
 import type { AzureConfig } from './setup.js';
 
@@ -15,8 +17,13 @@ export type Properties = Readonly<Record<string, unknown>>;
 export class AzureApi {
   private readonly agent: http.Agent;
   private token: { value: string; until: number } | null = null;
+  /** adal's MSIAvailable, asked once per API client. */
+  private msi: Promise<boolean> | null = null;
 
-  constructor(private readonly cfg: AzureConfig) {
+  constructor(
+    private readonly cfg: AzureConfig,
+    private readonly env: Readonly<Record<string, string | undefined>> = process.env,
+  ) {
     this.agent = keepAliveAgent(cfg.environment.resourceManagerEndpoint.startsWith('https:'));
   }
 
@@ -24,14 +31,27 @@ export class AzureApi {
     this.agent.destroy();
   }
 
-  /** adal's client-credentials token for the Resource Manager, kept until a minute before expiry. */
+  /**
+   * The bearer token for the Resource Manager, from the source GetAuthorizer picks: with a `secret`,
+   * the service principal's client-credentials grant (kept until a minute before expiry); without
+   * one, the managed identity (`client`, if given, as a user-assigned identity's id; kept until five
+   * minutes before expiry, adal's refresh window), when adal's MSIAvailable says there is one.
+   */
   private async bearer(): Promise<string> {
     if (this.token !== null && Date.now() < this.token.until) return this.token.value;
     const { tenant, client, secret, environment } = this.cfg;
-    if (!tenant || !client || !secret) {
-      throw new Error(
-        'clusterdns authenticates with a service principal only: set tenant, client and secret (managed identities and certificates are not supported)',
-      );
+    if (!secret) {
+      this.msi ??= msiAvailable(this.env);
+      if (!(await this.msi)) {
+        this.msi = null; // asked again on the next listing: an identity may be assigned later
+        throw new Error('MSI not available');
+      }
+      const t = await managedIdentityToken(environment.resourceManagerEndpoint, client ?? '', this.env);
+      this.token = { value: t.token, until: Date.now() + Math.max(0, t.expiresIn - 300) * 1000 };
+      return t.token;
+    }
+    if (!tenant || !client) {
+      throw new Error('clusterdns needs tenant and client beside secret for a service principal');
     }
     const url = new URL(`${tenant}/oauth2/token?api-version=1.0`, environment.activeDirectoryEndpoint);
     const body = new URLSearchParams({

@@ -5,7 +5,7 @@
  * SOA is refused. The differential test against CoreDNS is test/differential/azure.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLIENT, FakeAzure, SECRET, SUBSCRIPTION, TENANT } from '../../test/helpers/azure.js';
+import { CLIENT, FakeAzure, MSI_SECRET, SECRET, SUBSCRIPTION, TENANT } from '../../test/helpers/azure.js';
 import { runCorefile } from '../../test/helpers/corefile.js';
 import { captureLogs } from '../../test/helpers/logs.js';
 import { rrLines } from '../../test/helpers/records.js';
@@ -185,5 +185,80 @@ ${extra}  }
       logs.lines.some((l) => l.includes('failed to update rg:example.net from azure: zone has no SOA record')),
     );
     expect(a.tokens).toBeGreaterThanOrEqual(1);
+  });
+
+  /** Set (undefined: remove) variables for one test. */
+  const setEnv = (vars: Record<string, string | undefined>): void => {
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+    for (const [k, v] of Object.entries(vars)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    cleanups.push(() => {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    });
+  };
+  const msiCorefile = (client: string): string => `example.org {
+  azure rg:example.org {
+    subscription ${SUBSCRIPTION}
+    environment AzureStackCloud${client ? `\n    client ${client}` : ''}
+  }
+}`;
+
+  it('without a secret takes a managed identity token from instance metadata', async () => {
+    const a = await start();
+    setEnv({ AZURE_POD_IDENTITY_AUTHORITY_HOST: a.url, MSI_ENDPOINT: undefined, MSI_SECRET: undefined });
+    a.publicZones.set('rg/example.org', [SOA, A]);
+    const run = await runCorefile(msiCorefile('user-assigned-1'));
+    cleanups.push(() => run.stop());
+    await waitFor('the zone to be listed', async () => (await run.ask('a.example.org', 'A')).answers!.length === 1);
+    const token = a.miRequests.find((r) => r.path.includes('resource='));
+    // The MSIAvailable probe, then the token for the Resource Manager, as user-assigned identity `client`.
+    expect(a.miRequests[0]!.path).toBe('/metadata/identity/oauth2/token?api-version=2018-02-01');
+    expect(token).toEqual({
+      path: `/metadata/identity/oauth2/token?${new URLSearchParams({ 'api-version': '2018-02-01', client_id: 'user-assigned-1', resource: `${a.url}/` }).toString()}`,
+      metadata: 'true',
+      secret: '',
+    });
+    const arm = a.requests.filter((r) => r.path.includes('/dnsZones/'));
+    expect(arm.length).toBeGreaterThan(0);
+    expect(arm.every((r) => r.auth.startsWith('Bearer eyJ0eXAiOiJKV1QiLCJhbGciOiJub25lIn0.test-mi-'))).toBe(true);
+  });
+
+  it('uses App Service managed identity from MSI_ENDPOINT and MSI_SECRET', async () => {
+    const a = await start();
+    setEnv({ MSI_ENDPOINT: `${a.url}/msi/token`, MSI_SECRET, AZURE_POD_IDENTITY_AUTHORITY_HOST: undefined });
+    a.publicZones.set('rg/example.org', [SOA, A]);
+    const run = await runCorefile(msiCorefile(''));
+    cleanups.push(() => run.stop());
+    await waitFor('the zone to be listed', async () => (await run.ask('a.example.org', 'A')).answers!.length === 1);
+    expect(a.miRequests).toEqual([
+      {
+        path: `/msi/token?${new URLSearchParams({ 'api-version': '2017-09-01', resource: `${a.url}/` }).toString()}`,
+        metadata: '',
+        secret: MSI_SECRET,
+      },
+    ]);
+  });
+
+  it('logs "MSI not available" when there is neither a secret nor a managed identity', async () => {
+    const a = await start();
+    // Nothing listens on port 1: the IMDS probe is refused.
+    setEnv({ AZURE_POD_IDENTITY_AUTHORITY_HOST: 'http://127.0.0.1:1', MSI_ENDPOINT: undefined, MSI_SECRET: undefined });
+    a.publicZones.set('rg/example.org', [SOA, A]);
+    const logs = captureLogs(cleanups);
+    const run = await runCorefile(msiCorefile(''));
+    cleanups.push(() => run.stop());
+    await waitFor('the failed listing to be logged', () =>
+      logs.lines.some(
+        (l) =>
+          l.startsWith(
+            '[ERROR] plugin/azure: Failed to update zones [example.org.]: errors updating zones: [failed to update rg:example.org from azure: ',
+          ) && l.includes('MSI not available'),
+      ),
+    );
   });
 });

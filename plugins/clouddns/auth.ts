@@ -4,14 +4,18 @@
  * `application_default_credentials.json`. A service account signs a JWT (RS256, the Cloud DNS
  * scopes, audience its `token_uri`) and exchanges it there for an OAuth access token (RFC 7523);
  * an authorized user exchanges its refresh token. The token is kept until a minute before it
- * expires. Not supported (the start fails saying so): the GCE metadata server, external accounts
- * (workload identity federation) and impersonation (README, "Authentication").
+ * expires. Without any file, on GCE/GKE (the metadata server; `GCE_METADATA_HOST` names it), the
+ * default service account's token from the metadata server, kept until 225 s before it expires
+ * (the auth library's early expiry), as the library's DetectDefault orders it (src/gcp/metadata.ts).
+ * Not supported (the start fails saying so): external accounts (workload identity federation) and
+ * impersonation (README, "Authentication").
  */
 import { createSign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { httpRequest } from '../../src/util/httpclient.js';
+import { computeToken, onGce } from '../../src/gcp/metadata.js';
+import { metadataRequest } from '../../src/util/metadatahttp.js';
 
 /** The scopes dns/v1's NewService asks for by default. */
 export const SCOPES = [
@@ -66,14 +70,15 @@ async function exchange(uri: string, form: Record<string, string>): Promise<{ to
   const body = new URLSearchParams(form).toString();
   let res;
   try {
-    res = await httpRequest({
+    res = await metadataRequest({
       method: 'POST',
       url: new URL(uri),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body,
+      timeoutMs: 30_000,
     });
   } catch (e) {
-    throw new Error(`auth: cannot fetch token: Post ${JSON.stringify(uri)}: ${(e as Error).message}`);
+    throw new Error(`auth: cannot fetch token: ${(e as Error).message}`);
   }
   if (res.status < 200 || res.status > 299)
     throw new Error(`auth: cannot fetch token: ${res.status}\nResponse: ${res.body}`);
@@ -82,8 +87,21 @@ async function exchange(uri: string, form: Record<string, string>): Promise<{ to
   return { token: j.access_token, expiresIn: j.expires_in ?? 3600 };
 }
 
-/** Where the credentials come from; throws the Go client's words when there are none. */
-export function googleCredentials(file: string | null, env: Env = process.env): TokenSource {
+/** A token source that keeps each token until `earlySec` before it expires. */
+function cachedTokens(fetchToken: () => Promise<{ token: string; expiresIn: number }>, earlySec: number): TokenSource {
+  let cached: { token: string; until: number } | null = null;
+  return {
+    async token() {
+      if (cached !== null && Date.now() < cached.until) return cached.token;
+      const t = await fetchToken();
+      cached = { token: t.token, until: Date.now() + Math.max(0, t.expiresIn - earlySec) * 1000 };
+      return t.token;
+    },
+  };
+}
+
+/** Where the credentials come from; rejects with the Go client's words when there are none. */
+export async function googleCredentials(file: string | null, env: Env = process.env): Promise<TokenSource> {
   const path =
     file ??
     (env.GOOGLE_APPLICATION_CREDENTIALS ||
@@ -96,6 +114,8 @@ export function googleCredentials(file: string | null, env: Env = process.env): 
     c = JSON.parse(readFileSync(path, 'utf8')) as CredentialFile;
   } catch (e) {
     if (file === null && !env.GOOGLE_APPLICATION_CREDENTIALS && (e as NodeJS.ErrnoException).code === 'ENOENT') {
+      // No file anywhere: the metadata server, when this is GCE/GKE (or GCE_METADATA_HOST says so).
+      if (await onGce(env)) return cachedTokens(() => computeToken(SCOPES, env), 225);
       throw new Error(
         'credentials: could not find default credentials. See https://cloud.google.com/docs/authentication/external/set-up-adc for more information',
       );
@@ -128,13 +148,5 @@ export function googleCredentials(file: string | null, env: Env = process.env): 
         `credentials: credential type ${JSON.stringify(c.type)} is not supported by clusterdns's clouddns`,
       );
   }
-  let cached: { token: string; until: number } | null = null;
-  return {
-    async token() {
-      if (cached !== null && Date.now() < cached.until) return cached.token;
-      const t = await fetchToken();
-      cached = { token: t.token, until: Date.now() + Math.max(0, t.expiresIn - 60) * 1000 };
-      return t.token;
-    },
-  };
+  return cachedTokens(fetchToken, 60);
 }

@@ -5,7 +5,7 @@
  * refresh that keeps the data, a failed start. The differential test is test/differential/clouddns.test.ts.
  */
 import { createPublicKey, createVerify, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -146,6 +146,41 @@ describe('clouddns serving', () => {
       ),
     );
     expect(rrLines((await run.ask('a.example.org', 'A')).answers)).toEqual(['a.example.org. 5 IN A 192.0.2.1']);
+  });
+
+  it('without a credentials file takes the token from the GCE metadata server (GCE_METADATA_HOST)', async () => {
+    const g = await FakeCloudDNS.start();
+    cleanups.push(() => g.close());
+    const empty = mkdtempSync(join(tmpdir(), 'clouddns-adc-'));
+    cleanups.push(() => rmSync(empty, { recursive: true, force: true }));
+    const saved = Object.fromEntries(
+      ['GCE_METADATA_HOST', 'GOOGLE_APPLICATION_CREDENTIALS', 'CLOUDSDK_CONFIG'].map((k) => [k, process.env[k]]),
+    );
+    process.env.GCE_METADATA_HOST = g.metadataHost;
+    process.env.CLOUDSDK_CONFIG = empty;
+    delete process.env.GOOGLE_APPLICATION_CREDENTIALS;
+    cleanups.push(() => {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    });
+    g.zones.set('p/z', [
+      { name: 'example.org.', type: 'SOA', ttl: 300, rrdatas: ['ns. host. 1 2 3 4 5'] },
+      { name: 'a.example.org.', type: 'A', ttl: 5, rrdatas: ['192.0.2.1'] },
+    ]);
+    const run = await runCorefile(`example.org {\n  clouddns example.org:p:z {\n    endpoint ${g.url}/\n  }\n}`);
+    cleanups.push(() => run.stop());
+    expect(rrLines((await run.ask('a.example.org', 'A')).answers)).toEqual(['a.example.org. 5 IN A 192.0.2.1']);
+    // One token, asked with the Metadata-Flavor header and the Cloud DNS scopes; every API call carries it.
+    expect(g.metadataRequests).toEqual([
+      {
+        url: `/computeMetadata/v1/instance/service-accounts/default/token?${new URLSearchParams({ scopes: SCOPES.join(',') }).toString()}`,
+        flavor: 'Google',
+      },
+    ]);
+    expect(g.requests.length).toBeGreaterThan(0);
+    expect(g.requests.every((r) => r.auth === 'Bearer ya29.metadata-1')).toBe(true);
   });
 
   it('fails the start when a managed zone does not exist, as CoreDNS', async () => {

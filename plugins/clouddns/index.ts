@@ -18,7 +18,7 @@ async function start(cfg: CloudDNSConfig, log: Logger): Promise<Refresher> {
   const fail = (what: string, e: unknown): ConfigError =>
     new ConfigError(`${what}: ${(e as Error).message}`, cfg.file, cfg.line, 'clouddns');
   // CoreDNS returns the client's error as it is (no plugin name, no position).
-  const api = new CloudDNSApi(cfg.endpoint, googleCredentials(cfg.credentialsFile));
+  const api = new CloudDNSApi(cfg.endpoint, await googleCredentials(cfg.credentialsFile));
   try {
     for (const hz of cfg.zones.all()) {
       const i = hz.id.indexOf(':');

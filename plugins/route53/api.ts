@@ -6,7 +6,7 @@
  */
 import type * as http from 'node:http';
 import { httpRequest, keepAliveAgent, type HttpReply } from '../../src/util/httpclient.js';
-import { signRequest } from '../../src/aws/sigv4.js';
+import { type AwsCredentials, signRequest } from '../../src/aws/sigv4.js';
 import type { AwsConfig } from './credentials.js';
 
 /** One resource record set as the API lists it (alias sets have no values). */
@@ -112,13 +112,19 @@ export class Route53Api {
   private async get(op: string, path: string, query: [string, string][], signal?: AbortSignal): Promise<string> {
     const url = new URL(this.endpoint.base + path);
     for (const [k, v] of query) url.searchParams.append(k, v);
-    const headers = signRequest({
-      method: 'GET',
-      url,
-      region: this.endpoint.region,
-      service: 'route53',
-      credentials: this.cfg.credentials,
-    });
+    let credentials: AwsCredentials;
+    try {
+      credentials = await this.cfg.credentials.get(signal);
+    } catch (e) {
+      // Temporary keys are fetched on first use and when due, worded as aws-sdk-go-v2's cache. The
+      // SDK's retryer retries the operation when the source could not be reached, and says so.
+      const why = (e as Error).message;
+      const retried = why.includes('request send failed') ? 'exceeded maximum number of attempts, 3, ' : '';
+      throw new Error(
+        `operation error Route 53: ${op}, ${retried}get identity: get credentials: failed to refresh cached credentials, ${why}`,
+      );
+    }
+    const headers = signRequest({ method: 'GET', url, region: this.endpoint.region, service: 'route53', credentials });
     let res: HttpReply;
     try {
       res = await httpRequest({ method: 'GET', url, headers, agent: this.agent, ...(signal ? { signal } : {}) });

@@ -1,16 +1,27 @@
 /**
  * Where route53's AWS credentials and region come from, in the order aws-sdk-go-v2's
- * `config.LoadDefaultConfig` (which CoreDNS 1.15.0 uses) looks: the deprecated `aws_access_key`;
- * with `credentials PROFILE [FILENAME]`, that profile; else the environment
- * (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`); else the profile `AWS_PROFILE`
- * (or `default`) of the shared credentials and config files. What clusterdns does not do (EC2
- * instance metadata, web identity, SSO, `credential_process`, assumed roles) fails the start with
- * a reason (README, "Authentication").
+ * `config.LoadDefaultConfig` (config v1.33.7, which CoreDNS 1.15.0 pins) resolves them
+ * (resolve_credentials.go, resolveCredentialChain and resolveCredsFromProfile):
+ * 1. the deprecated `aws_access_key`;
+ * 2. with `credentials PROFILE [FILENAME]`, that profile (its sources, below);
+ * 3. `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`;
+ * 4. `AWS_WEB_IDENTITY_TOKEN_FILE` with `AWS_ROLE_ARN` (EKS IRSA) through STS;
+ * 5. the profile `AWS_PROFILE` (or `default`): its static keys, its `web_identity_token_file`;
+ *    else the container credentials (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`, then `_FULL_URI`:
+ *    ECS task roles, EKS Pod Identity); else the EC2 instance role from instance metadata.
+ * The profile sources clusterdns does not implement (assumed roles: `source_profile`,
+ * `credential_source`, `role_arn`; SSO; `login_session`; `credential_process`) fail the start with
+ * a reason (README, "Authentication"). The region is `AWS_REGION`, `AWS_DEFAULT_REGION` or the
+ * profile's, else instance metadata's, as CoreDNS's setup asks it.
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { checkFullUri, containerCredentialsUrl, containerProvider } from '../../src/aws/containercreds.js';
+import { ImdsClient, ec2RoleProvider } from '../../src/aws/imds.js';
+import { type CredentialProvider, staticProvider } from '../../src/aws/provider.js';
 import { readAwsIni } from '../../src/aws/sharedfiles.js';
 import type { AwsCredentials } from '../../src/aws/sigv4.js';
+import { webIdentityProvider } from '../../src/aws/webidentity.js';
 
 export interface CredentialOptions {
   /** `aws_access_key ID SECRET`. */
@@ -22,7 +33,7 @@ export interface CredentialOptions {
 }
 
 export interface AwsConfig {
-  readonly credentials: AwsCredentials;
+  readonly credentials: CredentialProvider;
   readonly region: string;
 }
 
@@ -38,8 +49,22 @@ function profileKeys(p: Map<string, string> | undefined): AwsCredentials | null 
     : { accessKeyId: id, secretAccessKey: secret };
 }
 
-/** Resolve credentials and region; throws an Error saying what is missing. */
-export function resolveAwsConfig(o: CredentialOptions, env: Env = process.env): AwsConfig {
+export interface ResolveOptions {
+  /** Logs a refresh that failed while the previous temporary keys still work. */
+  readonly onStale?: (err: Error) => void;
+  /** Deadline of one instance metadata attempt (tests shorten it). */
+  readonly imdsTimeoutMs?: number;
+}
+
+/**
+ * Resolve the credential source and the region; rejects with an Error saying what is missing or
+ * unsupported. Temporary keys are fetched on first use (the first signed request), as the SDK does.
+ */
+export async function resolveAwsConfig(
+  o: CredentialOptions,
+  env: Env = process.env,
+  ro: ResolveOptions = {},
+): Promise<AwsConfig> {
   const home = env.HOME ?? homedir();
   const credFile = env.AWS_SHARED_CREDENTIALS_FILE || join(home, '.aws', 'credentials');
   const configFiles = o.configFiles ?? [env.AWS_CONFIG_FILE || join(home, '.aws', 'config')];
@@ -50,14 +75,14 @@ export function resolveAwsConfig(o: CredentialOptions, env: Env = process.env): 
     const p = readAwsIni(f, true).get(profile);
     if (p) conf = new Map([...(conf ?? []), ...p]);
   }
-
-  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || conf?.get('region') || '';
-  if (region === '') {
-    // aws-sdk-go-v2 has no default region; CoreDNS then asks the EC2 instance metadata service.
-    throw new Error(
-      'failed to get region from IMDS: no region configured (set AWS_REGION; clusterdns does not query EC2 instance metadata)',
-    );
+  // A profile named in the Corefile must exist (the SDK's SharedConfigProfileNotExistError).
+  if (o.profile !== undefined && !o.staticKeys && creds === undefined && conf === undefined) {
+    throw new Error(`failed to get shared config profile, ${o.profile}`);
   }
+  const imds = new ImdsClient({ env, ...(ro.imdsTimeoutMs ? { attemptTimeoutMs: ro.imdsTimeoutMs } : {}) });
+
+  // The configured region; instance metadata is asked only after the credentials resolved (below).
+  let region = env.AWS_REGION || env.AWS_DEFAULT_REGION || conf?.get('region') || '';
 
   const envKeys = (): AwsCredentials | null => {
     const id = env.AWS_ACCESS_KEY_ID || env.AWS_ACCESS_KEY;
@@ -68,16 +93,58 @@ export function resolveAwsConfig(o: CredentialOptions, env: Env = process.env): 
       ? { accessKeyId: id, secretAccessKey: secret, sessionToken: token }
       : { accessKeyId: id, secretAccessKey: secret };
   };
-  const fromProfile = (): AwsCredentials | null => profileKeys(creds) ?? profileKeys(conf);
+  const stale = ro.onStale ? { onStale: ro.onStale } : {};
+  const webIdentity = (tokenFile: string, roleArn: string, sessionName: string): CredentialProvider => {
+    if (roleArn === '') throw new Error('role ARN is not set');
+    return webIdentityProvider({ tokenFile, roleArn, sessionName, region, env, ...stale });
+  };
+  // The profile's own sources (resolveCredsFromProfile), first match wins.
+  const fromProfile = async (): Promise<CredentialProvider> => {
+    const p = new Map([...(conf ?? []), ...(creds ?? [])]);
+    const unsupported = (what: string): Error =>
+      new Error(
+        `profile ${JSON.stringify(profile)} uses ${what}, which clusterdns does not support (plugins/route53/README.md, "Authentication")`,
+      );
+    if (p.has('source_profile')) throw unsupported('source_profile (an assumed role)');
+    // role_arn beside anything but a web identity token file is a role assumed with other keys.
+    if (p.has('role_arn') && !p.get('web_identity_token_file')) throw unsupported('role_arn (an assumed role)');
+    const keys = profileKeys(creds) ?? profileKeys(conf);
+    if (keys) return staticProvider(keys, 'SharedConfigCredentials');
+    if (p.has('credential_source')) throw unsupported('credential_source (an assumed role)');
+    const tokenFile = p.get('web_identity_token_file');
+    if (tokenFile) return webIdentity(tokenFile, p.get('role_arn') ?? '', p.get('role_session_name') ?? '');
+    if (p.has('sso_session') || p.has('sso_start_url')) throw unsupported('SSO');
+    if (p.has('login_session')) throw unsupported('login_session');
+    if (p.has('credential_process')) throw unsupported('credential_process');
+    const container = containerCredentialsUrl(env);
+    if (container !== null) {
+      if (container.full) await checkFullUri(container.url);
+      return containerProvider(container.url, env, ro.onStale);
+    }
+    return ec2RoleProvider(imds, ro.onStale);
+  };
 
-  let credentials: AwsCredentials | null;
-  if (o.staticKeys) credentials = o.staticKeys;
-  else if (o.profile !== undefined) credentials = fromProfile();
-  else credentials = envKeys() ?? fromProfile();
-  if (credentials === null) {
-    throw new Error(
-      `failed to refresh cached credentials, no static keys for profile ${JSON.stringify(profile)} in ${credFile} or the shared config (clusterdns does not use EC2 instance roles, web identity or SSO)`,
-    );
+  let credentials: CredentialProvider;
+  if (o.staticKeys) credentials = staticProvider(o.staticKeys, 'StaticCredentials');
+  else if (o.profile !== undefined) credentials = await fromProfile();
+  else {
+    const keys = envKeys();
+    if (keys) credentials = staticProvider(keys, 'EnvConfigCredentials');
+    else if (env.AWS_WEB_IDENTITY_TOKEN_FILE) {
+      credentials = webIdentity(
+        env.AWS_WEB_IDENTITY_TOKEN_FILE,
+        env.AWS_ROLE_ARN ?? '',
+        env.AWS_ROLE_SESSION_NAME ?? '',
+      );
+    } else credentials = await fromProfile();
+  }
+  if (region === '') {
+    // aws-sdk-go-v2 has no default region; CoreDNS's setup then asks the instance metadata.
+    try {
+      region = await imds.region();
+    } catch (e) {
+      throw new Error(`failed to get region from IMDS: ${(e as Error).message}`);
+    }
   }
   return { credentials, region };
 }

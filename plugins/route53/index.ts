@@ -20,7 +20,10 @@ async function start(cfg: Route53Config, log: Logger): Promise<Refresher> {
     new ConfigError(`${what}: ${(e as Error).message}`, cfg.file, cfg.line, 'route53');
   let api: Route53Api;
   try {
-    const aws = resolveAwsConfig(cfg.credentials);
+    const aws = await resolveAwsConfig(cfg.credentials, process.env, {
+      onStale: (e) =>
+        log.warning(`Failed to refresh AWS credentials, using the current ones until they expire: ${e.message}`),
+    });
     api = new Route53Api(aws, route53Endpoint(cfg.endpoint, aws.region, process.env));
   } catch (e) {
     throw fail('failed to create route53 client', e);

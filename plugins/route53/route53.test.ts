@@ -6,8 +6,11 @@
  * hosted zones of one name, fallthrough, a failed refresh that keeps the data, a failed start.
  * The differential test against CoreDNS with moto itself is test/differential/route53.test.ts.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { captureLogs } from '../../test/helpers/logs.js';
@@ -15,8 +18,10 @@ import { runCorefile } from '../../test/helpers/corefile.js';
 import { rrLines } from '../../test/helpers/records.js';
 import { configError, dispenserFor, setupContext } from '../../test/helpers/setup.js';
 import { waitFor } from '../../test/helpers/wait.js';
+import { startEc2Metadata } from '../../test/helpers/ec2metadata.js';
+import { MotoServer } from '../../test/helpers/moto.js';
 import { parseRecordSets } from './api.js';
-import { resolveAwsConfig } from './credentials.js';
+import { type CredentialOptions, resolveAwsConfig } from './credentials.js';
 import { route53 } from './index.js';
 import { maybeUnescape } from './records.js';
 
@@ -132,21 +137,76 @@ describe('record-set pages', () => {
 });
 
 describe('credentials', () => {
-  const none = { AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent' };
-  it('takes the Corefile keys first, then the environment', () => {
+  // No shared files, no instance metadata: nothing from this machine leaks into the chain.
+  const none = {
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+    AWS_CONFIG_FILE: '/nonexistent',
+    AWS_EC2_METADATA_DISABLED: 'true',
+  };
+  const source = async (o: CredentialOptions, env: Record<string, string>): Promise<string> =>
+    (await resolveAwsConfig(o, { ...none, AWS_REGION: 'eu-west-1', ...env })).credentials.source;
+
+  it('takes the Corefile keys first, then the environment', async () => {
     const env = { ...none, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'E', AWS_SECRET_ACCESS_KEY: 'S' };
-    expect(
-      resolveAwsConfig({ staticKeys: { accessKeyId: 'C', secretAccessKey: 'K' } }, env).credentials.accessKeyId,
-    ).toBe('C');
-    expect(resolveAwsConfig({}, env)).toEqual({
-      credentials: { accessKeyId: 'E', secretAccessKey: 'S' },
-      region: 'eu-west-1',
-    });
+    const corefile = await resolveAwsConfig({ staticKeys: { accessKeyId: 'C', secretAccessKey: 'K' } }, env);
+    expect((await corefile.credentials.get()).accessKeyId).toBe('C');
+    const fromEnv = await resolveAwsConfig({}, env);
+    expect(fromEnv.region).toBe('eu-west-1');
+    expect(await fromEnv.credentials.get()).toEqual({ accessKeyId: 'E', secretAccessKey: 'S' });
   });
 
-  it('without a region fails as CoreDNS does when instance metadata has none', () => {
-    expect(() => resolveAwsConfig({}, { ...none, AWS_ACCESS_KEY_ID: 'E', AWS_SECRET_ACCESS_KEY: 'S' })).toThrow(
-      /^failed to get region from IMDS/,
+  it("follows aws-sdk-go-v2's chain: keys, web identity, profile, container, instance role", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'r53-creds-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const config = join(dir, 'config');
+    writeFileSync(
+      config,
+      '[default]\naws_access_key_id = P\naws_secret_access_key = PS\n[profile irsa]\nweb_identity_token_file = /var/run/token\nrole_arn = arn:aws:iam::1:role/r\n[profile bare]\nregion = eu-west-2\n',
+    );
+    const keys = { AWS_ACCESS_KEY_ID: 'E', AWS_SECRET_ACCESS_KEY: 'S' };
+    const webid = { AWS_WEB_IDENTITY_TOKEN_FILE: '/var/run/token', AWS_ROLE_ARN: 'arn:aws:iam::1:role/r' };
+    const pod = { AWS_CONTAINER_CREDENTIALS_FULL_URI: 'http://127.0.0.1:9/v1/credentials' };
+    const ecs = { AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: '/v2/credentials/x' };
+    const cfg = { AWS_CONFIG_FILE: config };
+    expect(await source({}, { ...keys, ...webid, ...cfg, ...pod })).toBe('EnvConfigCredentials');
+    expect(await source({}, { ...webid, ...cfg, ...pod })).toBe('WebIdentityCredentials');
+    expect(await source({}, { ...cfg, ...pod })).toBe('SharedConfigCredentials');
+    expect(await source({}, { ...cfg, AWS_PROFILE: 'irsa', ...pod })).toBe('WebIdentityCredentials');
+    expect(await source({}, { ...cfg, AWS_PROFILE: 'bare', ...pod, ...ecs })).toBe('CredentialsEndpointProvider');
+    expect(await source({}, { ...cfg, AWS_PROFILE: 'bare' })).toBe('EC2RoleProvider');
+    // A profile named in the Corefile comes before the environment.
+    expect(await source({ profile: 'irsa', configFiles: [config] }, { ...keys })).toBe('WebIdentityCredentials');
+    await expect(source({ profile: 'nosuch', configFiles: [config] }, keys)).rejects.toThrow(
+      'failed to get shared config profile, nosuch',
+    );
+  });
+
+  it('fails with the reason for what it cannot use', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'r53-creds-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const config = join(dir, 'config');
+    writeFileSync(
+      config,
+      '[profile sso]\nsso_session = corp\n[profile proc]\ncredential_process = /bin/creds\n[profile assume]\nrole_arn = arn:aws:iam::1:role/r\nsource_profile = default\n',
+    );
+    await expect(source({}, { AWS_WEB_IDENTITY_TOKEN_FILE: '/var/run/token' })).rejects.toThrow('role ARN is not set');
+    for (const [profile, what] of [
+      ['sso', 'SSO'],
+      ['proc', 'credential_process'],
+      ['assume', 'source_profile (an assumed role)'],
+    ]) {
+      await expect(source({}, { AWS_CONFIG_FILE: config, AWS_PROFILE: profile! })).rejects.toThrow(
+        `profile "${profile}" uses ${what}, which clusterdns does not support (plugins/route53/README.md, "Authentication")`,
+      );
+    }
+    await expect(source({}, { AWS_CONTAINER_CREDENTIALS_FULL_URI: 'http://192.0.2.1/creds' })).rejects.toThrow(
+      'invalid endpoint host, "192.0.2.1", only loopback/ecs/eks hosts are allowed',
+    );
+  });
+
+  it('without a region asks instance metadata, and fails as CoreDNS when it cannot', async () => {
+    await expect(resolveAwsConfig({}, { ...none, AWS_ACCESS_KEY_ID: 'E', AWS_SECRET_ACCESS_KEY: 'S' })).rejects.toThrow(
+      'failed to get region from IMDS: operation error ec2imds: GetRegion, access disabled to EC2 IMDS via client option, or "AWS_EC2_METADATA_DISABLED" environment variable',
     );
   });
 });
@@ -174,13 +234,16 @@ interface Fake {
   zones: Map<string, Map<string, string>>;
   failing: boolean;
   requests: string[];
+  /** Each request's x-amz-security-token ('' when absent). */
+  tokens: string[];
 }
 
 async function fakeRoute53(): Promise<Fake> {
-  const fake: Fake = { url: '', zones: new Map(), failing: false, requests: [] };
+  const fake: Fake = { url: '', zones: new Map(), failing: false, requests: [], tokens: [] };
   const server: Server = createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://x');
     fake.requests.push(`${u.pathname}${u.search} ${String(req.headers.authorization).split(',')[0]}`);
+    fake.tokens.push(String(req.headers['x-amz-security-token'] ?? ''));
     const send = (status: number, body: string): void => {
       res.writeHead(status, { 'content-type': 'application/xml', 'x-amzn-requestid': 'r-1' }).end(body);
     };
@@ -204,17 +267,23 @@ async function fakeRoute53(): Promise<Fake> {
   return fake;
 }
 
-function awsEnv(fake: Fake): void {
-  const env: Record<string, string> = {
+/** Point route53 at the fake with static keys; `over` replaces (undefined: removes) variables. */
+function awsEnv(fake: Fake, over: Record<string, string | undefined> = {}): void {
+  const env: Record<string, string | undefined> = {
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'AKIDTEST',
     AWS_SECRET_ACCESS_KEY: 'secret',
     AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
     AWS_CONFIG_FILE: '/nonexistent',
     AWS_ENDPOINT_URL_ROUTE_53: fake.url,
+    AWS_EC2_METADATA_DISABLED: 'true',
+    ...over,
   };
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
   cleanups.push(() => {
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
@@ -292,6 +361,88 @@ describe('route53 serving', () => {
       ),
     );
     expect(rrLines((await run.ask('a.example.org', 'A')).answers)).toEqual(['a.example.org. 5 IN A 192.0.2.1']);
+  });
+
+  it('signs with web identity keys from STS (moto), the session token sent', async () => {
+    const moto = await MotoServer.start();
+    cleanups.push(() => moto.stop());
+    const fake = await fakeRoute53();
+    const dir = mkdtempSync(join(tmpdir(), 'r53-webid-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, 'token'), 'eyJhbGciOiJSUzI1NiJ9.e30.sig');
+    awsEnv(fake, {
+      AWS_ACCESS_KEY_ID: undefined,
+      AWS_SECRET_ACCESS_KEY: undefined,
+      AWS_WEB_IDENTITY_TOKEN_FILE: join(dir, 'token'),
+      AWS_ROLE_ARN: 'arn:aws:iam::123456789012:role/clusterdns',
+      AWS_ROLE_SESSION_NAME: 'clusterdns',
+      AWS_ENDPOINT_URL_STS: moto.url,
+    });
+    fake.zones.set(
+      'Z1',
+      new Map([['', page([SOA('example.org.', 1), rrset('a.example.org.', 'A', 5, ['192.0.2.1'])])]]),
+    );
+    const run = await runCorefile('example.org {\n  route53 example.org.:Z1\n}');
+    cleanups.push(() => run.stop());
+    expect(rrLines((await run.ask('a.example.org', 'A')).answers)).toEqual(['a.example.org. 5 IN A 192.0.2.1']);
+    // moto issues ASIA… keys; every request is signed with them and carries the session token.
+    expect(fake.requests.length).toBeGreaterThan(0);
+    expect(
+      fake.requests.every((r) => /Credential=ASIA[A-Z0-9]+\/\d{8}\/us-east-1\/route53\/aws4_request/.test(r)),
+    ).toBe(true);
+    expect(fake.tokens.every((t) => t !== '')).toBe(true);
+  });
+
+  it('takes the region and the instance role from EC2 instance metadata (amazon-ec2-metadata-mock)', async () => {
+    const imds = await startEc2Metadata({
+      region: 'eu-west-3',
+      role: 'dns-role',
+      accessKeyId: 'ASIAIMDSROLE',
+      secretAccessKey: 'imds-secret',
+      token: 'imds-token',
+      expiration: '2099-01-01T00:00:00Z',
+    });
+    cleanups.push(() => imds.stop());
+    const fake = await fakeRoute53();
+    awsEnv(fake, {
+      AWS_REGION: undefined,
+      AWS_DEFAULT_REGION: undefined,
+      AWS_ACCESS_KEY_ID: undefined,
+      AWS_SECRET_ACCESS_KEY: undefined,
+      AWS_EC2_METADATA_DISABLED: undefined,
+      AWS_EC2_METADATA_SERVICE_ENDPOINT: imds.endpoint,
+    });
+    fake.zones.set(
+      'Z1',
+      new Map([['', page([SOA('example.org.', 1), rrset('a.example.org.', 'A', 5, ['192.0.2.1'])])]]),
+    );
+    const run = await runCorefile('example.org {\n  route53 example.org.:Z1\n}');
+    cleanups.push(() => run.stop());
+    expect(rrLines((await run.ask('a.example.org', 'A')).answers)).toEqual(['a.example.org. 5 IN A 192.0.2.1']);
+    // A configured endpoint is signed for the region, here the instance's.
+    expect(
+      fake.requests.every((r) => r.includes('Credential=ASIAIMDSROLE/') && r.includes('/eu-west-3/route53/')),
+    ).toBe(true);
+    expect(fake.tokens.every((t) => t === 'imds-token')).toBe(true);
+  });
+
+  it('fails the start with the instance metadata error when no credentials are found, as CoreDNS', async () => {
+    // The text .bin/coredns prints for the same environment (instance metadata refused on port 1).
+    const fake = await fakeRoute53();
+    awsEnv(fake, {
+      AWS_ACCESS_KEY_ID: undefined,
+      AWS_SECRET_ACCESS_KEY: undefined,
+      AWS_EC2_METADATA_DISABLED: undefined,
+      AWS_EC2_METADATA_SERVICE_ENDPOINT: 'http://127.0.0.1:1',
+    });
+    fake.zones.set('Z1', new Map([['', page([SOA('example.org.', 1)])]]));
+    const err = await runCorefile('example.org {\n  route53 example.org.:Z1\n}').then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((err as ConfigError).describe()).toBe(
+      'plugin/route53: Corefile:2 - Error during parsing: failed to create route53 plugin: operation error Route 53: ListHostedZonesByName, exceeded maximum number of attempts, 3, get identity: get credentials: failed to refresh cached credentials, no EC2 IMDS role found, operation error ec2imds: GetMetadata, exceeded maximum number of attempts, 3, request send failed, Get "http://127.0.0.1:1/latest/meta-data/iam/security-credentials/": dial tcp 127.0.0.1:1: connect: connection refused',
+    );
   });
 
   it('fails the start when a hosted zone does not exist, as CoreDNS', async () => {

@@ -10,6 +10,12 @@
  * management.azure.com:443` is answered with a certificate for that name signed by a throw-away CA
  * (`caFile`, given to CoreDNS as SSL_CERT_FILE, with HTTPS_PROXY pointing here). clusterdns reaches
  * the same handler directly through an AZURESTACKCLOUD environment file (`environmentFile`).
+ *
+ * It also issues managed identity tokens as the documented endpoints do: the instance metadata
+ * service's `GET /metadata/identity/oauth2/token` (`Metadata: true`; CoreDNS reaches it at
+ * 169.254.169.254 through HTTP_PROXY pointing here, clusterdns through
+ * AZURE_POD_IDENTITY_AUTHORITY_HOST) and App Service's `GET /msi/token` (api-version 2017-09-01,
+ * the `secret` header, for MSI_ENDPOINT/MSI_SECRET). `miRequests` records them.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,6 +29,8 @@ export const TENANT = 'tenant-1';
 export const CLIENT = 'client-1';
 export const SECRET = 'secret-1';
 export const SUBSCRIPTION = 'sub-1';
+/** App Service's MSI_SECRET the stand-in expects. */
+export const MSI_SECRET = 'msi-secret-1';
 
 function openssl(args: string[], cwd: string): void {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -71,6 +79,8 @@ export class FakeAzure {
   pageSize = 4;
   failing = false;
   tokens = 0;
+  /** Managed identity token requests: path and query, and the Metadata / secret headers. */
+  readonly miRequests: { path: string; metadata: string; secret: string }[] = [];
   readonly caFile: string;
   readonly environmentFile: string;
   private readonly tlsOptions: { cert: Buffer; key: Buffer };
@@ -126,6 +136,32 @@ export class FakeAzure {
       const json = (status: number, body: unknown): void => {
         res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
       };
+      if (u.pathname.startsWith('/metadata/identity') || u.pathname === '/msi/token') {
+        const metadata = String(req.headers.metadata ?? '');
+        const secret = String(req.headers.secret ?? '');
+        this.miRequests.push({ path: `${u.pathname}${u.search}`, metadata, secret });
+        const imds = u.pathname === '/metadata/identity/oauth2/token';
+        const ok = imds
+          ? metadata === 'true' && u.searchParams.get('api-version') === '2018-02-01'
+          : secret === MSI_SECRET && u.searchParams.get('api-version') === '2017-09-01';
+        if (req.method !== 'GET' || !ok || !u.searchParams.get('resource')) {
+          // As IMDS answers adal's MSIAvailable probe, which has no resource.
+          json(400, { error: 'invalid_request', error_description: 'Required audience parameter not specified' });
+          return;
+        }
+        this.tokens++;
+        const now = Math.floor(Date.now() / 1000);
+        json(200, {
+          access_token: `eyJ0eXAiOiJKV1QiLCJhbGciOiJub25lIn0.test-mi-${this.tokens}.`,
+          client_id: u.searchParams.get('client_id') ?? u.searchParams.get('clientid') ?? 'system-assigned',
+          expires_in: '86399',
+          expires_on: String(now + 86399),
+          not_before: String(now),
+          resource: u.searchParams.get('resource'),
+          token_type: 'Bearer',
+        });
+        return;
+      }
       if (req.method === 'POST' && u.pathname === `/${TENANT}/oauth2/token`) {
         const form = new URLSearchParams(Buffer.concat(chunks).toString());
         if (

@@ -4,7 +4,11 @@
  * the key's public half) and the two Cloud DNS REST v1 calls the plugin makes, `managedZones.get`
  * and `resourceRecordSets.list` (paged), answering with the JSON shapes of the API reference and
  * its errors (`{"error":{"code":404,...}}`). No Google emulator for Cloud DNS exists to run here.
- * `serviceAccountKey()` writes a key file (a fresh RSA key) that points at this server.
+ * `serviceAccountKey()` writes a key file (a fresh RSA key) that points at this server. It also
+ * serves the GCE metadata server's token call (`/computeMetadata/v1/instance/service-accounts/
+ * default/token`, `Metadata-Flavor: Google` required; any other metadata is "not defined", 404) for
+ * `GCE_METADATA_HOST` (`metadataHost`), as documented at
+ * https://cloud.google.com/compute/docs/access/authenticate-workloads#applications.
  */
 import { createVerify, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -23,6 +27,8 @@ export class FakeCloudDNS {
   /** `project/zone` → its record sets. */
   readonly zones = new Map<string, GoogleRecordSet[]>();
   readonly requests: { path: string; auth: string }[] = [];
+  /** Metadata server requests: path and query, and their Metadata-Flavor header. */
+  readonly metadataRequests: { url: string; flavor: string }[] = [];
   /** Record sets per page (paging is exercised when a zone has more). */
   pageSize = 3;
   failing = false;
@@ -48,6 +54,7 @@ export class FakeCloudDNS {
           req.url ?? '/',
           String(req.headers.authorization ?? ''),
           Buffer.concat(chunks).toString(),
+          String(req.headers['metadata-flavor'] ?? ''),
           (status, body) => {
             res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8' }).end(JSON.stringify(body));
           },
@@ -57,6 +64,11 @@ export class FakeCloudDNS {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     self = new FakeCloudDNS(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     return self;
+  }
+
+  /** The value for GCE_METADATA_HOST (host:port, no scheme) that makes this the metadata server. */
+  get metadataHost(): string {
+    return this.url.replace(/^http:\/\//, '');
   }
 
   /** A service-account key file in `dir` whose token_uri is this server. */
@@ -88,9 +100,21 @@ export class FakeCloudDNS {
     rawUrl: string,
     auth: string,
     body: string,
+    flavor: string,
     send: (s: number, b: unknown) => void,
   ): void {
     const u = new URL(rawUrl, 'http://x');
+    if (u.pathname.startsWith('/computeMetadata/')) {
+      this.metadataRequests.push({ url: rawUrl, flavor });
+      if (flavor !== 'Google') return send(403, 'Missing Metadata-Flavor:Google header.');
+      if (method !== 'GET' || u.pathname !== '/computeMetadata/v1/instance/service-accounts/default/token') {
+        return send(404, 'Not Found');
+      }
+      this.assertions++;
+      const token = `ya29.metadata-${this.assertions}`;
+      this.tokens.add(token);
+      return send(200, { access_token: token, expires_in: 3599, token_type: 'Bearer' });
+    }
     this.requests.push({ path: u.pathname, auth });
     if (method === 'POST' && u.pathname === '/token') {
       const form = new URLSearchParams(body);
