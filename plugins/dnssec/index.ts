@@ -141,7 +141,7 @@ export async function resolveDnssec(p: DnssecParsed, env: NodeJS.ProcessEnv = pr
       continue;
     }
     try {
-      aws ??= awsConfig(env);
+      aws ??= await awsConfig(env);
       keys.push(await keyFromSecretsManager(aws, k.secret));
     } catch (e) {
       throw new BareSetupError((e as Error).message, k.file, k.line, 'dnssec');

@@ -4,13 +4,13 @@
  * region fail the setup with the Go SDK's wording.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/corefile/types.js';
 import { readKeyPair } from '../../src/dnssec/keys.js';
-import { awsConfig, signedHeaders } from '../../src/dnssec/secretsmanager.js';
+import { awsConfig, callCredentials, signedHeaders } from '../../src/dnssec/secretsmanager.js';
 import { startMoto, type Moto } from '../../test/helpers/moto.js';
 import { dispenserFor } from '../../test/helpers/setup.js';
 import { parseDnssec, resolveDnssec } from './index.js';
@@ -43,12 +43,11 @@ const parse = (text: string) => parseDnssec(dispenserFor(text, 'dnssec'), ['exam
 describe('dnssec: the GetSecretValue request', () => {
   it('is signed by src/aws/sigv4.ts exactly as the former dedicated signer did', () => {
     const h = signedHeaders(
+      { region: 'us-east-1' },
       {
-        region: 'us-east-1',
         accessKeyId: 'AKIDEXAMPLE',
         secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
         sessionToken: 'tok',
-        endpoint: 'https://secretsmanager.us-east-1.amazonaws.com',
       },
       new URL('https://secretsmanager.us-east-1.amazonaws.com/'),
       'secretsmanager.GetSecretValue',
@@ -88,12 +87,41 @@ describe('dnssec: key aws_secretsmanager', () => {
     );
   });
 
-  it('needs a region and credentials, as the SDK does', () => {
-    const none = { HOME: dir };
-    expect(() => awsConfig(none)).toThrow(/an AWS region is required, but was not found/);
-    expect(() => awsConfig({ ...none, AWS_REGION: 'eu-west-1' })).toThrow(/no credentials found/);
-    expect(
-      awsConfig({ ...none, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' }).endpoint,
-    ).toBe('https://secretsmanager.eu-west-1.amazonaws.com');
+  it('needs a region and credentials, as the SDK does', async () => {
+    // Instance metadata switched off: the chain's last source must not reach 169.254.169.254.
+    const none = { HOME: dir, AWS_EC2_METADATA_DISABLED: 'true' };
+    await expect(awsConfig(none)).rejects.toThrow(/an AWS region is required, but was not found/);
+    const noKeys = await awsConfig({ ...none, AWS_REGION: 'eu-west-1' });
+    await expect(callCredentials(noKeys)).rejects.toThrow(
+      'operation error Secrets Manager: GetSecretValue, get identity: get credentials: failed to refresh cached credentials, no EC2 IMDS role found, operation error ec2imds: GetMetadata, access disabled to EC2 IMDS via client option, or "AWS_EC2_METADATA_DISABLED" environment variable',
+    );
+    const keys = await awsConfig({
+      ...none,
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'a',
+      AWS_SECRET_ACCESS_KEY: 'b',
+    });
+    expect(keys.endpoint).toBe('https://secretsmanager.eu-west-1.amazonaws.com');
+  });
+
+  it('takes web identity credentials (EKS IRSA) through STS, as route53 does', async () => {
+    const token = join(dir, 'web-identity-token');
+    writeFileSync(token, 'eyJhbGciOiJSUzI1NiJ9.e30.sig');
+    const env = {
+      ...moto.env,
+      AWS_ACCESS_KEY_ID: undefined,
+      AWS_SECRET_ACCESS_KEY: undefined,
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_WEB_IDENTITY_TOKEN_FILE: token,
+      AWS_ROLE_ARN: 'arn:aws:iam::123456789012:role/clusterdns',
+      AWS_ROLE_SESSION_NAME: 'clusterdns',
+      AWS_ENDPOINT_URL_STS: moto.endpoint,
+    };
+    const cfg = await awsConfig(env);
+    expect(cfg.credentials.source).toBe('WebIdentityCredentials');
+    // moto's STS issues temporary ASIA… keys with a session token.
+    expect(await callCredentials(cfg)).toMatchObject({ accessKeyId: expect.stringMatching(/^ASIA/) });
+    const dnssec = await resolveDnssec(parse('dnssec {\n key aws_secretsmanager Kexample.org.key\n}'), env);
+    expect(dnssec.keys[0]!.tag).toBe(readKeyPair(base).tag);
   });
 });

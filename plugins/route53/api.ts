@@ -7,7 +7,7 @@
 import type * as http from 'node:http';
 import { httpRequest, keepAliveAgent, type HttpReply } from '../../src/util/httpclient.js';
 import { type AwsCredentials, signRequest } from '../../src/aws/sigv4.js';
-import type { AwsConfig } from './credentials.js';
+import type { AwsConfig } from '../../src/aws/config.js';
 
 /** One resource record set as the API lists it (alias sets have no values). */
 export interface RecordSet {

@@ -10,7 +10,7 @@ import { type Refresher, startRefresh } from '../../src/cloudzone/refresh.js';
 import { backgroundLog, type Logger } from '../../src/log.js';
 import type { Handler, PluginDef } from '../../src/plugin.js';
 import { Route53Api, route53Endpoint } from './api.js';
-import { resolveAwsConfig } from './credentials.js';
+import { resolveAwsConfig } from '../../src/aws/config.js';
 import { parseRoute53, ROUTE53_OPTIONS, type Route53Config } from './setup.js';
 import { updateZones } from './update.js';
 

@@ -21,7 +21,7 @@ import { waitFor } from '../../test/helpers/wait.js';
 import { startEc2Metadata } from '../../test/helpers/ec2metadata.js';
 import { MotoServer } from '../../test/helpers/moto.js';
 import { parseRecordSets } from './api.js';
-import { type CredentialOptions, resolveAwsConfig } from './credentials.js';
+import { type CredentialOptions, resolveAwsConfig } from '../../src/aws/config.js';
 import { route53 } from './index.js';
 import { maybeUnescape } from './records.js';
 

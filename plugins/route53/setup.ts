@@ -12,7 +12,7 @@ import { HostedZones } from '../../src/cloudzone/hosted.js';
 import { refreshText } from '../../src/cloudzone/refresh.js';
 import { parseGoDuration } from '../../src/util/duration.js';
 import type { Logger } from '../../src/log.js';
-import type { CredentialOptions } from './credentials.js';
+import type { CredentialOptions } from '../../src/aws/config.js';
 
 export const ROUTE53_OPTIONS = directive('route53', {
   args: { rest: str('ZONE:HOSTED_ZONE_ID'), min: 0 },

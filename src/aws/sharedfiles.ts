@@ -3,7 +3,7 @@
  * aws-sdk-go-v2's internal/ini reads them, which CoreDNS 1.15.0's route53 and dnssec use through
  * `config.LoadDefaultConfig`: keys lower-cased, a section named twice merged (the later value
  * wins), `#` and `;` start comments. Which section a profile is, and what is taken from it, each
- * caller decides (plugins/route53/credentials.ts, src/dnssec/secretsmanager.ts).
+ * caller decides (src/aws/config.ts).
  */
 import { readFileSync } from 'node:fs';
 

@@ -4,63 +4,64 @@
  * SecretString is JSON `{"key": "<.key file text>", "private": "<.private file text>"}`.
  *
  * No AWS SDK: the call is one signed HTTPS POST (AWS JSON 1.1 protocol, Signature Version 4 by
- * src/aws/sigv4.ts; the shared files read by src/aws/sharedfiles.ts), with
- * the configuration the Go SDK's default chain reads from the environment and the shared files:
- * region from AWS_REGION / AWS_DEFAULT_REGION or the profile's `region` in ~/.aws/config;
- * credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN or the profile
- * (AWS_PROFILE, default `default`) in ~/.aws/credentials; the endpoint from
+ * src/aws/sigv4.ts), with the configuration the Go SDK's `config.LoadDefaultConfig` loads:
+ * credentials from the same chain as route53's (src/aws/config.ts: the environment's keys, a web
+ * identity token through STS, the profile, container credentials, the EC2 instance role), the
+ * region from AWS_REGION / AWS_DEFAULT_REGION or the profile's `region` (never from instance
+ * metadata: LoadDefaultConfig does not ask it), the endpoint from
  * AWS_ENDPOINT_URL_SECRETS_MANAGER / AWS_ENDPOINT_URL or `https://secretsmanager.REGION.amazonaws.com`.
- * Container and instance-role credentials (ECS, IMDS, SSO, web identity) are not read.
  */
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { readAwsIni } from '../aws/sharedfiles.js';
-import { signRequest } from '../aws/sigv4.js';
+import { resolveAwsConfig, type ResolveOptions } from '../aws/config.js';
+import type { CredentialProvider } from '../aws/provider.js';
+import { type AwsCredentials, signRequest } from '../aws/sigv4.js';
 import { keyFromTexts, type SigningKey } from './keys.js';
 
 const OP = 'operation error Secrets Manager: GetSecretValue';
 
 export interface AwsConfig {
   readonly region: string;
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-  readonly sessionToken?: string;
+  readonly credentials: CredentialProvider;
   readonly endpoint: string;
 }
 
-/** The configuration the Go SDK would load from `env` and the shared files. */
-export function awsConfig(env: NodeJS.ProcessEnv = process.env): AwsConfig {
-  const profile = env.AWS_PROFILE ?? 'default';
-  const home = env.HOME ?? homedir();
-  const config = readAwsIni(env.AWS_CONFIG_FILE ?? join(home, '.aws/config'));
-  const creds = readAwsIni(env.AWS_SHARED_CREDENTIALS_FILE ?? join(home, '.aws/credentials'));
-  const confSection = config.get(profile === 'default' ? 'default' : `profile ${profile}`);
-  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? confSection?.get('region');
-  if (region === undefined || region === '')
+/**
+ * The configuration the Go SDK would load from `env` and the shared files. Rejects as
+ * LoadDefaultConfig does (a named profile that does not exist, a profile source clusterdns does
+ * not implement) or, worded as the call's failure, when no region is configured.
+ */
+export async function awsConfig(env: NodeJS.ProcessEnv = process.env, ro: ResolveOptions = {}): Promise<AwsConfig> {
+  const { credentials, region } = await resolveAwsConfig({}, env, { ...ro, imdsRegion: false });
+  if (region === '')
     throw new Error(`${OP}, failed to resolve service endpoint, an AWS region is required, but was not found`);
-  const file = creds.get(profile);
-  const accessKeyId = env.AWS_ACCESS_KEY_ID ?? file?.get('aws_access_key_id');
-  const secretAccessKey = env.AWS_SECRET_ACCESS_KEY ?? file?.get('aws_secret_access_key');
-  const sessionToken = env.AWS_ACCESS_KEY_ID !== undefined ? env.AWS_SESSION_TOKEN : file?.get('aws_session_token');
-  if (accessKeyId === undefined || secretAccessKey === undefined)
-    throw new Error(`${OP}, get identity: get credentials: failed to refresh cached credentials, no credentials found`);
   const endpoint = (
     env.AWS_ENDPOINT_URL_SECRETS_MANAGER ??
     env.AWS_ENDPOINT_URL ??
     `https://secretsmanager.${region}.amazonaws.com`
   ).replace(/\/+$/, '');
-  return { region, accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}), endpoint };
+  return { region, credentials, endpoint };
+}
+
+/** The keys to sign the call with, or the SDK's error when the chain has none. */
+export async function callCredentials(cfg: AwsConfig): Promise<AwsCredentials> {
+  try {
+    return await cfg.credentials.get();
+  } catch (e) {
+    throw new Error(
+      `${OP}, get identity: get credentials: failed to refresh cached credentials, ${(e as Error).message}`,
+    );
+  }
 }
 
 /** The headers of a SigV4-signed AWS JSON 1.1 POST of `body` to `url` calling `target`. */
 export function signedHeaders(
-  cfg: AwsConfig,
+  cfg: Pick<AwsConfig, 'region'>,
+  credentials: AwsCredentials,
   url: URL,
   target: string,
   body: string,
   now: Date,
 ): Record<string, string> {
-  const { accessKeyId, secretAccessKey, sessionToken } = cfg;
+  const { accessKeyId, secretAccessKey, sessionToken } = credentials;
   return signRequest({
     method: 'POST',
     url,
@@ -77,7 +78,14 @@ export function signedHeaders(
 export async function getSecretString(cfg: AwsConfig, secretId: string, timeoutMs = 10_000): Promise<string> {
   const url = new URL(`${cfg.endpoint}/`);
   const body = JSON.stringify({ SecretId: secretId });
-  const headers = signedHeaders(cfg, url, 'secretsmanager.GetSecretValue', body, new Date());
+  const headers = signedHeaders(
+    cfg,
+    await callCredentials(cfg),
+    url,
+    'secretsmanager.GetSecretValue',
+    body,
+    new Date(),
+  );
   delete headers.host;
   let res: Response;
   try {

@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { awsConfig, signedHeaders } from '../../src/dnssec/secretsmanager.js';
+import { awsConfig, callCredentials, signedHeaders } from '../../src/dnssec/secretsmanager.js';
 import { signRequest } from '../../src/aws/sigv4.js';
 import { freePort } from './net.js';
 import { watchLines } from './spawn.js';
@@ -153,10 +153,17 @@ export async function startMoto(): Promise<Moto> {
     endpoint,
     env,
     async createSecret(name, secretString) {
-      const cfg = awsConfig(env);
+      const cfg = await awsConfig(env);
       const url = new URL(`${endpoint}/`);
       const body = JSON.stringify({ Name: name, SecretString: secretString });
-      const headers = signedHeaders(cfg, url, 'secretsmanager.CreateSecret', body, new Date());
+      const headers = signedHeaders(
+        cfg,
+        await callCredentials(cfg),
+        url,
+        'secretsmanager.CreateSecret',
+        body,
+        new Date(),
+      );
       delete headers.host;
       const res = await fetch(url, { method: 'POST', headers, body });
       if (!res.ok) throw new Error(`CreateSecret ${name}: ${res.status} ${await res.text()}`);

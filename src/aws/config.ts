@@ -1,5 +1,5 @@
 /**
- * Where route53's AWS credentials and region come from, in the order aws-sdk-go-v2's
+ * Where AWS credentials and the region come from (route53, and dnssec's `key aws_secretsmanager`), in the order aws-sdk-go-v2's
  * `config.LoadDefaultConfig` (config v1.33.7, which CoreDNS 1.15.0 pins) resolves them
  * (resolve_credentials.go, resolveCredentialChain and resolveCredsFromProfile):
  * 1. the deprecated `aws_access_key`;
@@ -16,12 +16,12 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { checkFullUri, containerCredentialsUrl, containerProvider } from '../../src/aws/containercreds.js';
-import { ImdsClient, ec2RoleProvider } from '../../src/aws/imds.js';
-import { type CredentialProvider, staticProvider } from '../../src/aws/provider.js';
-import { readAwsIni } from '../../src/aws/sharedfiles.js';
-import type { AwsCredentials } from '../../src/aws/sigv4.js';
-import { webIdentityProvider } from '../../src/aws/webidentity.js';
+import { checkFullUri, containerCredentialsUrl, containerProvider } from './containercreds.js';
+import { ImdsClient, ec2RoleProvider } from './imds.js';
+import { type CredentialProvider, staticProvider } from './provider.js';
+import { readAwsIni } from './sharedfiles.js';
+import type { AwsCredentials } from './sigv4.js';
+import { webIdentityProvider } from './webidentity.js';
 
 export interface CredentialOptions {
   /** `aws_access_key ID SECRET`. */
@@ -54,6 +54,11 @@ export interface ResolveOptions {
   readonly onStale?: (err: Error) => void;
   /** Deadline of one instance metadata attempt (tests shorten it). */
   readonly imdsTimeoutMs?: number;
+  /**
+   * Ask instance metadata for the region when none is configured (route53's setup does; a plain
+   * `config.LoadDefaultConfig`, as dnssec's, does not: the region stays '' and the call fails).
+   */
+  readonly imdsRegion?: boolean;
 }
 
 /**
@@ -138,8 +143,8 @@ export async function resolveAwsConfig(
       );
     } else credentials = await fromProfile();
   }
-  if (region === '') {
-    // aws-sdk-go-v2 has no default region; CoreDNS's setup then asks the instance metadata.
+  if (region === '' && ro.imdsRegion !== false) {
+    // aws-sdk-go-v2 has no default region; CoreDNS's route53 setup then asks the instance metadata.
     try {
       region = await imds.region();
     } catch (e) {
