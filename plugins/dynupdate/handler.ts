@@ -3,44 +3,17 @@
  * for its zone are applied (engine.ts) from the key the tsig plugin validated; queries in the zone
  * are answered from the current records as the file plugin answers (src/zone/answer.ts), and
  * transfers see the same records. A change replaces the whole zone at once, so a query or a
- * transfer sees the old zone or the new one.
+ * transfer sees the old zone or the new one. Who applies an UPDATE (this thread, or the main
+ * thread for a query thread) is zone.ts's business; this handler checks the request and replies.
  */
 import { Flag, Opcode, Qclass, Qtype, Rcode } from '../../src/dns/constants.js';
-import { sectionRecords, WireError } from '../../src/dns/wirerecords.js';
-import type { ZoneRecord } from '../../src/dns/zonefile/record.js';
 import type { Logger } from '../../src/log.js';
 import { nextOrFailure, type Handler, type SelfLookup } from '../../src/plugin.js';
 import type { Query } from '../../src/query.js';
 import { lookupZone, writeZoneAnswer } from '../../src/zone/answer.js';
-import { ZoneData } from '../../src/zone/zone.js';
-import { DynamicZone, inZone } from './engine.js';
+import { inZone } from './engine.js';
 import type { DynupdateConfig } from './setup.js';
-import { writeDatabase } from './store.js';
-
-/** The zone's current records and the lookup structure built from them. */
-export class ZoneState {
-  data: ZoneData;
-
-  constructor(
-    readonly origin: string,
-    public records: ZoneRecord[],
-  ) {
-    this.data = ZoneState.build(origin, records);
-  }
-
-  static build(origin: string, records: readonly ZoneRecord[]): ZoneData {
-    const z = new ZoneData(origin);
-    for (const r of records) z.insert(r);
-    z.seal();
-    return z;
-  }
-
-  install(records: ZoneRecord[]): void {
-    const data = ZoneState.build(this.origin, records);
-    this.records = records;
-    this.data = data;
-  }
-}
+import type { UpdatableZone } from './zone.js';
 
 /** `m.SetReply(r); m.Opcode = UPDATE; m.Rcode = rcode; m.Authoritative = true` as wire bytes. */
 function updateReply(q: Query, rcode: number): Buffer {
@@ -56,19 +29,14 @@ function updateReply(q: Query, rcode: number): Buffer {
 
 export class DynupdateHandler implements Handler {
   readonly name = 'dynupdate';
-  private readonly engine: DynamicZone;
 
   constructor(
     private readonly cfg: DynupdateConfig,
-    private readonly state: ZoneState,
+    private readonly zone: UpdatableZone,
     private readonly next: Handler | null,
     private readonly log: Logger,
     private readonly selfLookup: SelfLookup,
-    /** Called after a change was installed (NOTIFY). */
-    private readonly changed: () => void,
-  ) {
-    this.engine = new DynamicZone(cfg.zone, cfg.permissions, cfg.limits);
-  }
+  ) {}
 
   serve(q: Query): number | Promise<number> {
     if (q.req.opcode === Opcode.UPDATE) return this.update(q);
@@ -84,7 +52,7 @@ export class DynupdateHandler implements Handler {
   }
 
   private async answer(q: Query): Promise<number> {
-    const r = await lookupZone(q, this.state.data, this.selfLookup, this.name);
+    const r = await lookupZone(q, this.zone.state.data, this.selfLookup, this.name);
     if (typeof r === 'number') return r;
     return writeZoneAnswer(q, r, this.name);
   }
@@ -94,7 +62,7 @@ export class DynupdateHandler implements Handler {
     return rcode;
   }
 
-  private update(q: Query): number {
+  private update(q: Query): number | Promise<number> {
     if (q.qtype !== Qtype.SOA || q.qclass !== Qclass.IN) return this.reply(q, Rcode.FORMERR);
     const zone = q.lname;
     // Query-only backends could acknowledge an UPDATE without applying it: not this zone, NOTAUTH.
@@ -104,27 +72,8 @@ export class DynupdateHandler implements Handler {
       this.log.debug(`refusing UPDATE for ${zone} without a validated TSIG identity`);
       return this.reply(q, Rcode.REFUSED);
     }
-    let sections: [ZoneRecord[], ZoneRecord[], ZoneRecord[]];
-    try {
-      sections = sectionRecords(q.raw, 'UPDATE');
-    } catch (e) {
-      if (e instanceof WireError) return this.reply(q, Rcode.FORMERR);
-      throw e;
-    }
-    const result = this.engine.update(this.state.records, key, sections[0], sections[1]);
-    let rcode = result.rcode;
-    let error = result.error;
-    if (result.records !== null) {
-      try {
-        if (this.cfg.database !== null) writeDatabase(this.cfg.database, this.cfg.zone, result.records);
-        this.state.install(result.records);
-        this.changed();
-      } catch (e) {
-        rcode = Rcode.SERVFAIL;
-        error = `committing zone: ${(e as Error).message}`;
-      }
-    }
-    if (error !== undefined) this.log.error(`UPDATE for ${zone} failed: ${error}`);
-    return this.reply(q, rcode);
+    const rcode = this.zone.update(key, q.raw);
+    if (typeof rcode === 'number') return this.reply(q, rcode);
+    return rcode.then((rc) => this.reply(q, rc));
   }
 }

@@ -8,29 +8,20 @@ import { CACHE_BYPASS_ZONES } from '../../src/cachebypass.js';
 import type { PluginDef } from '../../src/plugin.js';
 import { BLOCK_UPDATE } from '../../src/server/listenopts.js';
 import { TRANSFER, type TransferHub } from '../../src/transfer.js';
-import { DynupdateHandler, ZoneState } from './handler.js';
+import { DynupdateHandler } from './handler.js';
 import { DYNUPDATE_OPTIONS, parseDynupdate } from './setup.js';
 import { readDatabase, readSeed } from './store.js';
+import { UpdatableZone } from './zone.js';
 
 export const dynupdate: PluginDef = {
   name: 'dynupdate',
   repeat: 'all',
   options: DYNUPDATE_OPTIONS,
-  setup(d, ctx) {
+  async setup(d, ctx) {
     const cfg = parseDynupdate(d, ctx.block.zones, ctx.resolvePath);
-    if (ctx.process.queryThread)
-      throw d.err('dynupdate keeps one copy of its zone: run with -workers 1 (docs/plugins.md, dynupdate)');
-    let records;
-    try {
-      records =
-        (cfg.database !== null ? readDatabase(cfg.database, cfg.zone, cfg.limits) : null) ??
-        readSeed(cfg.seed, cfg.zone, cfg.limits);
-    } catch (e) {
-      throw d.err((e as Error).message);
-    }
-    const state = new ZoneState(cfg.zone, records);
-    ctx.provide(BLOCK_UPDATE, true);
-    ctx.provide(CACHE_BYPASS_ZONES, [cfg.zone]);
+    const replication = ctx.processState.replication;
+    // The same in every thread; one zone per block (two blocks may serve the same zone).
+    const key = `dynupdate:${JSON.stringify([ctx.block.keys?.map((k) => k.text) ?? [], ctx.block.port, cfg.zone, cfg.seed, cfg.database])}`;
     let xfer: TransferHub | null = null;
     let closed = false;
     // One NOTIFY round at a time; changes while it runs are told in one more round (update.go).
@@ -50,16 +41,35 @@ export const dynupdate: PluginDef = {
       pending = true;
       if (!running) void notify();
     };
+    let zone: UpdatableZone;
+    if (replication?.role === 'replica') {
+      // A query thread: the main thread, which set the zone up first, owns it (zone.ts).
+      zone = await UpdatableZone.follow(cfg, ctx.log, replication, key);
+    } else {
+      let records;
+      try {
+        records =
+          (cfg.database !== null ? readDatabase(cfg.database, cfg.zone, cfg.limits) : null) ??
+          readSeed(cfg.seed, cfg.zone, cfg.limits);
+      } catch (e) {
+        throw d.err((e as Error).message);
+      }
+      zone = UpdatableZone.owner(cfg, records, ctx.log, replication, key, changed);
+    }
+    ctx.provide(BLOCK_UPDATE, true);
+    ctx.provide(CACHE_BYPASS_ZONES, [cfg.zone]);
     ctx.onStartup(() => {
+      zone.start();
       xfer = ctx.lookup(TRANSFER) ?? null;
       xfer?.addSource({
         plugin: 'dynupdate',
-        transfer: (zone, serial) => (zone === cfg.zone ? state.data.transferRecords(serial) : null),
+        transfer: (z, serial) => (z === cfg.zone ? zone.state.data.transferRecords(serial) : null),
       });
     });
     ctx.onShutdown(() => {
       closed = true;
+      zone.close();
     });
-    return (next) => new DynupdateHandler(cfg, state, next, ctx.log, ctx.selfLookup, changed);
+    return (next) => new DynupdateHandler(cfg, zone, next, ctx.log, ctx.selfLookup);
   },
 };

@@ -75,12 +75,35 @@ export function readDatabase(path: string, origin: string, limits: Limits): Zone
   return records;
 }
 
+/** One uncompressed DNS message with `records` as its answers (at most 65,535). */
+function recordsMessage(records: readonly ZoneRecord[]): Buffer {
+  const head = Buffer.alloc(12);
+  head.writeUInt16BE(records.length, 6);
+  return Buffer.concat([head, ...records.map(recordWire)]);
+}
+
+/**
+ * The records as DNS messages of at most 65,535 answers each: how the main thread sends the zone
+ * to the query threads (feed.ts), read back by {@link recordsFromMessages}.
+ */
+export function recordsToMessages(records: readonly ZoneRecord[]): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < records.length || i === 0; i += 0xffff) out.push(recordsMessage(records.slice(i, i + 0xffff)));
+  return out;
+}
+
+export function recordsFromMessages(messages: readonly Uint8Array[]): ZoneRecord[] {
+  const out: ZoneRecord[] = [];
+  for (const m of messages) {
+    for (const r of answerRecords(Buffer.from(m.buffer, m.byteOffset, m.byteLength), 'main thread')) out.push(r);
+  }
+  return out;
+}
+
 /** Commit the records: a temporary file, synced, renamed over the database. */
 export function writeDatabase(path: string, origin: string, records: readonly ZoneRecord[]): void {
   if (records.length > 0xffff) throw new Error('zone has more records than a database message holds');
-  const head = Buffer.alloc(12);
-  head.writeUInt16BE(records.length, 6);
-  const body = Buffer.concat([Buffer.from(`${MAGIC}\n${origin}\n`, 'latin1'), head, ...records.map(recordWire)]);
+  const body = Buffer.concat([Buffer.from(`${MAGIC}\n${origin}\n`, 'latin1'), recordsMessage(records)]);
   const tmp = `${path}.tmp`;
   const fd = openSync(tmp, 'w', 0o600);
   try {

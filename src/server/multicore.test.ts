@@ -180,6 +180,94 @@ describe('index replication', () => {
     expect(asked).toEqual([2]);
   });
 
+  it('a second subscription in a thread gets its own snapshot; a withdrawn new offer gives the key back to the old one', () => {
+    const hub = new ReplicationHub();
+    const toThread: ToThread[] = [];
+    const peer = { postMessage: (m: ToThread) => toThread.push(m) };
+    const replica = new ReplicaClient({
+      postMessage: (m: unknown) => {
+        const f = parseFromThread(structuredClone(m));
+        if (f.t === 'sub' || f.t === 'unsub') hub.handle(peer, f);
+      },
+    });
+    const deliver = (): void => {
+      for (const m of toThread.splice(0)) {
+        const t = parseToThread(structuredClone(m));
+        if (t.t === 'feed') replica.handle(t);
+      }
+    };
+    const channel: ReplicationChannel<string> = { key: 'k', parse: (m) => String(m) };
+    const old = hub.offer(channel, () => ['old']);
+    const first: string[] = [];
+    const second: string[] = [];
+    replica.subscribe(channel, (m) => first.push(m));
+    deliver();
+    // A reload's new configuration subscribes while the old one still is: only it gets a snapshot.
+    replica.subscribe(channel, (m) => second.push(m));
+    deliver();
+    expect(first).toEqual(['old']);
+    expect(second).toEqual(['old']);
+    expect(hub.subscriberCount('k')).toBe(1);
+    // A new offer (a reload in the main thread) goes to every subscription; its start fails and it
+    // is withdrawn: the old offer is current again, and the threads rebuild from it.
+    const fresh = hub.offer(channel, () => ['new']);
+    fresh.withdraw();
+    old.publish('changed');
+    deliver();
+    expect(first).toEqual(['old', 'new', 'old', 'changed']);
+    expect(second).toEqual(['old', 'new', 'old', 'changed']);
+  });
+
+  it('a request gets the answer of the current offer, checked where it arrives; without one it fails', async () => {
+    const hub = new ReplicationHub();
+    const toThread: ToThread[] = [];
+    const peer = { postMessage: (m: ToThread) => toThread.push(m) };
+    const replica = new ReplicaClient({
+      postMessage: (m: unknown) => {
+        const f = parseFromThread(structuredClone(m));
+        if (f.t === 'req') hub.handle(peer, f);
+      },
+    });
+    const deliver = async (): Promise<void> => {
+      await new Promise((r) => setImmediate(r));
+      for (const m of toThread.splice(0)) {
+        const t = parseToThread(structuredClone(m));
+        if (t.t === 'res') replica.handle(t);
+      }
+    };
+    const channel: ReplicationChannel<string, number, number> = {
+      key: 'q',
+      parse: (m) => String(m),
+      parseAsk: (m) => Number(m),
+      parseReply: (m) => {
+        if (typeof m !== 'number') throw new Error('reply is not a number');
+        return m;
+      },
+    };
+    const none = replica.request(channel, 1);
+    await deliver();
+    await expect(none).rejects.toThrow('no answer for q in the main thread');
+    const offer = hub.offer(
+      channel,
+      () => [],
+      undefined,
+      (n) => Promise.resolve(n * 2),
+    );
+    const doubled = replica.request(channel, 21);
+    await deliver();
+    await expect(doubled).resolves.toBe(42);
+    offer.withdraw();
+    hub.offer(
+      channel,
+      () => [],
+      undefined,
+      () => Promise.resolve('not a number' as unknown as number),
+    );
+    const bad = replica.request(channel, 1);
+    await deliver();
+    await expect(bad).rejects.toThrow('reply is not a number');
+  });
+
   it('a message that is not what its channel carries is refused where it arrives', () => {
     const replica = new ReplicaClient({ postMessage: () => undefined });
     const strict: ReplicationChannel<number> = {

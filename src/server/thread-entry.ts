@@ -58,6 +58,7 @@ async function run(): Promise<void> {
     const m = parseToThread(raw);
     switch (m.t) {
       case 'feed':
+      case 'res':
         replica.handle(m);
         return;
       case 'reload':

@@ -10,7 +10,7 @@ import type { Flags } from '../cli/flags.js';
 import type { MetricsJson } from '../metrics/registry.js';
 import { isObj } from '../util/json.js';
 import type { ConfigSource } from './instance.js';
-import type { ReplicationWire } from './replication.js';
+import type { ReplicationFromThread, ReplicationToThread } from './replication.js';
 
 /** What a query thread starts with. */
 export interface ThreadData {
@@ -26,7 +26,7 @@ export interface ThreadData {
 
 /** Main thread → query thread. */
 export type ToThread =
-  | Extract<ReplicationWire, { t: 'feed' }>
+  | ReplicationToThread
   | {
       readonly t: 'reload';
       readonly id: number;
@@ -38,7 +38,7 @@ export type ToThread =
 
 /** Query thread → main thread. */
 export type FromThread =
-  | Extract<ReplicationWire, { t: 'sub' | 'unsub' | 'ask' }>
+  | ReplicationFromThread
   | { readonly t: 'started' }
   | { readonly t: 'failed'; readonly error: string }
   | { readonly t: 'reloaded'; readonly id: number; readonly error: string | null }
@@ -128,7 +128,14 @@ export function parseToThread(m: unknown): ToThread {
       const msgs = m['msgs'];
       // The payloads are the replicating plugin's, checked by its channel (replication.ts).
       if (!Array.isArray(msgs)) throw protocolError(what, 'msgs is not a list');
-      return { t: 'feed', key: str(m, 'key', what), msgs };
+      const to = m['to'] === undefined ? {} : { to: num(m, 'to', what) };
+      const ack = m['ack'] === undefined ? {} : { ack: num(m, 'ack', what) };
+      return { t: 'feed', key: str(m, 'key', what), msgs, ...to, ...ack };
+    }
+    case 'res': {
+      if (typeof m['ok'] !== 'boolean') throw protocolError(what, 'ok is not a boolean');
+      // The answer is the replicating plugin's, checked by its channel (replication.ts).
+      return { t: 'res', id: num(m, 'id', what), ok: m['ok'], msg: m['msg'] };
     }
     case 'reload':
       return {
@@ -152,11 +159,16 @@ export function parseFromThread(m: unknown): FromThread {
   const what = `message from a thread (${String(m['t'])})`;
   switch (m['t']) {
     case 'sub':
+      return { t: 'sub', key: str(m, 'key', what), id: num(m, 'id', what) };
     case 'unsub':
-      return { t: m['t'], key: str(m, 'key', what) };
+      return { t: 'unsub', key: str(m, 'key', what) };
     case 'ask':
       // The payload is the replicating plugin's, checked by its channel (replication.ts).
       return { t: 'ask', key: str(m, 'key', what), msg: m['msg'] };
+    case 'req':
+      return { t: 'req', key: str(m, 'key', what), id: num(m, 'id', what), msg: m['msg'] };
+    case 'applied':
+      return { t: 'applied', ack: num(m, 'ack', what) };
     case 'started':
       return { t: 'started' };
     case 'failed':

@@ -143,6 +143,8 @@ export class QueryThreads {
         case 'sub':
         case 'unsub':
         case 'ask':
+        case 'req':
+        case 'applied':
           this.hub.handle(peer, m);
           return;
         case 'started':

@@ -9,13 +9,23 @@
  * an unsigned UPDATE (REFUSED), an UPDATE for another zone (NOTAUTH), a DNSSEC type (NOTIMP).
  * *cache* sits in the block: answers read before the updates must not outlive them (both servers
  * bypass the cache for a dynamic zone).
+ *
+ * clusterdns runs with `-workers 1`, `-workers 2` and its default threads (one per CPU): the main
+ * thread owns the zone and an UPDATE's reply waits until every thread installed the change
+ * (plugins/dynupdate/zone.ts), so right after each nsupdate the SOA asked from many fresh sockets
+ * (which the kernel spreads over the threads) and AXFRs over fresh connections must all show the
+ * new zone. UPDATEs signed with a wrong secret, a stale time or a truncated MAC get the same
+ * replies as from CoreDNS and change nothing.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { missingBinaries, startPair, type Pair } from './harness.js';
+import { decode } from '../../src/dns/message.js';
+import { checkReply, signRequest } from '../../src/dns/tsig.js';
+import { encodeQuery } from '../helpers/dns.js';
+import { exchange, missingBinaries, startPair, type CaseSetup, type Pair } from './harness.js';
 
 const SECRET = 'i9M+00yrECfVZG2qCjr4mPpaGim/Bq+IWMiNrLjUO4Y=';
 const KEYNAME = 'update-key.example.org.';
@@ -48,23 +58,9 @@ example.net:{{DNS}} {
 }
 `;
 
-let pair: Pair | null = null;
 const dir = mkdtempSync(join(tmpdir(), 'dynupdate-diff-'));
 const keyFile = join(dir, 'update.key');
 writeFileSync(keyFile, `key "${KEYNAME}" {\n  algorithm hmac-sha256;\n  secret "${SECRET}";\n};\n`);
-
-beforeAll(async () => {
-  const missing = missingBinaries();
-  if (missing) throw new Error(missing);
-  pair = await startPair(
-    { corefile: COREFILE, files: { 'db.example.org': ZONE }, oneThread: true },
-    { name: 'www.example.org.', type: 'A' },
-  );
-}, 60000);
-
-afterAll(async () => {
-  await pair?.stop();
-});
 
 /** Run one nsupdate script against a server; its report (stdout + stderr) and exit status. */
 function nsupdate(port: number, script: string, auth: string[]): string {
@@ -85,7 +81,7 @@ function zone(port: number): string[] {
       '-p',
       String(port),
       '-y',
-      `hmac-sha256:${KEYNAME}${SECRET}`,
+      `hmac-sha256:${KEYNAME}:${SECRET}`,
       'example.org',
       'AXFR',
       '+nocmd',
@@ -110,7 +106,7 @@ function query(port: number, name: string, type: string): string {
     .join('\n');
 }
 
-const Y = ['-y', `hmac-sha256:${KEYNAME}${SECRET}`];
+const Y = ['-y', `hmac-sha256:${KEYNAME}:${SECRET}`];
 
 /** Each step: the script, how nsupdate authenticates. */
 const STEPS: [string, string, string[]][] = [
@@ -191,8 +187,77 @@ send
   ['unsigned', 'zone example.org.\nupdate add u.example.org. 60 A 192.0.2.5\nsend\n', []],
 ];
 
-describe('differential: dynupdate with nsupdate', () => {
-  it('the same rcodes for every send and the same zone after each sequence', () => {
+/** How many fresh sockets ask after each change (the kernel spreads them over the threads). */
+const FRESH_SOCKETS = 16;
+
+/** The SOA serials the server answers to one query from each of FRESH_SOCKETS fresh UDP sockets. */
+async function serialsFromFreshSockets(port: number): Promise<number[]> {
+  const replies = await Promise.all(
+    Array.from({ length: FRESH_SOCKETS }, () => exchange(port, encodeQuery('example.org.', 'SOA'), 'udp')),
+  );
+  return replies.map((r) => {
+    if (r === null) return -1;
+    const soa = decode(r).answers?.find((a) => a.type === 'SOA');
+    return soa?.type === 'SOA' ? (soa.data.serial ?? -3) : -2;
+  });
+}
+
+/** The name in wire form. */
+function wireName(name: string): Buffer {
+  const parts = name.split('.').filter((l) => l !== '');
+  return Buffer.concat([...parts.map((l) => Buffer.concat([Buffer.of(l.length), Buffer.from(l)])), Buffer.of(0)]);
+}
+
+/** An UPDATE of example.org. (question `example.org. SOA IN`) adding `stale.example.org. A`. */
+function staleUpdate(): Buffer {
+  const head = Buffer.alloc(12);
+  head.writeUInt16BE(4242, 0);
+  head.writeUInt16BE(5 << 11, 2);
+  head.writeUInt16BE(1, 4);
+  head.writeUInt16BE(1, 8);
+  const question = Buffer.concat([wireName('example.org.'), Buffer.from([0, 6, 0, 1])]);
+  const rr = Buffer.concat([
+    wireName('stale.example.org.'),
+    Buffer.from([0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 66]),
+  ]);
+  return Buffer.concat([head, question, rr]);
+}
+
+/** Header flags (RCODE included), section counts and the reply's TSIG error and MAC check. */
+function replySummary(reply: Buffer | null, prior: Buffer): unknown {
+  if (reply === null) return null;
+  const check = checkReply(reply, prior, Buffer.from(SECRET, 'base64'));
+  return {
+    flags: reply.readUInt16BE(2),
+    counts: [reply.readUInt16BE(4), reply.readUInt16BE(6), reply.readUInt16BE(8), reply.readUInt16BE(10)],
+    tsigError: check?.tsig.error ?? null,
+    signed: check === null ? null : check.tsig.mac.length > 0,
+  };
+}
+
+const MODES: readonly [string, Pick<CaseSetup, 'oneThread' | 'workers'>][] = [
+  ['-workers 1', { oneThread: true }],
+  ['-workers 2', { workers: 2 }],
+  ['the default threads', {}],
+];
+
+describe.each(MODES)('differential: dynupdate with nsupdate, clusterdns with %s', (_mode, threads) => {
+  let pair: Pair | null = null;
+
+  beforeAll(async () => {
+    const missing = missingBinaries();
+    if (missing) throw new Error(missing);
+    pair = await startPair(
+      { corefile: COREFILE, files: { 'db.example.org': ZONE }, ...threads },
+      { name: 'www.example.org.', type: 'A' },
+    );
+  }, 60000);
+
+  afterAll(async () => {
+    await pair?.stop();
+  });
+
+  it('the same rcodes for every send and the same zone after each sequence, on every thread', async () => {
     const [ref, cand] = [pair!.ref.dns, pair!.cand.dns];
     expect(zone(cand)).toEqual(zone(ref));
     // Answers cache would keep (NXDOMAIN, an RRset that changes) if it did not bypass the zone.
@@ -204,12 +269,19 @@ describe('differential: dynupdate with nsupdate', () => {
       const a = nsupdate(ref, script, auth);
       const b = nsupdate(cand, script, auth);
       expect(b, what).toBe(a);
-      expect(zone(cand), what).toEqual(zone(ref));
+      // Asked once nsupdate returned, with no wait: every thread has the change.
+      const want = (await serialsFromFreshSockets(ref))[0]!;
+      expect(await serialsFromFreshSockets(cand), what).toEqual(Array.from({ length: FRESH_SOCKETS }, () => want));
+      const refZone = zone(ref);
+      for (let i = 0; i < 4; i++) expect(zone(cand), `${what}: transfer ${i + 1}`).toEqual(refZone);
     }
     // The changes happened (the comparison is not of two unchanged zones).
     const final = zone(ref).join('\n');
     expect(final).toMatch(/host\.example\.org\.\s+60\s+IN\s+A\s+192\.0\.2\.11/);
-    expect(final).toMatch(/SOA\s+ns\.example\.org\. hostmaster\.example\.org\. [2-9] /);
+    // Signed with -y and with the key file: the explicit serial 100, then one more change.
+    expect(final).toMatch(/SOA\s+ns\.example\.org\. hostmaster\.example\.org\. 101 /);
+    expect(final).toMatch(/alias\.example\.org\.\s+60\s+IN\s+CNAME\s+www\.example\.org\./);
+    expect(final).toMatch(/t2\.example\.org\.\s+30\s+IN\s+TXT\s+"kept"/);
   });
 
   it('queries see the updated zone on both servers', () => {
@@ -225,5 +297,28 @@ describe('differential: dynupdate with nsupdate', () => {
     ] as const) {
       expect(query(cand, name, type), `${name} ${type}`).toBe(query(ref, name, type));
     }
+  });
+
+  it('a wrong secret, a stale time and a truncated MAC get the same replies and change nothing', async () => {
+    const [ref, cand] = [pair!.ref.dns, pair!.cand.dns];
+    const before = zone(ref);
+    const key = { name: KEYNAME, algorithm: 'hmac-sha256.', secret: Buffer.from(SECRET, 'base64') };
+    const now = Math.floor(Date.now() / 1000);
+    const update = staleUpdate();
+    const cases: [string, { wire: Buffer; mac: Buffer }][] = [
+      ['wrong secret', signRequest(update, { ...key, secret: Buffer.alloc(32, 7) }, now)],
+      ['stale time', signRequest(update, key, now - 7200)],
+      ['truncated MAC', signRequest(update, key, now, 300, 8)],
+    ];
+    for (const [what, { wire, mac }] of cases) {
+      for (const proto of ['udp', 'tcp'] as const) {
+        const [a, b] = await Promise.all([exchange(ref, wire, proto), exchange(cand, wire, proto)]);
+        expect(a, `${what} over ${proto}: CoreDNS replied`).not.toBeNull();
+        expect(replySummary(b, mac), `${what} over ${proto}`).toEqual(replySummary(a, mac));
+      }
+    }
+    expect(zone(cand)).toEqual(before);
+    expect(zone(ref)).toEqual(before);
+    expect(query(cand, 'stale.example.org.', 'A')).toContain('NXDOMAIN');
   });
 });

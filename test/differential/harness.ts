@@ -114,6 +114,8 @@ export interface CaseSetup {
    * CoreDNS runs here with GOMAXPROCS=1.
    */
   readonly oneThread?: boolean;
+  /** Run clusterdns with `-workers N` (a case that checks what every thread sees). */
+  readonly workers?: number;
 }
 
 export interface Pair {
@@ -166,7 +168,8 @@ async function startServers(
     for (const [f, content] of Object.entries(setup.files ?? {})) writeFileSync(join(dir, f), fill(content, vars));
     const corefilePath = join(dir, 'Corefile');
     writeFileSync(corefilePath, fill(setup.corefile, vars));
-    const threads = name === 'clusterdns' && setup.oneThread ? ['-workers', '1'] : [];
+    const workers = setup.oneThread ? 1 : setup.workers;
+    const threads = name === 'clusterdns' && workers !== undefined ? ['-workers', String(workers)] : [];
     procs.push(
       startProc(name, ['-conf', corefilePath, '-dns.port', String(ports.dns), ...threads], dir, ports, corefilePath),
     );
