@@ -147,6 +147,32 @@ describe('index replication', () => {
     expect(hub.subscriberCount('k')).toBe(0);
   });
 
+  it("a thread leaving one key does not count as having applied another key's change", async () => {
+    const hub = new ReplicationHub();
+    const peer = { postMessage: (_m: ToThread) => undefined };
+    const channel = (key: string): ReplicationChannel<string> => ({
+      key,
+      parse: (m) => {
+        if (typeof m !== 'string') throw new Error('not a string');
+        return m;
+      },
+    });
+    hub.handle(peer, { t: 'sub', key: 'a', id: 1 });
+    hub.handle(peer, { t: 'sub', key: 'b', id: 2 });
+    hub.offer(channel('a'), () => []);
+    const b = hub.offer(channel('b'), () => []);
+    let applied = false;
+    const pending = b.publishApplied('change of b').then(() => {
+      applied = true;
+    });
+    hub.handle(peer, { t: 'unsub', key: 'a' });
+    await Promise.resolve();
+    expect(applied).toBe(false);
+    hub.handle(peer, { t: 'unsub', key: 'b' });
+    await pending;
+    expect(applied).toBe(true);
+  });
+
   it("a replica's ask reaches the current offer of its key, checked by the channel; without one it is dropped", () => {
     const hub = new ReplicationHub();
     const peer = { postMessage: () => undefined };

@@ -133,7 +133,10 @@ export class ReplicationHub implements ReplicationSource {
   private readonly offerLists = new Map<string, OfferEntry[]>();
   private readonly subscribers = new Map<string, Set<Peer>>();
   /** publishApplied's messages not yet applied by every thread: the threads still to answer. */
-  private readonly unapplied = new Map<number, { readonly peers: Set<Peer>; readonly done: () => void }>();
+  private readonly unapplied = new Map<
+    number,
+    { readonly key: string; readonly peers: Set<Peer>; readonly done: () => void }
+  >();
   private nextAck = 1;
 
   offer<M, A = never, R = never>(
@@ -172,7 +175,7 @@ export class ReplicationHub implements ReplicationSource {
         const ack = this.nextAck++;
         const peers = new Set(subs);
         return new Promise<void>((resolve) => {
-          this.unapplied.set(ack, { peers, done: resolve });
+          this.unapplied.set(ack, { key, peers, done: resolve });
           for (const p of peers) p.postMessage({ t: 'feed', key, msgs: [message], ack });
         });
       },
@@ -226,7 +229,8 @@ export class ReplicationHub implements ReplicationSource {
       }
       case 'unsub':
         this.subscribers.get(msg.key)?.delete(peer);
-        this.appliedAll(peer);
+        // Only that key's changes: the thread still has to apply those of the keys it follows.
+        this.appliedAll(peer, msg.key);
         return;
     }
   }
@@ -256,9 +260,9 @@ export class ReplicationHub implements ReplicationSource {
     u.done();
   }
 
-  /** The peer will acknowledge nothing more (it ended or left the key's channel). */
-  private appliedAll(peer: Peer): void {
-    for (const ack of [...this.unapplied.keys()]) this.applied(peer, ack);
+  /** The peer will acknowledge nothing more: of `key` (it left that channel), or at all (it ended). */
+  private appliedAll(peer: Peer, key?: string): void {
+    for (const [ack, u] of [...this.unapplied]) if (key === undefined || u.key === key) this.applied(peer, ack);
   }
 
   /** A query thread ended: forget its subscriptions. */
