@@ -12,7 +12,7 @@ import { tcpQuery, udpQuery } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { waitFor } from '../../test/helpers/wait.js';
-import { DatadogReporter, type DatadogSpan, processTags, sampledByRate } from './datadog.js';
+import { DATADOG_DEFAULTS, DatadogReporter, type DatadogSpan, processTags, sampledByRate } from './datadog.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -178,6 +178,39 @@ describe('trace datadog to an agent', () => {
     expect(reporter.priority('svc', 12345n)).toEqual({ rate: 0, keep: false });
     expect(reporter.priority('other', 12345n)).toEqual({ rate: 1, keep: true });
     expect(answers).toEqual(['1']);
+  });
+
+  it('gives up a send whose reply trickles past the deadline, so close() returns', async () => {
+    // An agent that reads the payload, then sends its reply one byte every 50 ms, never ending.
+    const timers: NodeJS.Timeout[] = [];
+    const slow = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        timers.push(setInterval(() => res.write(' '), 50));
+      });
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    cleanups.push(() => {
+      for (const t of timers) clearInterval(t);
+      slow.closeAllConnections();
+      return new Promise<void>((r) => slow.close(() => r()));
+    });
+    const warnings: string[] = [];
+    const saved = DATADOG_DEFAULTS.timeoutMs;
+    DATADOG_DEFAULTS.timeoutMs = 300;
+    try {
+      const reporter = new DatadogReporter({
+        agent: `127.0.0.1:${(slow.address() as AddressInfo).port}`,
+        warn: (m) => warnings.push(m),
+      });
+      reporter.record([span()]);
+      // Without a deadline on the whole exchange this never resolves (the test times out).
+      await reporter.close();
+    } finally {
+      DATADOG_DEFAULTS.timeoutMs = saved;
+    }
+    expect(warnings.join('\n')).toContain('context deadline exceeded');
   });
 
   it('logs the traces it loses when the agent is away, at most once a minute', async () => {

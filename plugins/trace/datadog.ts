@@ -266,7 +266,6 @@ export class DatadogReporter {
         {
           method: 'POST',
           agent: this.agentHttp,
-          timeout: DATADOG_DEFAULTS.timeoutMs,
           headers: {
             'Content-Type': 'application/msgpack',
             'Content-Length': body.length,
@@ -281,19 +280,40 @@ export class DatadogReporter {
         },
         (res) => {
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            // The agent answers a few hundred bytes (rate_by_service); more is not an agent.
+            size += c.length;
+            if (size > MAX_AGENT_REPLY_BYTES) req.destroy(new Error('agent reply too large'));
+            else chunks.push(c);
+          });
+          res.on('end', () => {
+            clearTimeout(deadline);
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) });
+          });
           res.on('error', reject);
         },
       );
-      req.on('timeout', () => req.destroy(new Error('context deadline exceeded')));
-      req.on('error', reject);
+      // The whole exchange, as Go's http.Client.Timeout bounds it (a socket idle timeout would let
+      // an agent that trickles its reply hold a send, and the shutdown, as long as it likes).
+      const deadline = setTimeout(
+        () => req.destroy(new Error('context deadline exceeded')),
+        DATADOG_DEFAULTS.timeoutMs,
+      );
+      deadline.unref();
+      req.on('error', (e) => {
+        clearTimeout(deadline);
+        reject(e);
+      });
       req.end(body);
     });
   }
 }
 
 /** One trace as the agent's pb.Trace: an array of span maps, the fields dd-trace-go writes. */
+/** The largest agent reply read (a real one is a small JSON object of sampling rates). */
+const MAX_AGENT_REPLY_BYTES = 64 * 1024;
+
 export function encodeTrace(w: MsgpackWriter, trace: readonly DatadogSpan[]): void {
   w.arrayHeader(trace.length);
   for (const s of trace) {
