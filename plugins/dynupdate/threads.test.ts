@@ -143,6 +143,18 @@ describe('dynupdate with query threads', () => {
     expect(serial(thread)).toBe(2);
   });
 
+  it('a thread whose zone the main thread does not offer fails its start and leaves the channel', async () => {
+    const hub = new ReplicationHub();
+    const port = wire(hub);
+    // The key of a configuration the main thread no longer runs: nothing will be offered.
+    const following = UpdatableZone.follow(CFG, log, port.replica, 'dynupdate:withdrawn', 50);
+    await drain([port]);
+    expect(hub.subscriberCount('dynupdate:withdrawn')).toBe(1);
+    await expect(following).rejects.toThrow('dynupdate: the main thread did not send zone example.org. within 0.05s');
+    await drain([port]);
+    expect(hub.subscriberCount('dynupdate:withdrawn')).toBe(0);
+  });
+
   it("the main thread's UPDATE is answered only once every thread installed it; then NOTIFY", async () => {
     const { main, ports, threads, changes } = await setup();
     let rcode: number | null = null;

@@ -52,6 +52,9 @@ export class ZoneState {
   }
 }
 
+/** How long a query thread waits for the main thread's copy of the zone (UpdatableZone.follow). */
+export const FOLLOW_WAIT_MS = 30_000;
+
 export class UpdatableZone {
   private readonly engine: DynamicZone;
   private readonly channel;
@@ -84,22 +87,43 @@ export class UpdatableZone {
   }
 
   /** A query thread's copy: resolves with the main thread's zone as it is now, then follows it. */
-  static follow(cfg: DynupdateConfig, log: Logger, replica: ReplicationReplica, key: string): Promise<UpdatableZone> {
+  static follow(
+    cfg: DynupdateConfig,
+    log: Logger,
+    replica: ReplicationReplica,
+    key: string,
+    waitMs = FOLLOW_WAIT_MS,
+  ): Promise<UpdatableZone> {
     return new Promise((resolve, reject) => {
       let zone: UpdatableZone | null = null;
+      // The main thread offers the zone while it sets up the same configuration. A thread started
+      // from a configuration the main thread has already left (respawned while a reload switched)
+      // subscribes to a key nobody will offer: its start fails instead of waiting for ever, and
+      // the pool starts it again from the current configuration.
+      const timer = setTimeout(() => {
+        if (zone !== null) return;
+        unsubscribe();
+        reject(new Error(`dynupdate: the main thread did not send zone ${cfg.zone} within ${waitMs / 1000}s`));
+      }, waitMs);
+      timer.unref();
       const unsubscribe = replica.subscribe(zoneFeedChannel(key), (m) => {
         let records: ZoneRecord[];
         try {
           records = recordsFromMessages(m.messages);
         } catch (e) {
           // Not reached: the main thread sends what it built its own zone from.
-          if (zone === null) reject(e as Error);
+          if (zone === null) {
+            clearTimeout(timer);
+            unsubscribe();
+            reject(e as Error);
+          }
           return;
         }
         if (zone !== null) {
           zone.state.install(records);
           return;
         }
+        clearTimeout(timer);
         zone = new UpdatableZone(cfg, new ZoneState(cfg.zone, records), log, replica, key, () => undefined);
         zone.unsubscribe = unsubscribe;
         resolve(zone);

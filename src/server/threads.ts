@@ -17,6 +17,8 @@ import { parseFromThread, type FromThread, type ThreadData, type ToThread } from
 
 /** How long a scrape waits for a thread's metrics before serving without them. */
 const METRICS_WAIT_MS = 5000;
+/** How long a reload waits for a query thread to run the new configuration before replacing it. */
+const RELOAD_WAIT_MS = 120_000;
 
 /** A thread that served this long before it died is replaced at once (its crash was a one-off). */
 export const RESTART_STABLE_MS = 60_000;
@@ -230,7 +232,19 @@ export class QueryThreads {
     // A thread waiting to be replaced is skipped: its replacement starts with `source`.
     const live = this.threads.filter((t) => !t.exited);
     const replies = await Promise.all(
-      live.map((t) => this.request(t, (id) => ({ t: 'reload', id, source, ports }), null)),
+      live.map(async (t) => {
+        const r = await this.request(t, (id) => ({ t: 'reload', id, source, ports }), RELOAD_WAIT_MS);
+        if (r !== null || t.exited) return r;
+        // No answer in time: a thread stuck in its reload (or in a start that never ends) would
+        // hold this reload, and every later one, for ever. It is ended; the pool starts it again
+        // from `source`.
+        void t.worker.terminate();
+        return {
+          t: 'reloaded',
+          id: -1,
+          error: `no answer within ${RELOAD_WAIT_MS / 1000}s; the thread is replaced`,
+        } as const;
+      }),
     );
     const errors = replies.map((r) => (r && r.t === 'reloaded' ? r.error : 'query thread gone'));
     errors.forEach((e, i) => {
