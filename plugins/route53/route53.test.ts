@@ -199,6 +199,10 @@ describe('credentials', () => {
         `profile "${profile}" uses ${what}, which clusterdns does not support (plugins/route53/README.md, "Authentication")`,
       );
     }
+    // AWS_PROFILE makes the SDK load the shared files strictly: a profile that is not there fails.
+    await expect(source({}, { AWS_CONFIG_FILE: config, AWS_PROFILE: 'nosuch' })).rejects.toThrow(
+      'failed to get shared config profile, nosuch',
+    );
     await expect(source({}, { AWS_CONTAINER_CREDENTIALS_FULL_URI: 'http://192.0.2.1/creds' })).rejects.toThrow(
       'invalid endpoint host, "192.0.2.1", only loopback/ecs/eks hosts are allowed',
     );

@@ -80,9 +80,11 @@ export async function resolveAwsConfig(
     const p = readAwsIni(f, true).get(profile);
     if (p) conf = new Map([...(conf ?? []), ...p]);
   }
-  // A profile named in the Corefile must exist (the SDK's SharedConfigProfileNotExistError).
-  if (o.profile !== undefined && !o.staticKeys && creds === undefined && conf === undefined) {
-    throw new Error(`failed to get shared config profile, ${o.profile}`);
+  // A profile named in the Corefile or by AWS_PROFILE must exist (the SDK's
+  // SharedConfigProfileNotExistError: with either, config v1.33.7 loads the shared files strictly).
+  const named = o.profile ?? (env.AWS_PROFILE || undefined);
+  if (named !== undefined && !o.staticKeys && creds === undefined && conf === undefined) {
+    throw new Error(`failed to get shared config profile, ${named}`);
   }
   const imds = new ImdsClient({ env, ...(ro.imdsTimeoutMs ? { attemptTimeoutMs: ro.imdsTimeoutMs } : {}) });
 
