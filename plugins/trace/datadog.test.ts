@@ -12,7 +12,16 @@ import { tcpQuery, udpQuery } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { startServer, type TestServer } from '../../test/helpers/server.js';
 import { waitFor } from '../../test/helpers/wait.js';
-import { DATADOG_DEFAULTS, DatadogReporter, type DatadogSpan, processTags, sampledByRate } from './datadog.js';
+import {
+  currentTracer,
+  DATADOG_DEFAULTS,
+  DatadogReporter,
+  type DatadogSpan,
+  processTags,
+  sampledByRate,
+  startTracer,
+  stopTracer,
+} from './datadog.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -178,6 +187,23 @@ describe('trace datadog to an agent', () => {
     expect(reporter.priority('svc', 12345n)).toEqual({ rate: 0, keep: false });
     expect(reporter.priority('other', 12345n)).toEqual({ rate: 1, keep: true });
     expect(answers).toEqual(['1']);
+  });
+
+  it('a reload that fails after its blocks started gives the spans back to the old tracer', async () => {
+    const dead = await freePort();
+    const tracer = (service: string) => ({
+      reporter: new DatadogReporter({ agent: `127.0.0.1:${dead}`, warn: () => undefined }),
+      service,
+    });
+    const old = tracer('old');
+    const next = tracer('next');
+    startTracer(old);
+    startTracer(next); // the new configuration's startup
+    expect(currentTracer()).toBe(next);
+    await stopTracer(next); // its shutdown, as the reload fails before it serves
+    expect(currentTracer()).toBe(old);
+    await stopTracer(old);
+    expect(currentTracer()).toBe(null);
   });
 
   it('gives up a send whose reply trickles past the deadline, so close() returns', async () => {

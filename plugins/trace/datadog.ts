@@ -30,32 +30,36 @@ import { VERSION } from '../../src/version.js';
  * The process's Datadog tracer. CoreDNS's is dd-trace-go's global one: every block's
  * `tracer.Start` replaces it, so all blocks' spans go to the agent and carry the service of the
  * block that started last, and a traced query of any block counts only for its own `every`.
- * clusterdns does the same per query thread. Unlike CoreDNS, a block's shutdown stops the tracer
- * only if it is still that block's, so a reload's old blocks do not stop the new tracer.
+ * clusterdns does the same per query thread. Unlike CoreDNS, a block's shutdown stops only its
+ * own tracer, and the tracers started and not stopped are kept in order: a reload's old blocks do
+ * not stop the new tracer, and a reload that fails after the new blocks started (their shutdown
+ * runs) gives the spans back to the old configuration's tracer, which keeps serving.
  */
 export interface DatadogTracer {
   readonly reporter: DatadogReporter;
   readonly service: string;
 }
 
-let current: DatadogTracer | null = null;
+/** Started and not stopped, oldest first; the last one is the tracer. */
+const running: DatadogTracer[] = [];
 
-/** dd-trace-go's tracer.Start: `t` becomes the tracer; the one before sends what waits and stops. */
+/** dd-trace-go's tracer.Start: `t` becomes the tracer. */
 export function startTracer(t: DatadogTracer): void {
-  const prev = current;
-  current = t;
-  if (prev !== null && prev !== t) void prev.reporter.close();
+  const i = running.indexOf(t);
+  if (i >= 0) running.splice(i, 1);
+  running.push(t);
 }
 
-/** dd-trace-go's tracer.Stop, for the block whose tracer `t` is. */
+/** dd-trace-go's tracer.Stop, for the block whose tracer `t` is: it sends what waits and stops. */
 export async function stopTracer(t: DatadogTracer): Promise<void> {
-  if (current === t) current = null;
+  const i = running.indexOf(t);
+  if (i >= 0) running.splice(i, 1);
   await t.reporter.close();
 }
 
 /** The tracer spans go to now; null when none runs (a traced query then reports nothing). */
 export function currentTracer(): DatadogTracer | null {
-  return current;
+  return running.length > 0 ? running[running.length - 1]! : null;
 }
 
 /** One Datadog span (the agent's pb.Span), ids unsigned 64-bit. */
