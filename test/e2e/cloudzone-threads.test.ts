@@ -9,7 +9,8 @@
  * refresh, see the new record everywhere, and wait for the second refresh to be held: the API has
  * then seen the start's listing and two refreshes' — three listings with `-workers 1`, `-workers 2`
  * and the default alike (each thread listing for itself made it three per thread), and one token
- * where the API hands them out.
+ * where the API hands them out. Across reloads (the same configuration, then another) every thread
+ * follows the main thread's new configuration.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -156,6 +157,47 @@ describe('cloud zones with query threads: one lister per process', () => {
     });
     expect(outcomes).toEqual(MODES.map(() => ({ listings: 3, tokens: 1 })));
   }, 180_000);
+
+  it('clouddns with -workers 2 across reloads: every thread follows the new configuration', async () => {
+    const g = await FakeCloudDNS.start();
+    const proxy = await GateProxy.start(g.url, (method, path) => method === 'GET' && /\/rrsets(\?|$)/.test(path));
+    const key = g.serviceAccountKey(mkdtempSync(join(tmpdir(), 'clouddns-threads-')));
+    const set = (ip: string): void =>
+      void g.zones.set('p/z', [
+        { name: 'example.org.', type: 'SOA', ttl: 300, rrdatas: ['ns. host. 1 2 3 4 5'] },
+        { name: 'www.example.org.', type: 'A', ttl: 5, rrdatas: [ip] },
+      ]);
+    const corefile = (refresh: string): string =>
+      `example.org {\n  clouddns example.org.:p:z {\n    credentials ${key}\n    endpoint ${proxy.url}/\n    refresh ${refresh}\n  }\n}\n`;
+    set('192.0.2.1');
+    const s = await spawnServer(corefile('1'), ['-workers', '2']);
+    try {
+      const out = (what: string) => (): string => `${what}; output:\n${s.output.join('\n')}`;
+      const reload = async (n: number): Promise<void> => {
+        s.proc.kill('SIGUSR1');
+        await waitFor(
+          out(`reload ${n} to complete`),
+          () => s.output.filter((l) => l === '[INFO] Reloading complete').length >= n,
+        );
+      };
+      await waitFor(out('every thread to answer 192.0.2.1'), () => allSee(s.port, '192.0.2.1'));
+      // The same configuration: the new offer has the old one's key.
+      await reload(1);
+      set('192.0.2.2');
+      await waitFor(out('every thread to answer 192.0.2.2'), () => allSee(s.port, '192.0.2.2'));
+      // Another configuration: a new key, which the threads' new configuration follows.
+      writeFileSync(s.corefilePath, corefile('2'));
+      await reload(2);
+      set('192.0.2.3');
+      await waitFor(out('every thread to answer 192.0.2.3'), () => allSee(s.port, '192.0.2.3'));
+      // One token per start of the configuration (the first and two reloads), by the main thread.
+      expect(g.assertions).toBe(3);
+    } finally {
+      await s.stop();
+      await proxy.stop();
+      await g.close();
+    }
+  }, 120_000);
 
   it('azure (FakeAzure): three listings and one token, whatever the thread count', async () => {
     const outcomes = await each(async () => {
