@@ -13,6 +13,7 @@
  * A reload's new configuration offers again and replaces the old offer; a thread's second
  * subscription (its new configuration beside the old one) gets its own snapshot.
  */
+import { createHash } from 'node:crypto';
 import type { ZoneRecord } from '../dns/zonefile/record.js';
 import type { Offer, ReplicationChannel, ReplicationReplica, ReplicationSource } from '../server/replication.js';
 import { isObj } from '../util/json.js';
@@ -90,10 +91,13 @@ export function zonesChannel(key: string): ReplicationChannel<ZonesFeed> {
 /**
  * The channel key of one occurrence: the plugin, the server block (its keys and port), the
  * occurrence's place in the block and its configuration, so that two occurrences never share one
- * and a reload that changes the configuration offers a new key.
+ * and a reload that changes the configuration offers a new key. A digest: the configuration holds
+ * secrets (access keys, client secrets), which a key must not carry into an error text.
  */
 export function zonesKey(plugin: string, block: readonly unknown[], index: number, config: unknown): string {
-  return `${plugin}:${JSON.stringify([block, index, config])}`;
+  return `${plugin}:${createHash('sha256')
+    .update(JSON.stringify([block, index, config]))
+    .digest('hex')}`;
 }
 
 /** The hosted zones' names and ids, for a channel key. */
