@@ -3,7 +3,7 @@
  * whole into a new zone that replaces the old one only when it has an SOA; every failure collected
  * into one error, the zones that failed keeping their data.
  */
-import { ZoneData } from '../../src/zone/zone.js';
+import { FetchedZone } from '../../src/cloudzone/fetched.js';
 import type { AzureApi } from './api.js';
 import { insertRecordSet } from './records.js';
 import type { AzureConfig } from './setup.js';
@@ -15,7 +15,7 @@ export async function updateZones(api: AzureApi, cfg: AzureConfig, signal?: Abor
       if (signal?.aborted) return;
       const h = cfg.hosted.get(hz.id)!;
       try {
-        const z = new ZoneData(name);
+        const z = new FetchedZone(name);
         for (const p of await api.list(h.resourceGroup, h.zone, h.private, signal)) insertRecordSet(p, h.private, z);
         if (z.soa === null) throw new Error('zone has no SOA record');
         z.seal();

@@ -6,12 +6,12 @@
  */
 import { recordFromText } from '../../src/cloudzone/records.js';
 import { fqdn } from '../../src/dns/name.js';
-import { ZoneData } from '../../src/zone/zone.js';
+import { FetchedZone } from '../../src/cloudzone/fetched.js';
 import type { CloudDNSApi, GoogleRecordSet } from './api.js';
 import type { CloudDNSConfig } from './setup.js';
 
-export function zoneFromRecordSets(origin: string, sets: readonly GoogleRecordSet[]): ZoneData {
-  const z = new ZoneData(origin);
+export function zoneFromRecordSets(origin: string, sets: readonly GoogleRecordSet[]): FetchedZone {
+  const z = new FetchedZone(origin);
   outer: for (const rr of sets) {
     for (let value of rr.rrdatas ?? []) {
       if (rr.type === 'CNAME' || rr.type === 'PTR') value = fqdn(value);

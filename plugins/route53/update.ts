@@ -5,14 +5,14 @@
  * hosted zone (and the later ones of its name) with the data they had, and fails the update.
  */
 import type { Logger } from '../../src/log.js';
-import { ZoneData } from '../../src/zone/zone.js';
+import { FetchedZone } from '../../src/cloudzone/fetched.js';
 import type { HostedZone } from '../../src/cloudzone/hosted.js';
 import type { Route53Api, RecordSetPage } from './api.js';
 import { insertRecordSet } from './records.js';
 import type { Route53Config } from './setup.js';
 
-async function fetchZone(api: Route53Api, hz: HostedZone, log: Logger, signal?: AbortSignal): Promise<ZoneData> {
-  const z = new ZoneData(hz.name);
+async function fetchZone(api: Route53Api, hz: HostedZone, log: Logger, signal?: AbortSignal): Promise<FetchedZone> {
+  const z = new FetchedZone(hz.name);
   let start: RecordSetPage['next'] = null;
   do {
     const page: RecordSetPage = await api.listResourceRecordSets(hz.id, start, signal);
