@@ -28,7 +28,7 @@ import (
 	pb "github.com/DataDog/datadog-agent/pkg/proto/pbgo/trace"
 )
 
-// sourceHash is the hash of the source the binary was built from (scripts/install-datadog-agent.sh).
+// sourceHash is the hash of the source the binary was built from (scripts/install-go-tool.sh).
 var sourceHash = "dev"
 
 // maxSpans bounds the store: the oldest traces go first.
