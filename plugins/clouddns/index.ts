@@ -7,11 +7,10 @@
  * (src/cloudzone/replicate.ts): Cloud DNS sees one listing per refresh, as with CoreDNS.
  */
 import { ConfigError } from '../../src/corefile/types.js';
-import { HostedZonesHandler } from '../../src/cloudzone/hosted.js';
-import { type Refresher, startRefresh } from '../../src/cloudzone/refresh.js';
-import { followZones, offerZones, type ZonesOffer, zoneIds, zonesKey } from '../../src/cloudzone/replicate.js';
-import { backgroundLog, type Logger } from '../../src/log.js';
-import type { Handler, PluginDef } from '../../src/plugin.js';
+import type { Refresher } from '../../src/cloudzone/refresh.js';
+import { serveListed, setupCloudZones } from '../../src/cloudzone/setup.js';
+import type { Logger } from '../../src/log.js';
+import type { PluginDef } from '../../src/plugin.js';
 import type { ReplicationSource } from '../../src/server/replication.js';
 import { CloudDNSApi } from './api.js';
 import { googleCredentials } from './auth.js';
@@ -47,20 +46,14 @@ async function start(
     api.close();
     throw fail('failed to initialize plugin', e);
   }
-  const offer: ZonesOffer | null = source === null ? null : offerZones(source, key, cfg.zones);
-  const loop = startRefresh(
-    // Sent also after a failed refresh: the hosted zones listed before the failure changed.
-    (signal) => updateZones(api, cfg, signal).finally(() => offer?.publish()),
-    cfg.refreshMs,
-    (e) => log.error(`Failed to update zones ${cfg.zones.namesText()}: ${e.message}`),
+  return serveListed(
+    cfg,
+    (signal) => updateZones(api, cfg, signal),
+    log,
+    source,
+    key,
+    () => api.close(),
   );
-  return {
-    stop() {
-      loop.stop();
-      offer?.withdraw();
-      api.close();
-    },
-  };
 }
 
 export const clouddns: PluginDef = {
@@ -70,39 +63,6 @@ export const clouddns: PluginDef = {
   setup(d, ctx) {
     const cfgs: CloudDNSConfig[] = [];
     while (d.next()) cfgs.push(parseCloudDNS(d));
-    const replication = ctx.processState.replication;
-    const block = [ctx.block.keys?.map((k) => k.text) ?? [], ctx.block.port];
-    const keyOf = (cfg: CloudDNSConfig, i: number): string =>
-      zonesKey('clouddns', block, i, [zoneIds(cfg.zones), cfg.credentialsFile, cfg.endpoint, cfg.refreshMs]);
-    const refreshers: Refresher[] = [];
-    // One handler per occurrence, chained in Corefile order (CoreDNS adds one plugin per occurrence).
-    const factory = (next: Handler | null): Handler => {
-      let h = next;
-      for (let i = cfgs.length - 1; i >= 0; i--) {
-        h = new HostedZonesHandler('clouddns', cfgs[i]!.zones, cfgs[i]!.fallthrough, h, ctx.selfLookup);
-      }
-      return h!;
-    };
-    ctx.onShutdown(() => {
-      for (const r of refreshers) r.stop();
-      refreshers.length = 0;
-    });
-    if (replication?.role === 'replica') {
-      // A query thread never reads credentials or calls Cloud DNS: the main thread listed the
-      // zones before it started this thread (or finished its reload), and sends them.
-      return (async () => {
-        for (const [i, cfg] of cfgs.entries()) {
-          refreshers.push({ stop: await followZones(replication, keyOf(cfg, i), cfg.zones) });
-        }
-        return factory;
-      })();
-    }
-    // backgroundLog: a unit test may set up a query thread without replication.
-    const log = backgroundLog(ctx.log, ctx.process.queryThread);
-    const source = replication?.role === 'source' ? replication : null;
-    ctx.onStartup(async () => {
-      for (const [i, cfg] of cfgs.entries()) refreshers.push(await start(cfg, log, source, keyOf(cfg, i)));
-    });
-    return factory;
+    return setupCloudZones('clouddns', ctx, cfgs, (cfg) => [cfg.credentialsFile, cfg.endpoint, cfg.refreshMs], start);
   },
 };

@@ -6,15 +6,14 @@
  * query threads only the main thread does this, and sends the records to the threads
  * (src/cloudzone/replicate.ts): Route 53 sees one listing per refresh, as with CoreDNS.
  */
+import { resolveAwsConfig } from '../../src/aws/config.js';
 import { ConfigError } from '../../src/corefile/types.js';
-import { HostedZonesHandler } from '../../src/cloudzone/hosted.js';
-import { type Refresher, startRefresh } from '../../src/cloudzone/refresh.js';
-import { followZones, offerZones, type ZonesOffer, zoneIds, zonesKey } from '../../src/cloudzone/replicate.js';
-import { backgroundLog, type Logger } from '../../src/log.js';
-import type { Handler, PluginDef } from '../../src/plugin.js';
+import type { Refresher } from '../../src/cloudzone/refresh.js';
+import { serveListed, setupCloudZones } from '../../src/cloudzone/setup.js';
+import type { Logger } from '../../src/log.js';
+import type { PluginDef } from '../../src/plugin.js';
 import type { ReplicationSource } from '../../src/server/replication.js';
 import { Route53Api, route53Endpoint } from './api.js';
-import { resolveAwsConfig } from '../../src/aws/config.js';
 import { parseRoute53, ROUTE53_OPTIONS, type Route53Config } from './setup.js';
 import { updateZones } from './update.js';
 
@@ -55,20 +54,14 @@ async function start(
     api.close();
     throw fail('failed to initialize route53 plugin', e);
   }
-  const offer: ZonesOffer | null = source === null ? null : offerZones(source, key, cfg.zones);
-  const loop = startRefresh(
-    // Sent also after a failed refresh: the hosted zones listed before the failure changed.
-    (signal) => updateZones(api, cfg, log, signal).finally(() => offer?.publish()),
-    cfg.refreshMs,
-    (e) => log.error(`Failed to update zones ${cfg.zones.namesText()}: ${e.message}`),
+  return serveListed(
+    cfg,
+    (signal) => updateZones(api, cfg, log, signal),
+    log,
+    source,
+    key,
+    () => api.close(),
   );
-  return {
-    stop() {
-      loop.stop();
-      offer?.withdraw();
-      api.close();
-    },
-  };
 }
 
 export const route53: PluginDef = {
@@ -78,39 +71,6 @@ export const route53: PluginDef = {
   setup(d, ctx) {
     const cfgs: Route53Config[] = [];
     while (d.next()) cfgs.push(parseRoute53(d, ctx.log));
-    const replication = ctx.processState.replication;
-    const block = [ctx.block.keys?.map((k) => k.text) ?? [], ctx.block.port];
-    const keyOf = (cfg: Route53Config, i: number): string =>
-      zonesKey('route53', block, i, [zoneIds(cfg.zones), cfg.credentials, cfg.endpoint, cfg.refreshMs]);
-    const refreshers: Refresher[] = [];
-    // One handler per occurrence, chained in Corefile order (CoreDNS adds one plugin per occurrence).
-    const factory = (next: Handler | null): Handler => {
-      let h = next;
-      for (let i = cfgs.length - 1; i >= 0; i--) {
-        h = new HostedZonesHandler('route53', cfgs[i]!.zones, cfgs[i]!.fallthrough, h, ctx.selfLookup);
-      }
-      return h!;
-    };
-    ctx.onShutdown(() => {
-      for (const r of refreshers) r.stop();
-      refreshers.length = 0;
-    });
-    if (replication?.role === 'replica') {
-      // A query thread never resolves credentials or calls Route 53: the main thread listed the
-      // zones before it started this thread (or finished its reload), and sends them.
-      return (async () => {
-        for (const [i, cfg] of cfgs.entries()) {
-          refreshers.push({ stop: await followZones(replication, keyOf(cfg, i), cfg.zones) });
-        }
-        return factory;
-      })();
-    }
-    // backgroundLog: a unit test may set up a query thread without replication.
-    const log = backgroundLog(ctx.log, ctx.process.queryThread);
-    const source = replication?.role === 'source' ? replication : null;
-    ctx.onStartup(async () => {
-      for (const [i, cfg] of cfgs.entries()) refreshers.push(await start(cfg, log, source, keyOf(cfg, i)));
-    });
-    return factory;
+    return setupCloudZones('route53', ctx, cfgs, (cfg) => [cfg.credentials, cfg.endpoint, cfg.refreshMs], start);
   },
 };
