@@ -112,6 +112,18 @@ export class TcpPool {
     return this.admission.refused;
   }
 
+  /** Connections holding replies corked until the end of this event-loop turn (TLS). */
+  private readonly corked: TcpConnection[] = [];
+  private readonly uncorkAll = (): void => {
+    const list = this.corked.splice(0);
+    for (const conn of list) conn.release();
+  };
+
+  /** Hold a TLS connection's replies until the turn ends: one record and one write for all of them. */
+  holdUntilTurnEnds(conn: TcpConnection): void {
+    if (this.corked.push(conn) === 1) setImmediate(this.uncorkAll);
+  }
+
   /** Take a new connection, applying the per-source and global caps. */
   add(c: net.Socket, remote: string, family: 1 | 2): void {
     const limits = this.limits;
@@ -206,6 +218,9 @@ export class TcpConnection {
   private readonly onFlushed: () => void;
   private yieldScheduled = false;
   private readonly onYield: () => void;
+  /** TLS: each record read is its own 'data' event, so replies are held to the turn's end (release). */
+  private readonly coalesce: boolean;
+  private held = false;
   private local: string | null = null;
   /** The query's source: the socket's peer, or the client a PROXY header named. */
   clientAddress: string;
@@ -231,6 +246,7 @@ export class TcpConnection {
     this.lastActive = this.orderedAt = Date.now();
     this.maxInFlight = pool.limits.maxInFlightPerConnection;
     this.maxQueued = Math.max(pool.limits.maxQueuedBytesPerConnection, 1);
+    this.coalesce = 'encrypted' in c;
     this.onYield = () => {
       this.yieldScheduled = false;
       this.pump();
@@ -457,6 +473,11 @@ export class TcpConnection {
 
   send(reply: Buffer): void {
     if (this.closed || this.c.destroyed) return;
+    if (this.coalesce && !this.held) {
+      this.held = true;
+      this.c.cork();
+      this.pool.holdUntilTurnEnds(this);
+    }
     const frame = Buffer.allocUnsafe(2 + reply.length);
     frame.writeUInt16BE(reply.length, 0);
     frame.set(reply, 2);
@@ -495,6 +516,15 @@ export class TcpConnection {
         c.on('close', go);
       }
     });
+  }
+
+  /** The turn ended: what the held cork kept leaves in one write. */
+  release(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.c.uncork();
+    this.account();
+    if (this.accounted === 0) this.queuedReplies = 0;
   }
 
   /** `timeouts { write }`: unsent replies that make no progress for that long close the connection. */
