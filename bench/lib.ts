@@ -250,25 +250,76 @@ export interface LoadOptions {
   passes?: number;
 }
 
-let dnsperfChecked: boolean | null = null;
+const commandChecked = new Map<string, boolean>();
 
-/** dnsperf from Debian; installed here when running as root, else the Node generator is used. */
-export function ensureDnsperf(): boolean {
-  if (dnsperfChecked !== null) return dnsperfChecked;
-  const has = () => spawnSync('sh', ['-c', 'command -v dnsperf']).status === 0;
+/**
+ * A Debian package's command: installed here when missing and running as root (unless
+ * CLUSTERDNS_BENCH_NO_INSTALL=1); false when it is still missing.
+ */
+function ensureDebianCommand(command: string, pkg: string): boolean {
+  const known = commandChecked.get(command);
+  if (known !== undefined) return known;
+  const has = () => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
   if (!has() && process.getuid?.() === 0 && process.env.CLUSTERDNS_BENCH_NO_INSTALL !== '1') {
-    process.stdout.write('dnsperf not found; installing the Debian package dnsperf...\n');
-    spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dnsperf'], {
+    process.stdout.write(`${command} not found; installing the Debian package ${pkg}...\n`);
+    spawnSync('sh', ['-c', `apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${pkg}`], {
       stdio: 'inherit',
     });
   }
-  dnsperfChecked = has();
-  if (!dnsperfChecked) {
+  const ok = has();
+  commandChecked.set(command, ok);
+  return ok;
+}
+
+/** dnsperf from Debian; installed here when running as root, else the Node generator is used. */
+export function ensureDnsperf(): boolean {
+  const ok = ensureDebianCommand('dnsperf', 'dnsperf');
+  if (!ok && !commandChecked.has('dnsperf-warned')) {
+    commandChecked.set('dnsperf-warned', true);
     process.stdout.write(
       'dnsperf is not available (install the Debian package `dnsperf`); using the built-in Node load generator, whose own cost lowers every figure.\n',
     );
   }
-  return dnsperfChecked;
+  return ok;
+}
+
+/**
+ * DoH load: nghttp2's h2load (Debian's nghttp2-client) on CPU 1, CONNECTIONS × STREAMS POSTs of
+ * `body` in flight for `seconds`. A C client, so the server, not the load generator, is what
+ * runs out (Node's own http2 client saturated its core at a fifth of the server's capacity).
+ */
+export function runH2load(
+  url: string,
+  body: string,
+  seconds: number,
+  connections = 4,
+  streams = 50,
+): { completed: number; failed: number } {
+  if (!ensureDebianCommand('h2load', 'nghttp2-client'))
+    throw new Error('DoH load needs h2load (Debian package nghttp2-client)');
+  const r = spawnSync(
+    'taskset',
+    [
+      '-c',
+      '1',
+      'h2load',
+      '-c',
+      String(connections),
+      '-m',
+      String(streams),
+      '-D',
+      String(seconds),
+      '-d',
+      body,
+      '-H',
+      'content-type: application/dns-message',
+      url,
+    ],
+    { encoding: 'utf8' },
+  );
+  const m = /requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed/.exec(r.stdout ?? '');
+  if (!m) throw new Error(`h2load printed no summary (exit ${r.status}): ${(r.stderr ?? '').slice(-500)}`);
+  return { completed: Number(m[1]), failed: Number(m[2]) };
 }
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {

@@ -18,6 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   cpuSeconds,
+  encodeSimpleQuery,
   ensureDnsperf,
   kubeadmCorefile,
   machineDescription,
@@ -27,6 +28,7 @@ import {
   startProcess,
   percentile,
   rssMiB,
+  runH2load,
   runLoad,
   shuffle,
   startNode,
@@ -633,7 +635,7 @@ async function main(): Promise<void> {
     // DoT and DoH beside plain TCP (issue 28: DoT answers per CPU-second ≥ 0.6× TCP's, DoH ≥
     // 0.5×), whoami on one server with three listeners, and CoreDNS 1.15.0's ratios beside. The
     // rounds interleave the transports; CPU is the server's own (/proc/PID/stat). DoT and TCP load
-    // is dnsperf's; DoH load is bench/dohload.ts (Node's HTTP/2 client) on the load core, since
+    // is dnsperf's; DoH load is nghttp2's h2load (bench/lib.ts runH2load) on the load core, since
     // dnsperf's DoH mode loses its replies here (CoreDNS's too).
     const dir = mkdtempSync(join(tmpdir(), 'clusterdns-bench-tls-'));
     const cert = join(dir, 'cert.pem');
@@ -671,17 +673,13 @@ async function main(): Promise<void> {
     else
       process.stdout.write('encrypted: .bin/coredns is missing (bash scripts/install-coredns.sh): no CoreDNS ratios\n');
     const q = ['example.org A'];
-    const dohRun = async (pid: number, h: number): Promise<{ qps: number; perCpu: number; cpu: number }> => {
+    const queryFile = join(dir, 'query.bin');
+    writeFileSync(queryFile, encodeSimpleQuery('example.org', 1, 0));
+    const dohRun = (pid: number, h: number): { qps: number; perCpu: number; cpu: number } => {
       const c0 = cpuSeconds(pid);
-      const load = await startNode(
-        join(DIST, 'bench/dohload.js'),
-        [String(h), String(args.duration), '4', '50'],
-        /^completed /,
-        1,
-      );
-      await load.stop();
+      const load = runH2load(`https://127.0.0.1:${h}/dns-query`, queryFile, args.duration);
       const cpu = (cpuSeconds(pid) - c0) / args.duration;
-      const done = Number(/completed (\d+)/.exec(load.output.join('\n'))?.[1] ?? 0) / args.duration;
+      const done = load.completed / args.duration;
       return { qps: done, perCpu: done / cpu, cpu };
     };
     for (const srv of servers) {
@@ -692,7 +690,7 @@ async function main(): Promise<void> {
         const order: ('tcp' | 'dot' | 'doh')[] = r % 2 === 0 ? ['tcp', 'dot', 'doh'] : ['doh', 'dot', 'tcp'];
         for (const side of order) {
           let x: { qps: number; perCpu: number; cpu: number };
-          if (side === 'doh') x = await dohRun(proc.pid, h);
+          if (side === 'doh') x = dohRun(proc.pid, h);
           else {
             const c0 = cpuSeconds(proc.pid);
             const l = await runLoad({

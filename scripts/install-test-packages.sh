@@ -10,10 +10,11 @@
 #   kubernetes keepalive test compiles a socket-option reader), nftables, iptables, conntrack
 #   (node-cache's rules and conntrack check, test/e2e/node-cache-netns), bind9-utils (dnssec-keygen:
 #   the dnssec and sign tests make their keys; dnssec-verify checks a zone sign wrote), ldnsutils
-#   (ldns-verify-zone, the second opinion on a signed zone).
+#   (ldns-verify-zone, the second opinion on a signed zone), nghttp2-client (h2load: nghttp2's
+#   HTTP/2 client loads the DoH listener in its tests and is the DoH load of `npm run bench`).
 set -euo pipefail
 
-PACKAGES=(dnsutils knot-dnsutils dnsperf dnsmasq-base iproute2 musl-tools gcc libc6-dev nftables iptables conntrack bind9-utils ldnsutils)
+PACKAGES=(dnsutils knot-dnsutils dnsperf dnsmasq-base iproute2 musl-tools gcc libc6-dev nftables iptables conntrack bind9-utils ldnsutils nghttp2-client)
 
 # shellcheck source=lib/apt-packages.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/apt-packages.sh"

@@ -17,7 +17,6 @@
  * reset with INTERNAL_ERROR, an HTTP/1.1 connection closed, as Go's server does.
  */
 import type * as http from 'node:http';
-import type * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type * as tls from 'node:tls';
 import { Rcode, Qtype } from '../dns/constants.js';
@@ -29,8 +28,9 @@ import type { HttpsOptions } from './listenopts.js';
 import type { ListenerInfo, TcpLimits } from './tcp.js';
 import { ConnectionAdmission } from './admission.js';
 import { clientAuthorized, serverTlsOptions, type TlsServerConfig } from './tlsconfig.js';
+import { H2Session, MAX_REQUEST_BODY, type H2Handler, type H2Response, type H2Stream } from './h2session.js';
 import { unmapV4 } from '../util/ip.js';
-import { nodeHttp, nodeHttp2 } from '../util/require.js';
+import { nodeHttp, nodeTls } from '../util/require.js';
 
 const httpsResponsesTotal = counter({
   name: 'coredns_dns_https_responses_total',
@@ -44,15 +44,24 @@ export const DEFAULT_HTTPS_MAX_STREAMS = 250;
 /** CoreDNS's server WriteTimeout, which its DoH http.Server gets unless `timeouts { write }` sets one. */
 export const DEFAULT_HTTPS_WRITE_TIMEOUT_MS = 5000;
 /** doh.maxDNSQuerySize and the longest base64 text of such a query. */
-const MAX_QUERY = 65536;
+const MAX_QUERY = MAX_REQUEST_BODY;
 const MAX_BASE64 = Math.floor((MAX_QUERY * 8 + 5) / 6);
 /** dnsutil.MinimalDefaultTTL / MaximumDefaultTTL (seconds). */
 const MIN_TTL = 5;
 const MAX_TTL = 3600;
 const MIME = 'application/dns-message';
 
-type Req = http.IncomingMessage | http2.Http2ServerRequest;
-type Res = http.ServerResponse | http2.Http2ServerResponse;
+/**
+ * Where a request's answer goes: an HTTP/2 stream of our own HTTP/2 layer (src/server/h2session.ts),
+ * or an HTTP/1.1 response of Node's http module (H1Reply).
+ */
+interface DohReply {
+  /** A response (or a reset) went out. */
+  readonly sent: boolean;
+  send(r: H2Response): void;
+  /** The write timeout passed (Go: HTTP/2 stream reset with INTERNAL_ERROR, HTTP/1.1 connection closed). */
+  cut(): void;
+}
 
 /** DoH's ALPN protocols, as CoreDNS sets NextProtos. */
 const DOH_ALPN = ['h2', 'http/1.1'];
@@ -66,14 +75,45 @@ function peerKey(address: string, port: number | undefined): string {
 class DohConnection {
   inFlight = 0;
   /** Requests in flight, with when each was read (the write timeout runs from then). */
-  readonly pending = new Map<Res, number>();
+  readonly pending = new Map<DohReply, number>();
   lastActive = Date.now();
   served = 0;
+  /** HTTP/2 (ALPN h2) once the handshake chose it. */
+  session: H2Session | null = null;
   constructor(
     readonly socket: net.Socket,
     readonly remote: string,
     readonly family: 1 | 2,
   ) {}
+}
+
+/** An HTTP/1.1 response as a DohReply. */
+class H1Reply implements DohReply {
+  constructor(
+    private readonly res: http.ServerResponse,
+    private readonly conn: DohConnection | undefined,
+    private readonly doh: DohServer,
+  ) {}
+
+  get sent(): boolean {
+    return this.res.headersSent || this.res.writableEnded;
+  }
+
+  send(r: H2Response): void {
+    const headers: Record<string, string> =
+      r.maxAge === null
+        ? { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }
+        : { 'content-type': MIME, 'cache-control': `max-age=${r.maxAge}` };
+    headers['content-length'] = String(r.body.length);
+    this.res.writeHead(r.status, headers);
+    this.res.end(r.body);
+  }
+
+  cut(): void {
+    // The connection's write deadline passed: it is closed without a response.
+    if (this.conn) this.doh.close1(this.conn);
+    else this.res.destroy();
+  }
 }
 
 export class DohServer {
@@ -85,16 +125,19 @@ export class DohServer {
   );
   /** Connections by `address|port` of their client, to find a request's connection. */
   private readonly byPeer = new Map<string, DohConnection>();
-  /** HTTP/2 and (ALPN `http/1.1`) HTTP/1.1 over TLS; created with the first TLS material. */
-  private h2: http2.Http2SecureServer | null = null;
-  /** In clear (no `tls` in the block): HTTP/1.1, as CoreDNS's Go server without TLS. */
+  /**
+   * HTTP/1.1: in clear (no `tls` in the block), as CoreDNS's Go server without TLS, and over TLS
+   * when the client's ALPN chose `http/1.1` (or offered nothing). HTTP/2 is src/server/h2session.ts.
+   */
   private readonly h1: http.Server;
   private tlsConfig: TlsServerConfig | null = null;
+  /** The TLS material of the last (re)load, for new handshakes. */
+  private secureContext: tls.SecureContext | null = null;
   /** Connections closed by the idle and read timeouts, for tests and diagnostics. */
   idleClosed = 0;
   /** Requests cut by the write timeout. */
   writeTimedOut = 0;
-  private readonly handler = (req: Req, res: Res): void => this.onRequest(req, res);
+  private readonly handler = (req: http.IncomingMessage, res: http.ServerResponse): void => this.onRequest(req, res);
 
   constructor(
     private readonly listener: ListenerInfo,
@@ -109,38 +152,23 @@ export class DohServer {
   }
 
   /**
-   * The TLS material of a (re)load: new handshakes use it. TLS is terminated by Node's own secure
-   * HTTP/2 server (the raw socket is handed to it after the caps: `accept`), which picks HTTP/2 or
-   * HTTP/1.1 by ALPN.
+   * The TLS material of a (re)load: new handshakes use it. TLS is terminated here, on the raw
+   * socket after the caps (`accept`); ALPN picks HTTP/2 (our own layer) or HTTP/1.1 (Node's).
    */
   setTls(cfg: TlsServerConfig | null): void {
     this.tlsConfig = cfg;
-    if (cfg === null) return;
-    const opts = serverTlsOptions(cfg, DOH_ALPN);
-    if (this.h2) {
-      this.h2.setSecureContext(opts);
-      return;
-    }
-    const h2 = nodeHttp2().createSecureServer({ ...opts, allowHTTP1: true, settings: this.settings() }, this.handler);
-    h2.on('secureConnection', (s: tls.TLSSocket) => {
-      const mode = this.tlsConfig?.clientAuth ?? 'nocert';
-      if (!clientAuthorized(s, mode)) s.destroy();
-    });
-    h2.on('keylog', (line: Buffer) => this.keyLog()?.(line));
-    h2.on('tlsClientError', () => undefined);
-    h2.on('error', () => undefined);
-    this.h2 = h2;
+    this.secureContext = cfg === null ? null : nodeTls().createSecureContext(serverTlsOptions(cfg));
   }
 
-  private settings(): http2.Settings {
+  /** `max_streams`; 0 is "the HTTP/2 transport's default", which for Go's server is 250 too. */
+  private get maxStreams(): number {
     const n = this.options.maxStreams ?? DEFAULT_HTTPS_MAX_STREAMS;
-    return n > 0 ? { maxConcurrentStreams: n } : {};
+    return n > 0 ? n : DEFAULT_HTTPS_MAX_STREAMS;
   }
 
   /** The `https` options of a reload. New limits apply to new connections (and the cap at once). */
   update(options: HttpsOptions): void {
     this.options = options;
-    this.h2?.updateSettings(this.settings());
   }
 
   private get maxConnections(): number {
@@ -182,8 +210,60 @@ export class DohServer {
     this.admission.add(conn, Math.max(50, Math.min(1000, shortest >> 2)));
     raw.on('close', () => this.forget(conn));
     raw.on('error', () => raw.destroy());
-    if (this.tlsConfig && this.h2) this.h2.emit('connection', raw);
-    else this.h1.emit('connection', raw);
+    const cfg = this.tlsConfig;
+    if (cfg === null || this.secureContext === null) {
+      this.h1.emit('connection', raw);
+      return;
+    }
+    const s = new (nodeTls().TLSSocket)(raw, {
+      isServer: true,
+      secureContext: this.secureContext,
+      ALPNProtocols: DOH_ALPN,
+      requestCert: cfg.clientAuth !== 'nocert',
+      rejectUnauthorized: cfg.clientAuth === 'require_and_verify',
+    });
+    // A failed handshake is the client's problem: the connection closes.
+    s.on('error', () => s.destroy());
+    s.on('keylog', (line: Buffer) => this.keyLog()?.(line));
+    s.once('secure', () => {
+      if (!clientAuthorized(s, cfg.clientAuth)) {
+        s.destroy();
+        return;
+      }
+      if (s.alpnProtocol === 'h2') conn.session = new H2Session(s, this.h2Handler(conn), this.maxStreams);
+      else this.h1.emit('connection', s);
+    });
+  }
+
+  /** A connection's HTTP/2 requests, counted as its activity. */
+  private h2Handler(conn: DohConnection): H2Handler {
+    return {
+      request: (st: H2Stream): void => {
+        this.begin(conn, st);
+        if (st.bodyTooLarge) this.error(st, 400, 'invalid request');
+        else this.handle(st.method, st.path, st.body, conn, st, conn.socket, st.headers);
+      },
+      closed: (st: H2Stream): void => this.end(conn, st),
+    };
+  }
+
+  /** A request read: it counts as in flight, and its write timeout starts. */
+  private begin(conn: DohConnection, reply: DohReply): void {
+    conn.served++;
+    conn.inFlight++;
+    conn.pending.set(reply, Date.now());
+    this.touch(conn);
+  }
+
+  private end(conn: DohConnection, reply: DohReply): void {
+    if (!conn.pending.delete(reply)) return;
+    conn.inFlight--;
+    this.touch(conn);
+  }
+
+  /** Close a connection now (the HTTP/1.1 write timeout). */
+  close1(conn: DohConnection): void {
+    this.drop(conn);
   }
 
   private drop(conn: DohConnection): void {
@@ -210,11 +290,11 @@ export class DohServer {
     const { idleTimeoutMs, readTimeoutMs } = limits;
     const writeLimit = writeTimeoutMs(limits);
     for (const conn of [...this.admission.values()]) {
-      for (const [res, readAt] of conn.pending) {
+      for (const [reply, readAt] of conn.pending) {
         if (now - readAt < writeLimit) continue;
-        conn.pending.delete(res);
+        this.end(conn, reply);
         this.writeTimedOut++;
-        this.cut(res, conn);
+        reply.cut();
       }
       if (conn.inFlight > 0) continue;
       const limit = conn.served === 0 ? readTimeoutMs : idleTimeoutMs;
@@ -225,49 +305,20 @@ export class DohServer {
     }
   }
 
-  /**
-   * A request past the write timeout: Go's HTTP/2 server resets its stream (INTERNAL_ERROR); over
-   * HTTP/1.1 the connection's write deadline passed, so it is closed without a response.
-   */
-  private cut(res: Res, conn: DohConnection): void {
-    if ('stream' in res) res.stream.close(nodeHttp2().constants.NGHTTP2_INTERNAL_ERROR);
-    else this.drop(conn);
-  }
-
-  private onRequest(req: Req, res: Res): void {
+  /** An HTTP/1.1 request (Node's http module). */
+  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
     const conn = this.byPeer.get(peerKey(unmapV4(req.socket.remoteAddress ?? ''), req.socket.remotePort));
+    const reply = new H1Reply(res, conn, this);
     if (conn) {
-      conn.served++;
-      conn.inFlight++;
-      conn.pending.set(res, Date.now());
-      this.touch(conn);
+      this.begin(conn, reply);
+      const finish = (): void => this.end(conn, reply);
+      res.on('finish', finish);
+      res.on('close', finish);
     }
-    let finished = false;
-    const finish = (): void => {
-      if (finished) return;
-      finished = true;
-      if (conn) {
-        conn.inFlight--;
-        conn.pending.delete(res);
-        this.touch(conn);
-      }
-    };
-    res.on('finish', finish);
-    res.on('close', finish);
+    const method = req.method ?? '';
     const url = req.url ?? '';
-    const q = url.indexOf('?');
-    if (decodePath(q < 0 ? url : url.slice(0, q)) !== '/dns-query') {
-      this.error(res, 404, '');
-      return;
-    }
-    if (req.method === 'GET') {
-      const msg = getQuery(q < 0 ? '' : url.slice(q + 1));
-      if (msg) this.query(msg, conn, req, res);
-      else this.error(res, 400, 'invalid request');
-      return;
-    }
-    if (req.method !== 'POST') {
-      this.error(res, 400, 'invalid request');
+    if (method !== 'POST') {
+      this.handle(method, url, null, conn, reply, req.socket, req.headers);
       return;
     }
     const chunks: Buffer[] = [];
@@ -279,46 +330,59 @@ export class DohServer {
       if (size > MAX_QUERY) {
         // http.MaxBytesReader: the request fails once it exceeds the limit.
         over = true;
-        this.error(res, 400, 'invalid request');
+        this.error(reply, 400, 'invalid request');
         return;
       }
       chunks.push(c);
     });
     req.on('end', () => {
       if (over) return;
-      const body = Buffer.concat(chunks);
-      if (acceptable(body)) this.query(body, conn, req, res);
-      else this.error(res, 400, 'invalid request');
+      this.handle(method, url, Buffer.concat(chunks), conn, reply, req.socket, req.headers);
     });
     req.on('error', () => undefined);
   }
 
-  private query(msg: Buffer, conn: DohConnection | undefined, req: Req, res: Res): void {
-    const sock = req.socket;
+  /**
+   * One request, whichever HTTP: `/dns-query` only (404), GET with `?dns=` or POST with the
+   * message as body (400 for anything else or anything that is not a DNS query).
+   */
+  private handle(
+    method: string,
+    url: string,
+    body: Buffer | null,
+    conn: DohConnection | undefined,
+    reply: DohReply,
+    sock: net.Socket,
+    headers: RequestHeaders,
+  ): void {
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (path !== DOH_PATH && decodePath(path) !== DOH_PATH) {
+      this.error(reply, 404, '');
+      return;
+    }
+    let msg: Buffer | null = null;
+    if (method === 'GET') msg = getQuery(q < 0 ? '' : url.slice(q + 1));
+    else if (method === 'POST' && body !== null && acceptable(body)) msg = body;
+    if (msg === null) {
+      this.error(reply, 400, 'invalid request');
+      return;
+    }
     this.listener.started();
-    this.listener.dispatchFn(msg, new DohExchange(this, res, conn, sock, req.headers));
+    this.listener.dispatchFn(msg, new DohExchange(this, reply, conn, sock, headers));
   }
 
   /** Go's http.Error: a text body with a newline, no sniffing. */
-  error(res: Res, status: number, text: string): void {
+  error(reply: DohReply, status: number, text: string): void {
     this.count(status);
-    if (res.headersSent || res.writableEnded) return;
-    const body = Buffer.from(`${text}\n`);
-    send(res, status, body, {
-      'content-type': 'text/plain; charset=utf-8',
-      'x-content-type-options': 'nosniff',
-      'content-length': String(body.length),
-    });
+    if (reply.sent) return;
+    reply.send({ status, body: Buffer.from(`${text}\n`), maxAge: null });
   }
 
-  reply(res: Res, wire: Buffer): void {
+  reply(reply: DohReply, wire: Buffer): void {
     this.count(200);
-    if (res.writableEnded) return;
-    send(res, 200, wire, {
-      'content-type': MIME,
-      'cache-control': `max-age=${maxAge(wire)}`,
-      'content-length': String(wire.length),
-    });
+    if (reply.sent) return;
+    reply.send({ status: 200, body: wire, maxAge: maxAge(wire) });
   }
 
   private count(status: number): void {
@@ -341,7 +405,10 @@ export class DohServer {
 
   /** End every connection gracefully (HTTP/2 GOAWAY after the streams in flight); the rest later. */
   close(): void {
-    for (const c of this.admission.values()) c.socket.end();
+    for (const c of this.admission.values()) {
+      if (c.session !== null) c.session.shutdown();
+      else c.socket.end();
+    }
     this.admission.stop();
   }
 
@@ -362,17 +429,31 @@ class DohExchange implements Exchange {
 
   constructor(
     private readonly doh: DohServer,
-    private readonly res: Res,
+    private readonly res: DohReply,
     conn: DohConnection | undefined,
-    private readonly sock: net.Socket | tls.TLSSocket,
+    private readonly sock: net.Socket,
     /** The request's headers (the B3 trace context *trace* continues). */
-    readonly httpHeaders: Readonly<Record<string, string | string[] | undefined>>,
+    private readonly headers: RequestHeaders,
   ) {
     this.family = conn?.family ?? 1;
     this.remoteAddress = conn?.remote ?? '';
     this.remotePort = sock.remotePort ?? 0;
     this.localPort = sock.localPort ?? 0;
     this.server = doh.name;
+  }
+
+  /** The request's headers as an object (HTTP/2's field list is turned into one when asked). */
+  get httpHeaders(): Readonly<Record<string, string | string[] | undefined>> {
+    const h = this.headers;
+    if (!Array.isArray(h)) return h as Readonly<Record<string, string | string[] | undefined>>;
+    const o: Record<string, string | string[]> = {};
+    for (let i = 0; i < h.length; i += 2) {
+      const name = h[i]!;
+      const prev = o[name];
+      const value = h[i + 1]!;
+      o[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    }
+    return o;
   }
 
   get localAddress(): string {
@@ -396,12 +477,10 @@ class DohExchange implements Exchange {
   }
 }
 
-/** Write a whole response (HTTP/1.1 and HTTP/2 compatibility responses take the same calls). */
-function send(res: Res, status: number, body: Buffer, headers: Record<string, string>): void {
-  const r = res as http.ServerResponse;
-  r.writeHead(status, headers);
-  r.end(body);
-}
+/** A request's headers: Node's object (HTTP/1.1), or HTTP/2's name, value, name, value… list. */
+type RequestHeaders = Readonly<Record<string, string | string[] | undefined>> | readonly string[];
+
+const DOH_PATH = '/dns-query';
 
 /** Go's URL path as decoded (`%2F` and friends); an undecodable path is no DoH path. */
 function decodePath(p: string): string {

@@ -1,0 +1,168 @@
+/**
+ * The DoH listener's own HTTP/2 layer (src/server/h2session.ts) against real HTTP/2 peers: h2spec's
+ * whole conformance suite, nghttp2's h2load with many streams on several connections, Node's
+ * http2 client with a tiny flow-control window and the server's stream limit, and GOAWAY at
+ * shutdown.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import * as http2 from 'node:http2';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { decode } from '../dns/message.js';
+import { Server } from './server.js';
+import { encodeQuery } from '../../test/helpers/dns.js';
+import { freePort } from '../../test/helpers/net.js';
+import { makeTestPki } from '../../test/helpers/tls.js';
+import { waitFor } from '../../test/helpers/wait.js';
+
+const run = promisify(execFile);
+const pki = makeTestPki();
+const ca = pki.read(pki.caCert);
+const H2SPEC = resolve(import.meta.dirname, '../../.bin/h2spec');
+const ZONE = join(pki.dir, 'example.org.zone');
+const corefilePath = join(pki.dir, 'Corefile');
+
+// A name whose TXT answer (~22 KB) is larger than a DATA frame and than a small client window.
+const txt = Array.from({ length: 100 }, (_, i) => `big 300 IN TXT "${String(i).padStart(3, '0')}${'x'.repeat(200)}"`);
+writeFileSync(
+  ZONE,
+  [
+    '$ORIGIN example.org.',
+    '@ 300 IN SOA ns.example.org. admin.example.org. 1 7200 3600 1209600 300',
+    '@ 300 IN NS ns',
+    'ns 300 IN A 192.0.2.1',
+    'small 300 IN A 192.0.2.9',
+    ...txt,
+    '',
+  ].join('\n'),
+);
+
+let server: Server | null = null;
+const sessions: http2.ClientHttp2Session[] = [];
+
+afterEach(async () => {
+  for (const s of sessions.splice(0)) s.destroy();
+  await server?.shutdown();
+  server = null;
+});
+
+async function start(extra = ''): Promise<number> {
+  const port = await freePort();
+  const text = `https://example.org:${port} {\n  tls ${pki.cert} ${pki.key}\n${extra}  file ${ZONE}\n}\n`;
+  writeFileSync(corefilePath, text);
+  server = new Server({ dnsPort: port, quiet: true, loadSource: async () => ({ path: corefilePath, text }) });
+  await server.start();
+  return port;
+}
+
+function connect(port: number, settings?: http2.Settings): Promise<http2.ClientHttp2Session> {
+  return new Promise((ok, fail) => {
+    const s = http2.connect(`https://localhost:${port}`, { ca, host: '127.0.0.1', ...(settings ? { settings } : {}) });
+    sessions.push(s);
+    s.once('remoteSettings', () => ok(s));
+    s.once('error', fail);
+  });
+}
+
+function post(s: http2.ClientHttp2Session, body: Buffer): Promise<{ status: number; body: Buffer }> {
+  return new Promise((ok, fail) => {
+    const req = s.request({ ':method': 'POST', ':path': '/dns-query', 'content-type': 'application/dns-message' });
+    let status = 0;
+    const chunks: Buffer[] = [];
+    req.on('response', (h) => {
+      status = Number(h[':status']);
+    });
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => ok({ status, body: Buffer.concat(chunks) }));
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+describe('DoH over our own HTTP/2', () => {
+  it('passes every h2spec conformance test', async () => {
+    expect(existsSync(H2SPEC), `${H2SPEC} is missing: run bash scripts/install-h2spec.sh`).toBe(true);
+    const port = await start();
+    // -o: the seconds h2spec waits for an expected frame or close; generous, so a loaded machine
+    // only makes the run slower, never a pass a failure.
+    const report = join(pki.dir, 'h2spec.xml');
+    const out = await run(
+      H2SPEC,
+      ['-h', '127.0.0.1', '-p', String(port), '-t', '-k', '-P', '/dns-query', '-o', '10', '-j', report],
+      { timeout: 600_000, maxBuffer: 16 << 20 },
+    ).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr ?? '' }));
+    const summary = /(\d+) tests, (\d+) passed, (\d+) skipped, (\d+) failed/.exec(out.stdout);
+    expect(summary, out.stdout.slice(-4000) + out.stderr).not.toBeNull();
+    const failed = out.stdout.split('\n').filter((l) => l.includes('×'));
+    expect(failed).toEqual([]);
+    expect(Number(summary![1])).toBeGreaterThanOrEqual(145);
+    expect(Number(summary![4])).toBe(0);
+  });
+
+  it('answers every request of h2load: 4 connections × 50 streams, 4,000 POSTs', async () => {
+    const port = await start();
+    const body = join(pki.dir, 'query.bin');
+    writeFileSync(body, encodeQuery('small.example.org', 'A', { id: 0 }));
+    const { stdout } = await run(
+      'h2load',
+      [
+        '-n',
+        '4000',
+        '-c',
+        '4',
+        '-m',
+        '50',
+        '-d',
+        body,
+        '-H',
+        'content-type: application/dns-message',
+        `https://127.0.0.1:${port}/dns-query`,
+      ],
+      { timeout: 120_000 },
+    );
+    expect(stdout).toMatch(/requests: 4000 total, 4000 started, 4000 done, 4000 succeeded, 0 failed, 0 errored/);
+    expect(stdout).toMatch(/status codes: 4000 2xx, 0 3xx, 0 4xx, 0 5xx/);
+  });
+
+  it('sends a reply larger than the client’s window and frame size once the window opens', async () => {
+    const port = await start();
+    // A 1,000-byte stream window: the ~22 KB reply leaves in pieces as the client reads.
+    const s = await connect(port, { initialWindowSize: 1000 });
+    const r = await post(s, encodeQuery('big.example.org', 'TXT', { id: 3 }));
+    expect(r.status).toBe(200);
+    expect(r.body.length).toBeGreaterThan(16384);
+    const m = decode(r.body);
+    expect(m.id).toBe(3);
+    expect(m.answers).toHaveLength(100);
+    // The same connection goes on serving.
+    const again = await post(s, encodeQuery('small.example.org', 'A', { id: 4 }));
+    expect(decode(again.body).answers).toHaveLength(1);
+  });
+
+  it('advertises max_streams and serves more requests than that, in turn', async () => {
+    const port = await start('  https {\n    max_streams 3\n  }\n');
+    const s = await connect(port);
+    expect(s.remoteSettings.maxConcurrentStreams).toBe(3);
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post(s, encodeQuery('small.example.org', 'A', { id: i + 1 }))),
+    );
+    expect(replies.map((r) => decode(r.body).id)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  it('sends GOAWAY (NO_ERROR) at shutdown', async () => {
+    const port = await start();
+    const s = await connect(port);
+    await post(s, encodeQuery('small.example.org', 'A', { id: 1 }));
+    let code = -1;
+    s.on('goaway', (c: number) => {
+      code = c;
+    });
+    const stopping = server!.shutdown();
+    await waitFor('GOAWAY', () => code >= 0);
+    await stopping;
+    server = null;
+    expect(code).toBe(http2.constants.NGHTTP2_NO_ERROR);
+  });
+});
