@@ -28,7 +28,7 @@ import type { HttpsOptions } from './listenopts.js';
 import type { ListenerInfo, TcpLimits } from './tcp.js';
 import { ConnectionAdmission } from './admission.js';
 import { clientAuthorized, serverTlsOptions, type TlsServerConfig } from './tlsconfig.js';
-import { H2Session, MAX_REQUEST_BODY, type H2Handler, type H2Response, type H2Stream } from './h2session.js';
+import { H2Session, H2Stream, MAX_REQUEST_BODY, type H2Handler, type H2Response } from './h2session.js';
 import { unmapV4 } from '../util/ip.js';
 import { nodeHttp, nodeTls } from '../util/require.js';
 
@@ -74,9 +74,14 @@ function peerKey(address: string, port: number | undefined): string {
 /** One accepted connection: its place in the idle order and its requests in flight. */
 class DohConnection {
   inFlight = 0;
-  /** Requests in flight, with when each was read (the write timeout runs from then). */
+  /**
+   * HTTP/1.1 requests in flight, with when each was read (the write timeout runs from then);
+   * an HTTP/2 stream keeps its own time (`readAt`), and the session lists them.
+   */
   readonly pending = new Map<DohReply, number>();
   lastActive = Date.now();
+  /** When the connection last moved in the idle order (moved at most once a second). */
+  orderedAt = Date.now();
   served = 0;
   /** HTTP/2 (ALPN h2) once the handshake chose it. */
   session: H2Session | null = null;
@@ -239,20 +244,24 @@ export class DohServer {
   private h2Handler(conn: DohConnection): H2Handler {
     return {
       request: (st: H2Stream): void => {
-        this.begin(conn, st);
+        conn.served++;
+        conn.inFlight++;
+        st.readAt = this.touch(conn);
         if (st.bodyTooLarge) this.error(st, 400, 'invalid request');
-        else this.handle(st.method, st.path, st.body, conn, st, conn.socket, st.headers);
+        else this.handle(st.method, st.path, st.body, conn, st, conn.socket, st);
       },
-      closed: (st: H2Stream): void => this.end(conn, st),
+      closed: (): void => {
+        conn.inFlight--;
+        this.touch(conn);
+      },
     };
   }
 
-  /** A request read: it counts as in flight, and its write timeout starts. */
+  /** An HTTP/1.1 request read: it counts as in flight, and its write timeout starts. */
   private begin(conn: DohConnection, reply: DohReply): void {
     conn.served++;
     conn.inFlight++;
-    conn.pending.set(reply, Date.now());
-    this.touch(conn);
+    conn.pending.set(reply, this.touch(conn));
   }
 
   private end(conn: DohConnection, reply: DohReply): void {
@@ -276,9 +285,15 @@ export class DohServer {
     this.byPeer.delete(peerKey(conn.remote, conn.socket.remotePort));
   }
 
-  private touch(conn: DohConnection): void {
-    conn.lastActive = Date.now();
-    this.admission.touch(conn);
+  /** Activity: the idle timeout restarts, and (at most once a second) the idle order moves. */
+  private touch(conn: DohConnection): number {
+    const now = Date.now();
+    conn.lastActive = now;
+    if (now - conn.orderedAt >= REORDER_MS) {
+      conn.orderedAt = now;
+      this.admission.touch(conn);
+    }
+    return now;
   }
 
   /**
@@ -295,6 +310,13 @@ export class DohServer {
         this.end(conn, reply);
         this.writeTimedOut++;
         reply.cut();
+      }
+      if (conn.session !== null) {
+        for (const st of [...conn.session.openStreams]) {
+          if (!st.delivered || now - st.readAt < writeLimit) continue;
+          this.writeTimedOut++;
+          st.cut();
+        }
       }
       if (conn.inFlight > 0) continue;
       const limit = conn.served === 0 ? readTimeoutMs : idleTimeoutMs;
@@ -445,12 +467,13 @@ class DohExchange implements Exchange {
   /** The request's headers as an object (HTTP/2's field list is turned into one when asked). */
   get httpHeaders(): Readonly<Record<string, string | string[] | undefined>> {
     const h = this.headers;
-    if (!Array.isArray(h)) return h as Readonly<Record<string, string | string[] | undefined>>;
+    if (!(h instanceof H2Stream)) return h;
     const o: Record<string, string | string[]> = {};
-    for (let i = 0; i < h.length; i += 2) {
-      const name = h[i]!;
+    const f = h.fields;
+    for (let i = h.headersFrom; i < f.length; i += 2) {
+      const name = f[i]!;
       const prev = o[name];
-      const value = h[i + 1]!;
+      const value = f[i + 1]!;
       o[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
     }
     return o;
@@ -477,8 +500,10 @@ class DohExchange implements Exchange {
   }
 }
 
-/** A request's headers: Node's object (HTTP/1.1), or HTTP/2's name, value, name, value… list. */
-type RequestHeaders = Readonly<Record<string, string | string[] | undefined>> | readonly string[];
+/** A request's headers: Node's object (HTTP/1.1), or the HTTP/2 stream with its field list. */
+type RequestHeaders = Readonly<Record<string, string | string[] | undefined>> | H2Stream;
+/** A connection moves in the idle order at most this often (as TCP's, src/server/tcp.ts). */
+const REORDER_MS = 1000;
 
 const DOH_PATH = '/dns-query';
 
@@ -522,7 +547,36 @@ function acceptable(buf: Buffer): boolean {
   if (opcode !== 0 && opcode !== 4) return false;
   if (buf.readUInt16BE(4) !== 1 || buf.readUInt16BE(6) > 1 || buf.readUInt16BE(8) > 1 || buf.readUInt16BE(10) > 2)
     return false;
-  return forEachRecord(buf, () => undefined);
+  return forEachRecord(buf, IGNORE_RECORD);
+}
+
+const IGNORE_RECORD = (): void => undefined;
+
+/** What maxAge's walk over the records gathers (one module-level object: no closure per reply). */
+const EMPTY_WIRE = Buffer.alloc(0);
+const ttlWalk: { wire: Buffer; soa: boolean; nsCount: number; onlyOpt: boolean; extra: number; min: number } = {
+  wire: EMPTY_WIRE,
+  soa: false,
+  nsCount: 0,
+  onlyOpt: true,
+  extra: 0,
+  min: MAX_TTL,
+};
+function walkTtl(section: 0 | 1 | 2, _rr: number, typeOffset: number): void {
+  const t = ttlWalk;
+  const wire = t.wire;
+  const type = wire.readUInt16BE(typeOffset);
+  if (section === 1) {
+    if (type === Qtype.SOA) t.soa = true;
+    else if (type === Qtype.NS) t.nsCount++;
+  }
+  if (section === 2) {
+    t.extra++;
+    if (type === Qtype.OPT) return;
+    t.onlyOpt = false;
+  }
+  const ttl = wire.readUInt32BE(typeOffset + 4);
+  if (ttl < t.min) t.min = ttl;
 }
 
 /** CoreDNS's Cache-Control age: dnsutil.MinimalTTLWithMaximum of the reply, typified. */
@@ -533,25 +587,16 @@ export function maxAge(wire: Buffer): number {
   const an = wire.readUInt16BE(6);
   const ns = wire.readUInt16BE(8);
   let qtype = 0;
-  let soa = false;
-  let nsCount = 0;
-  let onlyOpt = true;
-  let extra = 0;
-  let min = MAX_TTL;
-  const ok = forEachRecord(wire, (section, _rr, t) => {
-    const type = wire.readUInt16BE(t);
-    if (section === 1) {
-      if (type === Qtype.SOA) soa = true;
-      else if (type === Qtype.NS) nsCount++;
-    }
-    if (section === 2) {
-      extra++;
-      if (type === Qtype.OPT) return;
-      onlyOpt = false;
-    }
-    const ttl = wire.readUInt32BE(t + 4);
-    if (ttl < min) min = ttl;
-  });
+  const t = ttlWalk;
+  t.wire = wire;
+  t.soa = false;
+  t.nsCount = 0;
+  t.onlyOpt = true;
+  t.extra = 0;
+  t.min = MAX_TTL;
+  const ok = forEachRecord(wire, walkTtl);
+  t.wire = EMPTY_WIRE;
+  const { soa, nsCount, onlyOpt, extra, min } = t;
   if (!ok) return MIN_TTL;
   if (wire.readUInt16BE(4) > 0) {
     const off = skipName(wire, 12);

@@ -134,6 +134,8 @@ export class HpackDecoder {
   // the read position, kept here rather than returned in objects.
   private block: Buffer = EMPTY;
   private pos = 0;
+  /** Where the block being decoded ends in `block`. */
+  private end = 0;
   /** Huffman output; allocated on first use (a connection costs little until it sends headers). */
   private scratch: Buffer = EMPTY;
 
@@ -156,8 +158,11 @@ export class HpackDecoder {
    * Any malformed input (bad integer, index 0 or out of range, truncated string, invalid Huffman
    * padding/EOS, size update not at the start of the block or above the max) returns 'compression-error'.
    */
-  decode(block: Buffer, out: string[], maxListSize: number): HpackResult {
+  decode(block: Buffer, out: string[], maxListSize: number, start = 0, end = block.length): HpackResult {
+    // The block may be a range of a larger buffer (a frame read in place): no view is made of it.
     this.block = block;
+    this.pos = start;
+    this.end = end;
     const result = this.decodeBlock(out, maxListSize);
     this.block = EMPTY;
     return result;
@@ -165,8 +170,7 @@ export class HpackDecoder {
 
   private decodeBlock(out: string[], maxListSize: number): HpackResult {
     const block = this.block;
-    this.pos = 0;
-    const end = block.length;
+    const end = this.end;
     let listSize = 0;
     let tooLarge = false;
     let fieldSeen = false;
@@ -269,7 +273,7 @@ export class HpackDecoder {
     if (value < mask) return value;
     let shift = 0;
     for (;;) {
-      if (this.pos >= block.length || shift > MAX_SHIFT) return -1;
+      if (this.pos >= this.end || shift > MAX_SHIFT) return -1;
       const b = block[this.pos++]!;
       value += (b & 0x7f) * 2 ** shift;
       if ((b & 0x80) === 0) break;
@@ -281,10 +285,10 @@ export class HpackDecoder {
   /** §5.2 string literal at `pos` as latin1; null if truncated or its Huffman code is invalid. */
   private readString(): string | null {
     const block = this.block;
-    if (this.pos >= block.length) return null;
+    if (this.pos >= this.end) return null;
     const huffman = (block[this.pos]! & 0x80) !== 0;
     const length = this.readInt(7);
-    if (length < 0 || length > block.length - this.pos) return null;
+    if (length < 0 || length > this.end - this.pos) return null;
     const start = this.pos;
     this.pos += length;
     if (!huffman) return block.toString('latin1', start, start + length);
