@@ -1,11 +1,11 @@
 /**
  * The DoH listener's own HTTP/2 layer (src/server/h2session.ts) against real HTTP/2 peers: h2spec's
  * whole conformance suite, nghttp2's h2load with many streams on several connections, Node's
- * http2 client with a tiny flow-control window and the server's stream limit, and GOAWAY at
- * shutdown.
+ * http2 client with a tiny flow-control window and the server's stream limit, the TLS key log, the
+ * request headers reaching *trace* (B3), and GOAWAY at shutdown.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as http2 from 'node:http2';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +16,7 @@ import { encodeQuery } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { makeTestPki } from '../../test/helpers/tls.js';
 import { waitFor } from '../../test/helpers/wait.js';
+import { startCollector } from '../../test/helpers/zipkin.js';
 
 const run = promisify(execFile);
 const pki = makeTestPki();
@@ -149,6 +150,52 @@ describe('DoH over our own HTTP/2', () => {
       Array.from({ length: 20 }, (_, i) => post(s, encodeQuery('small.example.org', 'A', { id: i + 1 }))),
     );
     expect(replies.map((r) => decode(r.body).id)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  it('appends the TLS secrets of its connections to the keylog file (NSS format)', async () => {
+    const port = await freePort();
+    const keylog = join(pki.dir, 'keylog.txt');
+    const text = `https://example.org:${port} {\n  tls ${pki.cert} ${pki.key} {\n    keylog ${keylog}\n  }\n  file ${ZONE}\n}\n`;
+    writeFileSync(corefilePath, text);
+    server = new Server({ dnsPort: port, quiet: true, loadSource: async () => ({ path: corefilePath, text }) });
+    await server.start();
+    const s = await connect(port);
+    const r = await post(s, encodeQuery('small.example.org', 'A', { id: 9 }));
+    expect(r.status).toBe(200);
+    await waitFor(
+      'the key log lines',
+      () => existsSync(keylog) && /SERVER_TRAFFIC_SECRET_0 [0-9a-f]+ [0-9a-f]+/.test(readFileSync(keylog, 'utf8')),
+    );
+    expect(readFileSync(keylog, 'utf8')).toMatch(/^CLIENT_HANDSHAKE_TRAFFIC_SECRET [0-9a-f]{64} [0-9a-f]+$/m);
+  });
+
+  it('hands the request headers to trace: a B3 context in the HTTP/2 headers is continued', async () => {
+    const collector = await startCollector();
+    try {
+      const port = await start(
+        `  trace ${collector.url} {\n    service doh\n    zipkin_max_batch_interval 20ms\n  }\n`,
+      );
+      const s = await connect(port);
+      const req = s.request({
+        ':method': 'POST',
+        ':path': '/dns-query',
+        'x-b3-traceid': '463ac35c9f6413ad48485a3953bb6124',
+        'x-b3-spanid': 'a2fb4a1d1a96d312',
+        'x-b3-sampled': '1',
+      });
+      await new Promise<void>((ok, fail) => {
+        req.on('response', () => undefined);
+        req.on('data', () => undefined);
+        req.on('end', ok);
+        req.on('error', fail);
+        req.end(encodeQuery('small.example.org', 'A', { id: 5 }));
+      });
+      const [trace] = await collector.waitTraces('doh', 1);
+      const root = trace!.find((x) => x.name === 'servedns')!;
+      expect(root).toMatchObject({ traceId: '463ac35c9f6413ad48485a3953bb6124', parentId: 'a2fb4a1d1a96d312' });
+    } finally {
+      await collector.stop();
+    }
   });
 
   it('sends GOAWAY (NO_ERROR) at shutdown', async () => {
