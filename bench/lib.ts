@@ -369,7 +369,8 @@ function runDnsperf(o: LoadOptions): Promise<LoadResult> {
       let tail = '';
       for (const l of text.split('\n')) {
         if (l.startsWith('> ')) {
-          if (o.latencies) latencies.push(Number(l.slice(l.lastIndexOf(' ') + 1)));
+          // `> RCODE NAME TYPE SECONDS` for an answer; a timed-out query is `> T NAME TYPE`, no time.
+          if (o.latencies && !l.startsWith('> T ')) latencies.push(Number(l.slice(l.lastIndexOf(' ') + 1)));
         } else tail += `${l}\n`;
       }
       const num = (re: RegExp) => Number(re.exec(tail)?.[1] ?? NaN);
