@@ -61,6 +61,9 @@ interface DohReply {
   send(r: H2Response): void;
   /** The write timeout passed (Go: HTTP/2 stream reset with INTERNAL_ERROR, HTTP/1.1 connection closed). */
   cut(): void;
+  /** The request's query goes to the chain, and its work ended (answered or not). */
+  working(): void;
+  workDone(): void;
 }
 
 /** DoH's ALPN protocols, as CoreDNS sets NextProtos. */
@@ -119,6 +122,11 @@ class H1Reply implements DohReply {
     if (this.conn) this.doh.close1(this.conn);
     else this.res.destroy();
   }
+
+  /** HTTP/1.1 has one request at a time per connection: its work needs no count. */
+  working(): void {}
+
+  workDone(): void {}
 }
 
 export class DohServer {
@@ -391,6 +399,7 @@ export class DohServer {
       return;
     }
     this.listener.started();
+    reply.working();
     this.listener.dispatchFn(msg, new DohExchange(this, reply, conn, sock, headers));
   }
 
@@ -496,6 +505,7 @@ class DohExchange implements Exchange {
       this.answered = true;
       this.doh.error(this.res, 500, 'No response');
     }
+    this.res.workDone();
     this.doh.finished();
   }
 }

@@ -7,11 +7,13 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as http2 from 'node:http2';
+import * as net from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decode } from '../dns/message.js';
 import { Server } from './server.js';
+import { H2Session, type H2Stream } from './h2session.js';
 import { encodeQuery } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { makeTestPki } from '../../test/helpers/tls.js';
@@ -211,5 +213,66 @@ describe('DoH over our own HTTP/2', () => {
     await stopping;
     server = null;
     expect(code).toBe(http2.constants.NGHTTP2_NO_ERROR);
+  });
+});
+
+describe('H2Session on its own', () => {
+  // A session over plain TCP (HTTP/2 with prior knowledge) whose handler keeps every query
+  // running until the test ends it: what a slow upstream looks like, without waiting on one.
+  it('counts streams reset while their query runs against max_streams (rapid reset)', async () => {
+    const running: H2Stream[] = [];
+    let closedCount = 0;
+    const srv = net.createServer((sock) => {
+      new H2Session(
+        sock,
+        {
+          request: (st) => {
+            st.working();
+            running.push(st);
+          },
+          closed: () => {
+            closedCount++;
+          },
+        },
+        2,
+      );
+    });
+    await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+    try {
+      const port = (srv.address() as net.AddressInfo).port;
+      const s = http2.connect(`http://127.0.0.1:${port}`);
+      sessions.push(s);
+      await new Promise((ok) => s.once('remoteSettings', ok));
+      expect(s.remoteSettings.maxConcurrentStreams).toBe(2);
+      // Two requests, each cancelled at once: their streams close, their queries keep running.
+      for (let i = 0; i < 2; i++) {
+        const req = s.request({ ':method': 'GET', ':path': `/dns-query?n=${i}` }, { endStream: true });
+        req.on('error', () => undefined);
+        await waitFor('the request', () => running.length === i + 1);
+        req.close(http2.constants.NGHTTP2_CANCEL);
+        await waitFor('the reset', () => closedCount === i + 1);
+      }
+      // A third is refused: two queries still run on this connection.
+      const refused = await new Promise<string>((ok) => {
+        const req = s.request({ ':method': 'GET', ':path': '/dns-query?n=2' }, { endStream: true });
+        req.on('error', (e: Error) => ok(e.message));
+        req.on('response', () => ok('answered'));
+      });
+      expect(refused).toMatch(/NGHTTP2_REFUSED_STREAM/);
+      expect(running).toHaveLength(2);
+      // One query ends: a new request is taken and answered.
+      running[0]!.workDone();
+      const status = await new Promise<number>((ok, fail) => {
+        const req = s.request({ ':method': 'GET', ':path': '/dns-query?n=3' }, { endStream: true });
+        req.on('response', (h) => ok(Number(h[':status'])));
+        req.on('error', fail);
+        void waitFor('the fourth request', () => running.length === 3).then(() =>
+          running[2]!.send({ status: 200, body: Buffer.from('ok'), maxAge: 5 }),
+        );
+      });
+      expect(status).toBe(200);
+    } finally {
+      srv.close();
+    }
   });
 });

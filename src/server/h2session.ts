@@ -9,9 +9,10 @@
  * What it does (docs/corefile.md §7.5): the connection preface and SETTINGS exchange; PING
  * answered; GOAWAY sent on shutdown (streams in flight finish) and on connection errors (with
  * the RFC's error code); streams bounded by SETTINGS_MAX_CONCURRENT_STREAMS (REFUSED_STREAM past
- * it); request bodies bounded (the DoH limit, 65,536 bytes: a larger one is handed over marked
+ * it, counting streams the peer reset while their query still runs); request bodies bounded (the DoH limit, 65,536 bytes: a larger one is handed over marked
  * too large, so the handler answers 400, and the rest of it is discarded); flow control both
- * ways (a 1 MiB connection window given back as bodies are taken, the peer's windows honoured
+ * ways (a 256 KiB connection window given back as bodies are taken — so a connection's unfinished
+ * bodies hold at most that much — the peer's windows honoured
  * for response bodies, which wait for its WINDOW_UPDATE); header blocks over CONTINUATION frames
  * up to 64 KiB. What a DoH server never needs is refused or ignored: PUSH_PROMISE from a client is
  * a PROTOCOL_ERROR, PRIORITY frames and unknown frame types are ignored.
@@ -41,7 +42,7 @@ export const MAX_REQUEST_BODY = 65536;
 /** The stream window this server grants: a body one byte over the limit can arrive whole. */
 const STREAM_WINDOW = MAX_REQUEST_BODY + 1;
 /** The connection window this server keeps open, given back as request bodies are taken. */
-const CONNECTION_WINDOW = 1 << 20;
+const CONNECTION_WINDOW = 256 * 1024;
 /** Joined HEADERS and CONTINUATION payloads, and the decoded header list, at most. */
 const HEADER_BLOCK_LIMIT = 64 * 1024;
 /** Unsent response bytes past which the connection's requests are not read. */
@@ -96,6 +97,9 @@ export class H2Stream {
   readAt = 0;
   /** Its place in the session's list of open streams. */
   slot = -1;
+  /** Its query is running; and the stream closed (reset) while it ran. */
+  busy = false;
+  orphan = false;
   body: Buffer | null = null;
   bodyTooLarge = false;
   /** The request's content-length, or -1. */
@@ -174,6 +178,20 @@ export class H2Stream {
   cut(): void {
     this.session.resetStream(this, ErrorCode.INTERNAL_ERROR);
   }
+
+  /** The request's query is being worked on (until `workDone`), answered or not. */
+  working(): void {
+    this.busy = true;
+  }
+
+  workDone(): void {
+    if (!this.busy) return;
+    this.busy = false;
+    if (this.orphan) {
+      this.orphan = false;
+      this.session.orphanDone();
+    }
+  }
 }
 
 let dateSecond = -1;
@@ -206,6 +224,12 @@ export class H2Session {
   /** Streams whose response body waits for window. */
   private readonly blocked = new Set<H2Stream>();
   private lastStreamId = 0;
+  /**
+   * Streams reset by the peer while their query still runs. They count against max_streams until
+   * it ends: otherwise HEADERS then RST_STREAM, repeated, starts unbounded work (the 2023 "rapid
+   * reset" attack, CVE-2023-44487), which Go's server bounds the same way.
+   */
+  private orphans = 0;
   /** A header block being continued: its stream, END_STREAM flag and fragments. */
   private contId = 0;
   private contEndStream = false;
@@ -478,7 +502,7 @@ export class H2Session {
       this.rememberClosed(id, Closed.OURS);
       return;
     }
-    if (this.goingAway || this.open.length >= this.maxStreams || decoded === 'too-large') {
+    if (this.goingAway || this.open.length + this.orphans >= this.maxStreams || decoded === 'too-large') {
       this.write(u32Frame(FrameType.RST_STREAM, id, ErrorCode.REFUSED_STREAM));
       this.rememberClosed(id, Closed.OURS);
       return;
@@ -707,9 +731,18 @@ export class H2Session {
     this.rememberClosed(id, Closed.OURS);
   }
 
+  /** A reset stream's query ended: it no longer counts against max_streams. */
+  orphanDone(): void {
+    this.orphans--;
+  }
+
   private remove(st: H2Stream, how: Closed): void {
     if (st.closed) return;
     st.closed = true;
+    if (st.busy) {
+      st.orphan = true;
+      this.orphans++;
+    }
     this.rememberClosed(st.id, how);
     st.pending = null;
     const open = this.open;
