@@ -145,10 +145,41 @@ describe('service keys in transfer order', () => {
       store.upsert('services', clusterIP(i % 2 === 0 ? 'testns' : 'default', `added-${i}`, `10.96.8.${i}`));
       if (i === 2) store.remove('services', 'testns/added-0');
       const u = writer.flush();
-      if (u !== null) reader.apply(u);
+      // After the first flush (which hands over the generation the writer built at its start),
+      // written into the same table: the reader merges the keys it is told of.
+      if (i > 0) expect(u?.generation).toBeUndefined();
+      reader.apply(u!);
       expect(reader.sortedServiceKeys()).toEqual(store.sortedServiceKeys());
       expect(reader.sortedServiceKeys()).toEqual(reader.serviceKeys().sort(byNameThenNamespace));
     }
+    // A change to most keys at once makes the writer build a new table generation: the reader
+    // drops its order and sorts the new table once.
+    const before = reader.sortedServiceKeys();
+    for (let i = 0; i < 60; i++) store.upsert('services', clusterIP('default', `bulk-${i}`, `10.96.9.${i}`));
+    const u = writer.flush();
+    expect(u?.generation).toBeDefined();
+    reader.apply(u!);
+    expect(reader.sortedServiceKeys()).toEqual(store.sortedServiceKeys());
+    expect(reader.sortedServiceKeys()).toHaveLength(before.length + 60);
+    // ServiceImports keep an order of their own, the same way.
+    const imp = (namespace: string, name: string) => ({
+      name,
+      namespace,
+      resourceVersion: '',
+      type: 'ClusterSetIP',
+      ips: ['10.96.10.1'],
+      ports: [],
+    });
+    store.upsert('serviceimports', imp('testns', 'zeta'));
+    store.upsert('serviceimports', imp('default', 'alpha'));
+    reader.apply(writer.flush()!);
+    expect(store.sortedImportKeys()).toEqual(['alpha.default', 'zeta.testns']);
+    expect(reader.sortedImportKeys()).toEqual(['alpha.default', 'zeta.testns']);
+    store.remove('serviceimports', 'default/alpha');
+    store.upsert('serviceimports', imp('kube-system', 'mid'));
+    reader.apply(writer.flush()!);
+    expect(store.sortedImportKeys()).toEqual(['mid.kube-system', 'zeta.testns']);
+    expect(reader.sortedImportKeys()).toEqual(['mid.kube-system', 'zeta.testns']);
     writer.close();
   });
 });
