@@ -16,7 +16,10 @@
  *     RSS growth during the transfers over the RSS just before them. The medians over the rounds
  *     are compared: p99 during / p99 idle.
  * Usage: npm run bench -- --axfr [--services 10000] [--rate 2000] [--seconds 6] [--rounds 3]
- *          [--sample-ms 5] [--servers clusterdns,CoreDNS] [--node PATH]
+ *          [--sample-ms 5] [--servers clusterdns,CoreDNS] [--node PATH] [--server-root DIR] [--turns]
+ * `--server-root DIR` runs another built checkout's bin/clusterdns (an A/B in one session with this
+ * bench's code); `--turns` preloads loopturns.ts into clusterdns and reports the CPU time of its
+ * event-loop turns per idle and transfer run (what the server itself holds other clients up by).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -59,6 +62,8 @@ interface Args {
   sampleMs: number;
   servers: Server[];
   node: string;
+  serverRoot: string;
+  turns: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -70,10 +75,16 @@ function parseArgs(argv: string[]): Args {
     sampleMs: 5,
     servers: ['clusterdns', 'CoreDNS'],
     node: process.execPath,
+    serverRoot: root,
+    turns: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = argv[i + 1];
+    if (k === '--turns') {
+      a.turns = true;
+      continue;
+    }
     if (v === undefined) continue;
     if (k === '--services') a.services = Number(v);
     else if (k === '--rate') a.rate = Number(v);
@@ -82,6 +93,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--sample-ms') a.sampleMs = Number(v);
     else if (k === '--node') a.node = resolve(v);
     else if (k === '--servers') a.servers = v.split(',') as Server[];
+    else if (k === '--server-root') a.serverRoot = resolve(v);
     else continue;
     i++;
   }
@@ -116,8 +128,16 @@ function sampleRss(pid: number, everyMs: number): { stop(): { peak: number; hwm:
   };
 }
 
-/** Wait until `pid` used under 2 % of a core over each of three consecutive seconds. */
-async function idle(pid: number, what: string): Promise<void> {
+/**
+ * Wait until `pid` used under 2 % of a core over each of three consecutive seconds (3 s with
+ * `--turns`, whose preload keeps the server busy).
+ */
+async function idle(pid: number, what: string, turns = false): Promise<void> {
+  // loopturns.ts keeps the loop turning (the process at a whole core): wait instead of measuring.
+  if (turns) {
+    await sleep(3000);
+    return;
+  }
   let quiet = 0;
   let last = cpuSeconds(pid);
   const end = Date.now() + 300_000;
@@ -210,7 +230,43 @@ interface Round {
   /** VmHWM (reset just before) − RSS before: the peak between samples too. */
   hwmGrowthMiB: number;
   samples: number;
+  /** `--turns`: the CPU time of the server's event-loop turns in the idle run and in the transfer run. */
+  turnsIdle?: LoopTurns;
+  turnsDuring?: LoopTurns;
 }
+
+/** What loopturns.ts reports: turns, percentiles and maximum in ms of CPU, turns over 2/5/10 ms. */
+interface LoopTurns {
+  turns: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+  over2: number;
+  over5: number;
+  over10: number;
+}
+
+/** Ask the preloaded loopturns.ts for its histogram since the last ask (and start a new one). */
+async function loopTurns(proc: Proc): Promise<LoopTurns> {
+  const seen = proc.output.length;
+  process.kill(proc.pid, 'SIGWINCH');
+  const t0 = Date.now();
+  for (;;) {
+    const line = proc.output.slice(seen).find((l) => l.startsWith('LOOPTURNS '));
+    if (line !== undefined) return JSON.parse(line.slice('LOOPTURNS '.length)) as LoopTurns;
+    if (Date.now() - t0 > 10_000)
+      throw new Error(
+        '--turns: no LOOPTURNS line from the server in 10 s (was it started with --import loopturns.js?)',
+      );
+    await sleep(20);
+  }
+}
+
+const turnsText = (t: LoopTurns | undefined): string =>
+  t === undefined
+    ? ''
+    : `; loop turns (ms CPU) p99 ${t.p99.toFixed(2)} p99.9 ${t.p999.toFixed(2)} max ${t.max.toFixed(1)}, >2/5/10 ms: ${t.over2}/${t.over5}/${t.over10} of ${t.turns}`;
 
 interface Result {
   server: Server;
@@ -251,7 +307,16 @@ async function measure(
       ? await startPinned('coredns', [join(root, '.bin/coredns'), '-conf', file], /CoreDNS-1\./, '0')
       : await startPinned(
           'clusterdns',
-          [args.node, ...SERVER_NODE_ARGS, join(root, 'bin/clusterdns'), '-conf', file, '-workers', '1'],
+          [
+            args.node,
+            ...SERVER_NODE_ARGS,
+            ...(args.turns ? ['--import', join(here, 'loopturns.js')] : []),
+            join(args.serverRoot, 'bin/clusterdns'),
+            '-conf',
+            file,
+            '-workers',
+            '1',
+          ],
           /^clusterdns-\d/,
           '0',
         );
@@ -277,7 +342,7 @@ async function measure(
       durationS: Math.max(2, Math.ceil(queries.length / 10_000)),
       cpu: 1,
     });
-    await idle(proc.pid, `${server} idle after the warm-up`);
+    await idle(proc.pid, `${server} idle after the warm-up`, args.turns && server === 'clusterdns');
 
     say(`${server}: one AXFR alone, RSS sampled every ${args.sampleMs} ms`);
     if (!resetPeakRss(proc.pid)) throw new Error(`${server}: /proc/PID/clear_refs refused: no peak RSS`);
@@ -300,8 +365,10 @@ async function measure(
     let cpu = 0;
     for (let i = 0; i < args.rounds; i++) {
       const step = `${server}: round ${i + 1}/${args.rounds}`;
-      await idle(proc.pid, `${step}: the server idle`);
+      await idle(proc.pid, `${step}: the server idle`, args.turns && server === 'clusterdns');
       say(`${step}: ${args.seconds} s of ${args.rate} queries/s, idle server`);
+      const turnsOn = args.turns && server === 'clusterdns';
+      if (turnsOn) await loopTurns(proc);
       const idleRun = loadRun(
         await runLoad({
           port: dnsPort,
@@ -313,8 +380,10 @@ async function measure(
           cpu: 1,
         }),
       );
-      await idle(proc.pid, `${step}: the server idle`);
+      const turnsIdle = turnsOn ? await loopTurns(proc) : undefined;
+      await idle(proc.pid, `${step}: the server idle`, args.turns && server === 'clusterdns');
       say(`${step}: ${args.seconds} s of ${args.rate} queries/s with AXFRs back to back`);
+      if (turnsOn) await loopTurns(proc);
       resetPeakRss(proc.pid);
       const rssBefore = rssMiB(proc.pid).current;
       const cpu0 = cpuSeconds(proc.pid);
@@ -339,6 +408,7 @@ async function measure(
       const during = loadRun(await load);
       stop = true;
       await xfrs;
+      const turnsDuring = turnsOn ? await loopTurns(proc) : undefined;
       s = sampler.stop();
       cpu += cpuSeconds(proc.pid) - cpu0;
       const round: Round = {
@@ -349,11 +419,14 @@ async function measure(
         growthMiB: mib(s.peak - rssBefore),
         hwmGrowthMiB: mib(s.hwm - rssBefore),
         samples: s.samples,
+        ...(turnsIdle ? { turnsIdle } : {}),
+        ...(turnsDuring ? { turnsDuring } : {}),
       };
       rounds.push(round);
       say(
         `${step}: idle p50/p99 ${idleRun.p50ms}/${idleRun.p99ms} ms; during ${transfers} AXFRs ${during.p50ms}/${during.p99ms} ms (lost ${idleRun.lost}/${during.lost}); RSS growth ${round.growthMiB} MiB (VmHWM ${round.hwmGrowthMiB}) over ${round.rssBeforeMiB} MiB`,
       );
+      if (turnsOn) say(`${step}: idle${turnsText(turnsIdle)}\n${step}: during${turnsText(turnsDuring)}`);
     }
     const idleP99 = median(rounds.map((r) => r.idle.p99ms));
     const duringP99 = median(rounds.map((r) => r.during.p99ms));

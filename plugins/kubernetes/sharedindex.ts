@@ -20,6 +20,7 @@
 import { SharedTableReader, SharedTableWriter, type SharedTableGeneration } from '../../src/util/sharedtable.js';
 import { addressCount, addressIs, type PackedAddresses } from './addresses.js';
 import { changeKey, changeKeyParts, EVERYTHING, type ChangeKey, type ChangeListener } from './changekeys.js';
+import { SortedKeys } from './sortedkeys.js';
 import { serviceKey, type IndexReader, type PodRef, type Store } from './store.js';
 import type { ImportRec, McSliceRec, PortRec, ServiceRec, SliceRec } from './types.js';
 
@@ -305,6 +306,9 @@ export class SharedIndexWriter {
   }
 }
 
+const SERVICE_PREFIX = changeKey.service('');
+const IMPORT_PREFIX = changeKey.import('');
+
 /** A query thread's view of the main thread's index. */
 export class SharedIndexReader implements IndexReader {
   serial = 0;
@@ -312,10 +316,23 @@ export class SharedIndexReader implements IndexReader {
   multiclusterSerial = 0;
   private table: SharedTableReader | null = null;
   private readonly listeners = new Set<ChangeListener>();
+  /** Service and ServiceImport keys in transfer order (sortedkeys.ts), told of every key that changed. */
+  private readonly serviceOrder = new SortedKeys();
+  private readonly importOrder = new SortedKeys();
 
   /** Apply an update from the main thread, then tell the listeners (the answer caches) what changed. */
   apply(u: SharedIndexUpdate): void {
     const had = this.table !== null;
+    if (u.generation || u.snapshot) {
+      // A table written anew (rare): the next transfer sorts once.
+      this.serviceOrder.reset();
+      this.importOrder.reset();
+    } else {
+      for (const d of u.deps) {
+        if (d.startsWith(SERVICE_PREFIX)) this.serviceOrder.changed(d.slice(SERVICE_PREFIX.length));
+        else if (d.startsWith(IMPORT_PREFIX)) this.importOrder.changed(d.slice(IMPORT_PREFIX.length));
+      }
+    }
     if (u.generation) {
       if (this.table) this.table.adopt(u.generation);
       else this.table = new SharedTableReader(u.generation);
@@ -363,6 +380,13 @@ export class SharedIndexReader implements IndexReader {
     return (this.table?.keys(prefix) ?? []).map((k) => k.slice(prefix.length));
   }
 
+  sortedServiceKeys(): readonly string[] {
+    return this.serviceOrder.sorted(
+      () => this.serviceKeys(),
+      (k) => this.table?.get(changeKey.service(k)) !== undefined,
+    );
+  }
+
   slicesOfService(key: string): SliceRec[] {
     const v = this.table?.get(changeKey.slices(key));
     return v === undefined ? [] : decodeSlices(v);
@@ -399,6 +423,13 @@ export class SharedIndexReader implements IndexReader {
   importKeys(): string[] {
     const prefix = changeKey.import('');
     return (this.table?.keys(prefix) ?? []).map((k) => k.slice(prefix.length));
+  }
+
+  sortedImportKeys(): readonly string[] {
+    return this.importOrder.sorted(
+      () => this.importKeys(),
+      (k) => this.table?.get(changeKey.import(k)) !== undefined,
+    );
   }
 
   mcSlicesOfImport(key: string): McSliceRec[] {

@@ -9,6 +9,7 @@
  */
 import { addressAt, addressCount, AddressIndex, MultiIndex } from './addresses.js';
 import { changeKey, type ChangeKey, type ChangeListener } from './changekeys.js';
+import { SortedKeys } from './sortedkeys.js';
 import type {
   ImportRec,
   Kind,
@@ -43,6 +44,11 @@ export interface IndexReader {
   serviceByKey(key: string): ServiceRec | undefined;
   /** The {@link serviceKey} of every Service (for zone transfers: a walk over the whole index). */
   serviceKeys(): string[];
+  /**
+   * {@link serviceKeys} in zone-transfer order (sortedkeys.ts), kept until Services are added or
+   * removed; the array is never changed afterwards.
+   */
+  sortedServiceKeys(): readonly string[];
   /** The slices of the service with {@link serviceKey} `key`. */
   slicesOfService(key: string): SliceRec[];
   hasNamespace(ns: string): boolean;
@@ -58,6 +64,8 @@ export interface IndexReader {
   importByKey(key: string): ImportRec | undefined;
   /** The {@link serviceKey} of every ServiceImport (zone transfers). */
   importKeys(): string[];
+  /** {@link importKeys} in zone-transfer order, as {@link sortedServiceKeys}. */
+  sortedImportKeys(): readonly string[];
   /** The multicluster EndpointSlices of the ServiceImport with {@link serviceKey} `key`. */
   mcSlicesOfImport(key: string): McSliceRec[];
 }
@@ -122,6 +130,9 @@ export class Store implements IndexReader {
   multiclusterSerial = 0;
   private readonly listeners = new Set<ChangeListener>();
   private pending: Set<ChangeKey> | null = null;
+  /** Service and ServiceImport keys in transfer order, told of every key added or removed. */
+  private readonly serviceOrder = new SortedKeys();
+  private readonly importOrder = new SortedKeys();
   /** Clock, replaceable by tests. */
   now: () => number = () => Date.now();
 
@@ -309,6 +320,7 @@ export class Store implements IndexReader {
     } else {
       this.bump();
       for (const a of s.externalIPs) deps.push(changeKey.external(a));
+      this.serviceOrder.changed(key);
     }
     this.services.set(key, s);
     for (const ip of s.clusterIPs) {
@@ -322,6 +334,7 @@ export class Store implements IndexReader {
     const old = this.services.get(key);
     if (!old) return;
     this.services.delete(key);
+    this.serviceOrder.changed(key);
     const deps = [changeKey.service(key)];
     for (const ip of old.clusterIPs) {
       this.servicesByIP.delete(ip, key);
@@ -428,12 +441,14 @@ export class Store implements IndexReader {
     // CoreDNS's serviceImportEquivalent compares the type and the ports, not the IPs.
     if (!old) this.bump();
     else if (old.type !== imp.type || !samePorts(old.ports, imp.ports)) this.bumpMulticluster();
+    if (!old) this.importOrder.changed(key);
     this.imports.set(key, imp);
     this.touch([changeKey.import(key)]);
   }
 
   private removeImport(key: string): void {
     if (!this.imports.delete(key)) return;
+    this.importOrder.changed(key);
     this.bump();
     this.touch([changeKey.import(key)]);
   }
@@ -478,12 +493,26 @@ export class Store implements IndexReader {
     return [...this.imports.keys()];
   }
 
+  sortedImportKeys(): readonly string[] {
+    return this.importOrder.sorted(
+      () => this.imports.keys(),
+      (k) => this.imports.has(k),
+    );
+  }
+
   mcSlicesOfImport(key: string): McSliceRec[] {
     return this.recordsOf(this.mcSlicesByImport.get(key), this.mcSlices);
   }
 
   serviceKeys(): string[] {
     return [...this.services.keys()];
+  }
+
+  sortedServiceKeys(): readonly string[] {
+    return this.serviceOrder.sorted(
+      () => this.services.keys(),
+      (k) => this.services.has(k),
+    );
   }
 
   serviceByKey(key: string): ServiceRec | undefined {

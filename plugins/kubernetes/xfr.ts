@@ -12,8 +12,8 @@
  *
  * A generator: one Service is read from the index (the store, or the shared-memory copy in a query
  * thread) and turned into records when the transfer asks for the next batch, so a transfer of a
- * large cluster never holds more than the sorted list of Service keys and one message
- * (docs/plugins.md, transfer).
+ * large cluster never holds more than one message (docs/plugins.md, transfer); the Service keys in
+ * name order are the index's, kept between its changes (sortedkeys.ts), not sorted per transfer.
  */
 import { isIP } from 'node:net';
 import type { Answer } from 'dns-packet';
@@ -138,27 +138,23 @@ export function* kubernetesTransfer(
   // CoreDNS builds these records without a TTL.
   yield ns.map((a) => address(a.name, a.ip, 0));
   const namespaces = resolver.cfg.namespaces;
-  // Sorted by name as CoreDNS does (its sort is not stable; the namespace orders equal names here).
-  const keys = (resolver.isMulticluster(zone) ? index.importKeys() : index.serviceKeys())
-    .map((k) => {
-      const dot = k.lastIndexOf('.');
-      return { key: k, name: k.slice(0, dot), namespace: k.slice(dot + 1) };
-    })
-    .sort((a, b) =>
-      a.name < b.name ? -1 : a.name > b.name ? 1 : a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0,
-    );
   const multicluster = resolver.isMulticluster(zone);
-  for (const k of keys) {
-    if (namespaces !== null && !namespaces.has(k.namespace)) continue;
-    if (!index.hasNamespace(k.namespace)) continue;
+  // Sorted by name as CoreDNS does, an order the index keeps between changes (sortedkeys.ts): this
+  // array stays as it is while the transfer runs; each Service is read when its turn comes, so one
+  // removed since is left out and one changed since goes out as it is then.
+  const keys = multicluster ? index.sortedImportKeys() : index.sortedServiceKeys();
+  for (const key of keys) {
+    const namespace = key.slice(key.lastIndexOf('.') + 1);
+    if (namespaces !== null && !namespaces.has(namespace)) continue;
+    if (!index.hasNamespace(namespace)) continue;
     if (multicluster) {
-      const imp = index.importByKey(k.key);
-      if (imp !== undefined) yield* importRecords(imp, () => index.mcSlicesOfImport(k.key), resolver, zone, ttl);
+      const imp = index.importByKey(key);
+      if (imp !== undefined) yield* importRecords(imp, () => index.mcSlicesOfImport(key), resolver, zone, ttl);
       continue;
     }
-    const svc = index.serviceByKey(k.key);
+    const svc = index.serviceByKey(key);
     if (svc === undefined) continue;
-    yield* serviceRecords(svc, () => index.slicesOfService(k.key), resolver, zone, ttl);
+    yield* serviceRecords(svc, () => index.slicesOfService(key), resolver, zone, ttl);
   }
   yield [soa];
 }
