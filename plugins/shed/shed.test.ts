@@ -101,3 +101,21 @@ describe('shed: a saturating UDP flood', () => {
     expect((await tcpQuery(srv.port, 'after.example', 'A')).type).toBe('response');
   });
 });
+
+describe('shed: the kernel queue', () => {
+  it('shrinks the UDP receive buffers, so that overload is dropped by the kernel, not queued', async () => {
+    const shedding = await startServer('. {\n  shed\n  whoami\n}\n');
+    const plain = await startServer('. {\n  whoami\n}\n');
+    try {
+      const sizes = (t: TestServer): number[] => [...t.server.listeners.values()].flatMap((l) => l.udpRecvBufferSizes);
+      const shedSizes = sizes(shedding);
+      expect(shedSizes.length).toBeGreaterThan(0);
+      // Linux doubles what is asked for its bookkeeping: 128 KiB asked, 256 KiB reported.
+      for (const n of shedSizes) expect(n).toBeLessThanOrEqual(256 * 1024);
+      for (const n of sizes(plain)) expect(n).toBeGreaterThan(256 * 1024);
+    } finally {
+      await shedding.stop();
+      await plain.stop();
+    }
+  });
+});

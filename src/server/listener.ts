@@ -37,6 +37,8 @@ export type ListenTransport =
   | { readonly kind: 'https'; readonly tls: TlsServerConfig | null; readonly https: HttpsOptions };
 
 const PLAIN: ListenTransport = { kind: 'dns' };
+/** The UDP receive buffer with *shed* (the kernel doubles it for its bookkeeping; see udpRecvBuffer). */
+const SHED_RECV_BUFFER = 128 * 1024;
 
 /** One query's way back to its client: the transport it came on, how to reply, how to finish. */
 export interface Exchange extends Transport {
@@ -200,6 +202,23 @@ export class Listener implements ListenerInfo {
       this.shed = null;
       for (let i = 0; i < waiting; i++) this.finished();
     }
+    for (const s of this.udpSockets()) s.setRecvBufferSize(this.udpRecvBuffer());
+  }
+
+  /**
+   * The UDP sockets' receive buffer: 4 MiB rides out bursts; with *shed*, a small one, because the
+   * kernel's queue is first in, first out and unbounded by shed: at twice the rate a server can
+   * serve, 4 MiB held ~100 ms of datagrams, and every answer came that late. With SHED_RECV_BUFFER
+   * the kernel drops the excess instead (counted in the host's UDP receive errors), and what is
+   * read is fresh.
+   */
+  private udpRecvBuffer(): number {
+    return this.shed === null ? 4 << 20 : SHED_RECV_BUFFER;
+  }
+
+  /** The kernel's receive buffer of each UDP socket (twice what was asked), for tests and diagnostics. */
+  get udpRecvBufferSizes(): number[] {
+    return this.udpSockets().map((s) => s.getRecvBufferSize());
   }
 
   async open(): Promise<void> {
@@ -295,7 +314,7 @@ export class Listener implements ListenerInfo {
         type,
         ipv6Only,
         reuseAddr: this.host === '',
-        recvBufferSize: 4 << 20,
+        recvBufferSize: this.udpRecvBuffer(),
         sendBufferSize: 4 << 20,
         lookup: type === 'udp6' ? literalLookup6 : literalLookup4,
       };
