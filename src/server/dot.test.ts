@@ -22,6 +22,7 @@ import { captureLogs, type LogCapture } from '../../test/helpers/logs.js';
 import { freePort } from '../../test/helpers/net.js';
 import { dotExchange, makeTestPki } from '../../test/helpers/tls.js';
 import { waitFor } from '../../test/helpers/wait.js';
+import { TestUpstream } from '../../test/helpers/upstream.js';
 
 const run = promisify(execFile);
 const pki = makeTestPki();
@@ -125,6 +126,38 @@ describe('DNS over TLS', () => {
     s.uncork();
     await waitFor('200 replies', () => ids.length >= 200);
     expect([...ids].sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+  });
+
+  it('answers a pipeline longer than the in-flight cap when the answers come later (forward)', async () => {
+    // Answers that arrive in later turns (an upstream's) fill the in-flight cap; reading pauses and
+    // must resume when the held replies leave, or the connection stalls with nothing in flight.
+    const upstream = await TestUpstream.start();
+    upstream.defaultBehaviour = { rcode: 3, delayMs: 1 };
+    try {
+      const port = await start(
+        (p) => `tls://.:${p} {\n  tls ${pki.cert} ${pki.key}\n  forward . 127.0.0.1:${upstream.port}\n}\n`,
+      );
+      const s = tls.connect({ host: '127.0.0.1', port, ca, servername: 'localhost' });
+      sockets.push(s);
+      await new Promise<void>((resolve, reject) => {
+        s.once('secureConnect', () => resolve());
+        s.once('error', reject);
+      });
+      const ids = new Set<number>();
+      const reader = new FrameReader();
+      s.on('data', (chunk: Buffer) => reader.push(chunk, (frame) => ids.add(frame.readUInt16BE(0))));
+      const n = 1000;
+      for (let id = 1; id <= n; id++) {
+        const q = encodeQuery(`q${id}.example.org`, 'A', { id });
+        const len = Buffer.alloc(2);
+        len.writeUInt16BE(q.length);
+        s.write(Buffer.concat([len, q]));
+      }
+      await waitFor(`${n} replies`, () => ids.size >= n, { timeoutMs: 60_000 });
+      expect(ids.size).toBe(n);
+    } finally {
+      await upstream.stop();
+    }
   });
 
   it('client_auth require refuses a client without a certificate after the handshake', async () => {

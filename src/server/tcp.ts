@@ -523,8 +523,12 @@ export class TcpConnection {
     if (!this.held) return;
     this.held = false;
     this.c.uncork();
+    if (this.closed || this.c.destroyed) return;
     this.account();
     if (this.accounted === 0) this.queuedReplies = 0;
+    // Reading may have paused on replies this hold kept (the flush callback found them unsent):
+    // with nothing else in flight, nothing but this would resume it.
+    if (this.readPaused) this.maybeResume();
   }
 
   /** `timeouts { write }`: unsent replies that make no progress for that long close the connection. */
