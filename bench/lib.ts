@@ -285,12 +285,12 @@ export function ensureDnsperf(): boolean {
 
 /**
  * DoH load: nghttp2's h2load (Debian's nghttp2-client) on CPU 1, CONNECTIONS × STREAMS POSTs of
- * `body` in flight for `seconds`. A C client, so the server, not the load generator, is what
+ * the file `bodyFile` (h2load's -d) in flight for `seconds`. A C client, so the server, not the load generator, is what
  * runs out (Node's own http2 client saturated its core at a fifth of the server's capacity).
  */
 export function runH2load(
   url: string,
-  body: string,
+  bodyFile: string,
   seconds: number,
   connections = 4,
   streams = 50,
@@ -310,13 +310,15 @@ export function runH2load(
       '-D',
       String(seconds),
       '-d',
-      body,
+      bodyFile,
       '-H',
       'content-type: application/dns-message',
       url,
     ],
-    { encoding: 'utf8' },
+    // A run that does not end within twice its duration (and a minute) is reported, not waited for.
+    { encoding: 'utf8', timeout: (2 * seconds + 60) * 1000 },
   );
+  if (r.error) throw new Error(`h2load could not run (taskset and h2load installed?): ${r.error.message}`);
   const m = /requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed/.exec(r.stdout ?? '');
   if (!m) throw new Error(`h2load printed no summary (exit ${r.status}): ${(r.stderr ?? '').slice(-500)}`);
   return { completed: Number(m[1]), failed: Number(m[2]) };

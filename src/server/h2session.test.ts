@@ -13,7 +13,9 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decode } from '../dns/message.js';
 import { Server } from './server.js';
-import { H2Session, type H2Stream } from './h2session.js';
+import { H2Session, type H2Handler, type H2Stream } from './h2session.js';
+import { PREFACE } from './h2frames.js';
+import { writeIndexed, writeLiteralWithoutIndexing } from './hpack.js';
 import { encodeQuery } from '../../test/helpers/dns.js';
 import { freePort } from '../../test/helpers/net.js';
 import { makeTestPki } from '../../test/helpers/tls.js';
@@ -271,6 +273,157 @@ describe('H2Session on its own', () => {
         );
       });
       expect(status).toBe(200);
+    } finally {
+      srv.close();
+    }
+  });
+
+  /** A raw HTTP/2 client: frames written by hand, the server's frames read back. */
+  async function rawClient(handler: H2Handler): Promise<{
+    sock: net.Socket;
+    frames: { type: number; flags: number; id: number; payload: Buffer }[];
+    closed: () => boolean;
+    stop: () => void;
+  }> {
+    const srv = net.createServer((sock) => {
+      new H2Session(sock, handler, 10);
+    });
+    await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+    const sock = net.connect((srv.address() as net.AddressInfo).port, '127.0.0.1');
+    await new Promise((ok) => sock.once('connect', ok));
+    const frames: { type: number; flags: number; id: number; payload: Buffer }[] = [];
+    let buf = Buffer.alloc(0);
+    let isClosed = false;
+    sock.on('data', (c: Buffer) => {
+      buf = Buffer.concat([buf, c]);
+      while (buf.length >= 9) {
+        const len = buf.readUIntBE(0, 3);
+        if (buf.length < 9 + len) break;
+        frames.push({ type: buf[3]!, flags: buf[4]!, id: buf.readUInt32BE(5), payload: buf.subarray(9, 9 + len) });
+        buf = buf.subarray(9 + len);
+      }
+    });
+    sock.on('error', () => undefined);
+    sock.on('close', () => {
+      isClosed = true;
+    });
+    sock.write(Buffer.concat([PREFACE, frame(4, 0, 0, Buffer.alloc(0))]));
+    return {
+      sock,
+      frames,
+      closed: () => isClosed,
+      stop: () => {
+        sock.destroy();
+        srv.close();
+      },
+    };
+  }
+
+  function frame(type: number, flags: number, id: number, payload: Buffer): Buffer {
+    const h = Buffer.alloc(9);
+    h.writeUIntBE(payload.length, 0, 3);
+    h[3] = type;
+    h[4] = flags;
+    h.writeUInt32BE(id, 5);
+    return Buffer.concat([h, payload]);
+  }
+
+  /** A POST /dns-query header block (static indexes: 3 :method POST, 7 :scheme https, 4 :path). */
+  function postBlock(): Buffer {
+    const b = Buffer.alloc(64);
+    let o = writeIndexed(b, 0, 3);
+    o = writeIndexed(b, o, 7);
+    o = writeLiteralWithoutIndexing(b, o, 4, '', '/dns-query');
+    return b.subarray(0, o);
+  }
+
+  it('ends a connection flooded with empty CONTINUATION frames (ENHANCE_YOUR_CALM)', async () => {
+    const c = await rawClient({ request: () => undefined, closed: () => undefined });
+    try {
+      const flood = [frame(1, 0, 1, postBlock())];
+      for (let i = 0; i < 1000; i++) flood.push(frame(9, 0, 1, Buffer.alloc(0)));
+      c.sock.write(Buffer.concat(flood));
+      const goaway = await waitFor('GOAWAY', () => c.frames.find((f) => f.type === 7));
+      expect(goaway.payload.readUInt32BE(4)).toBe(0xb);
+      await waitFor('the close', () => c.closed());
+    } finally {
+      c.stop();
+    }
+  });
+
+  it('gives the connection window back as body bytes arrive, before any body is complete', async () => {
+    const got: H2Stream[] = [];
+    const c = await rawClient({ request: (st) => got.push(st), closed: () => undefined });
+    try {
+      // Five POSTs whose bodies (48 KiB each, 240 KiB in all: within the 256 KiB the server opens)
+      // arrive interleaved, none finished.
+      const out: Buffer[] = [];
+      for (let id = 1; id <= 9; id += 2) out.push(frame(1, 0x4, id, postBlock()));
+      for (let part = 0; part < 3; part++)
+        for (let id = 1; id <= 9; id += 2) out.push(frame(0, 0, id, Buffer.alloc(16384, 1)));
+      c.sock.write(Buffer.concat(out));
+      // Window given back on stream 0 beyond the opening update: the client can go on.
+      await waitFor(
+        'a WINDOW_UPDATE of the connection',
+        () => c.frames.filter((f) => f.type === 8 && f.id === 0).length >= 2,
+      );
+      const ends: Buffer[] = [];
+      for (let id = 1; id <= 9; id += 2) ends.push(frame(0, 0x1, id, Buffer.alloc(0)));
+      c.sock.write(Buffer.concat(ends));
+      await waitFor('five requests', () => got.length === 5);
+      expect(got.map((st) => st.body?.length)).toEqual([49152, 49152, 49152, 49152, 49152]);
+    } finally {
+      c.stop();
+    }
+  });
+
+  it('takes a request sent a byte per write', async () => {
+    const got: H2Stream[] = [];
+    const c = await rawClient({ request: (st) => got.push(st), closed: () => undefined });
+    try {
+      const req = Buffer.concat([frame(1, 0x4, 1, postBlock()), frame(0, 0x1, 1, Buffer.from('abc'))]);
+      for (const byte of req) {
+        c.sock.write(Buffer.from([byte]));
+        await new Promise((ok) => setImmediate(ok));
+      }
+      await waitFor('the request', () => got.length === 1);
+      expect(got[0]!.body?.toString()).toBe('abc');
+    } finally {
+      c.stop();
+    }
+  });
+
+  it('answers HEAD with the headers and no body', async () => {
+    const srv = net.createServer((sock) => {
+      new H2Session(
+        sock,
+        {
+          request: (st) => st.send({ status: 400, body: Buffer.from('invalid request\n'), maxAge: null }),
+          closed: () => undefined,
+        },
+        10,
+      );
+    });
+    await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+    try {
+      const s = http2.connect(`http://127.0.0.1:${(srv.address() as net.AddressInfo).port}`);
+      sessions.push(s);
+      const r = await new Promise<{ status: number; length: string; body: number }>((ok, fail) => {
+        const req = s.request({ ':method': 'HEAD', ':path': '/dns-query' }, { endStream: true });
+        let status = 0;
+        let length = '';
+        let body = 0;
+        req.on('response', (h) => {
+          status = Number(h[':status']);
+          length = String(h['content-length']);
+        });
+        req.on('data', (c: Buffer) => {
+          body += c.length;
+        });
+        req.on('end', () => ok({ status, length, body }));
+        req.on('error', fail);
+      });
+      expect(r).toEqual({ status: 400, length: '16', body: 0 });
     } finally {
       srv.close();
     }

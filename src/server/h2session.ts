@@ -9,12 +9,13 @@
  * What it does (docs/corefile.md §7.5): the connection preface and SETTINGS exchange; PING
  * answered; GOAWAY sent on shutdown (streams in flight finish) and on connection errors (with
  * the RFC's error code); streams bounded by SETTINGS_MAX_CONCURRENT_STREAMS (REFUSED_STREAM past
- * it, counting streams the peer reset while their query still runs); request bodies bounded (the DoH limit, 65,536 bytes: a larger one is handed over marked
- * too large, so the handler answers 400, and the rest of it is discarded); flow control both
- * ways (a 256 KiB connection window given back as bodies are taken — so a connection's unfinished
- * bodies hold at most that much — the peer's windows honoured
- * for response bodies, which wait for its WINDOW_UPDATE); header blocks over CONTINUATION frames
- * up to 64 KiB. What a DoH server never needs is refused or ignored: PUSH_PROMISE from a client is
+ * it, counting streams the peer reset while their query still runs); request bodies bounded (the
+ * DoH limit, 65,536 bytes: a larger one is handed over marked too large, so the handler answers
+ * 400, and the rest of it is discarded); flow control both ways (a 256 KiB connection window
+ * given back as DATA is taken — a connection holds at most a stream window per stream — and the
+ * peer's windows honoured for response bodies, which wait for its WINDOW_UPDATE); header blocks
+ * over at most 32 CONTINUATION frames and 64 KiB; HEAD answered without a body. What a DoH server
+ * never needs is refused or ignored: PUSH_PROMISE from a client is
  * a PROTOCOL_ERROR, PRIORITY frames and unknown frame types are ignored.
  */
 import type * as net from 'node:net';
@@ -45,6 +46,8 @@ const STREAM_WINDOW = MAX_REQUEST_BODY + 1;
 const CONNECTION_WINDOW = 256 * 1024;
 /** Joined HEADERS and CONTINUATION payloads, and the decoded header list, at most. */
 const HEADER_BLOCK_LIMIT = 64 * 1024;
+/** CONTINUATION frames one header block may take (nghttp2 allows 8; browsers send 1 or 2). */
+const MAX_CONTINUATIONS = 32;
 /** Unsent response bytes past which the connection's requests are not read. */
 const WRITE_HIGH_WATER = 256 * 1024;
 /** How many closed streams' ends are remembered (to tell a late frame from a protocol error). */
@@ -59,6 +62,7 @@ const enum Closed {
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
 
 const EMPTY_FIELDS: readonly string[] = [];
+const EMPTY_BODY = Buffer.alloc(0);
 
 /** Static-table name indexes (RFC 7541 Appendix A) of the response headers. */
 const NAME_STATUS = 8;
@@ -115,8 +119,6 @@ export class H2Stream {
   sendWindow: number;
   /** Stream-level receive window left. */
   recvWindow = STREAM_WINDOW;
-  /** Request body bytes received and not yet given back to the connection window. */
-  received = 0;
   private chunks: Buffer[] | null = null;
   /** A response body waiting for the peer's windows, and how much of it went. */
   pending: Buffer | null = null;
@@ -208,7 +210,11 @@ function httpDate(): string {
 }
 
 export class H2Session {
+  /** The start of a frame not yet whole, reads received since, and the bytes that make it whole. */
   private buf: Buffer | null = null;
+  private readonly pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private need = 0;
   private prefaceSeen = false;
   private readonly decoder = new HpackDecoder();
   /**
@@ -236,6 +242,7 @@ export class H2Session {
   private contParts: Buffer[] = [];
   private contSize = 0;
   private contSelfDependent = false;
+  private contFrames = 0;
   private peerMaxFrame = DEFAULT_MAX_FRAME_SIZE;
   private peerInitialWindow = DEFAULT_WINDOW;
   private connSendWindow = DEFAULT_WINDOW;
@@ -305,7 +312,7 @@ export class H2Session {
 
   private write(b: Buffer): void {
     const s = this.sock;
-    if (s.destroyed) return;
+    if (s.destroyed || s.writableEnded) return;
     if (!this.held) {
       // Everything written in this turn of the event loop leaves together (one TLS record).
       this.held = true;
@@ -317,13 +324,23 @@ export class H2Session {
 
   private onData(chunk: Buffer): void {
     if (this.dead) return;
-    let buf = this.buf === null ? chunk : Buffer.concat([this.buf, chunk]);
+    if (this.buf !== null) {
+      // A frame started in an earlier read: gather reads until it is whole, then join once (a
+      // client trickling a frame a byte per record must not cost a copy of it per byte).
+      this.pending.push(chunk);
+      this.pendingBytes += chunk.length;
+      if (this.buf.length + this.pendingBytes < this.need) return;
+    }
+    let buf = this.buf === null ? chunk : Buffer.concat([this.buf, ...this.pending]);
     this.buf = null;
+    this.pending.length = 0;
+    this.pendingBytes = 0;
     if (!this.prefaceSeen) {
       const n = Math.min(buf.length, PREFACE.length);
       if (buf.compare(PREFACE, 0, n, 0, n) !== 0) return this.fail(ErrorCode.PROTOCOL_ERROR);
       if (buf.length < PREFACE.length) {
         this.buf = Buffer.from(buf);
+        this.need = PREFACE.length;
         return;
       }
       this.prefaceSeen = true;
@@ -348,7 +365,14 @@ export class H2Session {
       if (this.dead) return;
     }
     // Keep only the partial frame, not the whole chunk it came in.
-    if (off < buf.length) this.buf = Buffer.from(buf.subarray(off));
+    if (off < buf.length) {
+      this.buf = Buffer.from(buf.subarray(off));
+      const left = buf.length - off;
+      this.need =
+        left < FRAME_HEADER_LENGTH
+          ? FRAME_HEADER_LENGTH
+          : FRAME_HEADER_LENGTH + ((buf[off]! << 16) | (buf[off + 1]! << 8) | buf[off + 2]!);
+    }
   }
 
   /** Every frame type but DATA and HEADERS. */
@@ -418,8 +442,11 @@ export class H2Session {
       this.write(u32Frame(FrameType.WINDOW_UPDATE, id, padding));
       st.recvWindow += padding;
     }
-    if (st.addBody(b, dataStart, dataEnd)) st.received += length;
-    else this.giveBack(length);
+    // The connection window comes back as soon as the bytes are taken: what a connection holds
+    // is bounded by each stream's window (65,537) times max_streams, and unfinished bodies can
+    // never use the whole connection window up and wait for each other.
+    st.addBody(b, dataStart, dataEnd);
+    this.giveBack(length);
     if (st.contentLength >= 0 && st.receivedBody > st.contentLength)
       return this.resetStream(st, ErrorCode.PROTOCOL_ERROR);
     if (st.bodyTooLarge && !st.delivered) {
@@ -455,6 +482,7 @@ export class H2Session {
       this.contSelfDependent = selfDependent;
       this.contParts = [Buffer.from(b.subarray(start, end))];
       this.contSize = end - start;
+      this.contFrames = 0;
       return;
     }
     this.headerBlock(id, endStream, b, start, end, selfDependent);
@@ -462,11 +490,14 @@ export class H2Session {
 
   private onContinuation(flags: number, id: number, p: Buffer): void {
     if (this.contId === 0 || id !== this.contId) return this.fail(ErrorCode.PROTOCOL_ERROR);
-    this.contSize += p.length;
-    if (this.contSize > HEADER_BLOCK_LIMIT) return this.fail(ErrorCode.ENHANCE_YOUR_CALM);
-    this.contParts.push(Buffer.from(p));
+    // Each frame is charged its header too, and their number is capped: endless empty
+    // CONTINUATION frames (the 2024 "CONTINUATION flood") must not grow the list of parts.
+    this.contSize += FRAME_HEADER_LENGTH + p.length;
+    if (this.contSize > HEADER_BLOCK_LIMIT || ++this.contFrames > MAX_CONTINUATIONS)
+      return this.fail(ErrorCode.ENHANCE_YOUR_CALM);
+    if (p.length > 0) this.contParts.push(Buffer.from(p));
     if ((flags & Flag.END_HEADERS) === 0) return;
-    const block = Buffer.concat(this.contParts, this.contSize);
+    const block = Buffer.concat(this.contParts);
     this.contId = 0;
     this.contParts = [];
     this.contSize = 0;
@@ -556,8 +587,6 @@ export class H2Session {
     if (st.delivered) return;
     if (st.contentLength >= 0 && st.receivedBody !== st.contentLength)
       return this.resetStream(st, ErrorCode.PROTOCOL_ERROR);
-    this.giveBack(st.received);
-    st.received = 0;
     st.finishBody();
     this.deliver(st);
   }
@@ -654,7 +683,8 @@ export class H2Session {
     }
     off = writeLiteralWithoutIndexing(hb, off, NAME_CONTENT_LENGTH, '', String(r.body.length));
     off = writeLiteralWithoutIndexing(hb, off, NAME_DATE, '', httpDate());
-    const body = r.body;
+    // A HEAD request gets the headers of the response it asked about, not its body (as Go's server).
+    const body = st.method === 'HEAD' ? EMPTY_BODY : r.body;
     const whole =
       body.length === 0 ||
       (body.length <= this.connSendWindow && body.length <= st.sendWindow && body.length <= this.peerMaxFrame);
@@ -752,8 +782,6 @@ export class H2Session {
       last.slot = st.slot;
     }
     if (this.blocked.size > 0) this.blocked.delete(st);
-    this.giveBack(st.received);
-    st.received = 0;
     if (st.delivered) this.handler.closed(st);
     if (this.open.length === 0 && (this.goingAway || this.peerGoingAway)) this.sock.end();
   }
