@@ -2,29 +2,22 @@
  * `npm run bench -- --shed`: what `shed` does under overload (issue #28's target: under twice the
  * saturating load with shed, the p99 latency of the queries answered is at most 3× its value at
  * half load). One clusterdns (`bin/clusterdns`, built `dist/`) pinned to CPU 0 serves `whoami`
- * with and without `shed`; dnsperf on CPU 1. Per round and server: its saturation rate S
- * (unlimited load, 200 outstanding), then half of it (S/2, per-query latencies), then twice it (2S,
- * 4 clients, enough outstanding that lost queries do not slow the sender, 1 s timeout). The rounds
+ * with and without `shed`; the load on CPU 1. Per round and server: its saturation rate S
+ * (dnsperf, unlimited load, 200 outstanding), then half of it (S/2) and twice it (2S), both sent
+ * open-loop by tools/udpload (4 sockets, 1 s timeout, the latency of every reply): dnsperf is
+ * closed-loop, and at 2S the queries a shedding server drops filled its outstanding table and held
+ * its send rate at a fraction of 2S, so the overload never happened. The rounds
  * alternate the two servers; medians are reported with every round's figures, and the shed drops
  * the server counted (coredns_shed_dropped_total from its /metrics).
  *
  * Options: --rounds N (default 3), --duration S (seconds per run, default 5).
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  ensureDnsperf,
-  httpText,
-  median,
-  percentile,
-  port,
-  runLoad,
-  SERVER_NODE_ARGS,
-  startNode,
-  type Proc,
-} from './lib.js';
+import { ensureDnsperf, httpText, median, port, runLoad, SERVER_NODE_ARGS, startNode, type Proc } from './lib.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -35,6 +28,45 @@ interface Round {
   overAnswered: number;
   overSent: number;
   shedQuery: number;
+}
+
+/** The open-loop generator, built from tools/udpload when missing or changed (scripts/install-go-tool.sh). */
+function udploadPath(): string {
+  const r = spawnSync('bash', [join(root, 'scripts/install-go-tool.sh'), 'udpload'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`shed: building tools/udpload failed (needs Go): ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+interface OpenLoad {
+  sent: number;
+  answered: number;
+  p99: number;
+}
+
+/** `rate` queries per second for `seconds` from CPU 1, whatever is answered. */
+function openLoad(bin: string, serverPort: number, rate: number, seconds: number): OpenLoad {
+  const r = spawnSync(
+    'taskset',
+    [
+      '-c',
+      '1',
+      bin,
+      '-server',
+      `127.0.0.1:${serverPort}`,
+      '-rate',
+      String(Math.round(rate)),
+      '-seconds',
+      String(seconds),
+      '-sockets',
+      '4',
+      '-timeout',
+      '1s',
+    ],
+    { encoding: 'utf8', timeout: (seconds + 30) * 1000 },
+  );
+  const line = (r.stdout ?? '').trim().split('\n').pop() ?? '';
+  if (r.status !== 0 || !line.startsWith('{')) throw new Error(`shed: udpload failed: ${r.stderr ?? ''}${line}`);
+  return JSON.parse(line) as OpenLoad;
 }
 
 async function start(shed: boolean): Promise<{ proc: Proc; port: number; metrics: number }> {
@@ -61,33 +93,28 @@ async function shedDrops(metricsPort: number): Promise<number> {
   return n;
 }
 
-async function round(s: { port: number; metrics: number }, durationS: number, label: string): Promise<Round> {
+async function round(
+  s: { port: number; metrics: number },
+  durationS: number,
+  label: string,
+  udpload: string,
+): Promise<Round> {
   const queries = ['example.org A'];
   const step = (what: string) => process.stdout.write(`  ${label}: ${what}\n`);
   step('saturation');
   const sat = await runLoad({ port: s.port, queries, proto: 'udp', durationS, outstanding: 200 });
   const S = sat.qps;
   step(`half load (${Math.round(S / 2)} qps)`);
-  const half = await runLoad({ port: s.port, queries, proto: 'udp', durationS, maxQps: S / 2, latencies: true });
+  const half = openLoad(udpload, s.port, S / 2, durationS);
   const before = await shedDrops(s.metrics).catch(() => 0);
   step(`twice saturation (${Math.round(2 * S)} qps)`);
-  const over = await runLoad({
-    port: s.port,
-    queries,
-    proto: 'udp',
-    durationS,
-    maxQps: 2 * S,
-    latencies: true,
-    clients: 4,
-    outstanding: Math.ceil(2 * S * 1.5),
-    timeoutS: 1,
-  });
+  const over = openLoad(udpload, s.port, 2 * S, durationS);
   const after = await shedDrops(s.metrics).catch(() => 0);
   return {
     saturation: Math.round(S),
-    halfP99ms: percentile(half.latencies, 99) * 1000,
-    overP99ms: percentile(over.latencies, 99) * 1000,
-    overAnswered: over.completed,
+    halfP99ms: half.p99 * 1000,
+    overP99ms: over.p99 * 1000,
+    overAnswered: over.answered,
     overSent: over.sent,
     shedQuery: after - before,
   };
@@ -101,7 +128,9 @@ export async function runShed(argv: string[]): Promise<void> {
   const rounds = arg('--rounds', 3);
   const durationS = arg('--duration', 5);
   if (!ensureDnsperf())
-    throw new Error('the shed bench needs dnsperf (Debian package dnsperf): its rate limit and per-query latencies');
+    throw new Error('the shed bench needs dnsperf (Debian package dnsperf) for the saturation rate');
+  process.stdout.write('shed: building tools/udpload (the open-loop load) if needed\n');
+  const udpload = udploadPath();
   const servers = { shed: await start(true), plain: await start(false) };
   const results: Record<'shed' | 'plain', Round[]> = { shed: [], plain: [] };
   try {
@@ -109,7 +138,7 @@ export async function runShed(argv: string[]): Promise<void> {
       const order: ('shed' | 'plain')[] = r % 2 === 0 ? ['shed', 'plain'] : ['plain', 'shed'];
       for (const name of order) {
         process.stdout.write(`round ${r + 1}/${rounds}, ${name}\n`);
-        const res = await round(servers[name], durationS, name);
+        const res = await round(servers[name], durationS, name, udpload);
         results[name].push(res);
         process.stdout.write(
           `  saturation ${res.saturation} qps, p99 at half ${res.halfP99ms.toFixed(2)} ms, at 2x ${res.overP99ms.toFixed(2)} ms` +

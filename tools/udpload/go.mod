@@ -1,0 +1,3 @@
+module github.com/clusterdns/clusterdns/tools/udpload
+
+go 1.24
