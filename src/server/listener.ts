@@ -38,7 +38,7 @@ export type ListenTransport =
 
 const PLAIN: ListenTransport = { kind: 'dns' };
 /** The UDP receive buffer with *shed* (the kernel doubles it for its bookkeeping; see udpRecvBuffer). */
-const SHED_RECV_BUFFER = 128 * 1024;
+const SHED_RECV_BUFFER = 64 * 1024;
 
 /** One query's way back to its client: the transport it came on, how to reply, how to finish. */
 export interface Exchange extends Transport {
@@ -196,7 +196,7 @@ export class Listener implements ListenerInfo {
   /** `shed` on a block of the listener (src/server/shed.ts); applied on every (re)load. */
   setShed(on: boolean): void {
     if (on === (this.shed !== null)) return;
-    if (on) this.shed = new ShedStack(this.name, this.serveShed);
+    if (on) this.shed = new ShedStack(this.name, this.serveShed, () => this.finished());
     else {
       const waiting = this.shed!.clear();
       this.shed = null;
