@@ -119,7 +119,7 @@ class H1Reply implements DohReply {
 
   cut(): void {
     // The connection's write deadline passed: it is closed without a response.
-    if (this.conn) this.doh.close1(this.conn);
+    if (this.conn) this.doh.drop(this.conn);
     else this.res.destroy();
   }
 
@@ -255,7 +255,10 @@ export class DohServer {
         conn.served++;
         conn.inFlight++;
         st.readAt = this.touch(conn);
-        if (st.bodyTooLarge) this.error(st, 400, 'invalid request');
+        // The path is judged before the body, as CoreDNS's ServeHTTP does: a body too large for
+        // another path is still its 404.
+        if (!isDohPath(st.path)) this.error(st, 404, '');
+        else if (st.bodyTooLarge) this.error(st, 400, 'invalid request');
         else this.handle(st.method, st.path, st.body, conn, st, conn.socket, st);
       },
       closed: (): void => {
@@ -278,12 +281,8 @@ export class DohServer {
     this.touch(conn);
   }
 
-  /** Close a connection now (the HTTP/1.1 write timeout). */
-  close1(conn: DohConnection): void {
-    this.drop(conn);
-  }
-
-  private drop(conn: DohConnection): void {
+  /** Close a connection now (the caps, the timeouts). */
+  drop(conn: DohConnection): void {
     conn.socket.destroy();
     this.forget(conn);
   }
@@ -347,6 +346,11 @@ export class DohServer {
     }
     const method = req.method ?? '';
     const url = req.url ?? '';
+    // The path is judged before the body is read, as CoreDNS's ServeHTTP does.
+    if (!isDohPath(url)) {
+      this.error(reply, 404, '');
+      return;
+    }
     if (method !== 'POST') {
       this.handle(method, url, null, conn, reply, req.socket, req.headers);
       return;
@@ -373,8 +377,8 @@ export class DohServer {
   }
 
   /**
-   * One request, whichever HTTP: `/dns-query` only (404), GET with `?dns=` or POST with the
-   * message as body (400 for anything else or anything that is not a DNS query).
+   * One request to `/dns-query` (the caller checked the path), whichever HTTP: GET with `?dns=` or
+   * POST with the message as body (400 for anything else or anything that is not a DNS query).
    */
   private handle(
     method: string,
@@ -386,11 +390,6 @@ export class DohServer {
     headers: RequestHeaders,
   ): void {
     const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    if (path !== DOH_PATH && decodePath(path) !== DOH_PATH) {
-      this.error(reply, 404, '');
-      return;
-    }
     let msg: Buffer | null = null;
     if (method === 'GET') msg = getQuery(q < 0 ? '' : url.slice(q + 1));
     else if (method === 'POST' && body !== null && acceptable(body)) msg = body;
@@ -516,6 +515,13 @@ type RequestHeaders = Readonly<Record<string, string | string[] | undefined>> | 
 const REORDER_MS = 1000;
 
 const DOH_PATH = '/dns-query';
+
+/** Is the request target's path `/dns-query` (Go's decoded path: `%2F` and friends)? */
+function isDohPath(url: string): boolean {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  return path === DOH_PATH || decodePath(path) === DOH_PATH;
+}
 
 /** Go's URL path as decoded (`%2F` and friends); an undecodable path is no DoH path. */
 function decodePath(p: string): string {

@@ -574,10 +574,12 @@ export class H2Session {
     this.closedNext = (i + 1) % CLOSED_MEMORY;
   }
 
-  /** How a remembered stream closed, or 0. */
+  /** How a remembered stream closed (its newest entry: an id reset before it opened may recur), or 0. */
   private closedHowOf(id: number): number {
-    for (let k = 0; k < CLOSED_MEMORY; k++)
-      if (this.closedIds[k] === id && this.closedHow[k] !== 0) return this.closedHow[k]!;
+    for (let k = 1; k <= CLOSED_MEMORY; k++) {
+      const i = (this.closedNext - k + CLOSED_MEMORY) % CLOSED_MEMORY;
+      if (this.closedIds[i] === id) return this.closedHow[i]!;
+    }
     return 0;
   }
 

@@ -82,7 +82,7 @@ export class ShedStack {
     server: string,
     private readonly serve: (item: ShedItem) => void,
     /** A waiting query was dropped as stale (the listener counts it finished). */
-    private readonly dropped: () => void = () => undefined,
+    private readonly dropped: () => void,
     /** The clock (ms), performance.now() but in tests. */
     private readonly now: () => number = () => performance.now(),
   ) {
