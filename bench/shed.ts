@@ -4,7 +4,8 @@
  * half load). One clusterdns (`bin/clusterdns`, built `dist/`) pinned to CPU 0 serves `whoami`
  * with and without `shed`; the load on CPU 1. Per round and server: its saturation rate S
  * (dnsperf, unlimited load, 200 outstanding), then half of it (S/2) and twice it (2S), both sent
- * open-loop by tools/udpload (4 sockets, 1 s timeout, the latency of every reply): dnsperf is
+ * open-loop by tools/udpload (4 sockets, 1 s timeout, the latency of every reply up to the kernel's
+ * receive timestamp, so the generator's own CPU queue is not counted as the server's): dnsperf is
  * closed-loop, and at 2S the queries a shedding server drops filled its outstanding table and held
  * its send rate at a fraction of 2S, so the overload never happened. The rounds
  * alternate the two servers; medians are reported with every round's figures, and the shed drops
