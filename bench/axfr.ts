@@ -5,7 +5,9 @@
  * 1.15.0 (.bin/coredns, reported beside, not a target) run one at a time on the same sandbox
  * cluster with the same Corefile (`transfer { to * }` beside `kubernetes cluster.local`; CoreDNS
  * reads the sandbox through a kubeconfig, clusterdns through `endpoint`), pinned to CPU 0. The
- * load client (dnsperf at a fixed rate, per-query latencies), the AXFR client and the RSS sampler
+ * load client (tools/udpload at a fixed rate, open loop, each reply timed by its kernel receive
+ * stamp: the AXFR client shares CPU 1 with it, and a generator that timed replies when it got to
+ * them counted that contention as the server's latency), the AXFR client and the RSS sampler
  * (this process) share CPU 1. Per server:
  *   - a warm-up: every name of the query mix asked once at saturation (the answers a server keeps
  *     are then kept before any RSS is read), then idle;
@@ -35,7 +37,7 @@ import {
   ensureDnsperf,
   machineDescription,
   median,
-  percentile,
+  openLoad,
   pinTo,
   port,
   resetPeakRss,
@@ -45,7 +47,9 @@ import {
   SERVER_NODE_ARGS,
   startSyntheticSandbox,
   startPinned,
+  udploadPath,
   writeResults,
+  type OpenLoadResult,
   type Proc,
 } from './lib.js';
 
@@ -168,7 +172,7 @@ function skipName(m: Buffer, off: number): number {
 
 /**
  * One AXFR of cluster.local read to its closing SOA. The client only walks each message's records
- * (their types, for the SOA that ends the transfer) and keeps none: it shares CPU 1 with dnsperf
+ * (their types, for the SOA that ends the transfer) and keeps none: it shares CPU 1 with udpload
  * and the RSS sampler, which a client decoding 46,000 records into objects would hold up.
  */
 function axfr(dnsPort: number): Promise<Transfer> {
@@ -282,12 +286,12 @@ interface Result {
   cpuDuringTransfers: number;
 }
 
-function loadRun(r: Awaited<ReturnType<typeof runLoad>>): LoadRun {
+function loadRun(r: OpenLoadResult, seconds: number): LoadRun {
   return {
-    p50ms: ms3(percentile(r.latencies, 50)),
-    p99ms: ms3(percentile(r.latencies, 99)),
-    qps: Math.round(r.qps),
-    lost: r.lost,
+    p50ms: ms3(r.p50),
+    p99ms: ms3(r.p99),
+    qps: Math.round(r.answered / seconds),
+    lost: r.sent - r.answered,
   };
 }
 
@@ -297,6 +301,7 @@ async function measure(
   corefile: string,
   dnsPort: number,
   queries: string[],
+  udpload: string,
 ): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-axfr-'));
   const file = join(dir, 'Corefile');
@@ -369,17 +374,7 @@ async function measure(
       say(`${step}: ${args.seconds} s of ${args.rate} queries/s, idle server`);
       const turnsOn = args.turns && server === 'clusterdns';
       if (turnsOn) await loopTurns(proc);
-      const idleRun = loadRun(
-        await runLoad({
-          port: dnsPort,
-          queries,
-          proto: 'udp',
-          durationS: args.seconds,
-          maxQps: args.rate,
-          latencies: true,
-          cpu: 1,
-        }),
-      );
+      const idleRun = loadRun(await openLoad(udpload, dnsPort, args.rate, args.seconds, queries), args.seconds);
       const turnsIdle = turnsOn ? await loopTurns(proc) : undefined;
       await idle(proc.pid, `${step}: the server idle`, args.turns && server === 'clusterdns');
       say(`${step}: ${args.seconds} s of ${args.rate} queries/s with AXFRs back to back`);
@@ -396,16 +391,7 @@ async function measure(
           transfers++;
         }
       })();
-      const load = runLoad({
-        port: dnsPort,
-        queries,
-        proto: 'udp',
-        durationS: args.seconds,
-        maxQps: args.rate,
-        latencies: true,
-        cpu: 1,
-      });
-      const during = loadRun(await load);
+      const during = loadRun(await openLoad(udpload, dnsPort, args.rate, args.seconds, queries), args.seconds);
       stop = true;
       await xfrs;
       const turnsDuring = turnsOn ? await loopTurns(proc) : undefined;
@@ -460,7 +446,7 @@ function report(args: Args, results: Result[], load0: number[]): string {
       .map((x) => x.toFixed(2))
       .join(
         ' ',
-      )}. Server pinned to CPU 0 (clusterdns \`-workers 1\`, \`${SERVER_NODE_ARGS.join(' ')}\`); dnsperf (${args.rate} queries/s, service query mix, per-query latencies), the AXFR client and the RSS sampler (every ${args.sampleMs} ms) on CPU 1. ${args.rounds} rounds of ${args.seconds} s idle then ${args.seconds} s with AXFRs back to back; medians over the rounds.`,
+      )}. Server pinned to CPU 0 (clusterdns \`-workers 1\`, \`${SERVER_NODE_ARGS.join(' ')}\`); tools/udpload (${args.rate} queries/s open loop, service query mix, each reply timed by its kernel receive stamp), the AXFR client and the RSS sampler (every ${args.sampleMs} ms) on CPU 1. ${args.rounds} rounds of ${args.seconds} s idle then ${args.seconds} s with AXFRs back to back; medians over the rounds.`,
     '',
     '| server | records / messages | one AXFR s | RSS before MiB | growth, one AXFR (VmHWM) | growth, AXFRs under load, max over rounds (VmHWM) | AXFRs per round | p50 idle / during ms | p99 idle / during ms | p99 ratio | server CPU during |',
     '|---|---|---:|---:|---:|---:|---|---|---|---:|---:|',
@@ -503,6 +489,8 @@ export async function runAxfr(argv: string[]): Promise<void> {
   if (!ensureDnsperf()) throw new Error('--axfr needs dnsperf (the Debian package)');
   // This process is the AXFR client and the RSS sampler: on the load generator's core.
   pinTo(process.pid, 1);
+  say('udpload: building tools/udpload (the query load) if needed');
+  const udpload = udploadPath();
   const load0 = loadavg();
   const dir = mkdtempSync(join(tmpdir(), 'clusterdns-axfr-'));
   const kubeconfig = join(dir, 'kubeconfig');
@@ -516,7 +504,7 @@ export async function runAxfr(argv: string[]): Promise<void> {
       const dnsPort = await port();
       const source = server === 'CoreDNS' ? `kubeconfig ${kubeconfig} sandbox` : `endpoint ${url}`;
       const corefile = `cluster.local:${dnsPort} {\n  bind 127.0.0.1\n  kubernetes cluster.local {\n    ${source}\n  }\n  transfer {\n    to *\n  }\n}\n`;
-      results.push(await measure(args, server, corefile, dnsPort, queries));
+      results.push(await measure(args, server, corefile, dnsPort, queries, udpload));
     }
   } finally {
     await sandbox.stop();

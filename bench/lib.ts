@@ -324,6 +324,66 @@ export function runH2load(
   return { completed: Number(m[1]), failed: Number(m[2]) };
 }
 
+/** What tools/udpload reports for one open-loop run (latencies in seconds). */
+export interface OpenLoadResult {
+  sent: number;
+  answered: number;
+  /** Replies later than the timeout (not in the percentiles). */
+  late: number;
+  p50: number;
+  p99: number;
+}
+
+/**
+ * The open-loop UDP load generator tools/udpload, built into .bin on first use (or when its source
+ * changed) by scripts/install-go-tool.sh; throws naming the fix when Go cannot build it.
+ */
+export function udploadPath(): string {
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+  const r = spawnSync('bash', [join(root, 'scripts/install-go-tool.sh'), 'udpload'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`building tools/udpload failed (needs Go and its module proxy): ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+/**
+ * `rate` UDP queries per second for `seconds` from CPU 1 (tools/udpload: 4 sockets, sent whatever
+ * is answered, each reply timed by its kernel receive stamp, so this machine's own load on the
+ * client side is not counted as the server's latency). `queries` are dnsperf-style `NAME TYPE`
+ * lines asked in turn (default: example.org A). Asynchronous: the caller's event loop keeps
+ * running (the AXFR bench transfers meanwhile).
+ */
+export function openLoad(
+  bin: string,
+  serverPort: number,
+  rate: number,
+  seconds: number,
+  queries?: readonly string[],
+): Promise<OpenLoadResult> {
+  const argv = ['-server', `127.0.0.1:${serverPort}`, '-rate', String(Math.round(rate)), '-seconds', String(seconds)];
+  argv.push('-sockets', '4', '-timeout', '1s');
+  let file: string | null = null;
+  if (queries) {
+    file = join(tmpdir(), `clusterdns-udpload-${process.pid}-${Math.random().toString(36).slice(2)}.txt`);
+    writeFileSync(file, `${queries.join('\n')}\n`);
+    argv.push('-queries', file);
+  }
+  const [cmd, args] = hasTaskset ? ['taskset', ['-c', '1', bin, ...argv]] : [bin, argv];
+  return new Promise((resolveRun, reject) => {
+    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('error', reject);
+    p.on('exit', (code) => {
+      if (file) rmSync(file, { force: true });
+      const line = out.trim().split('\n').pop() ?? '';
+      if (code !== 0 || !line.startsWith('{')) reject(new Error(`udpload failed (exit ${code}): ${err}${line}`));
+      else resolveRun(JSON.parse(line) as OpenLoadResult);
+    });
+  });
+}
+
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   if (o.proto === 'dot' && !ensureDnsperf()) throw new Error('DoT load needs dnsperf (Debian package dnsperf)');
   return ensureDnsperf() ? runDnsperf(o) : runNodeLoad(o);

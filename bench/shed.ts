@@ -13,12 +13,22 @@
  *
  * Options: --rounds N (default 3), --duration S (seconds per run, default 5).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureDnsperf, httpText, median, port, runLoad, SERVER_NODE_ARGS, startNode, type Proc } from './lib.js';
+import {
+  ensureDnsperf,
+  httpText,
+  median,
+  openLoad,
+  port,
+  runLoad,
+  SERVER_NODE_ARGS,
+  startNode,
+  udploadPath,
+  type Proc,
+} from './lib.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -29,45 +39,6 @@ interface Round {
   overAnswered: number;
   overSent: number;
   shedQuery: number;
-}
-
-/** The open-loop generator, built from tools/udpload when missing or changed (scripts/install-go-tool.sh). */
-function udploadPath(): string {
-  const r = spawnSync('bash', [join(root, 'scripts/install-go-tool.sh'), 'udpload'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`shed: building tools/udpload failed (needs Go): ${r.stderr}`);
-  return r.stdout.trim();
-}
-
-interface OpenLoad {
-  sent: number;
-  answered: number;
-  p99: number;
-}
-
-/** `rate` queries per second for `seconds` from CPU 1, whatever is answered. */
-function openLoad(bin: string, serverPort: number, rate: number, seconds: number): OpenLoad {
-  const r = spawnSync(
-    'taskset',
-    [
-      '-c',
-      '1',
-      bin,
-      '-server',
-      `127.0.0.1:${serverPort}`,
-      '-rate',
-      String(Math.round(rate)),
-      '-seconds',
-      String(seconds),
-      '-sockets',
-      '4',
-      '-timeout',
-      '1s',
-    ],
-    { encoding: 'utf8', timeout: (seconds + 30) * 1000 },
-  );
-  const line = (r.stdout ?? '').trim().split('\n').pop() ?? '';
-  if (r.status !== 0 || !line.startsWith('{')) throw new Error(`shed: udpload failed: ${r.stderr ?? ''}${line}`);
-  return JSON.parse(line) as OpenLoad;
 }
 
 async function start(shed: boolean): Promise<{ proc: Proc; port: number; metrics: number }> {
@@ -106,10 +77,10 @@ async function round(
   const sat = await runLoad({ port: s.port, queries, proto: 'udp', durationS, outstanding: 200 });
   const S = sat.qps;
   step(`half load (${Math.round(S / 2)} qps)`);
-  const half = openLoad(udpload, s.port, S / 2, durationS);
+  const half = await openLoad(udpload, s.port, S / 2, durationS);
   const before = await shedDrops(s.metrics).catch(() => 0);
   step(`twice saturation (${Math.round(2 * S)} qps)`);
-  const over = openLoad(udpload, s.port, 2 * S, durationS);
+  const over = await openLoad(udpload, s.port, 2 * S, durationS);
   const after = await shedDrops(s.metrics).catch(() => 0);
   return {
     saturation: Math.round(S),

@@ -7,7 +7,10 @@
 //
 // Usage: udpload -server 127.0.0.1:PORT -rate QPS -seconds N [-sockets 4] [-name example.org]
 //
-//	[-timeout 1s] [-version]
+//	[-queries FILE] [-timeout 1s] [-version]
+//
+// -queries takes dnsperf's data file (a `NAME TYPE` line per query), asked in turn; without it,
+// every query is -name A.
 //
 // Prints one JSON line: {"sent":…,"answered":…,"late":…,"p50":…,"p99":…,"seconds":…} (latencies in
 // seconds, of the replies that came within the timeout).
@@ -45,8 +48,47 @@ const batch = 64
 // sourceHash is the hash of the source the binary was built from (scripts/install-go-tool.sh).
 var sourceHash = "dev"
 
-// query is a DNS query for name A with the given ID.
-func query(name string, id uint16) []byte {
+// qtypes are the query types a -queries file may name.
+var qtypes = map[string]uint16{
+	"A": 1, "NS": 2, "CNAME": 5, "SOA": 6, "PTR": 12, "MX": 15, "TXT": 16, "AAAA": 28, "SRV": 33,
+	"NAPTR": 35, "DS": 43, "DNSKEY": 48, "HTTPS": 65, "ANY": 255,
+}
+
+// question is one query of the load: its name and type.
+type question struct {
+	name  string
+	qtype uint16
+}
+
+// readQueries reads dnsperf's data file format: `NAME TYPE` per line, # comments and blanks skipped.
+func readQueries(path string) ([]question, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var qs []question
+	for i, line := range strings.Split(string(text), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		t := uint16(1)
+		if len(f) > 1 {
+			var ok bool
+			if t, ok = qtypes[strings.ToUpper(f[1])]; !ok {
+				return nil, fmt.Errorf("%s:%d: type %q is not one udpload knows", path, i+1, f[1])
+			}
+		}
+		qs = append(qs, question{f[0], t})
+	}
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("%s: no queries", path)
+	}
+	return qs, nil
+}
+
+// query is a DNS query for name and qtype with the given ID.
+func query(name string, qtype uint16, id uint16) []byte {
 	b := make([]byte, 12, 12+len(name)+6)
 	binary.BigEndian.PutUint16(b[0:], id)
 	binary.BigEndian.PutUint16(b[2:], 0x0100) // RD
@@ -55,7 +97,7 @@ func query(name string, id uint16) []byte {
 		b = append(b, byte(len(label)))
 		b = append(b, label...)
 	}
-	b = append(b, 0, 0, 1, 0, 1)
+	b = append(b, 0, byte(qtype>>8), byte(qtype), 0, 1)
 	return b
 }
 
@@ -130,6 +172,7 @@ func main() {
 	seconds := flag.Float64("seconds", 5, "how long to send")
 	sockets := flag.Int("sockets", 4, "UDP sockets (flows) to send from")
 	name := flag.String("name", "example.org", "the query name (type A)")
+	queriesFile := flag.String("queries", "", "dnsperf data file (NAME TYPE lines) to ask in turn instead of -name")
 	timeout := flag.Duration("timeout", time.Second, "a reply later than this is not counted")
 	version := flag.Bool("version", false, "print the source hash and exit")
 	flag.Parse()
@@ -205,8 +248,16 @@ func main() {
 	}
 	// One sender paces all flows: every millisecond, the queries due by then, spread over the
 	// flows and sent in batches.
+	questions := []question{{*name, 1}}
+	if *queriesFile != "" {
+		if questions, err = readQueries(*queriesFile); err != nil {
+			fmt.Fprintln(os.Stderr, "udpload:", err)
+			os.Exit(2)
+		}
+	}
 	for id := range msgs {
-		msgs[id] = query(*name, uint16(id))
+		q := questions[id%len(questions)]
+		msgs[id] = query(q.name, q.qtype, uint16(id))
 	}
 	var sent int64
 	ids := make([]uint16, len(flows))
