@@ -361,21 +361,20 @@ export function openLoad(
 ): Promise<OpenLoadResult> {
   const argv = ['-server', `127.0.0.1:${serverPort}`, '-rate', String(Math.round(rate)), '-seconds', String(seconds)];
   argv.push('-sockets', '4', '-timeout', '1s');
-  let file: string | null = null;
-  if (queries) {
-    file = join(tmpdir(), `clusterdns-udpload-${process.pid}-${Math.random().toString(36).slice(2)}.txt`);
-    writeFileSync(file, `${queries.join('\n')}\n`);
-    argv.push('-queries', file);
-  }
+  const file = queries ? queryFile(queries) : null;
+  if (file) argv.push('-queries', file);
   const [cmd, args] = hasTaskset ? ['taskset', ['-c', '1', bin, ...argv]] : [bin, argv];
   return new Promise((resolveRun, reject) => {
     const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A run that has not ended 30 s after its duration (and the 1 s timeout) is killed and reported.
+    const bound = setTimeout(() => p.kill('SIGKILL'), (seconds + 30) * 1000);
     let out = '';
     let err = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     p.stderr.on('data', (d: Buffer) => (err += d.toString()));
     p.on('error', reject);
     p.on('exit', (code) => {
+      clearTimeout(bound);
       if (file) rmSync(file, { force: true });
       const line = out.trim().split('\n').pop() ?? '';
       if (code !== 0 || !line.startsWith('{')) reject(new Error(`udpload failed (exit ${code}): ${err}${line}`));
@@ -389,9 +388,15 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   return ensureDnsperf() ? runDnsperf(o) : runNodeLoad(o);
 }
 
-function runDnsperf(o: LoadOptions): Promise<LoadResult> {
+/** The queries (`NAME TYPE` lines, dnsperf's data file) in a temporary file; the caller removes it. */
+function queryFile(queries: readonly string[]): string {
   const file = join(tmpdir(), `clusterdns-bench-${process.pid}-${Math.random().toString(36).slice(2)}.txt`);
-  writeFileSync(file, `${o.queries.join('\n')}\n`);
+  writeFileSync(file, `${queries.join('\n')}\n`);
+  return file;
+}
+
+function runDnsperf(o: LoadOptions): Promise<LoadResult> {
+  const file = queryFile(o.queries);
   const args = [
     '-s',
     '127.0.0.1',
