@@ -66,7 +66,9 @@ export interface ReplyStream {
   /**
    * Send one complete message (id, flags, question and OPT already in place). Resolves once the
    * connection has taken it and has room for the next (after a turn of the event loop, so other
-   * connections are served in between); false when the connection is closed.
+   * connections are served in between); false when the connection is closed. The connection is
+   * done with `msg` when `send` returns (it is copied into the connection's frame), so the caller
+   * may fill the same buffer with the next message (plugins/transfer does).
    */
   send(msg: Buffer): Promise<boolean>;
   /**

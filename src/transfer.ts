@@ -9,15 +9,36 @@
  */
 import type { Answer } from 'dns-packet';
 import { capability } from './capabilities.js';
+import { WireRecordBatch } from './dns/recordbatch.js';
+
+/**
+ * One batch of a transfer's records: record objects, or records a source wrote in wire form
+ * itself (src/dns/recordbatch.ts; the kubernetes zone, whose ~46,000 records at 10,000 Services
+ * cost garbage enough as objects to slow other queries). A wire batch is the source's to reuse
+ * once the transfer pulls the next one. An empty batch asks the transfer plugin for a turn of the
+ * event loop (the source is in a long stretch of work of its own).
+ */
+export type TransferBatch = readonly Answer[] | WireRecordBatch;
 
 /**
  * The records of one transfer, in batches, produced lazily: the first record is the zone's SOA and
  * the last is the SOA again (AXFR, RFC 5936), or the only record is the SOA (IXFR from a serial
- * that is current). The transfer plugin pulls a batch, packs it into messages of at most 63,000
- * record bytes and sends them before pulling the next, so a source that generates its batches as
- * it goes (a generator over its index) keeps the whole transfer in bounded memory.
+ * that is current); both SOAs come as record objects. The transfer plugin pulls a batch, packs it
+ * into messages of at most 63,000 record bytes and sends them before pulling the next, so a source
+ * that generates its batches as it goes (a generator over its index) keeps the whole transfer in
+ * bounded memory.
  */
-export type TransferRecords = Iterable<readonly Answer[]>;
+export type TransferRecords = Iterable<TransferBatch>;
+
+/** A batch's records as objects (tests, and readers that want objects). */
+export function batchAnswers(batch: TransferBatch): Answer[] {
+  return batch instanceof WireRecordBatch ? batch.answers() : [...batch];
+}
+
+/** The records of a transfer as objects, batch by batch, each read before the next is pulled. */
+export function* transferAnswers(records: TransferRecords): Generator<Answer[]> {
+  for (const batch of records) yield batchAnswers(batch);
+}
 
 export interface TransferSource {
   /** The plugin's name (for errors and logs). */

@@ -7,7 +7,7 @@ import { Rcode } from '../../src/dns/constants.js';
 import type { Message } from '../../src/dns/message.js';
 import type { Logger } from '../../src/log.js';
 import type { Handler } from '../../src/plugin.js';
-import { TRANSFER, type TransferHub, type TransferSource } from '../../src/transfer.js';
+import { TRANSFER, type TransferHub, type TransferSource, transferAnswers } from '../../src/transfer.js';
 import { reloadZone } from '../../src/zone/reload.js';
 import { makeQuery } from '../../test/helpers/dns.js';
 import { rrLines } from '../../test/helpers/records.js';
@@ -306,7 +306,7 @@ describe('auto as a transfer source', () => {
     contexts.push(ctx);
     expect(sources.map((s) => s.plugin)).toEqual(['auto']);
     expect(notified[0]).toBe('example.org.');
-    const records = [...(sources[0]!.transfer('example.org.', 0) ?? [])].flat();
+    const records = [...transferAnswers(sources[0]!.transfer('example.org.', 0) ?? [])].flat();
     expect(rrLines([records[0]!, records.at(-1)!])).toEqual([
       'example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 5 7200 3600 1209600 300',
       'example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 5 7200 3600 1209600 300',

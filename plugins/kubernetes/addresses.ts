@@ -57,7 +57,7 @@ export function addressCount(a: PackedAddresses): number {
 }
 
 /** The 32-bit value of IPv4 entry `i` of a packed string. */
-function ipv4At(a: string, i: number): number {
+export function ipv4At(a: string, i: number): number {
   return ((a.charCodeAt(2 * i) << 16) | a.charCodeAt(2 * i + 1)) >>> 0;
 }
 

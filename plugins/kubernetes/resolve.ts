@@ -144,6 +144,13 @@ export function join(rel: string, zone: string): string {
   return zone === '.' ? `${rel}.` : `${rel}.${zone}`;
 }
 
+/** An endpoint named by its address: `10-0-0-1`, `fd00--1` (`::` ends in `-0`). */
+export function addressLabel(addr: string): string {
+  if (addr.includes('.')) return addr.replaceAll('.', '-');
+  const h = addr.replaceAll(':', '-');
+  return h.endsWith('-') ? `${h}0` : h;
+}
+
 /** The part of `lname` left of `zone`, without the separating dot ('' at the apex). */
 export function baseOf(lname: string, zone: string): string {
   if (lname.length === zone.length) return '';
@@ -221,17 +228,21 @@ function isReverseName(lname: string): boolean {
 export class Resolver {
   constructor(readonly cfg: ResolveConfig) {}
 
-  /** endpoint name of one address (§2.4). */
   /** The endpoint label of entry `i` of a slice: hostname, pod name (`endpoint_pod_names`) or dashed address. */
   endpointName(s: SliceRec, i: number): string {
+    return this.endpointOwnName(s, i) ?? addressLabel(addressAt(s.addresses, i));
+  }
+
+  /**
+   * The endpoint's own name: its hostname, or with `endpoint_pod_names` its pod's name; null when
+   * it is named by its address ({@link addressLabel}).
+   */
+  endpointOwnName(s: SliceRec, i: number): string | null {
     const hostname = s.hostnames?.[i];
     if (hostname) return hostname;
     const podName = this.cfg.endpointPodNames ? s.podNames?.[i] : undefined;
     if (podName && podName.length < 64) return podName;
-    const addr = addressAt(s.addresses, i);
-    if (addr.includes('.')) return addr.replaceAll('.', '-');
-    const h = addr.replaceAll(':', '-');
-    return h.endsWith('-') ? `${h}0` : h;
+    return null;
   }
 
   private exposed(v: View, ns: string): boolean {

@@ -6,6 +6,7 @@ import { compareServiceKeys, SortedKeys } from './sortedkeys.js';
 import type { Store } from './store.js';
 import { baseConfig, fixtureStore } from './testutil.js';
 import type { ServiceRec } from './types.js';
+import { batchAnswers, transferAnswers } from '../../src/transfer.js';
 import { kubernetesTransfer } from './xfr.js';
 
 /** The order transfers used when each sorted its own copy: name, then namespace, by `<`. */
@@ -96,19 +97,22 @@ describe('service keys in transfer order', () => {
 
   it('a transfer lists Services added and leaves out those removed between two transfers', () => {
     const store = fixtureStore();
-    const first = servicesIn([...kubernetesTransfer(store, resolver, 'cluster.local.', 0)].flat());
+    const first = servicesIn([...transferAnswers(kubernetesTransfer(store, resolver, 'cluster.local.', 0))].flat());
     expect(first).toEqual([...first].sort(byNameThenNamespace));
     store.upsert('services', clusterIP('testns', 'aaa-first', '10.96.7.1'));
     store.upsert('services', clusterIP('default', 'zzz-last', '10.96.7.2'));
     store.remove('services', objectKey(first[0]!));
-    const second = servicesIn([...kubernetesTransfer(store, resolver, 'cluster.local.', 0)].flat());
+    const second = servicesIn([...transferAnswers(kubernetesTransfer(store, resolver, 'cluster.local.', 0))].flat());
     expect(second).toEqual(['aaa-first.testns', ...first.slice(1), 'zzz-last.default']);
     expect(store.sortedServiceKeys()).toEqual(store.serviceKeys().sort(byNameThenNamespace));
   });
 
   it('a transfer in progress keeps the Services of its start: none added, a removed one left out', () => {
     const store = fixtureStore();
-    const whole = servicesIn([...kubernetesTransfer(store, resolver, 'cluster.local.', 0)].flat());
+    // Enough Services for several batches (a batch is about 64 records), so that the last one is
+    // read after the first went out.
+    for (let i = 0; i < 200; i++) store.upsert('services', clusterIP('testns', `many-${i}`, `10.96.8.${i}`));
+    const whole = servicesIn([...transferAnswers(kubernetesTransfer(store, resolver, 'cluster.local.', 0))].flat());
     expect(whole.length).toBeGreaterThan(3);
     const transfer = kubernetesTransfer(store, resolver, 'cluster.local.', 0)[Symbol.iterator]();
     const pulled: Answer[] = [];
@@ -116,7 +120,7 @@ describe('service keys in transfer order', () => {
     while (servicesIn(pulled).length === 0) {
       const r = transfer.next();
       expect(r.done).toBe(false);
-      pulled.push(...(r.value as Answer[]));
+      pulled.push(...batchAnswers(r.value));
     }
     const last = whole.at(-1)!;
     store.remove('services', objectKey(last));
@@ -124,7 +128,7 @@ describe('service keys in transfer order', () => {
     store.upsert('services', clusterIP('testns', 'zzz-added', '10.96.7.4'));
     // The order the next transfer gets is rebuilt; the one in progress is not changed by it.
     expect(store.sortedServiceKeys()).toContain('zzz-added.testns');
-    for (let r = transfer.next(); !r.done; r = transfer.next()) pulled.push(...r.value);
+    for (let r = transfer.next(); !r.done; r = transfer.next()) pulled.push(...batchAnswers(r.value));
     expect(servicesIn(pulled)).toEqual(whole.slice(0, -1));
     expect(pulled.at(-1)!.type).toBe('SOA');
   });

@@ -17,31 +17,19 @@
  */
 import { isIP } from 'node:net';
 import type { Answer } from 'dns-packet';
-import { toPacketName } from '../../src/dns/name.js';
-import { addressAt, addressCount } from './addresses.js';
-import { join, View, type Resolver } from './resolve.js';
+import { Qtype } from '../../src/dns/constants.js';
+import { ipv6ToBytes, toPacketName } from '../../src/dns/name.js';
+import { copyBytes, WireName, WireRecordBatch } from '../../src/dns/recordbatch.js';
+import type { TransferBatch } from '../../src/transfer.js';
+import { addressCount, addressAt, ipv4At, parseIPv4 } from './addresses.js';
+import { View, type Resolver } from './resolve.js';
 import type { IndexReader } from './store.js';
-import type { ImportRec, PortRec, ServiceRec, SliceRec } from './types.js';
+import type { PortRec, ServiceRec, SliceRec } from './types.js';
 
 function address(name: string, ip: string, ttl: number): Answer {
   return isIP(ip) === 4
     ? { name: toPacketName(name), type: 'A', class: 'IN', ttl, data: ip }
     : { name: toPacketName(name), type: 'AAAA', class: 'IN', ttl, data: ip };
-}
-
-function srv(name: string, weight: number, port: number, target: string, ttl: number): Answer {
-  return {
-    name: toPacketName(name),
-    type: 'SRV',
-    class: 'IN',
-    ttl,
-    data: { priority: 0, weight, port: port & 0xffff, target: toPacketName(target) },
-  };
-}
-
-/** `_<name>._<protocol>.` of a named port (lower-cased, as CoreDNS builds the key). */
-function portPrefix(p: PortRec): string {
-  return `_${p.name.toLowerCase()}._${p.protocol.toLowerCase()}.`;
 }
 
 /** CoreDNS's calcSRVWeight for `n` endpoints of equal weight: ⌊100 / n⌋, at least 1. */
@@ -54,59 +42,177 @@ function isHostName(s: string): boolean {
   return s !== '' && isIP(s) === 0;
 }
 
-function* serviceRecords(
-  svc: ServiceRec,
-  slices: () => SliceRec[],
-  resolver: Resolver,
-  zone: string,
-  ttl: number,
-): Generator<Answer[]> {
-  const base = join(`${svc.name}.${svc.namespace}.svc`, zone);
+/** Records yielded to the transfer plugin at a time: about one event-loop turn's worth. */
+const BATCH_RECORDS = 64;
+
+/**
+ * One transfer's writer: the Services' records go straight into a {@link WireRecordBatch} in wire
+ * form, their names assembled from wire pieces kept here (the zone, the Service's name, an
+ * endpoint's, a port's), so a record costs no object or string of its own.
+ */
+class ZoneWriter {
+  readonly batch = new WireRecordBatch();
+  private readonly zone: WireName;
+  /** `<svc>.<ns>.svc.<zone>` of the Service being written. */
+  private readonly base = new WireName();
+  /** `<endpoint>.<base>` of the endpoint being written. */
+  private readonly host = new WireName();
+  /** `_<port>._<proto>.<base>` of each named port of the Service or slice being written. */
+  private readonly portNames: WireName[] = [];
+  private readonly ipv6 = new Uint8Array(16);
+  private readonly target = new WireName();
+
+  constructor(
+    zone: string,
+    private readonly resolver: Resolver,
+    private readonly ttl: number,
+  ) {
+    this.zone = new WireName().set(toPacketName(zone));
+  }
+
+  get full(): boolean {
+    return this.batch.count >= BATCH_RECORDS;
+  }
+
+  setService(name: string, namespace: string): void {
+    this.base.clear().labels(name).labels(namespace).labels('svc').end(this.zone);
+  }
+
+  /** The owner names of `ports`' named ones, in order (unnamed ports get none). */
+  private setPorts(ports: readonly PortRec[]): void {
+    let j = 0;
+    for (const p of ports) {
+      if (p.name === '') continue;
+      if (j === this.portNames.length) this.portNames.push(new WireName());
+      this.portNames[j++]!.clear().underscoreLabel(p.name).underscoreLabel(p.protocol).end(this.base);
+    }
+  }
+
+  /** An A or AAAA record of `owner` for a canonical address; nothing for text that is neither. */
+  private addressText(owner: WireName, ip: string): void {
+    const v4 = parseIPv4(ip);
+    if (v4 >= 0) return this.ipv4(owner, v4);
+    const v6 = ipv6ToBytes(ip);
+    if (v6 === undefined) return;
+    this.ipv6.set(v6);
+    this.batch.beginRecord(owner, Qtype.AAAA, this.ttl);
+    this.batch.bytes(this.ipv6);
+    this.batch.endRecord();
+  }
+
+  private ipv4(owner: WireName, n: number): void {
+    this.batch.beginRecord(owner, Qtype.A, this.ttl);
+    this.batch.ipv4(n);
+    this.batch.endRecord();
+  }
+
+  private srv(owner: WireName, weight: number, port: number, target: WireName): void {
+    const b = this.batch;
+    b.beginRecord(owner, Qtype.SRV, this.ttl);
+    b.uint16(0);
+    b.uint16(weight);
+    b.uint16(port);
+    b.name(target);
+    b.endRecord();
+  }
+
+  /** An ExternalName Service: a CNAME to its external name. */
+  externalName(target: string): void {
+    this.target.set(toPacketName(target));
+    this.batch.beginRecord(this.base, Qtype.CNAME, this.ttl);
+    this.batch.name(this.target);
+    this.batch.endRecord();
+  }
+
+  /** A ClusterIP Service (or an import with IPs): its addresses, then the SRV records of each port. */
+  clusterIP(ips: readonly string[], ports: readonly PortRec[]): void {
+    for (const ip of ips) this.addressText(this.base, ip);
+    this.setPorts(ports);
+    let j = 0;
+    for (const p of ports) {
+      // Every port, named or not, as `svc.ns.svc.zone` SRV (peer-finder, coredns#823); named ports
+      // also under `_proto._name.`.
+      this.srv(this.base, 100, p.port, this.base);
+      if (p.name !== '') this.srv(this.portNames[j++]!, 100, p.port, this.base);
+    }
+  }
+
+  /**
+   * Endpoint `i` of `s`: its address under the Service's name and under its own, then an SRV
+   * record per named port of the slice (set by {@link slice}).
+   */
+  endpoint(s: SliceRec, i: number, weight: number): void {
+    const packed = typeof s.addresses === 'string' ? s.addresses : null;
+    const own = this.resolver.endpointOwnName(s, i);
+    if (own !== null) this.host.clear().labels(own).end(this.base);
+    else if (packed !== null) setDashedIPv4(this.host, ipv4At(packed, i), this.base);
+    else this.host.setPrefixed(this.resolver.endpointName(s, i), this.base);
+    if (packed !== null) {
+      const n = ipv4At(packed, i);
+      this.ipv4(this.base, n);
+      this.ipv4(this.host, n);
+    } else {
+      const ip = addressAt(s.addresses, i);
+      this.addressText(this.base, ip);
+      this.addressText(this.host, ip);
+    }
+    let j = 0;
+    for (const p of s.ports) if (p.name !== '') this.srv(this.portNames[j++]!, weight, p.port, this.host);
+  }
+
+  /** Before a slice's endpoints: the owner names of its named ports. */
+  slice(s: SliceRec): void {
+    this.setPorts(s.ports);
+  }
+}
+
+/** `a-b-c-d.<suffix>`, the name of an endpoint by its IPv4 address, without a string for it. */
+function setDashedIPv4(w: WireName, n: number, suffix: WireName): void {
+  const b = w.bytes;
+  let o = 1;
+  for (let shift = 24; shift >= 0; shift -= 8) {
+    const octet = (n >>> shift) & 255;
+    if (octet >= 100) b[o++] = 0x30 + Math.floor(octet / 100);
+    if (octet >= 10) b[o++] = 0x30 + (Math.floor(octet / 10) % 10);
+    b[o++] = 0x30 + (octet % 10);
+    if (shift > 0) b[o++] = 0x2d;
+  }
+  b[0] = o - 1;
+  w.length = o + copyBytes(suffix.bytes, 0, suffix.length, b, o);
+}
+
+/**
+ * A Service's records, written when they come from the Service itself (ClusterIP, ExternalName);
+ * true when they come from its endpoints instead (headless), which the caller then walks.
+ */
+function writeService(w: ZoneWriter, svc: ServiceRec): boolean {
   if (svc.type === 'ExternalName') {
     if (isHostName(svc.externalName)) {
-      const target = svc.externalName.endsWith('.') ? svc.externalName : `${svc.externalName}.`;
-      yield [{ name: toPacketName(base), type: 'CNAME', class: 'IN', ttl, data: toPacketName(target) }];
+      w.setService(svc.name, svc.namespace);
+      w.externalName(svc.externalName);
     }
-    return;
+    return false;
   }
-  if (svc.type !== 'ClusterIP' && svc.type !== 'NodePort' && svc.type !== 'LoadBalancer') return;
-  if (!svc.headless && svc.clusterIPs.length > 0) {
-    yield clusterIPRecords(base, svc.clusterIPs, svc.ports, ttl);
-    return;
-  }
-  yield* endpointRecords(base, slices(), resolver, ttl);
+  if (svc.type !== 'ClusterIP' && svc.type !== 'NodePort' && svc.type !== 'LoadBalancer') return false;
+  w.setService(svc.name, svc.namespace);
+  if (svc.headless || svc.clusterIPs.length === 0) return true;
+  w.clusterIP(svc.clusterIPs, svc.ports);
+  return false;
 }
 
-function clusterIPRecords(base: string, ips: readonly string[], ports: readonly PortRec[], ttl: number): Answer[] {
-  const out: Answer[] = [];
-  for (const ip of ips) out.push(address(base, ip, ttl));
-  for (const p of ports) {
-    // Every port, named or not, as `svc.ns.svc.zone` SRV (peer-finder, coredns#823); named ports
-    // also under `_proto._name.`.
-    out.push(srv(base, 100, p.port, base, ttl));
-    if (p.name !== '') out.push(srv(portPrefix(p) + base, 100, p.port, base, ttl));
-  }
-  return out;
-}
-
-function* endpointRecords(
-  base: string,
-  slices: readonly SliceRec[],
-  resolver: Resolver,
-  ttl: number,
-): Generator<Answer[]> {
+function* endpointRecords(w: ZoneWriter, slices: readonly SliceRec[]): Generator<WireRecordBatch> {
   for (const s of slices) {
     const n = addressCount(s.addresses);
     const weight = srvWeight(n);
-    const out: Answer[] = [];
+    w.slice(s);
     for (let i = 0; i < n; i++) {
-      const ip = addressAt(s.addresses, i);
-      out.push(address(base, ip, ttl));
-      const host = `${resolver.endpointName(s, i)}.${base}`;
-      out.push(address(host, ip, ttl));
-      for (const p of s.ports) if (p.name !== '') out.push(srv(portPrefix(p) + base, weight, p.port, host, ttl));
+      w.endpoint(s, i, weight);
+      // A Service of thousands of endpoints goes out in batches too.
+      if (w.full) {
+        yield w.batch;
+        w.batch.reset();
+      }
     }
-    if (out.length > 0) yield out;
   }
 }
 
@@ -119,7 +225,7 @@ export function* kubernetesTransfer(
   resolver: Resolver,
   zone: string,
   serial: number,
-): Generator<Answer[]> {
+): Generator<TransferBatch> {
   const ttl = resolver.cfg.ttl;
   const soa = resolver.soa(zone, index.serial);
   if (serial !== 0 && index.serial === serial) {
@@ -139,38 +245,32 @@ export function* kubernetesTransfer(
   yield ns.map((a) => address(a.name, a.ip, 0));
   const namespaces = resolver.cfg.namespaces;
   const multicluster = resolver.isMulticluster(zone);
+  const w = new ZoneWriter(zone, resolver, ttl);
   // Sorted by name as CoreDNS does, an order the index keeps between changes (sortedkeys.ts): this
   // array stays as it is while the transfer runs; each Service is read when its turn comes, so one
   // removed since is left out and one changed since goes out as it is then.
   const keys = multicluster ? index.sortedImportKeys() : index.sortedServiceKeys();
+  const exposed = (namespace: string): boolean =>
+    (namespaces === null || namespaces.has(namespace)) && index.hasNamespace(namespace);
   for (const key of keys) {
-    const namespace = key.slice(key.lastIndexOf('.') + 1);
-    if (namespaces !== null && !namespaces.has(namespace)) continue;
-    if (!index.hasNamespace(namespace)) continue;
     if (multicluster) {
+      // xfr.go `transferMultiClusterServices`: an import by its IPs when it has any, else by the
+      // endpoints of its multicluster slices.
       const imp = index.importByKey(key);
-      if (imp !== undefined) yield* importRecords(imp, () => index.mcSlicesOfImport(key), resolver, zone, ttl);
-      continue;
+      if (imp === undefined || !exposed(imp.namespace)) continue;
+      w.setService(imp.name, imp.namespace);
+      if (imp.ips.length > 0) w.clusterIP(imp.ips, imp.ports);
+      else yield* endpointRecords(w, index.mcSlicesOfImport(key));
+    } else {
+      const svc = index.serviceByKey(key);
+      if (svc === undefined || !exposed(svc.namespace)) continue;
+      if (writeService(w, svc)) yield* endpointRecords(w, index.slicesOfService(key));
     }
-    const svc = index.serviceByKey(key);
-    if (svc === undefined) continue;
-    yield* serviceRecords(svc, () => index.slicesOfService(key), resolver, zone, ttl);
+    if (w.full) {
+      yield w.batch;
+      w.batch.reset();
+    }
   }
+  if (w.batch.count > 0) yield w.batch;
   yield [soa];
-}
-
-/** xfr.go `transferMultiClusterServices` for one import: by its IPs when it has any, else its endpoints. */
-function* importRecords(
-  imp: ImportRec,
-  slices: () => SliceRec[],
-  resolver: Resolver,
-  zone: string,
-  ttl: number,
-): Generator<Answer[]> {
-  const base = join(`${imp.name}.${imp.namespace}.svc`, zone);
-  if (imp.ips.length > 0) {
-    yield clusterIPRecords(base, imp.ips, imp.ports, ttl);
-    return;
-  }
-  yield* endpointRecords(base, slices(), resolver, ttl);
 }

@@ -20,7 +20,8 @@ import type { Logger } from '../../src/log.js';
 import { nextOrFailure, type Handler } from '../../src/plugin.js';
 import { Reply, type Query, type ReplyStream } from '../../src/query.js';
 import { finalizeReply } from '../../src/server/reply.js';
-import type { TransferSource } from '../../src/transfer.js';
+import { copyBytes, WireRecordBatch } from '../../src/dns/recordbatch.js';
+import type { TransferBatch, TransferSource } from '../../src/transfer.js';
 import { splitHostPort } from '../../src/util/hostport.js';
 import type { XfrStanza } from './setup.js';
 
@@ -93,20 +94,17 @@ const scratch = Buffer.allocUnsafe(MAX_RECORD_BYTES);
  * and a full collection of the old generation followed every transfer (p99 of other queries).
  */
 class MessageBuilder {
-  private buf: Buffer;
+  private readonly buf: Buffer;
   private off: number;
   /** Records in the message. */
   count = 0;
+  /** A record longer than a message's budget, sent alone in a buffer of its own. */
+  private big: Buffer | null = null;
 
   constructor(private readonly head: Buffer) {
-    this.buf = this.fresh(MESSAGE_RECORD_BYTES);
+    this.buf = Buffer.allocUnsafe(head.length + MESSAGE_RECORD_BYTES);
+    head.copy(this.buf, 0);
     this.off = head.length;
-  }
-
-  private fresh(room: number): Buffer {
-    const buf = Buffer.allocUnsafe(this.head.length + room);
-    this.head.copy(buf, 0);
-    return buf;
   }
 
   /** Record bytes in the message. */
@@ -114,28 +112,38 @@ class MessageBuilder {
     return this.off - this.head.length;
   }
 
-  /** Appends the `len` bytes at the start of `rec`. */
-  append(rec: Buffer, len: number): void {
+  /** Appends `records` records, the `len` bytes at `start` in `rec`. */
+  append(rec: Buffer, start: number, len: number, records = 1): void {
     if (this.off + len > this.buf.length) {
-      // Only a single record longer than a message's budget: CoreDNS sends it alone.
-      const bigger = this.fresh(this.size + len);
-      this.buf.copy(bigger, this.head.length, this.head.length, this.off);
-      this.buf = bigger;
+      // Only a single record longer than a message's budget (the message is empty): CoreDNS
+      // sends it alone.
+      this.big = Buffer.allocUnsafe(this.head.length + len);
+      this.head.copy(this.big, 0);
+      rec.copy(this.big, this.head.length, start, start + len);
+      this.off = this.head.length + len;
+      this.count += records;
+      return;
     }
-    rec.copy(this.buf, this.off, 0, len);
-    this.off += len;
-    this.count++;
+    this.off += copyBytes(rec, start, len, this.buf, this.off);
+    this.count += records;
   }
 
-  /** The finished message; the builder starts the next one. */
+  /**
+   * The finished message; the builder starts the next one in the same buffer, so the message must
+   * be sent (copied into the connection's frame) before anything more is appended.
+   */
   take(): Buffer {
-    const msg = this.buf.subarray(0, this.off);
+    const msg = (this.big ?? this.buf).subarray(0, this.off);
     msg.writeUInt16BE(this.count, 6);
-    this.buf = this.fresh(MESSAGE_RECORD_BYTES);
+    this.big = null;
     this.off = this.head.length;
     this.count = 0;
     return msg;
   }
+}
+
+function closedDuringTransfer(q: Query): number {
+  return q.fail(new Error('connection closed during transfer'), Rcode.SERVFAIL);
 }
 
 export class TransferHandler implements Handler {
@@ -174,7 +182,7 @@ export class TransferHandler implements Handler {
     return nextOrFailure(this.name, this.next, q);
   }
 
-  private async stream(q: Query, records: Iterable<readonly Answer[]>): Promise<number> {
+  private async stream(q: Query, records: Iterable<TransferBatch>): Promise<number> {
     const opened: { out: ReplyStream | null } = { out: null };
     try {
       return await this.streamTo(q, records, opened);
@@ -188,7 +196,7 @@ export class TransferHandler implements Handler {
 
   private async streamTo(
     q: Query,
-    records: Iterable<readonly Answer[]>,
+    records: Iterable<TransferBatch>,
     opened: { out: ReplyStream | null },
   ): Promise<number> {
     // Opened at the first message: an IXFR for a current serial is a plain reply instead.
@@ -206,23 +214,49 @@ export class TransferHandler implements Handler {
       opened.out = out;
       return out === null ? Promise.resolve(false) : out.send(last);
     };
-    for (const records0 of records) {
-      if (records0.length === 0) {
-        // The source paused in a long stretch of work of its own (src/transfer.ts).
-        generated = 0;
-        await nextTurn();
-        continue;
-      }
-      if (soa === null && records0[0]!.type === 'SOA') soa = records0[0]!;
-      for (const rr of records0) {
-        const len = writeRecord(codecForm(rr), scratch, 0);
-        if (msg.count > 0 && msg.size + len > MESSAGE_RECORD_BYTES) {
-          if (!(await flush())) return q.fail(new Error('connection closed during transfer'), Rcode.SERVFAIL);
+    for (const batch of records) {
+      if (batch instanceof WireRecordBatch) {
+        // Records the source wrote in wire form: copied into the message record by record (the
+        // batch is the source's again when the next one is pulled).
+        const buf = batch.buffer;
+        for (let i = 0; i < batch.count; ) {
+          // The run of records from `i` that still fits in the message, copied in one go.
+          const start = batch.start(i);
+          const room = MESSAGE_RECORD_BYTES - msg.size;
+          let j = i;
+          while (j < batch.count && batch.end(j) - start <= room) j++;
+          if (j === i) {
+            if (msg.count > 0) {
+              if (!(await flush())) return closedDuringTransfer(q);
+              continue;
+            }
+            j = i + 1; // a record larger than a whole message's budget: alone
+          }
+          msg.append(buf, start, batch.end(j - 1) - start, j - i);
+          i = j;
         }
-        msg.append(scratch, len);
+        generated += batch.count;
+      } else {
+        if (batch.length === 0) {
+          // The source paused in a long stretch of work of its own (src/transfer.ts).
+          generated = 0;
+          await nextTurn();
+          continue;
+        }
+        if (soa === null && batch[0]!.type === 'SOA') soa = batch[0]!;
+        for (const rr of batch) {
+          const form = codecForm(rr);
+          let len = writeRecord(form, scratch, 0);
+          if (msg.count > 0 && msg.size + len > MESSAGE_RECORD_BYTES) {
+            if (!(await flush())) return closedDuringTransfer(q);
+            // Another transfer may have used the scratch buffer while this one waited.
+            len = writeRecord(form, scratch, 0);
+          }
+          msg.append(scratch, 0, len);
+        }
+        generated += batch.length;
       }
       // The source generates as it is pulled: give other clients their turn now and then.
-      generated += records0.length;
       if (generated >= RECORDS_PER_TURN) {
         generated = 0;
         await nextTurn();
@@ -240,9 +274,7 @@ export class TransferHandler implements Handler {
       );
       return 0;
     }
-    if (msg.count > 0 && !(await flush())) {
-      return q.fail(new Error('connection closed during transfer'), Rcode.SERVFAIL);
-    }
+    if (msg.count > 0 && !(await flush())) return closedDuringTransfer(q);
     // The messages are on the connection; the last one stands for them in log and metrics.
     q.streamed = true;
     if (last !== null) q.writeWire(last, this.name);

@@ -166,8 +166,14 @@ describe('transfer: end to end (file zone)', () => {
       join(dir, 'db.example.org'),
       `$TTL 300\n@ IN SOA ns.example.org. h.example.org. 5 3600 600 86400 60\n  IN NS ns\nns IN A 192.0.2.1\n$GENERATE 1-${N} host-$ TXT "${'x'.repeat(60)}"\n`,
     );
+    // A record too large for a message's budget (63,000 bytes) between small ones.
+    const big = Array.from({ length: 252 }, () => `"${'y'.repeat(255)}"`).join(' ');
+    writeFileSync(
+      join(dir, 'db.big.example'),
+      `$TTL 300\n@ IN SOA ns.big.example. h.big.example. 7 3600 600 86400 60\n  IN NS ns\nns IN A 192.0.2.1\n$GENERATE 1-300 a-$ TXT "${'x'.repeat(60)}"\nhuge IN TXT ${big}\n$GENERATE 1-300 z-$ TXT "${'x'.repeat(60)}"\n`,
+    );
     srv = await startServer(
-      `example.org {\n  file ${join(dir, 'db.example.org')}\n  transfer {\n    to 127.0.0.1\n  }\n}\nexample.net {\n  file ${join(dir, 'db.example.org')} example.net\n  transfer {\n    to 192.0.2.99\n  }\n}\n. {\n  whoami\n}\n`,
+      `big.example {\n  file ${join(dir, 'db.big.example')}\n  transfer {\n    to 127.0.0.1\n  }\n}\nexample.org {\n  file ${join(dir, 'db.example.org')}\n  transfer {\n    to 127.0.0.1\n  }\n}\nexample.net {\n  file ${join(dir, 'db.example.org')} example.net\n  transfer {\n    to 192.0.2.99\n  }\n}\n. {\n  whoami\n}\n`,
       { dir },
     );
   });
@@ -203,6 +209,23 @@ describe('transfer: end to end (file zone)', () => {
         ),
       ),
     );
+  });
+
+  it('a record larger than the packing goes out alone, the messages around it whole', async () => {
+    const ms = await axfr(srv.port, 'big.example');
+    const answers = ms.flatMap((m) => m.answers);
+    expect(answers).toHaveLength(605);
+    expect(answers.at(-1)!.type).toBe('SOA');
+    const alone = ms.findIndex((m) => m.answers.some((a) => a.name === 'huge.big.example'));
+    expect(ms[alone]!.answers).toHaveLength(1);
+    const txt = ms[alone]!.answers[0] as Answer & { data: Buffer[] };
+    expect(txt.data).toHaveLength(252);
+    expect(txt.data.every((b) => b.toString() === 'y'.repeat(255))).toBe(true);
+    // The names around it in zone order (canonical: a-1, a-10, a-100, …), every one once.
+    const names = answers.map((a) => a.name);
+    expect(new Set(names.filter((n) => /^[az]-\d+\./.test(n))).size).toBe(600);
+    expect(alone).toBeGreaterThan(0);
+    expect(alone).toBeLessThan(ms.length - 1);
   });
 
   it('SVCB and HTTPS records go out with their types and RDATA as stored', async () => {

@@ -23,7 +23,7 @@ export const MAX_RECORD_BYTES = 255 + 10 + 65535;
  * ASCII of labels of 1–63 bytes (the caller then leaves the record to dns-packet, which writes
  * such names its own way).
  */
-function writeName(name: string, buf: Buffer, off: number): number {
+export function writeName(name: string, buf: Buffer, off: number): number {
   if (name === '.' || name === '') {
     buf[off] = 0;
     return off + 1;
