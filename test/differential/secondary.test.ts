@@ -388,12 +388,17 @@ describe('differential: secondary catalog', () => {
     const parsed = /Parsed catalog zone catalog\.example\. with 3 member zones$/;
     await Promise.all([p.ref.waitFor(parsed), p.cand.waitFor(parsed)]);
     // Each query from a fresh socket, several per name: the candidate's query threads each build
-    // the members from the main thread's transfers, and the kernel spreads sockets over threads,
-    // so one answered query does not mean that every thread has the member yet.
+    // the catalog and its members from the main thread's transfers, and the kernel spreads
+    // sockets over threads, so one answered query does not mean that every thread has the zone
+    // yet (a thread without the catalog zone answered its names SERVFAIL in a loaded run).
     const members = (port: number) => async (): Promise<boolean> => {
-      for (const name of ['www.a.test', 'www.b.test']) {
+      for (const [name, type] of [
+        ['www.a.test', 'A'],
+        ['www.b.test', 'A'],
+        ['catalog.example', 'SOA'],
+      ] as const) {
         for (let i = 0; i < 16; i++) {
-          const r = await exchange(port, encode({ name, type: 'A', id: 11 }), 'udp', 1000);
+          const r = await exchange(port, encode({ name, type, id: 11 }), 'udp', 1000);
           if (r === null || decode(r).answers.length !== 1) return false;
         }
       }
