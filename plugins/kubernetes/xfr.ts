@@ -10,10 +10,11 @@
  * `<endpoint>.<svc>.<ns>.svc.<zone>`, without the cluster label the queries use, and with the
  * cluster zone's serial in the SOA, both as CoreDNS 1.15.0 does.
  *
- * A generator: one Service is read from the index (the store, or the shared-memory copy in a query
- * thread) and turned into records when the transfer asks for the next batch, so a transfer of a
- * large cluster never holds more than one message (docs/plugins.md, transfer); the Service keys in
- * name order are the index's, kept between its changes (sortedkeys.ts), not sorted per transfer.
+ * A generator: Services are read from the index (the store, or the shared-memory copy in a query
+ * thread) and written as records when the transfer asks for the next batch, about 64 records at a
+ * time, so a transfer of a large cluster never holds more than one message (docs/plugins.md,
+ * transfer); the Service keys in name order are the index's, kept between its changes
+ * (sortedkeys.ts), not sorted per transfer.
  */
 import { isIP } from 'node:net';
 import type { Answer } from 'dns-packet';

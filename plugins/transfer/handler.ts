@@ -216,7 +216,7 @@ export class TransferHandler implements Handler {
     };
     for (const batch of records) {
       if (batch instanceof WireRecordBatch) {
-        // Records the source wrote in wire form: copied into the message record by record (the
+        // Records the source wrote in wire form: copied into the message a run at a time (the
         // batch is the source's again when the next one is pulled).
         const buf = batch.buffer;
         for (let i = 0; i < batch.count; ) {
