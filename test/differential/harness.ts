@@ -22,7 +22,7 @@ import {
   type Difference,
 } from '../../src/dnscompare/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/server.js';
-import { freePort } from '../helpers/net.js';
+import { deadPort, freePort } from '../helpers/net.js';
 import { watchLines } from '../helpers/spawn.js';
 import { TestUpstream } from '../helpers/upstream.js';
 import { PENDING, type PendingEntry } from './pending.js';
@@ -208,7 +208,8 @@ export async function startPair(setup: CaseSetup, probe?: { name: string; type: 
       upstreams.push(u);
     }
   }
-  const dead = await freePort();
+  // Nothing may ever answer on {{DEAD}}: a port no socket bound to 0 can be given (helpers/net.ts).
+  const dead = await deadPort();
   let procs: Proc[] = [];
   try {
     // A port freePort() found free can be taken by another process before the server binds it:
