@@ -23,7 +23,7 @@ import { ipv6ToBytes, toPacketName } from '../../src/dns/name.js';
 import { copyBytes, WireName, WireRecordBatch } from '../../src/dns/recordbatch.js';
 import type { TransferBatch } from '../../src/transfer.js';
 import { addressCount, addressAt, ipv4At, parseIPv4 } from './addresses.js';
-import { View, type Resolver } from './resolve.js';
+import { addressLabel, View, type Resolver } from './resolve.js';
 import type { IndexReader } from './store.js';
 import type { PortRec, ServiceRec, SliceRec } from './types.js';
 
@@ -60,7 +60,6 @@ class ZoneWriter {
   private readonly host = new WireName();
   /** `_<port>._<proto>.<base>` of each named port of the Service or slice being written. */
   private readonly portNames: WireName[] = [];
-  private readonly ipv6 = new Uint8Array(16);
   private readonly target = new WireName();
 
   constructor(
@@ -95,9 +94,8 @@ class ZoneWriter {
     if (v4 >= 0) return this.ipv4(owner, v4);
     const v6 = ipv6ToBytes(ip);
     if (v6 === undefined) return;
-    this.ipv6.set(v6);
     this.batch.beginRecord(owner, Qtype.AAAA, this.ttl);
-    this.batch.bytes(this.ipv6);
+    this.batch.bytes(v6);
     this.batch.endRecord();
   }
 
@@ -143,15 +141,14 @@ class ZoneWriter {
    * record per named port of the slice (set by {@link slice}).
    */
   endpoint(s: SliceRec, i: number, weight: number): void {
-    const packed = typeof s.addresses === 'string' ? s.addresses : null;
+    // IPv4 slices are packed numbers (addresses.ts): written without a string for the address.
+    const v4 = typeof s.addresses === 'string' ? ipv4At(s.addresses, i) : -1;
     const own = this.resolver.endpointOwnName(s, i);
-    if (own !== null) this.host.clear().labels(own).end(this.base);
-    else if (packed !== null) setDashedIPv4(this.host, ipv4At(packed, i), this.base);
-    else this.host.setPrefixed(this.resolver.endpointName(s, i), this.base);
-    if (packed !== null) {
-      const n = ipv4At(packed, i);
-      this.ipv4(this.base, n);
-      this.ipv4(this.host, n);
+    if (own === null && v4 >= 0) setDashedIPv4(this.host, v4, this.base);
+    else this.host.setPrefixed(own ?? addressLabel(addressAt(s.addresses, i)), this.base);
+    if (v4 >= 0) {
+      this.ipv4(this.base, v4);
+      this.ipv4(this.host, v4);
     } else {
       const ip = addressAt(s.addresses, i);
       this.addressText(this.base, ip);

@@ -37,8 +37,8 @@ const RECORD_ROOM = 2 * NAME_ROOM + 10 + 16;
  * `Buffer.copy` of a range costs a typed-array view of garbage per call (Node's `_copyActual`)
  * and the native call's overhead: a loop does them in place.
  */
-export function copyBytes(src: Uint8Array, from: number, len: number, dst: Uint8Array, to: number): number {
-  if (len > 128) return (src as Buffer).copy(dst, to, from, from + len);
+export function copyBytes(src: Buffer, from: number, len: number, dst: Buffer, to: number): number {
+  if (len > 128) return src.copy(dst, to, from, from + len);
   for (let i = 0; i < len; i++) dst[to + i] = src[from + i]!;
   return len;
 }
@@ -60,8 +60,7 @@ export class WireName {
 
   /** Sets the name to the labels of `prefix` (dotted, may be empty) followed by `suffix`. */
   setPrefixed(prefix: string, suffix: WireName): this {
-    this.length = prefix === '' ? 0 : writeLabels(prefix, this.bytes, 0);
-    return this.end(suffix);
+    return this.clear().labels(prefix).end(suffix);
   }
 
   /** Starts assembling the name. */
