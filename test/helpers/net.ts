@@ -13,25 +13,38 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
         srv.close(() => resolve(p));
       });
     });
-    const udpOk = await new Promise<boolean>((resolve) => {
-      const s = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
-      s.once('error', () => resolve(false));
-      s.bind(port, host, () => s.close(() => resolve(true)));
-    });
-    if (udpOk) return port;
+    if (await bindsUdp(port, host)) return port;
   }
   throw new Error('no free port found');
 }
 
-/** The kernel's ephemeral range (`ip_local_port_range`): ports it gives to sockets bound to 0. */
-function ephemeralRange(): [number, number] {
+/** Can a UDP socket bind `port` on `host` now (nothing else holds it)? */
+function bindsUdp(port: number, host: string): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const s = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
+    s.once('error', () => resolve(false));
+    s.bind(port, host, () => s.close(() => resolve(true)));
+  });
+}
+
+/** Can a TCP server listen on `port` on `host` now? */
+function listensTcp(port: number, host: string): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
+  });
+}
+
+/** The lowest port of the kernel's ephemeral range (`ip_local_port_range`), which it gives to sockets bound to 0. */
+function ephemeralLow(): number {
   try {
-    const [lo, hi] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-    if (lo !== undefined && hi !== undefined && lo > 0 && hi >= lo) return [lo, hi];
+    const lo = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (lo > 0) return lo;
   } catch {
     // Not Linux: the IANA dynamic range.
   }
-  return [49152, 65535];
+  return 49152;
 }
 
 /**
@@ -41,22 +54,10 @@ function ephemeralRange(): [number, number] {
  * received a server's forwarded query on the test client's own socket, which read it as the reply.
  */
 export async function deadPort(host = '127.0.0.1'): Promise<number> {
-  const [lo] = ephemeralRange();
-  const below = Math.max(1025, lo - 1);
+  const below = Math.max(1025, ephemeralLow() - 1);
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = 1024 + Math.floor(Math.random() * (below - 1024));
-    const tcpOk = await new Promise<boolean>((resolve) => {
-      const srv = net.createServer();
-      srv.once('error', () => resolve(false));
-      srv.listen(port, host, () => srv.close(() => resolve(true)));
-    });
-    if (!tcpOk) continue;
-    const udpOk = await new Promise<boolean>((resolve) => {
-      const s = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
-      s.once('error', () => resolve(false));
-      s.bind(port, host, () => s.close(() => resolve(true)));
-    });
-    if (udpOk) return port;
+    if ((await listensTcp(port, host)) && (await bindsUdp(port, host))) return port;
   }
   throw new Error('no free port below the ephemeral range found');
 }
