@@ -2,8 +2,9 @@
  * The dnstap handler: a CLIENT_QUERY record before the rest of the chain runs and a
  * CLIENT_RESPONSE after it (CoreDNS 1.15.0 plugin/dnstap/handler.go, writer.go). When the chain
  * wrote nothing and returned an RCODE the server answers itself, the response record describes
- * that bare reply, as CoreDNS does since #6532. Records only go into each output's bounded queue
- * here; they are encoded later, off the query path.
+ * that bare reply, as CoreDNS does since #6532. Each output encodes a record into its next batch
+ * as it is handed over (src/dnstap/output.ts), so the wire messages are passed as they are, not
+ * copied: the query's and the reply's buffers are only read during `tap`.
  */
 import { performance } from 'node:perf_hooks';
 import { Flag, isServerWrittenRcode, Rcode } from '../../src/dns/constants.js';
@@ -81,7 +82,7 @@ export function forwarderTap(taps: readonly Tap[]): ForwarderTap {
         t.output.tap({
           ...base,
           type: MessageType.FORWARDER_QUERY,
-          queryMessage: t.full ? Buffer.from(a.query.raw) : undefined,
+          queryMessage: t.full ? a.query.raw : undefined,
           extra,
         });
         if (reply !== undefined) {
@@ -110,7 +111,8 @@ export class DnstapHandler implements Handler {
   }
 
   serve(q: Query): number | Promise<number> {
-    const queryTimeMs = now();
+    // When the packet was read (CoreDNS takes the time as its handler starts, microseconds later).
+    const queryTimeMs = performance.timeOrigin + q.start;
     const proto = q.transport.proto;
     const address = q.transport.remoteAddress;
     const port = q.transport.remotePort;
@@ -121,7 +123,7 @@ export class DnstapHandler implements Handler {
         address,
         port,
         queryTimeMs,
-        queryMessage: t.full ? Buffer.from(q.raw) : undefined,
+        queryMessage: t.full ? q.raw : undefined,
         extra: t.extra === null ? undefined : renderExtra(t.extra, q),
       });
     }
@@ -146,11 +148,11 @@ export class DnstapHandler implements Handler {
     }
     if (q.streamed) {
       // A zone transfer went out already; its last message stands for the response.
-      this.tapReply(q, queryTimeMs, this.full ? Buffer.from(q.reply.wire()) : undefined);
+      this.tapReply(q, queryTimeMs, this.full ? q.reply.wire() : undefined);
       return;
     }
     // CoreDNS taps the message as its writer sent it (OPT added, truncated): wait for those bytes.
-    q.onSend = (wire) => this.tapReply(q, queryTimeMs, this.full ? Buffer.from(wire) : undefined);
+    q.onSend = (wire) => this.tapReply(q, queryTimeMs, this.full ? wire : undefined);
   }
 
   private tapReply(q: Query, queryTimeMs: number, wire: Buffer | undefined): void {

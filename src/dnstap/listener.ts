@@ -8,8 +8,8 @@
  * Two parts. `TapListener` is the socket and its sinks, one per endpoint for the process, kept
  * across reloads (`ctx.shared`: CoreDNS closes and reopens it, which here would race the new
  * configuration's bind against the old one's close). `ListenTap` is one `dnstap listen` occurrence:
- * it takes records from the query path, encodes them in a later turn of the event loop with its
- * identity and version, and hands the frames to the listener. In a query thread the frames go to
+ * it encodes the query path's records with its identity and version as they come, and hands the
+ * frames to the listener in batches. In a query thread the frames go to
  * the main thread's listener over a BroadcastChannel named after the endpoint, since one socket
  * cannot be bound once per thread (docs/multicore.md).
  */
@@ -21,9 +21,9 @@ import type { Logger } from '../log.js';
 import { counter, gauge } from '../metrics/registry.js';
 import { nodeTls } from '../util/require.js';
 import { CONTENT_TYPE, Control, FrameReader, controlFrame } from './framestream.js';
-import { writeTapFrame, type TapIdentity, type TapRecord } from './message.js';
+import { encodeIdentity, writeTapFrame, type TapIdentity, type TapRecord } from './message.js';
 import { ProtoWriter } from './protobuf.js';
-import { FLUSH_MS, FLUSH_RECORDS, TCP_TIMEOUT_MS, type TapSink } from './output.js';
+import { FLUSH_MS, FLUSH_RECORDS, FRAMES_BYTES, TCP_TIMEOUT_MS, type TapSink } from './output.js';
 
 export interface ListenOptions {
   network: 'unix' | 'tcp' | 'tls';
@@ -77,8 +77,6 @@ function listenMetrics(): { refused: ReturnType<typeof counter<'endpoint'>> } {
  * complete within 4 s; here writes never block, so the bound is on what waits in its buffer.
  */
 const MAX_PENDING_BYTES = 4 * 1024 * 1024;
-/** Records encoded per event-loop turn (as src/dnstap/output.ts). */
-const BATCH = 512;
 
 /** The BroadcastChannel a query thread's taps send their frames on. */
 export function listenChannelName(network: string, address: string): string {
@@ -274,31 +272,38 @@ export function threadRelay(network: string, address: string): FrameTarget & { c
   };
 }
 
-/** One `dnstap listen` occurrence: records in, encoded frames out to its listener, off the query path. */
+/** One `dnstap listen` occurrence: records encoded into frames, handed to its listener in batches. */
 export class ListenTap implements TapSink {
-  private queue: TapRecord[] = [];
+  /** Records encoded into {@link frames} and not yet handed over. */
+  private pending = 0;
   private scheduled = false;
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
   /** The next batch of frames: each record's frame is encoded straight into it. */
-  private readonly frames = new ProtoWriter(64 * 1024);
+  private readonly frames = new ProtoWriter(FRAMES_BYTES);
+  /** Every record's identity and version fields, encoded once. */
+  private readonly identityFields: Buffer;
 
   constructor(
     private readonly target: FrameTarget,
-    private readonly identity: TapIdentity,
-  ) {}
+    identity: TapIdentity,
+  ) {
+    this.identityFields = encodeIdentity(identity);
+  }
 
   /** The listener is started by whoever owns it (the shared resource); nothing to dial here. */
   start(): Promise<Error | undefined> {
     return Promise.resolve(undefined);
   }
 
+  /** Encodes one record into the next batch; its buffers are not kept (as TapOutput's tap). */
   tap(r: TapRecord): void {
     if (this.closed) return;
-    this.queue.push(r);
+    writeTapFrame(this.frames, this.identityFields, r);
+    this.pending++;
     if (this.scheduled) return;
-    // Written in batches, as TapOutput's (src/dnstap/output.ts): at FLUSH_RECORDS, else FLUSH_MS on.
-    if (this.queue.length >= FLUSH_RECORDS) {
+    // Handed over in batches, as TapOutput's (src/dnstap/output.ts): at FLUSH_RECORDS, else FLUSH_MS on.
+    if (this.pending >= FLUSH_RECORDS) {
       this.scheduled = true;
       setImmediate(() => this.flush());
     } else if (this.flushTimer === undefined) {
@@ -307,9 +312,9 @@ export class ListenTap implements TapSink {
     }
   }
 
-  /** Writes what is queued; later records are dropped. */
+  /** Hands over what is pending; later records are dropped. */
   close(): void {
-    while (this.queue.length > 0) this.flush();
+    this.flush();
     this.closed = true;
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
@@ -319,15 +324,8 @@ export class ListenTap implements TapSink {
     this.scheduled = false;
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (this.closed) return;
-    const batch = this.queue.length > BATCH ? this.queue.splice(0, BATCH) : this.queue;
-    if (batch === this.queue) this.queue = [];
-    if (batch.length === 0) return;
-    for (const r of batch) writeTapFrame(this.frames, this.identity, r);
+    if (this.closed || this.pending === 0) return;
+    this.pending = 0;
     this.target.write(this.frames.take());
-    if (this.queue.length > 0) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
   }
 }

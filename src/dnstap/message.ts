@@ -5,7 +5,7 @@
  */
 import { isIPv4 } from 'node:net';
 import { ipv6ToBytes } from '../dns/name.js';
-import { ProtoWriter } from './protobuf.js';
+import { ProtoWriter, varintSize } from './protobuf.js';
 
 /** dnstap.proto `Message.Type`. */
 export const MessageType = {
@@ -25,7 +25,7 @@ export interface TapIdentity {
   version: Uint8Array;
 }
 
-/** One message, as the query path hands it over; encoded later, off the query path. */
+/** One message, as the query path hands it over; encoded at once, its buffers not kept. */
 export interface TapRecord {
   type: MessageType;
   proto: 'udp' | 'tcp';
@@ -67,53 +67,80 @@ function parseAddress(addr: string): { family: number; bytes: Uint8Array } {
   return { family: FAMILY_INET6, bytes: ipv6ToBytes(addr) ?? new Uint8Array(16) };
 }
 
-/** Seconds and nanoseconds; microsecond resolution, all a double of epoch milliseconds holds. */
-function writeTime(w: ProtoWriter, secField: number, ms: number): void {
-  const sec = Math.floor(ms / 1000);
-  const nsec = Math.min(999_999, Math.round((ms - sec * 1000) * 1000)) * 1000;
-  w.uint(secField, sec).fixed32(secField + 1, nsec);
+/** Whole seconds of an epoch time in milliseconds. */
+function secondsOf(ms: number): number {
+  return Math.floor(ms / 1000);
 }
 
-/** Scratch writers reused by every encoding (single-threaded; the result is copied out). */
-const scratchMessage = new ProtoWriter(1024);
-const scratchDnstap = new ProtoWriter(1024);
+/** Nanoseconds past `sec`; microsecond resolution, all a double of epoch milliseconds holds. */
+function nanosOf(ms: number, sec: number): number {
+  return Math.min(999_999, Math.round((ms - sec * 1000) * 1000)) * 1000;
+}
 
-/** Appends the protobuf bytes of `Dnstap{type: MESSAGE, identity, version, extra, message}` to `d`. */
-function writeDnstap(d: ProtoWriter, id: TapIdentity, r: TapRecord): void {
-  const m = scratchMessage.reset();
+/** The bytes of a length-delimited field with a one-byte tag (field numbers below 16). */
+function bytesFieldSize(n: number): number {
+  return 1 + varintSize(n) + n;
+}
+
+/**
+ * Fields 1 and 2 of every record (identity and version), encoded once per tap and copied into each
+ * record as they are.
+ */
+export function encodeIdentity(id: TapIdentity): Buffer {
+  const w = new ProtoWriter(id.identity.length + id.version.length + 12);
+  return Buffer.from(w.bytes(1, id.identity).bytes(2, id.version).finish());
+}
+
+/**
+ * Appends the protobuf bytes of `Dnstap{type: MESSAGE, identity, version, extra, message}` to `d`,
+ * `identity` being {@link encodeIdentity}'s bytes. The embedded Message's size is worked out
+ * first, so it is written in place rather than built aside and copied in.
+ */
+function writeDnstap(d: ProtoWriter, identity: Uint8Array, r: TapRecord): void {
   const q = r.address !== undefined ? addressBytes(r.address) : null;
   const resp = r.responseAddress !== undefined ? addressBytes(r.responseAddress) : null;
+  const querySec = secondsOf(r.queryTimeMs);
+  const responseSec = r.responseTimeMs !== undefined ? secondsOf(r.responseTimeMs) : 0;
+  // type, family and protocol: one-byte tags and one-byte values.
+  let size = 6 + 1 + varintSize(querySec) + 5;
+  if (q !== null) size += bytesFieldSize(q.bytes.length) + 1 + varintSize(r.port ?? 0);
+  if (resp !== null) size += bytesFieldSize(resp.bytes.length) + 1 + varintSize(r.responsePort ?? 0);
+  if (r.queryMessage !== undefined) size += bytesFieldSize(r.queryMessage.length);
+  if (r.responseTimeMs !== undefined) size += 1 + varintSize(responseSec) + 5;
+  if (r.responseMessage !== undefined) size += bytesFieldSize(r.responseMessage.length);
+
+  d.raw(identity);
+  if (r.extra !== undefined) d.bytes(3, r.extra);
+  d.lengthDelimited(14, size);
   // As CoreDNS's msg.SetResponseAddress, called last, the family is the response address's.
-  m.uint(1, r.type)
+  d.uint(1, r.type)
     .uint(2, (resp ?? q)?.family ?? FAMILY_INET)
     .uint(3, r.proto === 'tcp' ? SocketProtocol.TCP : SocketProtocol.UDP);
-  if (q !== null) m.bytes(4, q.bytes);
-  if (resp !== null) m.bytes(5, resp.bytes);
-  if (q !== null) m.uint(6, r.port ?? 0);
-  if (resp !== null) m.uint(7, r.responsePort ?? 0);
-  writeTime(m, 8, r.queryTimeMs);
-  if (r.queryMessage !== undefined) m.bytes(10, r.queryMessage);
-  if (r.responseTimeMs !== undefined) writeTime(m, 12, r.responseTimeMs);
-  if (r.responseMessage !== undefined) m.bytes(14, r.responseMessage);
-  d.bytes(1, id.identity).bytes(2, id.version);
-  if (r.extra !== undefined) d.bytes(3, r.extra);
-  d.bytes(14, m.finish()).uint(15, MESSAGE_TYPE_MESSAGE);
+  if (q !== null) d.bytes(4, q.bytes);
+  if (resp !== null) d.bytes(5, resp.bytes);
+  if (q !== null) d.uint(6, r.port ?? 0);
+  if (resp !== null) d.uint(7, r.responsePort ?? 0);
+  d.uint(8, querySec).fixed32(9, nanosOf(r.queryTimeMs, querySec));
+  if (r.queryMessage !== undefined) d.bytes(10, r.queryMessage);
+  if (r.responseTimeMs !== undefined) d.uint(12, responseSec).fixed32(13, nanosOf(r.responseTimeMs, responseSec));
+  if (r.responseMessage !== undefined) d.bytes(14, r.responseMessage);
+  d.uint(15, MESSAGE_TYPE_MESSAGE);
 }
 
 /** The protobuf bytes of `Dnstap{type: MESSAGE, identity, version, extra, message}`. */
 export function encodeTap(id: TapIdentity, r: TapRecord): Buffer {
-  const d = scratchDnstap.reset();
-  writeDnstap(d, id, r);
+  const d = new ProtoWriter(1024);
+  writeDnstap(d, encodeIdentity(id), r);
   return Buffer.from(d.finish());
 }
 
 /**
  * Appends the record to `out` as one Frame Streams data frame (a big-endian length, then the bytes
- * {@link encodeTap} returns): a batch of records is written straight into the buffer that goes to
- * the socket, instead of a buffer per record copied again into the batch.
+ * {@link encodeTap} returns), `identity` being {@link encodeIdentity}'s bytes for the tap: a batch
+ * of records is written straight into the buffer that goes to the socket.
  */
-export function writeTapFrame(out: ProtoWriter, id: TapIdentity, r: TapRecord): void {
+export function writeTapFrame(out: ProtoWriter, identity: Uint8Array, r: TapRecord): void {
   const at = out.placeholder32();
-  writeDnstap(out, id, r);
+  writeDnstap(out, identity, r);
   out.setUInt32BE(at, out.length - at - 4);
 }

@@ -1,17 +1,19 @@
 /**
  * One dnstap output: a connection to a collector (unix socket, TCP or TLS) with a bounded queue in
- * front of it. The query path only appends a record to the queue (or counts it as dropped when
- * the queue is full or no collector is connected, as CoreDNS's dio does); records are encoded and
- * written later, batched into one socket write: once FLUSH_RECORDS are queued, else FLUSH_MS after
+ * front of it. The query path encodes each record's frame straight into the next socket write (or
+ * counts the record as dropped when that write already holds `capacity` records or no collector is
+ * connected, as CoreDNS's dio does). Encoding at once costs the query path about as much as keeping
+ * the record for later did, and saves the copies of the wire messages and the queued objects a
+ * deferred encoding needed. Writes are batched: once FLUSH_RECORDS are pending, else FLUSH_MS after
  * the first, as CoreDNS's buffered encoder writes a full buffer at once and the rest on its flush
  * tick (1 s). One write per query was what dnstap cost most at moderate rates. A slow collector
- * fills the queue, never the query path; an absent one is redialled on CoreDNS's 10-second error
- * check, which also logs `Dropped dnstap messages: N`.
+ * fills the pending write, never the query path; an absent one is redialled on CoreDNS's 10-second
+ * error check, which also logs `Dropped dnstap messages: N`.
  */
 import { connect as netConnect, type Socket } from 'node:net';
 import type { Logger } from '../log.js';
 import { CONTENT_TYPE, Control, FrameReader, controlFrame } from './framestream.js';
-import { writeTapFrame, type TapIdentity, type TapRecord } from './message.js';
+import { encodeIdentity, writeTapFrame, type TapIdentity, type TapRecord } from './message.js';
 import { ProtoWriter } from './protobuf.js';
 import { nodeTls } from '../util/require.js';
 
@@ -19,12 +21,12 @@ import { nodeTls } from '../util/require.js';
 export const QUEUE_SIZE = 10_000;
 export const TCP_TIMEOUT_MS = 4000;
 export const ERROR_CHECK_INTERVAL_MS = 10_000;
-/** Records encoded per event-loop turn, so a long queue does not hold up queries. */
-const BATCH = 512;
 /** Queued records that are written at once (in the next turn of the event loop). */
 export const FLUSH_RECORDS = 256;
 /** How long fewer records wait for more before they are written. */
 export const FLUSH_MS = 100;
+/** The size a batch of frames starts at (about 256 records with `full`; it grows when they are larger). */
+export const FRAMES_BYTES = 64 * 1024;
 
 export interface OutputOptions {
   network: 'unix' | 'tcp' | 'tls';
@@ -67,8 +69,8 @@ export interface TapSink {
 }
 
 export class TapOutput implements TapSink {
-  private readonly queue: TapRecord[] = [];
-  private head = 0;
+  /** Records encoded into {@link frames} and not yet handed to the socket. */
+  private pending = 0;
   private state: State = 'idle';
   private socket: Socket | undefined;
   private writing = false;
@@ -79,9 +81,13 @@ export class TapOutput implements TapSink {
   /** Records dropped since start (tests and metrics read it; the log counter resets). */
   droppedTotal = 0;
   /** The next socket write: each record's frame is encoded straight into it. */
-  private readonly frames = new ProtoWriter(64 * 1024);
+  private readonly frames = new ProtoWriter(FRAMES_BYTES);
+  /** Every record's identity and version fields, encoded once. */
+  private readonly identity: Buffer;
 
-  constructor(private readonly opts: OutputOptions) {}
+  constructor(private readonly opts: OutputOptions) {
+    this.identity = encodeIdentity(opts.identity);
+  }
 
   /** Dials the collector and starts the error check; resolves with the dial error, if any. */
   async start(): Promise<Error | undefined> {
@@ -90,16 +96,20 @@ export class TapOutput implements TapSink {
     return this.dial();
   }
 
-  /** Queues one record; never blocks, never throws. */
+  /**
+   * Encodes one record into the next write; never blocks, never throws. The record's buffers are
+   * read now and not kept, so the caller may reuse them once this returns.
+   */
   tap(r: TapRecord): void {
-    if (this.state !== 'ready' || this.queue.length - this.head >= this.opts.capacity) {
+    if (this.state !== 'ready' || this.pending >= this.opts.capacity) {
       this.dropped++;
       this.droppedTotal++;
       return;
     }
-    this.queue.push(r);
+    writeTapFrame(this.frames, this.identity, r);
+    this.pending++;
     if (this.scheduled || this.writing) return;
-    if (this.queue.length - this.head >= FLUSH_RECORDS) {
+    if (this.pending >= FLUSH_RECORDS) {
       this.scheduled = true;
       setImmediate(() => this.flush());
     } else if (this.flushTimer === undefined) {
@@ -110,7 +120,7 @@ export class TapOutput implements TapSink {
 
   /** Writes what is queued, sends STOP and closes the connection; later records are dropped. */
   close(): void {
-    if (this.state === 'ready' && !this.writing) while (this.queue.length > this.head) this.flush();
+    if (this.state === 'ready' && !this.writing && this.pending > 0) this.flush();
     this.state = 'closed';
     if (this.checker) clearInterval(this.checker);
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
@@ -133,31 +143,14 @@ export class TapOutput implements TapSink {
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     const s = this.socket;
-    if (this.state !== 'ready' || s === undefined) return;
-    const end = Math.min(this.queue.length, this.head + BATCH);
-    const frames = this.frames;
-    for (let i = this.head; i < end; i++) writeTapFrame(frames, this.opts.identity, this.queue[i] as TapRecord);
-    this.head = end;
-    if (this.head === this.queue.length) {
-      this.queue.length = 0;
-      this.head = 0;
-    } else if (this.head > 4096) {
-      this.queue.splice(0, this.head);
-      this.head = 0;
-    }
-    const more = this.queue.length > this.head;
-    if (s.write(frames.take())) {
-      if (more) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-      return;
-    }
-    // The collector is slow: wait for the kernel buffer to drain; the queue absorbs (or drops).
+    if (this.state !== 'ready' || s === undefined || this.pending === 0) return;
+    this.pending = 0;
+    if (s.write(this.frames.take())) return;
+    // The collector is slow: wait for the kernel buffer to drain; the next write absorbs (or drops).
     this.writing = true;
     s.once('drain', () => {
       this.writing = false;
-      if (this.queue.length > this.head) this.flush();
+      if (this.pending > 0) this.flush();
     });
   }
 
@@ -232,16 +225,15 @@ export class TapOutput implements TapSink {
       this.socket = undefined;
       this.writing = false;
       if (this.state === 'closed') return;
-      // Records still queued for the broken connection are lost, as CoreDNS's are; redial once
+      // Records still pending for the broken connection are lost, as CoreDNS's are; redial once
       // now (CoreDNS redials on the failed write), then on the error check.
-      const lost = this.queue.length - this.head;
-      this.dropped += lost;
-      this.droppedTotal += lost;
-      this.queue.length = 0;
-      this.head = 0;
+      this.dropped += this.pending;
+      this.droppedTotal += this.pending;
+      this.pending = 0;
+      this.frames.reset();
       this.state = 'idle';
       void this.dial();
     });
-    if (this.queue.length > this.head) this.flush();
+    if (this.pending > 0) this.flush();
   }
 }

@@ -4,11 +4,24 @@
  * are written in the order the caller adds them (Go's proto.Marshal writes ascending field
  * numbers, so callers do the same and the bytes equal CoreDNS's).
  */
+/** The bytes of `v` as a varint (up to 2^53). */
+export function varintSize(v: number): number {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 0x80);
+    n++;
+  }
+  return n;
+}
+
+/** Byte strings up to this long are copied by a loop: a typed-array `set` costs more for them. */
+const SHORT_COPY = 32;
+
 export class ProtoWriter {
   private buf: Buffer;
   private len = 0;
 
-  constructor(initial = 256) {
+  constructor(private readonly initial = 256) {
     this.buf = Buffer.allocUnsafe(initial);
   }
 
@@ -49,9 +62,28 @@ export class ProtoWriter {
   bytes(field: number, v: Uint8Array): this {
     this.varint((field << 3) | 2);
     this.varint(v.length);
-    this.reserve(v.length);
-    this.buf.set(v, this.len);
-    this.len += v.length;
+    return this.raw(v);
+  }
+
+  /**
+   * The tag and length of a length-delimited field whose `n` bytes the caller writes next (an
+   * embedded message written in place).
+   */
+  lengthDelimited(field: number, n: number): this {
+    this.varint((field << 3) | 2);
+    this.varint(n);
+    return this;
+  }
+
+  /** Bytes already encoded (fields prepared once), appended as they are. */
+  raw(v: Uint8Array): this {
+    const n = v.length;
+    this.reserve(n);
+    const buf = this.buf;
+    const at = this.len;
+    if (n <= SHORT_COPY) for (let i = 0; i < n; i++) buf[at + i] = v[i] as number;
+    else buf.set(v, at);
+    this.len = at + n;
     return this;
   }
 
@@ -74,12 +106,13 @@ export class ProtoWriter {
   }
 
   /**
-   * The bytes written so far, handed over: the writer starts a new buffer of the same size, so the
-   * caller may keep them (a socket write in flight) without a copy.
+   * The bytes written so far, handed over: the writer starts a new buffer, so the caller may keep
+   * them (a socket write in flight) without a copy. The new one is as large as the old, unless that
+   * grew past four times the initial size (a backlog behind a slow reader), which is not kept.
    */
   take(): Buffer {
     const out = this.buf.subarray(0, this.len);
-    this.buf = Buffer.allocUnsafe(this.buf.length);
+    this.buf = Buffer.allocUnsafe(this.buf.length <= 4 * this.initial ? this.buf.length : this.initial);
     this.len = 0;
     return out;
   }
