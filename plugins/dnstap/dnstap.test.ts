@@ -155,6 +155,16 @@ describe('dnstap: encoding', () => {
     const m = decodeTapMessage(b);
     expect(m.queryTimeSec).toBe(2 ** 40 + 5);
     expect(m.queryTimeNsec).toBe(0x01020304);
+    // Above 2^31 (seconds after 2038, nanoseconds' top bit): the 32-bit paths must stay unsigned.
+    for (const v of [0, 0x7f, 0x80, 2 ** 31 - 1, 2 ** 31, 3_000_000_000, 2 ** 32 - 1, 2 ** 32]) {
+      const u = decodeTapMessage(
+        new ProtoWriter(1)
+          .uint(8, v)
+          .fixed32(9, v % 2 ** 32)
+          .finish(),
+      );
+      expect([u.queryTimeSec, u.queryTimeNsec]).toEqual([v, v % 2 ** 32]);
+    }
   });
 
   it('encodes a record with Go proto.Marshal field order and IPv4-mapped addresses as IPv4', () => {

@@ -34,12 +34,23 @@ export class ProtoWriter {
 
   private varint(v: number): void {
     this.reserve(10);
-    // Numbers up to 2^53; the division keeps bits above 32 that `>>>` would lose.
-    while (v >= 0x80) {
-      this.buf[this.len++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
+    const buf = this.buf;
+    let at = this.len;
+    if (v <= 0xffffffff) {
+      // Ports, lengths and today's seconds: 32-bit shifts.
+      while (v > 0x7f) {
+        buf[at++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+    } else {
+      // Up to 2^53: the division keeps bits above 32 that `>>>` would lose.
+      while (v >= 0x80) {
+        buf[at++] = (v % 0x80) | 0x80;
+        v = Math.floor(v / 0x80);
+      }
     }
-    this.buf[this.len++] = v;
+    buf[at++] = v;
+    this.len = at;
   }
 
   /** Wire type 0: an enum, uint32 or uint64 field. */
@@ -53,8 +64,13 @@ export class ProtoWriter {
   fixed32(field: number, v: number): this {
     this.varint((field << 3) | 5);
     this.reserve(4);
-    this.buf.writeUInt32LE(v >>> 0, this.len);
-    this.len += 4;
+    const buf = this.buf;
+    const at = this.len;
+    buf[at] = v & 0xff;
+    buf[at + 1] = (v >>> 8) & 0xff;
+    buf[at + 2] = (v >>> 16) & 0xff;
+    buf[at + 3] = (v >>> 24) & 0xff;
+    this.len = at + 4;
     return this;
   }
 
