@@ -188,6 +188,8 @@ const EMPTY = Buffer.alloc(0);
 const PUMP_BUDGET = 128;
 /** Bytes a connection waiting for its next turn may read ahead. */
 const YIELD_BUFFER = 64 * 1024;
+/** A frame of the largest DNS message: the length prefix and 65,535 bytes. */
+const STREAM_FRAME_BYTES = 2 + 0xffff;
 
 /** One TCP connection: framing, back-pressure, the in-flight cap, activity for the idle order. */
 export class TcpConnection {
@@ -206,6 +208,8 @@ export class TcpConnection {
   private lastFlush = 0;
   /** Queries dispatched (`maxQueries`). */
   private served = 0;
+  /** Frame buffers of a zone transfer's messages not being written now (send, `streamed`). */
+  private streamFrames: Buffer[] | null = null;
   lastActive: number;
   /** When the connection was last moved in the pool's idle order. */
   orderedAt: number;
@@ -471,19 +475,36 @@ export class TcpConnection {
     this.maybeResume();
   }
 
-  send(reply: Buffer): void {
+  /**
+   * Sends one reply with its length prefix. `streamed` (a transfer's messages): the frame comes
+   * from the connection's own buffers, each back in the free list once the socket has written it,
+   * instead of a new buffer of up to 64 KiB per message that the collector has to free again.
+   */
+  send(reply: Buffer, streamed = false): void {
     if (this.closed || this.c.destroyed) return;
     if (this.coalesce && !this.held) {
       this.held = true;
       this.c.cork();
       this.pool.holdUntilTurnEnds(this);
     }
-    const frame = Buffer.allocUnsafe(2 + reply.length);
+    let frame: Buffer;
+    let written: (() => void) | undefined;
+    if (streamed) {
+      const free = (this.streamFrames ??= []);
+      const whole = free.pop() ?? Buffer.allocUnsafe(STREAM_FRAME_BYTES);
+      frame = whole.subarray(0, 2 + reply.length);
+      written = () => {
+        // At most as many as were being written at once (sendStreamed waits for the socket).
+        if (this.streamFrames !== null) this.streamFrames.push(whole);
+      };
+    } else {
+      frame = Buffer.allocUnsafe(2 + reply.length);
+    }
     frame.writeUInt16BE(reply.length, 0);
     frame.set(reply, 2);
     // A reply counts as queued (against the in-flight cap) until the socket's buffer empties.
     this.queuedReplies++;
-    this.c.write(frame);
+    this.c.write(frame, written);
     if (!this.pumping) {
       this.account();
       if (this.accounted === 0) this.queuedReplies = 0;
@@ -498,7 +519,7 @@ export class TcpConnection {
    */
   sendStreamed(reply: Buffer): Promise<boolean> {
     if (this.closed || this.c.destroyed) return Promise.resolve(false);
-    this.send(reply);
+    this.send(reply, true);
     // A client that keeps up never makes the socket drain, so nothing else marks the connection
     // active: without this a transfer longer than the idle timeout was closed by the sweep, and
     // at the connection cap it looked the idlest one to evict.
@@ -588,6 +609,7 @@ export class TcpConnection {
     if (this.writeTimer) clearTimeout(this.writeTimer);
     this.writeTimer = null;
     this.buf = null;
+    this.streamFrames = null;
     this.pool.queuedBytes -= this.accounted;
     this.accounted = 0;
     this.pool.removed(this);
