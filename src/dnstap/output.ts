@@ -71,6 +71,11 @@ export interface TapSink {
 export class TapOutput implements TapSink {
   /** Records encoded into {@link frames} and not yet handed to the socket. */
   private pending = 0;
+  /**
+   * Records of the last write while the socket has not taken it all ('drain' pending): they still
+   * count against the capacity, so a slow collector holds at most `capacity` records in memory.
+   */
+  private unsent = 0;
   private state: State = 'idle';
   private socket: Socket | undefined;
   private writing = false;
@@ -101,7 +106,7 @@ export class TapOutput implements TapSink {
    * read now and not kept, so the caller may reuse them once this returns.
    */
   tap(r: TapRecord): void {
-    if (this.state !== 'ready' || this.pending >= this.opts.capacity) {
+    if (this.state !== 'ready' || this.pending + this.unsent >= this.opts.capacity) {
       this.dropped++;
       this.droppedTotal++;
       return;
@@ -144,12 +149,15 @@ export class TapOutput implements TapSink {
     this.flushTimer = undefined;
     const s = this.socket;
     if (this.state !== 'ready' || s === undefined || this.pending === 0) return;
+    const records = this.pending;
     this.pending = 0;
     if (s.write(this.frames.take())) return;
-    // The collector is slow: wait for the kernel buffer to drain; the next write absorbs (or drops).
+    // The collector is slow: wait for the socket to take this write; the next one absorbs (or drops).
     this.writing = true;
+    this.unsent = records;
     s.once('drain', () => {
       this.writing = false;
+      this.unsent = 0;
       if (this.pending > 0) this.flush();
     });
   }
@@ -230,7 +238,9 @@ export class TapOutput implements TapSink {
       this.dropped += this.pending;
       this.droppedTotal += this.pending;
       this.pending = 0;
-      this.frames.reset();
+      this.unsent = 0;
+      // Drops what was encoded, and a buffer grown by a backlog with it.
+      this.frames.take();
       this.state = 'idle';
       void this.dial();
     });

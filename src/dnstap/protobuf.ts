@@ -38,7 +38,7 @@ export class ProtoWriter {
     let at = this.len;
     if (v <= 0xffffffff) {
       // Ports, lengths and today's seconds: 32-bit shifts.
-      while (v > 0x7f) {
+      while (v >= 0x80) {
         buf[at++] = (v & 0x7f) | 0x80;
         v >>>= 7;
       }
