@@ -190,6 +190,11 @@ const PUMP_BUDGET = 128;
 const YIELD_BUFFER = 64 * 1024;
 /** A frame of the largest DNS message: the length prefix and 65,535 bytes. */
 const STREAM_FRAME_BYTES = 2 + 0xffff;
+/**
+ * Frames a connection keeps for reuse: a transfer waits for the socket after each message, so it
+ * has one or two out at a time; transfers pipelined on one connection allocate beyond that.
+ */
+const STREAM_FRAMES_KEPT = 2;
 
 /** One TCP connection: framing, back-pressure, the in-flight cap, activity for the idle order. */
 export class TcpConnection {
@@ -476,9 +481,9 @@ export class TcpConnection {
   }
 
   /**
-   * Sends one reply with its length prefix. `streamed` (a transfer's messages): the frame comes
-   * from the connection's own buffers, each back in the free list once the socket has written it,
-   * instead of a new buffer of up to 64 KiB per message that the collector has to free again.
+   * Sends one reply with its length prefix. `streamed` (a transfer's messages): a large message's
+   * frame comes from the connection's own buffers, each back in the free list once the socket has
+   * written it, instead of a new buffer of up to 64 KiB per message that the collector has to free.
    */
   send(reply: Buffer, streamed = false): void {
     if (this.closed || this.c.destroyed) return;
@@ -489,13 +494,14 @@ export class TcpConnection {
     }
     let frame: Buffer;
     let written: (() => void) | undefined;
-    if (streamed) {
+    if (streamed && reply.length >= STREAM_FRAME_BYTES >> 1) {
+      // Only messages of at least half a frame: a queued frame then holds at most twice the bytes
+      // the write limits count for it (they see the message, not the buffer behind it).
       const free = (this.streamFrames ??= []);
       const whole = free.pop() ?? Buffer.allocUnsafe(STREAM_FRAME_BYTES);
       frame = whole.subarray(0, 2 + reply.length);
       written = () => {
-        // At most as many as were being written at once (sendStreamed waits for the socket).
-        if (this.streamFrames !== null) this.streamFrames.push(whole);
+        if (this.streamFrames !== null && this.streamFrames.length < STREAM_FRAMES_KEPT) this.streamFrames.push(whole);
       };
     } else {
       frame = Buffer.allocUnsafe(2 + reply.length);
