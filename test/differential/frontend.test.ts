@@ -203,10 +203,14 @@ describe('differential: proxyproto, multisocket, shed', () => {
       judge(result, { name, type: 'A', proto: 'tcp', id: 10 + i }, ref, cand, ['whoami']);
     }
     assertResult(result, 9);
-    // The queries went one after the other, so once both servers logged the last one (a server
-    // may log a query after its reply reached the client) every line is there to compare.
-    await waitFor('both servers to log the last query', () =>
-      [pair.ref, pair.cand].every((p) => ppLines(p).some((l) => l.includes(' tcp-plain.example. '))),
+    // A server may log a query after its reply reached the client, and each TCP case is a
+    // connection of its own: wait for a line of every query on both (nine: the IPv6 v2 header's
+    // is logged too), then compare.
+    const names = ['v2a', 'v2b', 'local', 'mapped', 'plain', ...tcpCases.map(([n]) => n.replace(/\.example$/, ''))];
+    await waitFor(
+      () => `a log line of each of ${names.join(', ')} from both servers`,
+      () =>
+        [pair.ref, pair.cand].every((p) => names.every((n) => ppLines(p).some((l) => l.includes(` ${n}.example. `)))),
     );
     const tcpPortless = (l: string): string => l.replace(/^( PP \S+) \d+ tcp (tcp-plain)/, '$1 PORT tcp $2');
     const plainPortless = (l: string): string => l.replace(/^( PP 127\.0\.0\.1) \d+/, '$1 PORT');
