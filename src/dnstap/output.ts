@@ -72,13 +72,13 @@ export class TapOutput implements TapSink {
   /** Records encoded into {@link frames} and not yet handed to the socket. */
   private pending = 0;
   /**
-   * Records of the last write while the socket has not taken it all ('drain' pending): they still
-   * count against the capacity, so a slow collector holds at most `capacity` records in memory.
+   * Records of the last write while the socket has not taken it all ('drain' pending, 0 when it
+   * has): they still count against the capacity, so a slow collector holds at most `capacity`
+   * records in memory, and no other write starts meanwhile.
    */
   private unsent = 0;
   private state: State = 'idle';
   private socket: Socket | undefined;
-  private writing = false;
   private scheduled = false;
   private flushTimer: NodeJS.Timeout | undefined;
   private dropped = 0;
@@ -113,7 +113,7 @@ export class TapOutput implements TapSink {
     }
     writeTapFrame(this.frames, this.identity, r);
     this.pending++;
-    if (this.scheduled || this.writing) return;
+    if (this.scheduled || this.unsent > 0) return;
     if (this.pending >= FLUSH_RECORDS) {
       this.scheduled = true;
       setImmediate(() => this.flush());
@@ -125,7 +125,7 @@ export class TapOutput implements TapSink {
 
   /** Writes what is queued, sends STOP and closes the connection; later records are dropped. */
   close(): void {
-    if (this.state === 'ready' && !this.writing && this.pending > 0) this.flush();
+    if (this.state === 'ready' && this.unsent === 0 && this.pending > 0) this.flush();
     this.state = 'closed';
     if (this.checker) clearInterval(this.checker);
     if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
@@ -153,10 +153,8 @@ export class TapOutput implements TapSink {
     this.pending = 0;
     if (s.write(this.frames.take())) return;
     // The collector is slow: wait for the socket to take this write; the next one absorbs (or drops).
-    this.writing = true;
     this.unsent = records;
     s.once('drain', () => {
-      this.writing = false;
       this.unsent = 0;
       if (this.pending > 0) this.flush();
     });
@@ -231,14 +229,13 @@ export class TapOutput implements TapSink {
     s.once('close', () => {
       if (this.socket !== s) return;
       this.socket = undefined;
-      this.writing = false;
+      this.unsent = 0;
       if (this.state === 'closed') return;
       // Records still pending for the broken connection are lost, as CoreDNS's are; redial once
       // now (CoreDNS redials on the failed write), then on the error check.
       this.dropped += this.pending;
       this.droppedTotal += this.pending;
       this.pending = 0;
-      this.unsent = 0;
       // Drops what was encoded, and a buffer grown by a backlog with it.
       this.frames.take();
       this.state = 'idle';
