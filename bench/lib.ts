@@ -346,19 +346,19 @@ export function udploadPath(): string {
 }
 
 /**
- * `rate` UDP queries per second for `seconds` from CPU 1 (tools/udpload: 4 sockets, sent whatever
- * is answered, each reply timed by its kernel receive stamp, so this machine's own load on the
- * client side is not counted as the server's latency). `queries` are dnsperf-style `NAME TYPE`
- * lines asked in turn (default: example.org A). Asynchronous: the caller's event loop keeps
- * running (the AXFR bench transfers meanwhile).
- */
-/**
  * The nice value udpload runs at (CLUSTERDNS_BENCH_LOAD_NICE, default 0; below 0 needs root): a
  * bench that runs a busy client of its own on the load core (the AXFR client) can keep it from
  * delaying udpload's sends, which its latencies would count as the server's.
  */
 const LOAD_NICE = Number(process.env.CLUSTERDNS_BENCH_LOAD_NICE ?? 0);
 
+/**
+ * `rate` UDP queries per second for `seconds` from CPU 1 (tools/udpload: 4 sockets, sent whatever
+ * is answered, each reply timed by its kernel receive stamp, so this machine's own load on the
+ * client side is not counted as the server's latency). `queries` are dnsperf-style `NAME TYPE`
+ * lines asked in turn (default: example.org A). Asynchronous: the caller's event loop keeps
+ * running (the AXFR bench transfers meanwhile).
+ */
 export function openLoad(
   bin: string,
   serverPort: number,
